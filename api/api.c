@@ -1,0 +1,448 @@
+/*
+ * api/api.c — the entry point: routes, methods, content negotiation, and the
+ * small endpoints (health, readiness, version, the spec, the problem pages).
+ *
+ * A route table, not a chain of strcmp: each route names its path, the methods
+ * it takes, whether it reads a body, and its handler. api_precheck and api_handle
+ * share the same checks so a request is refused the same way whether the server
+ * asks before the body arrives or after.
+ */
+#include "api/api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "api/attention.h"
+#include "api/jsonw.h"
+#include "api/problem.h"
+#include "core/attention.h"
+
+#ifndef ATTND_VERSION
+#define ATTND_VERSION "0.0.0"
+#endif
+#ifndef ATTND_BUILD
+#define ATTND_BUILD "unknown"
+#endif
+
+/* Linked in by api/embedded.S. */
+extern const char api_openapi_yaml[], api_openapi_yaml_end[];
+extern const char api_openapi_json[], api_openapi_json_end[];
+
+enum method { M_GET = 1, M_HEAD = 2, M_POST = 4 };
+
+/* What a route's handler may answer with, beyond problem+json. */
+enum media { MEDIA_JSON = 1, MEDIA_YAML = 2, MEDIA_HTML = 4 };
+
+typedef void route_fn(const struct api_context *ctx, const struct api_request *req,
+                      struct api_response *res);
+
+struct route {
+    const char *path;     /* exact, or a prefix ending in '/' when `prefix` */
+    bool prefix;
+    unsigned methods;
+    bool takes_body;
+    unsigned media;       /* what it produces, for Accept */
+    const char *allow;    /* the Allow header for 405 */
+    route_fn *handle;
+};
+
+static route_fn handle_attention, handle_healthz, handle_readyz, handle_version,
+    handle_openapi_yaml, handle_openapi_json, handle_problem_page;
+
+static const struct route routes[] = {
+    { "/v1/attention", false, M_POST, true, MEDIA_JSON, "POST, OPTIONS", handle_attention },
+    { "/healthz", false, M_GET | M_HEAD, false, MEDIA_JSON, "GET, HEAD, OPTIONS", handle_healthz },
+    { "/readyz", false, M_GET | M_HEAD, false, MEDIA_JSON, "GET, HEAD, OPTIONS", handle_readyz },
+    { "/version", false, M_GET | M_HEAD, false, MEDIA_JSON, "GET, HEAD, OPTIONS", handle_version },
+    { "/openapi.yaml", false, M_GET | M_HEAD, false, MEDIA_YAML, "GET, HEAD, OPTIONS",
+      handle_openapi_yaml },
+    { "/openapi.json", false, M_GET | M_HEAD, false, MEDIA_JSON, "GET, HEAD, OPTIONS",
+      handle_openapi_json },
+    { "/problems/", true, M_GET | M_HEAD, false, MEDIA_HTML, "GET, HEAD, OPTIONS",
+      handle_problem_page },
+};
+
+#define N_ROUTES (sizeof routes / sizeof routes[0])
+
+void api_global_init(void)
+{
+    attn_blas_set_threads(1);
+}
+
+struct api_limits api_default_limits(void)
+{
+    struct api_limits l = { 16u * 1024 * 1024, 4194304, 64 };
+    return l;
+}
+
+/* ---- responses ---- */
+
+bool api_response_add_header(struct api_response *res, const char *name, const char *value)
+{
+    if (res->n_headers >= API_MAX_HEADERS)
+        return false;
+    struct api_header *h = &res->headers[res->n_headers++];
+    h->name = name;
+    snprintf(h->value, sizeof h->value, "%s", value);
+    return true;
+}
+
+void api_response_deinit(struct api_response *res)
+{
+    free(res->body);
+    memset(res, 0, sizeof *res);
+}
+
+static void respond_problem(struct api_response *res, enum api_problem_type type,
+                            const char *detail)
+{
+    struct api_error err;
+    api_error_set(&err, type, "%s", detail);
+    api_respond_error(res, &err);
+}
+
+void api_respond_too_large(const struct api_context *ctx, struct api_response *res)
+{
+    char detail[160];
+    snprintf(detail, sizeof detail, "the body is larger than this server accepts (%zu bytes)",
+             ctx->limits.max_body);
+    respond_problem(res, API_TOO_LARGE, detail);
+}
+
+void api_respond_unavailable(struct api_response *res, const char *detail)
+{
+    respond_problem(res, API_UNAVAILABLE, detail);
+}
+
+/* Copies bytes into a fresh body; a 503 without body if even that fails. */
+static void respond_bytes(struct api_response *res, int status, const char *type,
+                          const char *bytes, size_t len)
+{
+    res->body = malloc(len + 1);
+    if (res->body == NULL) {
+        res->status = 503;
+        res->content_type = "application/problem+json";
+        res->body_len = 0;
+        return;
+    }
+    memcpy(res->body, bytes, len);
+    res->body[len] = '\0';
+    res->body_len = len;
+    res->status = status;
+    res->content_type = type;
+}
+
+static void respond_json(struct api_response *res, struct jw *w)
+{
+    res->body = jw_take(w, &res->body_len);
+    if (res->body == NULL) {
+        respond_problem(res, API_UNAVAILABLE, "no memory for the response");
+        return;
+    }
+    res->status = 200;
+    res->content_type = "application/json";
+}
+
+/* ---- the small endpoints ---- */
+
+static void handle_attention(const struct api_context *ctx, const struct api_request *req,
+                             struct api_response *res)
+{
+    api_attention_handle(ctx, req->body, req->body_len, res);
+}
+
+static void handle_healthz(const struct api_context *ctx, const struct api_request *req,
+                           struct api_response *res)
+{
+    (void)ctx;
+    (void)req;
+    static const char body[] = "{\"status\":\"ok\"}";
+    respond_bytes(res, 200, "application/json", body, sizeof body - 1);
+}
+
+static void handle_readyz(const struct api_context *ctx, const struct api_request *req,
+                          struct api_response *res)
+{
+    (void)req;
+    static const char body[] = "{\"status\":\"ready\"}";
+    if (!ctx->ready) {
+        api_respond_unavailable(res, "shutting down: finishing the requests in flight");
+        return;
+    }
+    respond_bytes(res, 200, "application/json", body, sizeof body - 1);
+}
+
+static void handle_version(const struct api_context *ctx, const struct api_request *req,
+                           struct api_response *res)
+{
+    (void)req;
+    struct jw w;
+    jw_init(&w, -1);
+    jw_object_begin(&w);
+    jw_key(&w, "name");
+    jw_string(&w, "attnd");
+    jw_key(&w, "version");
+    jw_string(&w, ATTND_VERSION);
+    jw_key(&w, "build");
+    jw_string(&w, ATTND_BUILD);
+    jw_key(&w, "blas");
+    jw_string(&w, attn_blas_info());
+    jw_key(&w, "libraries");
+    jw_object_begin(&w);
+    jw_key(&w, "microhttpd");
+    jw_string(&w, ctx->http_library != NULL ? ctx->http_library : "unknown");
+    jw_key(&w, "jansson");
+    jw_string(&w, jansson_version_str());
+    jw_object_end(&w);
+    jw_object_end(&w);
+    respond_json(res, &w);
+}
+
+static void handle_openapi_yaml(const struct api_context *ctx, const struct api_request *req,
+                                struct api_response *res)
+{
+    (void)ctx;
+    (void)req;
+    respond_bytes(res, 200, "application/yaml", api_openapi_yaml,
+                  (size_t)(api_openapi_yaml_end - api_openapi_yaml));
+}
+
+static void handle_openapi_json(const struct api_context *ctx, const struct api_request *req,
+                                struct api_response *res)
+{
+    (void)ctx;
+    (void)req;
+    respond_bytes(res, 200, "application/json", api_openapi_json,
+                  (size_t)(api_openapi_json_end - api_openapi_json));
+}
+
+static void handle_problem_page(const struct api_context *ctx, const struct api_request *req,
+                                struct api_response *res)
+{
+    (void)ctx;
+    const char *slug = req->path + strlen("/problems/");
+    enum api_problem_type type;
+    if (!api_problem_lookup(slug, &type)) {
+        char detail[200];
+        snprintf(detail, sizeof detail, "there is no problem type \"%.64s\"; the types are "
+                 "listed in /openapi.yaml", slug);
+        respond_problem(res, API_NOT_FOUND, detail);
+        return;
+    }
+    const struct api_problem_info *info = api_problem_info(type);
+    char page[2048];
+    /* Every string here is ours (the slug was matched against the table), so no escaping. */
+    int n = snprintf(page, sizeof page,
+                     "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                     "<title>%s: %s</title></head>\n<body><h1>%s</h1>\n"
+                     "<p><code>/problems/%s</code> &middot; HTTP %d</p>\n<p>%s</p>\n"
+                     "<p>See <a href=\"/openapi.yaml\">the API description</a>.</p>\n"
+                     "</body></html>\n",
+                     info->slug, info->title, info->title, info->slug, info->status,
+                     info->explanation);
+    respond_bytes(res, 200, "text/html; charset=utf-8", page, (size_t)n);
+}
+
+/* ---- routing and negotiation ---- */
+
+static unsigned method_bit(const char *method)
+{
+    if (strcmp(method, "GET") == 0)
+        return M_GET;
+    if (strcmp(method, "HEAD") == 0)
+        return M_HEAD;
+    if (strcmp(method, "POST") == 0)
+        return M_POST;
+    return 0;
+}
+
+static const struct route *find_route(const char *path)
+{
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        const struct route *r = &routes[i];
+        if (r->prefix ? strncmp(path, r->path, strlen(r->path)) == 0 : strcmp(path, r->path) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+static void respond_not_found(const char *path, struct api_response *res)
+{
+    char detail[400];
+    snprintf(detail, sizeof detail, "nothing is served at %.100s; attnd serves POST "
+             "/v1/attention, GET /healthz, /readyz, /version, /openapi.yaml, /openapi.json and "
+             "/problems/<type>", path);
+    respond_problem(res, API_NOT_FOUND, detail);
+}
+
+static void respond_method_not_allowed(const struct route *r, const char *method,
+                                       struct api_response *res)
+{
+    char detail[200];
+    snprintf(detail, sizeof detail, "%.16s is not allowed on %s; allowed: %s", method, r->path,
+             r->allow);
+    respond_problem(res, API_METHOD_NOT_ALLOWED, detail);
+    api_response_add_header(res, "Allow", r->allow);
+}
+
+static const char *param(const struct api_request *req, const char *name)
+{
+    for (size_t i = 0; i < req->n_params; i++)
+        if (strcmp(req->params[i].name, name) == 0)
+            return req->params[i].value;
+    return NULL;
+}
+
+/* Does one Accept media range (without parameters) cover a media type we produce? */
+static bool range_covers(const char *range, size_t len, unsigned media)
+{
+#define IS(s) (len == strlen(s) && strncasecmp(range, s, len) == 0)
+    if (IS("*/*"))
+        return true;
+    if ((media & MEDIA_JSON) && (IS("application/json") || IS("application/*")))
+        return true;
+    if ((media & MEDIA_YAML) && (IS("application/yaml") || IS("application/*") ||
+                                 IS("text/yaml") || IS("application/x-yaml")))
+        return true;
+    if ((media & MEDIA_HTML) && (IS("text/html") || IS("text/*")))
+        return true;
+    /* Problems are always acceptable to a client that asked for them. */
+    return IS("application/problem+json");
+#undef IS
+}
+
+/* True when some range of the Accept header, with q > 0, covers what the route makes. */
+static bool accept_allows(const char *accept, unsigned media)
+{
+    if (accept == NULL || *accept == '\0')
+        return true;
+    const char *p = accept;
+    while (*p != '\0') {
+        const char *end = strchr(p, ',');
+        size_t item_len = end ? (size_t)(end - p) : strlen(p);
+        while (item_len > 0 && (*p == ' ' || *p == '\t')) {
+            p++;
+            item_len--;
+        }
+        size_t range_len = strcspn(p, ";, \t");
+        if (range_len > item_len)
+            range_len = item_len;
+        /* "q=0" means "not this one" (RFC 9110 §12.4.2). */
+        const char *q = strstr(p, ";q=");
+        bool refused = q != NULL && q < p + item_len && strtod(q + 3, NULL) <= 0.0;
+        if (!refused && range_covers(p, range_len, media))
+            return true;
+        p += item_len;
+        if (*p == ',')
+            p++;
+    }
+    return false;
+}
+
+/* The requested format (?format wins over Accept); false with res set when unservable. */
+static bool negotiate(const struct route *r, const struct api_request *req,
+                      struct api_response *res)
+{
+    const char *format = param(req, "format");
+    if (format != NULL) {
+        if (strcmp(format, "json") == 0 && (r->media & MEDIA_JSON))
+            return true;
+        struct api_error err;
+        if (strcmp(format, "json") == 0 || strcmp(format, "text") == 0 ||
+            strcmp(format, "svg") == 0) {
+            api_error_set(&err, API_NOT_ACCEPTABLE, "%s cannot be served as %s", r->path, format);
+        } else {
+            api_error_set(&err, API_INVALID_VALUE, "format \"%.32s\" is not known; use json, "
+                          "text or svg", format);
+        }
+        snprintf(err.parameter, sizeof err.parameter, "format");
+        api_respond_error(res, &err);
+        return false;
+    }
+    if (accept_allows(req->accept, r->media))
+        return true;
+    char detail[320];
+    snprintf(detail, sizeof detail, "Accept: %.160s cannot be served by %s, which produces %s",
+             req->accept, r->path,
+             r->media == MEDIA_YAML ? "application/yaml" :
+             r->media == MEDIA_HTML ? "text/html" : "application/json");
+    respond_problem(res, API_NOT_ACCEPTABLE, detail);
+    return false;
+}
+
+/* Bodies are read as JSON when declared as JSON, text, curl -d's form type, or not at all. */
+static bool content_type_ok(const char *ct)
+{
+    static const char *const accepted[] = { "application/json", "text/plain",
+                                            "application/x-www-form-urlencoded" };
+    if (ct == NULL)
+        return true;
+    while (*ct == ' ')
+        ct++;
+    size_t len = strcspn(ct, "; \t");
+    if (len == 0)
+        return true;
+    for (size_t i = 0; i < 3; i++)
+        if (len == strlen(accepted[i]) && strncasecmp(ct, accepted[i], len) == 0)
+            return true;
+    return false;
+}
+
+/* Route, method, Accept and Content-Type: the checks that need no body. */
+static const struct route *admit(const struct api_request *req, struct api_response *res)
+{
+    const struct route *r = find_route(req->path);
+    if (r == NULL) {
+        respond_not_found(req->path, res);
+        return NULL;
+    }
+    if (!(method_bit(req->method) & r->methods)) {
+        respond_method_not_allowed(r, req->method, res);
+        return NULL;
+    }
+    if (!negotiate(r, req, res))
+        return NULL;
+    if (r->takes_body && !content_type_ok(req->content_type)) {
+        char detail[300];
+        snprintf(detail, sizeof detail, "Content-Type %.100s is not read; send "
+                 "application/json (text/plain, application/x-www-form-urlencoded or no "
+                 "Content-Type are read as JSON too)", req->content_type);
+        respond_problem(res, API_UNSUPPORTED_MEDIA_TYPE, detail);
+        return NULL;
+    }
+    return r;
+}
+
+bool api_precheck(const struct api_context *ctx, const struct api_request *req,
+                  long long declared_length, struct api_response *res)
+{
+    const struct route *r = admit(req, res);
+    if (r == NULL)
+        return true;
+    if (!r->takes_body) {
+        r->handle(ctx, req, res);
+        return true;
+    }
+    if (declared_length >= 0 && (unsigned long long)declared_length > ctx->limits.max_body) {
+        api_respond_too_large(ctx, res);
+        return true;
+    }
+    return false;
+}
+
+void api_handle(const struct api_context *ctx, const struct api_request *req,
+                struct api_response *res)
+{
+    const struct route *r = admit(req, res);
+    if (r == NULL)
+        return;
+    if (r->takes_body && req->body_len > ctx->limits.max_body) {
+        api_respond_too_large(ctx, res);
+        return;
+    }
+    r->handle(ctx, req, res);
+}

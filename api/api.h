@@ -1,0 +1,104 @@
+/*
+ * api/api.h — everything attnd says, above the socket.
+ *
+ * One entry point maps (method, path, query, headers, body) to (status, headers,
+ * content type, body), so the whole service is tested without a network and the
+ * fuzzer drives the same function as the server. api/ parses and validates with
+ * jansson, calls core/, writes JSON, and formats every error as problem+json
+ * (RFC 9457), including the ones the server detects (413, 503).
+ *
+ * Not here: sockets, libmicrohttpd, threads. Every function is reentrant; the
+ * context is read-only during a call.
+ */
+#ifndef API_API_H
+#define API_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One decoded query parameter (?name=value). Borrowed. */
+struct api_param {
+    const char *name;
+    const char *value; /* "" for ?name with no value */
+};
+
+/* A request as the server saw it. Every pointer is borrowed for the call. */
+struct api_request {
+    const char *method;               /* "GET", "POST", "HEAD", "OPTIONS", ... */
+    const char *path;                 /* without the query string, e.g. "/v1/attention" */
+    const struct api_param *params;   /* decoded query parameters */
+    size_t n_params;
+    const char *accept;               /* Accept header, or NULL */
+    const char *content_type;         /* Content-Type header, or NULL */
+    const char *body;                 /* request body; need not be NUL-terminated */
+    size_t body_len;
+};
+
+#define API_MAX_HEADERS 4
+
+struct api_header {
+    const char *name; /* static string, e.g. "Allow" */
+    char value[192];
+};
+
+/*
+ * The answer. body is malloc'd and owned by the response: api_response_deinit
+ * frees it (the server may take it over instead: then set body to NULL first).
+ */
+struct api_response {
+    int status;
+    const char *content_type; /* static string */
+    struct api_header headers[API_MAX_HEADERS];
+    size_t n_headers;
+    char *body;
+    size_t body_len;
+};
+
+struct api_limits {
+    size_t max_body;  /* bytes of one request body */
+    size_t max_cells; /* cells of any one matrix a request makes, intermediates included */
+    size_t max_batch; /* items of one batch request */
+};
+
+/* Read-only facts the server lends to every call. */
+struct api_context {
+    struct api_limits limits;
+    bool ready;                /* false once shutdown began: /readyz answers 503 */
+    const char *http_library;  /* libmicrohttpd's version, e.g. "0.9.75", for /version */
+};
+
+/*
+ * Process-wide setup, once before serving: the BLAS thread policy. The server
+ * already runs requests on one thread per core, so BLAS gets one thread per call
+ * rather than oversubscribing the cores (see the README, "Threads").
+ */
+void api_global_init(void);
+
+/* Defaults from the contract: 16 MiB body, 4,194,304 cells, 64 items. */
+struct api_limits api_default_limits(void);
+
+/*
+ * The first look at a request, before its body is read: route, method, Accept,
+ * Content-Type and a declared Content-Length (declared_length, or -1 when none).
+ * Returns true when `res` now holds the final answer (404, 405, 406, 413, 415, or
+ * a complete answer for a request that has no body to wait for); false when the
+ * server should read the body and call api_handle.
+ */
+bool api_precheck(const struct api_context *ctx, const struct api_request *req,
+                  long long declared_length, struct api_response *res);
+
+/* The full answer to a request whose body has been read. Never fails: out of memory is a 503. */
+void api_handle(const struct api_context *ctx, const struct api_request *req,
+                struct api_response *res);
+
+/* The server's own problems, in the one error shape. */
+void api_respond_too_large(const struct api_context *ctx, struct api_response *res);
+void api_respond_unavailable(struct api_response *res, const char *detail);
+
+/* Adds a header to the response; false when API_MAX_HEADERS are used. */
+bool api_response_add_header(struct api_response *res, const char *name, const char *value);
+
+/* Frees the body and zeroes *res. Safe on a zeroed response. */
+void api_response_deinit(struct api_response *res);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * api/attention.h — POST /v1/attention: the request as core needs it, and the
+ * response as the contract shows it.
+ *
+ * Flow: api_attention_parse (JSON document → struct api_attention_req, every
+ * mistake a struct api_error) → api_attention_run (core's attn_forward) →
+ * api_attention_write (trace → JSON). Each step is separate so the batch endpoint
+ * can run the same three per item.
+ *
+ * Dimension legend: n_q queries, n_k keys, d_k query/key width, d_v value width.
+ */
+#ifndef API_ATTENTION_H
+#define API_ATTENTION_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "api/api.h"
+#include "api/jsonw.h"
+#include "api/problem.h"
+#include "core/attention.h"
+
+/* What `include` can name, as bits of api_attention_req.include. */
+enum api_attention_part {
+    API_PART_SCORES = 0,
+    API_PART_SCALED,
+    API_PART_MASKED,
+    API_PART_WEIGHTS,
+    API_PART_OUTPUT,
+    API_PART_SUMMARY,
+    API_PART_COUNT
+};
+
+/* A validated request. Owns its matrices and mask; borrows labels from the document. */
+struct api_attention_req {
+    struct attn_matrix q;      /* (n_q, d_k); one row when sent as a vector */
+    struct attn_matrix k;      /* (n_k, d_k) */
+    struct attn_matrix v;      /* (n_k, d_v) */
+    struct attn_matrix bias;   /* (n_q, n_k), or data NULL when absent */
+    bool q_is_vector;          /* q was sent as (d_k): answer with vectors */
+
+    enum attn_mask_kind mask_kind;
+    unsigned char *mask_allow; /* (mask_rows, n_k), 1 = may attend, after mask_semantics */
+    size_t mask_rows;          /* n_q, or 1 for a key-padding vector */
+    bool mask_is_vector;       /* sent as (n_k) */
+    bool block_semantics;      /* mask_semantics "block": 1/true = blocked */
+
+    double scale;              /* given, or 1/sqrt(d_k) */
+    unsigned long include;     /* bits of enum api_attention_part */
+    int round;                 /* decimals, or -1 for shortest */
+    const json_t *labels;      /* {"queries": [...], "keys": [...]} or NULL; borrowed */
+};
+
+/*
+ * Validates `doc` against the contract and fills req. pointer is the prefix of
+ * every JSON pointer in errors ("" for a single request, "/items/3" in a batch).
+ * On failure req holds nothing (no deinit needed, though it is harmless).
+ */
+bool api_attention_parse(const json_t *doc, const char *pointer, const struct api_limits *limits,
+                         struct api_attention_req *req, struct api_error *err);
+
+void api_attention_req_deinit(struct api_attention_req *req);
+
+/* Runs the computation into trace (allocated here; free with attn_trace_free). */
+bool api_attention_run(const struct api_attention_req *req, const char *pointer,
+                       struct attn_trace *trace, struct api_error *err);
+
+/* Writes the 200 response object for req and its trace. */
+void api_attention_write(struct jw *w, const struct api_attention_req *req,
+                         const struct attn_trace *trace);
+
+/* The whole endpoint: body → response (200, or a problem). */
+void api_attention_handle(const struct api_context *ctx, const char *body, size_t len,
+                          struct api_response *res);
+
+#endif

@@ -1,0 +1,332 @@
+/*
+ * api/attention_write.c — running a validated /v1/attention request and writing
+ * its response: shapes, the five steps with their operands, every included
+ * matrix, the summary and the warnings, as the contract's example shows.
+ *
+ * A vector q (one query, seed 002's case) is answered with vectors: the leading 1
+ * of every shape is dropped, as numpy prints (3,) rather than (1, 3).
+ */
+#include "api/attention.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/fields.h"
+
+bool api_attention_run(const struct api_attention_req *r, const char *prefix,
+                       struct attn_trace *trace, struct api_error *err)
+{
+    if (attn_trace_alloc(trace, r->q.rows, r->k.rows, r->v.cols) != ATTN_OK) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for a %zu x %zu attention", r->q.rows,
+                      r->k.rows);
+        return false;
+    }
+    struct attn_problem p = {
+        .q = &r->q, .k = &r->k, .v = &r->v,
+        .bias = r->bias.data != NULL ? &r->bias : NULL,
+        .mask = { r->mask_kind, r->mask_allow, r->mask_rows },
+        .scale = r->scale,
+    };
+    enum attn_status st = attn_forward(trace, &p);
+    if (st == ATTN_OK)
+        return true;
+
+    if (st == ATTN_EOVERFLOW) {
+        const struct attn_fault *f = &trace->fault;
+        const char *step = attn_step_name(f->step);
+        api_error_set(err, API_NUMERIC_OVERFLOW, "step %d (%s) produced a non-finite number at "
+                      "cell [%zu, %zu]", (int)f->step, step, f->row, f->col);
+        err->step = step;
+        err->cell[0] = (long long)f->row;
+        err->cell[1] = (long long)f->col;
+        err->has_cell = true;
+        /* Point at the input that the overflowing cell came from. */
+        switch (f->step) {
+        case ATTN_STEP_SCORES:
+            if (r->q_is_vector)
+                api_error_at(err, "%s/q", prefix);
+            else
+                api_error_at(err, "%s/q/%zu", prefix, f->row);
+            api_error_hint(err, "q row %zu . k row %zu is beyond the largest double (~1.8e308): "
+                           "scale q and k down", f->row, f->col);
+            break;
+        case ATTN_STEP_SCALED:
+            api_error_at(err, "%s/scale", prefix);
+            api_error_hint(err, "scores * scale overflows: use a smaller scale");
+            break;
+        case ATTN_STEP_MASKED:
+            api_error_at(err, "%s/bias", prefix);
+            api_error_hint(err, "scaled + bias overflows: use smaller bias values");
+            break;
+        default:
+            api_error_at(err, "%s/v", prefix);
+            api_error_hint(err, "the weighted sum of v's rows overflows: scale v down");
+        }
+    } else {
+        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
+                      "the computation failed: %s", attn_status_str(st));
+    }
+    attn_trace_free(trace);
+    return false;
+}
+
+/* [rows, cols], or [cols] when the leading 1 of a vector is dropped. */
+static void write_shape(struct jw *w, size_t rows, size_t cols, bool as_vector)
+{
+    jw_array_begin(w);
+    if (!as_vector)
+        jw_int(w, (long long)rows);
+    jw_int(w, (long long)cols);
+    jw_array_end(w);
+}
+
+static void write_matrix(struct jw *w, const struct attn_matrix *m, bool as_vector)
+{
+    if (as_vector) {
+        jw_double_array(w, m->data, m->cols);
+        return;
+    }
+    jw_array_begin(w);
+    for (size_t i = 0; i < m->rows; i++)
+        jw_double_array(w, m->data + i * m->stride, m->cols);
+    jw_array_end(w);
+}
+
+static void write_mask_shape(struct jw *w, const struct api_attention_req *r)
+{
+    if (r->mask_kind == ATTN_MASK_CAUSAL)
+        jw_string(w, "causal");
+    else if (r->mask_kind == ATTN_MASK_CELLS)
+        write_shape(w, r->mask_rows, r->k.rows, r->mask_is_vector);
+    else
+        jw_null(w);
+}
+
+static void write_shapes(struct jw *w, const struct api_attention_req *r)
+{
+    bool vec = r->q_is_vector;
+    jw_key(w, "shapes");
+    jw_object_begin(w);
+    jw_key(w, "q");
+    write_shape(w, r->q.rows, r->q.cols, vec);
+    jw_key(w, "k");
+    write_shape(w, r->k.rows, r->k.cols, false);
+    jw_key(w, "v");
+    write_shape(w, r->v.rows, r->v.cols, false);
+    jw_key(w, "mask");
+    write_mask_shape(w, r);
+    jw_key(w, "bias");
+    if (r->bias.data != NULL)
+        write_shape(w, r->bias.rows, r->bias.cols, vec);
+    else
+        jw_null(w);
+    jw_key(w, "weights");
+    write_shape(w, r->q.rows, r->k.rows, vec);
+    jw_key(w, "output");
+    write_shape(w, r->q.rows, r->v.cols, vec);
+    jw_object_end(w);
+}
+
+struct operand {
+    size_t rows, cols;
+    bool as_vector;
+};
+
+static void write_step(struct jw *w, int number, const char *name, const char *op,
+                       const struct operand *operands, size_t n_operands,
+                       const struct operand *shape)
+{
+    jw_object_begin(w);
+    jw_key(w, "step");
+    jw_int(w, number);
+    jw_key(w, "name");
+    jw_string(w, name);
+    jw_key(w, "op");
+    jw_string(w, op);
+    if (n_operands > 0) {
+        jw_key(w, "operands");
+        jw_array_begin(w);
+        for (size_t i = 0; i < n_operands; i++)
+            write_shape(w, operands[i].rows, operands[i].cols, operands[i].as_vector);
+        jw_array_end(w);
+    }
+    jw_key(w, "shape");
+    write_shape(w, shape->rows, shape->cols, shape->as_vector);
+    jw_object_end(w);
+}
+
+static void write_steps(struct jw *w, const struct api_attention_req *r)
+{
+    size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
+    bool vec = r->q_is_vector;
+    const struct operand qk[2] = { { n_q, d_k, vec }, { d_k, n_k, false } };
+    const struct operand wv[2] = { { n_q, n_k, vec }, { n_k, d_v, false } };
+    const struct operand grid = { n_q, n_k, vec }, out = { n_q, d_v, vec };
+
+    jw_key(w, "steps");
+    jw_array_begin(w);
+    write_step(w, 1, "scores", "Q @ K^T", qk, 2, &grid);
+    write_step(w, 2, "scaled", "scores * scale", NULL, 0, &grid);
+    write_step(w, 3, "masked", r->block_semantics ? "scaled + bias, -inf where mask is 1"
+                                                  : "scaled + bias, -inf where mask is 0",
+               NULL, 0, &grid);
+    write_step(w, 4, "weights", "softmax(masked, axis=-1)", NULL, 0, &grid);
+    write_step(w, 5, "output", "weights @ V", wv, 2, &out);
+    jw_array_end(w);
+}
+
+/* One per-row summary value: a list for a matrix q, a scalar for a vector q. */
+static void write_row_values(struct jw *w, const double *xs, size_t n, bool as_vector)
+{
+    if (as_vector)
+        jw_double(w, xs[0]);
+    else
+        jw_double_array(w, xs, n);
+}
+
+static void write_argmax_value(struct jw *w, size_t index)
+{
+    if (index == ATTN_NO_INDEX)
+        jw_null(w);
+    else
+        jw_int(w, (long long)index);
+}
+
+static void write_summary(struct jw *w, const struct attn_trace *t, bool vec)
+{
+    const struct attn_summary *s = &t->summary;
+    jw_key(w, "summary");
+    jw_object_begin(w);
+    jw_key(w, "row_sums");
+    write_row_values(w, s->row_sums, t->n_q, vec);
+    jw_key(w, "argmax");
+    if (vec) {
+        write_argmax_value(w, s->argmax[0]);
+    } else {
+        jw_array_begin(w);
+        for (size_t i = 0; i < t->n_q; i++)
+            write_argmax_value(w, s->argmax[i]);
+        jw_array_end(w);
+    }
+    jw_key(w, "max_weight");
+    write_row_values(w, s->max_weight, t->n_q, vec);
+    jw_key(w, "entropy");
+    write_row_values(w, s->entropy, t->n_q, vec);
+    jw_key(w, "fully_masked_rows");
+    jw_array_begin(w);
+    for (size_t i = 0; i < t->n_q; i++)
+        if (s->fully_masked[i])
+            jw_int(w, (long long)i);
+    jw_array_end(w);
+    jw_object_end(w);
+}
+
+static void write_warnings(struct jw *w, const struct attn_trace *t)
+{
+    jw_key(w, "warnings");
+    jw_array_begin(w);
+    for (size_t i = 0; i < t->n_q; i++) {
+        if (!t->summary.fully_masked[i])
+            continue;
+        char message[160];
+        snprintf(message, sizeof message, "query %zu may attend to no key (its mask row blocks "
+                 "every key): its weights and output are 0", i);
+        jw_object_begin(w);
+        jw_key(w, "code");
+        jw_string(w, "row_fully_masked");
+        jw_key(w, "row");
+        jw_int(w, (long long)i);
+        jw_key(w, "message");
+        jw_string(w, message);
+        jw_object_end(w);
+    }
+    jw_array_end(w);
+}
+
+static void write_labels(struct jw *w, const json_t *labels)
+{
+    static const char *const lists[] = { "queries", "keys" };
+    jw_key(w, "labels");
+    jw_object_begin(w);
+    for (size_t l = 0; l < 2; l++) {
+        const json_t *list = api_member(labels, lists[l]);
+        if (list == NULL)
+            continue;
+        jw_key(w, lists[l]);
+        jw_array_begin(w);
+        for (size_t i = 0; i < json_array_size(list); i++) {
+            const json_t *s = json_array_get(list, i);
+            jw_string_n(w, json_string_value(s), json_string_length(s));
+        }
+        jw_array_end(w);
+    }
+    jw_object_end(w);
+}
+
+void api_attention_write(struct jw *w, const struct api_attention_req *r,
+                         const struct attn_trace *t)
+{
+    static const char *const part_keys[] = { "scores", "scaled", "masked", "weights", "output" };
+    const struct attn_matrix *parts[] = { &t->scores, &t->scaled, &t->masked, &t->weights,
+                                          &t->output };
+    bool vec = r->q_is_vector;
+
+    jw_object_begin(w);
+    jw_key(w, "d_k");
+    jw_int(w, (long long)r->q.cols);
+    jw_key(w, "scale");
+    jw_double(w, r->scale);
+    jw_key(w, "mask_semantics");
+    jw_string(w, r->block_semantics ? "block" : "keep");
+    if (r->labels != NULL)
+        write_labels(w, r->labels);
+    write_shapes(w, r);
+    write_steps(w, r);
+    for (int p = API_PART_SCORES; p <= API_PART_OUTPUT; p++) {
+        if (!(r->include & (1ul << p)))
+            continue;
+        jw_key(w, part_keys[p]); /* masked: blocked cells are -inf, written as null */
+        write_matrix(w, parts[p], vec);
+    }
+    if (r->include & (1ul << API_PART_SUMMARY))
+        write_summary(w, t, vec);
+    write_warnings(w, t);
+    jw_object_end(w);
+}
+
+void api_attention_handle(const struct api_context *ctx, const char *body, size_t len,
+                          struct api_response *res)
+{
+    struct api_error err;
+    struct api_attention_req req;
+    struct attn_trace trace = { 0 };
+
+    json_t *doc = api_parse_body(body, len, &err);
+    if (doc == NULL) {
+        api_respond_error(res, &err);
+        return;
+    }
+    bool ok = api_attention_parse(doc, "", &ctx->limits, &req, &err);
+    if (ok && api_attention_run(&req, "", &trace, &err)) {
+        struct jw w;
+        jw_init(&w, req.round);
+        /* Roughly 20 bytes a number: one allocation for most responses. */
+        jw_presize(&w, 512 + 20 * attn_trace_cells(trace.n_q, trace.n_k, trace.d_v));
+        api_attention_write(&w, &req, &trace);
+        res->body = jw_take(&w, &res->body_len);
+        if (res->body != NULL) {
+            res->status = 200;
+            res->content_type = "application/json";
+        } else {
+            api_error_set(&err, API_UNAVAILABLE, "no memory for the response");
+            api_respond_error(res, &err);
+        }
+        attn_trace_free(&trace);
+    } else {
+        api_respond_error(res, &err);
+    }
+    if (ok)
+        api_attention_req_deinit(&req);
+    json_decref(doc);
+}

@@ -1,0 +1,533 @@
+/*
+ * api/fields.c — strict readers for request fields (see fields.h).
+ */
+#include "api/fields.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/numfmt.h"
+
+const char *api_json_kind(const json_t *node)
+{
+    switch (json_typeof(node)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE: return "true";
+    case JSON_FALSE: return "false";
+    case JSON_NULL: return "null";
+    }
+    return "a value";
+}
+
+void api_pointer_escape(const char *key, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = key; *p != '\0' && n + 3 < size; p++) {
+        if (*p == '~' || *p == '/') {
+            out[n++] = '~';
+            out[n++] = *p == '~' ? '0' : '1';
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+json_t *api_member(const json_t *obj, const char *name)
+{
+    json_t *v = json_object_get(obj, name);
+    return json_is_null(v) ? NULL : v;
+}
+
+/* ---- nearest names ---- */
+
+/* Levenshtein distance ignoring ASCII case; words longer than 63 bytes are cut. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strnlen(a, 63), lb = strnlen(b, 63);
+    size_t prev[64], cur[64];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            size_t best = prev[j - 1] + cost;
+            if (prev[j] + 1 < best)
+                best = prev[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            cur[j] = best;
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof prev[0]);
+    }
+    return prev[lb];
+}
+
+const char *api_nearest_name(const char *word, const char *const *names, size_t n)
+{
+    const char *best = n > 0 ? names[0] : "";
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(word, names[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    return best;
+}
+
+/*
+ * Names people bring from papers and from PyTorch / JAX, mapped to attnd's.
+ * Edit distance alone would send "keys" to "bias".
+ */
+static const struct { const char *alias, *field; } aliases[] = {
+    { "query", "q" }, { "queries", "q" }, { "Q", "q" },
+    { "key", "k" }, { "keys", "k" }, { "K", "k" },
+    { "value", "v" }, { "values", "v" }, { "V", "v" },
+    { "attn_mask", "mask" }, { "attention_mask", "mask" }, { "key_padding_mask", "mask" },
+    { "is_causal", "mask" }, { "causal", "mask" },
+    { "attn_bias", "bias" }, { "temperature", "scale" }, { "decimals", "round" },
+    { "x_q", "x_q" },
+};
+
+static const char *alias_target(const char *word, const struct api_field *known, size_t n_known)
+{
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
+        if (strcmp(word, aliases[i].alias) != 0)
+            continue;
+        for (size_t j = 0; j < n_known; j++)
+            if (strcmp(known[j].name, aliases[i].field) == 0)
+                return known[j].name;
+    }
+    return NULL;
+}
+
+bool api_check_fields(const json_t *obj, const char *pointer, const struct api_field *known,
+                      size_t n_known, struct api_error *err)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *)obj, key, value) {
+        bool found = false;
+        for (size_t i = 0; i < n_known && !found; i++)
+            found = strcmp(key, known[i].name) == 0;
+        if (found)
+            continue;
+
+        const char *names[32];
+        size_t n = n_known < 32 ? n_known : 32;
+        for (size_t i = 0; i < n; i++)
+            names[i] = known[i].name;
+        const char *near = alias_target(key, known, n_known);
+        if (near == NULL)
+            near = api_nearest_name(key, names, n);
+        const char *meaning = "";
+        for (size_t i = 0; i < n_known; i++)
+            if (strcmp(known[i].name, near) == 0)
+                meaning = known[i].meaning;
+
+        char escaped[128], list[256] = "";
+        api_pointer_escape(key, escaped, sizeof escaped);
+        for (size_t i = 0, used = 0; i < n && used < sizeof list; i++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                     names[i]);
+        api_error_set(err, API_UNKNOWN_FIELD, "unknown field \"%.64s\"; known fields: %s",
+                      key, list);
+        api_error_at(err, "%s/%s", pointer, escaped);
+        api_error_hint(err, "did you mean \"%s\" (%s)?", near, meaning);
+        return false;
+    }
+    return true;
+}
+
+/* ---- matrices ---- */
+
+/* Hints for a value that is not a matrix at all, by the learner's likely intent. */
+static void not_a_matrix_hint(struct api_error *err, const json_t *node,
+                              const struct api_matrix_spec *spec)
+{
+    if (json_is_string(node))
+        api_error_hint(err, "%s must hold numbers: Q, K and V are vectors of numbers, not "
+                       "words; turn each token into a vector first", spec->name);
+    else if (json_is_number(node))
+        api_error_hint(err, "a single number is not a matrix: write [[%g]] for a 1x1 %s",
+                       json_number_value(node), spec->name);
+    else
+        api_error_hint(err, "write %s as rows of numbers, e.g. [[1, 0], [0, 1]]", spec->name);
+}
+
+/* Reads one cell; false (with err set) when it is not a number (or, for flags, not 0/1/bool). */
+static bool read_cell(const json_t *cell, const struct api_matrix_spec *spec, const char *ptr,
+                      double *out, struct api_error *err)
+{
+    if (spec->cells_are_flags) {
+        if (json_is_boolean(cell)) {
+            *out = json_is_true(cell) ? 1.0 : 0.0;
+            return true;
+        }
+        if (json_is_number(cell)) {
+            double x = json_number_value(cell);
+            if (x == 0.0 || x == 1.0) {
+                *out = x;
+                return true;
+            }
+        }
+        char shown[API_NUMBER_MAX] = "";
+        if (json_is_number(cell))
+            api_format_double(json_number_value(cell), shown);
+        api_error_set(err, API_INVALID_VALUE, "the %s cell at %s is %s%s%s: %s cells are 0/1 "
+                      "or true/false", spec->name, ptr, api_json_kind(cell), shown[0] ? " " : "",
+                      shown, spec->name);
+        api_error_at(err, "%s", ptr);
+        api_error_hint(err, "1 (or true) means the query may attend to the key; 0 (or false) "
+                       "blocks it (mask_semantics \"block\" flips this)");
+        return false;
+    }
+    if (json_is_number(cell)) {
+        *out = json_number_value(cell);
+        return true;
+    }
+    api_error_set(err, API_NOT_A_NUMBER, "the cell at %s is %s, not a number: %s holds "
+                  "numbers", ptr, api_json_kind(cell), spec->name);
+    api_error_at(err, "%s", ptr);
+    if (json_is_string(cell)) {
+        const char *s = json_string_value(cell);
+        char *end;
+        strtod(s, &end);
+        if (end != s && *end == '\0')
+            api_error_hint(err, "\"%.40s\" is a string: write the number without quotes", s);
+        else
+            api_error_hint(err, "Q, K and V hold numbers, not words: \"%.40s\" must first be "
+                           "turned into a vector", s);
+    } else if (json_is_null(cell)) {
+        api_error_hint(err, "JSON has no NaN or infinity: every cell needs a finite number");
+    } else if (json_is_boolean(cell)) {
+        api_error_hint(err, "booleans belong in a mask; here write 1 or 0");
+    } else {
+        api_error_hint(err, "each cell of %s is one number", spec->name);
+    }
+    return false;
+}
+
+/* Allocates rows x cols after checking the limit; err is set on failure. */
+static bool alloc_matrix(size_t rows, size_t cols, const char *pointer,
+                         const struct api_matrix_spec *spec, size_t max_cells,
+                         struct attn_matrix *out, struct api_error *err)
+{
+    int overflow = 0;
+    size_t cells = attn_cells(rows, cols, &overflow);
+    if (overflow || cells > max_cells) {
+        api_error_set(err, API_LIMIT_EXCEEDED, "%s has %zu x %zu = %zu cells; this server "
+                      "computes at most %zu cells in one matrix", spec->name, rows, cols,
+                      cells, max_cells);
+        api_error_at(err, "%s", pointer);
+        return false;
+    }
+    double *data = malloc(cells * sizeof *data);
+    if (data == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %s (%zu cells)", spec->name, cells);
+        return false;
+    }
+    *out = attn_matrix_view(data, rows, cols);
+    return true;
+}
+
+static bool read_vector(const json_t *node, const char *pointer, const struct api_matrix_spec *spec,
+                        size_t max_cells, struct attn_matrix *out, struct api_error *err)
+{
+    size_t n = json_array_size(node);
+    if (!alloc_matrix(1, n, pointer, spec, max_cells, out, err))
+        return false;
+    for (size_t j = 0; j < n; j++) {
+        const json_t *cell = json_array_get(node, j);
+        char ptr[96];
+        snprintf(ptr, sizeof ptr, "%s/%zu", pointer, j);
+        if (json_is_array(cell)) {
+            api_error_set(err, API_NOT_A_MATRIX, "%s mixes numbers and rows: %s is an array "
+                          "but %s/0 is not", spec->name, ptr, pointer);
+            api_error_at(err, "%s", ptr);
+            api_error_hint(err, "a vector holds numbers, a matrix holds rows: write every "
+                           "element of %s as a row [...]", spec->name);
+            return false;
+        }
+        if (!read_cell(cell, spec, ptr, &out->data[j], err))
+            return false;
+    }
+    return true;
+}
+
+/* Checks row i of a matrix whose first row has `cols` cells; err names the row. */
+static bool check_row(const json_t *row, size_t i, size_t cols, const char *pointer,
+                      const struct api_matrix_spec *spec, struct api_error *err)
+{
+    if (!json_is_array(row)) {
+        api_error_set(err, API_NOT_A_MATRIX, "row %zu of %s is %s, not an array of numbers",
+                      i, spec->name, api_json_kind(row));
+        api_error_at(err, "%s/%zu", pointer, i);
+        api_error_hint(err, "every row of %s %s is an array: write [[...], [...]]", spec->name,
+                       spec->shape);
+        return false;
+    }
+    size_t len = json_array_size(row);
+    if (len == 0) {
+        api_error_set(err, API_NOT_A_MATRIX, "row %zu of %s is empty", i, spec->name);
+        api_error_at(err, "%s/%zu", pointer, i);
+        api_error_hint(err, "every row of %s needs at least one number", spec->name);
+        return false;
+    }
+    if (len != cols) {
+        api_error_set(err, API_NOT_A_MATRIX, "%s is ragged: row %zu has %zu numbers but row 0 "
+                      "has %zu", spec->name, i, len, cols);
+        api_error_at(err, "%s/%zu", pointer, i);
+        api_error_hint(err, "every row of %s %s needs the same length (%zu): check row %zu for "
+                       "a missing or extra number", spec->name, spec->shape, cols, i);
+        return false;
+    }
+    return true;
+}
+
+bool api_read_matrix(const json_t *node, const char *pointer, const struct api_matrix_spec *spec,
+                     size_t max_cells, struct attn_matrix *out, bool *is_vector,
+                     struct api_error *err)
+{
+    memset(out, 0, sizeof *out);
+    *is_vector = false;
+    if (!json_is_array(node) || json_array_size(node) == 0) {
+        if (json_is_array(node))
+            api_error_set(err, API_NOT_A_MATRIX, "%s is empty: it must be a matrix %s",
+                          spec->name, spec->shape);
+        else
+            api_error_set(err, API_NOT_A_MATRIX, "%s is %s, not a matrix %s", spec->name,
+                          api_json_kind(node), spec->shape);
+        api_error_at(err, "%s", pointer);
+        not_a_matrix_hint(err, node, spec);
+        return false;
+    }
+    const json_t *first = json_array_get(node, 0);
+    if (!json_is_array(first)) {
+        if (spec->allow_vector) {
+            *is_vector = true;
+            if (read_vector(node, pointer, spec, max_cells, out, err))
+                return true;
+            api_matrix_free(out);
+            return false;
+        }
+        api_error_set(err, API_NOT_A_MATRIX, "%s is a flat list, not a matrix %s", spec->name,
+                      spec->shape);
+        api_error_at(err, "%s", pointer);
+        api_error_hint(err, "%s needs rows: for a single row write [[...]] (with the extra "
+                       "brackets)", spec->name);
+        return false;
+    }
+
+    size_t rows = json_array_size(node), cols = json_array_size(first);
+    if (cols == 0) {
+        check_row(first, 0, 1, pointer, spec, err);
+        return false;
+    }
+    if (!alloc_matrix(rows, cols, pointer, spec, max_cells, out, err))
+        return false;
+    for (size_t i = 0; i < rows; i++) {
+        const json_t *row = json_array_get(node, i);
+        if (!check_row(row, i, cols, pointer, spec, err))
+            goto fail;
+        for (size_t j = 0; j < cols; j++) {
+            char ptr[96];
+            snprintf(ptr, sizeof ptr, "%s/%zu/%zu", pointer, i, j);
+            if (!read_cell(json_array_get(row, j), spec, ptr, &out->data[i * cols + j], err))
+                goto fail;
+        }
+    }
+    return true;
+fail:
+    api_matrix_free(out);
+    return false;
+}
+
+void api_matrix_free(struct attn_matrix *m)
+{
+    free(m->data);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- scalars ---- */
+
+bool api_read_positive(const json_t *node, const char *pointer, const char *name, double *out,
+                       struct api_error *err)
+{
+    if (json_is_number(node)) {
+        double x = json_number_value(node);
+        if (isfinite(x) && x > 0) {
+            *out = x;
+            return true;
+        }
+    }
+    char shown[API_NUMBER_MAX] = "";
+    if (json_is_number(node))
+        api_format_double(json_number_value(node), shown);
+    api_error_set(err, API_INVALID_VALUE, "%s must be a number above 0, not %s%s%s", name,
+                  api_json_kind(node), shown[0] ? " " : "", shown);
+    api_error_at(err, "%s", pointer);
+    api_error_hint(err, "leave %s out for 1/sqrt(d_k); 1 reproduces unscaled dot products",
+                   name);
+    return false;
+}
+
+bool api_read_int_range(const json_t *node, const char *pointer, const char *name, long long lo,
+                        long long hi, long long *out, struct api_error *err)
+{
+    if (json_is_number(node)) {
+        double x = json_number_value(node);
+        if (x == floor(x) && x >= (double)lo && x <= (double)hi) {
+            *out = (long long)x;
+            return true;
+        }
+    }
+    char shown[API_NUMBER_MAX] = "";
+    if (json_is_number(node))
+        api_format_double(json_number_value(node), shown);
+    api_error_set(err, API_INVALID_VALUE, "%s must be an integer from %lld to %lld, not %s%s%s",
+                  name, lo, hi, api_json_kind(node), shown[0] ? " " : "", shown);
+    api_error_at(err, "%s", pointer);
+    return false;
+}
+
+/* "a", "b" or "c" into out, for messages. */
+static void join_choices(const char *const *choices, size_t n, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s\"%s\"",
+                                 i == 0 ? "" : (i + 1 == n ? " or " : ", "), choices[i]);
+}
+
+bool api_read_choice(const json_t *node, const char *pointer, const char *name,
+                     const char *const *choices, size_t n, size_t *index, struct api_error *err)
+{
+    char list[256];
+    join_choices(choices, n, list, sizeof list);
+    if (json_is_string(node)) {
+        const char *s = json_string_value(node);
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(s, choices[i]) == 0) {
+                *index = i;
+                return true;
+            }
+        }
+        api_error_set(err, API_INVALID_VALUE, "%s is \"%.64s\"; it must be %s", name, s, list);
+        api_error_hint(err, "did you mean \"%s\"?", api_nearest_name(s, choices, n));
+    } else {
+        api_error_set(err, API_INVALID_VALUE, "%s is %s; it must be %s", name,
+                      api_json_kind(node), list);
+    }
+    api_error_at(err, "%s", pointer);
+    return false;
+}
+
+bool api_read_name_set(const json_t *node, const char *pointer, const char *name,
+                       const char *const *names, size_t n, unsigned long *bits,
+                       struct api_error *err)
+{
+    char list[512];
+    join_choices(names, n, list, sizeof list);
+    if (!json_is_array(node)) {
+        api_error_set(err, API_INVALID_VALUE, "%s is %s; it must be a list of names: %s", name,
+                      api_json_kind(node), list);
+        api_error_at(err, "%s", pointer);
+        return false;
+    }
+    *bits = 0;
+    for (size_t i = 0; i < json_array_size(node); i++) {
+        const json_t *item = json_array_get(node, i);
+        const char *s = json_is_string(item) ? json_string_value(item) : NULL;
+        size_t j = 0;
+        while (s != NULL && j < n && strcmp(s, names[j]) != 0)
+            j++;
+        if (s != NULL && j < n) {
+            *bits |= 1ul << j;
+            continue;
+        }
+        if (s != NULL) {
+            api_error_set(err, API_INVALID_VALUE, "%s lists \"%.64s\", which is not one of %s",
+                          name, s, list);
+            api_error_hint(err, "did you mean \"%s\"?", api_nearest_name(s, names, n));
+        } else {
+            api_error_set(err, API_INVALID_VALUE, "%s item %zu is %s, not a name; names are %s",
+                          name, i, api_json_kind(item), list);
+        }
+        api_error_at(err, "%s/%zu", pointer, i);
+        return false;
+    }
+    return true;
+}
+
+bool api_read_string_list(const json_t *node, const char *pointer, const char *name,
+                          struct api_error *err)
+{
+    if (!json_is_array(node)) {
+        api_error_set(err, API_INVALID_VALUE, "%s is %s; it must be a list of strings", name,
+                      api_json_kind(node));
+        api_error_at(err, "%s", pointer);
+        return false;
+    }
+    for (size_t i = 0; i < json_array_size(node); i++) {
+        const json_t *item = json_array_get(node, i);
+        if (json_is_string(item))
+            continue;
+        api_error_set(err, API_INVALID_VALUE, "%s item %zu is %s, not a string", name, i,
+                      api_json_kind(item));
+        api_error_at(err, "%s/%zu", pointer, i);
+        api_error_hint(err, "labels are names shown next to the rows: write them in quotes");
+        return false;
+    }
+    return true;
+}
+
+/* ---- the body ---- */
+
+json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
+{
+    size_t start = 0;
+    while (start < len && (body[start] == ' ' || body[start] == '\t' || body[start] == '\n' ||
+                           body[start] == '\r'))
+        start++;
+    if (start == len) {
+        api_error_set(err, API_INVALID_JSON, "the body is empty: send a JSON object such as "
+                      "{\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}");
+        api_error_at(err, "%s", "");
+        return NULL;
+    }
+    if (len >= 3 && memcmp(body, "\xEF\xBB\xBF", 3) == 0) {
+        api_error_set(err, API_INVALID_JSON, "the body starts with a UTF-8 byte-order mark "
+                      "(line 1, column 1, position 0): JSON must not have one");
+        api_error_at(err, "%s", "");
+        api_error_hint(err, "save the file as UTF-8 without BOM");
+        return NULL;
+    }
+    json_error_t jerr;
+    /* Duplicate keys are refused: which of two "q"s a parser keeps is a silent guess. */
+    json_t *doc = json_loadb(body, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    if (doc != NULL)
+        return doc;
+    if (json_error_code(&jerr) == json_error_out_of_memory) {
+        api_error_set(err, API_UNAVAILABLE, "no memory to read the body");
+        return NULL;
+    }
+    api_error_set(err, API_INVALID_JSON, "the body is not valid JSON: %s at line %d, column %d "
+                  "(byte %d)", jerr.text, jerr.line, jerr.column, jerr.position);
+    api_error_at(err, "%s", "");
+    api_error_hint(err, "check the brackets and commas near that position; keys and strings "
+                   "need double quotes");
+    return NULL;
+}

@@ -1,0 +1,99 @@
+/*
+ * api/fields.h — reading request fields out of a jansson document, strictly.
+ *
+ * Each reader either fills its output or fills a struct api_error that names the
+ * culprit by JSON pointer and, where the seeds list a learner's pitfall, hints at
+ * the fix. Readers are shared by every endpoint so that one mistake gets the same
+ * words everywhere.
+ *
+ * Ownership: jansson values are borrowed. A matrix read here owns its data
+ * (malloc'd); api_matrix_free releases it.
+ *
+ * Not here: which fields an endpoint has (that is each endpoint's table), math.
+ */
+#ifndef API_FIELDS_H
+#define API_FIELDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "api/problem.h"
+#include "core/matrix.h"
+
+/* A known field of a request object, with what it means (used in hints). */
+struct api_field {
+    const char *name;
+    const char *meaning; /* e.g. "the queries, (n_q, d_k)" */
+};
+
+/*
+ * Refuses the first member of `obj` that is not in known[]: unknown-field at
+ * pointer/name, with a hint naming the nearest known field (and common aliases
+ * such as "keys" for k or "attn_mask" for mask).
+ */
+bool api_check_fields(const json_t *obj, const char *pointer, const struct api_field *known,
+                      size_t n_known, struct api_error *err);
+
+/* The member `name` of obj, or NULL when absent or null (null means absent). */
+json_t *api_member(const json_t *obj, const char *name);
+
+/* The known name nearest to `word` (edit distance, ignoring case), from names[]. */
+const char *api_nearest_name(const char *word, const char *const *names, size_t n);
+
+/* How a matrix field reads: its name for messages and what the shape means. */
+struct api_matrix_spec {
+    const char *name;      /* "q" */
+    const char *shape;     /* "(n_q, d_k)" */
+    bool allow_vector;     /* a flat array is one row (q, a key-padding mask, ...) */
+    bool cells_are_flags;  /* mask: cells are true/false or 0/1, read as 1.0 / 0.0 */
+};
+
+/*
+ * Reads a matrix (an array of equal-length non-empty arrays of numbers), or a
+ * vector when spec->allow_vector. The cell count is checked against max_cells
+ * before anything is allocated. On success out->data is malloc'd (contiguous)
+ * and *is_vector tells which form was sent. On failure out is zeroed.
+ */
+bool api_read_matrix(const json_t *node, const char *pointer, const struct api_matrix_spec *spec,
+                     size_t max_cells, struct attn_matrix *out, bool *is_vector,
+                     struct api_error *err);
+
+void api_matrix_free(struct attn_matrix *m);
+
+/* A finite number > 0 (scale). */
+bool api_read_positive(const json_t *node, const char *pointer, const char *name, double *out,
+                       struct api_error *err);
+
+/* An integer in [lo, hi]; an integral real such as 2.0 counts. */
+bool api_read_int_range(const json_t *node, const char *pointer, const char *name, long long lo,
+                        long long hi, long long *out, struct api_error *err);
+
+/* One of choices[] (a string); *index receives its position. */
+bool api_read_choice(const json_t *node, const char *pointer, const char *name,
+                     const char *const *choices, size_t n, size_t *index, struct api_error *err);
+
+/* A list of names from names[] (at most 32): bit i of *bits is set when names[i] is listed. */
+bool api_read_name_set(const json_t *node, const char *pointer, const char *name,
+                       const char *const *names, size_t n, unsigned long *bits,
+                       struct api_error *err);
+
+/* An array of strings; the array is borrowed from the document. */
+bool api_read_string_list(const json_t *node, const char *pointer, const char *name,
+                          struct api_error *err);
+
+/* A short description of a JSON value's type for messages: "a string", "an object", ... */
+const char *api_json_kind(const json_t *node);
+
+/*
+ * Reads a request body as one JSON document (jansson): duplicate keys, an empty
+ * body and a byte-order mark are invalid-json with line, column and position.
+ * Returns a new reference, or NULL with err set.
+ */
+json_t *api_parse_body(const char *body, size_t len, struct api_error *err);
+
+/* Writes a JSON-pointer-escaped key (~ → ~0, / → ~1) into out. */
+void api_pointer_escape(const char *key, char *out, size_t size);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * api/jsonw.c — the streaming JSON writer (see jsonw.h for the contract).
+ */
+#include "api/jsonw.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/numfmt.h"
+
+void jw_init(struct jw *w, int round)
+{
+    memset(w, 0, sizeof *w);
+    w->round = round;
+    w->first[0] = true;
+}
+
+void jw_deinit(struct jw *w)
+{
+    free(w->buf);
+    w->buf = NULL;
+    w->len = w->cap = 0;
+}
+
+char *jw_take(struct jw *w, size_t *len)
+{
+    if (w->failed || w->buf == NULL) {
+        jw_deinit(w);
+        return NULL;
+    }
+    char *out = w->buf;
+    *len = w->len;
+    w->buf = NULL;
+    w->len = w->cap = 0;
+    return out;
+}
+
+bool jw_reserve(struct jw *w, size_t extra)
+{
+    if (w->failed)
+        return false;
+    if (extra >= (size_t)-1 - w->len) {
+        w->failed = true;
+        return false;
+    }
+    size_t need = w->len + extra + 1; /* + the NUL kept after the text */
+    if (need <= w->cap)
+        return true;
+    /* Geometric growth keeps appends amortized O(1) for responses of any size. */
+    size_t cap = w->cap ? w->cap : 256;
+    while (cap < need)
+        cap = cap > (size_t)-1 / 2 ? need : cap * 2;
+    char *grown = realloc(w->buf, cap);
+    if (grown == NULL) {
+        w->failed = true;
+        return false;
+    }
+    w->buf = grown;
+    w->cap = cap;
+    return true;
+}
+
+void jw_presize(struct jw *w, size_t bytes)
+{
+    if (w->failed || bytes <= w->cap)
+        return;
+    char *grown = realloc(w->buf, bytes);
+    if (grown != NULL) {
+        w->buf = grown;
+        w->cap = bytes;
+    }
+}
+
+static void put(struct jw *w, const char *s, size_t n)
+{
+    if (!jw_reserve(w, n))
+        return;
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+}
+
+static void put_char(struct jw *w, char c)
+{
+    if (!jw_reserve(w, 1))
+        return;
+    w->buf[w->len++] = c;
+    w->buf[w->len] = '\0';
+}
+
+/* The separator owed before a value: none after a key or first in its container. */
+static void before_value(struct jw *w)
+{
+    if (w->after_key) {
+        w->after_key = false;
+        return;
+    }
+    if (!w->first[w->depth])
+        put_char(w, ',');
+    w->first[w->depth] = false;
+}
+
+static void open_container(struct jw *w, char c)
+{
+    before_value(w);
+    put_char(w, c);
+    if (w->depth + 1 >= JW_MAX_DEPTH) {
+        w->failed = true; /* a programmer error: attnd's documents are shallow */
+        return;
+    }
+    w->first[++w->depth] = true;
+}
+
+static void close_container(struct jw *w, char c)
+{
+    if (w->depth > 0)
+        w->depth--;
+    put_char(w, c);
+}
+
+void jw_object_begin(struct jw *w) { open_container(w, '{'); }
+void jw_object_end(struct jw *w) { close_container(w, '}'); }
+void jw_array_begin(struct jw *w) { open_container(w, '['); }
+void jw_array_end(struct jw *w) { close_container(w, ']'); }
+
+/* Writes s as a JSON string body: quotes, backslashes and control bytes escaped. */
+static void put_escaped(struct jw *w, const char *s, size_t n)
+{
+    put_char(w, '"');
+    size_t run = 0; /* start of the pending run of bytes that need no escape */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        put(w, s + run, i - run);
+        run = i + 1;
+        char esc[8];
+        switch (c) {
+        case '"': put(w, "\\\"", 2); break;
+        case '\\': put(w, "\\\\", 2); break;
+        case '\n': put(w, "\\n", 2); break;
+        case '\r': put(w, "\\r", 2); break;
+        case '\t': put(w, "\\t", 2); break;
+        default:
+            snprintf(esc, sizeof esc, "\\u%04x", c);
+            put(w, esc, 6);
+        }
+    }
+    put(w, s + run, n - run);
+    put_char(w, '"');
+}
+
+void jw_key(struct jw *w, const char *key)
+{
+    before_value(w);
+    put_escaped(w, key, strlen(key));
+    put_char(w, ':');
+    w->after_key = true;
+}
+
+void jw_string(struct jw *w, const char *s) { jw_string_n(w, s, strlen(s)); }
+
+void jw_string_n(struct jw *w, const char *s, size_t n)
+{
+    before_value(w);
+    put_escaped(w, s, n);
+}
+
+/* Formats straight into the buffer: no temporary per number. */
+static void put_number(struct jw *w, double x)
+{
+    if (!jw_reserve(w, API_NUMBER_MAX))
+        return;
+    if (w->round >= 0)
+        x = api_round_decimals(x, w->round);
+    w->len += api_format_double(x, w->buf + w->len);
+}
+
+void jw_double(struct jw *w, double x)
+{
+    before_value(w);
+    put_number(w, x);
+}
+
+void jw_int(struct jw *w, long long x)
+{
+    char tmp[24];
+    int n = snprintf(tmp, sizeof tmp, "%lld", x);
+    before_value(w);
+    put(w, tmp, (size_t)n);
+}
+
+void jw_bool(struct jw *w, bool b)
+{
+    before_value(w);
+    put(w, b ? "true" : "false", b ? 4 : 5);
+}
+
+void jw_null(struct jw *w)
+{
+    before_value(w);
+    put(w, "null", 4);
+}
+
+void jw_double_array(struct jw *w, const double *xs, size_t n)
+{
+    jw_array_begin(w);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            put_char(w, ',');
+        put_number(w, xs[i]);
+    }
+    w->first[w->depth] = n == 0;
+    jw_array_end(w);
+}
+
+void jw_raw(struct jw *w, const char *json, size_t n)
+{
+    before_value(w);
+    put(w, json, n);
+}

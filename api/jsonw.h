@@ -1,0 +1,64 @@
+/*
+ * api/jsonw.h — a streaming JSON writer into one growing buffer.
+ *
+ * attnd writes every response with this, not with jansson trees and json_dumps:
+ * a response can hold millions of numbers, and building a node per number then
+ * printing it with 17 digits is both slow and wrong for people (0.1 would read
+ * 0.10000000000000001). Numbers go through api_format_double (shortest round
+ * trip), optionally rounded first as numpy.round does.
+ *
+ * Commas are the writer's job: call jw_key before each member's value, and values
+ * one after another inside arrays. Out of memory is sticky: every later call is a
+ * no-op, and jw_take returns NULL, so callers check once at the end.
+ *
+ * Not here: parsing, validation, HTTP.
+ */
+#ifndef API_JSONW_H
+#define API_JSONW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define JW_MAX_DEPTH 32
+
+struct jw {
+    char *buf;         /* owned; NUL-terminated whenever not failed */
+    size_t len, cap;
+    bool failed;       /* an allocation failed: the text is incomplete */
+    int round;         /* decimals for every double (0..15), or -1 for shortest */
+    unsigned depth;
+    bool after_key;    /* the next value completes a member */
+    bool first[JW_MAX_DEPTH]; /* nothing written yet in the container at this depth */
+};
+
+/* Starts an empty document; round is -1 or 0..15. No allocation until the first write. */
+void jw_init(struct jw *w, int round);
+/* Frees the buffer (if not taken). Safe twice. */
+void jw_deinit(struct jw *w);
+/* Hands the buffer to the caller (free() it), NUL-terminated; NULL if anything failed. */
+char *jw_take(struct jw *w, size_t *len);
+/* Makes room for `extra` more bytes; failing sets w->failed like any write. */
+bool jw_reserve(struct jw *w, size_t extra);
+/* A capacity hint for when the caller knows roughly how much comes; failure is harmless. */
+void jw_presize(struct jw *w, size_t bytes);
+
+void jw_object_begin(struct jw *w);
+void jw_object_end(struct jw *w);
+void jw_array_begin(struct jw *w);
+void jw_array_end(struct jw *w);
+/* A member name; the next call writes its value. */
+void jw_key(struct jw *w, const char *key);
+
+void jw_string(struct jw *w, const char *s);
+void jw_string_n(struct jw *w, const char *s, size_t n);
+/* A double, rounded when w->round >= 0; a non-finite value is written as null. */
+void jw_double(struct jw *w, double x);
+void jw_int(struct jw *w, long long x);
+void jw_bool(struct jw *w, bool b);
+void jw_null(struct jw *w);
+/* n doubles as one JSON array. */
+void jw_double_array(struct jw *w, const double *xs, size_t n);
+/* A pre-serialized JSON value, written as it is. */
+void jw_raw(struct jw *w, const char *json, size_t n);
+
+#endif

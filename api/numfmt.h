@@ -1,0 +1,40 @@
+/*
+ * api/numfmt.h — numbers as text, the way people and JSON parsers want them.
+ *
+ * Every double attnd prints is the shortest decimal that reads back as the same
+ * double (Python's repr, JavaScript's Number.prototype.toString): 0.1 is "0.1",
+ * never jansson's "0.10000000000000001". The digits come from dragonbox (Debian's
+ * libdragonbox-dev); only the layout is ours:
+ *   - fixed notation while the decimal point sits within -4 < decpt <= 16, as
+ *     Python's repr does: 0.7310585786300049, 0.0001, 1234.5, 1e+16 → "1e+16";
+ *   - integral values print without ".0" ("5", as JavaScript and the contract do);
+ *   - exponents as Python writes them, sign and at least two digits: 1e-05, 1e+300;
+ *   - negative zero is "-0" (reads back as -0.0 in C, JavaScript and numpy).
+ * Not for NaN or infinities: JSON has no such numbers; callers write null instead.
+ */
+#ifndef API_NUMFMT_H
+#define API_NUMFMT_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Enough for any finite double in this layout, with the terminating NUL. */
+#define API_NUMBER_MAX 32
+
+/*
+ * Writes x into buf (API_NUMBER_MAX bytes), NUL-terminated; returns the length.
+ * A non-finite x is written as "null".
+ */
+size_t api_format_double(double x, char *buf);
+
+/* numpy.round(x, decimals) for 0 <= decimals <= 15: rint(x * 10^d) / 10^d, halves to even. */
+double api_round_decimals(double x, int decimals);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,83 @@
+/*
+ * api/problem.h — every error attnd reports, in one shape: application/problem+json
+ * (RFC 9457) with errors[] that point into the request and hints that teach.
+ *
+ * struct api_error uses fixed buffers so that reporting a problem never needs
+ * memory: even "out of memory" can be described. A table maps each problem type
+ * to its status, title and the paragraph served at GET /problems/<type>.
+ *
+ * Not here: deciding what is wrong (parse.c, attention.c, api.c do that).
+ */
+#ifndef API_PROBLEM_H
+#define API_PROBLEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/api.h"
+#include "api/jsonw.h"
+
+enum api_problem_type {
+    API_INVALID_JSON = 0,
+    API_NOT_FOUND,
+    API_METHOD_NOT_ALLOWED,
+    API_TOO_LARGE,
+    API_NOT_ACCEPTABLE,
+    API_UNSUPPORTED_MEDIA_TYPE,
+    API_MISSING_FIELD,
+    API_NOT_A_MATRIX,
+    API_NOT_A_NUMBER,
+    API_SHAPE_MISMATCH,
+    API_UNKNOWN_FIELD,
+    API_INVALID_VALUE,
+    API_NUMERIC_OVERFLOW,
+    API_LIMIT_EXCEEDED,
+    API_UNAVAILABLE,
+    API_INTERNAL,
+    API_PROBLEM_COUNT
+};
+
+struct api_problem_info {
+    const char *slug;        /* "shape-mismatch": the type is "/problems/" + slug */
+    int status;
+    const char *title;
+    const char *explanation; /* one paragraph, for GET /problems/<slug> */
+};
+
+const struct api_problem_info *api_problem_info(enum api_problem_type type);
+/* The type whose slug is `slug`; false when there is none. */
+bool api_problem_lookup(const char *slug, enum api_problem_type *type);
+
+/* One problem, described without allocating. Empty strings mean "absent". */
+struct api_error {
+    enum api_problem_type type;
+    char detail[512];
+    char pointer[256];   /* JSON pointer into the request body ("" = the whole body) */
+    bool has_pointer;    /* a body problem: errors[] is written with this pointer */
+    char hint[320];
+    char parameter[64];  /* the query parameter at fault, for query problems */
+    const char *step;    /* numeric-overflow: the step's name */
+    long long cell[2];   /* numeric-overflow: [row, col], or row only when cell[1] < 0 */
+    bool has_cell;
+};
+
+/* Resets e and sets its type and detail (printf-style). Returns e for chaining. */
+struct api_error *api_error_set(struct api_error *e, enum api_problem_type type,
+                                const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The JSON pointer of the culprit (printf-style), e.g. "/k/%zu/%zu". */
+void api_error_at(struct api_error *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The hint (printf-style). */
+void api_error_hint(struct api_error *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prefixes the pointer, e.g. "/items/2" for a batch item. */
+void api_error_prefix_pointer(struct api_error *e, const char *prefix);
+
+/* Writes e as one problem object (for a batch item's body). */
+void api_error_write(struct jw *w, const struct api_error *e);
+
+/* Writes e as problem+json into res (status, content type, body). 503 body-less if even that fails. */
+void api_respond_error(struct api_response *res, const struct api_error *e);
+
+#endif

@@ -1,0 +1,472 @@
+/*
+ * core/attention.c — the fast path of scaled dot-product attention on OpenBLAS,
+ * and the trace that keeps every step of it.
+ *
+ * What it is: five passes (compare, scale, mask, softmax, mix), each writing one
+ * matrix of a caller-owned trace, each checked for non-finite numbers before the
+ * next one runs; then a per-query summary of the weights. Also the trace's single
+ * allocation, the status and step names, and the BLAS policy.
+ *
+ * What it is not: the reference (reference.c recomputes the same contract in naive
+ * loops), a validator of requests (api/ does that; bad shapes here are ATTN_EINVAL),
+ * or anything that prints, exits or knows JSON.
+ *
+ * Dimension letters (n_q, n_k, d_k, d_v) are those of the legend in attention.h.
+ */
+#include "attention.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+
+#include "internal.h"
+
+/* ---- names ---- */
+
+const char *attn_status_str(enum attn_status status)
+{
+    switch (status) {
+    case ATTN_OK: return "ok";
+    case ATTN_ENOMEM: return "out of memory";
+    case ATTN_EINVAL: return "invalid argument";
+    case ATTN_EOVERFLOW: return "a step produced a non-finite number";
+    }
+    return "unknown status";
+}
+
+const char *attn_step_name(enum attn_step step)
+{
+    switch (step) {
+    case ATTN_STEP_NONE: return "";
+    case ATTN_STEP_SCORES: return "scores";
+    case ATTN_STEP_SCALED: return "scaled";
+    case ATTN_STEP_MASKED: return "masked";
+    case ATTN_STEP_WEIGHTS: return "weights";
+    case ATTN_STEP_OUTPUT: return "output";
+    }
+    return "";
+}
+
+/* ---- the trace: one block, carved into every step and the summary ---- */
+
+/* a + b into *sum; 0 when it does not fit in size_t. */
+static int attn_add(size_t a, size_t b, size_t *sum)
+{
+    if (a > SIZE_MAX - b)
+        return 0;
+    *sum = a + b;
+    return 1;
+}
+
+size_t attn_trace_cells(size_t n_q, size_t n_k, size_t d_v)
+{
+    int overflow = 0;
+    size_t qk = attn_cells(n_q, n_k, &overflow);       /* one (n_q, n_k) step */
+    size_t steps = attn_cells(qk, 4, &overflow);        /* scores, scaled, masked, weights */
+    size_t output = attn_cells(n_q, d_v, &overflow);    /* (n_q, d_v) */
+    size_t summary = attn_cells(n_q, 3, &overflow);     /* row_sums, max_weight, entropy */
+    size_t total;
+
+    if (overflow || !attn_add(steps, output, &total) || !attn_add(total, summary, &total))
+        return 0;
+    return total;
+}
+
+/*
+ * Byte offsets inside the block: the doubles first (their alignment is calloc's),
+ * then argmax (n_q size_t), then fully_masked (n_q bytes).
+ */
+struct attn_layout {
+    size_t argmax_off, flags_off, bytes;
+};
+
+/* Fills *l; 0 when any size in bytes overflows size_t (the block cannot be had). */
+static int attn_layout_of(size_t n_q, size_t n_k, size_t d_v, struct attn_layout *l)
+{
+    int overflow = 0;
+    size_t cells = attn_trace_cells(n_q, n_k, d_v);
+    size_t doubles = attn_cells(cells, sizeof(double), &overflow);
+    size_t argmax = attn_cells(n_q, sizeof(size_t), &overflow);
+    size_t align = _Alignof(size_t);
+
+    if (cells == 0 || overflow || !attn_add(doubles, align - 1, &l->argmax_off))
+        return 0;
+    l->argmax_off -= l->argmax_off % align;
+    return attn_add(l->argmax_off, argmax, &l->flags_off) && attn_add(l->flags_off, n_q, &l->bytes);
+}
+
+/* Points every matrix and summary array of t into block, laid out as l says. */
+static void attn_trace_carve(struct attn_trace *t, unsigned char *block, const struct attn_layout *l)
+{
+    double *d = (double *)(void *)block;
+    size_t qk = t->n_q * t->n_k;
+
+    t->scores = attn_matrix_view(d, t->n_q, t->n_k);         /* (n_q, n_k) */
+    t->scaled = attn_matrix_view(d + qk, t->n_q, t->n_k);    /* (n_q, n_k) */
+    t->masked = attn_matrix_view(d + 2 * qk, t->n_q, t->n_k); /* (n_q, n_k) */
+    t->weights = attn_matrix_view(d + 3 * qk, t->n_q, t->n_k); /* (n_q, n_k) */
+    t->output = attn_matrix_view(d + 4 * qk, t->n_q, t->d_v); /* (n_q, d_v) */
+    d += 4 * qk + t->n_q * t->d_v;
+    t->summary.row_sums = d;                   /* (n_q) */
+    t->summary.max_weight = d + t->n_q;        /* (n_q) */
+    t->summary.entropy = d + 2 * t->n_q;       /* (n_q) */
+    t->summary.argmax = (size_t *)(void *)(block + l->argmax_off); /* (n_q) */
+    t->summary.fully_masked = block + l->flags_off;                /* (n_q) */
+    t->block = block;
+}
+
+/*
+ * Zero sizes are ATTN_EINVAL (a matrix is never empty). Sizes whose block would not
+ * fit in size_t are ATTN_ENOMEM, like a failed calloc: no memory of that size can be
+ * had, and attn_trace_cells already returned 0 for the caller's limit check.
+ */
+enum attn_status attn_trace_alloc(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v)
+{
+    struct attn_layout l;
+    unsigned char *block;
+
+    if (t == NULL)
+        return ATTN_EINVAL;
+    memset(t, 0, sizeof *t);
+    if (n_q == 0 || n_k == 0 || d_v == 0)
+        return ATTN_EINVAL;
+    if (!attn_layout_of(n_q, n_k, d_v, &l))
+        return ATTN_ENOMEM;
+    /* calloc: a fresh trace reads as zeros (IEEE 754 0.0 is all-bits-zero). */
+    block = calloc(1, l.bytes);
+    if (block == NULL)
+        return ATTN_ENOMEM;
+    t->n_q = n_q;
+    t->n_k = n_k;
+    t->d_v = d_v;
+    attn_trace_carve(t, block, &l);
+    return ATTN_OK;
+}
+
+void attn_trace_free(struct attn_trace *t)
+{
+    if (t == NULL)
+        return;
+    free(t->block);
+    memset(t, 0, sizeof *t);
+}
+
+/* Zeroes a matrix of the trace (always contiguous). */
+static void attn_zero_matrix(struct attn_matrix *m)
+{
+    memset(m->data, 0, m->rows * m->cols * sizeof(double));
+}
+
+static void attn_zero_summary(struct attn_trace *t)
+{
+    struct attn_summary *s = &t->summary;
+
+    memset(s->row_sums, 0, t->n_q * sizeof *s->row_sums);
+    memset(s->max_weight, 0, t->n_q * sizeof *s->max_weight);
+    memset(s->entropy, 0, t->n_q * sizeof *s->entropy);
+    memset(s->argmax, 0, t->n_q * sizeof *s->argmax);
+    memset(s->fully_masked, 0, t->n_q * sizeof *s->fully_masked);
+    s->n_fully_masked = 0;
+}
+
+void attn_trace_reset(struct attn_trace *t)
+{
+    t->fault.step = ATTN_STEP_NONE;
+    t->fault.row = 0;
+    t->fault.col = 0;
+    attn_zero_summary(t);
+}
+
+enum attn_status attn_trace_fault(struct attn_trace *t, enum attn_step step, size_t row, size_t col)
+{
+    struct attn_matrix *by_step[] = {
+        NULL, &t->scores, &t->scaled, &t->masked, &t->weights, &t->output,
+    };
+
+    t->fault.step = step;
+    t->fault.row = row;
+    t->fault.col = col;
+    for (size_t s = (size_t)step + 1; s <= ATTN_STEP_OUTPUT; s++)
+        attn_zero_matrix(by_step[s]);
+    attn_zero_summary(t);
+    return ATTN_EOVERFLOW;
+}
+
+/* ---- argument checks ---- */
+
+/*
+ * A usable view: data, non-empty, stride >= cols, and every size within int because
+ * cblas_dgemm takes its sizes and leading dimensions as int.
+ */
+static int attn_matrix_ok(const struct attn_matrix *m)
+{
+    return m != NULL && m->data != NULL && m->rows > 0 && m->cols > 0 &&
+           m->stride >= m->cols && m->rows <= INT_MAX && m->stride <= INT_MAX;
+}
+
+static int attn_mask_ok(const struct attn_mask *mask, size_t n_q)
+{
+    switch (mask->kind) {
+    case ATTN_MASK_NONE:
+    case ATTN_MASK_CAUSAL:
+        return 1;
+    case ATTN_MASK_CELLS:
+        return mask->allow != NULL && (mask->rows == n_q || mask->rows == 1);
+    }
+    return 0;
+}
+
+enum attn_status attn_check_problem(const struct attn_trace *t, const struct attn_problem *p)
+{
+    if (t == NULL || p == NULL || t->block == NULL)
+        return ATTN_EINVAL;
+    if (!attn_matrix_ok(p->q) || !attn_matrix_ok(p->k) || !attn_matrix_ok(p->v))
+        return ATTN_EINVAL;
+    /* Q·Kᵀ needs both d_k wide; weights·V needs one value row per key. */
+    if (p->q->cols != p->k->cols || p->v->rows != p->k->rows)
+        return ATTN_EINVAL;
+    if (t->n_q != p->q->rows || t->n_k != p->k->rows || t->d_v != p->v->cols)
+        return ATTN_EINVAL;
+    /* !(scale > 0) also rejects NaN. */
+    if (!(p->scale > 0) || !isfinite(p->scale))
+        return ATTN_EINVAL;
+    if (p->bias != NULL &&
+        (!attn_matrix_ok(p->bias) || p->bias->rows != t->n_q || p->bias->cols != t->n_k))
+        return ATTN_EINVAL;
+    return attn_mask_ok(&p->mask, t->n_q) ? ATTN_OK : ATTN_EINVAL;
+}
+
+/* ---- the five passes ---- */
+
+/* Whether query i may attend to key j, for n_q queries and n_k keys. */
+static int attn_allows(const struct attn_mask *mask, size_t n_q, size_t n_k, size_t i, size_t j)
+{
+    switch (mask->kind) {
+    case ATTN_MASK_CELLS:
+        /* One row is key padding: the same keys are hidden from every query. */
+        return mask->allow[(mask->rows == 1 ? 0 : i) * n_k + j] != 0;
+    case ATTN_MASK_CAUSAL:
+        /* j <= i + (n_k - n_q), rearranged so that n_q > n_k cannot wrap around. */
+        return j + n_q <= i + n_k;
+    case ATTN_MASK_NONE:
+        break;
+    }
+    return 1;
+}
+
+/*
+ * Step 1, compare: scores (n_q, n_k) = Q (n_q, d_k) · Kᵀ (d_k, n_k).
+ * CblasTrans reads K transposed in place instead of copying it, and the views'
+ * strides are the leading dimensions, so one head's column block of a wider Q or K
+ * is used where it lies.
+ */
+static void attn_pass_scores(struct attn_trace *t, const struct attn_matrix *q,
+                             const struct attn_matrix *k)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)q->rows, (blasint)k->rows,
+                (blasint)q->cols, 1.0, q->data, (blasint)q->stride, k->data, (blasint)k->stride,
+                0.0, t->scores.data, (blasint)t->scores.stride);
+}
+
+/*
+ * Step 2, scale: scaled (n_q, n_k) = scores * scale. A pass of its own (not folded
+ * into dgemm's alpha) so that `scores` keeps its meaning, the raw dot products.
+ */
+static void attn_pass_scale(struct attn_trace *t, double scale)
+{
+    const double *s = t->scores.data; /* (n_q, n_k) */
+    double *out = t->scaled.data;     /* (n_q, n_k) */
+
+    for (size_t c = 0; c < t->n_q * t->n_k; c++)
+        out[c] = s[c] * scale;
+}
+
+/*
+ * Step 3, mask: masked (n_q, n_k) = scaled + bias, then -inf where the mask blocks.
+ * -inf rather than a large negative number: exp(-inf) is exactly 0, so a blocked
+ * key gets exactly no weight however large the other scores are.
+ */
+static void attn_pass_mask(struct attn_trace *t, const struct attn_problem *p)
+{
+    for (size_t i = 0; i < t->n_q; i++) {
+        double *row = t->masked.data + i * t->n_k; /* (n_k) */
+        for (size_t j = 0; j < t->n_k; j++) {
+            double x = attn_at(&t->scaled, i, j);
+            if (p->bias != NULL)
+                x += attn_at(p->bias, i, j);
+            row[j] = attn_allows(&p->mask, t->n_q, t->n_k, i, j) ? x : -INFINITY;
+        }
+    }
+}
+
+/*
+ * Softmax of one row x (n) into w (n); returns 1 when every key is blocked.
+ * The row's max is subtracted first: exp then never sees a positive argument, so
+ * scores of 1e300 cannot overflow, and the ratios are unchanged. The sum is >= 1
+ * (the max contributes exp(0)), so the division is safe. A row with no allowed key
+ * has no max; it gets weights 0, not the NaN that 0/0 would give.
+ */
+static int attn_softmax_row(const double *x, double *w, size_t n)
+{
+    double max = -INFINITY, sum = 0.0;
+
+    for (size_t j = 0; j < n; j++)
+        if (x[j] > max)
+            max = x[j];
+    if (max == -INFINITY) {
+        memset(w, 0, n * sizeof *w);
+        return 1;
+    }
+    for (size_t j = 0; j < n; j++) {
+        w[j] = exp(x[j] - max); /* blocked: exp(-inf) = 0 */
+        sum += w[j];
+    }
+    for (size_t j = 0; j < n; j++)
+        w[j] /= sum;
+    return 0;
+}
+
+/* Step 4, softmax along each row: weights (n_q, n_k); records fully masked rows. */
+static void attn_pass_softmax(struct attn_trace *t)
+{
+    for (size_t i = 0; i < t->n_q; i++) {
+        int blocked = attn_softmax_row(t->masked.data + i * t->n_k, t->weights.data + i * t->n_k,
+                                       t->n_k);
+        t->summary.fully_masked[i] = (unsigned char)blocked;
+        t->summary.n_fully_masked += (size_t)blocked;
+    }
+}
+
+/* Step 5, mix: output (n_q, d_v) = weights (n_q, n_k) · V (n_k, d_v), V read at its stride. */
+static void attn_pass_output(struct attn_trace *t, const struct attn_matrix *v)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)t->n_q, (blasint)v->cols,
+                (blasint)t->n_k, 1.0, t->weights.data, (blasint)t->weights.stride, v->data,
+                (blasint)v->stride, 0.0, t->output.data, (blasint)t->output.stride);
+}
+
+/*
+ * Per query: row sum, heaviest key (ties to the lowest index: strict >), its weight,
+ * and the entropy -Σ w ln w in nats (w = 0 contributes nothing: w ln w -> 0).
+ */
+static void attn_summarize_row(struct attn_summary *s, size_t i, const double *w, size_t n)
+{
+    double sum = 0.0, h = 0.0;
+    size_t best = 0;
+
+    if (s->fully_masked[i]) {
+        s->row_sums[i] = 0.0;
+        s->argmax[i] = ATTN_NO_INDEX;
+        s->max_weight[i] = 0.0;
+        s->entropy[i] = 0.0;
+        return;
+    }
+    for (size_t j = 0; j < n; j++) {
+        sum += w[j];
+        if (w[j] > w[best])
+            best = j;
+        if (w[j] > 0.0)
+            h -= w[j] * log(w[j]);
+    }
+    s->row_sums[i] = sum;
+    s->argmax[i] = best;
+    s->max_weight[i] = w[best];
+    s->entropy[i] = h;
+}
+
+static void attn_pass_summary(struct attn_trace *t)
+{
+    for (size_t i = 0; i < t->n_q; i++)
+        attn_summarize_row(&t->summary, i, t->weights.data + i * t->n_k, t->n_k);
+}
+
+/*
+ * After a step: the first non-finite cell of m (row-major) becomes the trace's fault.
+ * With `mask`, the cells it blocks are skipped: their -inf is the mask's doing, while
+ * an allowed cell whose finite scaled + bias overflowed is a real fault.
+ */
+static enum attn_status attn_check_step(struct attn_trace *t, enum attn_step step,
+                                        const struct attn_matrix *m, const struct attn_mask *mask)
+{
+    for (size_t i = 0; i < m->rows; i++)
+        for (size_t j = 0; j < m->cols; j++)
+            if (!isfinite(attn_at(m, i, j)) &&
+                (mask == NULL || attn_allows(mask, m->rows, m->cols, i, j)))
+                return attn_trace_fault(t, step, i, j);
+    return ATTN_OK;
+}
+
+enum attn_status attn_forward(struct attn_trace *out, const struct attn_problem *p)
+{
+    enum attn_status st = attn_check_problem(out, p);
+
+    if (st != ATTN_OK)
+        return st;
+    attn_trace_reset(out);
+
+    attn_pass_scores(out, p->q, p->k);
+    if ((st = attn_check_step(out, ATTN_STEP_SCORES, &out->scores, NULL)) != ATTN_OK)
+        return st;
+    attn_pass_scale(out, p->scale);
+    if ((st = attn_check_step(out, ATTN_STEP_SCALED, &out->scaled, NULL)) != ATTN_OK)
+        return st;
+    attn_pass_mask(out, p);
+    if ((st = attn_check_step(out, ATTN_STEP_MASKED, &out->masked, &p->mask)) != ATTN_OK)
+        return st;
+    attn_pass_softmax(out);
+    /* Cannot fire after the max subtraction; kept so a regression cannot slip NaN out. */
+    if ((st = attn_check_step(out, ATTN_STEP_WEIGHTS, &out->weights, NULL)) != ATTN_OK)
+        return st;
+    attn_pass_output(out, p->v);
+    if ((st = attn_check_step(out, ATTN_STEP_OUTPUT, &out->output, NULL)) != ATTN_OK)
+        return st;
+    attn_pass_summary(out);
+    return ATTN_OK;
+}
+
+/* ---- BLAS policy ---- */
+
+void attn_blas_set_threads(int threads)
+{
+    openblas_set_num_threads(threads < 1 ? 1 : threads);
+}
+
+static char attn_blas_text[256];
+static once_flag attn_blas_once = ONCE_FLAG_INIT;
+
+/* Appends src to attn_blas_text, cutting it short rather than overflowing. */
+static void attn_blas_append(const char *src)
+{
+    size_t used = strlen(attn_blas_text), room = sizeof attn_blas_text - 1 - used;
+    size_t n = strlen(src);
+
+    memcpy(attn_blas_text + used, src, n < room ? n : room);
+    attn_blas_text[used + (n < room ? n : room)] = '\0';
+}
+
+/*
+ * Built once: openblas_get_config() fills a buffer of its own on every call, so
+ * calling it from several request threads at once would race.
+ */
+static void attn_blas_describe(void)
+{
+    const char *config = openblas_get_config();
+    const char *core = openblas_get_corename();
+
+    attn_blas_append(config != NULL ? config : "OpenBLAS");
+    /* DYNAMIC_ARCH builds already name the core in the config string. */
+    if (core != NULL && (config == NULL || strstr(config, core) == NULL)) {
+        attn_blas_append(" ");
+        attn_blas_append(core);
+    }
+}
+
+const char *attn_blas_info(void)
+{
+    call_once(&attn_blas_once, attn_blas_describe);
+    return attn_blas_text;
+}

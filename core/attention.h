@@ -1,0 +1,161 @@
+/*
+ * core/attention.h — scaled dot-product attention, every step kept.
+ *
+ *   weights = softmax(Q·Kᵀ · scale + bias, masked)      output = weights · V
+ *
+ * computed in the five passes the seeds teach (compare, scale, mask, softmax, mix),
+ * each written into its own matrix of a caller-owned trace so a client can be shown
+ * every intermediate. The fast path uses OpenBLAS (cblas_dgemm); attn_reference is
+ * the same contract in naive loops, kept for tests and to validate benchmarks.
+ *
+ * Not here: JSON, HTTP, printing, exit. Bad shapes are the caller's bug (ATTN_EINVAL);
+ * api/ validates requests before calling.
+ *
+ * Dimension legend, used in every shape comment of core/:
+ *   n_q  queries (rows of Q)          n_k  keys (rows of K and V)
+ *   d_k  width of a query and a key   d_v  width of a value
+ */
+#ifndef ATTN_ATTENTION_H
+#define ATTN_ATTENTION_H
+
+#include <stddef.h>
+
+#include "matrix.h"
+
+enum attn_status {
+    ATTN_OK = 0,
+    ATTN_ENOMEM,    /* an allocation failed; nothing was leaked */
+    ATTN_EINVAL,    /* shapes inconsistent: a programmer error, api/ checks first */
+    ATTN_EOVERFLOW, /* a step produced a non-finite number; trace.fault says where */
+};
+
+const char *attn_status_str(enum attn_status status);
+
+/* The five steps, numbered as the seeds number them. */
+enum attn_step {
+    ATTN_STEP_NONE = 0,
+    ATTN_STEP_SCORES = 1, /* Q @ Kᵀ                               (n_q, n_k) */
+    ATTN_STEP_SCALED,     /* scores * scale                       (n_q, n_k) */
+    ATTN_STEP_MASKED,     /* scaled + bias, -inf where blocked    (n_q, n_k) */
+    ATTN_STEP_WEIGHTS,    /* softmax(masked) along each row       (n_q, n_k) */
+    ATTN_STEP_OUTPUT,     /* weights @ V                          (n_q, d_v) */
+};
+
+/* "scores", "scaled", "masked", "weights", "output"; "" for ATTN_STEP_NONE. */
+const char *attn_step_name(enum attn_step step);
+
+enum attn_mask_kind {
+    ATTN_MASK_NONE = 0, /* every query sees every key */
+    ATTN_MASK_CELLS,    /* an explicit table of allowed cells */
+    ATTN_MASK_CAUSAL,   /* query i sees key j iff j <= i + (n_k - n_q): bottom-right aligned */
+};
+
+struct attn_mask {
+    enum attn_mask_kind kind;
+    /*
+     * ATTN_MASK_CELLS only: allow[r * n_k + j] != 0 lets query i attend to key j,
+     * where r = i when rows == n_q, and r = 0 when rows == 1 (a key-padding row
+     * applied to every query). Semantics such as PyTorch's "True = blocked" are
+     * translated by the caller; core only knows "allowed".
+     */
+    const unsigned char *allow;
+    size_t rows;
+};
+
+/* One attention problem. Borrowed pointers: core never frees them. */
+struct attn_problem {
+    const struct attn_matrix *q;    /* (n_q, d_k) */
+    const struct attn_matrix *k;    /* (n_k, d_k) */
+    const struct attn_matrix *v;    /* (n_k, d_v) */
+    const struct attn_matrix *bias; /* (n_q, n_k) added to the scaled scores, or NULL */
+    struct attn_mask mask;
+    double scale;                   /* > 0; the usual choice is 1/sqrt(d_k) */
+};
+
+#define ATTN_NO_INDEX ((size_t)-1)
+
+/* Per-query facts about the weights. Arrays of n_q, inside the trace's block. */
+struct attn_summary {
+    double *row_sums;            /* sum of the row's weights: 1, or 0 when fully masked */
+    size_t *argmax;              /* heaviest key, ties to the lowest index; ATTN_NO_INDEX when fully masked */
+    double *max_weight;          /* that key's weight; 0 when fully masked */
+    double *entropy;             /* -sum w ln w, in nats; 0 when fully masked */
+    unsigned char *fully_masked; /* 1 when every key of the row was blocked */
+    size_t n_fully_masked;       /* how many rows have fully_masked set */
+};
+
+/* Where a step first produced a non-finite number (row-major order). */
+struct attn_fault {
+    enum attn_step step;
+    size_t row, col;
+};
+
+/*
+ * Every step of one forward pass. All matrices are contiguous and live in one
+ * allocation (`block`) made by attn_trace_alloc and freed by attn_trace_free.
+ * masked holds -INFINITY at blocked cells. A fully masked row has weights 0 and
+ * output 0, never NaN.
+ */
+struct attn_trace {
+    size_t n_q, n_k, d_v;
+    struct attn_matrix scores;  /* (n_q, n_k) */
+    struct attn_matrix scaled;  /* (n_q, n_k) */
+    struct attn_matrix masked;  /* (n_q, n_k) */
+    struct attn_matrix weights; /* (n_q, n_k) */
+    struct attn_matrix output;  /* (n_q, d_v) */
+    struct attn_summary summary;
+    struct attn_fault fault;    /* set when a pass returns ATTN_EOVERFLOW */
+    void *block;
+};
+
+/*
+ * How many doubles a trace of these sizes holds (4·n_q·n_k + n_q·d_v + summary),
+ * or 0 when that count overflows size_t. Lets callers check limits before allocating.
+ * The summary counts 3·n_q (row_sums, max_weight, entropy); argmax and fully_masked
+ * live in the same block but are not doubles.
+ */
+size_t attn_trace_cells(size_t n_q, size_t n_k, size_t d_v);
+
+/*
+ * Allocates the trace's single block, zero-filled. ATTN_ENOMEM leaves *t zeroed;
+ * it is also the answer when the block's size overflows size_t. A zero size is
+ * ATTN_EINVAL (and leaves *t zeroed too).
+ */
+enum attn_status attn_trace_alloc(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v);
+
+/* Frees the block and zeroes *t. Safe on a zeroed trace; twice is a no-op. */
+void attn_trace_free(struct attn_trace *t);
+
+/*
+ * Runs every step into `out`, which must have been allocated for (n_q, n_k, d_v).
+ * Scores use cblas_dgemm(RowMajor, NoTrans, Trans); the output cblas_dgemm(NoTrans,
+ * NoTrans). Returns ATTN_EOVERFLOW with out->fault set at the first step that yields
+ * a non-finite number (the later steps are then not computed).
+ *
+ * ATTN_EINVAL, with `out` untouched, unless: q, k, v (and bias) are views with data,
+ * rows, cols >= 1 and stride >= cols, rows and stride <= INT_MAX (BLAS's index type);
+ * q->cols == k->cols; v->rows == k->rows; bias is (n_q, n_k); a CELLS mask has `allow`
+ * and rows n_q or 1; scale is finite and > 0; `out` was allocated for (q->rows,
+ * k->rows, v->cols).
+ * On ATTN_EOVERFLOW the steps up to fault.step hold their values (the faulty cell
+ * included), the later steps and the summary are zero. A blocked cell's -inf in
+ * `masked` is never a fault; an allowed cell whose scaled + bias overflows is.
+ * A trace may be reused for several problems of its sizes.
+ */
+enum attn_status attn_forward(struct attn_trace *out, const struct attn_problem *p);
+
+/* The same contract as attn_forward in plain loops, no BLAS: the reference. */
+enum attn_status attn_reference(struct attn_trace *out, const struct attn_problem *p);
+
+/*
+ * BLAS policy. attnd's server already runs one request per thread, so extra
+ * BLAS threads would only oversubscribe the cores; the server sets 1.
+ */
+void attn_blas_set_threads(int threads); /* threads < 1 means 1 */
+/*
+ * A short description of the BLAS in use, e.g. "OpenBLAS 0.3.21 ... Haswell". Static
+ * storage, built on the first call; safe to call from several threads.
+ */
+const char *attn_blas_info(void);
+
+#endif

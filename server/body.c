@@ -1,0 +1,72 @@
+/*
+ * server/body.c — request body accumulation (see body.h).
+ */
+#include "server/body.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void srv_body_init(struct srv_body *b, size_t limit, long long declared)
+{
+    memset(b, 0, sizeof *b);
+    b->limit = limit;
+    size_t first = SRV_BODY_FIRST_MIN;
+    if (declared > 0 && (unsigned long long)declared > first)
+        first = (unsigned long long)declared < SRV_BODY_FIRST_MAX ? (size_t)declared
+                                                                 : SRV_BODY_FIRST_MAX;
+    b->first = first < limit ? first : limit;
+    b->state = SRV_BODY_OK;
+}
+
+/* Leaves SRV_BODY_OK: the stored bytes are of no further use, give them back now. */
+static enum srv_body_state srv_body_give_up(struct srv_body *b, enum srv_body_state why,
+                                            size_t n)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->state = why;
+    return srv_body_append(b, NULL, n); /* counts n as drained */
+}
+
+/* Smallest capacity, doubling from the current one, that holds need bytes; at most limit. */
+static size_t srv_body_grow_to(const struct srv_body *b, size_t need)
+{
+    size_t cap = b->cap > 0 ? b->cap : b->first;
+    while (cap < need)
+        cap = cap > b->limit / 2 ? b->limit : cap * 2; /* no size_t overflow: limit caps it */
+    return cap < b->limit ? cap : b->limit;
+}
+
+enum srv_body_state srv_body_append(struct srv_body *b, const char *data, size_t n)
+{
+    if (b->state != SRV_BODY_OK) {
+        size_t drain_max = b->limit > SRV_BODY_DRAIN_MIN ? b->limit : SRV_BODY_DRAIN_MIN;
+        b->drained = n > drain_max - b->drained ? drain_max + 1 : b->drained + n;
+        if (b->drained > drain_max)
+            b->state = SRV_BODY_ABORT;
+        return b->state;
+    }
+    if (n == 0)
+        return SRV_BODY_OK;
+    if (n > b->limit - b->len) /* len <= limit always, so this cannot wrap */
+        return srv_body_give_up(b, SRV_BODY_TOO_LARGE, n);
+    if (b->len + n > b->cap) {
+        size_t cap = srv_body_grow_to(b, b->len + n);
+        char *grown = realloc(b->data, cap); /* into a temporary: keep data on failure */
+        if (grown == NULL)
+            return srv_body_give_up(b, SRV_BODY_NO_MEMORY, n);
+        b->data = grown;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    return SRV_BODY_OK;
+}
+
+void srv_body_free(struct srv_body *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}

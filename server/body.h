@@ -1,0 +1,51 @@
+/*
+ * server/body.h — one request body, accumulated across libmicrohttpd's upload calls.
+ *
+ * The buffer grows geometrically up to the limit (--max-body). A client's declared
+ * Content-Length only sizes the first allocation, and never beyond SRV_BODY_FIRST_MAX:
+ * a header saying "1 GiB" costs nothing until the bytes arrive.
+ *
+ * Past the limit (a chunked body has no length to refuse early) or after an
+ * allocation failure, the bytes already stored are freed and the rest is drained
+ * unread, because libmicrohttpd 0.9.75 cannot queue a response while an upload is in
+ * progress: the answer (413 or 503) goes out on the final call. Draining is bounded
+ * by SRV_BODY_DRAIN_MIN or the limit, whichever is larger; beyond that the caller
+ * closes the connection instead of reading forever.
+ *
+ * Not here: parsing, HTTP.
+ */
+#ifndef SRV_BODY_H
+#define SRV_BODY_H
+
+#include <stddef.h>
+
+#define SRV_BODY_FIRST_MIN ((size_t)4096)
+#define SRV_BODY_FIRST_MAX ((size_t)65536)
+#define SRV_BODY_DRAIN_MIN ((size_t)1 << 20)
+
+enum srv_body_state {
+    SRV_BODY_OK,        /* everything so far is stored */
+    SRV_BODY_TOO_LARGE, /* over the limit: draining, answer 413 */
+    SRV_BODY_NO_MEMORY, /* an allocation failed: draining, answer 503 */
+    SRV_BODY_ABORT      /* drained too much: close the connection */
+};
+
+struct srv_body {
+    char *data;          /* (len) bytes, not NUL-terminated; owned, see srv_body_free */
+    size_t len, cap;
+    size_t limit;        /* --max-body */
+    size_t first;        /* first allocation's size */
+    size_t drained;      /* bytes thrown away after the state left SRV_BODY_OK */
+    enum srv_body_state state;
+};
+
+/* declared is the Content-Length, or -1. Allocates nothing. */
+void srv_body_init(struct srv_body *b, size_t limit, long long declared);
+
+/* Stores or drains n bytes; returns the state after them. */
+enum srv_body_state srv_body_append(struct srv_body *b, const char *data, size_t n);
+
+/* Frees the buffer; safe twice and on a zeroed body. */
+void srv_body_free(struct srv_body *b);
+
+#endif

@@ -1,0 +1,361 @@
+/*
+ * server/config.c — flags, environment and defaults for attnd (see config.h).
+ *
+ * One table lists every setting once: its flag, its variable, its kind and its range.
+ * Numbers are read with strtoull and checked for sign, trailing bytes and range (never
+ * atoi: "1x" and "-1" are errors, not 1 and 2^64-1). Values are echoed in messages only
+ * after being made printable and short.
+ *
+ * Not here: printing, exiting, sockets.
+ */
+#include "server/config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum srv_opt_kind { OPT_UINT, OPT_SIZE, OPT_BIND, OPT_CORS, OPT_LOG };
+
+struct srv_opt {
+    const char *flag;        /* without the leading "--" */
+    const char *env;
+    enum srv_opt_kind kind;
+    size_t offset;           /* of the field in struct srv_config, OPT_UINT and OPT_SIZE */
+    unsigned long long min, max;
+    const char *unit;        /* for the range message */
+};
+
+/*
+ * The ranges are wide enough for any sane deployment and narrow enough that the
+ * arithmetic above them (cells * sizeof(double), timeouts in ms) cannot overflow.
+ */
+static const struct srv_opt srv_opts[] = {
+    {"bind", "ATTND_BIND", OPT_BIND, 0, 0, 0, NULL},
+    {"port", "ATTND_PORT", OPT_UINT, offsetof(struct srv_config, port), 0, 65535,
+     "0 picks a free port"},
+    {"threads", "ATTND_THREADS", OPT_UINT, offsetof(struct srv_config, threads), 1, 1024,
+     "threads"},
+    {"max-body", "ATTND_MAX_BODY", OPT_SIZE, offsetof(struct srv_config, max_body), 1,
+     1073741824ULL, "bytes"},
+    {"max-cells", "ATTND_MAX_CELLS", OPT_SIZE, offsetof(struct srv_config, max_cells), 1,
+     1073741824ULL, "cells"},
+    {"max-batch", "ATTND_MAX_BATCH", OPT_SIZE, offsetof(struct srv_config, max_batch), 1,
+     4096, "items"},
+    {"timeout", "ATTND_TIMEOUT", OPT_UINT, offsetof(struct srv_config, timeout), 1, 86400,
+     "seconds"},
+    {"cors-origin", "ATTND_CORS_ORIGIN", OPT_CORS, 0, 0, 0, NULL},
+    {"log", "ATTND_LOG", OPT_LOG, 0, 0, 0, NULL},
+};
+
+#define SRV_N_OPTS (sizeof srv_opts / sizeof srv_opts[0])
+
+void srv_config_defaults(struct srv_config *cfg, unsigned n_cpus)
+{
+    memset(cfg, 0, sizeof *cfg);
+    snprintf(cfg->bind, sizeof cfg->bind, "127.0.0.1");
+    cfg->port = 8080;
+    cfg->threads = n_cpus < 1 ? 1 : n_cpus > 1024 ? 1024 : n_cpus;
+    cfg->max_body = 16777216;
+    cfg->max_cells = 4194304;
+    cfg->max_batch = 64;
+    cfg->timeout = 30;
+    cfg->cors_any = true;
+    cfg->log = SRV_LOG_TEXT;
+}
+
+/* Copies at most 40 bytes of s into out, replacing what a terminal should not see. */
+static void srv_printable(char *out, size_t out_len, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] != '\0' && i < 40 && i + 1 < out_len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    if (s[i] != '\0' && i + 4 < out_len) {
+        memcpy(out + i, "...", 3);
+        i += 3;
+    }
+    out[i] = '\0';
+}
+
+/* Decimal digits only, no sign, no spaces, no trailing bytes, within [min, max]. */
+static bool srv_parse_ull(const char *s, unsigned long long min, unsigned long long max,
+                          unsigned long long *out)
+{
+    if (s[0] < '0' || s[0] > '9')
+        return false; /* strtoull would accept " 1", "+1" and negate "-1" */
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool srv_set_number(struct srv_config *cfg, const struct srv_opt *o, const char *value,
+                           char *why, size_t why_len)
+{
+    unsigned long long v;
+    if (!srv_parse_ull(value, o->min, o->max, &v)) {
+        snprintf(why, why_len, "expected an integer from %llu to %llu (%s)", o->min, o->max,
+                 o->unit);
+        return false;
+    }
+    char *field = (char *)cfg + o->offset;
+    if (o->kind == OPT_UINT) {
+        unsigned u = (unsigned)v;
+        memcpy(field, &u, sizeof u);
+    } else {
+        size_t z = (size_t)v;
+        memcpy(field, &z, sizeof z);
+    }
+    return true;
+}
+
+static bool srv_set_bind(struct srv_config *cfg, const char *value, char *why, size_t why_len)
+{
+    unsigned char addr[16];
+    bool v4 = strlen(value) < sizeof cfg->bind && inet_pton(AF_INET, value, addr) == 1;
+    bool v6 = !v4 && strlen(value) < sizeof cfg->bind && inet_pton(AF_INET6, value, addr) == 1;
+    if (!v4 && !v6) {
+        snprintf(why, why_len, "expected a numeric IPv4 or IPv6 address, e.g. 127.0.0.1, "
+                               "0.0.0.0 or ::");
+        return false;
+    }
+    snprintf(cfg->bind, sizeof cfg->bind, "%s", value);
+    cfg->bind_ipv6 = v6;
+    return true;
+}
+
+/* An origin as browsers send it: http(s)://host[:port], nothing after the authority. */
+static bool srv_origin_ok(const char *o)
+{
+    const char *rest = NULL;
+    if (strncmp(o, "http://", 7) == 0)
+        rest = o + 7;
+    else if (strncmp(o, "https://", 8) == 0)
+        rest = o + 8;
+    if (rest == NULL || *rest == '\0' || strlen(o) > 255)
+        return false;
+    for (; *rest != '\0'; rest++) {
+        char c = *rest;
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '-' || c == ':' || c == '[' || c == ']';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static bool srv_set_cors(struct srv_config *cfg, const char *value, char *why, size_t why_len)
+{
+    static const char allowed[] = "expected * or a comma-separated list of origins such as "
+                                  "https://example.org,http://localhost:3000";
+    if (strcmp(value, "*") == 0) {
+        cfg->cors_any = true;
+        cfg->n_cors_origins = 0;
+        return true;
+    }
+    if (strlen(value) >= sizeof cfg->cors_buf) {
+        snprintf(why, why_len, "the list is longer than %zu bytes", sizeof cfg->cors_buf - 1);
+        return false;
+    }
+    /* Split a copy in place: each origin, trimmed, becomes a NUL-terminated string. */
+    memcpy(cfg->cors_buf, value, strlen(value) + 1);
+    size_t n = 0;
+    char *p = cfg->cors_buf;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma != NULL)
+            *comma = '\0';
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t len = strlen(p);
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            p[--len] = '\0';
+        if (!srv_origin_ok(p) || n == SRV_CORS_MAX_ORIGINS) {
+            snprintf(why, why_len, "%s (at most %d)", allowed, SRV_CORS_MAX_ORIGINS);
+            return false;
+        }
+        cfg->cors_origins[n++] = p;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    cfg->cors_any = false;
+    cfg->n_cors_origins = n;
+    return true;
+}
+
+static bool srv_set_log(struct srv_config *cfg, const char *value, char *why, size_t why_len)
+{
+    if (strcmp(value, "text") == 0)
+        cfg->log = SRV_LOG_TEXT;
+    else if (strcmp(value, "json") == 0)
+        cfg->log = SRV_LOG_JSON;
+    else if (strcmp(value, "off") == 0)
+        cfg->log = SRV_LOG_OFF;
+    else {
+        snprintf(why, why_len, "expected text, json or off");
+        return false;
+    }
+    return true;
+}
+
+/* Applies one setting; on failure err names `source` (a flag or a variable). */
+static bool srv_apply(struct srv_config *cfg, const struct srv_opt *o, const char *source,
+                      const char *value, char *err, size_t err_len)
+{
+    char why[192] = "";
+    bool ok = false;
+    switch (o->kind) {
+    case OPT_UINT:
+    case OPT_SIZE:
+        ok = srv_set_number(cfg, o, value, why, sizeof why);
+        break;
+    case OPT_BIND:
+        ok = srv_set_bind(cfg, value, why, sizeof why);
+        break;
+    case OPT_CORS:
+        ok = srv_set_cors(cfg, value, why, sizeof why);
+        break;
+    case OPT_LOG:
+        ok = srv_set_log(cfg, value, why, sizeof why);
+        break;
+    }
+    if (!ok) {
+        char shown[48];
+        srv_printable(shown, sizeof shown, value);
+        snprintf(err, err_len, "%s: invalid value \"%s\": %s", source, shown, why);
+    }
+    return ok;
+}
+
+/* The value of NAME in envp, or NULL. */
+static const char *srv_env_lookup(char *const envp[], const char *name)
+{
+    if (envp == NULL)
+        return NULL;
+    size_t len = strlen(name);
+    for (size_t i = 0; envp[i] != NULL; i++)
+        if (strncmp(envp[i], name, len) == 0 && envp[i][len] == '=')
+            return envp[i] + len + 1;
+    return NULL;
+}
+
+static const struct srv_opt *srv_find_opt(const char *name, size_t len)
+{
+    for (size_t i = 0; i < SRV_N_OPTS; i++)
+        if (strlen(srv_opts[i].flag) == len && strncmp(srv_opts[i].flag, name, len) == 0)
+            return &srv_opts[i];
+    return NULL;
+}
+
+/* Variables for settings no flag gave; a flag overrides even a malformed variable. */
+static bool srv_apply_env(struct srv_config *cfg, char *const envp[], const bool flagged[],
+                          char *err, size_t err_len)
+{
+    for (size_t i = 0; i < SRV_N_OPTS; i++) {
+        if (flagged[i])
+            continue;
+        const char *v = srv_env_lookup(envp, srv_opts[i].env);
+        if (v != NULL && !srv_apply(cfg, &srv_opts[i], srv_opts[i].env, v, err, err_len))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * Walks argv. Flags are applied after the environment, so argv is read twice: first
+ * for the mode (help, version, probe, or an early error) and for which settings have
+ * a flag (flagged[], indexed like srv_opts), then (apply) for their values.
+ */
+static enum srv_mode srv_scan_args(struct srv_config *cfg, int argc, char *const argv[],
+                                   bool apply, bool flagged[], char *err, size_t err_len)
+{
+    enum srv_mode mode = SRV_MODE_RUN;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+            return SRV_MODE_HELP;
+        if (strcmp(a, "--version") == 0)
+            return SRV_MODE_VERSION;
+        char shown[48];
+        srv_printable(shown, sizeof shown, a);
+        if (strncmp(a, "--", 2) != 0) {
+            snprintf(err, err_len, "unexpected argument \"%s\" (see --help)", shown);
+            return SRV_MODE_ERROR;
+        }
+        const char *name = a + 2;
+        const char *eq = strchr(name, '=');
+        size_t name_len = eq != NULL ? (size_t)(eq - name) : strlen(name);
+        bool is_probe = name_len == 5 && strncmp(name, "probe", 5) == 0;
+        const struct srv_opt *o = is_probe ? NULL : srv_find_opt(name, name_len);
+        if (!is_probe && o == NULL) {
+            snprintf(err, err_len, "unknown option \"%s\" (see --help)", shown);
+            return SRV_MODE_ERROR;
+        }
+        const char *value = eq != NULL ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (value == NULL) {
+            snprintf(err, err_len, "--%s needs a value (see --help)",
+                     is_probe ? "probe" : o->flag);
+            return SRV_MODE_ERROR;
+        }
+        if (is_probe) {
+            cfg->probe_url = value;
+            mode = SRV_MODE_PROBE;
+            continue;
+        }
+        flagged[o - srv_opts] = true;
+        char source[32];
+        snprintf(source, sizeof source, "--%s", o->flag);
+        if (apply && !srv_apply(cfg, o, source, value, err, err_len))
+            return SRV_MODE_ERROR;
+    }
+    return mode;
+}
+
+enum srv_mode srv_config_parse(struct srv_config *cfg, int argc, char *const argv[],
+                               char *const envp[], unsigned n_cpus, char *err, size_t err_len)
+{
+    srv_config_defaults(cfg, n_cpus);
+    if (err_len > 0)
+        err[0] = '\0';
+    bool flagged[SRV_N_OPTS] = {false};
+    enum srv_mode mode = srv_scan_args(cfg, argc, argv, false, flagged, err, err_len);
+    if (mode != SRV_MODE_RUN)
+        return mode;
+    if (!srv_apply_env(cfg, envp, flagged, err, err_len))
+        return SRV_MODE_ERROR;
+    return srv_scan_args(cfg, argc, argv, true, flagged, err, err_len);
+}
+
+const char *srv_config_usage(void)
+{
+    return "usage: attnd [options]\n"
+           "       attnd --probe http://HOST:PORT/PATH\n"
+           "\n"
+           "Serves scaled dot-product attention over HTTP, with every step shown.\n"
+           "\n"
+           "options (flags beat environment variables, which beat defaults):\n"
+           "  --bind ADDR         ATTND_BIND         numeric IPv4/IPv6 address (127.0.0.1)\n"
+           "  --port N            ATTND_PORT         0..65535; 0 picks a free port (8080)\n"
+           "  --threads N         ATTND_THREADS      1..1024 worker threads (number of CPUs)\n"
+           "  --max-body BYTES    ATTND_MAX_BODY     largest request body (16777216)\n"
+           "  --max-cells N       ATTND_MAX_CELLS    cells of any one matrix (4194304)\n"
+           "  --max-batch N       ATTND_MAX_BATCH    items of one batch, 1..4096 (64)\n"
+           "  --timeout S         ATTND_TIMEOUT      idle connection timeout, 1..86400 (30)\n"
+           "  --cors-origin LIST  ATTND_CORS_ORIGIN  * or comma-separated origins (*)\n"
+           "  --log FORMAT        ATTND_LOG          access log on stderr: text, json, off "
+           "(text)\n"
+           "  --probe URL         GET URL once; exit 0 on a 2xx status, 1 otherwise\n"
+           "  --help              this text\n"
+           "  --version           the version and build\n"
+           "\n"
+           "Both \"--port 8080\" and \"--port=8080\" work. A bad value exits with status 2.\n"
+           "SIGTERM or SIGINT: stop accepting, finish requests in flight, exit 0.\n";
+}

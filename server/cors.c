@@ -1,0 +1,27 @@
+/*
+ * server/cors.c — the CORS decision (see cors.h).
+ *
+ * Origins compare exactly (scheme, host and port as the browser sends them);
+ * "https://a.example" does not allow "https://a.example.evil".
+ */
+#include "server/cors.h"
+
+#include <string.h>
+
+struct srv_cors srv_cors_decide(const struct srv_config *cfg, const char *origin)
+{
+    struct srv_cors c = {NULL, false};
+    if (cfg->cors_any) {
+        c.allow_origin = "*";
+        return c;
+    }
+    c.vary_origin = true;
+    if (origin == NULL)
+        return c;
+    for (size_t i = 0; i < cfg->n_cors_origins; i++)
+        if (strcmp(cfg->cors_origins[i], origin) == 0) {
+            c.allow_origin = origin;
+            break;
+        }
+    return c;
+}

@@ -1,0 +1,35 @@
+/*
+ * server/cors.h — which CORS headers a response gets, decided from the configuration
+ * and the request's Origin alone (no I/O, so it is easy to reason about).
+ *
+ *   --cors-origin *     Access-Control-Allow-Origin: * on every response
+ *   --cors-origin LIST  the request's Origin echoed when it is in LIST; Vary: Origin
+ *                       always (caches must not serve one origin's answer to another)
+ *   disallowed origin   no Access-Control-* header at all
+ *
+ * Whenever Allow-Origin is sent, X-Request-Id is exposed to scripts. A preflight
+ * (OPTIONS) adds the allowed methods and headers and a max-age.
+ *
+ * Not here: the headers' transport (http.c adds them to the MHD response).
+ */
+#ifndef SRV_CORS_H
+#define SRV_CORS_H
+
+#include <stdbool.h>
+
+#include "server/config.h"
+
+#define SRV_CORS_ALLOW_METHODS "GET, POST, HEAD, OPTIONS"
+#define SRV_CORS_ALLOW_HEADERS "Content-Type, Accept, X-Request-Id"
+#define SRV_CORS_EXPOSE_HEADERS "X-Request-Id"
+#define SRV_CORS_MAX_AGE "600"
+
+struct srv_cors {
+    const char *allow_origin; /* value for Access-Control-Allow-Origin, or NULL: no CORS */
+    bool vary_origin;         /* send Vary: Origin */
+};
+
+/* origin is the request's Origin header or NULL. The result borrows from cfg and origin. */
+struct srv_cors srv_cors_decide(const struct srv_config *cfg, const char *origin);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * server/http.h — the libmicrohttpd daemon: start, route each request to api/, stop.
+ *
+ * Lifecycle: srv_http_start → (requests) → srv_http_quiesce → wait until
+ * srv_http_in_flight is 0 → srv_http_stop. Readiness is one atomic flag; every
+ * request gets its own copy of the api context with the flag's value at that moment,
+ * so api/ only ever reads memory nobody writes.
+ *
+ * Not here: flags (config.c), signals (main.c), the log format (log.c), anything api/
+ * decides (routes, negotiation, bodies of errors).
+ */
+#ifndef SRV_HTTP_H
+#define SRV_HTTP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api/api.h"
+#include "server/config.h"
+
+struct MHD_Daemon;
+
+struct srv_server {
+    const struct srv_config *cfg;  /* borrowed; outlives the server */
+    struct api_context ctx;        /* template for each request's copy; ready is ignored */
+    char http_library[64];         /* "libmicrohttpd 0.9.75"; ctx.http_library points here */
+    atomic_bool ready;             /* false once shutdown began */
+    atomic_long in_flight;         /* requests between first call and completion */
+    struct MHD_Daemon *daemon;
+    int quiesced_fd;               /* the listen socket after srv_http_quiesce, else -1 */
+    uint16_t port;                 /* the port actually bound */
+};
+
+/* Binds and starts the worker threads. False (and a logged reason) on failure. */
+bool srv_http_start(struct srv_server *s, const struct srv_config *cfg);
+
+/* Not ready, stop accepting: new connections are refused, open ones keep going. */
+void srv_http_quiesce(struct srv_server *s);
+
+long srv_http_in_flight(struct srv_server *s);
+
+/* Closes every connection and joins the threads. */
+void srv_http_stop(struct srv_server *s);
+
+#endif

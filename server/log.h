@@ -1,0 +1,50 @@
+/*
+ * server/log.h — the access log and the server's own messages, on stderr.
+ *
+ * One line per request, written whole with a single write(2) so lines from many
+ * threads never interleave (each line stays under PIPE_BUF). Formats: text
+ * (key=value), json (one object per line), off. Client text (method, path, id) is
+ * escaped before it is written: a path cannot forge a log line.
+ *
+ * Not here: deciding what to log (http.c), metrics.
+ */
+#ifndef SRV_LOG_H
+#define SRV_LOG_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "server/config.h"
+
+/* Sets the format for every later line. Call once, before any thread starts. */
+void srv_log_init(enum srv_log_format format);
+
+/* One finished request. Every pointer is borrowed. */
+struct srv_access {
+    struct timespec started;   /* CLOCK_REALTIME when the request's headers were read */
+    const char *id;            /* X-Request-Id as sent back */
+    const char *method;
+    const char *path;
+    int status;                /* 0 when no response was sent (client gone, timeout) */
+    unsigned long long bytes;  /* body bytes of the response (0 for HEAD) */
+    double duration_ms;
+};
+
+void srv_log_access(const struct srv_access *a);
+
+/* A server message ("listening failed: ..."), in the access log's format; not when off. */
+void srv_log_message(const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* libmicrohttpd's logger (MHD_OPTION_EXTERNAL_LOGGER): its messages as "error" lines. */
+void srv_log_mhd(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+/*
+ * Writes s (at most max_in bytes of it) into out as the body of a JSON string:
+ * quotes, backslashes and control bytes escaped, invalid UTF-8 replaced by U+FFFD.
+ * Returns the bytes written, excluding the NUL; out_len must be at least 1.
+ */
+size_t srv_json_escape(char *out, size_t out_len, const char *s, size_t max_in);
+
+#endif

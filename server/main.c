@@ -1,0 +1,183 @@
+/*
+ * server/main.c — attnd's entry point: read the settings, then serve, probe, or explain.
+ *
+ * Shutdown: SIGTERM and SIGINT are blocked while libmicrohttpd starts its workers,
+ * so they inherit the mask and never see the signals. Blocking alone cannot cover
+ * every thread, though: libraries start threads before main runs (OpenBLAS builds
+ * its pool in a constructor), and a process-directed signal goes to any thread that
+ * does not block it, where the default action would kill the process. So the
+ * signals get a handler that only posts a semaphore (async-signal-safe), whichever
+ * thread runs it, and main, unblocked again, waits on the semaphore.
+ * On the signal: not ready, stop accepting, wait for the requests in flight for at
+ * most SRV_GRACE_MAX seconds (or --timeout when it is shorter: a request idle for
+ * that long would be cut by MHD anyway), stop, exit 0. A second signal ends the
+ * wait at once.
+ *
+ * Not here: the daemon's options (http.c), request handling (request.c).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/api.h"
+#include "server/config.h"
+#include "server/http.h"
+#include "server/log.h"
+#include "server/probe.h"
+#include "server/reqid.h"
+
+#ifndef ATTND_VERSION
+#define ATTND_VERSION "0.0.0"
+#endif
+#ifndef ATTND_BUILD
+#define ATTND_BUILD "unknown"
+#endif
+
+#define SRV_GRACE_MAX 30   /* seconds */
+#define SRV_GRACE_POLL_MS 20
+
+extern char **environ;
+
+static sem_t srv_signal_sem;
+static volatile sig_atomic_t srv_signal_last;
+
+static void srv_on_signal(int sig)
+{
+    srv_signal_last = sig;
+    sem_post(&srv_signal_sem); /* async-signal-safe; wakes main wherever this runs */
+}
+
+/* The handler for SIGTERM and SIGINT; SIGPIPE ignored (a gone client is an error code). */
+static bool srv_signals_install(void)
+{
+    if (sem_init(&srv_signal_sem, 0, 0) != 0)
+        return false;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = srv_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
+        return false;
+    signal(SIGPIPE, SIG_IGN);
+    return true;
+}
+
+/* Blocks (or unblocks) SIGTERM and SIGINT in the calling thread. */
+static void srv_signals_mask(int how)
+{
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(how, &sigs, NULL);
+}
+
+/* Waits for the first signal; its number. */
+static int srv_signals_wait(void)
+{
+    while (sem_wait(&srv_signal_sem) != 0 && errno == EINTR)
+        ;
+    return srv_signal_last;
+}
+
+/* True when another signal comes within ms milliseconds. */
+static bool srv_signals_wait_ms(long ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until); /* sem_timedwait takes a CLOCK_REALTIME time */
+    until.tv_nsec += ms * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    return sem_timedwait(&srv_signal_sem, &until) == 0;
+}
+
+static unsigned srv_cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+static void srv_print_listening(const struct srv_config *cfg, unsigned port)
+{
+    const char *l = cfg->bind_ipv6 ? "[" : "", *r = cfg->bind_ipv6 ? "]" : "";
+    printf("attnd listening on http://%s%s%s:%u\n", l, cfg->bind, r, port);
+    fflush(stdout); /* tests and supervisors read this line to learn the port */
+}
+
+/*
+ * Waits until no request is in flight, the grace period is over, or a second signal
+ * comes. Waiting for that signal doubles as the sleep between looks at the counter.
+ */
+static void srv_drain(struct srv_server *s, unsigned grace_s)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (srv_http_in_flight(s) > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec >= (time_t)grace_s) {
+            srv_log_message("warn", "grace period of %u s over, %ld request(s) cut off",
+                            grace_s, srv_http_in_flight(s));
+            return;
+        }
+        if (srv_signals_wait_ms(SRV_GRACE_POLL_MS)) {
+            srv_log_message("warn", "second signal: stopping now");
+            return;
+        }
+    }
+}
+
+static int srv_run(const struct srv_config *cfg)
+{
+    srv_log_init(cfg->log);
+    srv_reqid_init();
+    api_global_init(); /* one BLAS thread per request: the workers already use every core */
+    if (!srv_signals_install()) {
+        srv_log_message("error", "cannot install signal handlers");
+        return 1;
+    }
+    srv_signals_mask(SIG_BLOCK); /* inherited by the workers MHD is about to start */
+    struct srv_server s;
+    bool started = srv_http_start(&s, cfg);
+    srv_signals_mask(SIG_UNBLOCK);
+    if (!started)
+        return 1;
+    srv_print_listening(cfg, s.port);
+
+    int sig = srv_signals_wait();
+    srv_http_quiesce(&s); /* first: whoever reads the line below sees a server not ready */
+    srv_log_message("info", "%s: shutting down, %ld request(s) in flight",
+                    sig == SIGTERM ? "SIGTERM" : "SIGINT", srv_http_in_flight(&s));
+    srv_drain(&s, cfg->timeout < SRV_GRACE_MAX ? cfg->timeout : SRV_GRACE_MAX);
+    srv_http_stop(&s);
+    return 0;
+}
+
+int main(int argc, char *argv[])
+{
+    struct srv_config cfg;
+    char err[512];
+    enum srv_mode mode =
+        srv_config_parse(&cfg, argc, argv, environ, srv_cpu_count(), err, sizeof err);
+    switch (mode) {
+    case SRV_MODE_HELP:
+        fputs(srv_config_usage(), stdout);
+        return 0;
+    case SRV_MODE_VERSION:
+        printf("attnd %s (build %s)\n", ATTND_VERSION, ATTND_BUILD);
+        return 0;
+    case SRV_MODE_PROBE:
+        return srv_probe(cfg.probe_url);
+    case SRV_MODE_ERROR:
+        fprintf(stderr, "attnd: %s\n", err);
+        return 2;
+    case SRV_MODE_RUN:
+        break;
+    }
+    return srv_run(&cfg);
+}

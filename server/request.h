@@ -1,0 +1,30 @@
+/*
+ * server/request.h — libmicrohttpd's two per-request callbacks (internal to server/).
+ *
+ * srv_on_request is MHD's access handler, called several times per request:
+ *   1. headers read (*req_cls == NULL): allocate the request state, answer OPTIONS,
+ *      ask api_precheck; when it has the final word, answer at once if a body is
+ *      on its way (MHD discards it and closes), else on the final call;
+ *   2. each piece of body (*upload_data_size > 0): store it (server/body.c);
+ *   3. body complete (*upload_data_size == 0): api_handle (or 413/503), answer.
+ * srv_on_completed (MHD_OPTION_NOTIFY_COMPLETED) writes the access-log line and frees
+ * the state: the one place it is freed, whatever way the request ended.
+ *
+ * Not here: the daemon's options and lifecycle (http.c).
+ */
+#ifndef SRV_REQUEST_H
+#define SRV_REQUEST_H
+
+#include <stddef.h>
+
+#include <microhttpd.h>
+
+enum MHD_Result srv_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                               const char *method, const char *version,
+                               const char *upload_data, size_t *upload_data_size,
+                               void **req_cls);
+
+void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                      enum MHD_RequestTerminationCode toe);
+
+#endif

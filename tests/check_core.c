@@ -1,0 +1,1223 @@
+/*
+ * tests/check_core.c — unit tests of core/: attention against the seeds' worked
+ * examples, against the naive reference, at the numeric limits, and on bad input.
+ *
+ * What it is: one Check suite, "core", with the test cases
+ *   Core       names, the trace's single block, the BLAS description;
+ *   Seeds      the lecture notes' examples, to the last digit;
+ *   Reference  random problems (every mask kind) and strided views: fast path == reference;
+ *   Limits     scores of ±1e300, fully masked rows, overflow in each step, huge traces;
+ *   Errors     every ATTN_EINVAL rule, one broken argument at a time.
+ * Tests marked "both" run once with attn_forward (even _i) and once with
+ * attn_reference, so the reference is itself held to the hand-computed numbers.
+ *
+ * Expected numbers were computed independently, in double precision with the
+ * libm exp and log over the same formulas, not by this code.
+ *
+ * What it is not: a test of api/ or server/. Run under valgrind with CK_FORK=no.
+ */
+#include <check.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/attention.h"
+
+typedef enum attn_status (*attn_fn)(struct attn_trace *, const struct attn_problem *);
+
+/* Loop tests over {0, 1}: 0 is the fast path, 1 the reference. */
+static attn_fn impl_of(int i)
+{
+    return i % 2 == 0 ? attn_forward : attn_reference;
+}
+
+/* ---- comparing numbers ---- */
+
+/* |got - want| <= atol + rtol·|want|; equal infinities match. */
+static int near(double got, double want, double atol, double rtol)
+{
+    if (got == want)
+        return 1;
+    return fabs(got - want) <= atol + rtol * fabs(want);
+}
+
+/*
+ * Checks inside loops over cells: Check records every ck_assert it passes (a write
+ * per call), which made the random cases crawl under valgrind; this one costs a
+ * branch until it fails.
+ */
+#define EXPECT(cond, ...)                  \
+    do {                                   \
+        if (!(cond))                       \
+            ck_abort_msg(__VA_ARGS__);     \
+    } while (0)
+
+/* Hand-computed values: a few ulps. */
+#define SEED_ATOL 1e-15
+#define SEED_RTOL (4 * DBL_EPSILON)
+/* Fast path against the reference (different summation orders). */
+#define REF_ATOL 1e-12
+#define REF_RTOL 1e-12
+
+static void expect_near(double got, double want, const char *what, size_t i, size_t j)
+{
+    ck_assert_msg(near(got, want, SEED_ATOL, SEED_RTOL), "%s[%zu][%zu] = %.17g, want %.17g",
+                  what, i, j, got, want);
+}
+
+/* Row i of m (cols) equals want (cols). */
+static void expect_row(const struct attn_matrix *m, size_t i, const double *want, const char *what)
+{
+    for (size_t j = 0; j < m->cols; j++)
+        expect_near(attn_at(m, i, j), want[j], what, i, j);
+}
+
+/* The whole of m equals want (rows, cols) row-major. */
+static void expect_matrix(const struct attn_matrix *m, const double *want, const char *what)
+{
+    for (size_t i = 0; i < m->rows; i++)
+        expect_row(m, i, want + i * m->cols, what);
+}
+
+/* Not a NaN anywhere in the trace's steps and summary. */
+static void expect_no_nan(const struct attn_trace *t)
+{
+    const struct attn_matrix *steps[] = { &t->scores, &t->scaled, &t->masked, &t->weights,
+                                          &t->output };
+
+    for (size_t s = 0; s < 5; s++)
+        for (size_t i = 0; i < steps[s]->rows; i++)
+            for (size_t j = 0; j < steps[s]->cols; j++)
+                EXPECT(!isnan(attn_at(steps[s], i, j)), "NaN in %s[%zu][%zu]",
+                       attn_step_name((enum attn_step)(s + 1)), i, j);
+    for (size_t i = 0; i < t->n_q; i++)
+        EXPECT(!isnan(t->summary.row_sums[i]) && !isnan(t->summary.max_weight[i]) &&
+                   !isnan(t->summary.entropy[i]),
+               "NaN in the summary of row %zu", i);
+}
+
+/* ---- building problems over arrays ---- */
+
+/* Views over contiguous arrays and the problem that borrows them. Not copyable. */
+struct views {
+    struct attn_matrix q, k, v, bias;
+    struct attn_problem p;
+};
+
+/* q (n_q, d_k), k (n_k, d_k), v (n_k, d_v); no mask, no bias. */
+static void views_init(struct views *c, double *q, size_t n_q, size_t d_k, double *k, size_t n_k,
+                       double *v, size_t d_v, double scale)
+{
+    memset(c, 0, sizeof *c);
+    c->q = attn_matrix_view(q, n_q, d_k);
+    c->k = attn_matrix_view(k, n_k, d_k);
+    c->v = attn_matrix_view(v, n_k, d_v);
+    c->p.q = &c->q;
+    c->p.k = &c->k;
+    c->p.v = &c->v;
+    c->p.mask.kind = ATTN_MASK_NONE;
+    c->p.scale = scale;
+}
+
+/* bias (n_q, n_k) */
+static void views_bias(struct views *c, double *bias)
+{
+    c->bias = attn_matrix_view(bias, c->q.rows, c->k.rows);
+    c->p.bias = &c->bias;
+}
+
+static void views_mask(struct views *c, enum attn_mask_kind kind, const unsigned char *allow,
+                       size_t rows)
+{
+    c->p.mask.kind = kind;
+    c->p.mask.allow = allow;
+    c->p.mask.rows = rows;
+}
+
+/* Allocates t for c's sizes and runs fn; returns fn's status. */
+static enum attn_status run(attn_fn fn, struct attn_trace *t, const struct views *c)
+{
+    ck_assert_int_eq(attn_trace_alloc(t, c->q.rows, c->k.rows, c->v.cols), ATTN_OK);
+    return fn(t, &c->p);
+}
+
+/* ---- Core ---- */
+
+START_TEST(test_names)
+{
+    ck_assert_str_eq(attn_step_name(ATTN_STEP_NONE), "");
+    ck_assert_str_eq(attn_step_name(ATTN_STEP_SCORES), "scores");
+    ck_assert_str_eq(attn_step_name(ATTN_STEP_SCALED), "scaled");
+    ck_assert_str_eq(attn_step_name(ATTN_STEP_MASKED), "masked");
+    ck_assert_str_eq(attn_step_name(ATTN_STEP_WEIGHTS), "weights");
+    ck_assert_str_eq(attn_step_name(ATTN_STEP_OUTPUT), "output");
+    ck_assert_str_eq(attn_step_name((enum attn_step)42), "");
+    ck_assert_str_eq(attn_status_str(ATTN_OK), "ok");
+    ck_assert_str_eq(attn_status_str(ATTN_ENOMEM), "out of memory");
+    ck_assert_str_eq(attn_status_str(ATTN_EINVAL), "invalid argument");
+    ck_assert_str_eq(attn_status_str(ATTN_EOVERFLOW), "a step produced a non-finite number");
+    ck_assert_str_eq(attn_status_str((enum attn_status)42), "unknown status");
+}
+END_TEST
+
+/* Every array of the trace inside one zeroed block, in order, none overlapping. */
+START_TEST(test_trace_layout)
+{
+    struct attn_trace t;
+    const size_t n_q = 3, n_k = 5, d_v = 2;
+    const double *base;
+
+    ck_assert_int_eq(attn_trace_alloc(&t, n_q, n_k, d_v), ATTN_OK);
+    ck_assert_uint_eq(attn_trace_cells(n_q, n_k, d_v), 4 * 15 + 6 + 3 * 3);
+    ck_assert_uint_eq(t.n_q, n_q);
+    ck_assert_uint_eq(t.n_k, n_k);
+    ck_assert_uint_eq(t.d_v, d_v);
+    base = t.block;
+    ck_assert_ptr_eq(t.scores.data, base);
+    ck_assert_ptr_eq(t.scaled.data, base + 15);
+    ck_assert_ptr_eq(t.masked.data, base + 30);
+    ck_assert_ptr_eq(t.weights.data, base + 45);
+    ck_assert_ptr_eq(t.output.data, base + 60);
+    ck_assert_ptr_eq(t.summary.row_sums, base + 66);
+    ck_assert_ptr_eq(t.summary.max_weight, base + 69);
+    ck_assert_ptr_eq(t.summary.entropy, base + 72);
+    ck_assert_ptr_eq((const void *)t.summary.argmax, (const void *)(base + 75));
+    ck_assert_uint_eq((uintptr_t)t.summary.argmax % _Alignof(size_t), 0);
+    ck_assert_ptr_eq((const void *)t.summary.fully_masked, (const void *)(t.summary.argmax + n_q));
+    ck_assert_uint_eq(t.scores.rows, n_q);
+    ck_assert_uint_eq(t.scores.cols, n_k);
+    ck_assert_uint_eq(t.scores.stride, n_k);
+    ck_assert_uint_eq(t.output.cols, d_v);
+    ck_assert_uint_eq(t.output.stride, d_v);
+    for (size_t c = 0; c < 75; c++)
+        ck_assert(base[c] == 0.0);
+    ck_assert_int_eq(t.fault.step, ATTN_STEP_NONE);
+    attn_trace_free(&t);
+    ck_assert_ptr_null(t.block);
+    ck_assert_uint_eq(t.n_q, 0);
+}
+END_TEST
+
+START_TEST(test_trace_free_twice)
+{
+    struct attn_trace t, zero;
+
+    memset(&zero, 0, sizeof zero);
+    ck_assert_int_eq(attn_trace_alloc(&t, 2, 2, 2), ATTN_OK);
+    attn_trace_free(&t);
+    ck_assert(memcmp(&t, &zero, sizeof t) == 0);
+    attn_trace_free(&t);
+    ck_assert(memcmp(&t, &zero, sizeof t) == 0);
+    attn_trace_free(NULL);
+}
+END_TEST
+
+START_TEST(test_blas_info)
+{
+    const char *info = attn_blas_info();
+
+    ck_assert_ptr_nonnull(info);
+    ck_assert_ptr_nonnull(strstr(info, "OpenBLAS"));
+    ck_assert_ptr_eq(attn_blas_info(), info);
+    attn_blas_set_threads(0); /* clamped to 1, must not crash */
+    attn_blas_set_threads(1);
+}
+END_TEST
+
+/* A trace reused for a second problem shows that problem only. */
+START_TEST(test_trace_reuse)
+{
+    double q[] = { 1, 0 }, k[] = { 1, 0, 0, 1 }, v[] = { 10, 0, 0, 20 };
+    double big_q[] = { 1e200, 0 }, big_k[] = { 1e200, 0, 0, 1 };
+    struct views ok, bad;
+    struct attn_trace t;
+
+    views_init(&ok, q, 1, 2, k, 2, v, 2, 1.0);
+    views_init(&bad, big_q, 1, 2, big_k, 2, v, 2, 1.0);
+    ck_assert_int_eq(run(attn_forward, &t, &ok), ATTN_OK);
+    ck_assert_int_eq(attn_forward(&t, &bad.p), ATTN_EOVERFLOW);
+    ck_assert_int_eq(t.fault.step, ATTN_STEP_SCORES);
+    /* Steps after the fault are cleared, not left from the first problem. */
+    ck_assert(t.weights.data[0] == 0.0 && t.output.data[0] == 0.0);
+    ck_assert(t.summary.row_sums[0] == 0.0);
+    ck_assert_int_eq(attn_forward(&t, &ok.p), ATTN_OK);
+    ck_assert_int_eq(t.fault.step, ATTN_STEP_NONE);
+    expect_near(t.output.data[0], 7.310585786300049, "output", 0, 0);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* ---- Seeds ---- */
+
+/* Seed 000: d_k = 4, scale 1/√4. "both" */
+START_TEST(test_seed000)
+{
+    double q[] = { 1, 0, 1, 0, 0, 1, 0, 1 };       /* (2, 4) */
+    double k[] = { 1, 0, 1, 0, 1, 1, 1, 1 };       /* (2, 4) */
+    double v[] = { 10, 0, 0, 10 };                 /* (2, 2) */
+    const double scores[] = { 2, 2, 0, 2 };        /* (2, 2) */
+    const double scaled[] = { 1, 1, 0, 1 };        /* (2, 2) */
+    const double weights[] = { 0.5, 0.5, 0.2689414213699951, 0.7310585786300049 };
+    const double output[] = { 5, 5, 2.6894142136999513, 7.310585786300049 };
+    const double entropy[] = { 0.6931471805599453, 0.5822031088882179 };
+    const double max_weight[] = { 0.5, 0.7310585786300049 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 2, 4, k, 2, v, 2, 1.0 / sqrt(4.0));
+    ck_assert_int_eq(run(impl_of(_i), &t, &c), ATTN_OK);
+    expect_matrix(&t.scores, scores, "scores");
+    expect_matrix(&t.scaled, scaled, "scaled");
+    expect_matrix(&t.masked, scaled, "masked");
+    expect_matrix(&t.weights, weights, "weights");
+    expect_matrix(&t.output, output, "output");
+    for (size_t i = 0; i < 2; i++) {
+        expect_near(t.summary.row_sums[i], 1.0, "row_sums", i, 0);
+        expect_near(t.summary.entropy[i], entropy[i], "entropy", i, 0);
+        expect_near(t.summary.max_weight[i], max_weight[i], "max_weight", i, 0);
+        ck_assert_uint_eq(t.summary.fully_masked[i], 0);
+    }
+    /* Row 0 is a tie: the lowest index wins. */
+    ck_assert_uint_eq(t.summary.argmax[0], 0);
+    ck_assert_uint_eq(t.summary.argmax[1], 1);
+    ck_assert_uint_eq(t.summary.n_fully_masked, 0);
+    ck_assert_int_eq(t.fault.step, ATTN_STEP_NONE);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* Seed 002's keys (3, 2) and values (3, 2); its examples are unscaled (scale 1). */
+static double seed002_keys[] = { 1, 0, 0, 1, 0.8, 0.2 };
+static double seed002_values[] = { 10, 0, 0, 20, 8, 4 };
+
+/* One query q = [1, 0]: scores [1, 0, 0.8]. "both" */
+START_TEST(test_seed002_one_query)
+{
+    double q[] = { 1, 0 };
+    const double scores[] = { 1, 0, 0.8 };
+    const double weights[] = { 0.4573288840552853, 0.16824189429781772, 0.37442922164689685 };
+    const double output[] = { 7.568722613728028, 4.862554772543941 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 1, 2, seed002_keys, 3, seed002_values, 2, 1.0);
+    ck_assert_int_eq(run(impl_of(_i), &t, &c), ATTN_OK);
+    expect_row(&t.scores, 0, scores, "scores");
+    expect_row(&t.scaled, 0, scores, "scaled");
+    expect_row(&t.weights, 0, weights, "weights");
+    expect_row(&t.output, 0, output, "output");
+    ck_assert_uint_eq(t.summary.argmax[0], 0);
+    expect_near(t.summary.max_weight[0], 0.4573288840552853, "max_weight", 0, 0);
+    expect_near(t.summary.entropy[0], 1.0254802267810252, "entropy", 0, 0);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* The text example: scores [1, 0] → weights ≈ [0.73, 0.27]; values [10,0],[0,20] → [7.3, 5.4]. "both" */
+START_TEST(test_seed002_text_example)
+{
+    double q[] = { 1, 0 }, k[] = { 1, 0, 0, 1 }, v[] = { 10, 0, 0, 20 };
+    const double weights[] = { 0.7310585786300049, 0.2689414213699951 };
+    const double output[] = { 7.310585786300049, 5.3788284273999025 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 1, 2, k, 2, v, 2, 1.0);
+    ck_assert_int_eq(run(impl_of(_i), &t, &c), ATTN_OK);
+    expect_row(&t.weights, 0, weights, "weights");
+    expect_row(&t.output, 0, output, "output");
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* Three queries Q1..Q3 over the same keys: each row of the weights sums to 1. "both" */
+START_TEST(test_seed002_three_queries)
+{
+    double q[] = { 1, 0, 0, 1, 0.5, 0.5 }; /* (3, 2) */
+    const double weights[] = {
+        0.4573288840552853, 0.16824189429781772, 0.37442922164689685,
+        0.2024420754938147, 0.5502946151303707,  0.2472633093758146,
+        1.0 / 3,            1.0 / 3,             1.0 / 3,
+    };
+    const double output[] = {
+        7.568722613728028, 4.862554772543941,
+        4.002527229944664, 11.994945540110672,
+        6.0,               7.999999999999999,
+    };
+    const size_t argmax[] = { 0, 1, 0 }; /* Q3 ties all three keys: the lowest wins */
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 3, 2, seed002_keys, 3, seed002_values, 2, 1.0);
+    ck_assert_int_eq(run(impl_of(_i), &t, &c), ATTN_OK);
+    expect_matrix(&t.weights, weights, "weights");
+    expect_matrix(&t.output, output, "output");
+    for (size_t i = 0; i < 3; i++) {
+        double sum = 0.0;
+        for (size_t j = 0; j < 3; j++)
+            sum += attn_at(&t.weights, i, j);
+        expect_near(sum, 1.0, "row sum", i, 0);
+        expect_near(t.summary.row_sums[i], 1.0, "row_sums", i, 0);
+        ck_assert_uint_eq(t.summary.argmax[i], argmax[i]);
+    }
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* Seed 002's experiment table, each row one query against (possibly changed) keys. */
+struct experiment {
+    const char *what;
+    double q[2];
+    double key0[2];   /* the first key; the other two are seed 002's */
+    size_t argmax;
+    double max_weight;
+    double entropy;
+};
+
+static const struct experiment experiments[] = {
+    { "Q1 as given", { 1, 0 }, { 1, 0 }, 0, 0.4573288840552853, 1.0254802267810252 },
+    { "Q1 [1,0] -> [2,0]", { 2, 0 }, { 1, 0 }, 0, 0.553815550392465, 0.8893186240421779 },
+    { "Q3 as given", { 0.5, 0.5 }, { 1, 0 }, 0, 1.0 / 3, 1.0986122886681096 },
+    { "Q3 [0.5,0.5] -> [0.9,0.1]", { 0.9, 0.1 }, { 1, 0 }, 0, 0.43450438362141586,
+      1.048979203003205 },
+    { "Q1, first key [1,0] -> [-1,0]", { 1, 0 }, { -1, 0 }, 2, 0.6193377616715132,
+      0.8860101322334724 },
+};
+#define N_EXPERIMENTS (sizeof experiments / sizeof experiments[0])
+
+/* Runs experiment e with fn; fills its argmax, max weight and entropy. */
+static void run_experiment(attn_fn fn, const struct experiment *e, size_t *argmax, double *max_w,
+                           double *entropy)
+{
+    double q[2] = { e->q[0], e->q[1] };
+    double k[6] = { e->key0[0], e->key0[1], 0, 1, 0.8, 0.2 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 1, 2, k, 3, seed002_values, 2, 1.0);
+    ck_assert_int_eq(run(fn, &t, &c), ATTN_OK);
+    *argmax = t.summary.argmax[0];
+    *max_w = t.summary.max_weight[0];
+    *entropy = t.summary.entropy[0];
+    attn_trace_free(&t);
+}
+
+/* Loop over the table × {fast, reference}. */
+START_TEST(test_seed002_experiment)
+{
+    const struct experiment *e = &experiments[_i / 2];
+    size_t argmax;
+    double max_w, entropy;
+
+    run_experiment(impl_of(_i), e, &argmax, &max_w, &entropy);
+    ck_assert_msg(argmax == e->argmax, "%s: argmax %zu, want %zu", e->what, argmax, e->argmax);
+    ck_assert_msg(near(max_w, e->max_weight, SEED_ATOL, SEED_RTOL), "%s: max weight %.17g", e->what,
+                  max_w);
+    ck_assert_msg(near(entropy, e->entropy, SEED_ATOL, SEED_RTOL), "%s: entropy %.17g", e->what,
+                  entropy);
+}
+END_TEST
+
+/* What the experiments teach, as relations between the rows above. */
+START_TEST(test_seed002_experiment_lessons)
+{
+    size_t a[N_EXPERIMENTS];
+    double w[N_EXPERIMENTS], h[N_EXPERIMENTS];
+
+    for (size_t e = 0; e < N_EXPERIMENTS; e++)
+        run_experiment(attn_forward, &experiments[e], &a[e], &w[e], &h[e]);
+    /* A bigger query, same direction: same winner, sharper (heavier, lower entropy). */
+    ck_assert_uint_eq(a[1], a[0]);
+    ck_assert(w[1] > w[0] && h[1] < h[0]);
+    /* Q3 turned toward key 0: the three-way tie breaks clearly for key 0. */
+    ck_assert(w[3] > w[2] && h[3] < h[2]);
+    /* The first key reversed: the winner moves from key 0 to key 2 (the fruit). */
+    ck_assert_uint_ne(a[4], a[0]);
+    ck_assert_uint_eq(a[4], 2);
+}
+END_TEST
+
+/* ---- Reference: random problems ---- */
+
+/* splitmix64: small, fixed-seed, and the same on every platform. */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi). */
+static double rng_real(uint64_t *s, double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(rng_next(s) >> 11) * 0x1.0p-53);
+}
+
+/* Uniform in [lo, hi]. */
+static size_t rng_size(uint64_t *s, size_t lo, size_t hi)
+{
+    return lo + (size_t)(rng_next(s) % (hi - lo + 1));
+}
+
+enum rand_kind {
+    RK_NONE, RK_CELLS, RK_PADDING, RK_CAUSAL_SQUARE, RK_CAUSAL_TALL, RK_CAUSAL_WIDE,
+    RK_BIAS, RK_CELLS_BIAS, RK_COUNT
+};
+
+/* A random problem in heap arrays. */
+struct rand_case {
+    size_t n_q, n_k, d_k, d_v;
+    double *q, *k, *v, *bias;  /* (n_q, d_k) (n_k, d_k) (n_k, d_v) (n_q, n_k) */
+    unsigned char *allow;      /* (n_q, n_k), or (1, n_k) for key padding */
+    struct views c;
+};
+
+static double *rand_fill(uint64_t *s, size_t n, double lo, double hi)
+{
+    double *a = malloc(n * sizeof *a);
+
+    ck_assert_ptr_nonnull(a);
+    for (size_t c = 0; c < n; c++)
+        a[c] = rng_real(s, lo, hi);
+    return a;
+}
+
+/* Sizes 1..64 chosen so that each causal kind gets the n_q/n_k relation it names. */
+static void rand_sizes(struct rand_case *r, uint64_t *s, enum rand_kind kind)
+{
+    r->d_k = rng_size(s, 1, 64);
+    r->d_v = rng_size(s, 1, 64);
+    r->n_q = rng_size(s, 1, 64);
+    r->n_k = rng_size(s, 1, 64);
+    if (kind == RK_CAUSAL_SQUARE)
+        r->n_k = r->n_q;
+    if (kind == RK_CAUSAL_TALL) { /* n_q > n_k: the first rows are fully masked */
+        r->n_k = rng_size(s, 1, 63);
+        r->n_q = rng_size(s, r->n_k + 1, 64);
+    }
+    if (kind == RK_CAUSAL_WIDE) { /* n_q < n_k */
+        r->n_q = rng_size(s, 1, 63);
+        r->n_k = rng_size(s, r->n_q + 1, 64);
+    }
+}
+
+/* A random allow table (rows, n_k); about one row in eight is blocked entirely. */
+static unsigned char *rand_allow(uint64_t *s, size_t rows, size_t n_k)
+{
+    unsigned char *a = malloc(rows * n_k);
+
+    ck_assert_ptr_nonnull(a);
+    for (size_t i = 0; i < rows; i++) {
+        int none = rng_next(s) % 8 == 0;
+        for (size_t j = 0; j < n_k; j++)
+            a[i * n_k + j] = !none && rng_next(s) % 10 < 7;
+    }
+    return a;
+}
+
+static void rand_case_init(struct rand_case *r, uint64_t seed, enum rand_kind kind)
+{
+    uint64_t s = seed;
+    double scale;
+
+    memset(r, 0, sizeof *r);
+    rand_sizes(r, &s, kind);
+    r->q = rand_fill(&s, r->n_q * r->d_k, -2, 2);
+    r->k = rand_fill(&s, r->n_k * r->d_k, -2, 2);
+    r->v = rand_fill(&s, r->n_k * r->d_v, -10, 10);
+    scale = rng_next(&s) % 2 ? 1.0 / sqrt((double)r->d_k) : rng_real(&s, 0.1, 3);
+    views_init(&r->c, r->q, r->n_q, r->d_k, r->k, r->n_k, r->v, r->d_v, scale);
+    if (kind == RK_BIAS || kind == RK_CELLS_BIAS) {
+        r->bias = rand_fill(&s, r->n_q * r->n_k, -3, 3);
+        views_bias(&r->c, r->bias);
+    }
+    if (kind == RK_CELLS || kind == RK_CELLS_BIAS) {
+        r->allow = rand_allow(&s, r->n_q, r->n_k);
+        views_mask(&r->c, ATTN_MASK_CELLS, r->allow, r->n_q);
+    }
+    if (kind == RK_PADDING) {
+        r->allow = rand_allow(&s, 1, r->n_k);
+        views_mask(&r->c, ATTN_MASK_CELLS, r->allow, 1);
+    }
+    if (kind == RK_CAUSAL_SQUARE || kind == RK_CAUSAL_TALL || kind == RK_CAUSAL_WIDE)
+        views_mask(&r->c, ATTN_MASK_CAUSAL, NULL, 0);
+}
+
+static void rand_case_free(struct rand_case *r)
+{
+    free(r->q);
+    free(r->k);
+    free(r->v);
+    free(r->bias);
+    free(r->allow);
+}
+
+/* Every cell of got within REF tolerance of want; -inf only where want has it. */
+static void compare_matrix(const struct attn_matrix *got, const struct attn_matrix *want,
+                           const char *what, uint64_t seed)
+{
+    ck_assert_uint_eq(got->rows, want->rows);
+    ck_assert_uint_eq(got->cols, want->cols);
+    for (size_t i = 0; i < got->rows; i++) {
+        for (size_t j = 0; j < got->cols; j++) {
+            double a = attn_at(got, i, j), b = attn_at(want, i, j);
+            EXPECT(!isnan(a) && near(a, b, REF_ATOL, REF_RTOL),
+                   "case %llu: %s[%zu][%zu] = %.17g, reference %.17g",
+                   (unsigned long long)seed, what, i, j, a, b);
+        }
+    }
+}
+
+/* Summaries agree; argmax exactly, unless the two top weights are a near-tie. */
+static void compare_summary(const struct attn_trace *got, const struct attn_trace *want,
+                            uint64_t seed)
+{
+    const struct attn_summary *a = &got->summary, *b = &want->summary;
+
+    ck_assert_uint_eq(a->n_fully_masked, b->n_fully_masked);
+    for (size_t i = 0; i < got->n_q; i++) {
+        EXPECT(a->fully_masked[i] == b->fully_masked[i] &&
+                   near(a->row_sums[i], b->row_sums[i], REF_ATOL, REF_RTOL) &&
+                   near(a->max_weight[i], b->max_weight[i], REF_ATOL, REF_RTOL) &&
+                   near(a->entropy[i], b->entropy[i], REF_ATOL, REF_RTOL),
+               "case %llu: summary of row %zu", (unsigned long long)seed, i);
+        if (a->argmax[i] != b->argmax[i])
+            EXPECT(a->argmax[i] != ATTN_NO_INDEX && b->argmax[i] != ATTN_NO_INDEX &&
+                       near(attn_at(&want->weights, i, a->argmax[i]),
+                            attn_at(&want->weights, i, b->argmax[i]), REF_ATOL, REF_RTOL),
+                   "case %llu: argmax of row %zu: %zu, reference %zu", (unsigned long long)seed,
+                   i, a->argmax[i], b->argmax[i]);
+    }
+}
+
+static void compare_traces(const struct attn_trace *got, const struct attn_trace *want,
+                           uint64_t seed)
+{
+    compare_matrix(&got->scores, &want->scores, "scores", seed);
+    compare_matrix(&got->scaled, &want->scaled, "scaled", seed);
+    compare_matrix(&got->masked, &want->masked, "masked", seed);
+    compare_matrix(&got->weights, &want->weights, "weights", seed);
+    compare_matrix(&got->output, &want->output, "output", seed);
+    compare_summary(got, want, seed);
+}
+
+/* Checks what the mask promised: blocked cells -inf with weight 0, fully masked rows. */
+static void check_mask_effects(const struct attn_trace *t, const struct attn_problem *p)
+{
+    for (size_t i = 0; i < t->n_q; i++) {
+        size_t seen = 0;
+        for (size_t j = 0; j < t->n_k; j++) {
+            int allowed = 1;
+            if (p->mask.kind == ATTN_MASK_CAUSAL)
+                allowed = j + t->n_q <= i + t->n_k;
+            else if (p->mask.kind == ATTN_MASK_CELLS)
+                allowed = p->mask.allow[(p->mask.rows == 1 ? 0 : i) * t->n_k + j];
+            seen += (size_t)allowed;
+            EXPECT(allowed || (attn_at(&t->masked, i, j) == -INFINITY &&
+                               attn_at(&t->weights, i, j) == 0.0),
+                   "blocked cell [%zu][%zu] not -inf with weight 0", i, j);
+        }
+        EXPECT(t->summary.fully_masked[i] == (seen == 0) &&
+                   (seen != 0 || t->summary.argmax[i] == ATTN_NO_INDEX),
+               "fully masked row %zu misreported", i);
+    }
+}
+
+#define RAND_PER_KIND 25
+
+/* Loop: _i selects kind (_i % RK_COUNT) and seed. */
+START_TEST(test_random_vs_reference)
+{
+    uint64_t seed = 0x5eed0000u + (uint64_t)_i;
+    struct rand_case r;
+    struct attn_trace fast, ref;
+
+    rand_case_init(&r, seed, (enum rand_kind)(_i % RK_COUNT));
+    ck_assert_int_eq(run(attn_forward, &fast, &r.c), ATTN_OK);
+    ck_assert_int_eq(run(attn_reference, &ref, &r.c), ATTN_OK);
+    compare_traces(&fast, &ref, seed);
+    check_mask_effects(&fast, &r.c.p);
+    expect_no_nan(&fast);
+    attn_trace_free(&fast);
+    attn_trace_free(&ref);
+    rand_case_free(&r);
+}
+END_TEST
+
+/*
+ * src (rows, cols) copied into columns [off, off + cols) of a wider matrix whose other
+ * cells are NaN: if a strided pass ever read outside its view, the NaN would show.
+ */
+static double *widen(const double *src, size_t rows, size_t cols, size_t off, size_t width)
+{
+    double *w = malloc(rows * width * sizeof *w);
+
+    ck_assert_ptr_nonnull(w);
+    for (size_t c = 0; c < rows * width; c++)
+        w[c] = NAN;
+    for (size_t i = 0; i < rows; i++)
+        memcpy(w + i * width + off, src + i * cols, cols * sizeof *w);
+    return w;
+}
+
+/* The view of columns [off, off + cols) of a (rows, width) matrix. */
+static struct attn_matrix column_block(double *wide, size_t rows, size_t cols, size_t off,
+                                       size_t width)
+{
+    struct attn_matrix m = { wide + off, rows, cols, width };
+    return m;
+}
+
+/* Loop: a column block of a wider Q, K, V and bias gives what contiguous copies give. */
+START_TEST(test_strided_views)
+{
+    uint64_t seed = 0x57e1de00u + (uint64_t)_i, s = seed;
+    struct rand_case r;
+    struct attn_trace dense, strided, ref;
+    size_t off = rng_size(&s, 0, 5), pad = off + rng_size(&s, 1, 5);
+    double *wq, *wk, *wv, *wb;
+    struct views c;
+
+    rand_case_init(&r, seed, _i % 2 ? RK_CELLS_BIAS : RK_CAUSAL_WIDE);
+    if (r.bias == NULL) {
+        r.bias = rand_fill(&s, r.n_q * r.n_k, -1, 1);
+        views_bias(&r.c, r.bias);
+    }
+    wq = widen(r.q, r.n_q, r.d_k, off, r.d_k + pad);
+    wk = widen(r.k, r.n_k, r.d_k, off, r.d_k + pad);
+    wv = widen(r.v, r.n_k, r.d_v, off, r.d_v + pad);
+    wb = widen(r.bias, r.n_q, r.n_k, off, r.n_k + pad);
+    c = r.c;
+    c.q = column_block(wq, r.n_q, r.d_k, off, r.d_k + pad);
+    c.k = column_block(wk, r.n_k, r.d_k, off, r.d_k + pad);
+    c.v = column_block(wv, r.n_k, r.d_v, off, r.d_v + pad);
+    c.bias = column_block(wb, r.n_q, r.n_k, off, r.n_k + pad);
+    c.p.q = &c.q;
+    c.p.k = &c.k;
+    c.p.v = &c.v;
+    c.p.bias = &c.bias;
+
+    ck_assert_int_eq(run(attn_forward, &dense, &r.c), ATTN_OK);
+    ck_assert_int_eq(run(attn_forward, &strided, &c), ATTN_OK);
+    ck_assert_int_eq(run(attn_reference, &ref, &c), ATTN_OK);
+    compare_traces(&strided, &dense, seed);
+    compare_traces(&strided, &ref, seed);
+    expect_no_nan(&strided);
+    attn_trace_free(&dense);
+    attn_trace_free(&strided);
+    attn_trace_free(&ref);
+    free(wq);
+    free(wk);
+    free(wv);
+    free(wb);
+    rand_case_free(&r);
+}
+END_TEST
+
+/* ---- Limits ---- */
+
+/*
+ * Scores of ±1e300 (scale 1): Q = I (4, 4) makes scores = Kᵀ exactly, so
+ * K (3, 4) holds the wanted score rows as columns. "both"
+ */
+START_TEST(test_huge_scores)
+{
+    double q[16] = { 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 };
+    const double h = 1e300;
+    const double scores[] = { /* (4, 3) */
+        h, h, h,
+        h, -h, h,
+        -h, -h, -h,
+        h, 0, -h,
+    };
+    const double third = 1.0 / 3;
+    const double weights[] = { third, third, third, 0.5, 0, 0.5, third, third, third, 1, 0, 0 };
+    double k[12], v[3] = { 3, 6, 9 }; /* k (3, 4), v (3, 1) */
+    const double output[] = { 6, 6, 6, 3 };
+    struct views c;
+    struct attn_trace t;
+
+    for (size_t j = 0; j < 3; j++)
+        for (size_t i = 0; i < 4; i++)
+            k[j * 4 + i] = scores[i * 3 + j];
+    views_init(&c, q, 4, 4, k, 3, v, 1, 1.0);
+    ck_assert_int_eq(run(impl_of(_i), &t, &c), ATTN_OK);
+    expect_matrix(&t.scores, scores, "scores");
+    expect_matrix(&t.weights, weights, "weights");
+    expect_matrix(&t.output, output, "output");
+    expect_no_nan(&t);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* Common inputs of the fully masked tests: q (4, 1), k (4, 1), v (4, 2). */
+static double fm_q[] = { 1, 2, 3, 4 };
+static double fm_k[] = { 1, 0, -1, 0.5 };
+static double fm_v[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+
+/* Row i is fully masked: weights, output, summary all zero, argmax none. */
+static void expect_fully_masked(const struct attn_trace *t, size_t i)
+{
+    for (size_t j = 0; j < t->n_k; j++) {
+        ck_assert(attn_at(&t->masked, i, j) == -INFINITY);
+        ck_assert(attn_at(&t->weights, i, j) == 0.0);
+    }
+    for (size_t c = 0; c < t->d_v; c++)
+        ck_assert(attn_at(&t->output, i, c) == 0.0);
+    ck_assert_uint_eq(t->summary.fully_masked[i], 1);
+    ck_assert(t->summary.row_sums[i] == 0.0);
+    ck_assert_uint_eq(t->summary.argmax[i], ATTN_NO_INDEX);
+    ck_assert(t->summary.max_weight[i] == 0.0);
+    ck_assert(t->summary.entropy[i] == 0.0);
+}
+
+/* A cells mask (3, 3) with an all-zero middle row. "both" */
+START_TEST(test_fully_masked_cells)
+{
+    static const unsigned char allow[] = { 1, 1, 1, 0, 0, 0, 0, 1, 0 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, fm_q, 3, 1, fm_k, 3, fm_v, 2, 1.0);
+    views_mask(&c, ATTN_MASK_CELLS, allow, 3);
+    ck_assert_int_eq(run(impl_of(_i), &t, &c), ATTN_OK);
+    expect_fully_masked(&t, 1);
+    ck_assert_uint_eq(t.summary.fully_masked[0], 0);
+    ck_assert_uint_eq(t.summary.fully_masked[2], 0);
+    ck_assert_uint_eq(t.summary.n_fully_masked, 1);
+    /* Row 2 sees key 1 only: weight 1 on it, output = v[1], entropy 0. */
+    ck_assert(attn_at(&t.weights, 2, 1) == 1.0);
+    ck_assert(attn_at(&t.output, 2, 0) == 3.0 && attn_at(&t.output, 2, 1) == 4.0);
+    ck_assert_uint_eq(t.summary.argmax[2], 1);
+    ck_assert(t.summary.entropy[2] == 0.0);
+    expect_no_nan(&t);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* A key-padding row that blocks every key: every query fully masked. "both" */
+START_TEST(test_fully_masked_padding)
+{
+    static const unsigned char allow[] = { 0, 0, 0 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, fm_q, 2, 1, fm_k, 3, fm_v, 2, 1.0);
+    views_mask(&c, ATTN_MASK_CELLS, allow, 1);
+    ck_assert_int_eq(run(impl_of(_i), &t, &c), ATTN_OK);
+    expect_fully_masked(&t, 0);
+    expect_fully_masked(&t, 1);
+    ck_assert_uint_eq(t.summary.n_fully_masked, 2);
+    expect_no_nan(&t);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* Causal, n_q = 4 > n_k = 2: query i sees key j iff j <= i - 2. "both" */
+START_TEST(test_causal_tall)
+{
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, fm_q, 4, 1, fm_k, 2, fm_v, 2, 1.0);
+    views_mask(&c, ATTN_MASK_CAUSAL, NULL, 0);
+    ck_assert_int_eq(run(impl_of(_i), &t, &c), ATTN_OK);
+    expect_fully_masked(&t, 0);
+    expect_fully_masked(&t, 1);
+    ck_assert_uint_eq(t.summary.n_fully_masked, 2);
+    /* Query 2 sees key 0 only; query 3 both keys (scores 4·1, 4·0). */
+    ck_assert(attn_at(&t.weights, 2, 0) == 1.0 && attn_at(&t.weights, 2, 1) == 0.0);
+    ck_assert(attn_at(&t.masked, 2, 1) == -INFINITY);
+    expect_near(attn_at(&t.weights, 3, 0), 0.98201379003790845, "weights", 3, 0);
+    ck_assert_uint_eq(t.summary.argmax[2], 0);
+    ck_assert_uint_eq(t.summary.argmax[3], 0);
+    expect_no_nan(&t);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* Causal, n_q = 2 < n_k = 4 (bottom-right): query 0 sees keys 0..2, query 1 all four. "both" */
+START_TEST(test_causal_wide)
+{
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, fm_q, 2, 1, fm_k, 4, fm_v, 2, 1.0);
+    views_mask(&c, ATTN_MASK_CAUSAL, NULL, 0);
+    ck_assert_int_eq(run(impl_of(_i), &t, &c), ATTN_OK);
+    ck_assert(attn_at(&t.masked, 0, 3) == -INFINITY);
+    ck_assert(attn_at(&t.weights, 0, 3) == 0.0);
+    for (size_t j = 0; j < 3; j++)
+        ck_assert(attn_at(&t.masked, 0, j) == attn_at(&t.scaled, 0, j));
+    for (size_t j = 0; j < 4; j++)
+        ck_assert(attn_at(&t.weights, 1, j) > 0.0);
+    ck_assert_uint_eq(t.summary.n_fully_masked, 0);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* status is EOVERFLOW at (step, row, col); every later step and the summary are zero. */
+static void expect_fault(enum attn_status st, const struct attn_trace *t, enum attn_step step,
+                         size_t row, size_t col)
+{
+    const struct attn_matrix *by_step[] = { NULL, &t->scores, &t->scaled, &t->masked,
+                                            &t->weights, &t->output };
+
+    ck_assert_int_eq(st, ATTN_EOVERFLOW);
+    ck_assert_str_eq(attn_step_name(t->fault.step), attn_step_name(step));
+    ck_assert_uint_eq(t->fault.row, row);
+    ck_assert_uint_eq(t->fault.col, col);
+    for (size_t s = (size_t)step + 1; s <= ATTN_STEP_OUTPUT; s++)
+        for (size_t c = 0; c < by_step[s]->rows * by_step[s]->cols; c++)
+            ck_assert(by_step[s]->data[c] == 0.0);
+    for (size_t i = 0; i < t->n_q; i++)
+        ck_assert(t->summary.row_sums[i] == 0.0 && t->summary.fully_masked[i] == 0);
+}
+
+/* Q·Kᵀ overflows: scores row 1 = [1e200, inf, -inf]; the first bad cell is (1, 1). "both" */
+START_TEST(test_overflow_scores)
+{
+    double q[] = { 1, 1e200 }, k[] = { 1, 1e200, -1e200 }, v[] = { 1, 2, 3 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 2, 1, k, 3, v, 1, 1.0);
+    expect_fault(run(impl_of(_i), &t, &c), &t, ATTN_STEP_SCORES, 1, 1);
+    ck_assert(attn_at(&t.scores, 1, 1) == INFINITY);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* A finite score times a huge scale: scores [1, 1e10], scale 1e300 → scaled (0, 1) = inf. "both" */
+START_TEST(test_overflow_scaled)
+{
+    double q[] = { 1 }, k[] = { 1, 1e10 }, v[] = { 1, 2 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 1, 1, k, 2, v, 1, 1e300);
+    expect_fault(run(impl_of(_i), &t, &c), &t, ATTN_STEP_SCALED, 0, 1);
+    ck_assert(attn_at(&t.scores, 0, 1) == 1e10);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/*
+ * scaled + bias overflows where the mask allows it: masked row 0 = [-inf (blocked),
+ * 1, 1e308 + 1e308 = inf]; the blocked -inf is not the fault, (0, 2) is. "both"
+ */
+START_TEST(test_overflow_masked)
+{
+    static const unsigned char allow[] = { 0, 1, 1, 1, 1, 1 };
+    double q[] = { 1, -1 }, k[] = { 1, 1, 1e308 }, v[] = { 1, 2, 3 };
+    double bias[] = { 0, 0, 1e308, 0, 0, 0 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 2, 1, k, 3, v, 1, 1.0);
+    views_bias(&c, bias);
+    views_mask(&c, ATTN_MASK_CELLS, allow, 2);
+    expect_fault(run(impl_of(_i), &t, &c), &t, ATTN_STEP_MASKED, 0, 2);
+    ck_assert(attn_at(&t.masked, 0, 0) == -INFINITY);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* -inf from scaled + bias at an allowed cell is a fault too: (1, 2) = -1e308 + -1e308. "both" */
+START_TEST(test_overflow_masked_negative)
+{
+    double q[] = { 1, -1 }, k[] = { 1, 1, 1e308 }, v[] = { 1, 2, 3 };
+    double bias[] = { 0, 0, 0, 0, 0, -1e308 }; /* row 1: -1e308 + -1e308 */
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 2, 1, k, 3, v, 1, 1.0);
+    views_bias(&c, bias);
+    expect_fault(run(impl_of(_i), &t, &c), &t, ATTN_STEP_MASKED, 1, 2);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* The same overflowing cell, blocked by the mask: no fault, its weight is 0. "both" */
+START_TEST(test_overflow_masked_but_blocked)
+{
+    static const unsigned char allow[] = { 1, 1, 0 };
+    double q[] = { 1 }, k[] = { 1, 1, 1e308 }, v[] = { 1, 2, 3 };
+    double bias[] = { 0, 0, 1e308 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 1, 1, k, 3, v, 1, 1.0);
+    views_bias(&c, bias);
+    views_mask(&c, ATTN_MASK_CELLS, allow, 1);
+    ck_assert_int_eq(run(impl_of(_i), &t, &c), ATTN_OK);
+    ck_assert(attn_at(&t.masked, 0, 2) == -INFINITY);
+    ck_assert(attn_at(&t.weights, 0, 0) == 0.5 && attn_at(&t.weights, 0, 2) == 0.0);
+    expect_near(attn_at(&t.output, 0, 0), 1.5, "output", 0, 0);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/*
+ * weights·V overflows although the output is a weighted mean of finite values. The
+ * weights only need to sum to a hair over 1: query 1's scores [0, -36.85] give
+ * e = [1, 9.9e-17]; 1 + 9.9e-17 rounds to 1, so the weights are [1, 9.9e-17] and
+ * DBL_MAX + 9.9e-17·DBL_MAX is 0.89 ulp past DBL_MAX: inf, in any summation order.
+ * (Equal scores over V = [DBL_MAX, DBL_MAX] do not overflow: 0.5·M + 0.5·M = M.)
+ * Query 0 (scores [0, 0]) shows exactly that, finite, so the fault is (1, 1). "both"
+ */
+START_TEST(test_overflow_output)
+{
+    double q[] = { 0, 1 }, k[] = { 0, -36.85 };
+    double v[] = { 1, DBL_MAX, 1, DBL_MAX }; /* (2, 2) */
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 2, 1, k, 2, v, 2, 1.0);
+    expect_fault(run(impl_of(_i), &t, &c), &t, ATTN_STEP_OUTPUT, 1, 1);
+    ck_assert(attn_at(&t.output, 0, 1) == DBL_MAX);
+    ck_assert(attn_at(&t.weights, 1, 0) == 1.0);
+    ck_assert(attn_at(&t.weights, 1, 1) > 0.0);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* attn_trace_cells and attn_trace_alloc on sizes whose counts or bytes overflow. */
+START_TEST(test_trace_sizes_overflow)
+{
+    struct attn_trace t, zero;
+
+    memset(&zero, 0, sizeof zero);
+    ck_assert_uint_eq(attn_trace_cells(2, 3, 4), 4 * 6 + 8 + 6);
+    ck_assert_uint_eq(attn_trace_cells(SIZE_MAX, 2, 1), 0);          /* n_q·n_k */
+    ck_assert_uint_eq(attn_trace_cells(SIZE_MAX / 4 + 1, 1, 1), 0);  /* 4·n_q·n_k */
+    ck_assert_uint_eq(attn_trace_cells(1, 1, SIZE_MAX), 0);          /* + n_q·d_v */
+    ck_assert_uint_eq(attn_trace_cells(SIZE_MAX / 3 + 1, 0, 0), 0);  /* 3·n_q summary */
+
+    /* Count overflow: ENOMEM, *t zeroed (it held garbage before). */
+    memset(&t, 0xab, sizeof t);
+    ck_assert_int_eq(attn_trace_alloc(&t, SIZE_MAX, 2, 1), ATTN_ENOMEM);
+    ck_assert(memcmp(&t, &zero, sizeof t) == 0);
+    /* The count fits but its bytes do not: ENOMEM before any calloc. */
+    ck_assert_uint_ne(attn_trace_cells(1, SIZE_MAX / 16, 1), 0);
+    memset(&t, 0xab, sizeof t);
+    ck_assert_int_eq(attn_trace_alloc(&t, 1, SIZE_MAX / 16, 1), ATTN_ENOMEM);
+    ck_assert(memcmp(&t, &zero, sizeof t) == 0);
+    attn_trace_free(&t);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* Zero sizes are not a trace: EINVAL, *t zeroed. */
+START_TEST(test_trace_sizes_zero)
+{
+    struct attn_trace t, zero;
+    const size_t sizes[][3] = { { 0, 1, 1 }, { 1, 0, 1 }, { 1, 1, 0 } };
+
+    memset(&zero, 0, sizeof zero);
+    for (size_t c = 0; c < 3; c++) {
+        memset(&t, 0xab, sizeof t);
+        ck_assert_int_eq(attn_trace_alloc(&t, sizes[c][0], sizes[c][1], sizes[c][2]), ATTN_EINVAL);
+        ck_assert(memcmp(&t, &zero, sizeof t) == 0);
+    }
+    ck_assert_int_eq(attn_trace_alloc(NULL, 1, 1, 1), ATTN_EINVAL);
+}
+END_TEST
+
+/* ---- Errors ---- */
+
+/* A valid problem (q (3, 2), k (2, 2), v (2, 2)) and one broken copy per row of the table. */
+struct bad_case {
+    const char *what;
+    void (*breaks)(struct views *c, struct attn_trace *t);
+};
+
+static double e_q[] = { 1, 2, 3, 4, 5, 6 }, e_k[] = { 1, 0, 0, 1 }, e_v[] = { 1, 2, 3, 4 };
+static double e_bias[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+static const unsigned char e_allow[] = { 1, 1, 1, 1, 1, 1 };
+
+static void break_dk(struct views *c, struct attn_trace *t) { (void)t; c->k.cols = 1; }
+static void break_v_rows(struct views *c, struct attn_trace *t) { (void)t; c->v.rows = 1; }
+static void break_trace_nq(struct views *c, struct attn_trace *t)
+{
+    attn_trace_free(t);
+    ck_assert_int_eq(attn_trace_alloc(t, 2, c->k.rows, c->v.cols), ATTN_OK);
+}
+static void break_trace_dv(struct views *c, struct attn_trace *t)
+{
+    attn_trace_free(t);
+    ck_assert_int_eq(attn_trace_alloc(t, c->q.rows, c->k.rows, 3), ATTN_OK);
+}
+static void break_trace_none(struct views *c, struct attn_trace *t) { (void)c; attn_trace_free(t); }
+static void break_bias_rows(struct views *c, struct attn_trace *t)
+{
+    (void)t;
+    views_bias(c, e_bias);
+    c->bias.rows = 2;
+}
+static void break_bias_cols(struct views *c, struct attn_trace *t)
+{
+    (void)t;
+    views_bias(c, e_bias);
+    c->bias = attn_matrix_view(e_bias, 3, 3);
+}
+static void break_bias_data(struct views *c, struct attn_trace *t)
+{
+    (void)t;
+    views_bias(c, e_bias);
+    c->bias.data = NULL;
+}
+static void break_mask_rows(struct views *c, struct attn_trace *t)
+{
+    (void)t;
+    views_mask(c, ATTN_MASK_CELLS, e_allow, 2); /* (2, n_k): a transposed (n_k, n_q) table */
+}
+static void break_mask_null(struct views *c, struct attn_trace *t)
+{
+    (void)t;
+    views_mask(c, ATTN_MASK_CELLS, NULL, 3);
+}
+static void break_mask_kind(struct views *c, struct attn_trace *t)
+{
+    (void)t;
+    views_mask(c, (enum attn_mask_kind)99, e_allow, 3);
+}
+static void break_scale_zero(struct views *c, struct attn_trace *t) { (void)t; c->p.scale = 0; }
+static void break_scale_neg(struct views *c, struct attn_trace *t) { (void)t; c->p.scale = -1; }
+static void break_scale_nan(struct views *c, struct attn_trace *t) { (void)t; c->p.scale = NAN; }
+static void break_scale_inf(struct views *c, struct attn_trace *t)
+{
+    (void)t;
+    c->p.scale = INFINITY;
+}
+static void break_stride(struct views *c, struct attn_trace *t) { (void)t; c->q.stride = 1; }
+static void break_q_null(struct views *c, struct attn_trace *t) { (void)t; c->p.q = NULL; }
+static void break_q_data(struct views *c, struct attn_trace *t) { (void)t; c->q.data = NULL; }
+static void break_v_empty(struct views *c, struct attn_trace *t) { (void)t; c->v.cols = 0; }
+
+static const struct bad_case bad_cases[] = {
+    { "q and k differ in d_k", break_dk },
+    { "v has fewer rows than k", break_v_rows },
+    { "trace allocated for another n_q", break_trace_nq },
+    { "trace allocated for another d_v", break_trace_dv },
+    { "trace not allocated", break_trace_none },
+    { "bias has 2 rows, n_q is 3", break_bias_rows },
+    { "bias has 3 columns, n_k is 2", break_bias_cols },
+    { "bias without data", break_bias_data },
+    { "mask has 2 rows, n_q is 3", break_mask_rows },
+    { "cells mask without a table", break_mask_null },
+    { "unknown mask kind", break_mask_kind },
+    { "scale 0", break_scale_zero },
+    { "scale -1", break_scale_neg },
+    { "scale NaN", break_scale_nan },
+    { "scale inf", break_scale_inf },
+    { "q stride below its columns", break_stride },
+    { "no q", break_q_null },
+    { "q without data", break_q_data },
+    { "v with no columns", break_v_empty },
+};
+#define N_BAD_CASES (sizeof bad_cases / sizeof bad_cases[0])
+
+/* Loop over the table × {fast, reference}: each is ATTN_EINVAL. */
+START_TEST(test_einval)
+{
+    const struct bad_case *b = &bad_cases[_i / 2];
+    struct views c;
+    struct attn_trace t;
+    enum attn_status st;
+    double before;
+
+    views_init(&c, e_q, 3, 2, e_k, 2, e_v, 2, 1.0);
+    ck_assert_int_eq(attn_trace_alloc(&t, 3, 2, 2), ATTN_OK);
+    ck_assert_int_eq(impl_of(_i)(&t, &c.p), ATTN_OK); /* valid before breaking */
+    b->breaks(&c, &t);
+    before = t.block != NULL ? t.output.data[0] : 0.0;
+    st = impl_of(_i)(&t, &c.p);
+    ck_assert_msg(st == ATTN_EINVAL, "%s: %s", b->what, attn_status_str(st));
+    /* The trace is left as it was. */
+    ck_assert(t.block == NULL || t.output.data[0] == before);
+    attn_trace_free(&t);
+}
+END_TEST
+
+START_TEST(test_einval_null)
+{
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, e_q, 3, 2, e_k, 2, e_v, 2, 1.0);
+    ck_assert_int_eq(attn_trace_alloc(&t, 3, 2, 2), ATTN_OK);
+    ck_assert_int_eq(attn_forward(&t, NULL), ATTN_EINVAL);
+    ck_assert_int_eq(attn_forward(NULL, &c.p), ATTN_EINVAL);
+    ck_assert_int_eq(attn_reference(&t, NULL), ATTN_EINVAL);
+    ck_assert_int_eq(attn_reference(NULL, &c.p), ATTN_EINVAL);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* ---- the suite ---- */
+
+static Suite *core_suite(void)
+{
+    Suite *s = suite_create("core");
+    TCase *core = tcase_create("Core");
+    TCase *seeds = tcase_create("Seeds");
+    TCase *reference = tcase_create("Reference");
+    TCase *limits = tcase_create("Limits");
+    TCase *errors = tcase_create("Errors");
+
+    tcase_add_test(core, test_names);
+    tcase_add_test(core, test_trace_layout);
+    tcase_add_test(core, test_trace_free_twice);
+    tcase_add_test(core, test_blas_info);
+    tcase_add_test(core, test_trace_reuse);
+    suite_add_tcase(s, core);
+
+    tcase_add_loop_test(seeds, test_seed000, 0, 2);
+    tcase_add_loop_test(seeds, test_seed002_one_query, 0, 2);
+    tcase_add_loop_test(seeds, test_seed002_text_example, 0, 2);
+    tcase_add_loop_test(seeds, test_seed002_three_queries, 0, 2);
+    tcase_add_loop_test(seeds, test_seed002_experiment, 0, (int)(2 * N_EXPERIMENTS));
+    tcase_add_test(seeds, test_seed002_experiment_lessons);
+    suite_add_tcase(s, seeds);
+
+    tcase_add_loop_test(reference, test_random_vs_reference, 0, RK_COUNT * RAND_PER_KIND);
+    tcase_add_loop_test(reference, test_strided_views, 0, 24);
+    tcase_set_timeout(reference, 120); /* valgrind runs it tens of times slower */
+    suite_add_tcase(s, reference);
+
+    tcase_add_loop_test(limits, test_huge_scores, 0, 2);
+    tcase_add_loop_test(limits, test_fully_masked_cells, 0, 2);
+    tcase_add_loop_test(limits, test_fully_masked_padding, 0, 2);
+    tcase_add_loop_test(limits, test_causal_tall, 0, 2);
+    tcase_add_loop_test(limits, test_causal_wide, 0, 2);
+    tcase_add_loop_test(limits, test_overflow_scores, 0, 2);
+    tcase_add_loop_test(limits, test_overflow_scaled, 0, 2);
+    tcase_add_loop_test(limits, test_overflow_masked, 0, 2);
+    tcase_add_loop_test(limits, test_overflow_masked_negative, 0, 2);
+    tcase_add_loop_test(limits, test_overflow_masked_but_blocked, 0, 2);
+    tcase_add_loop_test(limits, test_overflow_output, 0, 2);
+    tcase_add_test(limits, test_trace_sizes_overflow);
+    tcase_add_test(limits, test_trace_sizes_zero);
+    suite_add_tcase(s, limits);
+
+    tcase_add_loop_test(errors, test_einval, 0, (int)(2 * N_BAD_CASES));
+    tcase_add_test(errors, test_einval_null);
+    suite_add_tcase(s, errors);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(core_suite());
+    int failed;
+
+    attn_blas_set_threads(1); /* as the server does; also keeps valgrind runs quick */
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

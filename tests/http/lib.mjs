@@ -1,0 +1,255 @@
+// tests/http/lib.mjs — shared helpers for the HTTP tests: start attnd on a free port,
+// talk to it over plain node:http or raw sockets, stop it.
+//
+// The binary comes from ATTND_BIN. Each server runs with --port 0 and --log text;
+// its "attnd listening on http://ADDR:PORT" line gives the port. ATTND_* variables of
+// the calling shell are not passed on, so a developer's environment cannot change
+// what a test sees.
+
+import { spawn, spawnSync } from 'node:child_process';
+import http from 'node:http';
+import net from 'node:net';
+
+export const BIN = process.env.ATTND_BIN;
+if (!BIN) throw new Error('ATTND_BIN must name the attnd binary');
+
+export const SEED = {
+  q: [[1, 0, 1, 0], [0, 1, 0, 1]],
+  k: [[1, 0, 1, 0], [1, 1, 1, 1]],
+  v: [[10, 0], [0, 10]],
+};
+export const SEED_WEIGHTS = [[0.5, 0.5], [0.2689414213699951, 0.7310585786300049]];
+export const SEED_OUTPUT = [[5, 5], [2.6894142136999513, 7.310585786300049]];
+
+/** process.env without ATTND_* (plus `extra`). */
+export function cleanEnv(extra = {}) {
+  const env = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('ATTND_')) env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** Runs attnd to completion (for --help, --version, bad flags, --probe). */
+export function runAttnd(args, env = {}) {
+  const r = spawnSync(BIN, args, { env: cleanEnv(env), encoding: 'utf8', timeout: 10000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, signal: r.signal };
+}
+
+/**
+ * Starts attnd and resolves once it listens. The result:
+ *   port, proc, stderr() (everything so far), waitStderr(pred, ms), stop(), exited
+ */
+export function startServer(args = [], env = {}) {
+  const proc = spawn(BIN, ['--port', '0', '--log', 'text', ...args], {
+    env: cleanEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  const waiters = [];
+  proc.stderr.setEncoding('utf8');
+  proc.stderr.on('data', (d) => {
+    err += d;
+    for (const w of [...waiters]) w();
+  });
+  const exited = new Promise((resolve) => {
+    proc.on('exit', (code, signal) => resolve({ code, signal }));
+  });
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`attnd did not start: ${err}`)), 5000);
+    proc.stdout.setEncoding('utf8');
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/^attnd listening on http:\/\/(\S+):(\d+)\n/m);
+      if (!m) return;
+      clearTimeout(timer);
+      const server = {
+        proc,
+        host: m[1],
+        port: Number(m[2]),
+        exited,
+        stdout: () => out,
+        stderr: () => err,
+        /** Resolves with stderr once pred(stderr) holds; rejects after ms. */
+        waitStderr(pred, ms = 3000) {
+          return new Promise((res, rej) => {
+            const check = () => {
+              if (!pred(err)) return false;
+              waiters.splice(waiters.indexOf(check), 1);
+              clearTimeout(t);
+              res(err);
+              return true;
+            };
+            const t = setTimeout(() => {
+              waiters.splice(waiters.indexOf(check), 1);
+              rej(new Error(`stderr never matched; it was:\n${err}`));
+            }, ms);
+            waiters.push(check);
+            check();
+          });
+        },
+        /** SIGTERM, then the exit; rejects unless it is a clean 0 (sanitizer reports are not). */
+        async stop() {
+          if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
+          const how = await exited;
+          if (how.code !== 0) throw new Error(`attnd exited with ${JSON.stringify(how)}:\n${err}`);
+          if (/Sanitizer|runtime error:/.test(err)) throw new Error(`sanitizer report:\n${err}`);
+          return how;
+        },
+      };
+      resolve(server);
+    });
+    proc.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`attnd exited with ${code} before listening: ${err}`));
+    });
+  });
+}
+
+/**
+ * One request on a fresh connection. body: string or Buffer (sent with Content-Length)
+ * or an array of strings (sent chunked, one write each). Resolves
+ * {status, headers, body (string), json()}.
+ */
+export function request(port, { method = 'GET', path = '/', headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const chunked = Array.isArray(body);
+    const h = { ...headers };
+    if (body !== undefined && !chunked) h['Content-Length'] = Buffer.byteLength(body);
+    const req = http.request(
+      { host: '127.0.0.1', port, method, path, headers: h, agent: false },
+      (res) => {
+        const parts = [];
+        res.on('data', (d) => parts.push(d));
+        res.on('end', () => {
+          const text = Buffer.concat(parts).toString('utf8');
+          resolve({
+            status: res.statusCode,
+            headers: res.headers,
+            body: text,
+            json: () => JSON.parse(text),
+          });
+        });
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    if (chunked) for (const piece of body) req.write(piece);
+    else if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+export const postJson = (port, path, obj, headers = {}) =>
+  request(port, {
+    method: 'POST',
+    path,
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: JSON.stringify(obj),
+  });
+
+/** A raw TCP connection with a promise for "the next complete HTTP response". */
+export function rawConnect(port) {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1');
+    let buf = Buffer.alloc(0);
+    let closed = false;
+    const waiters = [];
+    const notify = () => waiters.splice(0).forEach((w) => w());
+    sock.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      notify();
+    });
+    sock.on('close', () => {
+      closed = true;
+      notify();
+    });
+    sock.on('error', () => {});
+    sock.once('connect', () =>
+      resolve({
+        sock,
+        write: (s) => new Promise((res) => sock.write(s, res)),
+        isClosed: () => closed,
+        /** Resolves the next response {status, headers, body}; needs Content-Length. */
+        nextResponse(ms = 5000) {
+          return new Promise((res, rej) => {
+            const t = setTimeout(() => rej(new Error(`no response; have: ${buf}`)), ms);
+            const tryParse = () => {
+              const end = buf.indexOf('\r\n\r\n');
+              if (end < 0) {
+                if (closed) {
+                  clearTimeout(t);
+                  rej(new Error('connection closed without a response'));
+                  return;
+                }
+                waiters.push(tryParse);
+                return;
+              }
+              const head = buf.subarray(0, end).toString('latin1').split('\r\n');
+              const status = Number(head[0].split(' ')[1]);
+              const headers = {};
+              for (const line of head.slice(1)) {
+                const i = line.indexOf(':');
+                headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+              }
+              const len = Number(headers['content-length'] ?? 0);
+              if (buf.length < end + 4 + len) {
+                if (closed) {
+                  clearTimeout(t);
+                  rej(new Error('connection closed mid-body'));
+                  return;
+                }
+                waiters.push(tryParse);
+                return;
+              }
+              const body = buf.subarray(end + 4, end + 4 + len).toString('utf8');
+              buf = buf.subarray(end + 4 + len);
+              clearTimeout(t);
+              res({ status, headers, body });
+            };
+            tryParse();
+          });
+        },
+        /** Resolves once the server has closed the connection. */
+        waitClosed(ms = 5000) {
+          return new Promise((res, rej) => {
+            const t = setTimeout(() => rej(new Error('connection still open')), ms);
+            const check = () => {
+              if (!closed) return waiters.push(check);
+              clearTimeout(t);
+              res();
+            };
+            check();
+          });
+        },
+      }),
+    );
+    sock.once('error', reject);
+  });
+}
+
+/** A port nothing listens on (bound then released). */
+export function closedPort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** The access-log lines (text format) that carry request id `id`. */
+export const logLinesFor = (stderr, id) =>
+  stderr.split('\n').filter((l) => l.includes(`id=${id} `));
+
+/** Asserts the RFC 9457 shape every error shares. */
+export function assertProblem(assert, res, status) {
+  assert.equal(res.status, status, res.body);
+  assert.match(res.headers['content-type'], /^application\/problem\+json/);
+  const p = res.json();
+  for (const f of ['type', 'title', 'status', 'detail']) assert.ok(f in p, `problem has ${f}`);
+  assert.equal(p.status, status);
+  return p;
+}

@@ -1,0 +1,108 @@
+// tests/http/log.test.mjs — the access log: one line per request on stderr, text or JSON.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { SEED, logLinesFor, postJson, rawConnect, request, sleep, startServer } from './lib.mjs';
+
+const TEXT_LINE =
+  /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z id=(\S+) method=(\S+) path=(\S+) status=(\d+) bytes=(\d+) duration_ms=\d+\.\d{3}$/;
+
+test('text: one line per request, with time, id, method, path, status, bytes, duration', async () => {
+  const s = await startServer();
+  try {
+    const a = await postJson(s.port, '/v1/attention', SEED, { 'X-Request-Id': 'log-post' });
+    await request(s.port, { path: '/nope', headers: { 'X-Request-Id': 'log-404' } });
+    const g = await request(s.port, { path: '/healthz' });
+    const generated = g.headers['x-request-id'];
+    // A line is written when MHD reports the request complete, which may be just after
+    // the client has its answer, and requests on other threads may finish in any order.
+    const err = await s.waitStderr((e) =>
+      ['log-post', 'log-404', generated].every((id) => e.includes(`id=${id} `)));
+
+    const post = logLinesFor(err, 'log-post');
+    assert.equal(post.length, 1, err);
+    const m = post[0].match(TEXT_LINE);
+    assert.ok(m, post[0]);
+    assert.deepEqual(m.slice(1, 6),
+      ['log-post', 'POST', '/v1/attention', '200', String(Buffer.byteLength(a.body))]);
+    assert.match(logLinesFor(err, 'log-404')[0], /status=404/);
+    assert.equal(logLinesFor(err, generated).length, 1);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('text: a path cannot forge a log line', async () => {
+  const s = await startServer();
+  try {
+    const c = await rawConnect(s.port);
+    await c.write('GET /a%0a2024-01-01T00:00:00.000Z%20id=forged HTTP/1.1\r\nHost: t\r\n' +
+      'X-Request-Id: inject-1\r\n\r\n');
+    await c.nextResponse();
+    const err = await s.waitStderr((e) => e.includes('id=inject-1 '));
+    const line = logLinesFor(err, 'inject-1');
+    assert.equal(line.length, 1);
+    assert.ok(!err.split('\n').some((l) => l.startsWith('2024-01-01')), err);
+    c.sock.destroy();
+  } finally {
+    await s.stop();
+  }
+});
+
+test('keep-alive: each request on one connection gets its own line', async () => {
+  const s = await startServer();
+  try {
+    const c = await rawConnect(s.port);
+    for (const id of ['ka-1', 'ka-2', 'ka-3']) {
+      await c.write(`GET /healthz HTTP/1.1\r\nHost: t\r\nX-Request-Id: ${id}\r\n\r\n`);
+      const r = await c.nextResponse();
+      assert.equal(r.status, 200);
+      assert.equal(r.headers['x-request-id'], id);
+    }
+    const err = await s.waitStderr((e) => ['ka-1', 'ka-2', 'ka-3'].every((id) => e.includes(`id=${id} `)));
+    for (const id of ['ka-1', 'ka-2', 'ka-3']) assert.equal(logLinesFor(err, id).length, 1);
+    c.sock.destroy();
+  } finally {
+    await s.stop();
+  }
+});
+
+test('json: every line parses, with the same fields', async () => {
+  const s = await startServer(['--log', 'json']);
+  try {
+    await postJson(s.port, '/v1/attention', SEED, { 'X-Request-Id': 'j-1' });
+    const c = await rawConnect(s.port);
+    await c.write('GET /odd%22path%5C%01%ff HTTP/1.1\r\nHost: t\r\nX-Request-Id: j-2\r\n\r\n');
+    await c.nextResponse();
+    c.sock.destroy();
+    const err = await s.waitStderr((e) => e.includes('"id":"j-1"') && e.includes('"id":"j-2"'));
+    const lines = err.trim().split('\n').map((l) => JSON.parse(l));
+    const one = lines.find((l) => l.id === 'j-1');
+    assert.equal(one.method, 'POST');
+    assert.equal(one.path, '/v1/attention');
+    assert.equal(one.status, 200);
+    assert.equal(typeof one.bytes, 'number');
+    assert.equal(typeof one.duration_ms, 'number');
+    assert.match(one.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const two = lines.find((l) => l.id === 'j-2');
+    assert.equal(two.status, 404);
+    assert.ok(two.path.startsWith('/odd"path\\\u0001'), JSON.stringify(two.path));
+  } finally {
+    await s.stop();
+  }
+});
+
+test('off: nothing on stderr', async () => {
+  const s = await startServer(['--log', 'off']);
+  try {
+    await request(s.port, { path: '/healthz' });
+    await postJson(s.port, '/v1/attention', SEED);
+    await sleep(200);
+    assert.equal(s.stderr(), '');
+  } finally {
+    const { code } = await s.stop();
+    assert.equal(code, 0);
+    assert.equal(s.stderr(), '');
+  }
+});
