@@ -1,11 +1,18 @@
 # attnd — one non-recursive Makefile. Objects go under $(BUILD_DIR); `make help` lists targets.
 #
 #   make run         install missing Debian packages (as root), build, serve on 127.0.0.1:8080
-#   make test        the whole suite: unit (core, api), HTTP, README examples
+#   make test        the whole suite: unit (core, api, render), HTTP, README examples, browser
 #   make asan        the unit and HTTP suites built with AddressSanitizer + UBSan
 #   make valgrind    the unit suites under valgrind (CK_FORK=no)
+#   make fuzz        every libFuzzer harness for FUZZ_SECONDS each (clang)
+#   make alloc       every allocation of a request made to fail in turn, under ASan/LSan
+#   make tsan        the HTTP suite against a ThreadSanitizer build
+#   make load        wrk at 64 connections for 20 s, then SIGTERM under load
+#   make bench       core, JSON and HTTP benchmarks against the floors and a Python service
+#   make container   the Docker image built with podman, run, probed and stopped (CI; needs root)
 #
-# Variables: BUILD_DIR (build), SANITIZER (e.g. address,undefined), PORT (8080), ARGS.
+# Variables: BUILD_DIR (build), SANITIZER (e.g. address,undefined), PORT (8080), ARGS,
+# FUZZ_SECONDS (30), BENCH_SECONDS (5: each wrk run of `make bench`).
 
 VERSION   := 0.1.0
 BUILD_ID  := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
@@ -13,6 +20,8 @@ BUILD_DIR ?= build
 SANITIZER ?=
 PORT      ?= 8080
 ARGS      ?=
+FUZZ_SECONDS ?= 30
+BENCH_SECONDS ?= 5
 
 CC  ?= cc
 CXX ?= c++
@@ -20,7 +29,7 @@ CXX ?= c++
 WARN     := -Wall -Wextra -Werror -Wshadow -Wpointer-arith -Wformat=2
 OPT      := -O2 -g
 SAN      := $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all)
-CPPFLAGS := -I. -D_POSIX_C_SOURCE=200809L -DATTND_VERSION='"$(VERSION)"' -DATTND_BUILD='"$(BUILD_ID)"'
+CPPFLAGS := -I. -D_POSIX_C_SOURCE=200809L
 CFLAGS   := -std=c11 $(OPT) $(WARN) -Wstrict-prototypes -MMD -MP $(SAN)
 # dragonbox (shortest round-trip digits) is a C++17 header; one shim file uses it.
 CXXFLAGS := -std=c++17 $(OPT) $(WARN) -fno-exceptions -fno-rtti -MMD -MP $(SAN) \
@@ -35,13 +44,19 @@ API_CXX    := $(wildcard api/*.cc)
 SERVER_SRC := $(wildcard server/*.c)
 
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD_DIR)/%.o)
-API_OBJ    := $(API_SRC:%.c=$(BUILD_DIR)/%.o) $(API_CXX:%.cc=$(BUILD_DIR)/%.o) $(BUILD_DIR)/gen/embedded.o
-SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD_DIR)/%.o)
+API_OBJ    := $(API_SRC:%.c=$(BUILD_DIR)/%.o) $(API_CXX:%.cc=$(BUILD_DIR)/%.o) $(BUILD_DIR)/gen/embedded.o \
+              $(BUILD_DIR)/gen/version.o
+SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD_DIR)/%.o) $(BUILD_DIR)/gen/www.o
 
 ATTND      := $(BUILD_DIR)/attnd
-UNIT_TESTS := $(BUILD_DIR)/tests/check_core $(BUILD_DIR)/tests/check_api
+UNIT_TESTS := $(BUILD_DIR)/tests/check_core $(BUILD_DIR)/tests/check_api \
+              $(BUILD_DIR)/tests/check_render $(BUILD_DIR)/tests/check_multihead \
+              $(BUILD_DIR)/tests/check_metrics
+ALLOC_TEST := $(BUILD_DIR)/tests/check_alloc
+FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all run test unit http spec-lint asan valgrind lint deps deps-test clean help
+.PHONY: all run test unit http spec-lint asan valgrind lint deps deps-test clean help \
+        fuzz fuzzers alloc tsan load browser bench deps-bench contract k8s container
 
 # Build the server binary.
 all: $(ATTND)
@@ -59,9 +74,9 @@ deps:
 deps-test:
 	@tools/deps.sh test
 
-# The whole suite: layer lint, spec lint, unit tests, HTTP tests (README examples included).
+# The whole suite: layer lint, spec lint, unit tests, HTTP tests (README examples included), browser tests.
 test: deps-test
-	$(MAKE) lint spec-lint unit http
+	$(MAKE) lint spec-lint unit http contract k8s browser
 
 # Check unit suites: core math against the seeds and the naive reference; api without a network.
 unit: $(UNIT_TESTS)
@@ -78,14 +93,62 @@ spec-lint: node_modules/.package-lock.json
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
+# Property-based contract test: 600 requests generated from api/openapi.yaml's schemas and junk; no 5xx, every answer as documented.
+contract: $(ATTND) node_modules/.package-lock.json
+	ATTND_BIN=$(abspath $(ATTND)) node --test tests/contract/
+
+# The Kubernetes manifests (docker/k8s/): rendered by kubectl kustomize, every object checked against its schema.
+k8s: node_modules/.package-lock.json
+	node --test tests/k8s/
+
+# The Docker image: Dockerfile lint, podman build (its build stage runs `make unit`), run, probe, SIGTERM. Root, ~2 min.
+container: node_modules/.package-lock.json
+	tests/container/run.sh
+
+# Browser tests: the playground and CORS in Debian's chromium, driven by playwright-core.
+browser: $(ATTND) node_modules/.package-lock.json
+	ATTND_BIN=$(abspath $(ATTND)) ATTND_ARTIFACTS=$(abspath $(BUILD_DIR))/artifacts \
+	  node --test --test-concurrency=1 tests/browser/
+
 # The unit and HTTP suites built with AddressSanitizer and UBSan, in build/asan.
 asan: deps-test
 	$(MAKE) BUILD_DIR=build/asan SANITIZER=address,undefined unit http
 
-# The unit suites under valgrind: 0 errors, nothing definitely lost.
-valgrind: $(UNIT_TESTS)
-	@set -e; for t in $(UNIT_TESTS); do echo "== valgrind $$t"; \
+# The unit suites and the allocation-failure test under valgrind: 0 errors, nothing definitely lost.
+valgrind: $(UNIT_TESTS) $(ALLOC_TEST)
+	@set -e; for t in $(UNIT_TESTS) $(ALLOC_TEST); do echo "== valgrind $$t"; \
 	  CK_FORK=no valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite $$t; done
+
+# Every libFuzzer harness (tests/fuzz/) for FUZZ_SECONDS each, clang with ASan + UBSan, in build/fuzz.
+fuzz: deps-test
+	$(MAKE) BUILD_DIR=build/fuzz CC=clang CXX=clang++ SANITIZER=fuzzer-no-link,address,undefined fuzzers
+	tests/fuzz/run.sh build/fuzz $(FUZZ_SECONDS)
+
+# Build the fuzz harnesses (use `make fuzz`, which sets the compiler and sanitizers).
+fuzzers: $(FUZZERS)
+
+# Fail every allocation of a request in turn (malloc/calloc/realloc and jansson's), under ASan + LSan.
+alloc: deps-test
+	$(MAKE) BUILD_DIR=build/asan SANITIZER=address,undefined build/asan/tests/check_alloc
+	CK_FORK=no build/asan/tests/check_alloc
+
+# The HTTP suite against a ThreadSanitizer build (build/tsan); tests/tsan.supp says what is suppressed.
+tsan: deps-test
+	TSAN_OPTIONS="suppressions=$(abspath tests/tsan.supp) second_deadlock_stack=1" \
+	  $(MAKE) BUILD_DIR=build/tsan SANITIZER=thread http
+
+# Load without loss: wrk at 64 connections for 20 s (tests/load/), then SIGTERM under load.
+load: deps-test all
+	tests/load/run.sh $(ATTND)
+
+# Benchmarks (bench/): core and JSON in process, then wrk vs the floors and the Python service; one table.
+bench: deps-bench
+	$(MAKE) all $(BUILD_DIR)/bench/floor $(BUILD_DIR)/bench/core_bench
+	BENCH_SECONDS=$(BENCH_SECONDS) bench/run.sh $(BUILD_DIR)
+
+# Install (as root) or name the Debian packages `make bench` needs (wrk, FastAPI, uvicorn, numpy, ujson).
+deps-bench:
+	@tools/deps.sh bench
 
 # Keep the layers clean: core/ knows no JSON or HTTP, api/ no sockets, server/ no math.
 lint:
@@ -97,7 +160,7 @@ clean:
 
 # List the targets with their one-line comments.
 help:
-	@awk '/^# /{c=substr($$0,3)} /^[a-z-]+:/{sub(":.*","",$$1); if(c!="") printf "  %-16s %s\n",$$1,c; c=""}' Makefile
+	@awk '/^# /{c=substr($$0,3)} /^[a-z0-9-]+:/{sub(":.*","",$$1); if(c!="") printf "  %-16s %s\n",$$1,c; c=""}' Makefile
 
 # ---- build rules ----
 
@@ -110,6 +173,32 @@ $(BUILD_DIR)/tests/check_core: $(BUILD_DIR)/tests/check_core.o $(CORE_OBJ)
 $(BUILD_DIR)/tests/check_api: $(BUILD_DIR)/tests/check_api.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
+$(BUILD_DIR)/tests/check_render: $(BUILD_DIR)/tests/check_render.o $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD_DIR)/tests/check_multihead: $(BUILD_DIR)/tests/check_multihead.o $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# server/metrics.c alone: it needs nothing but libc.
+$(BUILD_DIR)/tests/check_metrics: $(BUILD_DIR)/tests/check_metrics.o $(BUILD_DIR)/server/metrics.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# The allocation-failure test replaces malloc, calloc and realloc at link time (ld --wrap):
+# the production objects are linked unchanged.
+$(ALLOC_TEST): $(BUILD_DIR)/tests/check_alloc.o $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+.PRECIOUS: $(BUILD_DIR)/tests/fuzz/%.o
+$(BUILD_DIR)/tests/fuzz/fuzz_%: $(BUILD_DIR)/tests/fuzz/fuzz_%.o $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# Bench binaries: the libmicrohttpd floor, and the in-process core/JSON bench on the production objects.
+$(BUILD_DIR)/bench/floor: $(BUILD_DIR)/bench/floor.o
+	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd
+
+$(BUILD_DIR)/bench/core_bench: $(BUILD_DIR)/bench/core_bench.o $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD_DIR)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
@@ -117,6 +206,19 @@ $(BUILD_DIR)/%.o: %.c
 $(BUILD_DIR)/%.o: %.cc
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c -o $@ $<
+
+# The version and build id, rewritten only when they change (api/version.h says why).
+$(BUILD_DIR)/gen/version.c: FORCE
+	@mkdir -p $(@D)
+	@printf 'const char attnd_version[] = "%s";\nconst char attnd_build[] = "%s";\n' \
+	  '$(VERSION)' '$(BUILD_ID)' > $@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(BUILD_DIR)/gen/version.o: $(BUILD_DIR)/gen/version.c
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+.PHONY: FORCE
+FORCE:
 
 # Files served by the binary (the spec, its JSON form) are linked in with .incbin.
 $(BUILD_DIR)/gen/openapi.json: api/openapi.yaml tools/yaml2json.py
@@ -126,5 +228,10 @@ $(BUILD_DIR)/gen/openapi.json: api/openapi.yaml tools/yaml2json.py
 $(BUILD_DIR)/gen/embedded.o: api/embedded.S api/openapi.yaml $(BUILD_DIR)/gen/openapi.json
 	@mkdir -p $(@D)
 	$(CC) -c -I$(BUILD_DIR)/gen -I. -o $@ $<
+
+# The playground page (server/www/) is linked in the same way.
+$(BUILD_DIR)/gen/www.o: server/www.S $(wildcard server/www/*)
+	@mkdir -p $(@D)
+	$(CC) -c -I. -o $@ $<
 
 -include $(shell find $(BUILD_DIR) -name '*.d' 2>/dev/null)

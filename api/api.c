@@ -17,16 +17,18 @@
 #include <jansson.h>
 
 #include "api/attention.h"
+#include "api/batch.h"
+#include "api/buf.h"
+#include "api/multihead.h"
+#include "api/multihead_render.h"
+#include "api/shapes.h"
+#include "api/version.h"
+#include "api/attention_render.h"
+#include "api/fields.h"
 #include "api/jsonw.h"
 #include "api/problem.h"
 #include "core/attention.h"
 
-#ifndef ATTND_VERSION
-#define ATTND_VERSION "0.0.0"
-#endif
-#ifndef ATTND_BUILD
-#define ATTND_BUILD "unknown"
-#endif
 
 /* Linked in by api/embedded.S. */
 extern const char api_openapi_yaml[], api_openapi_yaml_end[];
@@ -35,7 +37,7 @@ extern const char api_openapi_json[], api_openapi_json_end[];
 enum method { M_GET = 1, M_HEAD = 2, M_POST = 4 };
 
 /* What a route's handler may answer with, beyond problem+json. */
-enum media { MEDIA_JSON = 1, MEDIA_YAML = 2, MEDIA_HTML = 4 };
+enum media { MEDIA_JSON = 1, MEDIA_YAML = 2, MEDIA_HTML = 4, MEDIA_TEXT = 8, MEDIA_SVG = 16 };
 
 typedef void route_fn(const struct api_context *ctx, const struct api_request *req,
                       struct api_response *res);
@@ -52,9 +54,20 @@ struct route {
 
 static route_fn handle_attention, handle_healthz, handle_readyz, handle_version,
     handle_openapi_yaml, handle_openapi_json, handle_problem_page;
+/* GET and HEAD /metrics are answered by server/ (its counters); the route is here for 405. */
+static route_fn handle_metrics_elsewhere;
+/* GET and HEAD of the playground's files are served by server/ (server/www.c); here for 405. */
+static route_fn handle_playground_elsewhere;
+static route_fn handle_multihead, handle_shapes, handle_batch;
 
 static const struct route routes[] = {
-    { "/v1/attention", false, M_POST, true, MEDIA_JSON, "POST, OPTIONS", handle_attention },
+    { "/v1/attention", false, M_POST, true, MEDIA_JSON | MEDIA_TEXT | MEDIA_SVG, "POST, OPTIONS",
+      handle_attention },
+    { "/v1/attention/batch", false, M_POST, true, MEDIA_JSON, "POST, OPTIONS", handle_batch },
+    { "/v1/multihead", false, M_POST, true, MEDIA_JSON | MEDIA_TEXT | MEDIA_SVG, "POST, OPTIONS",
+      handle_multihead },
+    { "/v1/shapes", false, M_GET | M_HEAD, false, MEDIA_JSON | MEDIA_TEXT, "GET, HEAD, OPTIONS",
+      handle_shapes },
     { "/healthz", false, M_GET | M_HEAD, false, MEDIA_JSON, "GET, HEAD, OPTIONS", handle_healthz },
     { "/readyz", false, M_GET | M_HEAD, false, MEDIA_JSON, "GET, HEAD, OPTIONS", handle_readyz },
     { "/version", false, M_GET | M_HEAD, false, MEDIA_JSON, "GET, HEAD, OPTIONS", handle_version },
@@ -64,6 +77,14 @@ static const struct route routes[] = {
       handle_openapi_json },
     { "/problems/", true, M_GET | M_HEAD, false, MEDIA_HTML, "GET, HEAD, OPTIONS",
       handle_problem_page },
+    { "/metrics", false, M_GET | M_HEAD, false, MEDIA_JSON, "GET, HEAD, OPTIONS",
+      handle_metrics_elsewhere },
+    { "/", false, M_GET | M_HEAD, false, MEDIA_HTML, "GET, HEAD, OPTIONS",
+      handle_playground_elsewhere },
+    { "/playground.js", false, M_GET | M_HEAD, false, MEDIA_HTML, "GET, HEAD, OPTIONS",
+      handle_playground_elsewhere },
+    { "/playground.css", false, M_GET | M_HEAD, false, MEDIA_HTML, "GET, HEAD, OPTIONS",
+      handle_playground_elsewhere },
 };
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])
@@ -71,6 +92,7 @@ static const struct route routes[] = {
 void api_global_init(void)
 {
     attn_blas_set_threads(1);
+    api_json_alloc_init();
 }
 
 struct api_limits api_default_limits(void)
@@ -147,12 +169,61 @@ static void respond_json(struct api_response *res, struct jw *w)
     res->content_type = "application/json";
 }
 
+/* Hands a rendered page to res; a 503 problem when the page ran out of memory. */
+static void respond_buf(struct api_response *res, struct api_buf *b, const char *type)
+{
+    res->body = api_buf_take(b, &res->body_len);
+    if (res->body == NULL) {
+        respond_problem(res, API_UNAVAILABLE, "no memory for the response");
+        return;
+    }
+    res->status = 200;
+    res->content_type = type;
+}
+
 /* ---- the small endpoints ---- */
+
+static enum api_format chosen_format(const struct api_request *req);
 
 static void handle_attention(const struct api_context *ctx, const struct api_request *req,
                              struct api_response *res)
 {
-    api_attention_handle(ctx, req->body, req->body_len, res);
+    api_attention_handle_as(ctx, req->body, req->body_len, chosen_format(req), res);
+}
+
+static void handle_multihead(const struct api_context *ctx, const struct api_request *req,
+                             struct api_response *res)
+{
+    api_multihead_handle(ctx, req->body, req->body_len, chosen_format(req), res);
+}
+
+static void handle_batch(const struct api_context *ctx, const struct api_request *req,
+                         struct api_response *res)
+{
+    api_batch_handle(ctx, req->body, req->body_len, res);
+}
+
+static void handle_shapes(const struct api_context *ctx, const struct api_request *req,
+                          struct api_response *res)
+{
+    (void)ctx;
+    struct api_shapes shapes;
+    struct api_error err;
+    if (!api_shapes_parse(req, &shapes, &err)) {
+        api_respond_error(res, &err);
+        return;
+    }
+    if (chosen_format(req) == API_FORMAT_TEXT) {
+        struct api_buf b;
+        api_buf_init(&b);
+        api_shapes_text(&b, &shapes);
+        respond_buf(res, &b, "text/plain; charset=utf-8");
+        return;
+    }
+    struct jw w;
+    jw_init(&w, -1);
+    api_shapes_write(&w, &shapes);
+    respond_json(res, &w);
 }
 
 static void handle_healthz(const struct api_context *ctx, const struct api_request *req,
@@ -186,9 +257,9 @@ static void handle_version(const struct api_context *ctx, const struct api_reque
     jw_key(&w, "name");
     jw_string(&w, "attnd");
     jw_key(&w, "version");
-    jw_string(&w, ATTND_VERSION);
+    jw_string(&w, attnd_version);
     jw_key(&w, "build");
-    jw_string(&w, ATTND_BUILD);
+    jw_string(&w, attnd_build);
     jw_key(&w, "blas");
     jw_string(&w, attn_blas_info());
     jw_key(&w, "libraries");
@@ -247,6 +318,26 @@ static void handle_problem_page(const struct api_context *ctx, const struct api_
     respond_bytes(res, 200, "text/html; charset=utf-8", page, (size_t)n);
 }
 
+/* Only reached without the server (tests, the fuzzer): it keeps the counters. */
+static void handle_metrics_elsewhere(const struct api_context *ctx, const struct api_request *req,
+                                     struct api_response *res)
+{
+    (void)ctx;
+    (void)req;
+    respond_problem(res, API_NOT_FOUND, "/metrics is answered by the server, which keeps the "
+                    "counters; api/ alone has none");
+}
+
+/* Only reached without the server (tests, the fuzzer): the page is compiled into it. */
+static void handle_playground_elsewhere(const struct api_context *ctx,
+                                        const struct api_request *req, struct api_response *res)
+{
+    (void)ctx;
+    (void)req;
+    respond_problem(res, API_NOT_FOUND, "the playground page is served by the server, which "
+                    "holds its files; api/ alone has none");
+}
+
 /* ---- routing and negotiation ---- */
 
 static unsigned method_bit(const char *method)
@@ -273,9 +364,10 @@ static const struct route *find_route(const char *path)
 static void respond_not_found(const char *path, struct api_response *res)
 {
     char detail[400];
-    snprintf(detail, sizeof detail, "nothing is served at %.100s; attnd serves POST "
-             "/v1/attention, GET /healthz, /readyz, /version, /openapi.yaml, /openapi.json and "
-             "/problems/<type>", path);
+    snprintf(detail, sizeof detail, "nothing is served at %.100s; attnd serves GET / (the "
+             "playground), POST /v1/attention, /v1/attention/batch, /v1/multihead, GET /v1/shapes, "
+             "/healthz, /readyz, /version, /metrics, "
+             "/openapi.yaml, /openapi.json and /problems/<type>", path);
     respond_problem(res, API_NOT_FOUND, detail);
 }
 
@@ -297,29 +389,59 @@ static const char *param(const struct api_request *req, const char *name)
     return NULL;
 }
 
-/* Does one Accept media range (without parameters) cover a media type we produce? */
-static bool range_covers(const char *range, size_t len, unsigned media)
+/*
+ * Which of the route's media one Accept range (without parameters) picks, or 0.
+ * A wildcard, and problem+json (problems are always acceptable to a client that
+ * asked for them), pick the route's default: JSON when it makes JSON.
+ */
+static unsigned range_pick(const char *range, size_t len, unsigned media)
 {
 #define IS(s) (len == strlen(s) && strncasecmp(range, s, len) == 0)
-    if (IS("*/*"))
-        return true;
+    unsigned fallback = (media & MEDIA_JSON) ? MEDIA_JSON : (media & (~media + 1));
+    if (IS("*/*") || IS("application/problem+json"))
+        return fallback;
     if ((media & MEDIA_JSON) && (IS("application/json") || IS("application/*")))
-        return true;
+        return MEDIA_JSON;
     if ((media & MEDIA_YAML) && (IS("application/yaml") || IS("application/*") ||
                                  IS("text/yaml") || IS("application/x-yaml")))
-        return true;
+        return MEDIA_YAML;
     if ((media & MEDIA_HTML) && (IS("text/html") || IS("text/*")))
-        return true;
-    /* Problems are always acceptable to a client that asked for them. */
-    return IS("application/problem+json");
+        return MEDIA_HTML;
+    if ((media & MEDIA_TEXT) && (IS("text/plain") || IS("text/*")))
+        return MEDIA_TEXT;
+    if ((media & MEDIA_SVG) && (IS("image/svg+xml") || IS("image/*")))
+        return MEDIA_SVG;
+    return 0;
 #undef IS
 }
 
-/* True when some range of the Accept header, with q > 0, covers what the route makes. */
-static bool accept_allows(const char *accept, unsigned media)
+/* The q parameter of one Accept item (p, len): 1 when absent (RFC 9110 §12.4.2). */
+static double item_quality(const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (p[i] != ';')
+            continue;
+        size_t j = i + 1;
+        while (j < len && (p[j] == ' ' || p[j] == '\t'))
+            j++;
+        if (j + 1 < len && (p[j] == 'q' || p[j] == 'Q') && p[j + 1] == '=')
+            return strtod(p + j + 2, NULL);
+    }
+    return 1.0;
+}
+
+/*
+ * The media bit the Accept header prefers among what the route makes: the range
+ * with the highest q > 0 that the route can serve, the first one on a tie (q=0
+ * means "not this one"). No header, or an empty one, picks the default; 0 means
+ * nothing acceptable.
+ */
+static unsigned accept_pick(const char *accept, unsigned media)
 {
     if (accept == NULL || *accept == '\0')
-        return true;
+        return range_pick("*/*", 3, media);
+    unsigned best = 0;
+    double best_q = 0.0;
     const char *p = accept;
     while (*p != '\0') {
         const char *end = strchr(p, ',');
@@ -331,16 +453,56 @@ static bool accept_allows(const char *accept, unsigned media)
         size_t range_len = strcspn(p, ";, \t");
         if (range_len > item_len)
             range_len = item_len;
-        /* "q=0" means "not this one" (RFC 9110 §12.4.2). */
-        const char *q = strstr(p, ";q=");
-        bool refused = q != NULL && q < p + item_len && strtod(q + 3, NULL) <= 0.0;
-        if (!refused && range_covers(p, range_len, media))
-            return true;
+        double q = item_quality(p, item_len);
+        unsigned bit = range_pick(p, range_len, media);
+        if (bit != 0 && q > best_q) {
+            best = bit;
+            best_q = q;
+        }
         p += item_len;
         if (*p == ',')
             p++;
     }
-    return false;
+    return best;
+}
+
+/* The format a 200 from this route should take: ?format when it names one, else Accept. */
+static enum api_format chosen_format(const struct api_request *req)
+{
+    const struct route *r = find_route(req->path);
+    if (r == NULL)
+        return API_FORMAT_JSON;
+    const char *format = param(req, "format");
+    unsigned bit = 0;
+    if (format == NULL)
+        bit = accept_pick(req->accept, r->media);
+    else if (strcmp(format, "text") == 0)
+        bit = MEDIA_TEXT;
+    else if (strcmp(format, "svg") == 0)
+        bit = MEDIA_SVG;
+    return (bit & r->media & MEDIA_TEXT) ? API_FORMAT_TEXT :
+           (bit & r->media & MEDIA_SVG) ? API_FORMAT_SVG : API_FORMAT_JSON;
+}
+
+/* "application/json, text/plain or image/svg+xml": what a route makes, for a 406. */
+static void media_names(unsigned media, char *buf, size_t len)
+{
+    static const struct { unsigned bit; const char *name; } names[] = {
+        { MEDIA_JSON, "application/json" }, { MEDIA_YAML, "application/yaml" },
+        { MEDIA_HTML, "text/html" }, { MEDIA_TEXT, "text/plain" }, { MEDIA_SVG, "image/svg+xml" },
+    };
+    size_t n = 0, total = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        total += (media & names[i].bit) != 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (!(media & names[i].bit))
+            continue;
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", n == 0 ? "" : n + 1 == total ? " or " : ", ",
+                 names[i].name);
+        n++;
+    }
 }
 
 /* The requested format (?format wins over Accept); false with res set when unservable. */
@@ -349,7 +511,9 @@ static bool negotiate(const struct route *r, const struct api_request *req,
 {
     const char *format = param(req, "format");
     if (format != NULL) {
-        if (strcmp(format, "json") == 0 && (r->media & MEDIA_JSON))
+        if ((strcmp(format, "json") == 0 && (r->media & MEDIA_JSON)) ||
+            (strcmp(format, "text") == 0 && (r->media & MEDIA_TEXT)) ||
+            (strcmp(format, "svg") == 0 && (r->media & MEDIA_SVG)))
             return true;
         struct api_error err;
         if (strcmp(format, "json") == 0 || strcmp(format, "text") == 0 ||
@@ -363,13 +527,12 @@ static bool negotiate(const struct route *r, const struct api_request *req,
         api_respond_error(res, &err);
         return false;
     }
-    if (accept_allows(req->accept, r->media))
+    if (accept_pick(req->accept, r->media) != 0)
         return true;
-    char detail[320];
+    char detail[320], made[96];
+    media_names(r->media, made, sizeof made);
     snprintf(detail, sizeof detail, "Accept: %.160s cannot be served by %s, which produces %s",
-             req->accept, r->path,
-             r->media == MEDIA_YAML ? "application/yaml" :
-             r->media == MEDIA_HTML ? "text/html" : "application/json");
+             req->accept, r->path, made);
     respond_problem(res, API_NOT_ACCEPTABLE, detail);
     return false;
 }

@@ -34,6 +34,13 @@ struct api_request {
     size_t body_len;
 };
 
+/*
+ * What a 200 is written as, chosen by ?format (which wins) or Accept: JSON by
+ * default, text/plain for terminals, image/svg+xml for the heatmap. Problems are
+ * problem+json whatever was chosen.
+ */
+enum api_format { API_FORMAT_JSON = 0, API_FORMAT_TEXT, API_FORMAT_SVG };
+
 #define API_MAX_HEADERS 4
 
 struct api_header {
@@ -70,7 +77,10 @@ struct api_context {
 /*
  * Process-wide setup, once before serving: the BLAS thread policy. The server
  * already runs requests on one thread per core, so BLAS gets one thread per call
- * rather than oversubscribing the cores (see the README, "Threads").
+ * rather than oversubscribing the cores (see the README, "Threads"). It also gives
+ * jansson attnd's allocator, which turns an allocation failure during a parse into
+ * a 503 (api/fields.c), so call it before anything else uses jansson; from then on
+ * a string from json_dumps is not free()'s to release (jansson's blocks carry a header).
  */
 void api_global_init(void);
 

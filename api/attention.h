@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "api/grid.h"
 #include "api/jsonw.h"
 #include "api/problem.h"
 #include "core/attention.h"
@@ -32,24 +33,15 @@ enum api_attention_part {
     API_PART_COUNT
 };
 
-/* A validated request. Owns its matrices and mask; borrows labels from the document. */
+/* A validated request. Owns its matrices (and, through grid, the mask and bias). */
 struct api_attention_req {
     struct attn_matrix q;      /* (n_q, d_k); one row when sent as a vector */
     struct attn_matrix k;      /* (n_k, d_k) */
     struct attn_matrix v;      /* (n_k, d_v) */
-    struct attn_matrix bias;   /* (n_q, n_k), or data NULL when absent */
     bool q_is_vector;          /* q was sent as (d_k): answer with vectors */
-
-    enum attn_mask_kind mask_kind;
-    unsigned char *mask_allow; /* (mask_rows, n_k), 1 = may attend, after mask_semantics */
-    size_t mask_rows;          /* n_q, or 1 for a key-padding vector */
-    bool mask_is_vector;       /* sent as (n_k) */
-    bool block_semantics;      /* mask_semantics "block": 1/true = blocked */
-
+    struct api_grid grid;      /* mask, bias, labels, round: shared with multi-head */
     double scale;              /* given, or 1/sqrt(d_k) */
     unsigned long include;     /* bits of enum api_attention_part */
-    int round;                 /* decimals, or -1 for shortest */
-    const json_t *labels;      /* {"queries": [...], "keys": [...]} or NULL; borrowed */
 };
 
 /*
@@ -69,9 +61,5 @@ bool api_attention_run(const struct api_attention_req *req, const char *pointer,
 /* Writes the 200 response object for req and its trace. */
 void api_attention_write(struct jw *w, const struct api_attention_req *req,
                          const struct attn_trace *trace);
-
-/* The whole endpoint: body → response (200, or a problem). */
-void api_attention_handle(const struct api_context *ctx, const char *body, size_t len,
-                          struct api_response *res);
 
 #endif

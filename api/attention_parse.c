@@ -33,8 +33,6 @@ static const char *const part_names[API_PART_COUNT] = {
     "scores", "scaled", "masked", "weights", "output", "summary",
 };
 
-static const char *const semantics_names[] = { "keep", "block" };
-
 /* Joins the request's pointer prefix and a field: "/items/2" + "/k". */
 #define FIELD_POINTER(buf, prefix, field) snprintf(buf, sizeof buf, "%s/%s", prefix, field)
 
@@ -88,116 +86,6 @@ static bool check_v(const struct api_attention_req *r, const char *prefix, struc
     return false;
 }
 
-/*
- * A mask or bias must be (n_q, n_k) — or, for a single query or a key-padding
- * mask, (n_k) or (1, n_k). Writes which of those it is into *rows.
- */
-static bool check_grid_shape(const struct attn_matrix *m, bool is_vector, bool allow_key_row,
-                             const struct api_attention_req *r, const char *ptr,
-                             const char *name, size_t *rows, struct api_error *err)
-{
-    size_t n_q = r->q.rows, n_k = r->k.rows;
-    if (m->cols == n_k && (m->rows == n_q || (m->rows == 1 && (allow_key_row || n_q == 1)))) {
-        *rows = m->rows;
-        return true;
-    }
-    if (is_vector)
-        api_error_set(err, API_SHAPE_MISMATCH, "%s has %zu entries but there are %zu keys: a "
-                      "%s vector has one entry per key", name, m->cols, n_k, name);
-    else
-        api_error_set(err, API_SHAPE_MISMATCH, "%s is (%zu, %zu) but must be (n_q, n_k) = "
-                      "(%zu, %zu): one row per query, one column per key", name, m->rows,
-                      m->cols, n_q, n_k);
-    api_error_at(err, "%s", ptr);
-    if (!is_vector && m->rows == n_k && m->cols == n_q && n_q != n_k)
-        api_error_hint(err, "%s looks transposed: it is (n_k, n_q); send it as (n_q, n_k), one "
-                       "row per query", name);
-    else
-        api_error_hint(err, "n_q = %zu queries (rows of q) and n_k = %zu keys (rows of k)",
-                       n_q, n_k);
-    return false;
-}
-
-static bool read_mask_cells(const json_t *node, const char *ptr, const struct api_limits *limits,
-                            struct api_attention_req *r, struct api_error *err)
-{
-    static const struct api_matrix_spec spec = { "mask", "(n_q, n_k)", true, true };
-    struct attn_matrix m;
-    if (!api_read_matrix(node, ptr, &spec, limits->max_cells, &m, &r->mask_is_vector, err))
-        return false;
-    if (!check_grid_shape(&m, r->mask_is_vector, true, r, ptr, "mask", &r->mask_rows, err)) {
-        api_matrix_free(&m);
-        return false;
-    }
-    size_t cells = m.rows * m.cols;
-    r->mask_allow = malloc(cells);
-    if (r->mask_allow == NULL) {
-        api_matrix_free(&m);
-        api_error_set(err, API_UNAVAILABLE, "no memory for the mask (%zu cells)", cells);
-        return false;
-    }
-    /* core knows only "allowed"; the request's semantics are translated here, once. */
-    for (size_t i = 0; i < cells; i++) {
-        bool set = m.data[i] != 0.0;
-        r->mask_allow[i] = r->block_semantics ? !set : set;
-    }
-    r->mask_kind = ATTN_MASK_CELLS;
-    api_matrix_free(&m);
-    return true;
-}
-
-static bool read_mask(const json_t *doc, const char *prefix, const struct api_limits *limits,
-                      struct api_attention_req *r, struct api_error *err)
-{
-    char ptr[128];
-    const json_t *sem = api_member(doc, "mask_semantics");
-    if (sem != NULL) {
-        size_t which;
-        FIELD_POINTER(ptr, prefix, "mask_semantics");
-        if (!api_read_choice(sem, ptr, "mask_semantics", semantics_names, 2, &which, err))
-            return false;
-        r->block_semantics = which == 1;
-    }
-    const json_t *node = api_member(doc, "mask");
-    FIELD_POINTER(ptr, prefix, "mask");
-    if (node == NULL)
-        return true;
-    if (json_is_string(node)) {
-        if (strcmp(json_string_value(node), "causal") == 0) {
-            r->mask_kind = ATTN_MASK_CAUSAL;
-            return true;
-        }
-        api_error_set(err, API_INVALID_VALUE, "mask is \"%.64s\"; the only mask string is "
-                      "\"causal\"", json_string_value(node));
-        api_error_at(err, "%s", ptr);
-        api_error_hint(err, "for a decoder mask write \"causal\"; otherwise send a matrix "
-                       "(n_q, n_k) of 0/1 or true/false, or a vector (n_k) applied to every query");
-        return false;
-    }
-    return read_mask_cells(node, ptr, limits, r, err);
-}
-
-static bool read_bias(const json_t *doc, const char *prefix, const struct api_limits *limits,
-                      struct api_attention_req *r, struct api_error *err)
-{
-    static const struct api_matrix_spec spec = { "bias", "(n_q, n_k)", true, false };
-    const json_t *node = api_member(doc, "bias");
-    if (node == NULL)
-        return true;
-    char ptr[128];
-    FIELD_POINTER(ptr, prefix, "bias");
-    bool is_vector;
-    if (!api_read_matrix(node, ptr, &spec, limits->max_cells, &r->bias, &is_vector, err))
-        return false;
-    size_t rows;
-    /* Unlike a mask, a bias row is never broadcast: one row of bias per query. */
-    if (!check_grid_shape(&r->bias, is_vector, false, r, ptr, "bias", &rows, err)) {
-        api_matrix_free(&r->bias);
-        return false;
-    }
-    return true;
-}
-
 static bool read_options(const json_t *doc, const char *prefix, struct api_attention_req *r,
                          struct api_error *err)
 {
@@ -215,60 +103,16 @@ static bool read_options(const json_t *doc, const char *prefix, struct api_atten
         if (!api_read_name_set(node, ptr, "include", part_names, API_PART_COUNT, &r->include, err))
             return false;
     }
-    r->round = -1;
-    if ((node = api_member(doc, "round")) != NULL) {
-        long long decimals;
-        FIELD_POINTER(ptr, prefix, "round");
-        if (!api_read_int_range(node, ptr, "round", 0, 15, &decimals, err))
-            return false;
-        r->round = (int)decimals;
-    }
     return true;
 }
 
-static const struct api_field label_fields[] = {
-    { "queries", "one name per query (row of q)" },
-    { "keys", "one name per key (row of k)" },
-};
-
-static bool check_label_list(const json_t *labels, const char *ptr, const char *name,
-                             size_t want, const char *what, struct api_error *err)
+static bool read_grid(const json_t *doc, const char *prefix, const struct api_limits *limits,
+                      struct api_attention_req *r, struct api_error *err)
 {
-    char p[160];
-    snprintf(p, sizeof p, "%s/%s", ptr, name);
-    const json_t *list = api_member(labels, name);
-    if (list == NULL)
-        return true;
-    if (!api_read_string_list(list, p, name, err))
-        return false;
-    if (json_array_size(list) == want)
-        return true;
-    api_error_set(err, API_SHAPE_MISMATCH, "labels.%s has %zu names but there are %zu %s",
-                  name, json_array_size(list), want, what);
-    api_error_at(err, "%s", p);
-    return false;
-}
-
-static bool read_labels(const json_t *doc, const char *prefix, struct api_attention_req *r,
-                        struct api_error *err)
-{
-    const json_t *labels = api_member(doc, "labels");
-    if (labels == NULL)
-        return true;
-    char ptr[128];
-    FIELD_POINTER(ptr, prefix, "labels");
-    if (!json_is_object(labels)) {
-        api_error_set(err, API_INVALID_VALUE, "labels is %s; it must be an object such as "
-                      "{\"queries\": [\"Q1\"], \"keys\": [\"K1\", \"K2\"]}", api_json_kind(labels));
-        api_error_at(err, "%s", ptr);
-        return false;
-    }
-    if (!api_check_fields(labels, ptr, label_fields, 2, err) ||
-        !check_label_list(labels, ptr, "queries", r->q.rows, "queries", err) ||
-        !check_label_list(labels, ptr, "keys", r->k.rows, "keys", err))
-        return false;
-    r->labels = labels;
-    return true;
+    r->grid.n_q = r->q.rows;
+    r->grid.n_k = r->k.rows;
+    r->grid.q_is_vector = r->q_is_vector;
+    return api_grid_read(doc, prefix, limits, &r->grid, err);
 }
 
 /* The scores and the output are the matrices a request's sizes can blow up. */
@@ -320,9 +164,8 @@ bool api_attention_parse(const json_t *doc, const char *prefix, const struct api
               read_required(doc, prefix, "k", &k_spec, limits, &r->k, &k_vec, err) &&
               read_required(doc, prefix, "v", &v_spec, limits, &r->v, &v_vec, err) &&
               check_k(r, prefix, err) && check_v(r, prefix, err) &&
-              check_limits(r, prefix, limits, err) &&
-              read_mask(doc, prefix, limits, r, err) && read_bias(doc, prefix, limits, r, err) &&
-              read_options(doc, prefix, r, err) && read_labels(doc, prefix, r, err);
+              check_limits(r, prefix, limits, err) && read_grid(doc, prefix, limits, r, err) &&
+              read_options(doc, prefix, r, err);
     if (!ok)
         api_attention_req_deinit(r);
     return ok;
@@ -333,7 +176,6 @@ void api_attention_req_deinit(struct api_attention_req *r)
     api_matrix_free(&r->q);
     api_matrix_free(&r->k);
     api_matrix_free(&r->v);
-    api_matrix_free(&r->bias);
-    free(r->mask_allow);
+    api_grid_deinit(&r->grid);
     memset(r, 0, sizeof *r);
 }

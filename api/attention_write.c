@@ -24,8 +24,8 @@ bool api_attention_run(const struct api_attention_req *r, const char *prefix,
     }
     struct attn_problem p = {
         .q = &r->q, .k = &r->k, .v = &r->v,
-        .bias = r->bias.data != NULL ? &r->bias : NULL,
-        .mask = { r->mask_kind, r->mask_allow, r->mask_rows },
+        .bias = api_grid_bias(&r->grid),
+        .mask = api_grid_mask(&r->grid),
         .scale = r->scale,
     };
     enum attn_status st = attn_forward(trace, &p);
@@ -71,16 +71,6 @@ bool api_attention_run(const struct api_attention_req *r, const char *prefix,
     return false;
 }
 
-/* [rows, cols], or [cols] when the leading 1 of a vector is dropped. */
-static void write_shape(struct jw *w, size_t rows, size_t cols, bool as_vector)
-{
-    jw_array_begin(w);
-    if (!as_vector)
-        jw_int(w, (long long)rows);
-    jw_int(w, (long long)cols);
-    jw_array_end(w);
-}
-
 static void write_matrix(struct jw *w, const struct attn_matrix *m, bool as_vector)
 {
     if (as_vector) {
@@ -93,38 +83,22 @@ static void write_matrix(struct jw *w, const struct attn_matrix *m, bool as_vect
     jw_array_end(w);
 }
 
-static void write_mask_shape(struct jw *w, const struct api_attention_req *r)
-{
-    if (r->mask_kind == ATTN_MASK_CAUSAL)
-        jw_string(w, "causal");
-    else if (r->mask_kind == ATTN_MASK_CELLS)
-        write_shape(w, r->mask_rows, r->k.rows, r->mask_is_vector);
-    else
-        jw_null(w);
-}
-
 static void write_shapes(struct jw *w, const struct api_attention_req *r)
 {
     bool vec = r->q_is_vector;
     jw_key(w, "shapes");
     jw_object_begin(w);
     jw_key(w, "q");
-    write_shape(w, r->q.rows, r->q.cols, vec);
+    api_write_shape(w, r->q.rows, r->q.cols, vec);
     jw_key(w, "k");
-    write_shape(w, r->k.rows, r->k.cols, false);
+    api_write_shape(w, r->k.rows, r->k.cols, false);
     jw_key(w, "v");
-    write_shape(w, r->v.rows, r->v.cols, false);
-    jw_key(w, "mask");
-    write_mask_shape(w, r);
-    jw_key(w, "bias");
-    if (r->bias.data != NULL)
-        write_shape(w, r->bias.rows, r->bias.cols, vec);
-    else
-        jw_null(w);
+    api_write_shape(w, r->v.rows, r->v.cols, false);
+    api_grid_write_shapes(w, &r->grid);
     jw_key(w, "weights");
-    write_shape(w, r->q.rows, r->k.rows, vec);
+    api_write_shape(w, r->q.rows, r->k.rows, vec);
     jw_key(w, "output");
-    write_shape(w, r->q.rows, r->v.cols, vec);
+    api_write_shape(w, r->q.rows, r->v.cols, vec);
     jw_object_end(w);
 }
 
@@ -148,11 +122,11 @@ static void write_step(struct jw *w, int number, const char *name, const char *o
         jw_key(w, "operands");
         jw_array_begin(w);
         for (size_t i = 0; i < n_operands; i++)
-            write_shape(w, operands[i].rows, operands[i].cols, operands[i].as_vector);
+            api_write_shape(w, operands[i].rows, operands[i].cols, operands[i].as_vector);
         jw_array_end(w);
     }
     jw_key(w, "shape");
-    write_shape(w, shape->rows, shape->cols, shape->as_vector);
+    api_write_shape(w, shape->rows, shape->cols, shape->as_vector);
     jw_object_end(w);
 }
 
@@ -168,7 +142,7 @@ static void write_steps(struct jw *w, const struct api_attention_req *r)
     jw_array_begin(w);
     write_step(w, 1, "scores", "Q @ K^T", qk, 2, &grid);
     write_step(w, 2, "scaled", "scores * scale", NULL, 0, &grid);
-    write_step(w, 3, "masked", r->block_semantics ? "scaled + bias, -inf where mask is 1"
+    write_step(w, 3, "masked", r->grid.block_semantics ? "scaled + bias, -inf where mask is 1"
                                                   : "scaled + bias, -inf where mask is 0",
                NULL, 0, &grid);
     write_step(w, 4, "weights", "softmax(masked, axis=-1)", NULL, 0, &grid);
@@ -244,26 +218,6 @@ static void write_warnings(struct jw *w, const struct attn_trace *t)
     jw_array_end(w);
 }
 
-static void write_labels(struct jw *w, const json_t *labels)
-{
-    static const char *const lists[] = { "queries", "keys" };
-    jw_key(w, "labels");
-    jw_object_begin(w);
-    for (size_t l = 0; l < 2; l++) {
-        const json_t *list = api_member(labels, lists[l]);
-        if (list == NULL)
-            continue;
-        jw_key(w, lists[l]);
-        jw_array_begin(w);
-        for (size_t i = 0; i < json_array_size(list); i++) {
-            const json_t *s = json_array_get(list, i);
-            jw_string_n(w, json_string_value(s), json_string_length(s));
-        }
-        jw_array_end(w);
-    }
-    jw_object_end(w);
-}
-
 void api_attention_write(struct jw *w, const struct api_attention_req *r,
                          const struct attn_trace *t)
 {
@@ -278,9 +232,8 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
     jw_key(w, "scale");
     jw_double(w, r->scale);
     jw_key(w, "mask_semantics");
-    jw_string(w, r->block_semantics ? "block" : "keep");
-    if (r->labels != NULL)
-        write_labels(w, r->labels);
+    jw_string(w, r->grid.block_semantics ? "block" : "keep");
+    api_grid_write_labels(w, &r->grid);
     write_shapes(w, r);
     write_steps(w, r);
     for (int p = API_PART_SCORES; p <= API_PART_OUTPUT; p++) {
@@ -293,40 +246,4 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
         write_summary(w, t, vec);
     write_warnings(w, t);
     jw_object_end(w);
-}
-
-void api_attention_handle(const struct api_context *ctx, const char *body, size_t len,
-                          struct api_response *res)
-{
-    struct api_error err;
-    struct api_attention_req req;
-    struct attn_trace trace = { 0 };
-
-    json_t *doc = api_parse_body(body, len, &err);
-    if (doc == NULL) {
-        api_respond_error(res, &err);
-        return;
-    }
-    bool ok = api_attention_parse(doc, "", &ctx->limits, &req, &err);
-    if (ok && api_attention_run(&req, "", &trace, &err)) {
-        struct jw w;
-        jw_init(&w, req.round);
-        /* Roughly 20 bytes a number: one allocation for most responses. */
-        jw_presize(&w, 512 + 20 * attn_trace_cells(trace.n_q, trace.n_k, trace.d_v));
-        api_attention_write(&w, &req, &trace);
-        res->body = jw_take(&w, &res->body_len);
-        if (res->body != NULL) {
-            res->status = 200;
-            res->content_type = "application/json";
-        } else {
-            api_error_set(&err, API_UNAVAILABLE, "no memory for the response");
-            api_respond_error(res, &err);
-        }
-        attn_trace_free(&trace);
-    } else {
-        api_respond_error(res, &err);
-    }
-    if (ok)
-        api_attention_req_deinit(&req);
-    json_decref(doc);
 }

@@ -5,6 +5,9 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +100,8 @@ static const struct { const char *alias, *field; } aliases[] = {
     { "attn_mask", "mask" }, { "attention_mask", "mask" }, { "key_padding_mask", "mask" },
     { "is_causal", "mask" }, { "causal", "mask" },
     { "attn_bias", "bias" }, { "temperature", "scale" }, { "decimals", "round" },
-    { "x_q", "x_q" },
+    { "num_heads", "heads" }, { "n_heads", "heads" }, { "num_kv_heads", "kv_heads" },
+    { "n_kv_heads", "kv_heads" }, { "embed_dim", "d_model" },
 };
 
 static const char *alias_target(const char *word, const struct api_field *known, size_t n_known)
@@ -166,22 +170,31 @@ static void not_a_matrix_hint(struct api_error *err, const json_t *node,
         api_error_hint(err, "write %s as rows of numbers, e.g. [[1, 0], [0, 1]]", spec->name);
 }
 
-/* Reads one cell; false (with err set) when it is not a number (or, for flags, not 0/1/bool). */
-static bool read_cell(const json_t *cell, const struct api_matrix_spec *spec, const char *ptr,
-                      double *out, struct api_error *err)
+/* The value of one cell, or false when it is not a number (or, for flags, not 0/1/bool). */
+static inline bool cell_value(const json_t *cell, const struct api_matrix_spec *spec, double *out)
+{
+    if (json_is_real(cell) || json_is_integer(cell)) {
+        double x = json_number_value(cell);
+        if (spec->cells_are_flags && x != 0.0 && x != 1.0)
+            return false;
+        *out = x;
+        return true;
+    }
+    if (spec->cells_are_flags && json_is_boolean(cell)) {
+        *out = json_is_true(cell) ? 1.0 : 0.0;
+        return true;
+    }
+    return false;
+}
+
+/*
+ * Describes why the cell at ptr was refused. Kept off the per-cell path: the
+ * pointer text is only built once a cell has failed.
+ */
+static void cell_error(const json_t *cell, const struct api_matrix_spec *spec, const char *ptr,
+                       struct api_error *err)
 {
     if (spec->cells_are_flags) {
-        if (json_is_boolean(cell)) {
-            *out = json_is_true(cell) ? 1.0 : 0.0;
-            return true;
-        }
-        if (json_is_number(cell)) {
-            double x = json_number_value(cell);
-            if (x == 0.0 || x == 1.0) {
-                *out = x;
-                return true;
-            }
-        }
         char shown[API_NUMBER_MAX] = "";
         if (json_is_number(cell))
             api_format_double(json_number_value(cell), shown);
@@ -191,11 +204,7 @@ static bool read_cell(const json_t *cell, const struct api_matrix_spec *spec, co
         api_error_at(err, "%s", ptr);
         api_error_hint(err, "1 (or true) means the query may attend to the key; 0 (or false) "
                        "blocks it (mask_semantics \"block\" flips this)");
-        return false;
-    }
-    if (json_is_number(cell)) {
-        *out = json_number_value(cell);
-        return true;
+        return;
     }
     api_error_set(err, API_NOT_A_NUMBER, "the cell at %s is %s, not a number: %s holds "
                   "numbers", ptr, api_json_kind(cell), spec->name);
@@ -216,7 +225,6 @@ static bool read_cell(const json_t *cell, const struct api_matrix_spec *spec, co
     } else {
         api_error_hint(err, "each cell of %s is one number", spec->name);
     }
-    return false;
 }
 
 /* Allocates rows x cols after checking the limit; err is set on failure. */
@@ -250,6 +258,8 @@ static bool read_vector(const json_t *node, const char *pointer, const struct ap
         return false;
     for (size_t j = 0; j < n; j++) {
         const json_t *cell = json_array_get(node, j);
+        if (cell_value(cell, spec, &out->data[j]))
+            continue;
         char ptr[96];
         snprintf(ptr, sizeof ptr, "%s/%zu", pointer, j);
         if (json_is_array(cell)) {
@@ -260,8 +270,8 @@ static bool read_vector(const json_t *node, const char *pointer, const struct ap
                            "element of %s as a row [...]", spec->name);
             return false;
         }
-        if (!read_cell(cell, spec, ptr, &out->data[j], err))
-            return false;
+        cell_error(cell, spec, ptr, err);
+        return false;
     }
     return true;
 }
@@ -342,10 +352,13 @@ bool api_read_matrix(const json_t *node, const char *pointer, const struct api_m
         if (!check_row(row, i, cols, pointer, spec, err))
             goto fail;
         for (size_t j = 0; j < cols; j++) {
+            const json_t *cell = json_array_get(row, j);
+            if (cell_value(cell, spec, &out->data[i * cols + j]))
+                continue;
             char ptr[96];
             snprintf(ptr, sizeof ptr, "%s/%zu/%zu", pointer, i, j);
-            if (!read_cell(json_array_get(row, j), spec, ptr, &out->data[i * cols + j], err))
-                goto fail;
+            cell_error(cell, spec, ptr, err);
+            goto fail;
         }
     }
     return true;
@@ -496,6 +509,106 @@ bool api_read_string_list(const json_t *node, const char *pointer, const char *n
 
 /* ---- the body ---- */
 
+/*
+ * jansson 2.14 (Debian 12) does not survive every allocation failure while it
+ * parses: when its lexer's token buffer cannot grow it carries on out of step and
+ * writes out of bounds (upstream issue 362), and a string it cannot copy comes back
+ * as a syntax error. So jansson allocates through attnd (api_json_alloc_init):
+ * while a body is parsed, every block jansson takes is linked into this thread's
+ * list, and when malloc fails the allocator never returns NULL into jansson: it
+ * frees the parse's blocks and jumps back to api_parse_body, which answers 503.
+ * Outside a parse the allocator is plain malloc with a header.
+ */
+union json_block {
+    struct {
+        union json_block *prev, *next; /* in the parse's list; both NULL when not linked */
+        bool linked;
+    } l;
+    max_align_t align; /* keeps the payload as aligned as malloc's */
+};
+
+struct json_parse {
+    bool active;
+    jmp_buf out;
+    union json_block *head; /* blocks jansson holds, taken during this parse */
+};
+
+static _Thread_local struct json_parse json_parse;
+
+static void json_unlink(struct json_parse *jp, union json_block *b)
+{
+    if (b->l.prev != NULL)
+        b->l.prev->l.next = b->l.next;
+    else
+        jp->head = b->l.next;
+    if (b->l.next != NULL)
+        b->l.next->l.prev = b->l.prev;
+    b->l.prev = b->l.next = NULL;
+    b->l.linked = false;
+}
+
+static void *api_json_malloc(size_t n)
+{
+    struct json_parse *jp = &json_parse;
+    union json_block *b = n <= SIZE_MAX - sizeof *b ? malloc(sizeof *b + n) : NULL;
+    if (b == NULL) {
+        if (!jp->active)
+            return NULL;
+        while (jp->head != NULL) { /* the half-built document and the lexer's buffers */
+            union json_block *dead = jp->head;
+            json_unlink(jp, dead);
+            free(dead);
+        }
+        jp->active = false;
+        longjmp(jp->out, 1);
+    }
+    b->l.prev = NULL;
+    b->l.next = NULL;
+    b->l.linked = jp->active;
+    if (jp->active) {
+        b->l.next = jp->head;
+        if (jp->head != NULL)
+            jp->head->l.prev = b;
+        jp->head = b;
+    }
+    return b + 1;
+}
+
+static void api_json_free(void *p)
+{
+    if (p == NULL)
+        return;
+    union json_block *b = (union json_block *)p - 1;
+    if (b->l.linked)
+        json_unlink(&json_parse, b);
+    free(b);
+}
+
+void api_json_alloc_init(void)
+{
+    json_set_alloc_funcs(api_json_malloc, api_json_free);
+}
+
+/* json_loadb under the guard above; *no_memory tells a parse given up for memory. */
+static json_t *json_load_guarded(const char *body, size_t len, json_error_t *jerr,
+                                 bool *no_memory)
+{
+    struct json_parse *jp = &json_parse;
+    *no_memory = false;
+    if (setjmp(jp->out) != 0) {
+        *no_memory = true;
+        return NULL;
+    }
+    jp->active = true;
+    jp->head = NULL;
+    /* Duplicate keys are refused: which of two "q"s a parser keeps is a silent guess. */
+    json_t *doc = json_loadb(body, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, jerr);
+    while (jp->head != NULL) /* what survives is the document's: it now lives on its own */
+        json_unlink(jp, jp->head);
+    jp->active = false;
+    return doc;
+}
+
 json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
 {
     size_t start = 0;
@@ -516,11 +629,13 @@ json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
         return NULL;
     }
     json_error_t jerr;
-    /* Duplicate keys are refused: which of two "q"s a parser keeps is a silent guess. */
-    json_t *doc = json_loadb(body, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
+    bool no_memory;
+    json_t *doc = json_load_guarded(body, len, &jerr, &no_memory);
     if (doc != NULL)
         return doc;
-    if (json_error_code(&jerr) == json_error_out_of_memory) {
+    /* Without attnd's allocator (a test that skips api_global_init), jansson reports most
+     * allocation failures itself, and one while it sets up its reader with no text at all. */
+    if (no_memory || json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0') {
         api_error_set(err, API_UNAVAILABLE, "no memory to read the body");
         return NULL;
     }

@@ -93,6 +93,13 @@ const char *api_json_kind(const json_t *node);
  */
 json_t *api_parse_body(const char *body, size_t len, struct api_error *err);
 
+/*
+ * Makes jansson allocate through attnd, so api_parse_body can answer 503 when memory
+ * runs out mid-parse. Call it before any jansson value exists; afterwards jansson's
+ * blocks carry a header, so never free() what jansson returns (json_dumps).
+ */
+void api_json_alloc_init(void);
+
 /* Writes a JSON-pointer-escaped key (~ → ~0, / → ~1) into out. */
 void api_pointer_escape(const char *key, char *out, size_t size);
 

@@ -124,15 +124,49 @@ void jw_object_end(struct jw *w) { close_container(w, '}'); }
 void jw_array_begin(struct jw *w) { open_container(w, '['); }
 void jw_array_end(struct jw *w) { close_container(w, ']'); }
 
-/* Writes s as a JSON string body: quotes, backslashes and control bytes escaped. */
+/*
+ * The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms,
+ * no surrogates, nothing above U+10FFFF), or 0 when there is none.
+ */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (c > 0xF4 || len == 0 || len > n)
+        return 0;
+    unsigned char lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return len;
+}
+
+/*
+ * Writes s as a JSON string body: quotes, backslashes and control bytes escaped.
+ * Echoed client text (a header, a path cut at 100 bytes) may not be UTF-8, and
+ * JSON text must be: each byte of an ill-formed sequence becomes U+FFFD.
+ */
 static void put_escaped(struct jw *w, const char *s, size_t n)
 {
     put_char(w, '"');
     size_t run = 0; /* start of the pending run of bytes that need no escape */
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (c >= 0x80) {
+            size_t len = utf8_len((const unsigned char *)s + i, n - i);
+            if (len > 0) {
+                i += len - 1;
+                continue;
+            }
+        } else if (c >= 0x20 && c != '"' && c != '\\') {
             continue;
+        }
         put(w, s + run, i - run);
         run = i + 1;
         char esc[8];
@@ -143,6 +177,10 @@ static void put_escaped(struct jw *w, const char *s, size_t n)
         case '\r': put(w, "\\r", 2); break;
         case '\t': put(w, "\\t", 2); break;
         default:
+            if (c >= 0x80) {
+                put(w, "\\ufffd", 6);
+                break;
+            }
             snprintf(esc, sizeof esc, "\\u%04x", c);
             put(w, esc, 6);
         }

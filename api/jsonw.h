@@ -49,6 +49,7 @@ void jw_array_end(struct jw *w);
 /* A member name; the next call writes its value. */
 void jw_key(struct jw *w, const char *key);
 
+/* A string, escaped; bytes that are not well-formed UTF-8 are written as U+FFFD. */
 void jw_string(struct jw *w, const char *s);
 void jw_string_n(struct jw *w, const char *s, size_t n);
 /* A double, rounded when w->round >= 0; a non-finite value is written as null. */

@@ -14,18 +14,59 @@
 
 namespace {
 
-/* Decimal digits of v, most significant first; returns their count (1..20). */
+/* "00" "01" … "99": two digits per division, the usual trick for integer printing. */
+constexpr char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Exactly eight digits of v < 10^8, with 32-bit arithmetic (cheaper than 64-bit division). */
+void write_8_digits(uint32_t v, char *out)
+{
+    for (int i = 6; i >= 0; i -= 2) {
+        std::memcpy(out + i, digit_pairs + (v % 100) * 2, 2);
+        v /= 100;
+    }
+}
+
+/* The digits of v < 10^8 without leading zeros, written back to front; returns their count. */
+size_t write_small(uint32_t v, char *out)
+{
+    size_t n = v >= 10000000 ? 8 : v >= 1000000 ? 7 : v >= 100000 ? 6 : v >= 10000 ? 5
+             : v >= 1000 ? 4 : v >= 100 ? 3 : v >= 10 ? 2 : 1;
+    char *p = out + n;
+    while (v >= 100) {
+        p -= 2;
+        std::memcpy(p, digit_pairs + (v % 100) * 2, 2);
+        v /= 100;
+    }
+    if (v >= 10)
+        std::memcpy(p - 2, digit_pairs + v * 2, 2);
+    else
+        p[-1] = static_cast<char>('0' + v);
+    return n;
+}
+
+/*
+ * Decimal digits of v, most significant first; returns their count (1..20).
+ * A shortest significand has at most 17 digits, so it is split into 8-digit
+ * groups that 32-bit arithmetic can print.
+ */
 size_t write_digits(uint64_t v, char *out)
 {
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[n++] = static_cast<char>('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    for (size_t i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    return n;
+    const uint64_t e8 = 100000000u;
+    if (v < e8)
+        return write_small(static_cast<uint32_t>(v), out);
+    size_t n;
+    if (v < e8 * e8) {
+        n = write_small(static_cast<uint32_t>(v / e8), out);
+    } else {
+        n = write_small(static_cast<uint32_t>(v / (e8 * e8)), out);
+        write_8_digits(static_cast<uint32_t>(v / e8 % e8), out + n);
+        n += 8;
+    }
+    write_8_digits(static_cast<uint32_t>(v % e8), out + n);
+    return n + 8;
 }
 
 /* "e-05", "e+16", "e+300": sign always, at least two digits, as Python prints. */

@@ -164,6 +164,10 @@ void api_error_write(struct jw *w, const struct api_error *e)
             jw_key(w, "step");
             jw_string(w, e->step);
         }
+        if (e->has_head) {
+            jw_key(w, "head");
+            jw_int(w, e->head);
+        }
         if (e->has_cell) {
             jw_key(w, "cell");
             jw_array_begin(w);

@@ -59,6 +59,8 @@ struct api_error {
     const char *step;    /* numeric-overflow: the step's name */
     long long cell[2];   /* numeric-overflow: [row, col], or row only when cell[1] < 0 */
     bool has_cell;
+    long long head;      /* numeric-overflow inside one head of /v1/multihead */
+    bool has_head;
 };
 
 /* Resets e and sets its type and detail (printf-style). Returns e for chaining. */

@@ -11,14 +11,23 @@
  *   costs nothing next to one attention request.
  * - A thread pool of --threads workers (MHD wants no pool option at all for one).
  * - SRV_CONNECTION_LIMIT bounds the worst case of bodies held at once
- *   (connections x --max-body) and the file descriptors used; behind a load
- *   balancer more replicas, not more connections, is how attnd scales.
+ *   (connections x --max-body: 8 GiB at the defaults, reached only by clients that
+ *   send that much, since bodies grow as their bytes arrive), of connection pools
+ *   (512 x 64 KiB = 32 MiB) and the file descriptors used; behind a load balancer
+ *   more replicas, not more connections, is how attnd scales. MHD splits the limit
+ *   evenly over the pool's workers; a worker at its share stops accepting, and a new
+ *   client waits in the kernel's backlog until a connection ends, rather than being
+ *   refused (tests/http/slow.test.mjs).
  * - SRV_CONNECTION_MEMORY: MHD's per-connection pool holds the request line,
  *   headers, query parameters and its read buffer (bodies live in server/body.c,
  *   not there). 64 KiB takes long /v1/shapes query strings and browser headers;
  *   MHD's default of 32 KiB is tight once cookies and CORS headers add up.
  * - --timeout closes idle connections (MHD's default is none: a silent client
- *   would hold a connection forever).
+ *   would hold a connection forever). Idle, not total: a client that trickles a
+ *   byte within every timeout keeps its connection, so the connection limit is what
+ *   bounds such clients. 500 of them, spread over the workers, do not delay the
+ *   requests of others (tests/http/slow.test.mjs): each poll() round is a scan of a
+ *   few hundred descriptors.
  *
  * Not here: per-request logic (request.c), signals (main.c).
  */

@@ -25,18 +25,14 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "api/version.h"
 #include "server/config.h"
 #include "server/http.h"
 #include "server/log.h"
+#include "server/metrics.h"
 #include "server/probe.h"
 #include "server/reqid.h"
 
-#ifndef ATTND_VERSION
-#define ATTND_VERSION "0.0.0"
-#endif
-#ifndef ATTND_BUILD
-#define ATTND_BUILD "unknown"
-#endif
 
 #define SRV_GRACE_MAX 30   /* seconds */
 #define SRV_GRACE_POLL_MS 20
@@ -136,6 +132,7 @@ static int srv_run(const struct srv_config *cfg)
 {
     srv_log_init(cfg->log);
     srv_reqid_init();
+    srv_metrics_init(attnd_version, attnd_build);
     api_global_init(); /* one BLAS thread per request: the workers already use every core */
     if (!srv_signals_install()) {
         srv_log_message("error", "cannot install signal handlers");
@@ -169,7 +166,7 @@ int main(int argc, char *argv[])
         fputs(srv_config_usage(), stdout);
         return 0;
     case SRV_MODE_VERSION:
-        printf("attnd %s (build %s)\n", ATTND_VERSION, ATTND_BUILD);
+        printf("attnd %s (build %s)\n", attnd_version, attnd_build);
         return 0;
     case SRV_MODE_PROBE:
         return srv_probe(cfg.probe_url);

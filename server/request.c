@@ -5,9 +5,11 @@
  * call, hangs off *req_cls, and is freed only in srv_on_completed. A response's body
  * moves from api_response to libmicrohttpd, which frees it with free() once sent.
  *
- * What the server answers itself: OPTIONS (the CORS preflight), and requests that
- * arrive on an open connection after shutdown began (503, Connection: close).
- * Everything else, errors included, is api/'s to word.
+ * What the server answers itself: OPTIONS (the CORS preflight), GET and HEAD
+ * /metrics (its own counters, server/metrics.c), GET and HEAD of the playground's
+ * files (server/www.c), and requests that arrive on an open connection after
+ * shutdown began (503, Connection: close). Everything else, errors included, is
+ * api/'s to word. Every answer is counted for /metrics when it is queued.
  *
  * Not here: routes, content negotiation, JSON: api/ decides all of them.
  */
@@ -25,7 +27,9 @@
 #include "server/cors.h"
 #include "server/http.h"
 #include "server/log.h"
+#include "server/metrics.h"
 #include "server/reqid.h"
+#include "server/www.h"
 
 #define SRV_LOG_METHOD 32  /* bytes of method kept for the log */
 #define SRV_LOG_PATH 480   /* bytes of path kept for the log */
@@ -46,6 +50,8 @@ struct srv_request {
     bool has_pending, pending_close, pending_preflight;
     int status;                        /* sent status, 0 until a response is queued */
     unsigned long long bytes;          /* body bytes sent */
+    unsigned route;                    /* srv_metrics_route of the path */
+    unsigned long long received;       /* body bytes received, stored or drained */
 };
 
 /* ---- helpers ---- */
@@ -207,6 +213,9 @@ static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *co
         ret = MHD_queue_response(conn, (unsigned)res->status, resp);
         r->status = res->status;
         r->bytes = r->is_head ? 0 : len; /* MHD sends no body for HEAD */
+        /* Counted now, not on completion: a client holding its answer sees it counted. */
+        srv_metrics_observe(r->route, r->status, r->received, r->bytes,
+                            srv_ms_since(&r->started_mono) / 1e3);
     }
     MHD_destroy_response(resp); /* drops our reference; MHD keeps its own while sending */
     api_response_deinit(res);
@@ -240,6 +249,31 @@ static enum MHD_Result srv_answer_unavailable(struct srv_server *s, struct MHD_C
     struct api_response res = {0};
     api_respond_unavailable(&res, detail);
     return srv_answer(s, conn, r, &res, true, false);
+}
+
+/*
+ * GET or HEAD /metrics: the counters are the server's, so the server answers, before
+ * api/ (other methods go on to api/, which answers 405 with Allow). Accept is not
+ * negotiated: the text format is the one representation, as scrapers expect.
+ */
+static enum MHD_Result srv_metrics_answer(struct srv_server *s, struct MHD_Connection *conn,
+                                          struct srv_request *r)
+{
+    struct api_response res = {.status = 200, .content_type = SRV_METRICS_CONTENT_TYPE};
+    if (!srv_metrics_render(srv_http_in_flight(s), &res.body, &res.body_len))
+        return srv_answer_unavailable(s, conn, r, "the server is out of memory");
+    return srv_answer(s, conn, r, &res, false, false);
+}
+
+static bool srv_is_metrics(const char *url, const char *method)
+{
+    return strcmp(url, SRV_METRICS_PATH) == 0 && (strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
+                                                  strcmp(method, MHD_HTTP_METHOD_HEAD) == 0);
+}
+
+static bool srv_is_page(const char *method)
+{
+    return strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
 }
 
 /* OPTIONS on any path: the CORS preflight, answered here so api/ never sees it. */
@@ -285,6 +319,7 @@ static void srv_request_start(struct srv_request *r, struct MHD_Connection *conn
     snprintf(r->method, sizeof r->method, "%s", method);
     snprintf(r->path, sizeof r->path, "%s", url);
     r->is_head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
+    r->route = srv_metrics_route(url);
     r->declared = srv_declared_length(conn);
     r->body_expected = r->declared > 0 ||
                        srv_header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
@@ -305,6 +340,14 @@ static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connectio
         return srv_answer_unavailable(s, conn, r, "the server is shutting down");
     if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
         return srv_preflight(s, conn, r);
+    if (srv_is_metrics(url, method))
+        return srv_metrics_answer(s, conn, r);
+    if (srv_is_page(method)) {
+        /* The playground's files: the server's to serve, as static bytes (server/www.c). */
+        struct api_response page = {0};
+        if (srv_www_respond(url, &page))
+            return srv_answer(s, conn, r, &page, false, false);
+    }
     if (!srv_collect_params(conn, r))
         return srv_answer_unavailable(s, conn, r, "the server is out of memory");
 
@@ -360,6 +403,7 @@ enum MHD_Result srv_on_request(void *cls, struct MHD_Connection *conn, const cha
         return srv_first_call(s, conn, url, method, req_cls);
     struct srv_request *r = *req_cls;
     if (*upload_data_size > 0) {
+        r->received += *upload_data_size;
         enum srv_body_state st = srv_body_append(&r->body, upload_data, *upload_data_size);
         *upload_data_size = 0; /* all consumed: stored or drained */
         /* Drained past the bound: close rather than read an endless upload. */

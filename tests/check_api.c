@@ -183,6 +183,48 @@ START_TEST(test_writer_escapes_and_commas)
 }
 END_TEST
 
+/*
+ * Found by fuzzing: echoed client text that is not UTF-8 made the body invalid JSON.
+ * Ill-formed bytes (a stray 0xFF, a cut sequence, an overlong form, a surrogate)
+ * become U+FFFD; well-formed text of every length passes unchanged.
+ */
+START_TEST(test_writer_replaces_ill_formed_utf8)
+{
+    struct jw w;
+    jw_init(&w, -1);
+    jw_array_begin(&w);
+    jw_string(&w, "a\xff" "b");
+    jw_string(&w, "\xea\xb0");             /* a 3-byte sequence cut after 2 */
+    jw_string(&w, "\xc0\xaf");             /* overlong '/' */
+    jw_string(&w, "\xed\xa0\x80");         /* a surrogate */
+    jw_string(&w, "\xc3\xa9\xea\xb0\x80\xf0\x9f\x98\x80"); /* é 가 😀 */
+    jw_array_end(&w);
+    size_t len;
+    char *out = jw_take(&w, &len);
+    ck_assert_str_eq(out, "[\"a\\ufffdb\",\"\\ufffd\\ufffd\",\"\\ufffd\\ufffd\","
+                          "\"\\ufffd\\ufffd\\ufffd\",\"\xc3\xa9\xea\xb0\x80\xf0\x9f\x98\x80\"]");
+    free(out);
+
+    /* Over the API: an Accept header and a long path with bytes that are not UTF-8. */
+    struct api_context ctx = test_context();
+    struct api_response res = call_full(&ctx, "GET", "/readyz", "ap\xff\xfeplication/json", NULL,
+                                        NULL, NULL, 0);
+    ck_assert_int_eq(res.status, 406);
+    json_decref(parse(&res));
+    api_response_deinit(&res);
+    char path[160];
+    memset(path, 'a', sizeof path);
+    memcpy(path, "/\xea\xb0\x80", 4);
+    for (size_t i = 4; i + 3 < sizeof path; i += 3)
+        memcpy(path + i, "\xea\xb0\x80", 3); /* the 100-byte cut lands inside a character */
+    path[sizeof path - 1] = '\0';
+    res = call_full(&ctx, "GET", path, NULL, NULL, NULL, NULL, 0);
+    ck_assert_int_eq(res.status, 404);
+    json_decref(parse(&res));
+    api_response_deinit(&res);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- Attention */
 
 /* The contract's example response, byte for byte (DESIGN.md, POST /v1/attention). */
@@ -737,6 +779,7 @@ static Suite *api_suite(void)
     tcase_add_test(numbers, test_non_finite_is_null);
     tcase_add_test(numbers, test_round_like_numpy);
     tcase_add_test(numbers, test_writer_escapes_and_commas);
+    tcase_add_test(numbers, test_writer_replaces_ill_formed_utf8);
     suite_add_tcase(s, numbers);
 
     TCase *attention = tcase_create("Attention");

@@ -5,10 +5,16 @@
 // its "attnd listening on http://ADDR:PORT" line gives the port. ATTND_* variables of
 // the calling shell are not passed on, so a developer's environment cannot change
 // what a test sees.
+//
+// Every response that request(), postJson() and rawConnect()'s nextResponse() receive
+// is checked against api/openapi.yaml (contract.mjs): a response the spec does not
+// describe fails the test that received it.
 
 import { spawn, spawnSync } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
+
+import { assertContract } from './contract.mjs';
 
 export const BIN = process.env.ATTND_BIN;
 if (!BIN) throw new Error('ATTND_BIN must name the attnd binary');
@@ -122,12 +128,14 @@ export function request(port, { method = 'GET', path = '/', headers = {}, body }
         res.on('data', (d) => parts.push(d));
         res.on('end', () => {
           const text = Buffer.concat(parts).toString('utf8');
-          resolve({
-            status: res.statusCode,
-            headers: res.headers,
-            body: text,
-            json: () => JSON.parse(text),
-          });
+          const out = { status: res.statusCode, headers: res.headers, body: text };
+          try {
+            assertContract({ method, path }, out);
+          } catch (e) {
+            reject(e);
+            return;
+          }
+          resolve({ ...out, json: () => JSON.parse(text) });
         });
         res.on('error', reject);
       },
@@ -147,12 +155,18 @@ export const postJson = (port, path, obj, headers = {}) =>
     body: JSON.stringify(obj),
   });
 
-/** A raw TCP connection with a promise for "the next complete HTTP response". */
-export function rawConnect(port) {
+/**
+ * A raw TCP connection with a promise for "the next complete HTTP response". The
+ * request lines written are remembered so each response is checked against the spec;
+ * { contract: false } is for deliberately malformed HTTP that libmicrohttpd answers
+ * itself (its own 400 pages are not attnd's contract).
+ */
+export function rawConnect(port, { contract = true } = {}) {
   return new Promise((resolve, reject) => {
     const sock = net.connect(port, '127.0.0.1');
     let buf = Buffer.alloc(0);
     let closed = false;
+    const sent = []; // {method, path} of each request line written, in order
     const waiters = [];
     const notify = () => waiters.splice(0).forEach((w) => w());
     sock.on('data', (d) => {
@@ -167,7 +181,11 @@ export function rawConnect(port) {
     sock.once('connect', () =>
       resolve({
         sock,
-        write: (s) => new Promise((res) => sock.write(s, res)),
+        write: (s) => {
+          for (const m of String(s).matchAll(/(?:^|\r\n)([A-Z]+) (\S+) HTTP\/1\.[01]\r\n/g))
+            sent.push({ method: m[1], path: m[2] });
+          return new Promise((res) => sock.write(s, res));
+        },
         isClosed: () => closed,
         /** Resolves the next response {status, headers, body}; needs Content-Length. */
         nextResponse(ms = 5000) {
@@ -204,6 +222,15 @@ export function rawConnect(port) {
               const body = buf.subarray(end + 4, end + 4 + len).toString('utf8');
               buf = buf.subarray(end + 4 + len);
               clearTimeout(t);
+              const req = sent.shift();
+              if (contract && req) {
+                try {
+                  assertContract(req, { status, headers, body });
+                } catch (e) {
+                  rej(e);
+                  return;
+                }
+              }
               res({ status, headers, body });
             };
             tryParse();

@@ -1,0 +1,163 @@
+/*
+ * api/batch.c — POST /v1/attention/batch: several independent /v1/attention
+ * problems in one call. Each item is validated and computed on its own; one bad
+ * item gets its own problem (pointers absolute: /items/2/k/1) and does not fail
+ * the others.
+ *
+ * Limits: at most --max-batch items, and the items' largest matrices together at
+ * most --max-cells, checked after validation and before anything is computed, so
+ * a small body cannot ask for more work than one large request may.
+ */
+#include "api/batch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/attention.h"
+#include "api/fields.h"
+
+static const struct api_field batch_fields[] = {
+    { "items", "the requests, each as for /v1/attention" },
+};
+
+/* One item: parsed (ok) or refused (err). */
+struct batch_item {
+    bool ok;
+    struct api_attention_req req;
+    struct api_error err;
+};
+
+static bool read_items(const json_t *doc, const struct api_limits *limits, const json_t **items,
+                       struct api_error *err)
+{
+    if (!json_is_object(doc)) {
+        api_error_set(err, API_INVALID_VALUE, "the body is %s; it must be an object "
+                      "{\"items\": [request, ...]}", api_json_kind(doc));
+        api_error_at(err, "%s", "");
+        return false;
+    }
+    if (!api_check_fields(doc, "", batch_fields, 1, err))
+        return false;
+    *items = api_member(doc, "items");
+    if (*items == NULL) {
+        api_error_set(err, API_MISSING_FIELD, "items is required: a list of /v1/attention "
+                      "requests");
+        api_error_at(err, "/items");
+        return false;
+    }
+    if (!json_is_array(*items) || json_array_size(*items) == 0) {
+        api_error_set(err, API_INVALID_VALUE, "items must be a non-empty array of requests, not "
+                      "%s%s", json_is_array(*items) ? "an empty " : "", json_is_array(*items) ?
+                      "array" : api_json_kind(*items));
+        api_error_at(err, "/items");
+        return false;
+    }
+    if (json_array_size(*items) > limits->max_batch) {
+        api_error_set(err, API_LIMIT_EXCEEDED, "items has %zu requests; this server takes at "
+                      "most %zu in one batch", json_array_size(*items), limits->max_batch);
+        api_error_at(err, "/items");
+        api_error_hint(err, "split the items over several batches");
+        return false;
+    }
+    return true;
+}
+
+/* The largest matrix an item computes: its scores (n_q, n_k) or its output (n_q, d_v). */
+static size_t item_cells(const struct api_attention_req *r)
+{
+    size_t scores = r->q.rows * r->k.rows, output = r->q.rows * r->v.cols;
+    return scores > output ? scores : output;
+}
+
+static bool parse_items(const json_t *items, const struct api_limits *limits,
+                        struct batch_item *parsed, struct api_error *err)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < json_array_size(items); i++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "/items/%zu", i);
+        parsed[i].ok = api_attention_parse(json_array_get(items, i), prefix, limits,
+                                           &parsed[i].req, &parsed[i].err);
+        if (parsed[i].ok)
+            total += item_cells(&parsed[i].req); /* each <= max_cells: no overflow */
+        if (total > limits->max_cells) {
+            api_error_set(err, API_LIMIT_EXCEEDED, "the items up to /items/%zu ask for %zu "
+                          "cells together; this server computes at most %zu cells in one "
+                          "request", i, total, limits->max_cells);
+            api_error_at(err, "/items/%zu", i);
+            api_error_hint(err, "split the items over several batches");
+            return false;
+        }
+    }
+    return true;
+}
+
+static void write_item(struct jw *w, struct batch_item *item, const char *prefix)
+{
+    struct attn_trace trace = { 0 };
+    bool ok = item->ok && api_attention_run(&item->req, prefix, &trace, &item->err);
+    jw_object_begin(w);
+    jw_key(w, "status");
+    jw_int(w, ok ? 200 : api_problem_info(item->err.type)->status);
+    jw_key(w, "body");
+    if (ok) {
+        w->round = item->req.grid.round; /* each item rounds as it asked */
+        api_attention_write(w, &item->req, &trace);
+        w->round = -1;
+        attn_trace_free(&trace);
+    } else {
+        api_error_write(w, &item->err);
+    }
+    jw_object_end(w);
+}
+
+void api_batch_handle(const struct api_context *ctx, const char *body, size_t len,
+                      struct api_response *res)
+{
+    struct api_error err;
+    const json_t *items = NULL;
+    json_t *doc = api_parse_body(body, len, &err);
+    if (doc == NULL || !read_items(doc, &ctx->limits, &items, &err)) {
+        api_respond_error(res, &err);
+        json_decref(doc);
+        return;
+    }
+    size_t n = json_array_size(items);
+    struct batch_item *parsed = calloc(n, sizeof *parsed);
+    if (parsed == NULL) {
+        api_error_set(&err, API_UNAVAILABLE, "no memory for %zu batch items", n);
+        api_respond_error(res, &err);
+        json_decref(doc);
+        return;
+    }
+    if (parse_items(items, &ctx->limits, parsed, &err)) {
+        struct jw w;
+        jw_init(&w, -1);
+        jw_object_begin(&w);
+        jw_key(&w, "results");
+        jw_array_begin(&w);
+        for (size_t i = 0; i < n; i++) {
+            char prefix[32];
+            snprintf(prefix, sizeof prefix, "/items/%zu", i);
+            write_item(&w, &parsed[i], prefix);
+        }
+        jw_array_end(&w);
+        jw_object_end(&w);
+        res->body = jw_take(&w, &res->body_len);
+        if (res->body != NULL) {
+            res->status = 200;
+            res->content_type = "application/json";
+        } else {
+            api_error_set(&err, API_UNAVAILABLE, "no memory for the response");
+            api_respond_error(res, &err);
+        }
+    } else {
+        api_respond_error(res, &err);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (parsed[i].ok)
+            api_attention_req_deinit(&parsed[i].req);
+    free(parsed);
+    json_decref(doc);
+}

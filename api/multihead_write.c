@@ -1,0 +1,432 @@
+/*
+ * api/multihead_write.c — running a validated /v1/multihead request and writing its
+ * response: sizes, shapes, the eleven steps with operands, the included inputs and
+ * steps (per-head arrays lead with the head), the per-head summary and warnings.
+ */
+#include "api/multihead.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/fields.h"
+#include "api/multihead_render.h"
+
+static const char *mh_step_pointer(enum attn_mh_step step, enum attn_step head_step)
+{
+    switch (step) {
+    case ATTN_MH_Q: return "w_q";
+    case ATTN_MH_K: return "w_k";
+    case ATTN_MH_V: return "w_v";
+    case ATTN_MH_OUTPUT: return "w_o";
+    default: break;
+    }
+    switch (head_step) {
+    case ATTN_STEP_SCALED: return "scale";
+    case ATTN_STEP_MASKED: return "bias";
+    case ATTN_STEP_OUTPUT: return "w_v";
+    default: return "w_q";
+    }
+}
+
+static const char *mh_step_name(const struct attn_mh_fault *f)
+{
+    static const char *const names[] = { "", "q", "k", "v", "", "output" };
+    if (f->step == ATTN_MH_HEAD)
+        return f->head_step == ATTN_STEP_OUTPUT ? "head_outputs" : attn_step_name(f->head_step);
+    return names[f->step];
+}
+
+static void overflow_error(const struct attn_mh_fault *f, const char *prefix,
+                           struct api_error *err)
+{
+    const char *step = mh_step_name(f);
+    if (f->step == ATTN_MH_HEAD)
+        api_error_set(err, API_NUMERIC_OVERFLOW, "head %zu, step %s, produced a non-finite "
+                      "number at cell [%zu, %zu]", f->head, step, f->row, f->col);
+    else
+        api_error_set(err, API_NUMERIC_OVERFLOW, "step %s produced a non-finite number at cell "
+                      "[%zu, %zu]", step, f->row, f->col);
+    err->step = step;
+    err->cell[0] = (long long)f->row;
+    err->cell[1] = (long long)f->col;
+    err->has_cell = true;
+    err->has_head = f->step == ATTN_MH_HEAD;
+    err->head = (long long)f->head;
+    api_error_at(err, "%s/%s", prefix, mh_step_pointer(f->step, f->head_step));
+    api_error_hint(err, "the numbers are too large for a double (~1.8e308): scale the inputs "
+                   "or weights down");
+}
+
+bool api_multihead_run(const struct api_multihead_req *r, const char *prefix,
+                       struct attn_mh_trace *trace, struct api_error *err)
+{
+    if (attn_mh_trace_alloc(trace, r->x_q.rows, r->cross ? r->x_kv.rows : r->x_q.rows,
+                            r->d_model, r->heads, r->kv_heads) != ATTN_OK) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %zu heads of %zu x %zu", r->heads,
+                      r->x_q.rows, r->cross ? r->x_kv.rows : r->x_q.rows);
+        return false;
+    }
+    struct attn_mh_problem p = {
+        .x_q = &r->x_q, .x_kv = r->cross ? &r->x_kv : &r->x_q,
+        .w_q = &r->w[0], .w_k = &r->w[1], .w_v = &r->w[2], .w_o = &r->w[3],
+        .b_q = r->b[0], .b_k = r->b[1], .b_v = r->b[2], .b_o = r->b[3],
+        .transposed_weights = r->transposed,
+        .heads = r->heads, .kv_heads = r->kv_heads,
+        .bias = api_grid_bias(&r->grid), .mask = api_grid_mask(&r->grid), .scale = r->scale,
+    };
+    enum attn_status st = attn_mh_forward(trace, &p);
+    if (st == ATTN_OK)
+        return true;
+    if (st == ATTN_EOVERFLOW)
+        overflow_error(&trace->fault, prefix, err);
+    else
+        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
+                      "the computation failed: %s", attn_status_str(st));
+    attn_mh_trace_free(trace);
+    return false;
+}
+
+/* ---- writing ---- */
+
+static void write_matrix(struct jw *w, const struct attn_matrix *m)
+{
+    jw_array_begin(w);
+    for (size_t i = 0; i < m->rows; i++)
+        jw_double_array(w, m->data + i * m->stride, m->cols);
+    jw_array_end(w);
+}
+
+/* [h][rows][cols]: one matrix per head, picked from the head traces. */
+static void write_per_head(struct jw *w, const struct attn_mh_trace *t, size_t offset)
+{
+    jw_array_begin(w);
+    for (size_t i = 0; i < t->heads; i++)
+        write_matrix(w, (const struct attn_matrix *)((const char *)&t->head[i] + offset));
+    jw_array_end(w);
+}
+
+static void write_shape3(struct jw *w, size_t a, size_t b, size_t c)
+{
+    jw_array_begin(w);
+    jw_int(w, (long long)a);
+    jw_int(w, (long long)b);
+    jw_int(w, (long long)c);
+    jw_array_end(w);
+}
+
+static void shape_member(struct jw *w, const char *key, size_t rows, size_t cols)
+{
+    jw_key(w, key);
+    api_write_shape(w, rows, cols, false);
+}
+
+static void write_shapes(struct jw *w, const struct api_multihead_req *r,
+                         const struct attn_mh_trace *t)
+{
+    size_t kv_cols = r->kv_heads * r->d_k;
+    jw_key(w, "shapes");
+    jw_object_begin(w);
+    if (r->cross) {
+        shape_member(w, "x_q", t->n_q, r->d_model);
+        shape_member(w, "x_kv", t->n_k, r->d_model);
+    } else {
+        shape_member(w, "x", t->n_q, r->d_model);
+    }
+    for (int i = 0; i < 4; i++) {
+        static const char *const names[] = { "w_q", "w_k", "w_v", "w_o" };
+        shape_member(w, names[i], r->w[i].rows, r->w[i].cols);
+    }
+    shape_member(w, "q", t->n_q, r->d_model);
+    shape_member(w, "k", t->n_k, kv_cols);
+    shape_member(w, "v", t->n_k, kv_cols);
+    api_grid_write_shapes(w, &r->grid);
+    jw_key(w, "weights");
+    write_shape3(w, r->heads, t->n_q, t->n_k);
+    jw_key(w, "head_outputs");
+    write_shape3(w, r->heads, t->n_q, r->d_k);
+    shape_member(w, "concat", t->n_q, r->d_model);
+    shape_member(w, "output", t->n_q, r->d_model);
+    jw_object_end(w);
+}
+
+/* One step: name, op, operand shapes (2-D, or [h, rows, cols] when per_head), result. */
+struct mh_step {
+    const char *name;
+    const char *op;
+    size_t operands[2][2];
+    size_t n_operands;
+    size_t shape[3]; /* shape[0] == 0: a 2-D result shape[1] x shape[2] */
+};
+
+static void write_steps(struct jw *w, const struct api_multihead_req *r,
+                        const struct attn_mh_trace *t)
+{
+    size_t n_q = t->n_q, n_k = t->n_k, d = r->d_model, h = r->heads, d_k = r->d_k;
+    size_t kv_cols = r->kv_heads * d_k;
+    bool tr = r->transposed;
+    const struct mh_step steps[] = {
+        { "q", tr ? "X_q @ W_Q^T + b_q" : "X_q @ W_Q + b_q", { { n_q, d }, { d, d } }, 2,
+          { 0, n_q, d } },
+        { "k", tr ? "X_kv @ W_K^T + b_k" : "X_kv @ W_K + b_k",
+          { { n_k, d }, { d, kv_cols } }, 2, { 0, n_k, kv_cols } },
+        { "v", tr ? "X_kv @ W_V^T + b_v" : "X_kv @ W_V + b_v",
+          { { n_k, d }, { d, kv_cols } }, 2, { 0, n_k, kv_cols } },
+        { "split", "head i takes columns [i*d_k, (i+1)*d_k) of Q; K and V columns of kv head "
+          "floor(i*kv_heads/heads)", { { n_q, d } }, 1, { h, n_q, d_k } },
+        { "scores", "Q_i @ K_i^T", { { n_q, d_k }, { d_k, n_k } }, 2, { h, n_q, n_k } },
+        { "scaled", "scores * scale", { { 0 } }, 0, { h, n_q, n_k } },
+        { "masked", r->grid.block_semantics ? "scaled + bias, -inf where mask is 1"
+                                            : "scaled + bias, -inf where mask is 0",
+          { { 0 } }, 0, { h, n_q, n_k } },
+        { "weights", "softmax(masked, axis=-1)", { { 0 } }, 0, { h, n_q, n_k } },
+        { "head_outputs", "weights_i @ V_i", { { n_q, n_k }, { n_k, d_k } }, 2, { h, n_q, d_k } },
+        { "concat", "concat(head_outputs, axis=-1)", { { 0 } }, 0, { 0, n_q, d } },
+        { "output", tr ? "concat @ W_O^T + b_o" : "concat @ W_O + b_o",
+          { { n_q, d }, { d, d } }, 2, { 0, n_q, d } },
+    };
+    jw_key(w, "steps");
+    jw_array_begin(w);
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        const struct mh_step *st = &steps[s];
+        jw_object_begin(w);
+        jw_key(w, "step");
+        jw_int(w, (long long)s + 1);
+        jw_key(w, "name");
+        jw_string(w, st->name);
+        jw_key(w, "op");
+        jw_string(w, st->op);
+        if (st->n_operands > 0) {
+            jw_key(w, "operands");
+            jw_array_begin(w);
+            for (size_t o = 0; o < st->n_operands; o++)
+                api_write_shape(w, st->operands[o][0], st->operands[o][1], false);
+            jw_array_end(w);
+        }
+        jw_key(w, "shape");
+        if (st->shape[0] != 0)
+            write_shape3(w, st->shape[0], st->shape[1], st->shape[2]);
+        else
+            api_write_shape(w, st->shape[1], st->shape[2], false);
+        jw_object_end(w);
+    }
+    jw_array_end(w);
+}
+
+static void write_inputs(struct jw *w, const struct api_multihead_req *r)
+{
+    static const char *const names[] = { "w_q", "w_k", "w_v", "w_o" };
+    if (r->include & (1ul << API_MH_X)) {
+        jw_key(w, r->cross ? "x_q" : "x");
+        write_matrix(w, &r->x_q);
+        if (r->cross) {
+            jw_key(w, "x_kv");
+            write_matrix(w, &r->x_kv);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!(r->include & (1ul << (API_MH_W_Q + i))))
+            continue;
+        jw_key(w, names[i]);
+        write_matrix(w, &r->w[i]);
+    }
+}
+
+static void write_steps_data(struct jw *w, const struct api_multihead_req *r,
+                             const struct attn_mh_trace *t)
+{
+    static const struct { int part; const char *key; size_t offset; } per_head[] = {
+        { API_MH_SCORES, "scores", offsetof(struct attn_trace, scores) },
+        { API_MH_SCALED, "scaled", offsetof(struct attn_trace, scaled) },
+        { API_MH_MASKED, "masked", offsetof(struct attn_trace, masked) },
+        { API_MH_WEIGHTS, "weights", offsetof(struct attn_trace, weights) },
+        { API_MH_HEAD_OUTPUTS, "head_outputs", offsetof(struct attn_trace, output) },
+    };
+    const struct { int part; const char *key; const struct attn_matrix *m; } whole[] = {
+        { API_MH_Q, "q", &t->q }, { API_MH_K, "k", &t->k }, { API_MH_V, "v", &t->v },
+    };
+    const struct { int part; const char *key; const struct attn_matrix *m; } after[] = {
+        { API_MH_CONCAT, "concat", &t->concat }, { API_MH_OUTPUT, "output", &t->output },
+        { API_MH_WEIGHTS_MEAN, "weights_mean", &t->weights_mean },
+    };
+    for (size_t i = 0; i < 3; i++) {
+        if (r->include & (1ul << whole[i].part)) {
+            jw_key(w, whole[i].key);
+            write_matrix(w, whole[i].m);
+        }
+    }
+    for (size_t i = 0; i < sizeof per_head / sizeof per_head[0]; i++) {
+        if (r->include & (1ul << per_head[i].part)) {
+            jw_key(w, per_head[i].key); /* masked: blocked cells are -inf, written as null */
+            write_per_head(w, t, per_head[i].offset);
+        }
+    }
+    for (size_t i = 0; i < 3; i++) {
+        if (r->include & (1ul << after[i].part)) {
+            jw_key(w, after[i].key);
+            write_matrix(w, after[i].m);
+        }
+    }
+}
+
+static void write_summary(struct jw *w, const struct attn_mh_trace *t)
+{
+    static const char *const keys[] = { "row_sums", "argmax", "max_weight", "entropy" };
+    jw_key(w, "summary");
+    jw_object_begin(w);
+    for (int k = 0; k < 4; k++) {
+        jw_key(w, keys[k]);
+        jw_array_begin(w);
+        for (size_t i = 0; i < t->heads; i++) {
+            const struct attn_summary *s = &t->head[i].summary;
+            if (k == 1) {
+                jw_array_begin(w);
+                for (size_t row = 0; row < t->n_q; row++) {
+                    if (s->argmax[row] == ATTN_NO_INDEX)
+                        jw_null(w);
+                    else
+                        jw_int(w, (long long)s->argmax[row]);
+                }
+                jw_array_end(w);
+            } else {
+                const double *xs = k == 0 ? s->row_sums : k == 2 ? s->max_weight : s->entropy;
+                jw_double_array(w, xs, t->n_q);
+            }
+        }
+        jw_array_end(w);
+    }
+    /* The mask is the same in every head, so a fully masked row is one in all of them. */
+    jw_key(w, "fully_masked_rows");
+    jw_array_begin(w);
+    for (size_t row = 0; row < t->n_q; row++)
+        if (t->head[0].summary.fully_masked[row])
+            jw_int(w, (long long)row);
+    jw_array_end(w);
+    jw_object_end(w);
+}
+
+static void write_warnings(struct jw *w, const struct attn_mh_trace *t)
+{
+    jw_key(w, "warnings");
+    jw_array_begin(w);
+    for (size_t row = 0; row < t->n_q; row++) {
+        if (!t->head[0].summary.fully_masked[row])
+            continue;
+        char message[160];
+        snprintf(message, sizeof message, "query %zu may attend to no key (its mask row blocks "
+                 "every key): its weights and head outputs are 0 in every head", row);
+        jw_object_begin(w);
+        jw_key(w, "code");
+        jw_string(w, "row_fully_masked");
+        jw_key(w, "row");
+        jw_int(w, (long long)row);
+        jw_key(w, "message");
+        jw_string(w, message);
+        jw_object_end(w);
+    }
+    jw_array_end(w);
+}
+
+static void write_random(struct jw *w, const struct api_multihead_req *r)
+{
+    static const char *const names[API_IN_COUNT] = { "x_q", "x_kv", "w_q", "w_k", "w_v", "w_o" };
+    if (!r->has_random)
+        return;
+    jw_key(w, "random");
+    jw_object_begin(w);
+    jw_key(w, "seed");
+    jw_int(w, (long long)r->seed);
+    jw_key(w, "filled");
+    jw_array_begin(w);
+    for (int i = 0; i < API_IN_COUNT; i++)
+        if (r->filled[i])
+            jw_string(w, i == API_IN_X_Q && !r->cross ? "x" : names[i]);
+    jw_array_end(w);
+    jw_object_end(w);
+}
+
+void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
+                         const struct attn_mh_trace *t)
+{
+    jw_object_begin(w);
+    jw_key(w, "d_model");
+    jw_int(w, (long long)r->d_model);
+    jw_key(w, "heads");
+    jw_int(w, (long long)r->heads);
+    jw_key(w, "kv_heads");
+    jw_int(w, (long long)r->kv_heads);
+    jw_key(w, "d_k");
+    jw_int(w, (long long)r->d_k);
+    jw_key(w, "scale");
+    jw_double(w, r->scale);
+    jw_key(w, "mask_semantics");
+    jw_string(w, r->grid.block_semantics ? "block" : "keep");
+    jw_key(w, "weight_layout");
+    jw_string(w, r->transposed ? "out_in" : "in_out");
+    write_random(w, r);
+    api_grid_write_labels(w, &r->grid);
+    write_shapes(w, r, t);
+    write_steps(w, r, t);
+    write_inputs(w, r);
+    write_steps_data(w, r, t);
+    if (r->include & (1ul << API_MH_SUMMARY))
+        write_summary(w, t);
+    write_warnings(w, t);
+    jw_object_end(w);
+}
+
+/* Writes the answer in the chosen format into res; false when memory ran out. */
+static bool render(const struct api_multihead_req *req, const struct attn_mh_trace *trace,
+                   enum api_format format, struct api_response *res)
+{
+    if (format == API_FORMAT_JSON) {
+        struct jw w;
+        jw_init(&w, req->grid.round);
+        /* At most ~24 bytes a number: one allocation for most responses. */
+        jw_presize(&w, 1024 + 24 * attn_mh_trace_cells(trace->n_q, trace->n_k, trace->d_model,
+                                                         trace->heads, trace->kv_heads));
+        api_multihead_write(&w, req, trace);
+        res->body = jw_take(&w, &res->body_len);
+        res->content_type = "application/json";
+    } else {
+        struct api_buf b;
+        api_buf_init(&b);
+        if (format == API_FORMAT_SVG)
+            api_multihead_svg(&b, req, trace);
+        else
+            api_multihead_text(&b, req, trace);
+        res->body = api_buf_take(&b, &res->body_len);
+        res->content_type = format == API_FORMAT_SVG ? "image/svg+xml"
+                                                     : "text/plain; charset=utf-8";
+    }
+    res->status = 200;
+    return res->body != NULL;
+}
+
+void api_multihead_handle(const struct api_context *ctx, const char *body, size_t len,
+                          enum api_format format, struct api_response *res)
+{
+    struct api_error err;
+    struct api_multihead_req req;
+    struct attn_mh_trace trace = { 0 };
+
+    json_t *doc = api_parse_body(body, len, &err);
+    if (doc == NULL) {
+        api_respond_error(res, &err);
+        return;
+    }
+    bool ok = api_multihead_parse(doc, "", &ctx->limits, &req, &err);
+    if (ok && api_multihead_run(&req, "", &trace, &err)) {
+        if (!render(&req, &trace, format, res)) {
+            api_error_set(&err, API_UNAVAILABLE, "no memory for the response");
+            api_respond_error(res, &err);
+        }
+        attn_mh_trace_free(&trace);
+    } else {
+        api_respond_error(res, &err);
+    }
+    if (ok)
+        api_multihead_req_deinit(&req);
+    json_decref(doc);
+}

@@ -1,0 +1,497 @@
+/*
+ * bench/core_bench.c — attnd's in-process numbers: the attention math and the JSON paths.
+ *
+ *   core_bench core [N...]          attn_forward vs attn_reference vs a bare cblas_dgemm,
+ *                                   n = 64 … 2048 (or the N given), d = 64
+ *   core_bench json DIR NAME...     jansson's parse and api_handle on DIR/NAME.json (and
+ *                                   DIR/NAME-summary.json, see bench/gen_payloads.py)
+ *
+ * Each figure is the median of repeated runs, repeated until BENCH_BUDGET seconds
+ * (default 0.3) have passed and at least 3 runs (1 for the naive reference) were made.
+ * BLAS runs on one thread, as in the server (api_global_init).
+ *
+ * What is measured, exactly:
+ * - core: attn_forward (every step into a preallocated trace), attn_reference (plain
+ *   loops), and "dgemm": the two products alone (S = Q·Kᵀ, O = S·V) with cblas_dgemm,
+ *   the BLAS floor under attention. GFLOP/s counts the two products, 4·n²·d flops;
+ *   the scale, mask and softmax passes are not counted, only timed. Before anything
+ *   is timed, attn_forward's trace is compared with attn_reference's: the largest
+ *   absolute difference over every step is printed.
+ * - JSON: "loadb" is json_loadb + json_decref of the request body (jansson alone);
+ *   "handle" is api_handle on the body, every part included (parse, validate, copy,
+ *   attn_forward, write); "handle[summary]" is the same numbers with include
+ *   ["summary"], so its answer is small. Derived, and printed as such:
+ *   write = handle − handle[summary] (the response writer, for the bytes and numbers
+ *   that differ), read = handle[summary] − forward (parse + validate + copy into
+ *   matrices + a small write), where forward is trace allocation + attn_forward +
+ *   free at the payload's sizes. Throughput is bytes (or numbers) per second.
+ *
+ * When BENCH_META names a file, the JSON figures are also appended to it as key=value
+ * lines (handle_ms_NAME, read_ms_NAME, forward_ms_NAME, write_ms_NAME) for
+ * bench/report.py, which sets them beside the HTTP latencies.
+ *
+ * Not here: HTTP (bench/run.sh drives wrk), asserting targets.
+ *
+ * Dimension legend: n = n_q = n_k, d = d_k = d_v.
+ */
+#include <cblas.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "api/api.h"
+#include "core/attention.h"
+
+#define D 64 /* d_k = d_v in every core run */
+
+static double g_budget = 0.3; /* seconds per measurement */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+typedef void (*bench_fn)(void *arg);
+
+/* Median seconds of fn(arg), run until the budget is spent and min_reps are done. */
+static double bench_median(bench_fn fn, void *arg, int min_reps)
+{
+    enum { MAX_REPS = 1000 };
+    static double t[MAX_REPS];
+    int n = 0;
+    double start = now_s();
+    while (n < MAX_REPS && (n < min_reps || now_s() - start < g_budget)) {
+        double t0 = now_s();
+        fn(arg);
+        t[n++] = now_s() - t0;
+    }
+    qsort(t, (size_t)n, sizeof t[0], cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/*
+ * Medians of fa(a) and fb(b), run alternately so that a noisy neighbour slows both
+ * alike: their difference is what the JSON bench reports.
+ */
+static void bench_median_pair(bench_fn fa, void *a, bench_fn fb, void *b, int min_reps,
+                              double *ta, double *tb)
+{
+    enum { MAX_REPS = 500 };
+    static double xa[MAX_REPS], xb[MAX_REPS];
+    int n = 0;
+    double start = now_s();
+    while (n < MAX_REPS && (n < min_reps || now_s() - start < 2 * g_budget)) {
+        double t0 = now_s();
+        fa(a);
+        double t1 = now_s();
+        fb(b);
+        xb[n] = now_s() - t1;
+        xa[n++] = t1 - t0;
+    }
+    qsort(xa, (size_t)n, sizeof xa[0], cmp_double);
+    qsort(xb, (size_t)n, sizeof xb[0], cmp_double);
+    *ta = n % 2 ? xa[n / 2] : 0.5 * (xa[n / 2 - 1] + xa[n / 2]);
+    *tb = n % 2 ? xb[n / 2] : 0.5 * (xb[n / 2 - 1] + xb[n / 2]);
+}
+
+static void *xmalloc(size_t bytes)
+{
+    void *p = malloc(bytes);
+    if (p == NULL) {
+        fprintf(stderr, "core_bench: out of memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+/* splitmix64 by index in [-1, 1), as bench/gen_payloads.py and /v1/multihead's `random`. */
+static void fill_random(double *x, size_t count, uint64_t seed, uint64_t stream)
+{
+    for (size_t i = 0; i < count; i++) {
+        uint64_t z = seed + (stream << 40) + (uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        x[i] = 2.0 * ((double)(z >> 11) * 0x1p-53) - 1.0;
+    }
+}
+
+/* ---- core ---- */
+
+struct core_case {
+    size_t n;
+    struct attn_matrix q, k, v; /* (n, D) each */
+    struct attn_problem p;
+    struct attn_trace trace;
+    double *s, *o;              /* bare dgemm: S (n, n), O (n, D) */
+};
+
+static void run_forward(void *arg)
+{
+    struct core_case *c = arg;
+    if (attn_forward(&c->trace, &c->p) != ATTN_OK) {
+        fprintf(stderr, "core_bench: attn_forward failed at n = %zu\n", c->n);
+        exit(1);
+    }
+}
+
+static void run_reference(void *arg)
+{
+    struct core_case *c = arg;
+    if (attn_reference(&c->trace, &c->p) != ATTN_OK) {
+        fprintf(stderr, "core_bench: attn_reference failed at n = %zu\n", c->n);
+        exit(1);
+    }
+}
+
+/* S = Q·Kᵀ (n, n), then O = S·V (n, D): the two products attention cannot avoid. */
+static void run_dgemm(void *arg)
+{
+    struct core_case *c = arg;
+    int n = (int)c->n;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, D, 1.0, c->q.data, D,
+                c->k.data, D, 0.0, c->s, n);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, D, n, 1.0, c->s, n,
+                c->v.data, D, 0.0, c->o, D);
+}
+
+static double max_abs_diff(const struct attn_matrix *a, const struct attn_matrix *b)
+{
+    double m = 0;
+    for (size_t i = 0; i < a->rows; i++)
+        for (size_t j = 0; j < a->cols; j++) {
+            double x = attn_at(a, i, j), y = attn_at(b, i, j);
+            if (isinf(x) && x == y)
+                continue; /* a blocked cell in both */
+            double dd = fabs(x - y);
+            if (!(dd <= m))
+                m = dd; /* NaN propagates as the worst */
+        }
+    return m;
+}
+
+static int bench_core(int argc, char **argv)
+{
+    size_t sizes[16] = {64, 128, 256, 512, 1024, 2048};
+    size_t n_sizes = 6;
+    if (argc > 0) {
+        n_sizes = 0;
+        for (int i = 0; i < argc && n_sizes < 16; i++) {
+            char *end;
+            unsigned long n = strtoul(argv[i], &end, 10);
+            if (*end != '\0' || n < 1 || n > 8192) {
+                fprintf(stderr, "core_bench: N must be 1..8192, not %s\n", argv[i]);
+                return 2;
+            }
+            sizes[n_sizes++] = n;
+        }
+    }
+    printf("core: n_q = n_k = n, d_k = d_v = %d, 1 BLAS thread; GFLOP/s counts Q·Kᵀ and "
+           "weights·V (4·n²·d)\n", D);
+    printf("  %5s  %12s  %21s  %21s  %21s  %8s\n", "n", "max|fwd-ref|", "attn_forward ms  GF/s",
+           "reference ms  GF/s", "bare dgemm ms  GF/s", "fwd/dgemm");
+    for (size_t si = 0; si < n_sizes; si++) {
+        struct core_case c = {.n = sizes[si]};
+        size_t n = c.n, nd = n * D;
+        c.q = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+        c.k = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+        c.v = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+        fill_random(c.q.data, nd, 7, 0);
+        fill_random(c.k.data, nd, 7, 1);
+        fill_random(c.v.data, nd, 7, 2);
+        c.p = (struct attn_problem){.q = &c.q, .k = &c.k, .v = &c.v, .scale = 1.0 / sqrt(D)};
+        c.s = xmalloc(n * n * sizeof(double));
+        c.o = xmalloc(nd * sizeof(double));
+
+        /* Validate before timing: the same problem through both paths. */
+        struct attn_trace ref;
+        if (attn_trace_alloc(&c.trace, n, n, D) != ATTN_OK || attn_trace_alloc(&ref, n, n, D) != ATTN_OK) {
+            fprintf(stderr, "core_bench: cannot allocate traces at n = %zu\n", n);
+            return 1;
+        }
+        run_forward(&c);
+        double t0 = now_s();
+        if (attn_reference(&ref, &c.p) != ATTN_OK) {
+            fprintf(stderr, "core_bench: attn_reference failed at n = %zu\n", n);
+            return 1;
+        }
+        double t_ref_once = now_s() - t0;
+        double diff = 0;
+        const struct attn_matrix *fa[] = {&c.trace.scores, &c.trace.scaled, &c.trace.masked,
+                                          &c.trace.weights, &c.trace.output};
+        const struct attn_matrix *ra[] = {&ref.scores, &ref.scaled, &ref.masked, &ref.weights,
+                                          &ref.output};
+        for (int s = 0; s < 5; s++) {
+            double dd = max_abs_diff(fa[s], ra[s]);
+            if (!(dd <= diff))
+                diff = dd;
+        }
+        attn_trace_free(&ref);
+
+        double flops = 4.0 * (double)n * (double)n * D;
+        double t_fwd = bench_median(run_forward, &c, 3);
+        /* The naive softmax is O(n³) exp calls (a minute at n = 2048): the validation run counts as one. */
+        double t_ref = t_ref_once * 2 > g_budget ? t_ref_once : bench_median(run_reference, &c, 1);
+        double t_gemm = bench_median(run_dgemm, &c, 3);
+        printf("  %5zu  %12.2e  %10.3f %10.2f  %10.3f %10.2f  %10.3f %10.2f  %7.2fx\n", n, diff,
+               t_fwd * 1e3, flops / t_fwd * 1e-9, t_ref * 1e3, flops / t_ref * 1e-9,
+               t_gemm * 1e3, flops / t_gemm * 1e-9, t_fwd / t_gemm);
+        fflush(stdout);
+        attn_trace_free(&c.trace);
+        free(c.q.data), free(c.k.data), free(c.v.data), free(c.s), free(c.o);
+    }
+    return 0;
+}
+
+/* ---- JSON ---- */
+
+/* The whole file, NUL-terminated, in one malloc'd block (exits on failure). */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        fprintf(stderr, "core_bench: %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (size < 0) {
+        fprintf(stderr, "core_bench: %s: cannot size\n", path);
+        exit(1);
+    }
+    char *buf = xmalloc((size_t)size + 1);
+    if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        fprintf(stderr, "core_bench: %s: short read\n", path);
+        exit(1);
+    }
+    fclose(f);
+    buf[size] = '\0';
+    *len = (size_t)size;
+    return buf;
+}
+
+/* How many JSON numbers a document holds: tokens that start with '-' or a digit outside strings. */
+static size_t count_numbers(const char *s, size_t len)
+{
+    size_t count = 0;
+    int in_string = 0, in_token = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        if (in_string) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_string = 0;
+            continue;
+        }
+        if (ch == '"') {
+            in_string = 1, in_token = 0;
+        } else if (ch == '-' || (ch >= '0' && ch <= '9') || ch == '.' || ch == 'e' || ch == 'E' ||
+                   ch == '+') {
+            if (!in_token && (ch == '-' || (ch >= '0' && ch <= '9')))
+                count++;
+            in_token = 1;
+        } else {
+            in_token = 0; /* also ends true/false/null, whose letters never start a count */
+        }
+    }
+    return count;
+}
+
+struct json_case {
+    const char *body;
+    size_t len;
+    const struct api_context *ctx;
+    size_t res_len;  /* bytes of the last answer */
+    size_t res_nums; /* numbers in the last answer */
+    int status;
+    size_t n_q, n_k, d_v;
+    struct attn_trace trace;
+    struct attn_matrix q, k, v;
+};
+
+static void run_loadb(void *arg)
+{
+    struct json_case *c = arg;
+    json_error_t e;
+    json_t *doc = json_loadb(c->body, c->len, JSON_REJECT_DUPLICATES, &e);
+    if (doc == NULL) {
+        fprintf(stderr, "core_bench: json_loadb: %s\n", e.text);
+        exit(1);
+    }
+    json_decref(doc);
+}
+
+static void run_handle(void *arg)
+{
+    struct json_case *c = arg;
+    struct api_request req = {.method = "POST", .path = "/v1/attention",
+                              .content_type = "application/json", .body = c->body,
+                              .body_len = c->len};
+    struct api_response res;
+    memset(&res, 0, sizeof res);
+    api_handle(c->ctx, &req, &res);
+    c->status = res.status;
+    c->res_len = res.body_len;
+    if (c->res_nums == 0 && res.body != NULL)
+        c->res_nums = count_numbers(res.body, res.body_len);
+    api_response_deinit(&res);
+}
+
+/* What api_handle's compute costs at the payload's sizes: allocate, attn_forward, free. */
+static void run_alloc_forward(void *arg)
+{
+    struct json_case *c = arg;
+    struct attn_problem p = {.q = &c->q, .k = &c->k, .v = &c->v, .scale = 1.0 / sqrt((double)c->q.cols)};
+    if (attn_trace_alloc(&c->trace, c->n_q, c->n_k, c->d_v) != ATTN_OK ||
+        attn_forward(&c->trace, &p) != ATTN_OK) {
+        fprintf(stderr, "core_bench: forward failed\n");
+        exit(1);
+    }
+    attn_trace_free(&c->trace);
+}
+
+/* The sizes of q, k and v in a request document. */
+static void payload_dims(const char *body, size_t len, size_t *n_q, size_t *d_k, size_t *n_k,
+                         size_t *d_v)
+{
+    json_error_t e;
+    json_t *doc = json_loadb(body, len, 0, &e);
+    json_t *q = json_object_get(doc, "q"), *k = json_object_get(doc, "k"), *v = json_object_get(doc, "v");
+    if (doc == NULL || !json_is_array(q) || !json_is_array(k) || !json_is_array(v)) {
+        fprintf(stderr, "core_bench: payload is not an attention request\n");
+        exit(1);
+    }
+    *n_q = json_array_size(q), *n_k = json_array_size(k);
+    *d_k = json_array_size(json_array_get(k, 0)), *d_v = json_array_size(json_array_get(v, 0));
+    json_decref(doc);
+}
+
+/* Appends key=value to the BENCH_META file, if one is named. */
+static void meta_put(const char *key, const char *name, double value)
+{
+    const char *path = getenv("BENCH_META");
+    if (path == NULL || *path == '\0')
+        return;
+    FILE *f = fopen(path, "a");
+    if (f == NULL)
+        return;
+    fprintf(f, "%s_%s=%.6f\n", key, name, value);
+    fclose(f);
+}
+
+static int bench_json(const char *dir, int argc, char **names)
+{
+    struct api_context ctx = {.limits = api_default_limits(), .ready = true, .http_library = "bench"};
+    printf("JSON, in process (api_handle = parse + validate + attn_forward + write, one thread):\n");
+    printf("  %-7s %9s %9s | %-26s | %9s %9s %9s | %9s | %-27s | %-27s\n", "payload",
+           "request", "numbers", "json_loadb ms  MB/s  Mnum/s", "handle ms", "response", "numbers",
+           "[summ] ms", "write ms    MB/s    Mnum/s", "read ms     MB/s    Mnum/s");
+    for (int i = 0; i < argc; i++) {
+        char path[4096];
+        struct json_case full = {.ctx = &ctx}, summ = {.ctx = &ctx};
+        snprintf(path, sizeof path, "%s/%s.json", dir, names[i]);
+        char *body = read_file(path, &full.len);
+        full.body = body;
+        size_t req_nums = count_numbers(body, full.len);
+        double t_load = bench_median(run_loadb, &full, 3);
+        run_handle(&full); /* the status, sizes and counts; a warm-up too */
+        if (full.status != 200) {
+            fprintf(stderr, "core_bench: %s: status %d\n", path, full.status);
+            return 1;
+        }
+        snprintf(path, sizeof path, "%s/%s-summary.json", dir, names[i]);
+        FILE *probe = fopen(path, "rb");
+        if (probe == NULL) { /* tiny: no variant, the per-request cost is the figure */
+            double t_full = bench_median(run_handle, &full, 3);
+            printf("  %-7s %9zu %9zu | %8.4f %8.1f %8.2f | %9.4f %9zu %9zu | %9s |\n", names[i],
+                   full.len, req_nums, t_load * 1e3, full.len / t_load * 1e-6,
+                   req_nums / t_load * 1e-6, t_full * 1e3, full.res_len, full.res_nums, "-");
+            meta_put("handle_ms", names[i], t_full * 1e3);
+            free(body);
+            continue;
+        }
+        fclose(probe);
+        char *sbody = read_file(path, &summ.len);
+        summ.body = sbody;
+        run_handle(&summ);
+        if (summ.status != 200) {
+            fprintf(stderr, "core_bench: %s: status %d\n", path, summ.status);
+            return 1;
+        }
+
+        size_t d_k;
+        struct json_case fw = {0};
+        payload_dims(body, full.len, &fw.n_q, &d_k, &fw.n_k, &fw.d_v);
+        fw.q = attn_matrix_view(xmalloc(fw.n_q * d_k * sizeof(double)), fw.n_q, d_k);
+        fw.k = attn_matrix_view(xmalloc(fw.n_k * d_k * sizeof(double)), fw.n_k, d_k);
+        fw.v = attn_matrix_view(xmalloc(fw.n_k * fw.d_v * sizeof(double)), fw.n_k, fw.d_v);
+        fill_random(fw.q.data, fw.n_q * d_k, 7, 0);
+        fill_random(fw.k.data, fw.n_k * d_k, 7, 1);
+        fill_random(fw.v.data, fw.n_k * fw.d_v, 7, 2);
+        double t_fwd = bench_median(run_alloc_forward, &fw, 3);
+        free(fw.q.data), free(fw.k.data), free(fw.v.data);
+
+        double t_full, t_summ;
+        bench_median_pair(run_handle, &full, run_handle, &summ, 3, &t_full, &t_summ);
+        double w_t = t_full - t_summ, r_t = t_summ - t_fwd;
+        if (w_t <= 0 || r_t <= 0)
+            fprintf(stderr, "core_bench: %s: too noisy to tell write from read; raise BENCH_BUDGET\n",
+                    names[i]);
+        double w_bytes = (double)full.res_len - (double)summ.res_len;
+        double w_nums = (double)full.res_nums - (double)summ.res_nums;
+        printf("  %-7s %9zu %9zu | %8.2f %8.1f %8.2f | %9.2f %9zu %9zu | %9.2f | %8.2f %8.1f %8.2f | "
+               "%8.2f %8.1f %8.2f\n",
+               names[i], full.len, req_nums, t_load * 1e3, full.len / t_load * 1e-6,
+               req_nums / t_load * 1e-6, t_full * 1e3, full.res_len, full.res_nums, t_summ * 1e3,
+               w_t * 1e3, w_bytes / w_t * 1e-6, w_nums / w_t * 1e-6, r_t * 1e3,
+               full.len / r_t * 1e-6, req_nums / r_t * 1e-6);
+        printf("  %-7s   of handle: read %.0f%% (jansson alone %.0f%%), forward %.0f%% "
+               "(alloc + attn_forward + free: %.2f ms), write %.0f%%\n", "",
+               100 * r_t / t_full, 100 * t_load / t_full, 100 * t_fwd / t_full, t_fwd * 1e3,
+               100 * w_t / t_full);
+        fflush(stdout);
+        meta_put("handle_ms", names[i], t_full * 1e3);
+        meta_put("read_ms", names[i], r_t * 1e3);
+        meta_put("forward_ms", names[i], t_fwd * 1e3);
+        meta_put("write_ms", names[i], w_t * 1e3);
+        free(body);
+        free(sbody);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *budget = getenv("BENCH_BUDGET");
+    if (budget != NULL && *budget != '\0') {
+        char *end;
+        double b = strtod(budget, &end);
+        if (*end != '\0' || !(b > 0 && b <= 60)) {
+            fprintf(stderr, "core_bench: BENCH_BUDGET must be seconds in (0, 60], not %s\n", budget);
+            return 2;
+        }
+        g_budget = b;
+    }
+    api_global_init(); /* one BLAS thread, as the server */
+    if (argc >= 2 && strcmp(argv[1], "core") == 0)
+        return bench_core(argc - 2, argv + 2);
+    if (argc >= 4 && strcmp(argv[1], "json") == 0)
+        return bench_json(argv[2], argc - 3, argv + 3);
+    fprintf(stderr, "usage: core_bench core | core_bench json DIR NAME...\n");
+    return 2;
+}

@@ -1,0 +1,309 @@
+#!/usr/bin/python3
+"""bench/pyservice.py — POST /v1/attention in FastAPI + numpy, the service attnd is measured against.
+
+    OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/pyservice.py --port N [--workers 2]
+
+prints "pyservice listening on port N" once uvicorn's workers are forked, then serves
+until SIGTERM. Debian's packages only: python3-fastapi, python3-uvicorn (with uvloop and
+httptools when installed, as uvicorn picks them), python3-numpy, python3-ujson.
+
+It is written the way a careful Python developer would write this service for speed:
+the body is read once and parsed with ujson (no pydantic model: validating millions of
+floats one object at a time would make the comparison unfair to Python), the math is
+numpy on the same OpenBLAS, each matrix becomes lists with ndarray.tolist(), and the
+answer is FastAPI's UJSONResponse returned directly (no jsonable_encoder pass over
+millions of numbers). Numbers are shortest round trip (ujson 5 writes repr's digits).
+
+What it computes is the contract of DESIGN.md for POST /v1/attention: q as a matrix or
+a vector, k, v, mask (matrix, key-padding vector or "causal", with mask_semantics),
+bias, scale, include, labels, round; the same response fields and steps (d_k, scale,
+mask_semantics, shapes, steps, scores, scaled, masked with null where blocked, weights,
+output, summary, warnings); fully masked rows get weights 0, never NaN; softmax
+subtracts the row's max. Errors are problem+json 400/422 with a pointer, but without
+attnd's hints and nearest-field suggestions: the bench only sends valid requests.
+
+Not here: the other endpoints, text and SVG, limits beyond the body size.
+"""
+import argparse
+import math
+import os
+import sys
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one request per worker at a time
+
+import numpy as np  # noqa: E402
+import ujson  # noqa: E402
+from fastapi import FastAPI, Request  # noqa: E402
+from fastapi.responses import JSONResponse, UJSONResponse  # noqa: E402
+
+PARTS = ("scores", "scaled", "masked", "weights", "output", "summary")
+
+app = FastAPI(title="attention (FastAPI + numpy)", docs_url=None, redoc_url=None,
+              openapi_url=None)
+
+
+class Problem(Exception):
+    def __init__(self, status, kind, title, detail, pointer=None):
+        super().__init__(detail)
+        self.status, self.kind, self.title, self.detail, self.pointer = (
+            status, kind, title, detail, pointer)
+
+    def response(self):
+        body = {"type": "/problems/" + self.kind, "title": self.title,
+                "status": self.status, "detail": self.detail}
+        if self.pointer is not None:
+            body["errors"] = [{"pointer": self.pointer, "detail": self.detail}]
+        return JSONResponse(body, status_code=self.status,
+                            media_type="application/problem+json")
+
+
+def invalid(pointer, detail):
+    return Problem(422, "invalid-value", "Invalid value", detail, pointer)
+
+
+def as_matrix(doc, name, allow_vector=False):
+    """A JSON array of equal-length arrays of numbers as a float64 (rows, cols) array."""
+    x = doc.get(name)
+    if x is None:
+        raise Problem(422, "missing-field", "Missing field", f"{name} is required", "/" + name)
+    if not isinstance(x, list) or not x:
+        raise Problem(422, "not-a-matrix", "Not a matrix",
+                      f"{name} must be a non-empty array of arrays of numbers", "/" + name)
+    is_vector = allow_vector and not isinstance(x[0], list)
+    try:
+        a = np.array(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        a = None
+    want = 1 if is_vector else 2
+    if a is None or a.ndim != want or a.size == 0:
+        raise Problem(422, "not-a-matrix", "Not a matrix",
+                      f"{name} must be a rectangular array of numbers", "/" + name)
+    if any(type(c) is bool for c in (x if is_vector else x[0])):
+        raise Problem(422, "not-a-number", "Not a number", f"{name} holds numbers", "/" + name)
+    return (a.reshape(1, -1) if is_vector else a), is_vector
+
+
+def parse_mask(doc, n_q, n_k):
+    """(allow (n_q, n_k) bool or None, shape as sent or "causal" or None)."""
+    m = doc.get("mask")
+    semantics = doc.get("mask_semantics") or "keep"
+    if semantics not in ("keep", "block"):
+        raise invalid("/mask_semantics", 'mask_semantics is "keep" or "block"')
+    if m is None:
+        return None, None, semantics
+    if m == "causal":
+        i = np.arange(n_q)[:, None]
+        j = np.arange(n_k)[None, :]
+        return j <= i + (n_k - n_q), "causal", semantics
+    try:
+        a = np.array(m, dtype=object)
+    except ValueError:
+        a = None
+    if a is None or a.ndim not in (1, 2):
+        raise Problem(422, "not-a-matrix", "Not a matrix", "mask must be a matrix or a vector",
+                      "/mask")
+    cells = a.ravel().tolist()
+    if any(c not in (0, 1) or (type(c) is float) for c in cells):
+        raise invalid("/mask", "mask cells are 0/1 or true/false")
+    allow = np.array(cells, dtype=bool).reshape(a.shape)
+    shape = list(a.shape)
+    if a.ndim == 1 or a.shape[0] == 1:
+        if allow.shape[-1] != n_k:
+            raise Problem(422, "shape-mismatch", "Shapes do not fit",
+                          f"mask needs {n_k} columns", "/mask")
+        allow = np.broadcast_to(allow.reshape(1, n_k), (n_q, n_k))
+    elif allow.shape != (n_q, n_k):
+        raise Problem(422, "shape-mismatch", "Shapes do not fit",
+                      f"mask must be ({n_q}, {n_k})", "/mask")
+    if semantics == "block":
+        allow = ~allow
+    return allow, shape, semantics
+
+
+def attention(doc):
+    if not isinstance(doc, dict):
+        raise invalid("", "the body must be a JSON object")
+    known = {"q", "k", "v", "mask", "mask_semantics", "bias", "scale", "include", "labels",
+             "round"}
+    for key in doc:
+        if key not in known:
+            raise Problem(422, "unknown-field", "Unknown field", f"unknown field {key}",
+                          "/" + key)
+    q, q_vec = as_matrix(doc, "q", allow_vector=True)
+    k, _ = as_matrix(doc, "k")
+    v, _ = as_matrix(doc, "v")
+    n_q, d_k = q.shape
+    n_k, d_v = v.shape
+    if k.shape[1] != d_k:
+        raise Problem(422, "shape-mismatch", "Shapes do not fit",
+                      f"q has {d_k} columns but k has {k.shape[1]}", "/k")
+    if k.shape[0] != n_k:
+        raise Problem(422, "shape-mismatch", "Shapes do not fit",
+                      f"v has {n_k} rows but k has {k.shape[0]}", "/v")
+    allow, mask_shape, semantics = parse_mask(doc, n_q, n_k)
+    bias = None
+    if doc.get("bias") is not None:
+        bias, _ = as_matrix(doc, "bias", allow_vector=q_vec)
+        if bias.shape != (n_q, n_k):
+            raise Problem(422, "shape-mismatch", "Shapes do not fit",
+                          f"bias must be ({n_q}, {n_k})", "/bias")
+    scale = doc.get("scale")
+    if scale is None:
+        scale = 1.0 / math.sqrt(d_k)
+    elif type(scale) not in (int, float) or not (scale > 0 and math.isfinite(scale)):
+        raise invalid("/scale", "scale is a number > 0")
+    include = doc.get("include")
+    if include is None:
+        include = PARTS
+    elif not isinstance(include, list) or any(p not in PARTS for p in include):
+        raise invalid("/include", "include lists " + ", ".join(PARTS))
+    rnd = doc.get("round")
+    if rnd is not None and (type(rnd) is not int or not 0 <= rnd <= 15):
+        raise invalid("/round", "round is an integer 0..15")
+
+    # The five steps, each kept.
+    scores = q @ k.T                                     # (n_q, n_k)
+    scaled = scores * scale                              # (n_q, n_k)
+    masked = scaled + bias if bias is not None else scaled.copy()
+    for step, m in (("scores", scores), ("scaled", scaled), ("masked", masked)):
+        if not np.isfinite(m).all():
+            i, j = np.argwhere(~np.isfinite(m))[0].tolist()
+            raise Problem(422, "numeric-overflow", "Numeric overflow",
+                          f"{step} overflowed at [{i}, {j}]", "/q")
+    if allow is not None:
+        masked[~allow] = -np.inf
+    fully = ~allow.any(axis=1) if allow is not None else np.zeros(n_q, dtype=bool)
+    row_max = masked.max(axis=1, keepdims=True)
+    row_max[fully] = 0.0                                 # a row of -inf would give NaN
+    e = np.exp(masked - row_max)                         # only for numerical stability
+    sums = e.sum(axis=1, keepdims=True)
+    sums[fully] = 1.0
+    weights = e / sums                                   # (n_q, n_k); fully masked rows 0
+    output = weights @ v                                 # (n_q, d_v)
+    if not np.isfinite(output).all():
+        i, j = np.argwhere(~np.isfinite(output))[0].tolist()
+        raise Problem(422, "numeric-overflow", "Numeric overflow",
+                      f"output overflowed at [{i}, {j}]", "/v")
+
+    def num(x):
+        return round(x, rnd) if rnd is not None else x
+
+    def mat(a, blocked=None):
+        if rnd is not None:
+            a = np.round(a, rnd)
+        if blocked is not None and blocked.any():
+            a = a.astype(object)
+            a[blocked] = None                            # JSON has no -inf
+        return (a[0] if q_vec else a).tolist()
+
+    def vec(a):  # (n_q): a scalar for a vector q
+        if rnd is not None:
+            a = np.round(a, rnd)
+        return a[0].item() if q_vec else a.tolist()
+
+    def shp(*s):
+        return list(s[1:]) if q_vec else list(s)
+
+    qs = [d_k] if q_vec else [n_q, d_k]
+    res = {
+        "d_k": d_k, "scale": num(scale), "mask_semantics": semantics,
+        "shapes": {"q": qs, "k": [n_k, d_k], "v": [n_k, d_v], "mask": mask_shape,
+                   "bias": list(bias.shape) if bias is not None else None,
+                   "weights": shp(n_q, n_k), "output": shp(n_q, d_v)},
+        "steps": [
+            {"step": 1, "name": "scores", "op": "Q @ K^T", "operands": [qs, [d_k, n_k]],
+             "shape": shp(n_q, n_k)},
+            {"step": 2, "name": "scaled", "op": "scores * scale", "shape": shp(n_q, n_k)},
+            {"step": 3, "name": "masked",
+             "op": "scaled + bias, -inf where mask is " + ("1" if semantics == "block" else "0"),
+             "shape": shp(n_q, n_k)},
+            {"step": 4, "name": "weights", "op": "softmax(masked, axis=-1)",
+             "shape": shp(n_q, n_k)},
+            {"step": 5, "name": "output", "op": "weights @ V",
+             "operands": [shp(n_q, n_k), [n_k, d_v]], "shape": shp(n_q, d_v)},
+        ],
+    }
+    if doc.get("labels") is not None:
+        res["labels"] = doc["labels"]
+    if "scores" in include:
+        res["scores"] = mat(scores)
+    if "scaled" in include:
+        res["scaled"] = mat(scaled)
+    if "masked" in include:
+        res["masked"] = mat(masked, None if allow is None else ~allow)
+    if "weights" in include:
+        res["weights"] = mat(weights)
+    if "output" in include:
+        res["output"] = mat(output)
+    if "summary" in include:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logw = np.where(weights > 0, np.log(np.where(weights > 0, weights, 1.0)), 0.0)
+        entropy = -(weights * logw).sum(axis=1) + 0.0      # + 0.0: never -0
+        argmax = weights.argmax(axis=1).tolist()         # ties: the lowest index
+        for i in np.flatnonzero(fully).tolist():
+            argmax[i] = None
+        res["summary"] = {
+            "row_sums": vec(weights.sum(axis=1)),
+            "argmax": argmax[0] if q_vec else argmax,
+            "max_weight": vec(weights.max(axis=1)),
+            "entropy": vec(entropy),
+            "fully_masked_rows": np.flatnonzero(fully).tolist(),
+        }
+    res["warnings"] = [
+        {"code": "row_fully_masked", "row": i,
+         "message": f"query {i} may attend to no key (its mask row blocks every key): "
+                    "its weights and output are 0"}
+        for i in np.flatnonzero(fully).tolist()]
+    return res
+
+
+@app.post("/v1/attention")
+async def post_attention(request: Request):
+    # async def: the computation runs on the event loop, one request per worker at a
+    # time, instead of FastAPI's thread pool where 40 threads would share one GIL.
+    body = await request.body()
+    try:
+        doc = ujson.loads(body)
+    except ValueError as e:
+        return Problem(400, "invalid-json", "Invalid JSON", str(e)).response()
+    try:
+        return UJSONResponse(attention(doc))
+    except Problem as p:
+        return p.response()
+
+
+@app.get("/healthz")
+async def healthz():
+    return UJSONResponse({"status": "ok"})
+
+
+def main():
+    import socket
+
+    import uvicorn
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    # Bind here so the port is ours before the workers start (uvicorn takes the socket).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", args.port))
+    print(f"pyservice listening on port {sock.getsockname()[1]}", flush=True)
+    # The workers import this file as "pyservice" (sys.path[0] is its folder, and
+    # multiprocessing hands sys.path to them).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    config = uvicorn.Config("pyservice:app", workers=args.workers, log_level="warning",
+                            access_log=False)
+    if args.workers > 1:
+        from uvicorn.supervisors import Multiprocess
+        server = uvicorn.Server(config)
+        Multiprocess(config, target=server.run, sockets=[sock]).run()
+    else:
+        uvicorn.Server(config).run(sockets=[sock])
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+"""bench/report.py — the two judgments of `make bench`: do the services agree, and how did attnd do.
+
+    report.py compare ATTND.json PYTHON.json
+        Both responses to the same request, parsed: the largest |attnd − python| of each
+        matrix and summary field. Exits 1 when the shapes differ or weights differ by
+        more than 1e-9, so nothing is timed between services that disagree.
+
+    report.py pyjson DIR NAME...
+        For reference beside attnd's JSON figures: ujson.loads of DIR/NAME.json (the
+        request) and ujson.dumps of attnd's response to it (DIR/NAME.response.json,
+        parsed first), the Python service's own parser and writer; medians.
+
+    report.py table HTTP.tsv META
+        The HTTP table (every attnd figure as a ratio to its floor and to the Python
+        service, all measured in the same run) and the targets, PASS or MISS.
+        HTTP.tsv: payload conns target requests seconds rps p50_ms p99_ms errors
+        (target: attnd, fixed, replay, python). META: key=value lines from bench/run.sh.
+
+Standard library only (and numpy for compare), run with /usr/bin/python3. Not here:
+running anything; the targets are printed, never asserted.
+"""
+import json
+import sys
+
+PAYLOADS = ("tiny", "medium", "large", "xl")
+TOLERANCE = 1e-9
+
+
+def compare(path_a, path_b):
+    import numpy as np
+
+    with open(path_a) as f:
+        a = json.load(f)
+    with open(path_b) as f:
+        b = json.load(f)
+
+    def arr(x):  # null (a blocked cell) as NaN on both sides
+        return np.array(x, dtype=float)
+
+    fields = [(k, a.get(k), b.get(k)) for k in ("scores", "scaled", "masked", "weights", "output")]
+    fields += [("summary." + k, (a.get("summary") or {}).get(k), (b.get("summary") or {}).get(k))
+               for k in ("row_sums", "max_weight", "entropy")]
+    worst, ok, parts = {}, True, []
+    for name, x, y in fields:
+        if x is None and y is None:
+            continue
+        if x is None or y is None:
+            parts.append(f"{name}: only in one")
+            ok = False
+            continue
+        xa, ya = arr(x), arr(y)
+        if xa.shape != ya.shape:
+            parts.append(f"{name}: shapes {xa.shape} vs {ya.shape}")
+            ok = False
+            continue
+        both_nan = np.isnan(xa) & np.isnan(ya)
+        d = np.where(both_nan, 0.0, np.abs(xa - ya))
+        worst[name] = float(np.nanmax(np.where(np.isnan(d), np.inf, d))) if d.size else 0.0
+        parts.append(f"{name} {worst[name]:.1e}")
+    for key in ("argmax", "fully_masked_rows"):
+        if (a.get("summary") or {}).get(key) != (b.get("summary") or {}).get(key):
+            parts.append(f"summary.{key} differs")
+            ok = False
+    if "weights" not in worst or worst["weights"] > TOLERANCE:
+        ok = False
+    print("  max |attnd - python|: " + ", ".join(parts))
+    print(f"  agreement: {'OK' if ok else 'FAILED'} (weights within {TOLERANCE:g}: "
+          f"{'yes' if worst.get('weights', 1) <= TOLERANCE else 'no'})")
+    return 0 if ok else 1
+
+
+def count_numbers(x):
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return 1
+    if isinstance(x, list):
+        return sum(count_numbers(y) for y in x)
+    if isinstance(x, dict):
+        return sum(count_numbers(y) for y in x.values())
+    return 0
+
+
+def median_time(fn, budget=0.3, min_reps=3):
+    import time
+
+    times, start = [], time.perf_counter()
+    while len(times) < min_reps or time.perf_counter() - start < budget:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def pyjson(out_dir, names):
+    import os
+
+    import ujson
+
+    budget = float(os.environ.get("BENCH_BUDGET") or 0.3)
+    print(f"JSON in Python, for reference: ujson {ujson.__version__} (the Python service's "
+          "parser and writer), one thread")
+    print(f"  {'payload':<7} | {'ujson.loads ms':>14} {'MB/s':>7} {'Mnum/s':>7} | "
+          f"{'ujson.dumps ms':>14} {'MB/s':>7} {'Mnum/s':>7}")
+    for name in names:
+        with open(os.path.join(out_dir, name + ".json"), "rb") as f:
+            body = f.read()
+        with open(os.path.join(out_dir, name + ".response.json"), "rb") as f:
+            resp = ujson.loads(f.read())
+        n_req = count_numbers(ujson.loads(body))
+        n_resp = count_numbers(resp)
+        t_load = median_time(lambda: ujson.loads(body), budget)
+        out = ujson.dumps(resp)
+        t_dump = median_time(lambda: ujson.dumps(resp), budget)
+        print(f"  {name:<7} | {t_load * 1e3:>14.3f} {len(body) / t_load * 1e-6:>7.1f} "
+              f"{n_req / t_load * 1e-6:>7.2f} | {t_dump * 1e3:>14.3f} "
+              f"{len(out) / t_dump * 1e-6:>7.1f} {n_resp / t_dump * 1e-6:>7.2f}")
+    return 0
+
+
+def read_meta(path):
+    meta = {}
+    with open(path) as f:
+        for line in f:
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                meta[k] = v
+    return meta
+
+
+def human_bytes(n):
+    for unit, size in (("MB", 1e6), ("KB", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def fmt_rps(x):
+    return "-" if x is None else (f"{x:,.0f}" if x >= 100 else f"{x:,.2f}")
+
+
+def fmt_ms(x):
+    if x is None:
+        return "-"
+    return f"{x:.1f}" if x >= 10 else (f"{x:.2f}" if x >= 1 else f"{x:.3f}")
+
+
+def table(tsv_path, meta_path):
+    meta = read_meta(meta_path)
+    runs = {}
+    with open(tsv_path) as f:
+        for line in f:
+            cols = line.split()
+            if len(cols) != 9 or cols[0] == "payload":
+                continue
+            payload, conns, target = cols[0], int(cols[1]), cols[2]
+            req, secs, rps, p50, p99, err = (int(cols[3]), float(cols[4]), float(cols[5]),
+                                             float(cols[6]), float(cols[7]), int(cols[8]))
+            if req == 0:  # nothing completed: no latency to speak of
+                p50 = p99 = None
+            runs[payload, conns, target] = dict(req=req, secs=secs, rps=rps, p50=p50, p99=p99,
+                                                err=err)
+
+    def get(p, c, t, k="rps"):
+        r = runs.get((p, c, t))
+        return None if r is None else r[k]
+
+    def floor_of(p):  # the floor each payload is judged against
+        return "fixed" if p == "tiny" else "replay"
+
+    conns_all = sorted({c for (_, c, _) in runs})
+    print("HTTP: wrk, POST /v1/attention, %s s a run; req/s, latency p50/p99 in ms, errors "
+          "(failed + non-2xx); n = requests completed" % meta.get("seconds", "?"))
+    print("  floors: fixed = libmicrohttpd answering a 16-byte reply, replay = it answering "
+          "attnd's real response; same thread model as attnd")
+    head = (f"  {'payload':<7} {'response':>9} {'conn':>4} | {'attnd req/s':>11} {'n':>6} {'p50':>7} {'p99':>7} "
+            f"{'err':>3} | {'fixed':>8} {'replay':>8} | {'python req/s':>12} {'n':>5} {'p50':>7} "
+            f"{'p99':>7} {'err':>3} | {'of floor':>8} {'x python':>8}")
+    print(head)
+    print("  " + "-" * (len(head) - 2))
+    for p in PAYLOADS:
+        for c in conns_all:
+            if (p, c, "attnd") not in runs:
+                continue
+            a = runs[p, c, "attnd"]
+            py = runs.get((p, c, "python"))
+            fl = get(p, c, floor_of(p))
+            of_floor = f"{100 * a['rps'] / fl:.0f}% {floor_of(p)[0]}" if fl else "-"
+            x_py = f"{a['rps'] / py['rps']:.1f}x" if py and py["rps"] > 0 else "-"
+            resp = int(meta.get("resp_" + p, "0"))
+            print(f"  {p:<7} {human_bytes(resp):>9} {c:>4} | {fmt_rps(a['rps']):>11} {a['req']:>6} "
+                  f"{fmt_ms(a['p50']):>7} {fmt_ms(a['p99']):>7} {a['err']:>3} | "
+                  f"{fmt_rps(get(p, c, 'fixed')):>8} {fmt_rps(get(p, c, 'replay')):>8} | "
+                  f"{fmt_rps(py and py['rps']):>12} {(py['req'] if py else '-'):>5} "
+                  f"{fmt_ms(py and py['p50']):>7} {fmt_ms(py and py['p99']):>7} "
+                  f"{(py['err'] if py else '-'):>3} | {of_floor:>8} {x_py:>8}")
+    print("  (of floor: attnd req/s as a share of the fixed (f) or replay (r) floor at the same "
+          "connections; x python: attnd req/s over the Python service's)")
+
+    print()
+    print("where attnd's time goes at 1 connection: its p50 over its floor's, next to "
+          "api_handle in process (JSON section)")
+    print(f"  {'payload':<7} {'attnd p50':>10} {'floor p50':>10} {'gap':>9} | {'api_handle':>10} "
+          f"{'read':>6} {'forward':>8} {'write':>6}")
+    for p in PAYLOADS:
+        a, f = get(p, 1, "attnd", "p50"), get(p, 1, floor_of(p), "p50")
+        h = meta.get("handle_ms_" + p)
+        if a is None or f is None or h is None:
+            continue
+        h = float(h)
+        parts = [meta.get(k + "_ms_" + p) for k in ("read", "forward", "write")]
+        split = (["-"] * 3 if None in parts else
+                 [f"{100 * float(x) / h:.0f}%" for x in parts])
+        print(f"  {p:<7} {fmt_ms(a) + ' ms':>10} {fmt_ms(f) + ' ms':>10} {fmt_ms(a - f) + ' ms':>9} | "
+              f"{h:>7.3f} ms {split[0]:>6} {split[1]:>8} {split[2]:>6}")
+    print("  (read = jansson parse + validation + copy; forward = trace allocation + attn_forward; "
+          "write = the JSON writer)")
+
+    print()
+    print("targets (reported, not asserted):")
+
+    def line(ok, text):
+        print(f"  {'n/a ' if ok is None else ('PASS' if ok else 'MISS')}  {text}")
+
+    def ratio_target(p, c, other, want, label, as_share):
+        a, o = get(p, c, "attnd"), get(p, c, other)
+        if a is None or o is None:
+            line(None, f"{p} @{c}: {label} (not measured)")
+            return
+        if o == 0:
+            line(None if a == 0 else True,
+                 f"{p} @{c}: {label}: {other} completed no request in the run")
+            return
+        r = a / o
+        got = f"{100 * r:.0f}%" if as_share else f"{r:.1f}x"
+        line(r >= want, f"{p} @{c}: attnd {fmt_rps(a)} req/s is {got} {label}")
+
+    ratio_target("tiny", 64, "fixed", 0.8, "of the fixed-reply floor (want >= 80%)", True)
+    ratio_target("tiny", 64, "python", 5, "the Python service (want >= 5x)", False)
+    ratio_target("medium", 8, "replay", 0.6, "of the replay floor (want >= 60%)", True)
+    ratio_target("medium", 8, "python", 10, "the Python service (want >= 10x)", False)
+    for p in ("large", "xl"):
+        ratio_target(p, 1, "python", 10, "the Python service (want >= 10x)", False)
+        a, r = get(p, 1, "attnd", "p50"), get(p, 1, "replay", "p50")
+        if get(p, 1, "attnd", "req") == 0:
+            line(False, f"{p} @1: within 3x of replay: attnd completed no request in the run")
+        elif a is None or r is None:
+            line(None, f"{p} @1: within 3x of replay (not measured)")
+        else:
+            line(a <= 3 * r, f"{p} @1: attnd p50 {fmt_ms(a)} ms is {a / r:.1f}x the replay "
+                             f"floor's {fmt_ms(r)} ms (want <= 3x)")
+    best = [get("large", c, "attnd") for c in conns_all if get("large", c, "attnd") is not None]
+    a64 = get("large", 64, "attnd")
+    if a64 is None or not best:
+        line(None, "large @64: within 20% of its best (not measured)")
+    else:
+        line(a64 >= 0.8 * max(best), f"large @64: attnd {fmt_rps(a64)} req/s is "
+             f"{100 * a64 / max(best):.0f}% of its best, {fmt_rps(max(best))} (want >= 80%)")
+    errs = [(p, get(p, 64, "attnd", "err")) for p in PAYLOADS if get(p, 64, "attnd", "err") is not None]
+    if errs:
+        line(all(e == 0 for _, e in errs), "@64: attnd errors " +
+             ", ".join(f"{p} {e}" for p, e in errs) + " (want 0)")
+    hwm, req, resp = (int(meta.get(k, "0")) for k in ("hwm_xl", "req_xl", "resp_xl"))
+    if hwm and resp:
+        bound = 3 * (req + resp)
+        line(hwm <= bound, f"memory: attnd peak RSS (VmHWM) serving one xl request "
+             f"{hwm / 1e6:.0f} MB, 3 x (request {req / 1e6:.1f} MB + response {resp / 1e6:.1f} MB)"
+             f" = {bound / 1e6:.0f} MB; idle RSS before it {int(meta.get('rss_idle', '0')) / 1e6:.0f} MB")
+    else:
+        line(None, "memory: not measured")
+    return 0
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "compare":
+        return compare(sys.argv[2], sys.argv[3])
+    if len(sys.argv) >= 4 and sys.argv[1] == "pyjson":
+        return pyjson(sys.argv[2], sys.argv[3:])
+    if len(sys.argv) == 4 and sys.argv[1] == "table":
+        return table(sys.argv[2], sys.argv[3])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# bench/run.sh — `make bench`'s driver: every number of attnd's Performance table, in one run.
+#
+#   bench/run.sh [BUILD_DIR]        (make bench builds BUILD_DIR/attnd and the bench binaries first)
+#
+# In order, and all printed as one report (also saved to BUILD_DIR/bench/report.txt):
+#   1. payloads: bench/gen_payloads.py writes tiny, medium, large, xl into BUILD_DIR/bench/
+#   2. core: attn_forward vs attn_reference vs bare cblas_dgemm (core_bench core)
+#   3. JSON: jansson's parse and api_handle in process (core_bench json)
+#   4. memory: a fresh attnd's peak RSS (VmHWM) after serving one xl request
+#   5. HTTP: wrk against attnd, the two libmicrohttpd floors (bench/floor.c: a fixed reply,
+#      and a replay of attnd's real response) and the FastAPI + numpy service
+#      (bench/pyservice.py), for each payload and connection count, interleaved so every
+#      ratio compares runs made seconds apart. The services' answers to the medium payload
+#      are compared first (weights to 1e-9); a disagreement stops the bench.
+#   6. the targets, PASS or MISS (bench/report.py); never asserted.
+#
+# Settings (environment): BENCH_SECONDS (5) per wrk run, BENCH_PAYLOADS ("tiny medium
+# large xl"), BENCH_CONNS ("1 8 64"), BENCH_TIMEOUT (60s, wrk's per-request timeout),
+# BENCH_BUDGET (0.3 s per in-process measurement), BENCH_CORE_N (core sizes, default
+# 64 … 2048). Between runs the bench waits until the server it just loaded has gone
+# idle (its CPU time stops moving), so a backlog never spills into the next run.
+# Every server runs with its access log off: the bench measures the work, not logging.
+#
+# Not here: building (the Makefile), installing (tools/deps.sh bench), asserting.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD=${1:-build}
+OUT=$BUILD/bench
+SECS=${BENCH_SECONDS:-5}
+PAYLOADS=${BENCH_PAYLOADS:-tiny medium large xl}
+CONNS=${BENCH_CONNS:-1 8 64}
+TIMEOUT=${BENCH_TIMEOUT:-60s}
+NPROC=$(nproc)
+PY=/usr/bin/python3
+export OPENBLAS_NUM_THREADS=1 # attnd sets it itself; the Python service is told here
+export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the source tree
+
+for tool in wrk curl "$PY" "$BUILD/attnd" "$OUT/floor" "$OUT/core_bench"; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool is missing (make bench builds and installs all)" >&2; exit 1; }
+done
+mkdir -p "$OUT"
+REPORT=$OUT/report.txt
+META=$OUT/meta.txt
+TSV=$OUT/http.tsv
+WRKLOG=$OUT/wrk.log
+: > "$META"; : > "$WRKLOG"
+echo "payload conns target requests seconds rps p50_ms p99_ms errors" > "$TSV"
+exec > >(tee "$REPORT")   # the report on stdout and in report.txt; progress goes to stderr
+
+# ---- processes we start, and only those, are stopped at exit ----
+PIDS=()
+note() { echo "bench: $*" >&2; }
+
+# PIDs of the given roots and all their descendants.
+tree() {
+  ps -e -o pid=,ppid= | awk -v roots="$*" '
+    BEGIN { n = split(roots, r, " "); for (i = 1; i <= n; i++) keep[r[i]] = 1 }
+    { parent[$1] = $2 }
+    END { do { grew = 0; for (p in parent) if (!(p in keep) && (parent[p] in keep)) { keep[p] = 1; grew = 1 } } while (grew)
+          for (p in keep) print p }'
+}
+
+# Stops a server we started (its whole tree: uvicorn's workers too) and forgets it.
+stop() { # PID
+  local p keep=()
+  for p in $(tree "$1"); do kill "$p" 2>/dev/null || true; done
+  wait "$1" 2>/dev/null || true
+  for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+  PIDS=("${keep[@]}")
+}
+stop_all() {
+  local p
+  for p in "${PIDS[@]}"; do stop "$p"; done
+}
+trap stop_all EXIT
+trap 'exit 130' INT TERM
+
+# CPU time (clock ticks, user + system, every thread) of a process tree.
+ticks() {
+  local p
+  for p in $(tree "$@"); do
+    # Fields after the ")" that closes the command name: utime is the 12th, stime the 13th.
+    sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+  done | awk '{ s += $1 } END { print s + 0 }'
+}
+
+# Waits until a process tree has been idle for half a second (at most 180 s).
+settle() {
+  local a b quiet=0 waited=0
+  a=$(ticks "$@")
+  while [ $quiet -lt 2 ] && [ $waited -lt 720 ]; do
+    sleep 0.25
+    b=$(ticks "$@")
+    if [ $((b - a)) -le 1 ]; then quiet=$((quiet + 1)); else quiet=0; fi
+    a=$b
+    waited=$((waited + 1))
+  done
+}
+
+# Starts a server in the background, its stdout in FILE; sets STARTED to its PID.
+start() { # FILE CMD...
+  local file=$1
+  shift
+  "$@" > "$file" 2>"$file.err" &
+  STARTED=$!
+  PIDS+=("$STARTED")
+}
+
+# Waits for "... port N" or "http://ADDR:N" in FILE; prints N.
+port_of() { # FILE PID
+  local port
+  for _ in $(seq 1 200); do
+    port=$(grep -oE '(port |:)[0-9]+$' "$1" 2>/dev/null | grep -oE '[0-9]+$' | head -1 || true)
+    [ -n "$port" ] && { echo "$port"; return 0; }
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "bench: server did not start: $(cat "$1" "$1.err" 2>/dev/null | tail -5)" >&2
+  return 1
+}
+
+# POSTs a payload; the answer in OUTFILE; fails unless the status is 200.
+post() { # PORT PAYLOAD OUTFILE
+  local code
+  code=$(curl -s -o "$3" -w '%{http_code}' -H 'Content-Type: application/json' \
+    --data-binary "@$OUT/$2.json" "http://127.0.0.1:$1/v1/attention")
+  [ "$code" = 200 ] || { echo "bench: $2 on port $1 answered $code: $(head -c 300 "$3")" >&2; return 1; }
+}
+
+kib_to_bytes() { awk '{ print $2 * 1024 }'; }
+
+# ---- 0. the machine ----
+CPU=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
+echo "attnd bench, $(date -u '+%Y-%m-%d %H:%M UTC'): nproc $NPROC, $CPU, $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo) RAM, Linux $(uname -r)"
+echo "attnd $("$BUILD/attnd" --version 2>/dev/null | head -1); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2);" \
+  "$("$PY" -c 'import fastapi, uvicorn, numpy, ujson, importlib.util as u; print("FastAPI", fastapi.__version__, "uvicorn", uvicorn.__version__, "(" + ("uvloop" if u.find_spec("uvloop") else "asyncio"), "+", ("httptools" if u.find_spec("httptools") else "h11") + ")", "numpy", numpy.__version__, "ujson", ujson.__version__)')"
+echo "seconds=$SECS" >> "$META"
+echo
+
+# ---- 1. payloads ----
+note "writing payloads into $OUT"
+"$PY" bench/gen_payloads.py "$OUT" >&2
+for p in $PAYLOADS; do echo "req_$p=$(stat -c %s "$OUT/$p.json")" >> "$META"; done
+
+# ---- 2, 3. in process ----
+note "core bench (the naive reference takes about a minute at n = 2048)"
+# shellcheck disable=SC2086
+"$OUT/core_bench" core ${BENCH_CORE_N:-}
+echo
+note "JSON bench"
+# shellcheck disable=SC2086
+BENCH_META=$META "$OUT/core_bench" json "$OUT" $PAYLOADS
+echo
+
+# ---- 4. memory: a fresh attnd, one xl request ----
+ATTND_ARGS=(--port 0 --log off --bind 127.0.0.1)
+if [[ " $PAYLOADS " == *" xl "* ]]; then
+  note "memory: one xl request to a fresh attnd"
+  start "$OUT/attnd-mem.out" "$BUILD/attnd" "${ATTND_ARGS[@]}"
+  MEMPID=$STARTED
+  port=$(port_of "$OUT/attnd-mem.out" "$MEMPID")
+  echo "rss_idle=$(grep VmRSS "/proc/$MEMPID/status" | kib_to_bytes)" >> "$META"
+  post "$port" xl "$OUT/xl.response.json"
+  echo "hwm_xl=$(grep VmHWM "/proc/$MEMPID/status" | kib_to_bytes)" >> "$META"
+  stop "$MEMPID"
+fi
+
+# ---- 5. HTTP ----
+note "starting attnd, the fixed-reply floor and the Python service"
+start "$OUT/attnd.out" "$BUILD/attnd" "${ATTND_ARGS[@]}"; ATTND_PID=$STARTED
+start "$OUT/fixed.out" "$OUT/floor" fixed 0; FIXED_PID=$STARTED
+PYPORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+start "$OUT/python.out" "$PY" bench/pyservice.py --port "$PYPORT" --workers 2; PY_PID=$STARTED
+ATTND_PORT=$(port_of "$OUT/attnd.out" "$ATTND_PID")
+FIXED_PORT=$(port_of "$OUT/fixed.out" "$FIXED_PID")
+port_of "$OUT/python.out" "$PY_PID" > /dev/null
+for _ in $(seq 1 200); do
+  curl -sf "http://127.0.0.1:$PYPORT/healthz" > /dev/null && break
+  kill -0 "$PY_PID" 2>/dev/null || { echo "bench: the Python service died: $(tail -5 "$OUT/python.out.err")" >&2; exit 1; }
+  sleep 0.1
+done
+sleep 1 # the second worker
+
+# Every payload's real response (xl's came from the memory run), and Python's answers.
+for p in $PAYLOADS; do
+  if [ "$p" != xl ] || [ ! -s "$OUT/xl.response.json" ]; then
+    post "$ATTND_PORT" "$p" "$OUT/$p.response.json"
+  fi
+  echo "resp_$p=$(stat -c %s "$OUT/$p.response.json")" >> "$META"
+  post "$PYPORT" "$p" "$OUT/$p.python.json" # also warms both workers' code paths up
+done
+# shellcheck disable=SC2086
+"$PY" bench/report.py pyjson "$OUT" $PAYLOADS
+echo
+if [[ " $PAYLOADS " == *" medium "* ]]; then
+  echo "agreement on the medium payload, attnd vs the Python service (before any timing):"
+  "$PY" bench/report.py compare "$OUT/medium.response.json" "$OUT/medium.python.json" ||
+    { echo "bench: attnd and the Python service disagree; not timing them" >&2; exit 1; }
+  echo
+fi
+
+run_wrk() { # TARGET PAYLOAD CONNS PORT PID
+  local target=$1 p=$2 c=$3 port=$4 pid=$5 threads line
+  threads=$((c < NPROC ? c : NPROC))
+  settle "$pid"
+  note "wrk $target $p, $c connection(s), ${SECS}s"
+  line=$(BENCH_BODY="$OUT/$p.json" wrk -t"$threads" -c"$c" -d"${SECS}s" --timeout "$TIMEOUT" \
+           --latency -s bench/post.lua "http://127.0.0.1:$port/v1/attention" 2>&1 |
+         tee -a "$WRKLOG" | grep '^BENCH ' || true)
+  if [ -z "$line" ]; then
+    note "wrk gave no result for $target $p $c (see $WRKLOG)"
+    return 0
+  fi
+  # BENCH requests=N seconds=S rps=R p50_ms=A p99_ms=B errors=E ...
+  echo "$line" | awk -v p="$p" -v c="$c" -v t="$target" '{
+    for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+    print p, c, t, v["requests"], v["seconds"], v["rps"], v["p50_ms"], v["p99_ms"], v["errors"] }' >> "$TSV"
+}
+
+for p in $PAYLOADS; do
+  start "$OUT/replay.out" "$OUT/floor" replay 0 "$OUT/$p.response.json"; REPLAY_PID=$STARTED
+  REPLAY_PORT=$(port_of "$OUT/replay.out" "$REPLAY_PID")
+  for c in $CONNS; do
+    echo "=== $p, $c connection(s)" >> "$WRKLOG"
+    run_wrk attnd "$p" "$c" "$ATTND_PORT" "$ATTND_PID"
+    run_wrk fixed "$p" "$c" "$FIXED_PORT" "$FIXED_PID"
+    run_wrk replay "$p" "$c" "$REPLAY_PORT" "$REPLAY_PID"
+    run_wrk python "$p" "$c" "$PYPORT" "$PY_PID"
+  done
+  stop "$REPLAY_PID"
+done
+settle "$PY_PID"
+
+"$PY" bench/report.py table "$TSV" "$META"
+echo
+echo "raw: $TSV, wrk's own reports: $WRKLOG, this report: $REPORT"

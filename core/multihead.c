@@ -1,0 +1,292 @@
+/*
+ * core/multihead.c — multi-head attention: projections, heads on strided views,
+ * concat, output projection, the mean of the heads' weights. The fast path uses
+ * cblas_dgemm and attn_forward; attn_mh_reference recomputes the same contract in
+ * naive loops with attn_reference, for tests.
+ *
+ * Not here: JSON, HTTP, printing, random inputs. Dimension letters are those of
+ * multihead.h's legend.
+ */
+#include "multihead.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <math.h>
+#include <stdalign.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+size_t attn_mh_kv_head(size_t i, size_t heads, size_t kv_heads)
+{
+    return i * kv_heads / heads;
+}
+
+/* ---- sizes and the trace ---- */
+
+/* The doubles of the block: q, k, v, concat, output, weights_mean; 0 on overflow. */
+static size_t mh_block_cells(size_t n_q, size_t n_k, size_t d_model, size_t kv_cols)
+{
+    int overflow = 0;
+    size_t q = attn_cells(n_q, d_model, &overflow);     /* q, concat, output: each (n_q, d_model) */
+    size_t kv = attn_cells(n_k, kv_cols, &overflow);    /* k, v: each (n_k, kv·d_k) */
+    size_t mean = attn_cells(n_q, n_k, &overflow);      /* weights_mean (n_q, n_k) */
+    size_t q3 = attn_cells(q, 3, &overflow), kv2 = attn_cells(kv, 2, &overflow);
+    if (overflow || q3 > SIZE_MAX - kv2 || q3 + kv2 > SIZE_MAX - mean)
+        return 0;
+    return q3 + kv2 + mean;
+}
+
+static bool mh_sizes_ok(size_t d_model, size_t heads, size_t kv_heads)
+{
+    return heads > 0 && kv_heads > 0 && d_model % heads == 0 && heads % kv_heads == 0 &&
+           d_model / heads > 0;
+}
+
+size_t attn_mh_trace_cells(size_t n_q, size_t n_k, size_t d_model, size_t heads,
+                           size_t kv_heads)
+{
+    if (!mh_sizes_ok(d_model, heads, kv_heads))
+        return 0;
+    size_t d_k = d_model / heads;
+    size_t block = mh_block_cells(n_q, n_k, d_model, kv_heads * d_k);
+    size_t per_head = attn_trace_cells(n_q, n_k, d_k);
+    int overflow = 0;
+    size_t heads_total = attn_cells(per_head, heads, &overflow);
+    if (block == 0 || per_head == 0 || overflow || block > SIZE_MAX - heads_total)
+        return 0;
+    return block + heads_total;
+}
+
+enum attn_status attn_mh_trace_alloc(struct attn_mh_trace *t, size_t n_q, size_t n_k,
+                                     size_t d_model, size_t heads, size_t kv_heads)
+{
+    memset(t, 0, sizeof *t);
+    if (n_q == 0 || n_k == 0 || !mh_sizes_ok(d_model, heads, kv_heads))
+        return ATTN_EINVAL;
+    size_t d_k = d_model / heads, kv_cols = kv_heads * d_k;
+    size_t cells = mh_block_cells(n_q, n_k, d_model, kv_cols);
+    /* The head array follows the doubles, aligned for struct attn_trace. */
+    size_t align = alignof(struct attn_trace);
+    if (cells == 0 || cells > (SIZE_MAX - align) / sizeof(double) ||
+        heads > (SIZE_MAX - cells * sizeof(double) - align) / sizeof(struct attn_trace))
+        return ATTN_ENOMEM;
+    size_t heads_at = (cells * sizeof(double) + align - 1) / align * align;
+    unsigned char *block = calloc(1, heads_at + heads * sizeof(struct attn_trace));
+    if (block == NULL)
+        return ATTN_ENOMEM;
+
+    double *d = (double *)block;
+    t->block = block;
+    t->n_q = n_q, t->n_k = n_k, t->d_model = d_model;
+    t->heads = heads, t->kv_heads = kv_heads, t->d_k = d_k;
+    t->q = attn_matrix_view(d, n_q, d_model), d += n_q * d_model;
+    t->k = attn_matrix_view(d, n_k, kv_cols), d += n_k * kv_cols;
+    t->v = attn_matrix_view(d, n_k, kv_cols), d += n_k * kv_cols;
+    t->concat = attn_matrix_view(d, n_q, d_model), d += n_q * d_model;
+    t->output = attn_matrix_view(d, n_q, d_model), d += n_q * d_model;
+    t->weights_mean = attn_matrix_view(d, n_q, n_k);
+    t->head = (struct attn_trace *)(block + heads_at);
+    for (size_t i = 0; i < heads; i++) {
+        if (attn_trace_alloc(&t->head[i], n_q, n_k, d_k) != ATTN_OK) {
+            attn_mh_trace_free(t);
+            return ATTN_ENOMEM;
+        }
+    }
+    return ATTN_OK;
+}
+
+void attn_mh_trace_free(struct attn_mh_trace *t)
+{
+    if (t->head != NULL)
+        for (size_t i = 0; i < t->heads; i++)
+            attn_trace_free(&t->head[i]); /* zeroed (never allocated) heads are no-ops */
+    free(t->block);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- checks ---- */
+
+static bool shape_is(const struct attn_matrix *m, size_t rows, size_t cols)
+{
+    return m != NULL && m->data != NULL && m->rows == rows && m->cols == cols &&
+           m->stride >= cols && m->stride <= INT_MAX && rows <= INT_MAX && cols <= INT_MAX;
+}
+
+/* A weight of (in, out), sent as (out, in) when transposed. */
+static bool weight_is(const struct attn_matrix *w, size_t in, size_t out, bool transposed)
+{
+    return transposed ? shape_is(w, out, in) : shape_is(w, in, out);
+}
+
+static enum attn_status mh_check(const struct attn_mh_trace *t, const struct attn_mh_problem *p)
+{
+    size_t d = t->d_model, kv_cols = t->kv_heads * t->d_k;
+    bool ok = t->block != NULL && p->heads == t->heads && p->kv_heads == t->kv_heads &&
+              shape_is(p->x_q, t->n_q, d) && shape_is(p->x_kv, t->n_k, d) &&
+              weight_is(p->w_q, d, d, p->transposed_weights) &&
+              weight_is(p->w_k, d, kv_cols, p->transposed_weights) &&
+              weight_is(p->w_v, d, kv_cols, p->transposed_weights) &&
+              weight_is(p->w_o, d, d, p->transposed_weights);
+    return ok ? ATTN_OK : ATTN_EINVAL;
+}
+
+/* The first non-finite cell of m in row-major order; false when every cell is finite. */
+static bool first_non_finite(const struct attn_matrix *m, size_t *row, size_t *col)
+{
+    for (size_t i = 0; i < m->rows; i++)
+        for (size_t j = 0; j < m->cols; j++)
+            if (!isfinite(m->data[i * m->stride + j])) {
+                *row = i, *col = j;
+                return true;
+            }
+    return false;
+}
+
+static enum attn_status mh_fault(struct attn_mh_trace *t, enum attn_mh_step step,
+                                 const struct attn_matrix *m)
+{
+    size_t row, col;
+    if (!first_non_finite(m, &row, &col))
+        return ATTN_OK;
+    t->fault = (struct attn_mh_fault){ step, 0, ATTN_STEP_NONE, row, col };
+    return ATTN_EOVERFLOW;
+}
+
+/* ---- the fast path ---- */
+
+/* out (rows, cols) = x (rows, in) · W (+ b), W being (in, cols) or, transposed, (cols, in). */
+static void project(struct attn_matrix *out, const struct attn_matrix *x,
+                    const struct attn_matrix *w, const double *b, bool transposed)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, transposed ? CblasTrans : CblasNoTrans,
+                (int)out->rows, (int)out->cols, (int)x->cols, 1.0, x->data, (int)x->stride,
+                w->data, (int)w->stride, 0.0, out->data, (int)out->stride);
+    if (b == NULL)
+        return;
+    for (size_t i = 0; i < out->rows; i++)
+        for (size_t j = 0; j < out->cols; j++)
+            out->data[i * out->stride + j] += b[j];
+}
+
+/* Column block `block` of width `width` in m, as a view sharing m's memory. */
+static struct attn_matrix column_block(const struct attn_matrix *m, size_t block, size_t width)
+{
+    struct attn_matrix v = { m->data + block * width, m->rows, width, m->stride };
+    return v;
+}
+
+/* Copies each head's output into its columns of concat, and averages the weights. */
+static void gather_heads(struct attn_mh_trace *t)
+{
+    size_t h = t->heads, d_k = t->d_k;
+    memset(t->weights_mean.data, 0, t->n_q * t->n_k * sizeof(double));
+    for (size_t i = 0; i < h; i++) {
+        const struct attn_trace *ht = &t->head[i];
+        for (size_t r = 0; r < t->n_q; r++)
+            memcpy(t->concat.data + r * t->d_model + i * d_k, ht->output.data + r * d_k,
+                   d_k * sizeof(double));
+        for (size_t c = 0; c < t->n_q * t->n_k; c++)
+            t->weights_mean.data[c] += ht->weights.data[c];
+    }
+    for (size_t c = 0; c < t->n_q * t->n_k; c++)
+        t->weights_mean.data[c] /= (double)h;
+}
+
+typedef enum attn_status head_fn(struct attn_trace *out, const struct attn_problem *p);
+
+/* Runs every head with `run` (attn_forward or attn_reference) on views of q, k, v. */
+static enum attn_status run_heads(struct attn_mh_trace *t, const struct attn_mh_problem *p,
+                                  head_fn *run)
+{
+    for (size_t i = 0; i < t->heads; i++) {
+        size_t g = attn_mh_kv_head(i, t->heads, t->kv_heads);
+        struct attn_matrix qh = column_block(&t->q, i, t->d_k);
+        struct attn_matrix kh = column_block(&t->k, g, t->d_k);
+        struct attn_matrix vh = column_block(&t->v, g, t->d_k);
+        struct attn_problem hp = { &qh, &kh, &vh, p->bias, p->mask, p->scale };
+        enum attn_status st = run(&t->head[i], &hp);
+        if (st == ATTN_EOVERFLOW) {
+            const struct attn_fault *f = &t->head[i].fault;
+            t->fault = (struct attn_mh_fault){ ATTN_MH_HEAD, i, f->step, f->row, f->col };
+        }
+        if (st != ATTN_OK)
+            return st;
+    }
+    return ATTN_OK;
+}
+
+enum attn_status attn_mh_forward(struct attn_mh_trace *t, const struct attn_mh_problem *p)
+{
+    enum attn_status st = mh_check(t, p);
+    if (st != ATTN_OK)
+        return st;
+    memset(&t->fault, 0, sizeof t->fault);
+    bool tr = p->transposed_weights;
+
+    project(&t->q, p->x_q, p->w_q, p->b_q, tr);
+    if ((st = mh_fault(t, ATTN_MH_Q, &t->q)) != ATTN_OK)
+        return st;
+    project(&t->k, p->x_kv, p->w_k, p->b_k, tr);
+    if ((st = mh_fault(t, ATTN_MH_K, &t->k)) != ATTN_OK)
+        return st;
+    project(&t->v, p->x_kv, p->w_v, p->b_v, tr);
+    if ((st = mh_fault(t, ATTN_MH_V, &t->v)) != ATTN_OK)
+        return st;
+    if ((st = run_heads(t, p, attn_forward)) != ATTN_OK)
+        return st;
+    gather_heads(t);
+    project(&t->output, &t->concat, p->w_o, p->b_o, tr);
+    return mh_fault(t, ATTN_MH_OUTPUT, &t->output);
+}
+
+/* ---- the reference ---- */
+
+/* out = x·W (+ b) in plain loops; W read as (in, out) or, transposed, (out, in). */
+static void project_naive(struct attn_matrix *out, const struct attn_matrix *x,
+                          const struct attn_matrix *w, const double *b, bool transposed)
+{
+    for (size_t i = 0; i < out->rows; i++) {
+        for (size_t j = 0; j < out->cols; j++) {
+            double sum = b != NULL ? b[j] : 0.0;
+            for (size_t l = 0; l < x->cols; l++)
+                sum += attn_at(x, i, l) * (transposed ? attn_at(w, j, l) : attn_at(w, l, j));
+            out->data[i * out->stride + j] = sum;
+        }
+    }
+}
+
+enum attn_status attn_mh_reference(struct attn_mh_trace *t, const struct attn_mh_problem *p)
+{
+    enum attn_status st = mh_check(t, p);
+    if (st != ATTN_OK)
+        return st;
+    memset(&t->fault, 0, sizeof t->fault);
+    bool tr = p->transposed_weights;
+
+    project_naive(&t->q, p->x_q, p->w_q, p->b_q, tr);
+    if ((st = mh_fault(t, ATTN_MH_Q, &t->q)) != ATTN_OK)
+        return st;
+    project_naive(&t->k, p->x_kv, p->w_k, p->b_k, tr);
+    if ((st = mh_fault(t, ATTN_MH_K, &t->k)) != ATTN_OK)
+        return st;
+    project_naive(&t->v, p->x_kv, p->w_v, p->b_v, tr);
+    if ((st = mh_fault(t, ATTN_MH_V, &t->v)) != ATTN_OK)
+        return st;
+    if ((st = run_heads(t, p, attn_reference)) != ATTN_OK)
+        return st;
+    /* concat and mean by index arithmetic, not through gather_heads */
+    for (size_t r = 0; r < t->n_q; r++) {
+        for (size_t c = 0; c < t->d_model; c++)
+            t->concat.data[r * t->d_model + c] =
+                attn_at(&t->head[c / t->d_k].output, r, c % t->d_k);
+        for (size_t j = 0; j < t->n_k; j++) {
+            double sum = 0;
+            for (size_t i = 0; i < t->heads; i++)
+                sum += attn_at(&t->head[i].weights, r, j);
+            t->weights_mean.data[r * t->n_k + j] = sum / (double)t->heads;
+        }
+    }
+    project_naive(&t->output, &t->concat, p->w_o, p->b_o, tr);
+    return mh_fault(t, ATTN_MH_OUTPUT, &t->output);
+}

@@ -1,0 +1,252 @@
+/*
+ * server/metrics.c — request counters and their Prometheus text (see metrics.h).
+ *
+ * Storage is static and fixed: a counter per (route, status 100..599), a histogram per
+ * route, two byte counters per route. About 60 KiB, zero at start, never allocated,
+ * so counting cannot fail. Only the scrape allocates (its text).
+ *
+ * Not here: anything that knows HTTP beyond a status number and a path.
+ */
+#include "server/metrics.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The route templates. This table mirrors the routes of api/api.c and server/www.c
+ * and the paths of api/openapi.yaml (tests/http/metrics.test.mjs checks that every
+ * path of the spec has its own label): add a line here when a route is added there.
+ * A path that matches no line is "other". A prefix line ends in '/'.
+ */
+struct srv_route_template {
+    const char *path;
+    bool prefix;
+    const char *label;
+};
+
+static const struct srv_route_template srv_routes[] = {
+    { "/v1/attention", false, "/v1/attention" },
+    { "/v1/attention/batch", false, "/v1/attention/batch" },
+    { "/v1/multihead", false, "/v1/multihead" },
+    { "/v1/shapes", false, "/v1/shapes" },
+    { "/", false, "/" },
+    { "/playground.js", false, "/playground.js" },
+    { "/playground.css", false, "/playground.css" },
+    { "/playground.js", false, "/playground.js" },
+    { "/playground.css", false, "/playground.css" },
+    { "/healthz", false, "/healthz" },
+    { "/readyz", false, "/readyz" },
+    { "/version", false, "/version" },
+    { "/metrics", false, "/metrics" },
+    { "/openapi.yaml", false, "/openapi.yaml" },
+    { "/openapi.json", false, "/openapi.json" },
+    { "/problems/", true, "/problems/{type}" },
+};
+
+#define SRV_N_ROUTES (sizeof srv_routes / sizeof srv_routes[0])
+#define SRV_ROUTE_OTHER SRV_N_ROUTES          /* the index of "other" */
+#define SRV_ROUTE_SLOTS (SRV_N_ROUTES + 1)
+#define SRV_STATUS_MIN 100
+#define SRV_STATUS_SLOTS 500                  /* statuses 100..599 */
+
+/* Upper bounds in seconds: 0.5 ms (a health check) to 10 s (a request at --max-cells). */
+static const double srv_buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                      0.1,    0.25,  0.5,    1,     2.5,  5,    10 };
+#define SRV_N_BUCKETS (sizeof srv_buckets / sizeof srv_buckets[0])
+
+struct srv_route_counters {
+    atomic_ullong requests[SRV_STATUS_SLOTS];     /* by status - SRV_STATUS_MIN */
+    atomic_ullong buckets[SRV_N_BUCKETS + 1];     /* not cumulative; the last is +Inf */
+    atomic_ullong duration_ns;                    /* the histogram's sum, in nanoseconds */
+    atomic_ullong request_bytes, response_bytes;
+};
+
+static struct srv_route_counters srv_counters[SRV_ROUTE_SLOTS];
+static const char *srv_version = "unknown";
+static const char *srv_build = "unknown";
+
+void srv_metrics_init(const char *version, const char *build)
+{
+    srv_version = version;
+    srv_build = build;
+}
+
+unsigned srv_metrics_route(const char *path)
+{
+    for (unsigned i = 0; i < SRV_N_ROUTES; i++) {
+        const struct srv_route_template *t = &srv_routes[i];
+        if (t->prefix ? strncmp(path, t->path, strlen(t->path)) == 0 : strcmp(path, t->path) == 0)
+            return i;
+    }
+    return SRV_ROUTE_OTHER;
+}
+
+const char *srv_metrics_route_label(unsigned route)
+{
+    return route < SRV_N_ROUTES ? srv_routes[route].label : "other";
+}
+
+void srv_metrics_observe(unsigned route, int status, unsigned long long request_bytes,
+                         unsigned long long response_bytes, double seconds)
+{
+    if (route >= SRV_ROUTE_SLOTS || status < SRV_STATUS_MIN ||
+        status >= SRV_STATUS_MIN + SRV_STATUS_SLOTS)
+        return;
+    struct srv_route_counters *c = &srv_counters[route];
+    if (!(seconds >= 0)) /* also NaN: a clock that went backwards counts as instant */
+        seconds = 0;
+    size_t b = 0;
+    while (b < SRV_N_BUCKETS && seconds > srv_buckets[b])
+        b++;
+    atomic_fetch_add_explicit(&c->requests[status - SRV_STATUS_MIN], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->buckets[b], 1, memory_order_relaxed);
+    /* 2^64 ns is 584 years of summed duration: no overflow check needed. */
+    atomic_fetch_add_explicit(&c->duration_ns, (unsigned long long)(seconds * 1e9),
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->request_bytes, request_bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->response_bytes, response_bytes, memory_order_relaxed);
+}
+
+void srv_metrics_reset(void)
+{
+    memset(srv_counters, 0, sizeof srv_counters);
+}
+
+/* ---- the text ---- */
+
+struct srv_text {
+    char *data;
+    size_t len, cap;
+    bool failed;
+};
+
+static void srv_text_printf(struct srv_text *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Appends, growing the buffer geometrically; after a failure every call is a no-op. */
+static void srv_text_printf(struct srv_text *t, const char *fmt, ...)
+{
+    if (t->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->data + t->len, t->cap - t->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = true;
+            return;
+        }
+        if ((size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap * 2 + (size_t)n + 1;
+        char *p = realloc(t->data, cap); /* into a temporary: t->data stays owned on failure */
+        if (p == NULL) {
+            t->failed = true;
+            return;
+        }
+        t->data = p;
+        t->cap = cap;
+    }
+}
+
+static void srv_render_requests(struct srv_text *t)
+{
+    srv_text_printf(t, "# HELP attnd_requests_total Requests answered, by route template and "
+                       "HTTP status.\n# TYPE attnd_requests_total counter\n");
+    for (unsigned r = 0; r < SRV_ROUTE_SLOTS; r++)
+        for (unsigned s = 0; s < SRV_STATUS_SLOTS; s++) {
+            unsigned long long n =
+                atomic_load_explicit(&srv_counters[r].requests[s], memory_order_relaxed);
+            if (n > 0)
+                srv_text_printf(t, "attnd_requests_total{route=\"%s\",status=\"%u\"} %llu\n",
+                                srv_metrics_route_label(r), s + SRV_STATUS_MIN, n);
+        }
+}
+
+/* Has the route answered anything? Routes that have not are left out, to keep scrapes short. */
+static bool srv_route_seen(unsigned r)
+{
+    for (size_t b = 0; b <= SRV_N_BUCKETS; b++)
+        if (atomic_load_explicit(&srv_counters[r].buckets[b], memory_order_relaxed) > 0)
+            return true;
+    return false;
+}
+
+static void srv_render_durations(struct srv_text *t)
+{
+    srv_text_printf(t, "# HELP attnd_request_duration_seconds Time from a request's headers "
+                       "to its answer, by route template.\n"
+                       "# TYPE attnd_request_duration_seconds histogram\n");
+    for (unsigned r = 0; r < SRV_ROUTE_SLOTS; r++) {
+        if (!srv_route_seen(r))
+            continue;
+        const char *label = srv_metrics_route_label(r);
+        const struct srv_route_counters *c = &srv_counters[r];
+        unsigned long long cumulative = 0;
+        for (size_t b = 0; b <= SRV_N_BUCKETS; b++) {
+            cumulative += atomic_load_explicit(&c->buckets[b], memory_order_relaxed);
+            if (b < SRV_N_BUCKETS)
+                srv_text_printf(t, "attnd_request_duration_seconds_bucket{route=\"%s\","
+                                   "le=\"%g\"} %llu\n", label, srv_buckets[b], cumulative);
+            else
+                srv_text_printf(t, "attnd_request_duration_seconds_bucket{route=\"%s\","
+                                   "le=\"+Inf\"} %llu\n", label, cumulative);
+        }
+        unsigned long long ns = atomic_load_explicit(&c->duration_ns, memory_order_relaxed);
+        srv_text_printf(t, "attnd_request_duration_seconds_sum{route=\"%s\"} %.9f\n", label,
+                        (double)ns / 1e9);
+        /* The count is the +Inf bucket, so the two always agree within one scrape. */
+        srv_text_printf(t, "attnd_request_duration_seconds_count{route=\"%s\"} %llu\n", label,
+                        cumulative);
+    }
+}
+
+static void srv_render_bytes(struct srv_text *t, const char *name, const char *help,
+                             bool request)
+{
+    srv_text_printf(t, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+    for (unsigned r = 0; r < SRV_ROUTE_SLOTS; r++) {
+        if (!srv_route_seen(r))
+            continue;
+        const struct srv_route_counters *c = &srv_counters[r];
+        unsigned long long n = atomic_load_explicit(request ? &c->request_bytes
+                                                            : &c->response_bytes,
+                                                    memory_order_relaxed);
+        srv_text_printf(t, "%s{route=\"%s\"} %llu\n", name, srv_metrics_route_label(r), n);
+    }
+}
+
+bool srv_metrics_render(long in_flight, char **out, size_t *out_len)
+{
+    struct srv_text t = { malloc(16384), 0, 16384, false };
+    if (t.data == NULL)
+        return false;
+    srv_render_requests(&t);
+    srv_render_durations(&t);
+    srv_text_printf(&t, "# HELP attnd_requests_in_flight Requests being read, computed or "
+                        "sent, this scrape included.\n# TYPE attnd_requests_in_flight gauge\n"
+                        "attnd_requests_in_flight %ld\n", in_flight);
+    srv_render_bytes(&t, "attnd_request_bytes_total",
+                     "Request body bytes received, by route template.", true);
+    srv_render_bytes(&t, "attnd_response_bytes_total",
+                     "Response body bytes sent (none for HEAD), by route template.", false);
+    /* version and build are ours (Makefile), never a client's: no label escaping needed. */
+    srv_text_printf(&t, "# HELP attnd_build_info The running build; always 1.\n"
+                        "# TYPE attnd_build_info gauge\n"
+                        "attnd_build_info{version=\"%s\",build=\"%s\"} 1\n",
+                    srv_version, srv_build);
+    if (t.failed) {
+        free(t.data);
+        return false;
+    }
+    *out = t.data;
+    *out_len = t.len;
+    return true;
+}

@@ -1,0 +1,57 @@
+/*
+ * server/metrics.h — what GET /metrics reports, in Prometheus' text format 0.0.4.
+ *
+ *   attnd_requests_total{route,status}          counter: requests answered
+ *   attnd_request_duration_seconds{route}       histogram: headers read → answer queued
+ *   attnd_requests_in_flight                    gauge: requests between first call and completion
+ *   attnd_request_bytes_total{route}            counter: request body bytes received
+ *   attnd_response_bytes_total{route}           counter: response body bytes queued (0 for HEAD)
+ *   attnd_build_info{version,build}             gauge, always 1
+ *
+ * `route` is a template from a small table (srv_metrics_route), never the raw path,
+ * so a client cannot grow the label set: "/problems/{type}" for every problem page,
+ * "other" for every path attnd does not serve. `status` is the HTTP status sent.
+ *
+ * The counters are process-wide (one server per process) and are C11 atomics with
+ * relaxed ordering: counting takes no lock, and a scrape may see one request's
+ * counters half-updated, which Prometheus tolerates. A request is counted when its
+ * answer is queued, so a client that has its response can already see it counted.
+ *
+ * Not here: the HTTP side (request.c answers GET/HEAD /metrics), the in-flight counter
+ * itself (http.c keeps it; the caller passes its value to srv_metrics_render).
+ */
+#ifndef SRV_METRICS_H
+#define SRV_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define SRV_METRICS_PATH "/metrics"
+#define SRV_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* Sets the attnd_build_info labels (borrowed: static strings). Once, before serving. */
+void srv_metrics_init(const char *version, const char *build);
+
+/* The route index of a path (without its query string); the "other" route when unknown. */
+unsigned srv_metrics_route(const char *path);
+
+/* The label of a route index from srv_metrics_route. */
+const char *srv_metrics_route_label(unsigned route);
+
+/*
+ * One answered request. status outside 100..599 is not counted; seconds is the time
+ * from its headers to its answer.
+ */
+void srv_metrics_observe(unsigned route, int status, unsigned long long request_bytes,
+                         unsigned long long response_bytes, double seconds);
+
+/*
+ * The exposition text, every counter read once. *out is malloc'd (the caller frees
+ * it) and NUL-terminated, *out_len excludes the NUL. False when memory ran out.
+ */
+bool srv_metrics_render(long in_flight, char **out, size_t *out_len);
+
+/* Zeroes every counter: for tests only. */
+void srv_metrics_reset(void);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * server/www.S — the playground (server/www/), linked in as read-only bytes so
+ * the binary serves it with no files at run time. Each blob is followed by a NUL
+ * byte; its length is end - start.
+ */
+    .section .rodata
+    .balign 16
+
+    .global srv_www_index_html
+    .global srv_www_index_html_end
+srv_www_index_html:
+    .incbin "server/www/index.html"
+srv_www_index_html_end:
+    .byte 0
+
+    .balign 16
+    .global srv_www_app_js
+    .global srv_www_app_js_end
+srv_www_app_js:
+    .incbin "server/www/app.js"
+srv_www_app_js_end:
+    .byte 0
+
+    .balign 16
+    .global srv_www_app_css
+    .global srv_www_app_css_end
+srv_www_app_css:
+    .incbin "server/www/app.css"
+srv_www_app_css_end:
+    .byte 0
+
+    .section .note.GNU-stack,"",@progbits

@@ -1,0 +1,32 @@
+/*
+ * server/www.h — the playground's files, compiled into the binary (server/www.S).
+ *
+ *   GET /                 index.html   text/html; charset=utf-8
+ *   GET /playground.js    app.js       text/javascript; charset=utf-8
+ *   GET /playground.css   app.css      text/css; charset=utf-8
+ *
+ * Each is answered with a Content-Security-Policy that allows this origin only
+ * (no inline script or style, no other host), so the page runs nothing it did not
+ * ship with. The page itself calls the API with fetch.
+ *
+ * Not here: routing of the API (api/), the page's logic (server/www/app.js).
+ */
+#ifndef SRV_WWW_H
+#define SRV_WWW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/api.h"
+
+#define SRV_WWW_CSP "default-src 'self'; base-uri 'none'; form-action 'none'; " \
+                    "frame-ancestors 'none'; object-src 'none'"
+
+/*
+ * When path names a playground file, fills res with it (200, its type, the
+ * security headers, a copy of the bytes; 503 if the copy cannot be made) and
+ * returns true. Otherwise returns false and leaves res alone.
+ */
+bool srv_www_respond(const char *path, struct api_response *res);
+
+#endif

@@ -1,0 +1,496 @@
+// server/www/app.js — the playground: edit an attention problem, run it against this
+// server's API, and show every step, the heatmap, the summary, the warnings, and
+// the problem of a bad request next to the field it points at.
+//
+// No framework and no other host: the page is served with a self-only
+// Content-Security-Policy, so everything is built with DOM calls (never innerHTML
+// from a response) and the heatmap SVG is parsed as XML, not as HTML.
+'use strict';
+
+const SEED002 = {
+  k: [[1, 0], [0, 1], [0.8, 0.2]],
+  v: [[10, 0], [0, 20], [8, 4]],
+  keys: ['사과', '사람', '과일'],
+  queries: ['Q1', 'Q2', 'Q3'],
+};
+const SEED002_Q = [[1, 0], [0, 1], [0.5, 0.5]];
+const SEED002_QUERIES = {
+  q: SEED002_Q, k: SEED002.k, v: SEED002.v, scale: 1,
+  labels: { queries: SEED002.queries, keys: SEED002.keys },
+};
+
+// Each preset is a request body (or a multi-head one) and a note on what to look at.
+const PRESETS = [
+  {
+    id: 'seed000', name: 'Lecture 1: the worked example (d_k = 4)',
+    body: { q: [[1, 0, 1, 0], [0, 1, 0, 1]], k: [[1, 0, 1, 0], [1, 1, 1, 1]], v: [[10, 0], [0, 10]] },
+    note: 'Scaled by 1/√4 = 0.5: scores [[2,2],[0,2]] become weights ≈ [[0.5,0.5],[0.27,0.73]].',
+  },
+  {
+    id: 'seed002-one', name: 'Lecture 2: one query',
+    body: { q: [1, 0], k: SEED002.k, v: SEED002.v, scale: 1, labels: { keys: SEED002.keys } },
+    note: 'Unscaled (scale 1): scores [1, 0, 0.8]; q is a vector, so every result is one too.',
+  },
+  {
+    id: 'seed002-text', name: 'Lecture 2: scores [1, 0]',
+    body: { q: [1, 0], k: [[1, 0], [0, 1]], v: [[10, 0], [0, 20]], scale: 1 },
+    note: 'Weights ≈ [0.73, 0.27], output ≈ [7.3, 5.4].',
+  },
+  {
+    id: 'seed002-queries', name: 'Lecture 2: three queries (the heatmap)',
+    body: SEED002_QUERIES,
+    note: 'Each row of the weights sums to 1 (see the sum column), not the whole matrix.',
+  },
+  {
+    id: 'exp-magnitude', name: 'Experiment: Q1 [1,0] → [2,0]',
+    body: { ...SEED002_QUERIES, q: [[2, 0], [0, 1], [0.5, 0.5]] },
+    compare: true,
+    note: 'A bigger query, same direction: the same key wins, with a sharper weight.',
+  },
+  {
+    id: 'exp-direction', name: 'Experiment: Q3 [0.5,0.5] → [0.9,0.1]',
+    body: { ...SEED002_QUERIES, q: [[1, 0], [0, 1], [0.9, 0.1]] },
+    compare: true,
+    note: 'Q3 turns towards the first axis: the keys it prefers change.',
+  },
+  {
+    id: 'exp-opposite', name: 'Experiment: first key [1,0] → [-1,0]',
+    body: { ...SEED002_QUERIES, k: [[-1, 0], [0, 1], [0.8, 0.2]] },
+    compare: true,
+    note: 'The first key now points away from Q1: another key takes its place.',
+  },
+  {
+    id: 'causal', name: 'A causal (decoder) mask',
+    body: { q: [[1, 0], [0, 1], [1, 1]], k: [[1, 0], [0, 1], [1, 1]], v: [[1], [2], [3]], mask: 'causal' },
+    note: 'Query i sees keys 0..i: blocked cells are -inf before softmax and 0 after.',
+  },
+  {
+    id: 'pitfall-kt', name: 'Pitfall: K passed transposed',
+    body: { q: [[1, 0, 1, 0]], k: [[1, 1], [0, 1], [1, 1], [0, 1]], v: [[1], [2]] },
+    note: 'K must be (n_k, d_k); the service computes Kᵀ itself. Run it to see the problem.',
+  },
+];
+
+// Multi-head needs POST /v1/multihead; the preset is added only when the server has it.
+const MULTIHEAD_PRESET = {
+  id: 'multihead', name: 'Multi-head: 2 heads, random inputs', multihead: true,
+  body: { heads: 2, random: { seed: 7, n: 4, d_model: 8 }, scale: 4, round: 4 },
+  note: 'X·W_Q, X·W_K, X·W_V split into 2 heads, each with its own weights. Scale 4 ' +
+    '(instead of 1/√d_k) sharpens the random heads so their preferences show.',
+};
+
+const $ = (id) => document.getElementById(id);
+const el = (tag, text, cls) => {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+};
+
+const fmt = (x) => (x === null ? '-inf' : Number(x).toFixed(4));
+const shape = (s) => (s === null || s === undefined ? 'none'
+  : typeof s === 'string' ? s : `(${s.join(', ')}${s.length === 1 ? ',' : ''})`);
+
+// ---- the form ----
+
+const FIELDS = ['q', 'k', 'v', 'mask', 'scale', 'labels-queries', 'labels-keys', 'multihead'];
+let current = PRESETS[0];
+
+function fillPresets(list) {
+  const sel = $('preset');
+  sel.textContent = '';
+  for (const p of list) {
+    const o = el('option', p.name);
+    o.value = p.id;
+    sel.append(o);
+  }
+}
+
+function loadPreset(p) {
+  current = p;
+  $('preset').value = p.id;
+  $('preset-note').textContent = p.note || '';
+  $('single-fields').hidden = !!p.multihead;
+  $('multi-fields').hidden = !p.multihead;
+  if (p.multihead) {
+    $('f-mh').value = JSON.stringify(p.body, null, 1);
+  } else {
+    const b = p.body;
+    const mat = (m) => (Array.isArray(m) && Array.isArray(m[0])
+      ? '[' + m.map((r) => JSON.stringify(r)).join(',\n ') + ']' : JSON.stringify(m));
+    for (const name of ['q', 'k', 'v']) {
+      const area = $(`f-${name}`);
+      area.value = mat(b[name]);
+      area.rows = Math.min(8, Math.max(2, area.value.split('\n').length));
+    }
+    $('f-mask').value = b.mask === undefined ? '' : typeof b.mask === 'string' ? b.mask : JSON.stringify(b.mask);
+    $('f-scale').value = b.scale === undefined ? '' : String(b.scale);
+    $('f-lq').value = b.labels?.queries ? b.labels.queries.join(', ') : '';
+    $('f-lk').value = b.labels?.keys ? b.labels.keys.join(', ') : '';
+  }
+  clearErrors();
+}
+
+function clearErrors() {
+  for (const f of FIELDS) showFieldError(f, null);
+  $('problem').hidden = true;
+}
+
+function showFieldError(field, message) {
+  const slot = $(`err-${field}`);
+  if (!slot) return false;
+  const input = document.querySelector(`[aria-describedby="err-${field}"]`);
+  slot.hidden = !message;
+  slot.textContent = message || '';
+  if (input) {
+    if (message) input.setAttribute('aria-invalid', 'true');
+    else input.removeAttribute('aria-invalid');
+  }
+  return true;
+}
+
+class FieldError extends Error {
+  constructor(field, message) {
+    super(message);
+    this.field = field;
+  }
+}
+
+function parseJsonField(field, text, required) {
+  const t = text.trim();
+  if (t === '') {
+    if (required) throw new FieldError(field, `${field} is required`);
+    return undefined;
+  }
+  try {
+    return JSON.parse(t);
+  } catch (e) {
+    throw new FieldError(field, `not JSON: ${e.message}`);
+  }
+}
+
+const splitLabels = (text) => {
+  const t = text.trim();
+  return t === '' ? undefined : t.split(',').map((s) => s.trim());
+};
+
+// The request body from the form; a FieldError names the field that cannot be read.
+function readForm() {
+  if (current.multihead) return parseJsonField('multihead', $('f-mh').value, true);
+  const body = {
+    q: parseJsonField('q', $('f-q').value, true),
+    k: parseJsonField('k', $('f-k').value, true),
+    v: parseJsonField('v', $('f-v').value, true),
+  };
+  const mask = $('f-mask').value.trim();
+  if (mask !== '') body.mask = /^"?causal"?$/.test(mask) ? 'causal' : parseJsonField('mask', mask, false);
+  const scale = $('f-scale').value.trim();
+  if (scale !== '') body.scale = Number.isFinite(Number(scale)) ? Number(scale) : scale;
+  const queries = splitLabels($('f-lq').value);
+  const keys = splitLabels($('f-lk').value);
+  if (queries || keys) {
+    body.labels = {};
+    if (queries) body.labels.queries = queries;
+    if (keys) body.labels.keys = keys;
+  }
+  return body;
+}
+
+// Which form field a JSON pointer of a problem points into.
+function fieldOf(pointer) {
+  if (current.multihead) return 'multihead';
+  const parts = (pointer || '').split('/');
+  if (parts[1] === 'labels') return parts[2] === 'keys' ? 'labels-keys' : 'labels-queries';
+  return FIELDS.includes(parts[1]) ? parts[1] : null;
+}
+
+// ---- talking to the API ----
+
+async function post(path, body, format) {
+  const url = format ? `${path}?format=${format}` : path;
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const type = res.headers.get('Content-Type') || '';
+  const text = await res.text();
+  return { status: res.status, type, text, json: type.includes('json') ? JSON.parse(text) : null };
+}
+
+// ---- rendering ----
+
+function resetResult() {
+  for (const id of ['overview', 'heatmap-box', 'compare-box', 'steps-box', 'summary-box', 'warnings-box']) {
+    $(id).hidden = true;
+  }
+  for (const id of ['facts', 'heatmap', 'compare', 'steps', 'summary', 'warnings']) $(id).textContent = '';
+}
+
+function showProblem(p) {
+  clearErrors();
+  $('problem').hidden = false;
+  $('problem-title').textContent = `${p.status} ${p.title}`;
+  $('problem-detail').textContent = p.detail;
+  const placed = [];
+  for (const e of p.errors || []) {
+    const field = fieldOf(e.pointer);
+    const text = `${e.detail}${e.hint ? ` — hint: ${e.hint}` : ''} (${e.pointer})`;
+    if (field && showFieldError(field, text)) placed.push(field);
+  }
+  if (p.parameter) $('problem-detail').textContent += ` (parameter ${p.parameter})`;
+  if (placed.length) document.querySelector(`[aria-describedby="err-${placed[0]}"]`)?.focus();
+}
+
+// A labelled table of numbers: rows (each an array, or one number for a vector).
+function matrixTable(values, rowLabels, colLabels, extra) {
+  const rows = Array.isArray(values[0]) ? values : [values];
+  const table = el('table', null, 'matrix');
+  const head = el('tr');
+  head.append(el('th', ''));
+  for (let j = 0; j < rows[0].length; j++) {
+    const th = el('th', colLabels ? colLabels[j] : j);
+    th.scope = 'col';
+    head.append(th);
+  }
+  if (extra) head.append(el('th', extra.label, 'extra'));
+  const thead = el('thead');
+  thead.append(head);
+  table.append(thead);
+  const tbody = el('tbody');
+  rows.forEach((row, i) => {
+    const tr = el('tr');
+    const th = el('th', rowLabels[i]);
+    th.scope = 'row';
+    tr.append(th);
+    for (const x of row) tr.append(el('td', fmt(x), x === null ? 'blocked' : ''));
+    if (extra) tr.append(el('td', fmt(extra.values[i]), 'extra'));
+    tbody.append(tr);
+  });
+  table.append(tbody);
+  const wrap = el('div', null, 'scroll');
+  wrap.append(table);
+  return wrap;
+}
+
+function labelsOf(body, r) {
+  const nq = r.shapes.q.length === 1 ? 1 : r.shapes.q[0];
+  const nk = r.shapes.k[0];
+  const vector = r.shapes.q.length === 1;
+  return {
+    queries: body.labels?.queries || (vector ? ['q'] : Array.from({ length: nq }, (_, i) => `q${i}`)),
+    keys: body.labels?.keys || Array.from({ length: nk }, (_, i) => `k${i}`),
+  };
+}
+
+function renderAttention(body, r) {
+  const L = labelsOf(body, r);
+  $('overview').hidden = false;
+  $('facts').textContent = `Q ${shape(r.shapes.q)} · K ${shape(r.shapes.k)} · V ${shape(r.shapes.v)}` +
+    ` · mask ${shape(r.shapes.mask)} · d_k ${r.d_k} · scale ${r.scale}` +
+    ` → weights ${shape(r.shapes.weights)}, output ${shape(r.shapes.output)}`;
+
+  $('steps-box').hidden = false;
+  const vector = r.shapes.q.length === 1;
+  for (const s of r.steps) {
+    const sec = el('section', null, 'step');
+    sec.dataset.step = s.name;
+    const operands = s.operands ? `${s.operands.map(shape).join(' @ ')} → ` : '→ ';
+    sec.append(el('h3', `${s.step} · ${s.name} = ${s.op}`));
+    sec.append(el('p', `${operands}${shape(s.shape)}`, 'shape'));
+    const values = r[s.name];
+    if (values !== undefined) {
+      const cols = s.name === 'output' ? null : L.keys;
+      const extra = s.name === 'weights' && r.summary
+        ? { label: 'sum', values: vector ? [r.summary.row_sums] : r.summary.row_sums } : null;
+      sec.append(matrixTable(values, L.queries, cols, extra));
+    }
+    $('steps').append(sec);
+  }
+
+  if (r.summary) {
+    $('summary-box').hidden = false;
+    const t = $('summary');
+    const head = el('tr');
+    for (const h of ['query', 'winning key', 'its weight', 'entropy (nats)', 'row sum']) head.append(el('th', h));
+    const thead = el('thead');
+    thead.append(head);
+    t.append(thead);
+    const tb = el('tbody');
+    const col = (v) => (vector ? [v] : v);
+    const s = r.summary;
+    col(s.argmax).forEach((a, i) => {
+      const tr = el('tr');
+      tr.append(el('th', L.queries[i]));
+      tr.append(el('td', a === null ? '—' : L.keys[a]));
+      tr.append(el('td', fmt(col(s.max_weight)[i])));
+      tr.append(el('td', fmt(col(s.entropy)[i])));
+      tr.append(el('td', fmt(col(s.row_sums)[i])));
+      tb.append(tr);
+    });
+    t.append(tb);
+  }
+  showWarnings(r.warnings);
+}
+
+function showWarnings(warnings) {
+  if (!warnings || warnings.length === 0) return;
+  $('warnings-box').hidden = false;
+  for (const w of warnings) $('warnings').append(el('li', `${w.code}: ${w.message}`));
+}
+
+function showSvg(text) {
+  const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
+  const svg = doc.documentElement;
+  if (svg.nodeName !== 'svg') return;
+  $('heatmap-box').hidden = false;
+  $('heatmap').append(document.importNode(svg, true));
+}
+
+// The experiments: the winning key of each query, before and after the change.
+async function renderComparison(body, r) {
+  const base = await post('/v1/attention', SEED002_QUERIES);
+  if (base.status !== 200 || !r.summary) return;
+  const L = labelsOf(body, r);
+  $('compare-box').hidden = false;
+  $('compare-note').textContent = 'Against "Lecture 2: three queries": the key with the highest weight, and that weight.';
+  const t = $('compare');
+  const head = el('tr');
+  for (const h of ['query', 'before', 'after', 'changed']) head.append(el('th', h));
+  const thead = el('thead');
+  thead.append(head);
+  t.append(thead);
+  const tb = el('tbody');
+  const b = base.json.summary;
+  const a = r.summary;
+  a.argmax.forEach((k, i) => {
+    const tr = el('tr');
+    tr.append(el('th', L.queries[i]));
+    tr.append(el('td', `${SEED002.keys[b.argmax[i]]} ${fmt(b.max_weight[i])}`));
+    tr.append(el('td', `${L.keys[k]} ${fmt(a.max_weight[i])}`));
+    const changed = k !== b.argmax[i] ? 'winner changed'
+      : Math.abs(a.max_weight[i] - b.max_weight[i]) > 5e-5 ? 'same key, weight changed' : 'no change';
+    tr.append(el('td', changed));
+    tb.append(tr);
+  });
+  t.append(tb);
+}
+
+// Multi-head: per-head weights as coloured tables, the colours of the Blues heatmap.
+const BLUES = [[247, 251, 255], [222, 235, 247], [198, 219, 239], [158, 202, 225], [107, 174, 214],
+  [66, 146, 198], [33, 113, 181], [8, 81, 156], [8, 48, 107]];
+function blues(v) {
+  const x = Math.min(Math.max(Number(v) || 0, 0), 1) * 8;
+  const a = Math.min(Math.floor(x), 7);
+  const f = x - a;
+  const c = BLUES[a].map((lo, i) => Math.round(lo + (BLUES[a + 1][i] - lo) * f));
+  return { rgb: `rgb(${c.join(',')})`, dark: 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2] < 140 };
+}
+
+function headHeatmap(title, weights, n) {
+  const fig = el('figure', null, 'head');
+  fig.append(el('figcaption', title));
+  const keys = Array.from({ length: weights[0].length }, (_, j) => `k${j}`);
+  const wrap = matrixTable(weights, Array.from({ length: n }, (_, i) => `q${i}`), keys, null);
+  wrap.querySelectorAll('tbody td').forEach((td) => {
+    const c = blues(td.textContent);
+    td.style.backgroundColor = c.rgb;
+    td.style.color = c.dark ? '#fff' : '#1a1a1a';
+  });
+  fig.append(wrap);
+  return fig;
+}
+
+function renderMultihead(r) {
+  $('overview').hidden = false;
+  const facts = [];
+  for (const [k, v] of Object.entries(r.shapes || {})) facts.push(`${k} ${shape(v)}`);
+  $('facts').textContent = facts.join(' · ');
+  $('steps-box').hidden = false;
+  for (const s of r.steps || []) {
+    const sec = el('section', null, 'step');
+    sec.dataset.step = s.name;
+    const operands = s.operands ? `${s.operands.map(shape).join(' @ ')} → ` : '→ ';
+    sec.append(el('h3', `${s.step} · ${s.name} = ${s.op}`));
+    sec.append(el('p', `${operands}${shape(s.shape)}`, 'shape'));
+    $('steps').append(sec);
+  }
+  if (Array.isArray(r.weights)) {
+    $('heatmap-box').hidden = false;
+    const box = el('div', null, 'heads');
+    r.weights.forEach((w, h) => box.append(headHeatmap(`head ${h}`, w, w.length)));
+    if (r.weights_mean) box.append(headHeatmap('mean of the heads', r.weights_mean, r.weights_mean.length));
+    $('heatmap').append(box);
+  }
+  showWarnings(r.warnings);
+}
+
+async function run() {
+  clearErrors();
+  resetResult();
+  let body;
+  try {
+    body = readForm();
+  } catch (e) {
+    if (e instanceof FieldError) {
+      showFieldError(e.field, e.message);
+      $('status').textContent = 'Fix the marked field.';
+      return;
+    }
+    throw e;
+  }
+  $('status').textContent = 'Running…';
+  const path = current.multihead ? '/v1/multihead' : '/v1/attention';
+  let res;
+  try {
+    res = await post(path, body);
+  } catch (e) {
+    $('status').textContent = `The server could not be reached: ${e.message}`;
+    return;
+  }
+  if (res.status !== 200) {
+    if (res.json) showProblem(res.json);
+    $('status').textContent = `Problem: HTTP ${res.status}.`;
+    return;
+  }
+  if (current.multihead) {
+    renderMultihead(res.json);
+  } else {
+    renderAttention(body, res.json);
+    const svg = await post(path, body, 'svg');
+    if (svg.status === 200) showSvg(svg.text);
+    if (current.compare) await renderComparison(body, res.json);
+  }
+  $('status').textContent = 'Done.';
+  document.body.dataset.ran = String(Number(document.body.dataset.ran || 0) + 1);
+}
+
+async function init() {
+  const list = [...PRESETS];
+  // Offer multi-head only when the server serves it (an OPTIONS-free probe: GET gives 405).
+  try {
+    const probe = await fetch('/v1/multihead', { method: 'GET' });
+    if (probe.status === 405) list.push(MULTIHEAD_PRESET);
+  } catch {
+    // no multi-head then
+  }
+  fillPresets(list);
+  $('preset').addEventListener('change', () => {
+    const p = list.find((x) => x.id === $('preset').value);
+    if (p) loadPreset(p);
+  });
+  $('form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    run();
+  });
+  $('form').addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) {
+      ev.preventDefault();
+      run();
+    }
+  });
+  loadPreset(list[0]);
+  document.body.dataset.ready = 'true';
+}
+
+document.addEventListener('DOMContentLoaded', init);

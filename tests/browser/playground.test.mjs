@@ -1,0 +1,334 @@
+// tests/browser/playground.test.mjs — the playground and CORS in a real browser:
+// Debian's chromium driven by playwright-core (never a downloaded browser).
+//
+// The page: every preset runs and shows the API's numbers, the heatmap is drawn, a
+// bad request's problem appears next to its field, it works from the keyboard and at
+// phone width. CORS: from pages served by small node servers on other ports, a
+// cross-origin fetch succeeds for the allowed origin (its preflight seen through CDP
+// Network events) and fails for another. A screenshot of the playground is saved as
+// an artifact under ATTND_ARTIFACTS (build/artifacts).
+
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { chromium } from 'playwright-core';
+
+import { logLinesFor, postJson, request, sleep, startServer } from '../http/lib.mjs';
+
+const ARTIFACTS = process.env.ATTND_ARTIFACTS ?? path.resolve('build/artifacts');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** A tiny page server on a free port: the "other origin" of the CORS tests. */
+function pageServer() {
+  return new Promise((resolve) => {
+    const srv = http.createServer((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html><title>another origin</title><p>another origin</p>');
+    });
+    srv.listen(0, '127.0.0.1', () => resolve({ srv, origin: `http://127.0.0.1:${srv.address().port}` }));
+  });
+}
+
+let attnd;
+let allowed;
+let refused;
+let ctx;
+let userDataDir;
+let hasMultihead;
+
+before(async () => {
+  allowed = await pageServer();
+  refused = await pageServer();
+  attnd = await startServer(['--cors-origin', allowed.origin]);
+  hasMultihead = (await request(attnd.port, { path: '/v1/multihead' })).status === 405;
+  userDataDir = mkdtempSync(path.join(os.tmpdir(), 'attnd-chromium-'));
+  ctx = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 },
+  });
+});
+
+after(async () => {
+  await ctx?.close();
+  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  allowed?.srv.close();
+  refused?.srv.close();
+  await attnd?.stop();
+});
+
+/** A fresh tab on the playground, ready; console errors and page errors collected. */
+async function openPlayground(viewport) {
+  const page = await ctx.newPage();
+  if (viewport) await page.setViewportSize(viewport);
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    // 4xx answers the page asks for on purpose (the multi-head probe, a bad request) are fine.
+    if (m.type() === 'error' && !/status of (405|404|422)/.test(m.text())) page.problems.push(m.text());
+  });
+  await page.goto(`http://127.0.0.1:${attnd.port}/`);
+  await page.waitForSelector('body[data-ready="true"]');
+  return page;
+}
+
+/** Runs what the form holds (clicking Run) and waits for the page to finish. */
+async function runForm(page, how = 'click') {
+  const before = Number(await page.getAttribute('body', 'data-ran') ?? 0);
+  const status = page.locator('#status');
+  if (how === 'click') await page.click('#run');
+  await page.waitForFunction((n) => Number(document.body.dataset.ran ?? 0) > n ||
+    /^(Problem|Fix|The server)/.test(document.getElementById('status').textContent), before);
+  return status.textContent();
+}
+
+/** The numbers a step's table shows, as rows of strings (sum column excluded). */
+function stepTable(page, name) {
+  return page.$$eval(`#steps section[data-step="${name}"] table tbody tr`, (rows) =>
+    rows.map((tr) => [...tr.querySelectorAll('td:not(.extra)')].map((td) => td.textContent)));
+}
+
+const fixed = (x) => (x === null ? '-inf' : x.toFixed(4));
+const asRows = (m) => (Array.isArray(m[0]) ? m : [m]);
+
+const PRESETS = ['seed000', 'seed002-one', 'seed002-text', 'seed002-queries', 'exp-magnitude',
+  'exp-direction', 'exp-opposite', 'causal'];
+
+describe('the playground', () => {
+  test('offers the presets (and multi-head only when the server has it)', async () => {
+    const page = await openPlayground();
+    const ids = await page.$$eval('#preset option', (os) => os.map((o) => o.value));
+    for (const id of [...PRESETS, 'pitfall-kt']) assert.ok(ids.includes(id), id);
+    assert.equal(ids.includes('multihead'), hasMultihead);
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  for (const id of PRESETS) {
+    test(`preset ${id}: every step shows the API's numbers, and the heatmap is drawn`, async () => {
+      const page = await openPlayground();
+      await page.selectOption('#preset', id);
+      assert.equal(await runForm(page), 'Done.');
+      const body = await page.evaluate(() => readForm());
+      const api = (await postJson(attnd.port, '/v1/attention', body)).json();
+      for (const name of ['scores', 'scaled', 'masked', 'weights', 'output']) {
+        const shown = await stepTable(page, name);
+        assert.deepEqual(shown, asRows(api[name]).map((r) => r.map(fixed)), `${id}: ${name}`);
+        const shapeText = await page.textContent(`#steps section[data-step="${name}"] p.shape`);
+        assert.ok(shapeText.endsWith(`(${api.shapes[name === 'output' ? 'output' : 'weights'].join(', ')}${api.shapes.weights.length === 1 ? ',' : ''})`), shapeText);
+      }
+      // Row sums after the weights, and the summary.
+      const sums = await page.$$eval('#steps section[data-step="weights"] td.extra', (t) => t.map((x) => x.textContent));
+      assert.deepEqual(sums, [].concat(api.summary.row_sums).map(fixed));
+      const winners = await page.$$eval('#summary tbody tr', (rows) => rows.map((r) => r.children[2].textContent));
+      assert.deepEqual(winners, [].concat(api.summary.max_weight).map(fixed));
+      // The heatmap: the server's SVG, one cell per weight, drawn with a size.
+      const cells = await page.$$eval('#heatmap svg rect[fill^="#"], #heatmap svg rect[fill^="url(#attnd-hatch)"]',
+        (r) => r.filter((x) => Number(x.getAttribute('width')) === Number(x.getAttribute('height'))).length);
+      const nq = api.shapes.weights.length === 1 ? 1 : api.shapes.weights[0];
+      const nk = api.shapes.weights.at(-1);
+      assert.ok(cells >= nq * nk - 0, `${cells} cells for ${nq} x ${nk}`);
+      const box = await page.locator('#heatmap svg').boundingBox();
+      assert.ok(box && box.width > 150 && box.height > 100, JSON.stringify(box));
+      if (id.startsWith('exp-')) {
+        const rows = await page.$$eval('#compare tbody tr', (r) => r.map((x) => x.textContent));
+        assert.equal(rows.length, 3);
+        assert.ok(rows.some((r) => /changed/.test(r)), rows.join(' | '));
+      }
+      if (id === 'causal') {
+        assert.deepEqual((await stepTable(page, 'masked'))[0].slice(1), ['-inf', '-inf']);
+      }
+      assert.deepEqual(page.problems, []);
+      await page.close();
+    });
+  }
+
+  test('the experiments change the winning key or its weight as the lecture says', async () => {
+    const page = await openPlayground();
+    const summary = async (id) => {
+      await page.selectOption('#preset', id);
+      await runForm(page);
+      return page.$$eval('#summary tbody tr', (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
+    };
+    const base = await summary('seed002-queries');
+    const bigger = await summary('exp-magnitude');
+    assert.equal(bigger[0][1], base[0][1], 'Q1 keeps its key');
+    assert.ok(Number(bigger[0][2]) > Number(base[0][2]), 'with a sharper weight');
+    const turned = await summary('exp-direction');
+    assert.equal(turned[2][1], '사과');
+    const opposite = await summary('exp-opposite');
+    assert.notEqual(opposite[0][1], base[0][1], 'Q1 needs another key');
+    await page.close();
+  });
+
+  if (process.env.ATTND_SKIP_MULTIHEAD !== '1') {
+    test('multi-head (when served): per-head heatmaps', async (t) => {
+      if (!hasMultihead) {
+        t.skip('this server has no /v1/multihead');
+        return;
+      }
+      const page = await openPlayground();
+      await page.selectOption('#preset', 'multihead');
+      assert.equal(await runForm(page), 'Done.');
+      const heads = await page.$$eval('#heatmap figure.head figcaption', (f) => f.map((x) => x.textContent));
+      assert.deepEqual(heads, ['head 0', 'head 1', 'mean of the heads']);
+      const api = (await postJson(attnd.port, '/v1/multihead', await page.evaluate(() => readForm()))).json();
+      const shown = await page.$$eval('#heatmap figure.head:first-child tbody tr',
+        (rows) => rows.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+      assert.deepEqual(shown, api.weights[0].map((r) => r.map(fixed)));
+      assert.deepEqual(page.problems, []);
+      await page.close();
+    });
+  }
+
+  test('a bad request shows its problem next to the field it points at', async () => {
+    const page = await openPlayground();
+    await page.selectOption('#preset', 'seed000');
+    await page.fill('#f-k', '[[1,1],[0,1],[1,1],[0,1]]');
+    await page.focus('#f-k');
+    await page.keyboard.press('Control+Enter');
+    await page.waitForSelector('#err-k:not([hidden])');
+    assert.match(await page.textContent('#err-k'), /k looks transposed/);
+    assert.equal(await page.getAttribute('#f-k', 'aria-invalid'), 'true');
+    assert.match(await page.textContent('#problem-title'), /^422 Shapes do not fit/);
+    assert.equal(await page.isHidden('#err-q'), true);
+    // The problem clears on the next good run.
+    await page.fill('#f-k', '[[1,0,1,0],[1,1,1,1]]');
+    assert.equal(await runForm(page), 'Done.');
+    assert.equal(await page.isHidden('#err-k'), true);
+    assert.equal(await page.isHidden('#problem'), true);
+    // A field that is not JSON is caught before any request, next to the field.
+    await page.fill('#f-v', '[[10,0],[0,10]');
+    await runForm(page);
+    assert.match(await page.textContent('#err-v'), /^not JSON/);
+    // A scale the server refuses: the problem lands on the scale field.
+    await page.fill('#f-v', '[[10,0],[0,10]]');
+    await page.fill('#f-scale', '-1');
+    await runForm(page);
+    assert.match(await page.textContent('#err-scale'), /\/scale\)$/);
+    await page.close();
+  });
+
+  test('warnings are shown, and a fully masked row is drawn as such', async () => {
+    const page = await openPlayground();
+    await page.selectOption('#preset', 'seed002-queries');
+    await page.fill('#f-mask', '[[1,1,0],[0,0,0],[1,1,1]]');
+    assert.equal(await runForm(page), 'Done.');
+    const warnings = await page.$$eval('#warnings li', (l) => l.map((x) => x.textContent));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /^row_fully_masked: query 1 /);
+    assert.deepEqual((await stepTable(page, 'masked'))[1], ['-inf', '-inf', '-inf']);
+    assert.deepEqual((await stepTable(page, 'weights'))[1], ['0.0000', '0.0000', '0.0000']);
+    assert.equal(await page.textContent('#summary tbody tr:nth-child(2) td:nth-child(2)'), '—');
+    const notes = await page.$$eval('#heatmap svg text', (t) => t.map((x) => x.textContent));
+    assert.ok(notes.includes('every key masked'), notes.join(' | '));
+    await page.close();
+  });
+
+  test('usable by keyboard alone', async () => {
+    const page = await openPlayground();
+    await page.focus('#preset');
+    await page.keyboard.press('ArrowDown'); // the second preset: one query
+    assert.equal(await page.inputValue('#preset'), 'seed002-one');
+    let reached = false;
+    for (let i = 0; i < 20 && !reached; i++) {
+      await page.keyboard.press('Tab');
+      reached = await page.evaluate(() => document.activeElement?.id === 'run');
+    }
+    assert.ok(reached, 'Tab reaches the Run button');
+    const ran = Number(await page.getAttribute('body', 'data-ran') ?? 0);
+    await page.keyboard.press('Enter');
+    await page.waitForFunction((n) => Number(document.body.dataset.ran ?? 0) > n, ran);
+    assert.deepEqual(await stepTable(page, 'weights'), [['0.4573', '0.1682', '0.3744']]);
+    // Focus is visible: the focused control gets an outline.
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+    assert.notEqual(outline, 'none');
+    await page.close();
+  });
+
+  test('readable at phone width: nothing wider than the screen', async () => {
+    const page = await openPlayground({ width: 375, height: 740 });
+    await page.selectOption('#preset', 'seed002-queries');
+    await runForm(page);
+    const widths = await page.evaluate(() => ({
+      doc: document.documentElement.scrollWidth,
+      form: document.getElementById('form').getBoundingClientRect().width,
+      svg: document.querySelector('#heatmap svg').getBoundingClientRect().right,
+    }));
+    assert.ok(widths.doc <= 375, JSON.stringify(widths));
+    assert.ok(widths.svg <= 375, JSON.stringify(widths));
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'playground-phone.png'), fullPage: true });
+    await page.close();
+  });
+
+  test('a screenshot of the playground is saved', async () => {
+    const page = await openPlayground();
+    await page.selectOption('#preset', 'seed002-queries');
+    await runForm(page);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const file = path.join(ARTIFACTS, 'playground.png');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.locator('#run').blur();
+    await page.screenshot({ path: file, fullPage: false });
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+});
+
+describe('CORS from another origin', () => {
+  /** Opens a page of `origin`, then fetches attnd from it; returns what the page saw and CDP's events. */
+  async function crossOrigin(origin, id) {
+    const page = await ctx.newPage();
+    const cdp = await ctx.newCDPSession(page);
+    const seen = [];
+    cdp.on('Network.requestWillBeSent', (e) => {
+      if (e.request.url.includes(`:${attnd.port}/`)) seen.push({ method: e.request.method, type: e.type });
+    });
+    await cdp.send('Network.enable');
+    await page.goto(`${origin}/`);
+    const url = `http://127.0.0.1:${attnd.port}/v1/attention?format=text`;
+    const result = await page.evaluate(async ([u, rid]) => {
+      try {
+        const r = await fetch(u, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-Request-Id': rid },
+          body: JSON.stringify({ q: [[1, 0]], k: [[1, 0], [0, 1]], v: [[1], [2]] }),
+        });
+        return { ok: true, status: r.status, id: r.headers.get('X-Request-Id'), text: await r.text() };
+      } catch (e) {
+        return { ok: false, error: String(e) };
+      }
+    }, [url, id]);
+    await cdp.detach();
+    await page.close();
+    return { result, seen };
+  }
+
+  test('an allowed origin fetches, after a preflight', async () => {
+    const { result, seen } = await crossOrigin(allowed.origin, 'cross-origin-1');
+    assert.equal(result.ok, true, result.error);
+    assert.equal(result.status, 200);
+    assert.equal(result.id, 'cross-origin-1', 'X-Request-Id is exposed to the page');
+    assert.match(result.text, /^attention {2}q \(1, 2\)/);
+    assert.ok(seen.some((e) => e.method === 'OPTIONS' || e.type === 'Preflight'), JSON.stringify(seen));
+    assert.ok(seen.some((e) => e.method === 'POST'), JSON.stringify(seen));
+    await attnd.waitStderr((err) => logLinesFor(err, 'cross-origin-1').length === 1);
+    assert.match(logLinesFor(attnd.stderr(), 'cross-origin-1')[0], /method=POST path=\/v1\/attention /);
+  });
+
+  test('another origin is refused by the browser', async () => {
+    const { result, seen } = await crossOrigin(refused.origin, 'cross-origin-2');
+    assert.equal(result.ok, false);
+    assert.match(result.error, /TypeError/);
+    assert.ok(seen.some((e) => e.method === 'OPTIONS' || e.type === 'Preflight'), JSON.stringify(seen));
+    // The preflight was refused, so the POST itself never reached the server.
+    await sleep(200);
+    assert.deepEqual(logLinesFor(attnd.stderr(), 'cross-origin-2'), []);
+    assert.match(attnd.stderr(), /method=OPTIONS path=\/v1\/attention /);
+  });
+});

@@ -1,0 +1,627 @@
+/*
+ * tests/check_render.c — the text and SVG renderings, without a network.
+ *
+ * Suites: Text (display widths, numbers, labels, alignment, numpy-style elision,
+ * the attention page byte for byte), Svg (the Blues colormap, the seed 002
+ * heatmap against its reference picture byte for byte, escaping, big and masked
+ * matrices), Negotiation (Accept and ?format through api_handle, problems stay
+ * problem+json, the playground's route). XML validity is checked by a real parser
+ * in tests/http/render.test.mjs.
+ *
+ * Run from the repository root (make unit does): the reference picture is read
+ * from tests/data/.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "api/buf.h"
+#include "api/render_svg.h"
+#include "api/render_text.h"
+
+#define SEED000 "\"q\":[[1,0,1,0],[0,1,0,1]],\"k\":[[1,0,1,0],[1,1,1,1]],\"v\":[[10,0],[0,10]]"
+/* Seed 002's three queries with the lecture's labels, unscaled. */
+#define SEED002_HEATMAP                                                                   \
+    "{\"q\":[[1,0],[0,1],[0.5,0.5]],\"k\":[[1,0],[0,1],[0.8,0.2]],"                       \
+    "\"v\":[[10,0],[0,20],[8,4]],\"scale\":1,"                                            \
+    "\"labels\":{\"queries\":[\"Q1\",\"Q2\",\"Q3\"],"                                      \
+    "\"keys\":[\"\xEC\x82\xAC\xEA\xB3\xBC\",\"\xEC\x82\xAC\xEB\x9E\x8C\",\"\xEA\xB3\xBC\xEC\x9D\xBC\"]}}"
+#define SEED002_REFERENCE "tests/data/seed002_heatmap.svg"
+
+static struct api_context test_context(void)
+{
+    struct api_context ctx = { api_default_limits(), true, "0.9.75" };
+    return ctx;
+}
+
+static struct api_response call(const char *method, const char *path, const char *accept,
+                                const char *body, const char *format)
+{
+    struct api_context ctx = test_context();
+    struct api_param p = { "format", format };
+    struct api_request req = { method, path, format ? &p : NULL, format ? 1 : 0, accept, NULL,
+                               body, body ? strlen(body) : 0 };
+    struct api_response res = { 0 };
+    api_handle(&ctx, &req, &res);
+    return res;
+}
+
+static char *take(struct api_buf *b)
+{
+    size_t len;
+    char *s = api_buf_take(b, &len);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(strlen(s), len);
+    return s;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p != NULL; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* ---- Text ---- */
+
+START_TEST(test_display_width)
+{
+    ck_assert_uint_eq(api_text_width(""), 0);
+    ck_assert_uint_eq(api_text_width("k12"), 3);
+    ck_assert_uint_eq(api_text_width("\xEC\x82\xAC\xEA\xB3\xBC"), 4);       /* 사과 */
+    ck_assert_uint_eq(api_text_width("\xE6\xB3\xA8\xE6\x84\x8F"), 4);       /* 注意 */
+    ck_assert_uint_eq(api_text_width("\xEF\xBC\xA1"), 2);                   /* Ａ fullwidth */
+    ck_assert_uint_eq(api_text_width("e\xCC\x81"), 1);                      /* e + combining acute */
+    ck_assert_uint_eq(api_text_width("\xF0\x9F\x98\x80"), 2);               /* 😀 */
+    ck_assert_uint_eq(api_text_width("\xC3\xA9t\xC3\xA9"), 3);              /* été */
+}
+END_TEST
+
+START_TEST(test_numbers)
+{
+    static const struct { double x; int d; const char *want; } cases[] = {
+        { 0.5, 4, "0.5000" }, { 0.7310585786300049, 4, "0.7311" }, { 2.675, 2, "2.68" },
+        { -0.00001, 4, "0.0000" }, { 5, 0, "5" }, { -1.5, 1, "-1.5" },
+        { -INFINITY, 4, "-inf" }, { INFINITY, 2, "inf" }, { NAN, 4, "nan" },
+        { 1e300, 4, "1.0000e+300" }, { -2.5e13, 2, "-2.50e+13" },
+    };
+    char buf[API_TEXT_NUMBER];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        api_text_number(buf, cases[i].x, cases[i].d);
+        ck_assert_str_eq(buf, cases[i].want);
+    }
+    char shape[API_TEXT_SHAPE];
+    api_text_shape(shape, 2, 4, false);
+    ck_assert_str_eq(shape, "(2, 4)");
+    api_text_shape(shape, 1, 3, true);
+    ck_assert_str_eq(shape, "(3,)");
+}
+END_TEST
+
+START_TEST(test_labels_sanitized_and_cut)
+{
+    const char *names[] = { "a\nb\x1b[31m", "a-very-long-label-indeed", NULL,
+                            "\xEC\x82\xAC\xEA\xB3\xBC\xEC\x82\xAC\xEA\xB3\xBC\xEC\x82\xAC\xEA\xB3\xBC"
+                            "\xEC\x82\xAC\xEA\xB3\xBC\xEC\x82\xAC" }; /* 사과 x4 + 사: 18 columns */
+    struct api_labels l = { names, 4, "k" };
+    char buf[API_TEXT_LABEL];
+    api_text_label(buf, &l, 0);
+    ck_assert_str_eq(buf, "a?b?[31m");
+    api_text_label(buf, &l, 1);
+    ck_assert_str_eq(buf, "a-very-long-lab\xE2\x80\xA6");
+    ck_assert_uint_eq(api_text_width(buf), API_TEXT_MAX_LABEL);
+    api_text_label(buf, &l, 2); /* a NULL name falls back to prefix + index */
+    ck_assert_str_eq(buf, "k2");
+    api_text_label(buf, &l, 7); /* past the names too */
+    ck_assert_str_eq(buf, "k7");
+    api_text_label(buf, &l, 3); /* a wide character is never split: 14 columns + … */
+    ck_assert_uint_le(api_text_width(buf), API_TEXT_MAX_LABEL);
+    ck_assert_ptr_nonnull(strstr(buf, "\xE2\x80\xA6"));
+}
+END_TEST
+
+/* Every line of s has the same display width (the matrix is aligned). */
+static void assert_aligned(const char *s, size_t want_lines)
+{
+    char line[1024];
+    size_t width = 0, lines = 0;
+    for (const char *p = s; *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        ck_assert_ptr_nonnull(nl);
+        size_t n = (size_t)(nl - p);
+        ck_assert_uint_lt(n, sizeof line);
+        memcpy(line, p, n);
+        line[n] = '\0';
+        size_t w = api_text_width(line);
+        if (lines == 0)
+            width = w;
+        ck_assert_msg(w == width, "line %zu is %zu columns, not %zu: [%s]", lines, w, width, line);
+        lines++;
+        p = nl + 1;
+    }
+    ck_assert_uint_eq(lines, want_lines);
+}
+
+START_TEST(test_matrix_aligned_with_wide_labels)
+{
+    const double w[] = { 0.4573, 0.1682, 0.3744, 0.1588, 0.5876, 0.2536, 0.3333, 0.3333, 0.3333 };
+    const double sums[] = { 1, 1, 1 };
+    const char *queries[] = { "Q1", "Q2", "Q3" };
+    const char *keys[] = { "\xEC\x82\xAC\xEA\xB3\xBC", "\xEC\x82\xAC\xEB\x9E\x8C",
+                           "\xEA\xB3\xBC\xEC\x9D\xBC\xEC\x9D\xBC\xEC\x9D\xBC" }; /* 과일일일 */
+    struct api_text_matrix m = {
+        .data = w, .rows = 3, .cols = 3, .stride = 3,
+        .row_labels = { queries, 3, "q" }, .col_labels = { keys, 3, "k" },
+        .extra = sums, .extra_label = "sum", .decimals = 4,
+    };
+    struct api_buf b;
+    api_buf_init(&b);
+    api_text_matrix(&b, &m);
+    char *s = take(&b);
+    ck_assert_str_eq(s, "      \xEC\x82\xAC\xEA\xB3\xBC    \xEC\x82\xAC\xEB\x9E\x8C  "
+                        "\xEA\xB3\xBC\xEC\x9D\xBC\xEC\x9D\xBC\xEC\x9D\xBC |    sum\n"
+                        "Q1  0.4573  0.1682    0.3744 | 1.0000\n"
+                        "Q2  0.1588  0.5876    0.2536 | 1.0000\n"
+                        "Q3  0.3333  0.3333    0.3333 | 1.0000\n");
+    assert_aligned(s, 4);
+    free(s);
+}
+END_TEST
+
+START_TEST(test_wide_matrix_elided_like_numpy)
+{
+    enum { R = 4, C = 512 };
+    double *d = malloc(sizeof(double) * R * C);
+    ck_assert_ptr_nonnull(d);
+    for (size_t i = 0; i < R * C; i++)
+        d[i] = (double)(i % C) / 7.0;
+    struct api_text_matrix m = {
+        .data = d, .rows = R, .cols = C, .stride = C,
+        .row_labels = { NULL, 0, "q" }, .col_labels = { NULL, 0, "k" }, .decimals = 4,
+        .max_width = 100,
+    };
+    struct api_buf b;
+    api_buf_init(&b);
+    api_text_matrix(&b, &m);
+    char *s = take(&b);
+    assert_aligned(s, R + 1);
+    ck_assert_uint_le(strchr(s, '\n') - s, 100);
+    /* Three columns each side of the gap, in every line. */
+    ck_assert_ptr_nonnull(strstr(s, "k0      k1      k2  ..."));
+    ck_assert_ptr_nonnull(strstr(s, "...     k509     k510     k511\n"));
+    ck_assert_uint_eq(count(s, "..."), R + 1);
+    ck_assert_ptr_nonnull(strstr(s, "q3  0.0000  0.1429  0.2857  ...  72.7143  72.8571  73.0000\n"));
+    free(s);
+
+    /* A tall one keeps its first and last three rows. */
+    struct api_text_matrix tall = {
+        .data = d, .rows = C, .cols = 1, .stride = 1,
+        .row_labels = { NULL, 0, "q" }, .col_labels = { NULL, 0, "k" }, .decimals = 2,
+    };
+    api_buf_init(&b);
+    api_text_matrix(&b, &tall);
+    s = take(&b);
+    ck_assert_str_eq(s, "         k0\n"
+                        "q0     0.00\n"
+                        "q1     0.14\n"
+                        "q2     0.29\n"
+                        "...\n"
+                        "q509  72.71\n"
+                        "q510  72.86\n"
+                        "q511  73.00\n");
+    free(s);
+    free(d);
+}
+END_TEST
+
+START_TEST(test_table_pads_by_display_width)
+{
+    const char *header[] = { "op", "result", "meaning" };
+    const char *cells[] = { "X @ W_Q", "(10, 64)", "\xEC\xBF\xBC\xEB\xA6\xAC",   /* 쿼리 */
+                            "softmax", "(10, 10)", "rows sum to 1" };
+    struct api_text_table t = { header, cells, 2, 3, "lrl", NULL };
+    struct api_buf b;
+    api_buf_init(&b);
+    api_text_table(&b, &t);
+    char *s = take(&b);
+    ck_assert_str_eq(s, "op         result  meaning\n"
+                        "X @ W_Q  (10, 64)  \xEC\xBF\xBC\xEB\xA6\xAC\n"
+                        "softmax  (10, 10)  rows sum to 1\n");
+    free(s);
+}
+END_TEST
+
+/* The text page of the seed 000 example, byte for byte. */
+static const char SEED000_TEXT[] =
+    "attention  q (2, 4)  k (2, 4)  v (2, 2)  mask none  d_k 4  scale 0.5\n"
+    "\n"
+    "step 1  scores = Q @ K^T  (2, 4) @ (4, 2) -> (2, 2)\n"
+    "          k0      k1\n"
+    "  q0  2.0000  2.0000\n"
+    "  q1  0.0000  2.0000\n"
+    "\n"
+    "step 2  scaled = scores * scale  -> (2, 2)\n"
+    "\n"
+    "step 3  masked = scaled + bias, -inf where mask is 0  -> (2, 2)\n"
+    "\n"
+    "step 4  weights = softmax(masked, axis=-1)  -> (2, 2)\n"
+    "          k0      k1 |    sum\n"
+    "  q0  0.5000  0.5000 | 1.0000\n"
+    "  q1  0.2689  0.7311 | 1.0000\n"
+    "\n"
+    "step 5  output = weights @ V  (2, 2) @ (2, 2) -> (2, 2)\n"
+    "           0       1\n"
+    "  q0  5.0000  5.0000\n"
+    "  q1  2.6894  7.3106\n";
+
+START_TEST(test_attention_text_page)
+{
+    struct api_response res = call("POST", "/v1/attention", "text/plain",
+                                   "{" SEED000 ",\"include\":[\"scores\",\"weights\",\"output\"]}",
+                                   NULL);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_str_eq(res.content_type, "text/plain; charset=utf-8");
+    ck_assert_str_eq(res.body, SEED000_TEXT);
+    api_response_deinit(&res);
+}
+END_TEST
+
+START_TEST(test_attention_text_vector_round_mask)
+{
+    /* One query as a vector: shapes drop the leading 1; round 2 gives 2 decimals. */
+    struct api_response res = call("POST", "/v1/attention", NULL,
+        "{\"q\":[1,0],\"k\":[[1,0],[0,1],[0.8,0.2]],\"v\":[[10,0],[0,20],[8,4]],\"scale\":1,"
+        "\"round\":2,\"include\":[\"weights\",\"summary\"]}", "text");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_ptr_nonnull(strstr(res.body, "q (2,)  k (3, 2)  v (3, 2)  mask none  d_k 2  scale 1\n"));
+    ck_assert_ptr_nonnull(strstr(res.body, "(2,) @ (2, 3) -> (3,)\n"));
+    ck_assert_ptr_nonnull(strstr(res.body, "       k0    k1    k2 |  sum\n"
+                                           "  q  0.46  0.17  0.37 | 1.00\n"));
+    ck_assert_ptr_nonnull(strstr(res.body, "  query  argmax  max_weight  entropy\n"
+                                           "  q      k0            0.46     1.03\n"));
+    api_response_deinit(&res);
+
+    /* Masked cells print as -inf; a fully masked row gets its warning, by label. */
+    res = call("POST", "/v1/attention", NULL,
+               "{\"q\":[[1,0],[0,1]],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],\"mask\":[[1,0],[0,0]],"
+               "\"labels\":{\"queries\":[\"first\",\"second\"]},\"include\":[\"masked\"]}", "text");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_ptr_nonnull(strstr(res.body, "mask (2, 2)"));
+    ck_assert_ptr_nonnull(strstr(res.body, "  first   0.7071  -inf\n"
+                                           "  second    -inf  -inf\n"));
+    ck_assert_ptr_nonnull(strstr(res.body, "warning: query second may attend to no key"));
+    api_response_deinit(&res);
+
+    /* A bias and a key-padding mask, named with their shapes in the header line. */
+    res = call("POST", "/v1/attention", NULL,
+               "{\"q\":[1,0],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],\"bias\":[0.5,-0.5],"
+               "\"mask\":[1,1],\"scale\":1,\"include\":[\"masked\"]}", "text");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_ptr_nonnull(strstr(res.body, "v (2, 1)  mask (2,)  bias (2,)  d_k 2  scale 1\n"));
+    ck_assert_ptr_nonnull(strstr(res.body, "  q  1.5000  -0.5000\n"));
+    api_response_deinit(&res);
+}
+END_TEST
+
+/* ---- Svg ---- */
+
+START_TEST(test_blues_colormap)
+{
+    static const struct { double v; const char *hex; } cases[] = {
+        { 0, "#f7fbff" }, { -3, "#f7fbff" }, { NAN, "#f7fbff" }, { 1, "#08306b" },
+        { 7, "#08306b" }, { 0.5, "#6aaed6" }, { 0.25, "#c6dbef" }, { 0.75, "#2070b4" },
+    };
+    char buf[8];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        api_svg_blues(buf, cases[i].v);
+        ck_assert_msg(strcmp(buf, cases[i].hex) == 0, "Blues(%g) = %s, not %s", cases[i].v, buf,
+                      cases[i].hex);
+    }
+    ck_assert_str_eq(api_svg_text_colour(0.1), "#262626");
+    ck_assert_str_eq(api_svg_text_colour(0.46), "#262626");
+    ck_assert_str_eq(api_svg_text_colour(0.6), "#ffffff");
+    ck_assert_str_eq(api_svg_text_colour(1), "#ffffff");
+}
+END_TEST
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s != NULL && fread(s, 1, (size_t)n, f) == (size_t)n) {
+        s[n] = '\0';
+        *len = (size_t)n;
+    } else {
+        free(s);
+        s = NULL;
+    }
+    fclose(f);
+    return s;
+}
+
+START_TEST(test_seed002_heatmap_reference)
+{
+    struct api_response res = call("POST", "/v1/attention", "image/svg+xml", SEED002_HEATMAP, NULL);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_str_eq(res.content_type, "image/svg+xml");
+    size_t len = 0;
+    char *want = read_file(SEED002_REFERENCE, &len);
+    if (want == NULL || len != res.body_len || memcmp(want, res.body, len) != 0) {
+        FILE *f = fopen("build/seed002_heatmap.actual.svg", "wb");
+        if (f != NULL) {
+            fwrite(res.body, 1, res.body_len, f);
+            fclose(f);
+        }
+        ck_abort_msg("the heatmap differs from %s (or it is missing: run from the repository "
+                     "root); this build's is in build/seed002_heatmap.actual.svg",
+                     SEED002_REFERENCE);
+    }
+    /* What the lecture's figure shows: nine annotated cells, both label sets, a colour bar. */
+    ck_assert_ptr_nonnull(strstr(res.body, ">0.46</text>"));
+    ck_assert_ptr_nonnull(strstr(res.body, ">0.55</text>"));
+    ck_assert_ptr_nonnull(strstr(res.body, ">\xEC\x82\xAC\xEA\xB3\xBC</text>"));
+    ck_assert_ptr_nonnull(strstr(res.body, ">Q3</text>"));
+    ck_assert_ptr_nonnull(strstr(res.body, "url(#attnd-blues)"));
+    ck_assert_ptr_nonnull(strstr(res.body, ">1.0</text>"));
+    ck_assert_uint_eq(count(res.body, "dominant-baseline=\"central\" font-size=\"12\""), 9);
+    free(want);
+    api_response_deinit(&res);
+}
+END_TEST
+
+START_TEST(test_svg_escapes_every_text)
+{
+    struct api_response res = call("POST", "/v1/attention", NULL,
+        "{\"q\":[[1,0]],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],"
+        "\"labels\":{\"queries\":[\"<script>alert('x')</script>\"],"
+        "\"keys\":[\"a&b\",\"\\\"q\\\"\\u0001\"]}}", "svg");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_ptr_null(strstr(res.body, "<script"));
+    ck_assert_ptr_nonnull(strstr(res.body, "&lt;script&gt;alert(&#39;\xE2\x80\xA6"));
+    ck_assert_ptr_nonnull(strstr(res.body, ">a&amp;b</text>"));
+    ck_assert_ptr_nonnull(strstr(res.body, ">&quot;q&quot;?</text>"));
+    api_response_deinit(&res);
+}
+END_TEST
+
+/* A JSON body of an n x n problem (identity-ish q and k, one value column). */
+static char *square_problem(size_t n, const char *extra)
+{
+    struct api_buf b;
+    api_buf_init(&b);
+    const char *names[] = { "q", "k" };
+    api_buf_puts(&b, "{");
+    for (int m = 0; m < 2; m++) {
+        api_buf_printf(&b, "\"%s\":[", names[m]);
+        for (size_t i = 0; i < n; i++)
+            api_buf_printf(&b, "%s[%zu,%d]", i ? "," : "", i % 5, m);
+        api_buf_puts(&b, "],");
+    }
+    api_buf_puts(&b, "\"v\":[");
+    for (size_t i = 0; i < n; i++)
+        api_buf_printf(&b, "%s[%zu]", i ? "," : "", i);
+    api_buf_printf(&b, "]%s}", extra);
+    return take(&b);
+}
+
+START_TEST(test_svg_big_matrix_drops_annotations)
+{
+    char *body = square_problem(40, "");
+    struct api_response res = call("POST", "/v1/attention", NULL, body, "svg");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(count(res.body, "<rect x="), 40 * 40 + 1 + 1); /* cells, frame, bar */
+    ck_assert_uint_eq(count(res.body, "</text>"), 2 + 6 + 2 + 20 + 20); /* thinned labels */
+    ck_assert_ptr_null(strstr(res.body, "font-size=\"10\""));
+    ck_assert_ptr_nonnull(strstr(res.body, ">k38</text>"));
+    ck_assert_ptr_null(strstr(res.body, ">k39</text>"));
+    api_response_deinit(&res);
+    free(body);
+
+    /* Small enough: every cell annotated. */
+    body = square_problem(12, "");
+    res = call("POST", "/v1/attention", NULL, body, "svg");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(count(res.body, "font-size=\"10\""), 144);
+    api_response_deinit(&res);
+    free(body);
+}
+END_TEST
+
+START_TEST(test_svg_masked_rows_hatched)
+{
+    struct api_response res = call("POST", "/v1/attention", NULL,
+        "{\"q\":[[1,0],[0,1],[1,1]],\"k\":[[1,0],[0,1],[1,1]],\"v\":[[1],[2],[3]],"
+        "\"mask\":[[1,0,0],[0,0,0],[1,1,1]]}", "svg");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(count(res.body, "fill=\"url(#attnd-hatch)\""), 3); /* 2 cells and 1 row */
+    ck_assert_ptr_nonnull(strstr(res.body, ">every key masked</text>"));
+    ck_assert_ptr_nonnull(strstr(res.body, "a hatched row attends to no key"));
+    ck_assert_ptr_null(strstr(res.body, ">nan<"));
+    api_response_deinit(&res);
+}
+END_TEST
+
+START_TEST(test_svg_panels_for_heads)
+{
+    /* Two heads and their mean, two panels a row: what a multi-head picture needs. */
+    const double h0[] = { 0.9, 0.1, 0.2, 0.8 }, h1[] = { 0.5, 0.5, 0, 1 };
+    const double mean[] = { 0.7, 0.3, 0.1, 0.9 };
+    const double masked1[] = { 1, 1, -INFINITY, 1 };
+    struct api_svg_heatmap panels[3] = {
+        { .data = h0, .rows = 2, .cols = 2, .stride = 2, .title = "head 0",
+          .row_labels = { NULL, 0, "q" }, .col_labels = { NULL, 0, "k" } },
+        { .data = h1, .rows = 2, .cols = 2, .stride = 2, .title = "head 1",
+          .blocked = masked1, .blocked_stride = 2,
+          .row_labels = { NULL, 0, "q" }, .col_labels = { NULL, 0, "k" } },
+        { .data = mean, .rows = 2, .cols = 2, .stride = 2, .title = "mean <of heads>",
+          .row_labels = { NULL, 0, "q" }, .col_labels = { NULL, 0, "k" } },
+    };
+    struct api_buf b;
+    api_buf_init(&b);
+    api_svg_panels_document(&b, panels, 3, 2, "Multi-head weights", NULL);
+    char *s = take(&b);
+    ck_assert_uint_eq(count(s, "<g>"), 4); /* three panels and the colour bar */
+    ck_assert_uint_eq(count(s, "fill=\"url(#attnd-blues)\""), 1);
+    ck_assert_ptr_nonnull(strstr(s, ">head 0</text>"));
+    ck_assert_ptr_nonnull(strstr(s, ">head 1</text>"));
+    ck_assert_ptr_nonnull(strstr(s, ">mean &lt;of heads&gt;</text>"));
+    ck_assert_uint_eq(count(s, "fill=\"url(#attnd-hatch)\""), 1);
+    ck_assert_ptr_nonnull(strstr(s, "hatched: masked cells"));
+    ck_assert_ptr_nonnull(strstr(s, ">0.90</text>"));
+    ck_assert_ptr_nonnull(strstr(s, "</svg>\n"));
+    /* The mean's panel starts a second row, below the first. */
+    const char *mean_title = strstr(s, ">mean &lt;of heads&gt;</text>");
+    const char *y = mean_title;
+    while (y > s && strncmp(y, " y=\"", 4) != 0)
+        y--;
+    ck_assert_int_gt(atoi(y + 4), 150);
+    free(s);
+}
+END_TEST
+
+/* ---- Negotiation ---- */
+
+START_TEST(test_negotiation)
+{
+    static const struct { const char *accept, *format, *type; int status; } cases[] = {
+        { NULL, NULL, "application/json", 200 },
+        { "*/*", NULL, "application/json", 200 },
+        { "text/plain", NULL, "text/plain; charset=utf-8", 200 },
+        { "text/*", NULL, "text/plain; charset=utf-8", 200 },
+        { "image/svg+xml", NULL, "image/svg+xml", 200 },
+        { "text/plain;q=0.5, image/svg+xml", NULL, "image/svg+xml", 200 },
+        { "image/svg+xml; q=0.2, application/json", NULL, "application/json", 200 },
+        { "image/png, text/plain;q=0.1", NULL, "text/plain; charset=utf-8", 200 },
+        { "image/svg+xml", "text", "text/plain; charset=utf-8", 200 },
+        { "application/json", "svg", "image/svg+xml", 200 },
+        { "image/png", "json", "application/json", 200 },
+        { "image/png", NULL, "application/problem+json", 406 },
+        { "text/plain;q=0", NULL, "application/problem+json", 406 },
+        { NULL, "png", "application/problem+json", 422 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct api_response res = call("POST", "/v1/attention", cases[i].accept, "{" SEED000 "}",
+                                       cases[i].format);
+        ck_assert_msg(res.status == cases[i].status, "case %zu: %d", i, res.status);
+        ck_assert_msg(strcmp(res.content_type, cases[i].type) == 0, "case %zu: %s", i,
+                      res.content_type);
+        api_response_deinit(&res);
+    }
+    /* 406 names what the endpoint makes. */
+    struct api_response res = call("POST", "/v1/attention", "image/png", "{" SEED000 "}", NULL);
+    ck_assert_ptr_nonnull(strstr(res.body, "application/json, text/plain or image/svg+xml"));
+    api_response_deinit(&res);
+}
+END_TEST
+
+START_TEST(test_problems_stay_json)
+{
+    const char *formats[] = { "text", "svg" };
+    for (size_t i = 0; i < 2; i++) {
+        struct api_response res = call("POST", "/v1/attention", NULL,
+                                       "{\"q\":[[1,0,1,0]],\"k\":[[1,1],[0,1],[1,1],[0,1]],"
+                                       "\"v\":[[1],[2]]}", formats[i]);
+        ck_assert_int_eq(res.status, 422);
+        ck_assert_str_eq(res.content_type, "application/problem+json");
+        ck_assert_ptr_nonnull(strstr(res.body, "\"pointer\":\"/k\""));
+        api_response_deinit(&res);
+        res = call("POST", "/v1/attention", NULL, "{", formats[i]);
+        ck_assert_int_eq(res.status, 400);
+        ck_assert_str_eq(res.content_type, "application/problem+json");
+        api_response_deinit(&res);
+    }
+    /* Other endpoints make no text or SVG. */
+    const char *json_only[][2] = { { "GET", "/healthz" }, { "GET", "/version" } };
+    for (size_t i = 0; i < 2; i++) {
+        struct api_response res = call(json_only[i][0], json_only[i][1], NULL, NULL, "svg");
+        ck_assert_int_eq(res.status, 406);
+        api_response_deinit(&res);
+        res = call(json_only[i][0], json_only[i][1], "image/svg+xml", NULL, NULL);
+        ck_assert_int_eq(res.status, 406);
+        api_response_deinit(&res);
+    }
+}
+END_TEST
+
+START_TEST(test_playground_route)
+{
+    struct api_response res = call("GET", "/nowhere", NULL, NULL, NULL);
+    ck_assert_int_eq(res.status, 404);
+    ck_assert_ptr_nonnull(strstr(res.body, "GET / (the playground)"));
+    api_response_deinit(&res);
+    res = call("POST", "/", NULL, "{}", NULL);
+    ck_assert_int_eq(res.status, 405);
+    ck_assert_str_eq(res.headers[0].name, "Allow");
+    ck_assert_str_eq(res.headers[0].value, "GET, HEAD, OPTIONS");
+    api_response_deinit(&res);
+}
+END_TEST
+
+START_TEST(test_buffer)
+{
+    struct api_buf b;
+    api_buf_init(&b);
+    char *s = take(&b); /* empty is a string, not a failure */
+    ck_assert_str_eq(s, "");
+    free(s);
+    api_buf_init(&b);
+    for (int i = 0; i < 1000; i++)
+        api_buf_printf(&b, "%04d,", i);
+    api_buf_fill(&b, '-', 3);
+    api_buf_xml(&b, "<a href=\"x\">&'\x01\t</a>");
+    s = take(&b);
+    ck_assert_uint_eq(strlen(s), 5000 + 3 + strlen("&lt;a href=&quot;x&quot;&gt;&amp;&#39;?\t&lt;/a&gt;"));
+    ck_assert_ptr_nonnull(strstr(s, "0999,---&lt;a href=&quot;x&quot;&gt;&amp;&#39;?\t&lt;/a&gt;"));
+    free(s);
+    api_buf_deinit(&b); /* twice is harmless */
+}
+END_TEST
+
+static Suite *render_suite(void)
+{
+    Suite *s = suite_create("render");
+    TCase *text = tcase_create("Text");
+    tcase_add_test(text, test_buffer);
+    tcase_add_test(text, test_display_width);
+    tcase_add_test(text, test_numbers);
+    tcase_add_test(text, test_labels_sanitized_and_cut);
+    tcase_add_test(text, test_matrix_aligned_with_wide_labels);
+    tcase_add_test(text, test_wide_matrix_elided_like_numpy);
+    tcase_add_test(text, test_table_pads_by_display_width);
+    tcase_add_test(text, test_attention_text_page);
+    tcase_add_test(text, test_attention_text_vector_round_mask);
+    suite_add_tcase(s, text);
+    TCase *svg = tcase_create("Svg");
+    tcase_add_test(svg, test_blues_colormap);
+    tcase_add_test(svg, test_seed002_heatmap_reference);
+    tcase_add_test(svg, test_svg_escapes_every_text);
+    tcase_add_test(svg, test_svg_big_matrix_drops_annotations);
+    tcase_add_test(svg, test_svg_masked_rows_hatched);
+    tcase_add_test(svg, test_svg_panels_for_heads);
+    suite_add_tcase(s, svg);
+    TCase *neg = tcase_create("Negotiation");
+    tcase_add_test(neg, test_negotiation);
+    tcase_add_test(neg, test_problems_stay_json);
+    tcase_add_test(neg, test_playground_route);
+    suite_add_tcase(s, neg);
+    return s;
+}
+
+int main(void)
+{
+    api_global_init();
+    SRunner *sr = srunner_create(render_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# tests/container/run.sh — the Docker image, built and run for real (podman; no Docker
+# engine and no registry needed).
+#
+#   1. lint docker/Dockerfile (dockerfile-utils: any finding fails) and docker/compose.yaml
+#   2. make the debian:bookworm and debian:bookworm-slim base images with debootstrap,
+#      unless podman already has them (no registry is reachable here)
+#   3. build the image (docker format, so HEALTHCHECK is kept); its build stage runs
+#      `make unit`
+#   4. run it with host networking on a free loopback port; check /healthz, the seed 000
+#      example's exact weights, /metrics, the HEALTHCHECK, the image's settings
+#      (ATTND_BIND=0.0.0.0, OPENBLAS_NUM_THREADS=1, EXPOSE 8080) and that attnd is not root
+#   5. podman stop (SIGTERM): attnd exits 0 within 10 s
+#   6. print the image size
+#
+# As root (it installs podman, runc and debootstrap when missing). Called by .ci/run and
+# `make container`; not by `make test`, which must stay quick and need no podman.
+# Prints one line per check and "container: N passed, N failed"; exits 1 on any failure.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root" || exit 1
+
+IMAGE=${IMAGE:-attnd:ci}
+NAME=attnd-ci-$$
+W=${PODMAN_WORK:-/tmp/podman-ci}
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok   $*"; }
+fail() { failed=$((failed + 1)); echo "FAIL $*"; }
+check() { # name, command...: output shown only on failure
+  local name=$1; shift
+  local out
+  if out=$("$@" 2>&1); then ok "$name"; else fail "$name"; printf '%s\n' "$out" | sed 's/^/     /'; fi
+}
+finish() {
+  echo "container: $passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit $?
+}
+
+# ---- 1. lint ----
+if [ ! -x node_modules/.bin/dockerfile-utils ]; then
+  echo "tests/container/run.sh: run 'npm ci' in $root first" >&2
+  exit 1
+fi
+lint_dockerfile() {
+  local out
+  out=$(node_modules/.bin/dockerfile-utils lint docker/Dockerfile 2>&1) || { echo "$out"; return 1; }
+  [ -z "$out" ] || { echo "$out"; return 1; } # it exits 0 on warnings: any output fails
+}
+check "dockerfile-utils lint docker/Dockerfile: no findings" lint_dockerfile
+check "docker/compose.yaml builds docker/Dockerfile and publishes 8080" node -e '
+  const y = require("js-yaml").load(require("fs").readFileSync("docker/compose.yaml", "utf8"));
+  const s = y.services.attnd, assert = require("assert");
+  assert.equal(s.build.dockerfile, "docker/Dockerfile");
+  assert.equal(s.build.context, "..");
+  assert.ok(s.ports.includes("8080:8080"));
+  assert.equal(s.read_only, true);'
+
+# ---- 2. podman and the base images ----
+need=()
+for c in podman runc debootstrap; do command -v "$c" >/dev/null || need+=("$c"); done
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    fail "podman, runc and debootstrap are needed: sudo apt-get install -y ${need[*]}"
+    finish
+  fi
+  echo "installing: ${need[*]}" >&2
+  apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+    podman runc debootstrap >/dev/null
+fi
+mkdir -p "$W"
+# runc: crun fails on this kind of machine's hybrid cgroups. Host networking: no bridge.
+cat > "$W/containers.conf" <<'CONF'
+[containers]
+default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+netns = "host"
+[engine]
+runtime = "runc"
+CONF
+printf '[storage]\ndriver = "overlay"\ngraphroot = "%s/storage"\nrunroot = "%s/run"\n' "$W" "$W" \
+  > "$W/storage.conf"
+export CONTAINERS_CONF="$W/containers.conf" CONTAINERS_STORAGE_CONF="$W/storage.conf"
+
+if ! podman image exists docker.io/library/debian:bookworm; then
+  echo "making debian:bookworm with debootstrap (no registry here; about 40 s)" >&2
+  mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null)
+  R="$W/rootfs"
+  rm -rf "$R"
+  if ! debootstrap --variant=minbase bookworm "$R" "${mirror:-http://deb.debian.org/debian}" \
+      > "$W/debootstrap.log" 2>&1; then
+    fail "debootstrap bookworm (see $W/debootstrap.log)"
+    finish
+  fi
+  [ -f /etc/apt/sources.list.d/debian.sources ] && cp /etc/apt/sources.list.d/debian.sources "$R/etc/apt/sources.list.d/"
+  rm -rf "$R"/var/cache/apt/archives/*.deb "$R"/var/cache/apt/*.bin "$R"/var/lib/apt/lists/*
+  tar --numeric-owner -C "$R" -c . | podman import --change 'CMD ["bash"]' - docker.io/library/debian:bookworm >/dev/null
+  podman tag docker.io/library/debian:bookworm docker.io/library/debian:bookworm-slim
+  rm -rf "$R"
+fi
+
+# ---- 3. build ----
+build_id=$(git describe --always --dirty 2>/dev/null || echo unknown)
+t0=$(date +%s)
+if podman build --pull=never --network host --format docker -f docker/Dockerfile \
+     --build-arg ATTND_BUILD="$build_id" -t "$IMAGE" . > "$W/build.log" 2>&1; then
+  ok "podman build -f docker/Dockerfile ($(( $(date +%s) - t0 )) s; the build stage ran make unit)"
+else
+  fail "podman build -f docker/Dockerfile"
+  tail -40 "$W/build.log" | sed 's/^/     /'
+  finish
+fi
+grep -q 'passed, 0 failed\|100%: Checks' "$W/build.log" && ok "unit suites ran and passed in the build stage" ||
+  fail "no unit-suite summary in the build log ($W/build.log)"
+
+inspect() { podman image inspect --format "$1" "$IMAGE"; }
+env_has() { inspect '{{range .Config.Env}}{{println .}}{{end}}' | grep -x "$1" >/dev/null; }
+check "the image sets ATTND_BIND=0.0.0.0" env_has ATTND_BIND=0.0.0.0
+check "the image sets OPENBLAS_NUM_THREADS=1" env_has OPENBLAS_NUM_THREADS=1
+check "the image exposes 8080/tcp" bash -c "podman image inspect --format '{{json .Config.ExposedPorts}}' '$IMAGE' | grep -q '8080/tcp'"
+check "the image has a HEALTHCHECK using --probe" bash -c "podman image inspect --format '{{json .Config.Healthcheck}}' '$IMAGE' | grep -q -- '--probe'"
+check "the image's user is not root" bash -c "u=\$(podman image inspect --format '{{.Config.User}}' '$IMAGE'); [ -n \"\$u\" ] && [ \"\${u%%:*}\" != 0 ] && [ \"\${u%%:*}\" != root ]"
+check "the image's entrypoint is exec-form attnd" bash -c "podman image inspect --format '{{json .Config.Entrypoint}}' '$IMAGE' | grep -qx '\\[\"/usr/local/bin/attnd\"\\]'"
+no_toolchain() { podman run --rm --entrypoint /bin/sh "$IMAGE" -c '! command -v cc && ! command -v gcc && ! command -v make'; }
+check "the runtime stage has no compiler or make" no_toolchain
+
+size=$(inspect '{{.Size}}')
+size_mb=$(awk -v b="$size" 'BEGIN {printf "%.1f", b / 1e6}')
+echo "image $IMAGE: $size_mb MB ($size bytes)"
+
+# ---- 4. run ----
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cleanup() { podman rm -f "$NAME" >/dev/null 2>&1; }
+trap cleanup EXIT
+# Host networking, bound to loopback only: nothing is published beyond this machine.
+if ! podman run -d --name "$NAME" --network host --read-only \
+     -e ATTND_PORT="$port" -e ATTND_BIND=127.0.0.1 -e ATTND_LOG=json "$IMAGE" \
+     >/dev/null 2>"$W/run.log"; then # podman notes there that systemd cannot time the healthcheck
+  fail "podman run"
+  finish
+fi
+base="http://127.0.0.1:$port"
+up=0
+for _ in $(seq 50); do
+  curl -fsS "$base/healthz" >/dev/null 2>&1 && { up=1; break; }
+  sleep 0.2
+done
+if [ $up -eq 1 ]; then ok "GET /healthz answers 200 on $base"; else
+  fail "GET /healthz never answered"; podman logs "$NAME" 2>&1 | tail -20 | sed 's/^/     /'; finish
+fi
+
+seed() {
+  curl -fsS "$base/v1/attention" -H 'Content-Type: application/json' \
+    -d '{"q":[[1,0,1,0],[0,1,0,1]],"k":[[1,0,1,0],[1,1,1,1]],"v":[[10,0],[0,10]]}' |
+  node -e '
+    let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+      const r = JSON.parse(s);
+      require("assert").deepStrictEqual(r.weights, [[0.5, 0.5], [0.2689414213699951, 0.7310585786300049]]);
+      require("assert").deepStrictEqual(r.output, [[5, 5], [2.6894142136999513, 7.310585786300049]]);
+    });'
+}
+check "POST /v1/attention, seed 000: the exact weights and output" seed
+check "GET /readyz is 200" curl -fsS "$base/readyz"
+check "GET /metrics counts the seed request" bash -c \
+  "curl -fsS '$base/metrics' | grep -q 'attnd_requests_total{route=\"/v1/attention\",status=\"200\"} 1'"
+check "GET /version reports the build id $build_id" bash -c "curl -fsS '$base/version' | grep -qF '\"build\":\"$build_id\"'"
+not_root() { # attnd's own process, seen from the host: its real, effective, saved uids
+  local pid uids
+  pid=$(podman inspect --format '{{.State.Pid}}' "$NAME") || return 1
+  uids=$(awk '/^Uid:/ {print $2, $3, $4}' "/proc/$pid/status") || return 1
+  echo "pid $pid uids $uids"
+  [ -n "$uids" ] && ! printf '%s\n' $uids | grep -qx 0
+}
+check "attnd runs as a non-root user" not_root
+check "the HEALTHCHECK (attnd --probe) passes" podman healthcheck run "$NAME"
+check "the access log is JSON on stderr" bash -c \
+  "podman logs '$NAME' 2>&1 | grep '\"path\":\"/v1/attention\"' | head -1 | node -e 'let s=\"\"; process.stdin.on(\"data\", d => s += d).on(\"end\", () => JSON.parse(s))'"
+
+# ---- 5. stop ----
+t0=$(date +%s%N)
+podman stop -t 10 "$NAME" >/dev/null 2>&1
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+code=$(podman inspect --format '{{.State.ExitCode}}' "$NAME")
+if [ "$code" = 0 ] && [ "$ms" -lt 10000 ]; then
+  ok "SIGTERM (podman stop): exit 0 after $ms ms"
+else
+  fail "SIGTERM (podman stop): exit code $code after $ms ms"
+  podman logs "$NAME" 2>&1 | tail -5 | sed 's/^/     /'
+fi
+check "the log says it shut down on SIGTERM" bash -c "podman logs '$NAME' 2>&1 | grep -q 'SIGTERM: shutting down'"
+
+finish

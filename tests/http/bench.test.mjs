@@ -1,0 +1,75 @@
+// tests/http/bench.test.mjs — what `make bench` times is the right answer.
+//
+// The bench's medium payload (bench/gen_payloads.py: n = 64, d = 64, every step) is
+// sent to attnd, and its weights and output are compared with a naive reference
+// computed here in plain loops. The bench itself is never run by the tests.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+import { request, startServer } from './lib.mjs';
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+let server;
+let dir;
+
+before(async () => {
+  server = await startServer(['--log', 'off']);
+  dir = mkdtempSync(path.join(tmpdir(), 'attnd-bench-'));
+});
+after(async () => {
+  await server.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** softmax(Q·Kᵀ·scale) row by row, max first, then ·V: the textbook loops. */
+function reference(q, k, v, scale) {
+  const weights = q.map((qi) => {
+    const x = k.map((kj) => qi.reduce((s, c, i) => s + c * kj[i], 0) * scale);
+    const max = Math.max(...x);
+    const e = x.map((xj) => Math.exp(xj - max));
+    const sum = e.reduce((s, y) => s + y, 0);
+    return e.map((y) => y / sum);
+  });
+  const output = weights.map((w) => v[0].map((_, c) => w.reduce((s, wj, j) => s + wj * v[j][c], 0)));
+  return { weights, output };
+}
+
+function maxAbsDiff(a, b) {
+  const x = a.flat();
+  const y = b.flat();
+  assert.equal(x.length, y.length);
+  return x.reduce((m, xi, i) => Math.max(m, Math.abs(xi - y[i])), 0);
+}
+
+test('the bench medium payload: attnd agrees with a naive reference to 1e-12', async () => {
+  execFileSync('/usr/bin/python3', [path.join(root, 'bench', 'gen_payloads.py'), dir, 'medium'], {
+    stdio: 'ignore',
+  });
+  const body = readFileSync(path.join(dir, 'medium.json'));
+  const req = JSON.parse(body);
+  assert.equal(req.q.length, 64);
+  assert.equal(req.q[0].length, 64);
+
+  const res = await request(server.port, {
+    method: 'POST',
+    path: '/v1/attention',
+    headers: { 'Content-Type': 'application/json' },
+    body,
+  });
+  assert.equal(res.status, 200);
+  const got = res.json();
+  for (const part of ['scores', 'scaled', 'masked', 'weights', 'output', 'summary']) {
+    assert.ok(part in got, `${part} is in the response`);
+  }
+  assert.deepEqual(got.shapes.weights, [64, 64]);
+
+  const want = reference(req.q, req.k, req.v, 1 / 8);
+  assert.ok(maxAbsDiff(got.weights, want.weights) <= 1e-12, 'weights');
+  assert.ok(maxAbsDiff(got.output, want.output) <= 1e-12, 'output');
+});

@@ -1,0 +1,80 @@
+// tests/http/limits.test.mjs — small bodies that ask for huge work are refused before
+// any memory is spent on them: 422 in a blink, and the server's peak RSS (VmHWM) stays
+// where it was. Every allocation that a request's numbers size is checked against
+// --max-cells first (api/fields.c for inputs, check_limits for the trace).
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+
+import { assertProblem, postJson, request, startServer } from './lib.mjs';
+
+/** The process's peak resident set, in KiB. */
+const peakKiB = (pid) =>
+  Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+) kB/m)[1]);
+
+const rows = (n, row) => Array.from({ length: n }, () => row);
+
+// Each body is at most a few dozen KiB; honoured, each would need hundreds of MiB.
+const HUGE = [
+  ['scores of 3000 x 3000', '/v1/attention',
+    { q: rows(3000, [0]), k: rows(3000, [0]), v: rows(3000, [0]) }, '/q'],
+  ['an output of 3000 x 3000', '/v1/attention',
+    { q: rows(3000, [0]), k: [[0]], v: [Array(3000).fill(0)] }, '/q'],
+  ['a multihead input made up by random, 10^6 x 4096', '/v1/multihead',
+    { heads: 1, random: { seed: 1, n: 1000000, d_model: 4096 } }, null],
+  ['multihead scores of 100000 x 100000', '/v1/multihead',
+    { heads: 1, random: { seed: 1, n: 100000, d_model: 1 } }, null],
+  ['a batch of 8 items, each over the limit', '/v1/attention/batch',
+    { items: rows(8, { q: rows(2100, [0]), k: rows(2100, [0]), v: rows(2100, [0]) }) }, null],
+];
+
+test('small bodies that ask for huge work: 422 at once, peak memory unchanged', async (t) => {
+  const s = await startServer(['--log', 'off']);
+  t.after(() => s.proc.kill('SIGKILL')); // a failed assertion must not leave it running
+  // Warm up: the first request maps OpenBLAS's buffers and the like.
+  await postJson(s.port, '/v1/attention', { q: [[1]], k: [[1]], v: [[1]] });
+  const before = peakKiB(s.proc.pid);
+  for (const [what, path, body, pointer] of HUGE) {
+    const text = JSON.stringify(body);
+    assert.ok(text.length < 256 * 1024, `${what}: the body is small (${text.length} bytes)`);
+    const t0 = performance.now();
+    const r = await request(s.port, {
+      method: 'POST', path, headers: { 'Content-Type': 'application/json' }, body: text,
+    });
+    const ms = performance.now() - t0;
+    assert.ok(r.status === 422 || r.status === 200, `${what}: ${r.status} ${r.body.slice(0, 300)}`);
+    if (path === '/v1/attention/batch' && r.status === 200) {
+      // A batch answers per item: each item must be the 422, not a result.
+      for (const item of r.json().results) assert.equal(item.status, 422, what);
+    } else {
+      const p = assertProblem(assert, r, 422);
+      if (pointer) {
+        assert.equal(p.type, '/problems/limit-exceeded', `${what}: ${r.body}`);
+        assert.equal(p.errors[0].pointer, pointer, what);
+      }
+    }
+    assert.ok(ms < 2000, `${what}: answered in ${ms.toFixed(0)} ms`);
+  }
+  const grown = peakKiB(s.proc.pid) - before;
+  console.log(`# peak RSS grew by ${grown} KiB over ${HUGE.length} huge asks`);
+  // Honoured, the smallest of these asks would touch over 280 MiB (3000 x 3000 doubles, four
+  // times); the bound leaves room for sanitizer builds, whose shadow memory adds tens of MiB.
+  assert.ok(grown < 128 * 1024, `peak RSS grew by ${grown} KiB`);
+  await s.stop();
+});
+
+test('--max-cells is the limit: one cell over it is refused, the limit itself is served', async (t) => {
+  const s = await startServer(['--max-cells', '1600', '--log', 'off']);
+  t.after(() => s.proc.kill('SIGKILL'));
+  const at = await postJson(s.port, '/v1/attention',
+    { q: rows(40, [1]), k: rows(40, [1]), v: rows(40, [1]), include: ['output'] });
+  assert.equal(at.status, 200, at.body);
+  const over = await postJson(s.port, '/v1/attention',
+    { q: rows(41, [1]), k: rows(40, [1]), v: rows(40, [1]) });
+  const p = assertProblem(assert, over, 422);
+  assert.equal(p.type, '/problems/limit-exceeded');
+  assert.match(p.detail, /1640 cells/);
+  assert.match(p.detail, /1600/);
+  await s.stop();
+});
