@@ -77,10 +77,8 @@ struct api_context {
 /*
  * Process-wide setup, once before serving: the BLAS thread policy. The server
  * already runs requests on one thread per core, so BLAS gets one thread per call
- * rather than oversubscribing the cores (see the README, "Threads"). It also gives
- * jansson attnd's allocator, which turns an allocation failure during a parse into
- * a 503 (api/fields.c), so call it before anything else uses jansson; from then on
- * a string from json_dumps is not free()'s to release (jansson's blocks carry a header).
+ * rather than oversubscribing the cores (see the README, "Threads"). It also routes
+ * jansson's allocations through attnd's malloc (api_json_alloc_init).
  */
 void api_global_init(void);
 

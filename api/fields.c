@@ -5,7 +5,6 @@
 
 #include <ctype.h>
 #include <math.h>
-#include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/json_read.h"
 #include "api/numfmt.h"
 
 const char *api_json_kind(const json_t *node)
@@ -510,103 +510,24 @@ bool api_read_string_list(const json_t *node, const char *pointer, const char *n
 /* ---- the body ---- */
 
 /*
- * jansson 2.14 (Debian 12) does not survive every allocation failure while it
- * parses: when its lexer's token buffer cannot grow it carries on out of step and
- * writes out of bounds (upstream issue 362), and a string it cannot copy comes back
- * as a syntax error. So jansson allocates through attnd (api_json_alloc_init):
- * while a body is parsed, every block jansson takes is linked into this thread's
- * list, and when malloc fails the allocator never returns NULL into jansson: it
- * frees the parse's blocks and jumps back to api_parse_body, which answers 503.
- * Outside a parse the allocator is plain malloc with a header.
+ * jansson's own allocations go through these two, so that a test linking attnd
+ * with wrapped malloc (tests/check_alloc.c) reaches them too: inside libjansson.so
+ * the wrapper would not be seen. Requests are read by api/json_read.c, not by
+ * jansson's parser, which does not survive every allocation failure (2.14).
  */
-union json_block {
-    struct {
-        union json_block *prev, *next; /* in the parse's list; both NULL when not linked */
-        bool linked;
-    } l;
-    max_align_t align; /* keeps the payload as aligned as malloc's */
-};
-
-struct json_parse {
-    bool active;
-    jmp_buf out;
-    union json_block *head; /* blocks jansson holds, taken during this parse */
-};
-
-static _Thread_local struct json_parse json_parse;
-
-static void json_unlink(struct json_parse *jp, union json_block *b)
-{
-    if (b->l.prev != NULL)
-        b->l.prev->l.next = b->l.next;
-    else
-        jp->head = b->l.next;
-    if (b->l.next != NULL)
-        b->l.next->l.prev = b->l.prev;
-    b->l.prev = b->l.next = NULL;
-    b->l.linked = false;
-}
-
 static void *api_json_malloc(size_t n)
 {
-    struct json_parse *jp = &json_parse;
-    union json_block *b = n <= SIZE_MAX - sizeof *b ? malloc(sizeof *b + n) : NULL;
-    if (b == NULL) {
-        if (!jp->active)
-            return NULL;
-        while (jp->head != NULL) { /* the half-built document and the lexer's buffers */
-            union json_block *dead = jp->head;
-            json_unlink(jp, dead);
-            free(dead);
-        }
-        jp->active = false;
-        longjmp(jp->out, 1);
-    }
-    b->l.prev = NULL;
-    b->l.next = NULL;
-    b->l.linked = jp->active;
-    if (jp->active) {
-        b->l.next = jp->head;
-        if (jp->head != NULL)
-            jp->head->l.prev = b;
-        jp->head = b;
-    }
-    return b + 1;
+    return malloc(n);
 }
 
 static void api_json_free(void *p)
 {
-    if (p == NULL)
-        return;
-    union json_block *b = (union json_block *)p - 1;
-    if (b->l.linked)
-        json_unlink(&json_parse, b);
-    free(b);
+    free(p);
 }
 
 void api_json_alloc_init(void)
 {
     json_set_alloc_funcs(api_json_malloc, api_json_free);
-}
-
-/* json_loadb under the guard above; *no_memory tells a parse given up for memory. */
-static json_t *json_load_guarded(const char *body, size_t len, json_error_t *jerr,
-                                 bool *no_memory)
-{
-    struct json_parse *jp = &json_parse;
-    *no_memory = false;
-    if (setjmp(jp->out) != 0) {
-        *no_memory = true;
-        return NULL;
-    }
-    jp->active = true;
-    jp->head = NULL;
-    /* Duplicate keys are refused: which of two "q"s a parser keeps is a silent guess. */
-    json_t *doc = json_loadb(body, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, jerr);
-    while (jp->head != NULL) /* what survives is the document's: it now lives on its own */
-        json_unlink(jp, jp->head);
-    jp->active = false;
-    return doc;
 }
 
 json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
@@ -628,19 +549,16 @@ json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
         api_error_hint(err, "save the file as UTF-8 without BOM");
         return NULL;
     }
-    json_error_t jerr;
-    bool no_memory;
-    json_t *doc = json_load_guarded(body, len, &jerr, &no_memory);
+    struct api_json_error jerr;
+    json_t *doc = api_json_read(body, len, &jerr);
     if (doc != NULL)
         return doc;
-    /* Without attnd's allocator (a test that skips api_global_init), jansson reports most
-     * allocation failures itself, and one while it sets up its reader with no text at all. */
-    if (no_memory || json_error_code(&jerr) == json_error_out_of_memory || jerr.text[0] == '\0') {
+    if (jerr.no_memory) {
         api_error_set(err, API_UNAVAILABLE, "no memory to read the body");
         return NULL;
     }
-    api_error_set(err, API_INVALID_JSON, "the body is not valid JSON: %s at line %d, column %d "
-                  "(byte %d)", jerr.text, jerr.line, jerr.column, jerr.position);
+    api_error_set(err, API_INVALID_JSON, "the body is not valid JSON: %s at line %zu, column "
+                  "%zu (byte %zu)", jerr.text, jerr.line, jerr.column, jerr.position);
     api_error_at(err, "%s", "");
     api_error_hint(err, "check the brackets and commas near that position; keys and strings "
                    "need double quotes");

@@ -87,16 +87,16 @@ bool api_read_string_list(const json_t *node, const char *pointer, const char *n
 const char *api_json_kind(const json_t *node);
 
 /*
- * Reads a request body as one JSON document (jansson): duplicate keys, an empty
- * body and a byte-order mark are invalid-json with line, column and position.
+ * Reads a request body as one JSON document (api/json_read.c, building jansson
+ * values): duplicate keys, an empty body and a byte-order mark are invalid-json with
+ * line, column and position; running out of memory is a 503.
  * Returns a new reference, or NULL with err set.
  */
 json_t *api_parse_body(const char *body, size_t len, struct api_error *err);
 
 /*
- * Makes jansson allocate through attnd, so api_parse_body can answer 503 when memory
- * runs out mid-parse. Call it before any jansson value exists; afterwards jansson's
- * blocks carry a header, so never free() what jansson returns (json_dumps).
+ * Makes jansson allocate through attnd's malloc and free (plain, no header), so a
+ * test that wraps malloc at link time reaches jansson's allocations too.
  */
 void api_json_alloc_init(void);
 

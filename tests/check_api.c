@@ -17,6 +17,7 @@
 
 #include "api/api.h"
 #include "api/jsonw.h"
+#include "api/json_read.h"
 #include "api/numfmt.h"
 
 #define SEED000 "\"q\":[[1,0,1,0],[0,1,0,1]],\"k\":[[1,0,1,0],[1,1,1,1]],\"v\":[[10,0],[0,10]]"
@@ -769,6 +770,111 @@ START_TEST(test_unknown_problem_page)
 }
 END_TEST
 
+/* ------------------------------------------------------------------- Reader */
+
+/* What api/json_read.c builds, compared with jansson's reading of the same text. */
+START_TEST(test_reader_values)
+{
+    static const char text[] =
+        " {\"a\": [1, -2, 2.5, -0.125e3, 1E2, 0, 123456789012345678901, 1e-400],\n"
+        "  \"s\": \"caf\\u00e9 \\ud83d\\ude00 \\\"q\\\" \\\\ \\/ \\b\\f\\n\\r\\t \xea\xb0\x80\",\n"
+        "  \"t\": true, \"f\": false, \"n\": null, \"o\": {}, \"e\": []} ";
+    struct api_json_error err;
+    json_t *ours = api_json_read(text, sizeof text - 1, &err);
+    ck_assert_msg(ours != NULL, "%s at %zu", err.text, err.position);
+    /* jansson refuses the 21-digit integer ("too big"), so it reads the string alone. */
+    json_error_t jerr;
+    json_t *theirs = json_loads("{\"s\": \"caf\\u00e9 \\ud83d\\ude00 \\\"q\\\" \\\\ \\/ "
+                                "\\b\\f\\n\\r\\t \xea\xb0\x80\"}", 0, &jerr);
+    ck_assert_msg(theirs != NULL, "%s", jerr.text);
+    json_t *a = json_object_get(ours, "a");
+    ck_assert(json_is_integer(json_array_get(a, 0)) && json_integer_value(json_array_get(a, 1)) == -2);
+    ck_assert(json_real_value(json_array_get(a, 3)) == -125.0);
+    ck_assert(json_real_value(json_array_get(a, 6)) == 123456789012345678901.0);
+    ck_assert(json_real_value(json_array_get(a, 7)) == 0.0); /* underflow rounds to 0 */
+    ck_assert_str_eq(json_string_value(json_object_get(ours, "s")),
+                     json_string_value(json_object_get(theirs, "s")));
+    ck_assert(json_is_true(json_object_get(ours, "t")) && json_is_null(json_object_get(ours, "n")));
+    ck_assert_uint_eq(json_object_size(ours), 7);
+    json_decref(ours);
+    json_decref(theirs);
+}
+END_TEST
+
+static const struct {
+    const char *text;
+    const char *what; /* a substring of the error */
+    size_t line, column;
+} reader_bad[] = {
+    { "[1,]", "a value expected", 1, 4 },
+    { "{\"a\":1,}", "a string key expected", 1, 8 },
+    { "[01]", "leading zeros", 1, 2 },
+    { "[1.]", "after '.'", 1, 2 },
+    { "[.5]", "a value expected", 1, 2 },
+    { "[-]", "after '-'", 1, 2 },
+    { "[1e]", "exponent", 1, 2 },
+    { "[1e400]", "out of range", 1, 2 },
+    { "[1 2]", "',' or ']' expected", 1, 4 },
+    { "{\"a\" 1}", "':' expected", 1, 6 },
+    { "{a:1}", "a string key expected", 1, 2 },
+    { "[nul]", "invalid literal", 1, 2 },
+    { "{\"a\":1,\"a\":2}", "duplicate object key \"a\"", 1, 8 },
+    { "{} x", "extra data", 1, 4 },
+    { "\"abc", "unterminated string", 1, 1 },
+    { "[\"a\x01\"]", "control character", 1, 4 },
+    { "[\"\\u0000\"]", "\\u0000", 1, 3 },
+    { "[\"\\ud800\"]", "high surrogate", 1, 3 },
+    { "[\"\\udc00\"]", "lone low surrogate", 1, 3 },
+    { "[\"\\x\"]", "invalid escape", 1, 3 },
+    { "[\"\\u12G4\"]", "four hex digits", 1, 3 },
+    { "[\"\xc3\x28\"]", "invalid UTF-8", 1, 3 },
+    { "[\"\xc0\xaf\"]", "invalid UTF-8", 1, 3 },
+    { "[\"\xed\xa0\x80\"]", "invalid UTF-8", 1, 3 },
+    { "{\n  \"q\": [[1, 0]],\n  \"k\": [[1 0]]\n}", "',' or ']' expected", 3, 12 },
+    { "", "the end of the body", 1, 1 },
+};
+
+START_TEST(test_reader_refuses)
+{
+    struct api_json_error err;
+    json_t *v = api_json_read(reader_bad[_i].text, strlen(reader_bad[_i].text), &err);
+    ck_assert_msg(v == NULL, "case %d was read", _i);
+    ck_assert_msg(strstr(err.text, reader_bad[_i].what) != NULL, "case %d: \"%s\"", _i, err.text);
+    ck_assert_msg(err.line == reader_bad[_i].line && err.column == reader_bad[_i].column,
+                  "case %d: line %zu column %zu", _i, err.line, err.column);
+    ck_assert(!err.no_memory);
+}
+END_TEST
+
+/* Nesting is bounded, so a body of brackets cannot exhaust the stack. */
+START_TEST(test_reader_depth)
+{
+    char deep[2 * (API_JSON_MAX_DEPTH + 1) + 1];
+    for (int i = 0; i <= API_JSON_MAX_DEPTH; i++) {
+        deep[i] = '[';
+        deep[2 * (API_JSON_MAX_DEPTH + 1) - 1 - i] = ']';
+    }
+    struct api_json_error err;
+    ck_assert_ptr_null(api_json_read(deep, 2 * (API_JSON_MAX_DEPTH + 1), &err));
+    ck_assert_ptr_nonnull(strstr(err.text, "nesting deeper"));
+    json_t *ok = api_json_read(deep + 1, 2 * API_JSON_MAX_DEPTH, &err);
+    ck_assert_ptr_nonnull(ok);
+    json_decref(ok);
+}
+END_TEST
+
+/* The body is not NUL-terminated: a number at its very end is read within its bounds. */
+START_TEST(test_reader_unterminated_buffer)
+{
+    char body[] = { '1', '2', '.', '5', '9' };
+    struct api_json_error err;
+    json_t *v = api_json_read(body, 4, &err);
+    ck_assert_ptr_nonnull(v);
+    ck_assert(json_real_value(v) == 12.5);
+    json_decref(v);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("api");
@@ -815,6 +921,13 @@ static Suite *api_suite(void)
                         sizeof problem_slugs / sizeof problem_slugs[0]);
     tcase_add_test(routes, test_unknown_problem_page);
     suite_add_tcase(s, routes);
+
+    TCase *reader = tcase_create("Reader");
+    tcase_add_test(reader, test_reader_values);
+    tcase_add_loop_test(reader, test_reader_refuses, 0, sizeof reader_bad / sizeof reader_bad[0]);
+    tcase_add_test(reader, test_reader_depth);
+    tcase_add_test(reader, test_reader_unterminated_buffer);
+    suite_add_tcase(s, reader);
     return s;
 }
 

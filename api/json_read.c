@@ -1,0 +1,521 @@
+/*
+ * api/json_read.c — the strict JSON reader of json_read.h.
+ *
+ * A recursive descent over the bytes (the body need not be NUL-terminated), with
+ * a fast path for the common cases: runs of plain ASCII in strings, and integers
+ * of up to 18 digits, which need no strtod. Values are built with jansson's
+ * constructors; on any failure the partial tree is released and err says why.
+ */
+#include "api/json_read.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct reader {
+    const char *start, *p, *end;
+    unsigned depth;
+    struct api_json_error *err;
+};
+
+/* Records the first problem, at byte `at`; returns NULL for the caller to pass up. */
+static json_t *fail_at(struct reader *r, const char *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static json_t *fail_at(struct reader *r, const char *at, const char *fmt, ...)
+{
+    struct api_json_error *e = r->err;
+    if (e->text[0] != '\0')
+        return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->text, sizeof e->text, fmt, ap);
+    va_end(ap);
+    e->position = (size_t)(at - r->start);
+    e->line = 1;
+    const char *line_start = r->start;
+    for (const char *c = r->start; c < at; c++) {
+        if (*c == '\n') {
+            e->line++;
+            line_start = c + 1;
+        }
+    }
+    e->column = (size_t)(at - line_start) + 1;
+    return NULL;
+}
+
+static json_t *no_memory(struct reader *r)
+{
+    r->err->no_memory = true;
+    return fail_at(r, r->p, "out of memory");
+}
+
+static void skip_space(struct reader *r)
+{
+    while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
+        r->p++;
+}
+
+/* "the character 'x'", or "the end of the body", for messages. */
+static const char *what_is_here(struct reader *r, char *buf, size_t len)
+{
+    if (r->p >= r->end)
+        return "the end of the body";
+    unsigned char c = (unsigned char)*r->p;
+    if (c >= 0x20 && c < 0x7f)
+        snprintf(buf, len, "'%c'", c);
+    else
+        snprintf(buf, len, "byte 0x%02x", c);
+    return buf;
+}
+
+static json_t *read_value(struct reader *r);
+
+/* ---- strings ---- */
+
+struct strbuf {
+    char *data;
+    size_t len, cap;
+    char inline_buf[256];
+};
+
+static bool strbuf_put(struct strbuf *s, const char *bytes, size_t n)
+{
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = s->cap * 2;
+        while (cap < s->len + n + 1)
+            cap *= 2;
+        char *grown = s->data == s->inline_buf ? malloc(cap) : realloc(s->data, cap);
+        if (grown == NULL)
+            return false;
+        if (s->data == s->inline_buf)
+            memcpy(grown, s->inline_buf, s->len);
+        s->data = grown;
+        s->cap = cap;
+    }
+    memcpy(s->data + s->len, bytes, n);
+    s->len += n;
+    return true;
+}
+
+static void strbuf_free(struct strbuf *s)
+{
+    if (s->data != s->inline_buf)
+        free(s->data);
+}
+
+/* The length of a well-formed UTF-8 sequence at p (2..4 bytes), or 0. */
+static size_t utf8_sequence(const unsigned char *p, const unsigned char *end)
+{
+    unsigned char c = p[0];
+    size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+    if (n == 0 || c > 0xF4 || (size_t)(end - p) < n)
+        return 0;
+    /* The second byte's range rules out overlong forms, surrogates and > U+10FFFF. */
+    unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+static int hex4(const char *p, const char *end)
+{
+    if (end - p < 4)
+        return -1;
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = p[i];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+static size_t utf8_encode(unsigned long cp, char *out)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xC0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xE0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* One escape after the backslash at r->p; appends its bytes. */
+static bool read_escape(struct reader *r, struct strbuf *s)
+{
+    const char *at = r->p;
+    if (r->p + 1 >= r->end) {
+        fail_at(r, at, "unterminated string");
+        return false;
+    }
+    char c = r->p[1];
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    const char *hit = c != '\0' ? strchr(from, c) : NULL;
+    if (hit != NULL) {
+        r->p += 2;
+        if (strbuf_put(s, &to[hit - from], 1))
+            return true;
+        no_memory(r);
+        return false;
+    }
+    if (c != 'u') {
+        fail_at(r, at, "invalid escape '\\%c' in string", c >= 0x20 && c < 0x7f ? c : '?');
+        return false;
+    }
+    int unit = hex4(r->p + 2, r->end);
+    if (unit < 0) {
+        fail_at(r, at, "invalid \\u escape: four hex digits expected");
+        return false;
+    }
+    unsigned long cp = (unsigned long)unit;
+    r->p += 6;
+    if (unit >= 0xDC00 && unit <= 0xDFFF) {
+        fail_at(r, at, "lone low surrogate \\u%04X in string", unit);
+        return false;
+    }
+    if (unit >= 0xD800 && unit <= 0xDBFF) {
+        int low = r->end - r->p >= 6 && r->p[0] == '\\' && r->p[1] == 'u' ? hex4(r->p + 2, r->end)
+                                                                           : -1;
+        if (low < 0xDC00 || low > 0xDFFF) {
+            fail_at(r, at, "high surrogate \\u%04X without its low half", unit);
+            return false;
+        }
+        cp = 0x10000 + (((unsigned long)unit - 0xD800) << 10) + ((unsigned long)low - 0xDC00);
+        r->p += 6;
+    }
+    if (cp == 0) {
+        /* Strings are C strings below: a NUL would silently cut a label or key short. */
+        fail_at(r, at, "\\u0000 is not allowed in strings");
+        return false;
+    }
+    char bytes[4];
+    if (strbuf_put(s, bytes, utf8_encode(cp, bytes)))
+        return true;
+    no_memory(r);
+    return false;
+}
+
+/* Reads a string at r->p (which is '"') into s, NUL-terminated; false on error. */
+static bool read_string_into(struct reader *r, struct strbuf *s)
+{
+    const char *open = r->p++;
+    for (;;) {
+        const char *run = r->p;
+        while (r->p < r->end && (unsigned char)*r->p >= 0x20 && *r->p != '"' &&
+               *r->p != '\\' && (unsigned char)*r->p < 0x80)
+            r->p++;
+        if (r->p > run && !strbuf_put(s, run, (size_t)(r->p - run))) {
+            no_memory(r);
+            return false;
+        }
+        if (r->p >= r->end) {
+            fail_at(r, open, "unterminated string");
+            return false;
+        }
+        unsigned char c = (unsigned char)*r->p;
+        if (c == '"') {
+            r->p++;
+            s->data[s->len] = '\0';
+            return true;
+        }
+        if (c == '\\') {
+            if (!read_escape(r, s))
+                return false;
+            continue;
+        }
+        if (c < 0x20) {
+            fail_at(r, r->p, "control character 0x%02x in string: escape it", c);
+            return false;
+        }
+        size_t n = utf8_sequence((const unsigned char *)r->p, (const unsigned char *)r->end);
+        if (n == 0) {
+            fail_at(r, r->p, "invalid UTF-8 in string");
+            return false;
+        }
+        if (!strbuf_put(s, r->p, n)) {
+            no_memory(r);
+            return false;
+        }
+        r->p += n;
+    }
+}
+
+static json_t *read_string(struct reader *r)
+{
+    struct strbuf s = { .cap = sizeof s.inline_buf };
+    s.data = s.inline_buf;
+    json_t *v = NULL;
+    if (read_string_into(r, &s)) {
+        v = json_stringn_nocheck(s.data, s.len);
+        if (v == NULL)
+            no_memory(r);
+    }
+    strbuf_free(&s);
+    return v;
+}
+
+/* ---- numbers ---- */
+
+static bool is_digit(const char *p, const char *end)
+{
+    return p < end && *p >= '0' && *p <= '9';
+}
+
+static json_t *read_number(struct reader *r)
+{
+    const char *start = r->p, *p = r->p, *end = r->end;
+    bool negative = p < end && *p == '-';
+    if (negative)
+        p++;
+    if (!is_digit(p, end))
+        return fail_at(r, start, "invalid number: a digit is expected after '-'");
+    const char *int_start = p;
+    if (*p == '0') {
+        p++;
+        if (is_digit(p, end))
+            return fail_at(r, start, "invalid number: no leading zeros");
+    } else {
+        while (is_digit(p, end))
+            p++;
+    }
+    size_t int_digits = (size_t)(p - int_start);
+    bool is_real = false;
+    if (p < end && *p == '.') {
+        is_real = true;
+        if (!is_digit(++p, end))
+            return fail_at(r, start, "invalid number: a digit is expected after '.'");
+        while (is_digit(p, end))
+            p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        is_real = true;
+        p++;
+        if (p < end && (*p == '+' || *p == '-'))
+            p++;
+        if (!is_digit(p, end))
+            return fail_at(r, start, "invalid number: a digit is expected in the exponent");
+        while (is_digit(p, end))
+            p++;
+    }
+    r->p = p;
+    json_t *v;
+    if (!is_real && int_digits <= 18) {
+        /* Exact in a long long: no strtod, the common case of small integers. */
+        long long n = 0;
+        for (const char *d = int_start; d < p; d++)
+            n = n * 10 + (*d - '0');
+        v = json_integer(negative ? -n : n);
+    } else {
+        /* strtod needs a terminated copy: the body is not NUL-terminated. */
+        size_t len = (size_t)(p - start);
+        char small[64], *copy = len < sizeof small ? small : malloc(len + 1);
+        if (copy == NULL)
+            return no_memory(r);
+        memcpy(copy, start, len);
+        copy[len] = '\0';
+        double x = strtod(copy, NULL);
+        if (copy != small)
+            free(copy);
+        if (!isfinite(x))
+            return fail_at(r, start, "number out of range: it does not fit in a double");
+        v = json_real(x);
+    }
+    return v != NULL ? v : no_memory(r);
+}
+
+/* ---- containers ---- */
+
+static bool enter(struct reader *r)
+{
+    if (++r->depth <= API_JSON_MAX_DEPTH)
+        return true;
+    fail_at(r, r->p, "nesting deeper than %d levels", API_JSON_MAX_DEPTH);
+    return false;
+}
+
+static json_t *read_array(struct reader *r)
+{
+    char here[24];
+    if (!enter(r))
+        return NULL;
+    json_t *array = json_array();
+    if (array == NULL)
+        return no_memory(r);
+    r->p++; /* '[' */
+    skip_space(r);
+    if (r->p < r->end && *r->p == ']') {
+        r->p++;
+        r->depth--;
+        return array;
+    }
+    for (;;) {
+        json_t *item = read_value(r);
+        if (item == NULL || json_array_append_new(array, item) != 0) {
+            if (item != NULL)
+                no_memory(r);
+            json_decref(array);
+            return NULL;
+        }
+        skip_space(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            continue;
+        }
+        if (r->p < r->end && *r->p == ']') {
+            r->p++;
+            r->depth--;
+            return array;
+        }
+        fail_at(r, r->p, "',' or ']' expected, not %s", what_is_here(r, here, sizeof here));
+        json_decref(array);
+        return NULL;
+    }
+}
+
+/* One "key": value member into object; false on error. */
+static bool read_member(struct reader *r, json_t *object)
+{
+    char here[24];
+    if (r->p >= r->end || *r->p != '"') {
+        fail_at(r, r->p, "a string key expected, not %s", what_is_here(r, here, sizeof here));
+        return false;
+    }
+    const char *key_at = r->p;
+    struct strbuf key = { .cap = sizeof key.inline_buf };
+    key.data = key.inline_buf;
+    bool ok = read_string_into(r, &key);
+    if (ok && json_object_get(object, key.data) != NULL) {
+        /* Which of two "q"s a parser keeps is a silent guess: refuse both. */
+        fail_at(r, key_at, "duplicate object key \"%.60s\"", key.data);
+        ok = false;
+    }
+    if (ok) {
+        skip_space(r);
+        if (r->p >= r->end || *r->p != ':') {
+            fail_at(r, r->p, "':' expected after a key, not %s",
+                    what_is_here(r, here, sizeof here));
+            ok = false;
+        } else {
+            r->p++;
+        }
+    }
+    json_t *value = ok ? read_value(r) : NULL;
+    if (value != NULL && json_object_set_new_nocheck(object, key.data, value) != 0) {
+        no_memory(r);
+        value = NULL;
+    }
+    strbuf_free(&key);
+    return value != NULL;
+}
+
+static json_t *read_object(struct reader *r)
+{
+    char here[24];
+    if (!enter(r))
+        return NULL;
+    json_t *object = json_object();
+    if (object == NULL)
+        return no_memory(r);
+    r->p++; /* '{' */
+    skip_space(r);
+    if (r->p < r->end && *r->p == '}') {
+        r->p++;
+        r->depth--;
+        return object;
+    }
+    for (;;) {
+        if (!read_member(r, object)) {
+            json_decref(object);
+            return NULL;
+        }
+        skip_space(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            skip_space(r);
+            continue;
+        }
+        if (r->p < r->end && *r->p == '}') {
+            r->p++;
+            r->depth--;
+            return object;
+        }
+        fail_at(r, r->p, "',' or '}' expected, not %s", what_is_here(r, here, sizeof here));
+        json_decref(object);
+        return NULL;
+    }
+}
+
+/* ---- values ---- */
+
+static json_t *read_literal(struct reader *r, const char *word, json_t *(*make)(void))
+{
+    size_t n = strlen(word);
+    if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
+        return fail_at(r, r->p, "invalid literal: true, false or null expected");
+    r->p += n;
+    json_t *v = make();
+    return v != NULL ? v : no_memory(r);
+}
+
+static json_t *read_value(struct reader *r)
+{
+    char here[24];
+    skip_space(r);
+    if (r->p >= r->end)
+        return fail_at(r, r->p, "a value expected, not the end of the body");
+    switch (*r->p) {
+    case '{': return read_object(r);
+    case '[': return read_array(r);
+    case '"': return read_string(r);
+    case 't': return read_literal(r, "true", json_true);
+    case 'f': return read_literal(r, "false", json_false);
+    case 'n': return read_literal(r, "null", json_null);
+    default:
+        if (*r->p == '-' || (*r->p >= '0' && *r->p <= '9'))
+            return read_number(r);
+        return fail_at(r, r->p, "a value expected, not %s", what_is_here(r, here, sizeof here));
+    }
+}
+
+json_t *api_json_read(const char *text, size_t len, struct api_json_error *err)
+{
+    memset(err, 0, sizeof *err);
+    struct reader r = { text, text, text + len, 0, err };
+    json_t *v = read_value(&r);
+    if (v == NULL)
+        return NULL;
+    skip_space(&r);
+    if (r.p < r.end) {
+        char here[24];
+        fail_at(&r, r.p, "extra data after the JSON value: %s", what_is_here(&r, here, sizeof here));
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
