@@ -17,7 +17,8 @@
  *   the scale, mask and softmax passes are not counted, only timed. Before anything
  *   is timed, attn_forward's trace is compared with attn_reference's: the largest
  *   absolute difference over every step is printed.
- * - JSON: "loadb" is json_loadb + json_decref of the request body (jansson alone);
+ * - JSON: "loadb" is json_loadb + json_decref of the request body (jansson's own
+ *   parser: the baseline, since api/ reads bodies with api/json_read.c);
  *   "handle" is api_handle on the body, every part included (parse, validate, copy,
  *   attn_forward, write); "handle[summary]" is the same numbers with include
  *   ["summary"], so its answer is small. Derived, and printed as such:
@@ -460,7 +461,7 @@ static int bench_json(const char *dir, int argc, char **names)
                req_nums / t_load * 1e-6, t_full * 1e3, full.res_len, full.res_nums, t_summ * 1e3,
                w_t * 1e3, w_bytes / w_t * 1e-6, w_nums / w_t * 1e-6, r_t * 1e3,
                full.len / r_t * 1e-6, req_nums / r_t * 1e-6);
-        printf("  %-7s   of handle: read %.0f%% (jansson alone %.0f%%), forward %.0f%% "
+        printf("  %-7s   of handle: read %.0f%% (json_loadb alone would be %.0f%%), forward %.0f%% "
                "(alloc + attn_forward + free: %.2f ms), write %.0f%%\n", "",
                100 * r_t / t_full, 100 * t_load / t_full, 100 * t_fwd / t_full, t_fwd * 1e3,
                100 * w_t / t_full);
