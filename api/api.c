@@ -158,28 +158,6 @@ static void respond_bytes(struct api_response *res, int status, const char *type
     res->content_type = type;
 }
 
-static void respond_json(struct api_response *res, struct jw *w)
-{
-    res->body = jw_take(w, &res->body_len);
-    if (res->body == NULL) {
-        respond_problem(res, API_UNAVAILABLE, "no memory for the response");
-        return;
-    }
-    res->status = 200;
-    res->content_type = "application/json";
-}
-
-/* Hands a rendered page to res; a 503 problem when the page ran out of memory. */
-static void respond_buf(struct api_response *res, struct api_buf *b, const char *type)
-{
-    res->body = api_buf_take(b, &res->body_len);
-    if (res->body == NULL) {
-        respond_problem(res, API_UNAVAILABLE, "no memory for the response");
-        return;
-    }
-    res->status = 200;
-    res->content_type = type;
-}
 
 /* ---- the small endpoints ---- */
 
@@ -217,13 +195,13 @@ static void handle_shapes(const struct api_context *ctx, const struct api_reques
         struct api_buf b;
         api_buf_init(&b);
         api_shapes_text(&b, &shapes);
-        respond_buf(res, &b, "text/plain; charset=utf-8");
+        api_respond_page(res, &b, API_FORMAT_TEXT);
         return;
     }
     struct jw w;
     jw_init(&w, -1);
     api_shapes_write(&w, &shapes);
-    respond_json(res, &w);
+    api_respond_json(res, &w);
 }
 
 static void handle_healthz(const struct api_context *ctx, const struct api_request *req,
@@ -270,7 +248,7 @@ static void handle_version(const struct api_context *ctx, const struct api_reque
     jw_string(&w, jansson_version_str());
     jw_object_end(&w);
     jw_object_end(&w);
-    respond_json(res, &w);
+    api_respond_json(res, &w);
 }
 
 static void handle_openapi_yaml(const struct api_context *ctx, const struct api_request *req,

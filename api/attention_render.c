@@ -207,9 +207,9 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
     labels_free(&a);
 }
 
-/* Writes the answer in the chosen format into res; false when memory ran out. */
-static bool render(const struct api_attention_req *req, const struct attn_trace *trace,
-                   enum api_format format, struct api_response *res)
+/* Answers 200 in the chosen format (or 503 when memory ran out). */
+static void respond(const struct api_attention_req *req, const struct attn_trace *trace,
+                    enum api_format format, struct api_response *res)
 {
     if (format == API_FORMAT_JSON) {
         struct jw w;
@@ -217,21 +217,16 @@ static bool render(const struct api_attention_req *req, const struct attn_trace 
         /* At most ~24 bytes a number: one allocation for most responses. */
         jw_presize(&w, 512 + 24 * attn_trace_cells(trace->n_q, trace->n_k, trace->d_v));
         api_attention_write(&w, req, trace);
-        res->body = jw_take(&w, &res->body_len);
-        res->content_type = "application/json";
-    } else {
-        struct api_buf b;
-        api_buf_init(&b);
-        if (format == API_FORMAT_SVG)
-            api_attention_svg(&b, req, trace);
-        else
-            api_attention_text(&b, req, trace);
-        res->body = api_buf_take(&b, &res->body_len);
-        res->content_type = format == API_FORMAT_SVG ? "image/svg+xml"
-                                                     : "text/plain; charset=utf-8";
+        api_respond_json(res, &w);
+        return;
     }
-    res->status = 200;
-    return res->body != NULL;
+    struct api_buf b;
+    api_buf_init(&b);
+    if (format == API_FORMAT_SVG)
+        api_attention_svg(&b, req, trace);
+    else
+        api_attention_text(&b, req, trace);
+    api_respond_page(res, &b, format);
 }
 
 void api_attention_handle_as(const struct api_context *ctx, const char *body, size_t len,
@@ -247,10 +242,7 @@ void api_attention_handle_as(const struct api_context *ctx, const char *body, si
     }
     bool ok = api_attention_parse(doc, "", &ctx->limits, &req, &err);
     if (ok && api_attention_run(&req, "", &trace, &err)) {
-        if (!render(&req, &trace, format, res)) {
-            api_error_set(&err, API_UNAVAILABLE, "no memory for the response");
-            api_respond_error(res, &err);
-        }
+        respond(&req, &trace, format, res);
         attn_trace_free(&trace);
     } else {
         api_respond_error(res, &err);

@@ -144,14 +144,7 @@ void api_batch_handle(const struct api_context *ctx, const char *body, size_t le
         }
         jw_array_end(&w);
         jw_object_end(&w);
-        res->body = jw_take(&w, &res->body_len);
-        if (res->body != NULL) {
-            res->status = 200;
-            res->content_type = "application/json";
-        } else {
-            api_error_set(&err, API_UNAVAILABLE, "no memory for the response");
-            api_respond_error(res, &err);
-        }
+        api_respond_json(res, &w);
     } else {
         api_respond_error(res, &err);
     }

@@ -198,3 +198,32 @@ void api_respond_error(struct api_response *res, const struct api_error *e)
         res->body_len = 0;
     }
 }
+
+static void respond_out_of_memory(struct api_response *res)
+{
+    struct api_error e;
+    api_error_set(&e, API_UNAVAILABLE, "no memory for the response");
+    api_respond_error(res, &e);
+}
+
+void api_respond_json(struct api_response *res, struct jw *w)
+{
+    res->body = jw_take(w, &res->body_len);
+    if (res->body == NULL) {
+        respond_out_of_memory(res);
+        return;
+    }
+    res->status = 200;
+    res->content_type = "application/json";
+}
+
+void api_respond_page(struct api_response *res, struct api_buf *b, enum api_format format)
+{
+    res->body = api_buf_take(b, &res->body_len);
+    if (res->body == NULL) {
+        respond_out_of_memory(res);
+        return;
+    }
+    res->status = 200;
+    res->content_type = format == API_FORMAT_SVG ? "image/svg+xml" : "text/plain; charset=utf-8";
+}

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "api/api.h"
+#include "api/buf.h"
 #include "api/jsonw.h"
 
 enum api_problem_type {
@@ -78,6 +79,13 @@ void api_error_prefix_pointer(struct api_error *e, const char *prefix);
 
 /* Writes e as one problem object (for a batch item's body). */
 void api_error_write(struct jw *w, const struct api_error *e);
+
+/*
+ * A 200 from a finished JSON writer (application/json) or rendered page (text or
+ * SVG, by format), taking over its bytes; a 503 problem when it ran out of memory.
+ */
+void api_respond_json(struct api_response *res, struct jw *w);
+void api_respond_page(struct api_response *res, struct api_buf *b, enum api_format format);
 
 /* Writes e as problem+json into res (status, content type, body). 503 body-less if even that fails. */
 void api_respond_error(struct api_response *res, const struct api_error *e);
