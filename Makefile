@@ -31,7 +31,8 @@ OPT      := -O2 -g
 SAN      := $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all)
 CPPFLAGS := -I. -D_POSIX_C_SOURCE=200809L
 CFLAGS   := -std=c11 $(OPT) $(WARN) -Wstrict-prototypes -MMD -MP $(SAN)
-# dragonbox (shortest round-trip digits) is a C++17 header; one shim file uses it.
+# dragonbox (shortest round-trip digits) and fast_float (correctly rounded reading)
+# are C++ headers; api/numfmt.cc and api/numparse.cc wrap them for the C code.
 CXXFLAGS := -std=c++17 $(OPT) $(WARN) -fno-exceptions -fno-rtti -MMD -MP $(SAN) \
             -isystem /usr/include/dragonbox-1.1.3
 LDFLAGS  := $(SAN)

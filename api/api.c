@@ -25,6 +25,7 @@
 #include "api/version.h"
 #include "api/attention_render.h"
 #include "api/fields.h"
+#include "api/json_arena.h"
 #include "api/jsonw.h"
 #include "api/problem.h"
 #include "core/attention.h"
@@ -585,5 +586,9 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
         api_respond_too_large(ctx, res);
         return;
     }
+    /* Every jansson node of this request is cut from one arena, released at once. */
+    struct api_json_arena arena;
+    api_json_arena_begin(&arena);
     r->handle(ctx, req, res);
+    api_json_arena_end(&arena);
 }

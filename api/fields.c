@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/json_arena.h"
 #include "api/json_read.h"
 #include "api/numfmt.h"
 
@@ -510,21 +511,13 @@ bool api_read_string_list(const json_t *node, const char *pointer, const char *n
 /* ---- the body ---- */
 
 /*
- * jansson's own allocations go through these two, so that a test linking attnd
- * with wrapped malloc (tests/check_alloc.c) reaches them too: inside libjansson.so
- * the wrapper would not be seen. Requests are read by api/json_read.c, not by
- * jansson's parser, which does not survive every allocation failure (2.14).
+ * jansson's own allocations go through api/json_arena.c: a request's nodes come
+ * from its arena (api_handle opens one), and otherwise from attnd's malloc and free,
+ * so that a test linking attnd with wrapped malloc (tests/check_alloc.c) reaches
+ * them too: inside libjansson.so the wrapper would not be seen. Requests are read by
+ * api/json_read.c, not by jansson's parser, which does not survive every allocation
+ * failure (2.14).
  */
-static void *api_json_malloc(size_t n)
-{
-    return malloc(n);
-}
-
-static void api_json_free(void *p)
-{
-    free(p);
-}
-
 void api_json_alloc_init(void)
 {
     json_set_alloc_funcs(api_json_malloc, api_json_free);

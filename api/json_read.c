@@ -3,12 +3,13 @@
  *
  * A recursive descent over the bytes (the body need not be NUL-terminated), with
  * a fast path for the common cases: runs of plain ASCII in strings, and integers
- * of up to 18 digits, which need no strtod. Values are built with jansson's
+ * of up to 18 digits, read exactly in a long long; other numbers go through
+ * api/numparse.h (fast_float, correctly rounded). Values are built with jansson's
  * constructors; on any failure the partial tree is released and err says why.
  */
 #include "api/json_read.h"
+#include "api/numparse.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -287,6 +288,31 @@ static bool is_digit(const char *p, const char *end)
     return p < end && *p >= '0' && *p <= '9';
 }
 
+/*
+ * The end of the run of digits at p. Printed doubles carry 16 or 17 of them, so
+ * they are tested eight at a time: in a little-endian word, a byte that is not
+ * '0'..'9' gets its high bit set by either +0x46 (bytes above '9') or -0x30 (bytes
+ * below '0'), and a digit byte never carries or borrows into the next, so the
+ * lowest flagged byte is the first non-digit.
+ */
+static const char *skip_digits(const char *p, const char *end)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (end - p >= 8) {
+        uint64_t v;
+        memcpy(&v, p, sizeof v);
+        uint64_t flags = ((v + 0x4646464646464646u) | (v - 0x3030303030303030u)) &
+                         0x8080808080808080u;
+        if (flags != 0)
+            return p + (__builtin_ctzll(flags) >> 3);
+        p += 8;
+    }
+#endif
+    while (is_digit(p, end))
+        p++;
+    return p;
+}
+
 static json_t *read_number(struct reader *r)
 {
     const char *start = r->p, *p = r->p, *end = r->end;
@@ -301,8 +327,7 @@ static json_t *read_number(struct reader *r)
         if (is_digit(p, end))
             return fail_at(r, start, "invalid number: no leading zeros");
     } else {
-        while (is_digit(p, end))
-            p++;
+        p = skip_digits(p, end);
     }
     size_t int_digits = (size_t)(p - int_start);
     bool is_real = false;
@@ -310,8 +335,7 @@ static json_t *read_number(struct reader *r)
         is_real = true;
         if (!is_digit(++p, end))
             return fail_at(r, start, "invalid number: a digit is expected after '.'");
-        while (is_digit(p, end))
-            p++;
+        p = skip_digits(p, end);
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
         is_real = true;
@@ -332,16 +356,9 @@ static json_t *read_number(struct reader *r)
             n = n * 10 + (*d - '0');
         v = json_integer(negative ? -n : n);
     } else {
-        /* strtod needs a terminated copy: the body is not NUL-terminated. */
-        size_t len = (size_t)(p - start);
-        char small[64], *copy = len < sizeof small ? small : malloc(len + 1);
-        if (copy == NULL)
-            return no_memory(r);
-        memcpy(copy, start, len);
-        copy[len] = '\0';
-        double x = strtod(copy, NULL);
-        if (copy != small)
-            free(copy);
+        double x;
+        if (!api_parse_double(start, p, &x)) /* the grammar was checked above */
+            return fail_at(r, start, "invalid number");
         if (!isfinite(x))
             return fail_at(r, start, "number out of range: it does not fit in a double");
         v = json_real(x);

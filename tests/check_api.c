@@ -9,6 +9,8 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "api/json_arena.h"
 #include "api/jsonw.h"
 #include "api/json_read.h"
 #include "api/numfmt.h"
@@ -875,6 +878,177 @@ START_TEST(test_reader_unterminated_buffer)
 }
 END_TEST
 
+/* A deterministic stream of test inputs (splitmix64). */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+/* One number token of JSON's grammar: printed doubles and arbitrary digit strings. */
+static void random_number_token(uint64_t *state, char *out, size_t size)
+{
+    uint64_t r = next_random(state);
+    double x;
+    switch (r % 4) {
+    case 0: /* any finite double, shortest-ish and full precision */
+        do {
+            uint64_t bits = next_random(state);
+            memcpy(&x, &bits, sizeof x);
+        } while (!isfinite(x));
+        snprintf(out, size, (r >> 8) % 2 ? "%.17g" : "%.16g", x);
+        break;
+    case 1: /* values like attention's: |x| < 10, 15 to 17 digits */
+        x = ((double)(next_random(state) >> 11) / 9007199254740992.0 - 0.5) * 20.0;
+        snprintf(out, size, "%.*g", 15 + (int)((r >> 8) % 3), x);
+        break;
+    default: { /* digit strings of 1 to 40 digits, a point anywhere, any exponent */
+        size_t n = 0, digits = 1 + (r >> 8) % 40, point = (r >> 16) % (digits + 1);
+        if ((r >> 24) & 1)
+            out[n++] = '-';
+        for (size_t i = 0; i < digits; i++) {
+            if (i == point && i > 0)
+                out[n++] = '.';
+            out[n++] = (char)('0' + next_random(state) % 10);
+        }
+        if (out[(out[0] == '-') ? 1 : 0] == '0' && digits > 1 && point != 1)
+            out[(out[0] == '-') ? 1 : 0] = '7'; /* JSON has no leading zeros */
+        if ((r >> 32) & 1)
+            n += (size_t)snprintf(out + n, size - n, "e%d", (int)((r >> 40) % 700) - 350);
+        out[n] = '\0';
+    }
+    }
+}
+
+/* The reader's numbers are strtod's, bit for bit (fast_float rounds as glibc does). */
+START_TEST(test_reader_numbers_match_strtod)
+{
+    static const char *const hard[] = {
+        "2.2250738585072011e-308", "2.2250738585072012e-308", "4.9406564584124654e-324",
+        "2.4703282292062327e-324", "2.4703282292062328e-324", "1.7976931348623157e308",
+        "1.7976931348623158e308", "9007199254740993", "9007199254740993.0",
+        "9007199254740992.5", "0.1", "1e23", "8.98846567431158e307", "-0.0", "-0e5",
+        "7.2057594037927933e16", "123456789012345678901234567890", "1e-400",
+        "0.30000000000000004", "0.3000000000000000444089209850062616169452667236328125",
+    };
+    enum { N = 60000 };
+    size_t cap = (size_t)N * 64 + 4096, len = 0;
+    char *text = malloc(cap);
+    char (*tokens)[64] = malloc(sizeof *tokens * (N + sizeof hard / sizeof hard[0]));
+    ck_assert(text != NULL && tokens != NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof hard / sizeof hard[0]; i++)
+        snprintf(tokens[n++], sizeof tokens[0], "%s", hard[i]);
+    uint64_t state = 2026;
+    while (n < N) {
+        random_number_token(&state, tokens[n], sizeof tokens[0]);
+        if (isfinite(strtod(tokens[n], NULL))) /* beyond a double is refused: not here */
+            n++;
+    }
+    text[len++] = '[';
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, cap - len, i ? ",%s" : "%s", tokens[i]);
+    text[len++] = ']';
+    struct api_json_error err;
+    json_t *a = api_json_read(text, len, &err);
+    ck_assert_msg(a != NULL, "%s at %zu", err.text, err.position);
+    ck_assert_uint_eq(json_array_size(a), n);
+    for (size_t i = 0; i < n; i++) {
+        double want = strtod(tokens[i], NULL), got = json_number_value(json_array_get(a, i));
+        if (json_is_integer(json_array_get(a, i))) /* an integer token: its value */
+            ck_assert_msg(got == want, "%s: %.17g, not %.17g", tokens[i], got, want);
+        else
+            ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "%s: %a, not %a", tokens[i],
+                          got, want);
+    }
+    json_decref(a);
+    free(tokens);
+    free(text);
+}
+END_TEST
+
+/* A run of digits ends where it ends, whatever its length and alignment. */
+START_TEST(test_reader_digit_runs)
+{
+    for (int digits = 1; digits <= 24; digits++) {
+        for (int tail = 0; tail < 3; tail++) {
+            char text[64];
+            int n = 0;
+            text[n++] = '[';
+            for (int i = 0; i < digits; i++)
+                text[n++] = (char)('1' + i % 9);
+            const char *after[] = { "]", ".5]", "e2]" };
+            n += snprintf(text + n, sizeof text - (size_t)n, "%s", after[tail]);
+            struct api_json_error err;
+            json_t *a = api_json_read(text, (size_t)n, &err);
+            ck_assert_msg(a != NULL, "%s: %s", text, err.text);
+            text[n - 1] = '\0';
+            ck_assert_msg(json_number_value(json_array_get(a, 0)) == strtod(text + 1, NULL), "%s",
+                          text);
+            json_decref(a);
+        }
+    }
+    struct api_json_error err;
+    ck_assert_ptr_null(api_json_read("[12345678x9]", 12, &err));
+    ck_assert_uint_eq(err.column, 10);
+}
+END_TEST
+
+/* ------------------------------------------------------------------- Arena */
+
+START_TEST(test_arena_allocations_are_distinct_and_aligned)
+{
+    struct api_json_arena arena;
+    api_json_arena_begin(&arena);
+    enum { N = 20000 };
+    static unsigned char *blocks[N];
+    for (size_t i = 0; i < N; i++) {
+        size_t size = 1 + i % 97;
+        blocks[i] = api_json_malloc(size);
+        ck_assert_ptr_nonnull(blocks[i]);
+        ck_assert_uint_eq((uintptr_t)blocks[i] % _Alignof(max_align_t), 0);
+        memset(blocks[i], (int)(i & 0xff), size);
+    }
+    /* A bump allocator: the second block follows the first, rounded to the alignment. */
+    ck_assert_ptr_eq(blocks[1], blocks[0] + _Alignof(max_align_t));
+    for (size_t i = 0; i < N; i++) /* no block was overwritten by a later one */
+        for (size_t j = 0; j < 1 + i % 97; j++)
+            ck_assert_uint_eq(blocks[i][j], i & 0xff);
+    /* One block larger than any chunk the arena would choose. */
+    unsigned char *big = api_json_malloc(20u * 1024 * 1024);
+    ck_assert_ptr_nonnull(big);
+    memset(big, 1, 20u * 1024 * 1024);
+    api_json_free(big); /* a no-op: the arena releases it */
+    api_json_arena_end(&arena);
+}
+END_TEST
+
+/* A value made before a scope and released inside it is freed (ASan and valgrind
+ * would report the leak), and the scope ends where it began, even nested. */
+START_TEST(test_arena_scopes_nest)
+{
+    json_t *older = json_string("made before the scope");
+    struct api_json_arena outer, inner;
+    api_json_arena_begin(&outer);
+    json_t *kept = json_pack("{s:[f,f]}", "a", 1.5, 2.5);
+    api_json_arena_begin(&inner);
+    json_t *doc = json_loads("[1, 2.5, \"x\"]", 0, NULL);
+    ck_assert_ptr_nonnull(doc);
+    json_decref(older); /* freed with free(): it is no arena's */
+    json_decref(kept);  /* the outer arena's: released with it */
+    json_decref(doc);
+    api_json_arena_end(&inner);
+    json_t *after = json_real(3.0); /* back in the outer arena */
+    ck_assert(json_real_value(after) == 3.0);
+    api_json_arena_end(&outer);
+    json_t *plain = json_array(); /* outside any scope: malloc'd, freed by free() */
+    ck_assert_ptr_nonnull(plain);
+    json_decref(plain);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("api");
@@ -927,12 +1101,17 @@ static Suite *api_suite(void)
     tcase_add_loop_test(reader, test_reader_refuses, 0, sizeof reader_bad / sizeof reader_bad[0]);
     tcase_add_test(reader, test_reader_depth);
     tcase_add_test(reader, test_reader_unterminated_buffer);
+    tcase_add_test(reader, test_reader_numbers_match_strtod);
+    tcase_add_test(reader, test_reader_digit_runs);
+    tcase_add_test(reader, test_arena_allocations_are_distinct_and_aligned);
+    tcase_add_test(reader, test_arena_scopes_nest);
     suite_add_tcase(s, reader);
     return s;
 }
 
 int main(void)
 {
+    api_global_init(); /* as the server: one BLAS thread, jansson through api/'s allocator */
     SRunner *sr = srunner_create(api_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

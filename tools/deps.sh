@@ -10,7 +10,7 @@
 set -euo pipefail
 
 build=(gcc g++ make pkg-config libmicrohttpd-dev libjansson-dev libopenblas-dev
-       libdragonbox-dev python3 python3-yaml)
+       libdragonbox-dev libfast-float-dev python3 python3-yaml)
 test=(check curl jq valgrind python3-numpy)
 # The browser tests drive Debian's chromium (playwright-core never downloads one);
 # fonts-nanum lets the screenshots show Hangul labels.
