@@ -96,6 +96,11 @@ void api_global_init(void)
     api_json_alloc_init();
 }
 
+const char *api_blas_better_core(void)
+{
+    return attn_blas_better_core();
+}
+
 struct api_limits api_default_limits(void)
 {
     struct api_limits l = { 16u * 1024 * 1024, 4194304, 64 };

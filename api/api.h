@@ -82,6 +82,13 @@ struct api_context {
  */
 void api_global_init(void);
 
+/*
+ * Advice for the operator, or NULL: when OpenBLAS runs generic kernels on a CPU that
+ * has AVX2 or AVX-512 (its detection misses some virtual CPUs), which
+ * OPENBLAS_CORETYPE to start attnd with. Static storage.
+ */
+const char *api_blas_better_core(void);
+
 /* Defaults from the contract: 16 MiB body, 4,194,304 cells, 64 items. */
 struct api_limits api_default_limits(void);
 

@@ -5,6 +5,8 @@
  *                                   n = 64 … 2048 (or the N given), d = 64
  *   core_bench json DIR NAME...     jansson's parse and api_handle on DIR/NAME.json (and
  *                                   DIR/NAME-summary.json, see bench/gen_payloads.py)
+ *   core_bench blas-core            the OPENBLAS_CORETYPE attnd would advise at startup
+ *                                   (empty when OpenBLAS's own choice stands)
  *
  * Each figure is the median of repeated runs, repeated until BENCH_BUDGET seconds
  * (default 0.3) have passed and at least 3 runs (1 for the naive reference) were made.
@@ -493,6 +495,11 @@ int main(int argc, char **argv)
         return bench_core(argc - 2, argv + 2);
     if (argc >= 4 && strcmp(argv[1], "json") == 0)
         return bench_json(argv[2], argc - 3, argv + 3);
-    fprintf(stderr, "usage: core_bench core | core_bench json DIR NAME...\n");
+    if (argc == 2 && strcmp(argv[1], "blas-core") == 0) { /* attnd's startup advice, if any */
+        const char *core = attn_blas_better_core();
+        printf("%s\n", core != NULL ? core : "");
+        return 0;
+    }
+    fprintf(stderr, "usage: core_bench core | core_bench json DIR NAME... | core_bench blas-core\n");
     return 2;
 }

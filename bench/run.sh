@@ -35,6 +35,17 @@ TIMEOUT=${BENCH_TIMEOUT:-60s}
 NPROC=$(nproc)
 PY=/usr/bin/python3
 export OPENBLAS_NUM_THREADS=1 # attnd sets it itself; the Python service is told here
+# OpenBLAS's CPU detection can miss a virtual CPU and fall back to generic kernels;
+# attnd then advises OPENBLAS_CORETYPE at startup (README, Performance). The bench
+# follows that advice, for every process it starts (numpy uses the same OpenBLAS),
+# unless the variable is already set. BLAS_NOTE says which it was, for the header.
+BLAS_NOTE="OpenBLAS's own choice of kernels"
+if [ -n "${OPENBLAS_CORETYPE+set}" ]; then
+  BLAS_NOTE="OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE (from the environment)"
+elif advice=$("$BUILD/bench/core_bench" blas-core 2>/dev/null) && [ -n "$advice" ]; then
+  export OPENBLAS_CORETYPE=$advice
+  BLAS_NOTE="OPENBLAS_CORETYPE=$advice (attnd's startup advice on this CPU), for every process"
+fi
 export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the source tree
 
 for tool in wrk curl "$PY" "$BUILD/attnd" "$OUT/floor" "$OUT/core_bench"; do
@@ -136,6 +147,7 @@ CPU=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 echo "attnd bench, $(date -u '+%Y-%m-%d %H:%M UTC'): nproc $NPROC, $CPU, $(awk '/MemTotal/ { printf "%.0f GB", $2 / 1048576 }' /proc/meminfo) RAM, Linux $(uname -r)"
 echo "attnd $("$BUILD/attnd" --version 2>/dev/null | head -1); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2);" \
   "$("$PY" -c 'import fastapi, uvicorn, numpy, ujson, importlib.util as u; print("FastAPI", fastapi.__version__, "uvicorn", uvicorn.__version__, "(" + ("uvloop" if u.find_spec("uvloop") else "asyncio"), "+", ("httptools" if u.find_spec("httptools") else "h11") + ")", "numpy", numpy.__version__, "ujson", ujson.__version__)')"
+echo "BLAS: $BLAS_NOTE"
 echo "seconds=$SECS" >> "$META"
 echo
 

@@ -18,9 +18,11 @@
 #include <cblas.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <threads.h>
 
 #include "internal.h"
@@ -469,4 +471,32 @@ const char *attn_blas_info(void)
 {
     call_once(&attn_blas_once, attn_blas_describe);
     return attn_blas_text;
+}
+
+/* Kernels older than Haswell's: what OpenBLAS falls back to on a CPU it cannot place. */
+static bool attn_blas_core_is_pre_avx2(const char *core)
+{
+    static const char *const old[] = { "Prescott", "Core2", "Penryn", "Dunnington", "Nehalem",
+                                       "Sandybridge", "Atom", "Katmai", "Coppermine", "Northwood",
+                                       "Banias" };
+    for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
+        if (strcasecmp(core, old[i]) == 0)
+            return true;
+    return false;
+}
+
+const char *attn_blas_better_core(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    const char *core = openblas_get_corename();
+    if (core == NULL || !attn_blas_core_is_pre_avx2(core))
+        return NULL;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return "Haswell";
+#endif
+    return NULL;
 }

@@ -158,4 +158,14 @@ void attn_blas_set_threads(int threads); /* threads < 1 means 1 */
  */
 const char *attn_blas_info(void);
 
+/*
+ * The OPENBLAS_CORETYPE this CPU could run, when OpenBLAS chose weaker kernels than
+ * that: its detection goes by CPU model numbers, and a virtual machine that reports
+ * an unknown model gets the generic "Prescott" kernels (SSE3), several times slower
+ * at dgemm than the AVX2 or AVX-512 ones the CPU supports. NULL when OpenBLAS's
+ * choice stands (or the CPU is not x86-64). OpenBLAS picks its kernels when it is
+ * loaded, before main, so the variable only helps the next start: this is advice.
+ */
+const char *attn_blas_better_core(void);
+
 #endif

@@ -20,6 +20,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,6 +135,11 @@ static int srv_run(const struct srv_config *cfg)
     srv_reqid_init();
     srv_metrics_init(attnd_version, attnd_build);
     api_global_init(); /* one BLAS thread per request: the workers already use every core */
+    const char *core = api_blas_better_core();
+    if (core != NULL && getenv("OPENBLAS_CORETYPE") == NULL)
+        srv_log_message("warn", "OpenBLAS chose generic kernels for this CPU, which supports "
+                        "faster ones: start attnd with OPENBLAS_CORETYPE=%s for matrix "
+                        "products several times as fast (README, Performance)", core);
     if (!srv_signals_install()) {
         srv_log_message("error", "cannot install signal handlers");
         return 1;

@@ -1,6 +1,7 @@
 // tests/http/log.test.mjs — the access log: one line per request on stderr, text or JSON.
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { test } from 'node:test';
 
 import { SEED, logLinesFor, postJson, rawConnect, request, sleep, startServer } from './lib.mjs';
@@ -104,5 +105,41 @@ test('off: nothing on stderr', async () => {
     const { code } = await s.stop();
     assert.equal(code, 0);
     assert.equal(s.stderr(), '');
+  }
+});
+
+// OpenBLAS picks its kernels by CPU model; on a CPU it cannot place (virtual machines
+// often report one) it falls back to generic SSE3 kernels. attnd then says which
+// OPENBLAS_CORETYPE the CPU supports, and with that variable set, says nothing.
+function expectedCoreAdvice(blas) {
+  const flags = new Set((fs.readFileSync('/proc/cpuinfo', 'utf8').match(/^flags\s*:(.*)$/m) ?? ['', ''])[1]
+    .trim().split(/\s+/));
+  const generic = /\b(Prescott|Core2|Penryn|Dunnington|Nehalem|Sandybridge|Atom|Katmai|Coppermine|Northwood|Banias)\b/i;
+  if (process.arch !== 'x64' || !generic.test(blas)) return null;
+  if (['avx512f', 'avx512dq', 'avx512bw', 'avx512vl'].every((f) => flags.has(f))) return 'SkylakeX';
+  if (flags.has('avx2') && flags.has('fma')) return 'Haswell';
+  return null;
+}
+
+test('startup: advice on OPENBLAS_CORETYPE exactly when OpenBLAS runs generic kernels on a better CPU', async () => {
+  const s = await startServer(); // with the environment's OPENBLAS_CORETYPE, usually none
+  let advice;
+  try {
+    const blas = (await request(s.port, { path: '/version' })).json().blas;
+    advice = 'OPENBLAS_CORETYPE' in process.env ? null : expectedCoreAdvice(blas);
+    const warned = s.stderr().match(/level=warn OpenBLAS chose generic kernels .*OPENBLAS_CORETYPE=(\w+)/);
+    assert.equal(warned?.[1] ?? null, advice, `${blas}\n${s.stderr()}`);
+  } finally {
+    await s.stop();
+  }
+  if (advice === null) return;
+  // Following the advice: OpenBLAS runs the named kernels and attnd has nothing to add.
+  const t = await startServer([], { OPENBLAS_CORETYPE: advice });
+  try {
+    const blas = (await request(t.port, { path: '/version' })).json().blas;
+    assert.match(blas, new RegExp(`\\b${advice}\\b`, 'i'));
+    assert.doesNotMatch(t.stderr(), /OpenBLAS chose/);
+  } finally {
+    await t.stop();
   }
 });
