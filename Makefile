@@ -52,7 +52,7 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD_DIR)/%.o) $(BUILD_DIR)/gen/www.o
 ATTND      := $(BUILD_DIR)/attnd
 UNIT_TESTS := $(BUILD_DIR)/tests/check_core $(BUILD_DIR)/tests/check_api \
               $(BUILD_DIR)/tests/check_render $(BUILD_DIR)/tests/check_multihead \
-              $(BUILD_DIR)/tests/check_metrics
+              $(BUILD_DIR)/tests/check_metrics $(BUILD_DIR)/tests/check_body
 ALLOC_TEST := $(BUILD_DIR)/tests/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -182,6 +182,10 @@ $(BUILD_DIR)/tests/check_multihead: $(BUILD_DIR)/tests/check_multihead.o $(API_O
 
 # server/metrics.c alone: it needs nothing but libc.
 $(BUILD_DIR)/tests/check_metrics: $(BUILD_DIR)/tests/check_metrics.o $(BUILD_DIR)/server/metrics.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# server/body.c alone, likewise.
+$(BUILD_DIR)/tests/check_body: $(BUILD_DIR)/tests/check_body.o $(BUILD_DIR)/server/body.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # The allocation-failure test replaces malloc, calloc and realloc at link time (ld --wrap):

@@ -11,9 +11,8 @@ void srv_body_init(struct srv_body *b, size_t limit, long long declared)
     memset(b, 0, sizeof *b);
     b->limit = limit;
     size_t first = SRV_BODY_FIRST_MIN;
-    if (declared > 0 && (unsigned long long)declared > first)
-        first = (unsigned long long)declared < SRV_BODY_FIRST_MAX ? (size_t)declared
-                                                                 : SRV_BODY_FIRST_MAX;
+    if (declared > 0) /* exactly what will come; a declaration over the limit is cut to it */
+        first = (unsigned long long)declared < limit ? (size_t)declared : limit;
     b->first = first < limit ? first : limit;
     b->state = SRV_BODY_OK;
 }

@@ -1,9 +1,13 @@
 /*
  * server/body.h — one request body, accumulated across libmicrohttpd's upload calls.
  *
- * The buffer grows geometrically up to the limit (--max-body). A client's declared
- * Content-Length only sizes the first allocation, and never beyond SRV_BODY_FIRST_MAX:
- * a header saying "1 GiB" costs nothing until the bytes arrive.
+ * With a Content-Length, the buffer is allocated once, at the declared size, on the
+ * first piece of the body: a multi-megabyte body is then copied once, into memory
+ * faulted in once, instead of through a chain of doubling reallocs (each a copy and a
+ * fresh mapping). The declaration cannot cost more than the limit (--max-body; api/
+ * refuses a larger one before any byte is read), and the allocation waits for the
+ * first byte, so a client that only declares costs nothing. Without a length
+ * (chunked), the buffer starts at SRV_BODY_FIRST_MIN and doubles up to the limit.
  *
  * Past the limit (a chunked body has no length to refuse early) or after an
  * allocation failure, the bytes already stored are freed and the rest is drained
@@ -20,7 +24,6 @@
 #include <stddef.h>
 
 #define SRV_BODY_FIRST_MIN ((size_t)4096)
-#define SRV_BODY_FIRST_MAX ((size_t)65536)
 #define SRV_BODY_DRAIN_MIN ((size_t)1 << 20)
 
 enum srv_body_state {
@@ -34,7 +37,7 @@ struct srv_body {
     char *data;          /* (len) bytes, not NUL-terminated; owned, see srv_body_free */
     size_t len, cap;
     size_t limit;        /* --max-body */
-    size_t first;        /* first allocation's size */
+    size_t first;        /* first allocation's size: the declared length, if any */
     size_t drained;      /* bytes thrown away after the state left SRV_BODY_OK */
     enum srv_body_state state;
 };

@@ -12,7 +12,8 @@
  * - A thread pool of --threads workers (MHD wants no pool option at all for one).
  * - SRV_CONNECTION_LIMIT bounds the worst case of bodies held at once
  *   (connections x --max-body: 8 GiB at the defaults, reached only by clients that
- *   send that much, since bodies grow as their bytes arrive), of connection pools
+ *   send that much: a body's buffer, sized to its Content-Length, is allocated at its
+ *   first byte and its pages are touched as the bytes arrive), of connection pools
  *   (512 x 64 KiB = 32 MiB) and the file descriptors used; behind a load balancer
  *   more replicas, not more connections, is how attnd scales. MHD splits the limit
  *   evenly over the pool's workers; a worker at its share stops accepting, and a new

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,5 +67,9 @@ void srv_reqid_pick(char out[SRV_REQID_BUF], const char *client_id)
     uint64_t n = atomic_fetch_add_explicit(&srv_reqid_counter, 1, memory_order_relaxed);
     /* The seed goes through the mixer too, so consecutive ids share no visible digits. */
     uint64_t id = srv_splitmix64(srv_splitmix64(srv_reqid_seed) + n);
-    snprintf(out, SRV_REQID_BUF, "%016llx", (unsigned long long)id);
+    /* 16 lowercase hex digits, as "%016llx" would print them, without printf's machinery. */
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--, id >>= 4)
+        out[i] = digits[id & 0xf];
+    out[16] = '\0';
 }
