@@ -169,11 +169,13 @@ def table(tsv_path, meta_path):
         return "fixed" if p == "tiny" else "replay"
 
     conns_all = sorted({c for (_, c, _) in runs})
-    print("HTTP: wrk, POST /v1/attention, %s s a run; req/s, latency p50/p99 in ms, errors "
-          "(failed + non-2xx); n = requests completed" % meta.get("seconds", "?"))
+    print("HTTP: wrk, POST /v1/attention, %s s a run, longer (up to %s s) where ten requests "
+          "per connection take longer (s); req/s, latency p50/p99 in ms, errors (failed + "
+          "non-2xx); n = requests completed" % (meta.get("seconds", "?"),
+                                                meta.get("max_seconds", "?")))
     print("  floors: fixed = libmicrohttpd answering a 16-byte reply, replay = it answering "
           "attnd's real response; same thread model as attnd")
-    head = (f"  {'payload':<7} {'response':>9} {'conn':>4} | {'attnd req/s':>11} {'n':>6} {'p50':>7} {'p99':>7} "
+    head = (f"  {'payload':<7} {'response':>9} {'conn':>4} {'s':>3} | {'attnd req/s':>11} {'n':>6} {'p50':>7} {'p99':>7} "
             f"{'err':>3} | {'fixed':>8} {'replay':>8} | {'python req/s':>12} {'n':>5} {'p50':>7} "
             f"{'p99':>7} {'err':>3} | {'of floor':>8} {'x python':>8}")
     print(head)
@@ -188,7 +190,7 @@ def table(tsv_path, meta_path):
             of_floor = f"{100 * a['rps'] / fl:.0f}% {floor_of(p)[0]}" if fl else "-"
             x_py = f"{a['rps'] / py['rps']:.1f}x" if py and py["rps"] > 0 else "-"
             resp = int(meta.get("resp_" + p, "0"))
-            print(f"  {p:<7} {human_bytes(resp):>9} {c:>4} | {fmt_rps(a['rps']):>11} {a['req']:>6} "
+            print(f"  {p:<7} {human_bytes(resp):>9} {c:>4} {a['secs']:>3.0f} | {fmt_rps(a['rps']):>11} {a['req']:>6} "
                   f"{fmt_ms(a['p50']):>7} {fmt_ms(a['p99']):>7} {a['err']:>3} | "
                   f"{fmt_rps(get(p, c, 'fixed')):>8} {fmt_rps(get(p, c, 'replay')):>8} | "
                   f"{fmt_rps(py and py['rps']):>12} {(py['req'] if py else '-'):>5} "

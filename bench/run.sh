@@ -15,7 +15,8 @@
 #      are compared first (weights to 1e-9); a disagreement stops the bench.
 #   6. the targets, PASS or MISS (bench/report.py); never asserted.
 #
-# Settings (environment): BENCH_SECONDS (5) per wrk run, BENCH_PAYLOADS ("tiny medium
+# Settings (environment): BENCH_SECONDS (5) per wrk run, or longer, up to BENCH_MAX_SECONDS
+# (30), where ten requests per connection take longer (run_seconds), BENCH_PAYLOADS ("tiny medium
 # large xl"), BENCH_CONNS ("1 8 64"), BENCH_TIMEOUT (60s, wrk's per-request timeout),
 # BENCH_BUDGET (0.3 s per in-process measurement), BENCH_CORE_N (core sizes, default
 # 64 … 2048). Between runs the bench waits until the server it just loaded has gone
@@ -29,6 +30,7 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 OUT=$BUILD/bench
 SECS=${BENCH_SECONDS:-5}
+SECS_MAX=${BENCH_MAX_SECONDS:-30}
 PAYLOADS=${BENCH_PAYLOADS:-tiny medium large xl}
 CONNS=${BENCH_CONNS:-1 8 64}
 TIMEOUT=${BENCH_TIMEOUT:-60s}
@@ -149,6 +151,7 @@ echo "attnd $("$BUILD/attnd" --version 2>/dev/null | head -1); $(wrk -v 2>&1 | h
   "$("$PY" -c 'import fastapi, uvicorn, numpy, ujson, importlib.util as u; print("FastAPI", fastapi.__version__, "uvicorn", uvicorn.__version__, "(" + ("uvloop" if u.find_spec("uvloop") else "asyncio"), "+", ("httptools" if u.find_spec("httptools") else "h11") + ")", "numpy", numpy.__version__, "ujson", ujson.__version__)')"
 echo "BLAS: $BLAS_NOTE"
 echo "seconds=$SECS" >> "$META"
+echo "max_seconds=$SECS_MAX" >> "$META"
 echo
 
 # ---- 1. payloads ----
@@ -213,12 +216,27 @@ if [[ " $PAYLOADS " == *" medium "* ]]; then
   echo
 fi
 
-run_wrk() { # TARGET PAYLOAD CONNS PORT PID
-  local target=$1 p=$2 c=$3 port=$4 pid=$5 threads line
+# Seconds for the runs of PAYLOAD at CONNS connections: BENCH_SECONDS, or long enough
+# for each connection to finish about ten of attnd's requests, at most BENCH_MAX_SECONDS.
+# wrk counts what completes inside its window; with c connections on NPROC workers a
+# request takes about c × t1 / NPROC (t1: attnd's p50 at one connection), and the work
+# in flight when the window closes is lost: at 64 connections on the large payload a
+# 5 s window would finish half of what it computed and report a collapse that is not
+# there. Every target of that payload and count runs the same time.
+run_seconds() { # PAYLOAD CONNS
+  local t1
+  t1=$(awk -v p="$1" '$1 == p && $2 == 1 && $3 == "attnd" { t = $7 } END { print t + 0 }' "$TSV")
+  awk -v s="$SECS" -v t="$t1" -v c="$2" -v n="$NPROC" -v cap="$SECS_MAX" 'BEGIN {
+    d = 10 * c * t / n / 1000; if (d < s) d = s; if (d > cap) d = cap
+    printf "%d\n", (d == int(d)) ? d : int(d) + 1 }'
+}
+
+run_wrk() { # TARGET PAYLOAD CONNS PORT PID SECONDS
+  local target=$1 p=$2 c=$3 port=$4 pid=$5 secs=$6 threads line
   threads=$((c < NPROC ? c : NPROC))
   settle "$pid"
-  note "wrk $target $p, $c connection(s), ${SECS}s"
-  line=$(BENCH_BODY="$OUT/$p.json" wrk -t"$threads" -c"$c" -d"${SECS}s" --timeout "$TIMEOUT" \
+  note "wrk $target $p, $c connection(s), ${secs}s"
+  line=$(BENCH_BODY="$OUT/$p.json" wrk -t"$threads" -c"$c" -d"${secs}s" --timeout "$TIMEOUT" \
            --latency -s bench/post.lua "http://127.0.0.1:$port/v1/attention" 2>&1 |
          tee -a "$WRKLOG" | grep '^BENCH ' || true)
   if [ -z "$line" ]; then
@@ -236,10 +254,11 @@ for p in $PAYLOADS; do
   REPLAY_PORT=$(port_of "$OUT/replay.out" "$REPLAY_PID")
   for c in $CONNS; do
     echo "=== $p, $c connection(s)" >> "$WRKLOG"
-    run_wrk attnd "$p" "$c" "$ATTND_PORT" "$ATTND_PID"
-    run_wrk fixed "$p" "$c" "$FIXED_PORT" "$FIXED_PID"
-    run_wrk replay "$p" "$c" "$REPLAY_PORT" "$REPLAY_PID"
-    run_wrk python "$p" "$c" "$PYPORT" "$PY_PID"
+    secs=$(run_seconds "$p" "$c")
+    run_wrk attnd "$p" "$c" "$ATTND_PORT" "$ATTND_PID" "$secs"
+    run_wrk fixed "$p" "$c" "$FIXED_PORT" "$FIXED_PID" "$secs"
+    run_wrk replay "$p" "$c" "$REPLAY_PORT" "$REPLAY_PID" "$secs"
+    run_wrk python "$p" "$c" "$PYPORT" "$PY_PID" "$secs"
   done
   stop "$REPLAY_PID"
 done
