@@ -27,6 +27,7 @@
 #include "api/fields.h"
 #include "api/json_arena.h"
 #include "api/jsonw.h"
+#include "api/matrix_write.h"
 #include "api/problem.h"
 #include "core/attention.h"
 
@@ -94,6 +95,11 @@ void api_global_init(void)
 {
     attn_blas_set_threads(1);
     api_json_alloc_init();
+}
+
+void api_set_threads(unsigned threads)
+{
+    api_write_set_threads(threads);
 }
 
 const char *api_blas_better_core(void)
@@ -594,6 +600,8 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
     /* Every jansson node of this request is cut from one arena, released at once. */
     struct api_json_arena arena;
     api_json_arena_begin(&arena);
+    api_write_request_begin();
     r->handle(ctx, req, res);
+    api_write_request_end();
     api_json_arena_end(&arena);
 }

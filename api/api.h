@@ -83,6 +83,13 @@ struct api_context {
 void api_global_init(void);
 
 /*
+ * How many threads one request may use (the server's worker count). With more than
+ * one, a request handled while no other is in flight writes its large matrices on
+ * two threads (api/matrix_write.h); the default, 1, never does.
+ */
+void api_set_threads(unsigned threads);
+
+/*
  * Advice for the operator, or NULL: when OpenBLAS runs generic kernels on a CPU that
  * has AVX2 or AVX-512 (its detection misses some virtual CPUs), which
  * OPENBLAS_CORETYPE to start attnd with. Static storage.

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/fields.h"
+#include "api/matrix_write.h"
 
 bool api_attention_run(const struct api_attention_req *r, const char *prefix,
                        struct attn_trace *trace, struct api_error *err)
@@ -73,14 +74,10 @@ bool api_attention_run(const struct api_attention_req *r, const char *prefix,
 
 static void write_matrix(struct jw *w, const struct attn_matrix *m, bool as_vector)
 {
-    if (as_vector) {
+    if (as_vector)
         jw_double_array(w, m->data, m->cols);
-        return;
-    }
-    jw_array_begin(w);
-    for (size_t i = 0; i < m->rows; i++)
-        jw_double_array(w, m->data + i * m->stride, m->cols);
-    jw_array_end(w);
+    else
+        api_write_matrix(w, m);
 }
 
 static void write_shapes(struct jw *w, const struct api_attention_req *r)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api/fields.h"
+#include "api/matrix_write.h"
 #include "api/multihead_render.h"
 
 static const char *mh_step_pointer(enum attn_mh_step step, enum attn_step head_step)
@@ -90,20 +91,12 @@ bool api_multihead_run(const struct api_multihead_req *r, const char *prefix,
 
 /* ---- writing ---- */
 
-static void write_matrix(struct jw *w, const struct attn_matrix *m)
-{
-    jw_array_begin(w);
-    for (size_t i = 0; i < m->rows; i++)
-        jw_double_array(w, m->data + i * m->stride, m->cols);
-    jw_array_end(w);
-}
-
 /* [h][rows][cols]: one matrix per head, picked from the head traces. */
 static void write_per_head(struct jw *w, const struct attn_mh_trace *t, size_t offset)
 {
     jw_array_begin(w);
     for (size_t i = 0; i < t->heads; i++)
-        write_matrix(w, (const struct attn_matrix *)((const char *)&t->head[i] + offset));
+        api_write_matrix(w, (const struct attn_matrix *)((const char *)&t->head[i] + offset));
     jw_array_end(w);
 }
 
@@ -219,17 +212,17 @@ static void write_inputs(struct jw *w, const struct api_multihead_req *r)
     static const char *const names[] = { "w_q", "w_k", "w_v", "w_o" };
     if (r->include & (1ul << API_MH_X)) {
         jw_key(w, r->cross ? "x_q" : "x");
-        write_matrix(w, &r->x_q);
+        api_write_matrix(w, &r->x_q);
         if (r->cross) {
             jw_key(w, "x_kv");
-            write_matrix(w, &r->x_kv);
+            api_write_matrix(w, &r->x_kv);
         }
     }
     for (int i = 0; i < 4; i++) {
         if (!(r->include & (1ul << (API_MH_W_Q + i))))
             continue;
         jw_key(w, names[i]);
-        write_matrix(w, &r->w[i]);
+        api_write_matrix(w, &r->w[i]);
     }
 }
 
@@ -253,7 +246,7 @@ static void write_steps_data(struct jw *w, const struct api_multihead_req *r,
     for (size_t i = 0; i < 3; i++) {
         if (r->include & (1ul << whole[i].part)) {
             jw_key(w, whole[i].key);
-            write_matrix(w, whole[i].m);
+            api_write_matrix(w, whole[i].m);
         }
     }
     for (size_t i = 0; i < sizeof per_head / sizeof per_head[0]; i++) {
@@ -265,7 +258,7 @@ static void write_steps_data(struct jw *w, const struct api_multihead_req *r,
     for (size_t i = 0; i < 3; i++) {
         if (r->include & (1ul << after[i].part)) {
             jw_key(w, after[i].key);
-            write_matrix(w, after[i].m);
+            api_write_matrix(w, after[i].m);
         }
     }
 }

@@ -135,6 +135,7 @@ static int srv_run(const struct srv_config *cfg)
     srv_reqid_init();
     srv_metrics_init(attnd_version, attnd_build);
     api_global_init(); /* one BLAS thread per request: the workers already use every core */
+    api_set_threads(cfg->threads); /* an idle server may write one response on two */
     const char *core = api_blas_better_core();
     if (core != NULL && getenv("OPENBLAS_CORETYPE") == NULL)
         srv_log_message("warn", "OpenBLAS chose generic kernels for this CPU, which supports "

@@ -20,6 +20,7 @@
 #include "api/api.h"
 #include "api/json_arena.h"
 #include "api/jsonw.h"
+#include "api/matrix_write.h"
 #include "api/json_read.h"
 #include "api/numfmt.h"
 
@@ -1049,6 +1050,74 @@ START_TEST(test_arena_scopes_nest)
 }
 END_TEST
 
+/* ------------------------------------------------------------------- Split writing */
+
+/* An attention request whose scores are 192 × 192: past API_SPLIT_MIN_CELLS. */
+static char *big_attention_body(const char *extra)
+{
+    enum { N = 192, D = 8 };
+    size_t cap = (size_t)3 * N * D * 32 + 256, len = 0;
+    char *body = malloc(cap);
+    ck_assert_ptr_nonnull(body);
+    uint64_t state = 7;
+    len += (size_t)snprintf(body + len, cap - len, "{%s", extra);
+    const char *names[] = { "q", "k", "v" };
+    for (int m = 0; m < 3; m++) {
+        len += (size_t)snprintf(body + len, cap - len, "%s\"%s\":[", m ? "," : "", names[m]);
+        for (int i = 0; i < N; i++) {
+            body[len++] = i ? ',' : '[';
+            if (i)
+                body[len++] = '[';
+            for (int j = 0; j < D; j++) {
+                double x = (double)(next_random(&state) >> 11) / 9007199254740992.0 - 0.5;
+                len += (size_t)snprintf(body + len, cap - len, "%s%.17g", j ? "," : "", x);
+            }
+            body[len++] = ']';
+        }
+        body[len++] = ']';
+    }
+    snprintf(body + len, cap - len, "}");
+    return body;
+}
+
+/* The same request answered with one writing thread and with two: the same bytes,
+ * and the second did split (only one request is in flight here). */
+static void assert_split_changes_nothing(const char *path, const char *body)
+{
+    api_set_threads(1);
+    unsigned long before = api_write_splits();
+    struct api_response one = call("POST", path, body);
+    ck_assert_uint_eq(api_write_splits(), before);
+    api_set_threads(2);
+    struct api_response two = call("POST", path, body);
+    api_set_threads(1);
+    ck_assert_int_eq(one.status, 200);
+    ck_assert_int_eq(two.status, 200);
+    ck_assert_msg(api_write_splits() > before, "nothing was split");
+    ck_assert_uint_eq(one.body_len, two.body_len);
+    ck_assert(memcmp(one.body, two.body, one.body_len) == 0);
+    api_response_deinit(&one);
+    api_response_deinit(&two);
+}
+
+START_TEST(test_split_writing_attention)
+{
+    char *body = big_attention_body("");
+    assert_split_changes_nothing("/v1/attention", body);
+    free(body);
+    body = big_attention_body("\"round\":3,\"mask\":\"causal\",");
+    assert_split_changes_nothing("/v1/attention", body);
+    free(body);
+}
+END_TEST
+
+START_TEST(test_split_writing_multihead)
+{
+    assert_split_changes_nothing("/v1/multihead", "{\"heads\": 2, \"random\": {\"seed\": 4, "
+                                 "\"n\": 200, \"d_model\": 16}}");
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("api");
@@ -1106,6 +1175,11 @@ static Suite *api_suite(void)
     tcase_add_test(reader, test_arena_allocations_are_distinct_and_aligned);
     tcase_add_test(reader, test_arena_scopes_nest);
     suite_add_tcase(s, reader);
+
+    TCase *split = tcase_create("Split writing");
+    tcase_add_test(split, test_split_writing_attention);
+    tcase_add_test(split, test_split_writing_multihead);
+    suite_add_tcase(s, split);
     return s;
 }
 

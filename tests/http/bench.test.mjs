@@ -73,3 +73,37 @@ test('the bench medium payload: attnd agrees with a naive reference to 1e-12', a
   assert.ok(maxAbsDiff(got.weights, want.weights) <= 1e-12, 'weights');
   assert.ok(maxAbsDiff(got.output, want.output) <= 1e-12, 'output');
 });
+
+// An idle server with two workers writes a large answer's matrices on two threads
+// (api/matrix_write.c): the text must still be one valid document with every row in
+// its place. 256 × 256 weights are past the split threshold; rows are told apart by
+// their values, so a misplaced or lost half would not match the reference.
+test('a large answer written on two threads: every row in place, as the naive reference', async () => {
+  const s = await startServer(['--log', 'off', '--threads', '2']);
+  try {
+    let seed = 11;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648 - 0.5;
+    };
+    const mat = (rows, cols) => Array.from({ length: rows }, () => Array.from({ length: cols }, rnd));
+    const req = { q: mat(256, 16), k: mat(256, 16), v: mat(256, 16) };
+    const res = await request(s.port, {
+      method: 'POST',
+      path: '/v1/attention',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(req),
+    });
+    assert.equal(res.status, 200);
+    const got = res.json();
+    assert.equal(got.scores.length, 256);
+    assert.equal(got.weights.length, 256);
+    const want = reference(req.q, req.k, req.v, 1 / 4);
+    assert.ok(maxAbsDiff(got.weights, want.weights) <= 1e-12, 'weights');
+    assert.ok(maxAbsDiff(got.output, want.output) <= 1e-12, 'output');
+    const scores = req.q.map((qi) => req.k.map((kj) => qi.reduce((a, c, i) => a + c * kj[i], 0)));
+    assert.ok(maxAbsDiff(got.scores, scores) <= 1e-12, 'scores');
+  } finally {
+    await s.stop();
+  }
+});

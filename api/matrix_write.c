@@ -1,0 +1,101 @@
+/*
+ * api/matrix_write.c — see matrix_write.h.
+ */
+#include "api/matrix_write.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <pthread.h>
+
+static atomic_uint write_threads = 1;
+static atomic_uint in_flight;
+static atomic_ulong splits;
+
+void api_write_set_threads(unsigned threads)
+{
+    atomic_store(&write_threads, threads > 0 ? threads : 1);
+}
+
+void api_write_request_begin(void)
+{
+    atomic_fetch_add(&in_flight, 1);
+}
+
+void api_write_request_end(void)
+{
+    atomic_fetch_sub(&in_flight, 1);
+}
+
+unsigned long api_write_splits(void)
+{
+    return atomic_load(&splits);
+}
+
+static void write_rows(struct jw *w, const struct attn_matrix *m, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        jw_double_array(w, m->data + i * m->stride, m->cols);
+}
+
+/* The second half's writer: rows [from, to) into a jw of its own, inside an array. */
+struct half {
+    const struct attn_matrix *m;
+    size_t from, to;
+    struct jw w;
+};
+
+static void *write_half(void *arg)
+{
+    struct half *h = arg;
+    jw_array_begin(&h->w); /* so jw puts commas between the rows; the '[' is cut below */
+    write_rows(&h->w, h->m, h->from, h->to);
+    return NULL;
+}
+
+/* Whether to split m: large enough, more than one thread allowed, no other request. */
+static bool worth_splitting(const struct attn_matrix *m)
+{
+    return m->rows >= 2 && m->rows * m->cols >= API_SPLIT_MIN_CELLS &&
+           atomic_load(&write_threads) > 1 && atomic_load(&in_flight) == 1;
+}
+
+/* Rows [from, to) of m, the second half on another thread; all on this one if no
+ * thread can be had. */
+static void write_rows_on_two_threads(struct jw *w, const struct attn_matrix *m, size_t from,
+                                      size_t to)
+{
+    struct half second = { .m = m, .from = from + (to - from) / 2, .to = to };
+    jw_init(&second.w, w->round);
+    /* pthreads, not C11 threads: the sanitizers follow pthread_create only. */
+    pthread_t t;
+    if (second.from == from || pthread_create(&t, NULL, write_half, &second) != 0) {
+        jw_deinit(&second.w);
+        write_rows(w, m, from, to);
+        return;
+    }
+    write_rows(w, m, from, second.from);
+    pthread_join(t, NULL);
+    atomic_fetch_add(&splits, 1);
+    if (second.w.failed || second.w.len < 1)
+        w->failed = true;
+    else /* "[row, row, ...": after the '[', a run of values; jw_raw puts the comma first */
+        jw_raw(w, second.w.buf + 1, second.w.len - 1);
+    jw_deinit(&second.w);
+}
+
+void api_write_matrix(struct jw *w, const struct attn_matrix *m)
+{
+    jw_array_begin(w);
+    if (!worth_splitting(m)) {
+        write_rows(w, m, 0, m->rows);
+    } else {
+        /* Block by block, so the second half's buffer stays a few megabytes however
+         * large m is (a whole half of 2048 × 2048 weights would be 40 MB more). */
+        size_t block = API_SPLIT_BLOCK_CELLS / (m->cols > 0 ? m->cols : 1);
+        if (block < 2)
+            block = 2;
+        for (size_t from = 0; from < m->rows; from += block)
+            write_rows_on_two_threads(w, m, from, m->rows - from < block ? m->rows : from + block);
+    }
+    jw_array_end(w);
+}
