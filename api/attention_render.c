@@ -249,5 +249,5 @@ void api_attention_handle_as(const struct api_context *ctx, const char *body, si
     }
     if (ok)
         api_attention_req_deinit(&req);
-    json_decref(doc);
+    api_release_body(doc);
 }

@@ -120,7 +120,7 @@ void api_batch_handle(const struct api_context *ctx, const char *body, size_t le
     json_t *doc = api_parse_body(body, len, &err);
     if (doc == NULL || !read_items(doc, &ctx->limits, &items, &err)) {
         api_respond_error(res, &err);
-        json_decref(doc);
+        api_release_body(doc);
         return;
     }
     size_t n = json_array_size(items);
@@ -128,7 +128,7 @@ void api_batch_handle(const struct api_context *ctx, const char *body, size_t le
     if (parsed == NULL) {
         api_error_set(&err, API_UNAVAILABLE, "no memory for %zu batch items", n);
         api_respond_error(res, &err);
-        json_decref(doc);
+        api_release_body(doc);
         return;
     }
     if (parse_items(items, &ctx->limits, parsed, &err)) {
@@ -152,5 +152,5 @@ void api_batch_handle(const struct api_context *ctx, const char *body, size_t le
         if (parsed[i].ok)
             api_attention_req_deinit(&parsed[i].req);
     free(parsed);
-    json_decref(doc);
+    api_release_body(doc);
 }

@@ -523,6 +523,12 @@ void api_json_alloc_init(void)
     json_set_alloc_funcs(api_json_malloc, api_json_free);
 }
 
+void api_release_body(json_t *doc)
+{
+    if (doc != NULL && !api_json_arena_has(doc))
+        json_decref(doc);
+}
+
 json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
 {
     size_t start = 0;

@@ -95,6 +95,13 @@ const char *api_json_kind(const json_t *node);
 json_t *api_parse_body(const char *body, size_t len, struct api_error *err);
 
 /*
+ * Releases a document from api_parse_body (NULL is fine). Inside api_handle its nodes
+ * belong to the request's arena, which frees them all at once, so the tree is not
+ * walked node by node; elsewhere it is json_decref.
+ */
+void api_release_body(json_t *doc);
+
+/*
  * Makes jansson allocate through attnd's malloc and free (plain, no header), so a
  * test that wraps malloc at link time reaches jansson's allocations too.
  */

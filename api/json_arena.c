@@ -101,12 +101,18 @@ void *api_json_malloc(size_t n)
     return active != NULL ? arena_alloc(active, n) : malloc(n);
 }
 
+bool api_json_arena_has(const void *p)
+{
+    for (const struct api_json_arena *a = active; a != NULL; a = a->outer)
+        if (arena_owns(a, p))
+            return true;
+    return false;
+}
+
 void api_json_free(void *p)
 {
     /* In an arena scope, its nodes are released with the arena; anything older
-     * (made before the scope began, or in an outer one) is not the arena's. */
-    for (const struct api_json_arena *a = active; a != NULL; a = a->outer)
-        if (arena_owns(a, p))
-            return;
-    free(p);
+     * (made before the scope began) is not the arena's. */
+    if (!api_json_arena_has(p))
+        free(p);
 }

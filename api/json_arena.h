@@ -19,6 +19,7 @@
 #ifndef API_JSON_ARENA_H
 #define API_JSON_ARENA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct api_json_chunk;
@@ -33,6 +34,9 @@ void api_json_arena_begin(struct api_json_arena *a);
 
 /* Ends a's scope (the innermost one) and releases everything allocated in it. */
 void api_json_arena_end(struct api_json_arena *a);
+
+/* Whether p was allocated in this thread's current arena scope (or one it is nested in). */
+bool api_json_arena_has(const void *p);
 
 /* jansson's allocation functions (json_set_alloc_funcs). */
 void *api_json_malloc(size_t n);

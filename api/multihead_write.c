@@ -413,5 +413,5 @@ void api_multihead_handle(const struct api_context *ctx, const char *body, size_
     }
     if (ok)
         api_multihead_req_deinit(&req);
-    json_decref(doc);
+    api_release_body(doc);
 }
