@@ -280,18 +280,41 @@ inline size_t write_decimal(const decimal &d, char *out)
     return n + write_positive(d.significand, d.exponent, out + n);
 }
 
+constexpr double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                             1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+
 inline double round_decimals(double x, int decimals)
 {
     /* numpy computes rint(x * 10^d) / 10^d; where x * 10^d overflows (|x| > ~1e293),
      * x has no fractional digits to round, so it is returned as it is rather than inf. */
-    static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
-                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
     if (decimals < 0 || decimals > 15 || !std::isfinite(x))
         return x;
     double scaled = x * pow10[decimals];
     if (!std::isfinite(scaled))
         return x;
     return std::nearbyint(scaled) / pow10[decimals];
+}
+
+/*
+ * The decimal of round_decimals(x, decimals), 0 <= decimals <= 15, mostly without
+ * dividing or searching for digits: the rounded value is q / 10^d for an integer q,
+ * and when |q| < 10^15 its shortest digits are q's own, at exponent -d. (The double
+ * nearest to a decimal of at most 15 significant digits reads back as that decimal,
+ * DBL_DIG, so no other decimal as short rounds to the same double.)
+ */
+inline decimal to_decimal_rounded(double x, int decimals)
+{
+    if (!std::isfinite(x))
+        return to_decimal(x);
+    double scaled = x * pow10[decimals];
+    if (!std::isfinite(scaled))
+        return to_decimal(x);
+    double q = std::nearbyint(scaled);
+    if (!(std::fabs(q) < 1e15))
+        return to_decimal(q / pow10[decimals]);
+    uint64_t significand = static_cast<uint64_t>(std::fabs(q));
+    decimal d = { significand, significand ? -decimals : 0, std::signbit(q) ? 1u : 0u };
+    return d;
 }
 
 } // namespace
@@ -316,6 +339,8 @@ extern "C" size_t api_format_row(const double *xs, size_t n, int decimals, char 
     constexpr size_t block = 32;
     decimal ds[block];
     char *o = out;
+    if (decimals > 15)
+        decimals = -1; /* as round_decimals: no rounding */
     for (size_t i = 0; i < n; i += block) {
         size_t m = n - i < block ? n - i : block;
         if (decimals < 0) {
@@ -323,7 +348,7 @@ extern "C" size_t api_format_row(const double *xs, size_t n, int decimals, char 
                 ds[j] = to_decimal(xs[i + j]);
         } else {
             for (size_t j = 0; j < m; j++)
-                ds[j] = to_decimal(round_decimals(xs[i + j], decimals));
+                ds[j] = to_decimal_rounded(xs[i + j], decimals);
         }
         for (size_t j = 0; j < m; j++) {
             o += write_decimal(ds[j], o);
