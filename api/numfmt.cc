@@ -104,6 +104,21 @@ inline size_t write_positive(uint64_t sig, int exponent, char *out)
     uint32_t top = static_cast<uint32_t>(upper) / 100000000u;
     uint32_t mid = static_cast<uint32_t>(upper) - top * 100000000u;
     uint64_t dm = eight_digits(mid), dl = eight_digits(low);
+    int trail = low ? trailing_zero_digits(dl) : mid ? 8 + trailing_zero_digits(dm) : 16;
+    if (sig >= 1000000000000000u) {
+        int has_top = top != 0, width = 16 + has_top, decpt = width + exponent;
+        if (decpt > -4 && decpt <= 0) {
+            /* 0.00d1d2…dk with 16 or 17 digits, most of attnd's numbers (weights): the
+             * digit groups stored as they are, no shifting. */
+            std::memcpy(out, "0.000000", 8);
+            char *to = out + 2 - decpt;
+            to[0] = static_cast<char>('0' + top); /* overwritten when there is no top */
+            uint64_t am = dm | ascii_zeros, al = dl | ascii_zeros;
+            std::memcpy(to + has_top, &am, 8);
+            std::memcpy(to + has_top + 8, &al, 8);
+            return static_cast<size_t>(2 - decpt + width - trail);
+        }
+    }
     /* raw: the first 16 digits, the first in the lowest byte, zero bytes after the last;
      * last: the 17th digit, if any. width: the digits of sig, trailing zeros included. */
     u128 raw;
@@ -125,7 +140,6 @@ inline size_t write_positive(uint64_t sig, int exponent, char *out)
         last = 0;
         width = 16 - lead;
     }
-    int trail = low ? trailing_zero_digits(dl) : mid ? 8 + trailing_zero_digits(dm) : 16;
     int k = width - trail;                /* significant digits, 1..17 */
     int decpt = width + exponent;         /* value = 0.d1d2…dk × 10^decpt */
     char last_char = static_cast<char>('0' + last);
