@@ -52,7 +52,8 @@ SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD_DIR)/%.o) $(BUILD_DIR)/gen/www.o
 ATTND      := $(BUILD_DIR)/attnd
 UNIT_TESTS := $(BUILD_DIR)/tests/check_core $(BUILD_DIR)/tests/check_api \
               $(BUILD_DIR)/tests/check_render $(BUILD_DIR)/tests/check_multihead \
-              $(BUILD_DIR)/tests/check_metrics $(BUILD_DIR)/tests/check_body
+              $(BUILD_DIR)/tests/check_metrics $(BUILD_DIR)/tests/check_body \
+              $(BUILD_DIR)/tests/check_numfmt
 ALLOC_TEST := $(BUILD_DIR)/tests/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -178,6 +179,9 @@ $(BUILD_DIR)/tests/check_render: $(BUILD_DIR)/tests/check_render.o $(API_OBJ) $(
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD_DIR)/tests/check_multihead: $(BUILD_DIR)/tests/check_multihead.o $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD_DIR)/tests/check_numfmt: $(BUILD_DIR)/tests/check_numfmt.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # server/metrics.c alone: it needs nothing but libc.

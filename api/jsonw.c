@@ -208,11 +208,10 @@ void jw_string_n(struct jw *w, const char *s, size_t n)
 /* Formats straight into the buffer: no temporary per number. */
 static void put_number(struct jw *w, double x)
 {
-    if (!jw_reserve(w, API_NUMBER_MAX))
+    if (!jw_reserve(w, API_NUMBER_ROOM))
         return;
-    if (w->round >= 0)
-        x = api_round_decimals(x, w->round);
-    w->len += api_format_double(x, w->buf + w->len);
+    w->len += api_format_row(&x, 1, w->round, w->buf + w->len);
+    w->buf[w->len] = '\0';
 }
 
 void jw_double(struct jw *w, double x)
@@ -244,18 +243,13 @@ void jw_null(struct jw *w)
 void jw_double_array(struct jw *w, const double *xs, size_t n)
 {
     jw_array_begin(w);
-    /* One reservation for the whole row: the hot loop of every response. */
-    if (n > 0 && n < ((size_t)-1 - 2) / (API_NUMBER_MAX + 1) &&
-        jw_reserve(w, n * (API_NUMBER_MAX + 1) + 2)) {
-        char *out = w->buf + w->len;
-        for (size_t i = 0; i < n; i++) {
-            double x = w->round >= 0 ? api_round_decimals(xs[i], w->round) : xs[i];
-            if (i > 0)
-                *out++ = ',';
-            out += api_format_double(x, out);
-        }
-        w->len = (size_t)(out - w->buf);
+    /* One reservation and one call for the whole row: the hot loop of every response. */
+    if (n > 0 && n < ((size_t)-1 - 2) / API_NUMBER_ROOM &&
+        jw_reserve(w, n * API_NUMBER_ROOM + 2)) {
+        w->len += api_format_row(xs, n, w->round, w->buf + w->len);
         w->buf[w->len] = '\0';
+    } else if (n > 0) {
+        w->failed = true; /* a row too long to reserve: jw_reserve says why */
     }
     w->first[w->depth] = n == 0;
     jw_array_end(w);

@@ -3,6 +3,19 @@
  * round-trip digits (header-only, C++17). Everything else is C11. The layout rules
  * are documented in numfmt.h. Built with -fno-exceptions -fno-rtti; nothing here
  * allocates.
+ *
+ * This is the hot loop of every large response (a million numbers for n = 512), and
+ * was its largest cost, so it is written for the CPU:
+ *   - no unpredictable branches where attnd's numbers make them coin tosses (16 or
+ *     17 digits, see shortest_normal and write_positive);
+ *   - digits from a few 64-bit multiplications, eight at a time in one register
+ *     (eight_digits), no division, no table, no intermediate buffer;
+ *   - the digits are stored as fixed 16-byte blocks, which may write past a
+ *     number's end: callers give each number API_NUMBER_ROOM bytes, and the next
+ *     number, comma or NUL overwrites the excess;
+ *   - a row is written in two passes (api_format_row).
+ * Every path is checked byte for byte against an independent formatter in
+ * tests/check_numfmt.c.
  */
 #include "api/numfmt.h"
 
@@ -12,141 +25,355 @@
 
 #include <dragonbox/dragonbox.h>
 
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "eight_digits puts the first digit in the lowest byte");
+
 namespace {
 
-/* "00" "01" … "99": two digits per division, the usual trick for integer printing. */
+/* The most bytes write_number writes from its start; API_NUMBER_ROOM must cover it. */
+constexpr size_t number_reach = 34;
+static_assert(number_reach <= API_NUMBER_ROOM, "API_NUMBER_ROOM is too small");
+
+constexpr uint64_t ascii_zeros = 0x3030303030303030u;
+
+using u128 = unsigned __int128;
+
+/* "00" "01" … "99", for exponents. */
 constexpr char digit_pairs[201] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* Exactly eight digits of v < 10^8, with 32-bit arithmetic (cheaper than 64-bit division). */
-void write_8_digits(uint32_t v, char *out)
-{
-    for (int i = 6; i >= 0; i -= 2) {
-        std::memcpy(out + i, digit_pairs + (v % 100) * 2, 2);
-        v /= 100;
-    }
-}
-
-/* The digits of v < 10^8 without leading zeros, written back to front; returns their count. */
-size_t write_small(uint32_t v, char *out)
-{
-    size_t n = v >= 10000000 ? 8 : v >= 1000000 ? 7 : v >= 100000 ? 6 : v >= 10000 ? 5
-             : v >= 1000 ? 4 : v >= 100 ? 3 : v >= 10 ? 2 : 1;
-    char *p = out + n;
-    while (v >= 100) {
-        p -= 2;
-        std::memcpy(p, digit_pairs + (v % 100) * 2, 2);
-        v /= 100;
-    }
-    if (v >= 10)
-        std::memcpy(p - 2, digit_pairs + v * 2, 2);
-    else
-        p[-1] = static_cast<char>('0' + v);
-    return n;
-}
-
 /*
- * Decimal digits of v, most significant first; returns their count (1..20).
- * A shortest significand has at most 17 digits, so it is split into 8-digit
- * groups that 32-bit arithmetic can print.
+ * The eight decimal digits of v < 10^8 (leading zeros included) as eight bytes of
+ * value 0..9, the most significant in the lowest byte, i.e. first in memory. v is
+ * split into two 4-digit lanes, each into two 2-digit lanes, each into two digits,
+ * every split by a multiply-shift that is exact for the lane's range (x * 10486 >> 20
+ * is x / 100 for x < 10^4; x * 103 >> 10 is x / 10 for x < 100); no lane overflows
+ * into its neighbour.
  */
-size_t write_digits(uint64_t v, char *out)
+inline uint64_t eight_digits(uint32_t v)
 {
-    const uint64_t e8 = 100000000u;
-    if (v < e8)
-        return write_small(static_cast<uint32_t>(v), out);
-    size_t n;
-    if (v < e8 * e8) {
-        n = write_small(static_cast<uint32_t>(v / e8), out);
-    } else {
-        n = write_small(static_cast<uint32_t>(v / (e8 * e8)), out);
-        write_8_digits(static_cast<uint32_t>(v / e8 % e8), out + n);
-        n += 8;
-    }
-    write_8_digits(static_cast<uint32_t>(v % e8), out + n);
-    return n + 8;
+    uint64_t hi = v / 10000u, lo = v % 10000u;
+    uint64_t x = hi | (lo << 32);
+    uint64_t h = ((x * 10486u) >> 20) & 0x0000007F0000007Fu;
+    x = h | ((x - 100u * h) << 16);
+    uint64_t t = ((x * 103u) >> 10) & 0x000F000F000F000Fu;
+    return t | ((x - 10u * t) << 8);
+}
+
+/* Trailing zero digits of eight_digits' result (not 0): the high zero bytes. */
+inline int trailing_zero_digits(uint64_t d) { return __builtin_clzll(d) >> 3; }
+
+/* 16 digit bytes (value 0..9, first in the lowest byte) as ASCII, stored at out. */
+inline void store16(char *out, u128 raw)
+{
+    uint64_t lo = static_cast<uint64_t>(raw) | ascii_zeros;
+    uint64_t hi = static_cast<uint64_t>(raw >> 64) | ascii_zeros;
+    std::memcpy(out, &lo, 8);
+    std::memcpy(out + 8, &hi, 8);
 }
 
 /* "e-05", "e+16", "e+300": sign always, at least two digits, as Python prints. */
-size_t write_exponent(int e, char *out)
+inline size_t write_exponent(int e, char *out)
 {
-    size_t n = 0;
-    out[n++] = 'e';
-    out[n++] = e < 0 ? '-' : '+';
+    out[0] = 'e';
+    out[1] = e < 0 ? '-' : '+';
     unsigned mag = static_cast<unsigned>(e < 0 ? -e : e);
-    if (mag < 10)
-        out[n++] = '0';
-    return n + write_digits(mag, out + n);
-}
-
-} // namespace
-
-extern "C" size_t api_format_double(double x, char *buf)
-{
-    if (!std::isfinite(x)) {
-        std::memcpy(buf, "null", 5);
+    if (mag < 100) {
+        std::memcpy(out + 2, digit_pairs + mag * 2, 2);
         return 4;
     }
-    size_t n = 0;
-    if (std::signbit(x))
-        buf[n++] = '-';
-    if (x == 0) {
-        buf[n++] = '0';
-        buf[n] = '\0';
-        return n;
-    }
-
-    auto dec = jkj::dragonbox::to_decimal(std::fabs(x));
-    char digits[24];
-    size_t k = write_digits(dec.significand, digits);
-    /* value = 0.d1d2...dk × 10^decpt */
-    int decpt = static_cast<int>(k) + dec.exponent;
-
-    if (decpt > -4 && decpt <= 16) {
-        if (decpt <= 0) {
-            buf[n++] = '0';
-            buf[n++] = '.';
-            for (int i = decpt; i < 0; i++)
-                buf[n++] = '0';
-            std::memcpy(buf + n, digits, k);
-            n += k;
-        } else if (static_cast<size_t>(decpt) < k) {
-            std::memcpy(buf + n, digits, static_cast<size_t>(decpt));
-            n += static_cast<size_t>(decpt);
-            buf[n++] = '.';
-            std::memcpy(buf + n, digits + decpt, k - static_cast<size_t>(decpt));
-            n += k - static_cast<size_t>(decpt);
-        } else {
-            std::memcpy(buf + n, digits, k);
-            n += k;
-            for (size_t i = k; i < static_cast<size_t>(decpt); i++)
-                buf[n++] = '0';
-        }
-    } else {
-        buf[n++] = digits[0];
-        if (k > 1) {
-            buf[n++] = '.';
-            std::memcpy(buf + n, digits + 1, k - 1);
-            n += k - 1;
-        }
-        n += write_exponent(decpt - 1, buf + n);
-    }
-    buf[n] = '\0';
-    return n;
+    out[2] = static_cast<char>('0' + mag / 100);
+    std::memcpy(out + 3, digit_pairs + (mag % 100) * 2, 2);
+    return 5;
 }
 
-extern "C" double api_round_decimals(double x, int decimals)
+/*
+ * sig × 10^exponent (0 < sig < 10^17, trailing zeros allowed) in numfmt.h's layout;
+ * returns the length. Writes up to 33 bytes.
+ *
+ * The digits stay in registers from the multiplications to the stores: a buffer
+ * written in pieces and read back at an unaligned offset stalls the CPU (no store
+ * forwarding), which cost more than making the digits.
+ */
+inline size_t write_positive(uint64_t sig, int exponent, char *out)
+{
+    uint64_t upper = sig / 100000000u;
+    uint32_t low = static_cast<uint32_t>(sig - upper * 100000000u);
+    uint32_t top = static_cast<uint32_t>(upper) / 100000000u;
+    uint32_t mid = static_cast<uint32_t>(upper) - top * 100000000u;
+    uint64_t dm = eight_digits(mid), dl = eight_digits(low);
+    int trail = low ? trailing_zero_digits(dl) : mid ? 8 + trailing_zero_digits(dm) : 16;
+    if (sig >= 1000000000000000u) {
+        int has_top = top != 0, width = 16 + has_top, decpt = width + exponent;
+        if (decpt > -4 && decpt <= 0) {
+            /* 0.00d1d2…dk with 16 or 17 digits, most of attnd's numbers (weights): the
+             * digit groups stored as they are, no shifting. */
+            std::memcpy(out, "0.000000", 8);
+            char *to = out + 2 - decpt;
+            to[0] = static_cast<char>('0' + top); /* overwritten when there is no top */
+            uint64_t am = dm | ascii_zeros, al = dl | ascii_zeros;
+            std::memcpy(to + has_top, &am, 8);
+            std::memcpy(to + has_top + 8, &al, 8);
+            return static_cast<size_t>(2 - decpt + width - trail);
+        }
+    }
+    /* raw: the first 16 digits, the first in the lowest byte, zero bytes after the last;
+     * last: the 17th digit, if any. width: the digits of sig, trailing zeros included. */
+    u128 raw;
+    unsigned last;
+    int width;
+    if (sig >= 1000000000000000u) {
+        /* 16 or 17 digits, nearly all of attnd's numbers. GCC makes the choice a
+         * branch, mispredicted for about 1 number in 6 of the large bench response;
+         * a branch-free version (masks) measured no faster. */
+        bool has_top = top != 0;
+        uint64_t lo17 = dm << 8 | top, hi17 = dl << 8 | dm >> 56;
+        uint64_t lo = has_top ? lo17 : dm, hi = has_top ? hi17 : dl;
+        raw = static_cast<u128>(hi) << 64 | lo;
+        last = has_top ? static_cast<unsigned>(dl >> 56) : 0;
+        width = 16 + has_top;
+    } else {
+        int lead = mid ? __builtin_ctzll(dm) >> 3 : 8 + (__builtin_ctzll(dl) >> 3);
+        raw = (dm | static_cast<u128>(dl) << 64) >> (8 * lead);
+        last = 0;
+        width = 16 - lead;
+    }
+    int k = width - trail;                /* significant digits, 1..17 */
+    int decpt = width + exponent;         /* value = 0.d1d2…dk × 10^decpt */
+    char last_char = static_cast<char>('0' + last);
+
+    if (decpt <= -4 || decpt > 16) {      /* d1.d2…dk e±XX */
+        out[0] = static_cast<char>('0' + static_cast<unsigned>(raw & 0xFF));
+        out[1] = '.';
+        store16(out + 2, raw >> 8 | static_cast<u128>(last) << 120);
+        size_t n = k > 1 ? static_cast<size_t>(k) + 1 : 1;
+        return n + write_exponent(decpt - 1, out + n);
+    }
+    if (decpt <= 0) {                     /* 0.00d1d2…dk */
+        std::memcpy(out, "0.000000", 8);
+        char *to = out + 2 - decpt;
+        store16(to, raw);
+        to[16] = last_char;
+        return static_cast<size_t>(2 - decpt + k);
+    }
+    store16(out, raw);                    /* an integer: its zeros are the zero bytes */
+    if (decpt >= k)
+        return static_cast<size_t>(decpt);
+    out[decpt] = '.';
+    if (decpt < 16)
+        store16(out + decpt + 1, raw >> (8 * decpt) | static_cast<u128>(last) << (8 * (16 - decpt)));
+    else
+        out[17] = last_char;
+    return static_cast<size_t>(k) + 1;
+}
+
+/* A double as a decimal, kept between the two passes of api_format_row. */
+struct decimal {
+    uint64_t significand; /* 0 for zero and for non-finite numbers; may end in zeros */
+    int32_t exponent;     /* when significand is 0: 1 if not finite, else 0 */
+    uint32_t negative;
+};
+
+namespace db = jkj::dragonbox;
+using db_impl = db::detail::impl<double>;
+using db_format = db::ieee754_binary64;
+
+/*
+ * dragonbox's shortest digits (its compute_nearest_normal, binary64, round to nearest
+ * with ties to even, as to_decimal does by default) for a positive normal double whose
+ * significand bits are not all zero, built from dragonbox's own pieces. The one
+ * difference is how the answer is chosen: dragonbox branches on whether a significand
+ * one digit shorter exists (its step 2 against step 3), and for attnd's numbers that is
+ * a coin toss (about half need 17 digits, half 16), which the CPU mispredicted half of
+ * the time. Here both answers are computed and the right one selected; only the rare
+ * cases (a remainder of exactly 0 or delta, a divisible distance) still branch, in
+ * exactly dragonbox's way. The shorter answer is returned with a trailing zero, so
+ * both share an exponent; the writer drops trailing zeros anyway.
+ */
+inline decimal shortest_normal(uint64_t bits)
+{
+    constexpr int kappa = db_impl::kappa;
+    constexpr uint32_t big_divisor = 1000, small_divisor = 100; /* 10^(kappa + 1), 10^kappa */
+    static_assert(kappa == 2, "the divisors are dragonbox's for binary64");
+
+    uint64_t fraction = bits & ((uint64_t(1) << 52) - 1);
+    int exponent = static_cast<int>(bits >> 52) + db_format::exponent_bias - 52;
+    uint64_t two_fc = (fraction << 1) | (uint64_t(1) << 53);
+    bool closed = fraction % 2 == 0; /* ties to even: the interval's ends read back as x */
+
+    int minus_k = db::detail::log::floor_log10_pow2(exponent) - kappa;
+    auto cache = db::detail::policy_impl::cache::full::get_cache<db_format>(-minus_k);
+    int beta = exponent + db::detail::log::floor_log2_pow10(-minus_k);
+    uint32_t deltai = db_impl::compute_delta(cache, beta);
+    auto z = db_impl::compute_mul((two_fc | 1) << beta, cache);
+
+    /* Step 2: the significand with one digit fewer, if it lies in the interval. */
+    uint64_t big = z.result / big_divisor;
+    uint32_t r = static_cast<uint32_t>(z.result - big_divisor * big);
+    bool use_big = r < deltai;
+    if (__builtin_expect(r == 0 || r == deltai, 0)) {
+        if (r == 0 && z.is_integer && !closed) { /* exclude the right endpoint */
+            --big;
+            r = big_divisor;
+            use_big = false;
+        } else if (r == deltai) { /* compare the fractional parts */
+            uint64_t two_fl = two_fc - 1;
+            auto x = db_impl::compute_mul_parity(two_fl, cache, beta);
+            if (!closed || exponent < db_impl::case_fc_pm_half_lower_threshold ||
+                exponent > db_impl::divisibility_check_by_5_threshold)
+                use_big = x.parity;
+            else
+                use_big = x.parity || x.is_integer;
+        }
+    }
+
+    /* Step 3: the full-length significand, computed whether or not it is needed. */
+    uint32_t dist = r - (deltai / 2) + (small_divisor / 2);
+    bool approx_y_parity = ((dist ^ (small_divisor / 2)) & 1) != 0;
+    uint32_t scaled = dist * 656; /* dist / 100 and whether it divides, as dragonbox does */
+    bool divisible = (scaled & 0xFFFF) < 656;
+    uint64_t small = big * 10 + (scaled >> 16);
+    if (__builtin_expect(divisible & !use_big, 0)) { /* divisible first: rare */
+        auto y = db_impl::compute_mul_parity(two_fc, cache, beta);
+        if (y.parity != approx_y_parity)
+            --small;
+        else if (small % 2 != 0 && y.is_integer) /* a tie: to even */
+            --small;
+    }
+
+    /* A mask, not ?: — the compiler turned the conditional back into the branch. */
+    uint64_t pick_big = -static_cast<uint64_t>(use_big);
+    decimal d;
+    d.significand = (big * 10 & pick_big) | (small & ~pick_big);
+    d.exponent = minus_k + kappa;
+    d.negative = 0;
+    if (__builtin_expect(d.significand >= 100000000000000000u, 0)) {
+        /* Step 2's 17 digits with the zero appended would not fit write_positive. */
+        d.significand /= 10;
+        d.exponent++;
+    }
+    return d;
+}
+
+inline decimal to_decimal(double x)
+{
+    uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    uint32_t negative = static_cast<uint32_t>(bits >> 63);
+    uint64_t magnitude = bits & ~(uint64_t(1) << 63);
+    uint64_t exponent_bits = magnitude >> 52;
+    decimal d = { 0, 0, negative };
+    if (exponent_bits == 0x7FF) {
+        d.exponent = 1; /* not finite */
+    } else if (__builtin_expect(exponent_bits != 0 && (magnitude & ((uint64_t(1) << 52) - 1)) != 0, 1)) {
+        d = shortest_normal(magnitude);
+        d.negative = negative;
+    } else if (magnitude != 0) { /* subnormal, or a power of two: dragonbox as it is */
+        auto dec = db::to_decimal(std::fabs(x), db::policy::sign::ignore,
+                                  db::policy::trailing_zero::ignore);
+        d.significand = dec.significand;
+        d.exponent = dec.exponent;
+    }
+    return d;
+}
+
+/* d in numfmt.h's layout, or "null"; returns the length. Writes up to number_reach bytes. */
+inline size_t write_decimal(const decimal &d, char *out)
+{
+    if (d.significand == 0 && d.exponent != 0) {
+        std::memcpy(out, "null", 4);
+        return 4;
+    }
+    out[0] = '-';
+    size_t n = d.negative;
+    if (d.significand == 0) {
+        out[n] = '0';
+        return n + 1;
+    }
+    return n + write_positive(d.significand, d.exponent, out + n);
+}
+
+constexpr double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                             1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+
+inline double round_decimals(double x, int decimals)
 {
     /* numpy computes rint(x * 10^d) / 10^d; where x * 10^d overflows (|x| > ~1e293),
      * x has no fractional digits to round, so it is returned as it is rather than inf. */
-    static const double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
-                                    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
     if (decimals < 0 || decimals > 15 || !std::isfinite(x))
         return x;
     double scaled = x * pow10[decimals];
     if (!std::isfinite(scaled))
         return x;
     return std::nearbyint(scaled) / pow10[decimals];
+}
+
+/*
+ * The decimal of round_decimals(x, decimals), 0 <= decimals <= 15, mostly without
+ * dividing or searching for digits: the rounded value is q / 10^d for an integer q,
+ * and when |q| < 10^15 its shortest digits are q's own, at exponent -d. (The double
+ * nearest to a decimal of at most 15 significant digits reads back as that decimal,
+ * DBL_DIG, so no other decimal as short rounds to the same double.)
+ */
+inline decimal to_decimal_rounded(double x, int decimals)
+{
+    if (!std::isfinite(x))
+        return to_decimal(x);
+    double scaled = x * pow10[decimals];
+    if (!std::isfinite(scaled))
+        return to_decimal(x);
+    double q = std::nearbyint(scaled);
+    if (!(std::fabs(q) < 1e15))
+        return to_decimal(q / pow10[decimals]);
+    uint64_t significand = static_cast<uint64_t>(std::fabs(q));
+    decimal d = { significand, significand ? -decimals : 0, std::signbit(q) ? 1u : 0u };
+    return d;
+}
+
+} // namespace
+
+extern "C" size_t api_format_double(double x, char *buf)
+{
+    char room[API_NUMBER_ROOM]; /* write_decimal may write past the text; buf may be short */
+    size_t n = write_decimal(to_decimal(x), room);
+    std::memcpy(buf, room, n);
+    buf[n] = '\0';
+    return n;
+}
+
+/*
+ * Two passes over blocks of numbers: first the decimal of each, then the text of
+ * each. The first pass's iterations are independent of one another, so the CPU
+ * overlaps several numbers' chains of multiplications; in one pass, each number's
+ * work queued behind the previous number's text and its length.
+ */
+extern "C" size_t api_format_row(const double *xs, size_t n, int decimals, char *out)
+{
+    constexpr size_t block = 32;
+    decimal ds[block];
+    char *o = out;
+    if (decimals > 15)
+        decimals = -1; /* as round_decimals: no rounding */
+    for (size_t i = 0; i < n; i += block) {
+        size_t m = n - i < block ? n - i : block;
+        if (decimals < 0) {
+            for (size_t j = 0; j < m; j++)
+                ds[j] = to_decimal(xs[i + j]);
+        } else {
+            for (size_t j = 0; j < m; j++)
+                ds[j] = to_decimal_rounded(xs[i + j], decimals);
+        }
+        for (size_t j = 0; j < m; j++) {
+            o += write_decimal(ds[j], o);
+            *o++ = ','; /* the last one is dropped, within the room */
+        }
+    }
+    return n > 0 ? static_cast<size_t>(o - out) - 1 : 0;
+}
+
+extern "C" double api_round_decimals(double x, int decimals)
+{
+    return round_decimals(x, decimals);
 }

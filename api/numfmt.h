@@ -30,6 +30,21 @@ extern "C" {
  */
 size_t api_format_double(double x, char *buf);
 
+/*
+ * The room api_format_row needs per number. More than any number's text: the digits
+ * are copied in fixed-size blocks that may spill past a number's end (the next
+ * number or the caller's terminator overwrites the spill).
+ */
+#define API_NUMBER_ROOM 40
+
+/*
+ * Writes n doubles separated by commas (no brackets, no NUL) into out, which has room
+ * for n * API_NUMBER_ROOM bytes; returns the length. Each is rounded first with
+ * api_round_decimals when decimals >= 0. Byte for byte what api_format_double writes
+ * for each, in one call: the hot loop of every large response.
+ */
+size_t api_format_row(const double *xs, size_t n, int decimals, char *out);
+
 /* numpy.round(x, decimals) for 0 <= decimals <= 15: rint(x * 10^d) / 10^d, halves to even. */
 double api_round_decimals(double x, int decimals);
 
