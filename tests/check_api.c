@@ -8,6 +8,7 @@
  * (404/405/406/415/413, health, readiness, version, spec, problem pages).
  */
 #include <check.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -1132,6 +1133,32 @@ START_TEST(test_split_writing_multihead)
 }
 END_TEST
 
+/* jw_int writes what printf's %lld does, for the edges and a spread of values. */
+START_TEST(test_writer_integers)
+{
+    long long xs[64] = { 0, 1, -1, 9, 10, -10, 99, 100, 1000000007, LLONG_MAX, LLONG_MIN,
+                         LLONG_MIN + 1 };
+    uint64_t state = 99;
+    for (size_t i = 12; i < 64; i++) /* every magnitude: a random value shifted down */
+        xs[i] = (long long)next_random(&state) >> (i % 63);
+    struct jw w;
+    jw_init(&w, -1);
+    jw_array_begin(&w);
+    char want[64 * 24] = "[";
+    for (size_t i = 0; i < 64; i++) {
+        jw_int(&w, xs[i]);
+        size_t n = strlen(want);
+        snprintf(want + n, sizeof want - n, "%s%lld", i ? "," : "", xs[i]);
+    }
+    jw_array_end(&w);
+    strcat(want, "]");
+    size_t len;
+    char *got = jw_take(&w, &len);
+    ck_assert_str_eq(got, want);
+    free(got);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("api");
@@ -1142,6 +1169,7 @@ static Suite *api_suite(void)
     tcase_add_test(numbers, test_non_finite_is_null);
     tcase_add_test(numbers, test_round_like_numpy);
     tcase_add_test(numbers, test_writer_escapes_and_commas);
+    tcase_add_test(numbers, test_writer_integers);
     tcase_add_test(numbers, test_writer_replaces_ill_formed_utf8);
     suite_add_tcase(s, numbers);
 
