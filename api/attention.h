@@ -42,6 +42,7 @@ struct api_attention_req {
     struct api_grid grid;      /* mask, bias, labels, round: shared with multi-head */
     double scale;              /* given, or 1/sqrt(d_k) */
     unsigned long include;     /* bits of enum api_attention_part */
+    bool for_page;             /* answered as text or SVG, which show the summary */
 };
 
 /*

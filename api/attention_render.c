@@ -241,6 +241,7 @@ void api_attention_handle_as(const struct api_context *ctx, const char *body, si
         return;
     }
     bool ok = api_attention_parse(doc, "", &ctx->limits, &req, &err);
+    req.for_page = format != API_FORMAT_JSON;
     if (ok && api_attention_run(&req, "", &trace, &err)) {
         respond(&req, &trace, format, res);
         attn_trace_free(&trace);

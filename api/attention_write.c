@@ -28,6 +28,7 @@ bool api_attention_run(const struct api_attention_req *r, const char *prefix,
         .bias = api_grid_bias(&r->grid),
         .mask = api_grid_mask(&r->grid),
         .scale = r->scale,
+        .skip_summary = !r->for_page && !(r->include & (1ul << API_PART_SUMMARY)),
     };
     enum attn_status st = attn_forward(trace, &p);
     if (st == ATTN_OK)

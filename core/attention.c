@@ -426,7 +426,8 @@ enum attn_status attn_forward(struct attn_trace *out, const struct attn_problem 
     attn_pass_output(out, p->v);
     if ((st = attn_check_step(out, ATTN_STEP_OUTPUT, &out->output, NULL)) != ATTN_OK)
         return st;
-    attn_pass_summary(out);
+    if (!p->skip_summary)
+        attn_pass_summary(out);
     return ATTN_OK;
 }
 

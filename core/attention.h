@@ -18,6 +18,7 @@
 #ifndef ATTN_ATTENTION_H
 #define ATTN_ATTENTION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "matrix.h"
@@ -70,6 +71,9 @@ struct attn_problem {
     const struct attn_matrix *bias; /* (n_q, n_k) added to the scaled scores, or NULL */
     struct attn_mask mask;
     double scale;                   /* > 0; the usual choice is 1/sqrt(d_k) */
+    /* The caller reads no summary but fully_masked: leave row sums, argmax, max weight
+     * and entropy at 0 (the entropy costs a log per weight, ~10% of a large forward). */
+    bool skip_summary;
 };
 
 #define ATTN_NO_INDEX ((size_t)-1)

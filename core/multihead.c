@@ -204,7 +204,8 @@ static enum attn_status run_heads(struct attn_mh_trace *t, const struct attn_mh_
         struct attn_matrix qh = column_block(&t->q, i, t->d_k);
         struct attn_matrix kh = column_block(&t->k, g, t->d_k);
         struct attn_matrix vh = column_block(&t->v, g, t->d_k);
-        struct attn_problem hp = { &qh, &kh, &vh, p->bias, p->mask, p->scale };
+        struct attn_problem hp = { .q = &qh, .k = &kh, .v = &vh, .bias = p->bias,
+                                   .mask = p->mask, .scale = p->scale };
         enum attn_status st = run(&t->head[i], &hp);
         if (st == ATTN_EOVERFLOW) {
             const struct attn_fault *f = &t->head[i].fault;

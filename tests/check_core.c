@@ -798,6 +798,37 @@ START_TEST(test_fully_masked_cells)
 }
 END_TEST
 
+/* skip_summary: the same steps, the fully masked rows still flagged, the rest of the
+ * summary left at 0 (and computed on the same trace when asked for again). */
+START_TEST(test_skip_summary)
+{
+    static const unsigned char allow[] = { 1, 1, 1, 0, 0, 0, 0, 1, 0 };
+    struct views c;
+    struct attn_trace full, lean;
+
+    views_init(&c, fm_q, 3, 1, fm_k, 3, fm_v, 2, 1.0);
+    views_mask(&c, ATTN_MASK_CELLS, allow, 3);
+    ck_assert_int_eq(run(attn_forward, &full, &c), ATTN_OK);
+    c.p.skip_summary = true;
+    ck_assert_int_eq(run(attn_forward, &lean, &c), ATTN_OK);
+    size_t cells = full.n_q * full.n_k;
+    ck_assert(memcmp(full.weights.data, lean.weights.data, cells * sizeof(double)) == 0);
+    ck_assert(memcmp(full.output.data, lean.output.data,
+                     full.n_q * full.d_v * sizeof(double)) == 0);
+    ck_assert_uint_eq(lean.summary.n_fully_masked, 1);
+    ck_assert_uint_eq(lean.summary.fully_masked[1], 1);
+    ck_assert(full.summary.row_sums[0] != 0.0 && full.summary.entropy[0] != 0.0);
+    for (size_t i = 0; i < lean.n_q; i++)
+        ck_assert(lean.summary.row_sums[i] == 0.0 && lean.summary.entropy[i] == 0.0 &&
+                  lean.summary.max_weight[i] == 0.0);
+    c.p.skip_summary = false;
+    ck_assert_int_eq(attn_forward(&lean, &c.p), ATTN_OK);
+    ck_assert(memcmp(full.summary.entropy, lean.summary.entropy, full.n_q * sizeof(double)) == 0);
+    attn_trace_free(&full);
+    attn_trace_free(&lean);
+}
+END_TEST
+
 /* A key-padding row that blocks every key: every query fully masked. "both" */
 START_TEST(test_fully_masked_padding)
 {
@@ -1174,6 +1205,7 @@ static Suite *core_suite(void)
     tcase_add_test(core, test_trace_free_twice);
     tcase_add_test(core, test_blas_info);
     tcase_add_test(core, test_trace_reuse);
+    tcase_add_test(core, test_skip_summary);
     suite_add_tcase(s, core);
 
     tcase_add_loop_test(seeds, test_seed000, 0, 2);
