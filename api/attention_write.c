@@ -15,10 +15,27 @@
 #include "api/fields.h"
 #include "api/matrix_write.h"
 
+/* The steps the answer shows: pages show every step, JSON what include lists. Steps
+ * not shown share memory with the next (attn_trace_alloc_keep). */
+static unsigned steps_read(const struct api_attention_req *r)
+{
+    static const enum attn_step step_of[] = {
+        [API_PART_SCORES] = ATTN_STEP_SCORES, [API_PART_SCALED] = ATTN_STEP_SCALED,
+        [API_PART_MASKED] = ATTN_STEP_MASKED,
+    };
+    if (r->for_page)
+        return ATTN_KEEP_ALL;
+    unsigned keep = ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT);
+    for (int p = API_PART_SCORES; p <= API_PART_MASKED; p++)
+        if (r->include & (1ul << p))
+            keep |= ATTN_KEEP(step_of[p]);
+    return keep;
+}
+
 bool api_attention_run(const struct api_attention_req *r, const char *prefix,
                        struct attn_trace *trace, struct api_error *err)
 {
-    if (attn_trace_alloc(trace, r->q.rows, r->k.rows, r->v.cols) != ATTN_OK) {
+    if (attn_trace_alloc_keep(trace, r->q.rows, r->k.rows, r->v.cols, steps_read(r)) != ATTN_OK) {
         api_error_set(err, API_UNAVAILABLE, "no memory for a %zu x %zu attention", r->q.rows,
                       r->k.rows);
         return false;

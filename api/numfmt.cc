@@ -1,6 +1,7 @@
 /*
- * api/numfmt.cc — the one C++ file of attnd: a shim over dragonbox's shortest
- * round-trip digits (header-only, C++17). Everything else is C11. The layout rules
+ * api/numfmt.cc — a shim over dragonbox's shortest round-trip digits (header-only,
+ * C++17); with api/numparse.cc (fast_float) one of attnd's two C++ files, everything
+ * else being C11. The layout rules
  * are documented in numfmt.h. Built with -fno-exceptions -fno-rtti; nothing here
  * allocates.
  *

@@ -83,14 +83,36 @@ size_t attn_trace_cells(size_t n_q, size_t n_k, size_t d_v)
  * then argmax (n_q size_t), then fully_masked (n_q bytes).
  */
 struct attn_layout {
+    unsigned keep;     /* the steps read after the pass (ATTN_KEEP bits) */
+    size_t qk_buffers; /* distinct (n_q, n_k) matrices: 4, or fewer when steps share */
     size_t argmax_off, flags_off, bytes;
 };
 
+/*
+ * How many (n_q, n_k) buffers the steps scores → scaled → masked → weights need when
+ * only the steps in `keep` are read afterwards: a step that is not kept hands its
+ * buffer to the next one, which overwrites it in place (every pass is elementwise).
+ */
+static size_t attn_qk_buffers(unsigned keep)
+{
+    size_t n = 1;
+    for (int s = ATTN_STEP_SCORES; s < ATTN_STEP_WEIGHTS; s++)
+        n += (keep & ATTN_KEEP(s)) != 0;
+    return n;
+}
+
 /* Fills *l; 0 when any size in bytes overflows size_t (the block cannot be had). */
-static int attn_layout_of(size_t n_q, size_t n_k, size_t d_v, struct attn_layout *l)
+static int attn_layout_of(size_t n_q, size_t n_k, size_t d_v, unsigned keep,
+                          struct attn_layout *l)
 {
     int overflow = 0;
+    size_t shared = (4 - attn_qk_buffers(keep)) * n_q * n_k; /* <= the 4 counted below */
     size_t cells = attn_trace_cells(n_q, n_k, d_v);
+    if (cells == 0)
+        return 0;
+    cells -= shared;
+    l->keep = keep;
+    l->qk_buffers = attn_qk_buffers(keep);
     size_t doubles = attn_cells(cells, sizeof(double), &overflow);
     size_t argmax = attn_cells(n_q, sizeof(size_t), &overflow);
     size_t align = _Alignof(size_t);
@@ -106,13 +128,20 @@ static void attn_trace_carve(struct attn_trace *t, unsigned char *block, const s
 {
     double *d = (double *)(void *)block;
     size_t qk = t->n_q * t->n_k;
+    struct attn_matrix *chain[] = { &t->scores, &t->scaled, &t->masked, &t->weights };
 
-    t->scores = attn_matrix_view(d, t->n_q, t->n_k);         /* (n_q, n_k) */
-    t->scaled = attn_matrix_view(d + qk, t->n_q, t->n_k);    /* (n_q, n_k) */
-    t->masked = attn_matrix_view(d + 2 * qk, t->n_q, t->n_k); /* (n_q, n_k) */
-    t->weights = attn_matrix_view(d + 3 * qk, t->n_q, t->n_k); /* (n_q, n_k) */
-    t->output = attn_matrix_view(d + 4 * qk, t->n_q, t->d_v); /* (n_q, d_v) */
-    d += 4 * qk + t->n_q * t->d_v;
+    /* scores, scaled, masked, weights: (n_q, n_k) each; a step not kept lends its
+     * buffer to the next (attn_qk_buffers). */
+    for (int s = 0; s < 4; s++) {
+        if (s > 0 && !(l->keep & ATTN_KEEP(ATTN_STEP_SCORES + s - 1))) {
+            *chain[s] = *chain[s - 1];
+            continue;
+        }
+        *chain[s] = attn_matrix_view(d, t->n_q, t->n_k);
+        d += qk;
+    }
+    t->output = attn_matrix_view(d, t->n_q, t->d_v); /* (n_q, d_v) */
+    d += t->n_q * t->d_v;
     t->summary.row_sums = d;                   /* (n_q) */
     t->summary.max_weight = d + t->n_q;        /* (n_q) */
     t->summary.entropy = d + 2 * t->n_q;       /* (n_q) */
@@ -128,6 +157,12 @@ static void attn_trace_carve(struct attn_trace *t, unsigned char *block, const s
  */
 enum attn_status attn_trace_alloc(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v)
 {
+    return attn_trace_alloc_keep(t, n_q, n_k, d_v, ATTN_KEEP_ALL);
+}
+
+enum attn_status attn_trace_alloc_keep(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v,
+                                       unsigned keep)
+{
     struct attn_layout l;
     unsigned char *block;
 
@@ -136,7 +171,7 @@ enum attn_status attn_trace_alloc(struct attn_trace *t, size_t n_q, size_t n_k, 
     memset(t, 0, sizeof *t);
     if (n_q == 0 || n_k == 0 || d_v == 0)
         return ATTN_EINVAL;
-    if (!attn_layout_of(n_q, n_k, d_v, &l))
+    if (!attn_layout_of(n_q, n_k, d_v, keep, &l))
         return ATTN_ENOMEM;
     /* calloc: a fresh trace reads as zeros (IEEE 754 0.0 is all-bits-zero). */
     block = calloc(1, l.bytes);

@@ -127,6 +127,21 @@ size_t attn_trace_cells(size_t n_q, size_t n_k, size_t d_v);
  */
 enum attn_status attn_trace_alloc(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v);
 
+/*
+ * The same, for a caller that reads only the steps in `keep` (ATTN_KEEP bits; weights
+ * and output are always there). A step not kept shares its buffer with the next,
+ * which overwrites it in place: for weights and output alone, one (n_q, n_k) buffer
+ * instead of four, a quarter of the memory to fault in and stream through. Reading a
+ * step that was not kept gives the next step's values. After a fault the steps past
+ * it are zeroed, so shared earlier steps may read as zero too.
+ */
+#define ATTN_KEEP(step) (1u << (step))
+#define ATTN_KEEP_ALL                                                                       \
+    (ATTN_KEEP(ATTN_STEP_SCORES) | ATTN_KEEP(ATTN_STEP_SCALED) | ATTN_KEEP(ATTN_STEP_MASKED) | \
+     ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT))
+enum attn_status attn_trace_alloc_keep(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v,
+                                       unsigned keep);
+
 /* Frees the block and zeroes *t. Safe on a zeroed trace; twice is a no-op. */
 void attn_trace_free(struct attn_trace *t);
 

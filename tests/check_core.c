@@ -798,6 +798,61 @@ START_TEST(test_fully_masked_cells)
 }
 END_TEST
 
+/* attn_trace_alloc_keep: for every choice of kept steps, the kept steps, weights and
+ * output are bit for bit those of a full trace, with a bias and a mask in play; the
+ * block shrinks by one (n_q, n_k) matrix per step not kept. */
+START_TEST(test_trace_keep)
+{
+    enum { NQ = 5, NK = 7, D = 3 };
+    double q[NQ * D], k[NK * D], v[NK * 2], bias[NQ * NK];
+    unsigned char allow[NQ * NK];
+    for (int i = 0; i < NQ * D; i++)
+        q[i] = sin(i + 1.0) * 3;
+    for (int i = 0; i < NK * D; i++)
+        k[i] = cos(i * 0.7) * 2;
+    for (int i = 0; i < NK * 2; i++)
+        v[i] = i * 0.25 - 1;
+    for (int i = 0; i < NQ * NK; i++) {
+        bias[i] = (i % 5) * 0.1;
+        allow[i] = (unsigned char)(i % 3 != 0 || i % NK == 1);
+    }
+    struct views c;
+    struct attn_trace full;
+    views_init(&c, q, NQ, D, k, NK, v, 2, 0.5);
+    views_bias(&c, bias);
+    views_mask(&c, ATTN_MASK_CELLS, allow, NQ);
+    ck_assert_int_eq(run(attn_forward, &full, &c), ATTN_OK);
+    const struct attn_matrix *want[] = { NULL, &full.scores, &full.scaled, &full.masked,
+                                         &full.weights, &full.output };
+    for (unsigned kept = 0; kept < 8; kept++) { /* any of scores, scaled, masked */
+        unsigned keep = ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT);
+        size_t shared = 0;
+        for (int s = 0; s < 3; s++) {
+            if (kept & (1u << s))
+                keep |= ATTN_KEEP(ATTN_STEP_SCORES + s);
+            else
+                shared++;
+        }
+        struct attn_trace t;
+        ck_assert_int_eq(attn_trace_alloc_keep(&t, NQ, NK, 2, keep), ATTN_OK);
+        ck_assert_int_eq(attn_forward(&t, &c.p), ATTN_OK);
+        const struct attn_matrix *got[] = { NULL, &t.scores, &t.scaled, &t.masked, &t.weights,
+                                            &t.output };
+        for (int s = ATTN_STEP_SCORES; s <= ATTN_STEP_OUTPUT; s++) {
+            if (!(keep & ATTN_KEEP(s)))
+                continue;
+            size_t n = want[s]->rows * want[s]->cols * sizeof(double);
+            ck_assert_msg(memcmp(want[s]->data, got[s]->data, n) == 0, "keep %#x: step %d", keep,
+                          s);
+        }
+        /* The block holds 4 - shared (n_q, n_k) matrices: output follows the last. */
+        ck_assert_ptr_eq(t.output.data, (double *)t.block + (4 - shared) * NQ * NK);
+        attn_trace_free(&t);
+    }
+    attn_trace_free(&full);
+}
+END_TEST
+
 /* skip_summary: the same steps, the fully masked rows still flagged, the rest of the
  * summary left at 0 (and computed on the same trace when asked for again). */
 START_TEST(test_skip_summary)
@@ -1206,6 +1261,7 @@ static Suite *core_suite(void)
     tcase_add_test(core, test_blas_info);
     tcase_add_test(core, test_trace_reuse);
     tcase_add_test(core, test_skip_summary);
+    tcase_add_test(core, test_trace_keep);
     suite_add_tcase(s, core);
 
     tcase_add_loop_test(seeds, test_seed000, 0, 2);
