@@ -119,7 +119,8 @@ asan: deps-test
 # The unit suites and the allocation-failure test under valgrind: 0 errors, nothing definitely lost.
 valgrind: $(UNIT_TESTS) $(ALLOC_TEST)
 	@set -e; for t in $(UNIT_TESTS) $(ALLOC_TEST); do echo "== valgrind $$t"; \
-	  CK_FORK=no valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite $$t; done
+	  CK_FORK=no ATTND_TEST_QUICK=1 valgrind -q --error-exitcode=1 --leak-check=full \
+	    --errors-for-leak-kinds=definite $$t; done
 
 # Every libFuzzer harness (tests/fuzz/) for FUZZ_SECONDS each, clang with ASan + UBSan, in build/fuzz.
 fuzz: deps-test

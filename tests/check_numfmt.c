@@ -186,11 +186,22 @@ static void check_one(double x)
 
 /* ---- tests ---- */
 
+/*
+ * How many random values a test checks: n, or a twentieth under ATTND_TEST_QUICK
+ * (make valgrind sets it). Valgrind looks for memory errors, which a twentieth of
+ * the values exercise as well; the values themselves are the native run's to check.
+ */
+static int samples(int n)
+{
+    const char *quick = getenv("ATTND_TEST_QUICK");
+    return quick != NULL && *quick != '\0' ? n / 20 : n;
+}
+
 /* Random bit patterns: every exponent, subnormals, 17-digit significands. */
 START_TEST(test_random_bits_match_reference)
 {
     uint64_t s = 0x2545f4914f6cdd1dull + (uint64_t)_i;
-    for (int i = 0; i < 200000; i++)
+    for (int i = 0; i < samples(200000); i++)
         check_one(from_bits(xorshift(&s)));
 }
 END_TEST
@@ -199,7 +210,7 @@ END_TEST
 START_TEST(test_typical_values_match_reference)
 {
     uint64_t s = 0x9e3779b97f4a7c15ull + (uint64_t)_i;
-    for (int i = 0; i < 150000; i++)
+    for (int i = 0; i < samples(150000); i++)
         check_one(typical(&s));
 }
 END_TEST
