@@ -16,6 +16,7 @@
  * Not here: the daemon's options (http.c), request handling (request.c).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -129,8 +130,29 @@ static void srv_drain(struct srv_server *s, unsigned grace_s)
     }
 }
 
+/*
+ * glibc's heap policy for a server whose requests allocate and free the same few
+ * megabytes again and again. By default glibc gives the top of the heap back to the
+ * kernel whenever more than a (self-adjusting) threshold is free, so every medium
+ * request grew the heap with brk, faulted its pages in again and trimmed it on the
+ * way out: six brk calls a request and about a fifth of its time. Keeping up to 64 MiB
+ * free per malloc arena, and serving blocks up to 32 MiB from the heap, ends that;
+ * larger blocks (an xl answer) are still mapped and unmapped on their own. The cost
+ * is memory kept after traffic: at most 64 MiB per arena (about one per worker).
+ * GLIBC_TUNABLES naming malloc settings wins over this.
+ */
+static void srv_malloc_policy(void)
+{
+    const char *tunables = getenv("GLIBC_TUNABLES");
+    if (tunables != NULL && strstr(tunables, "glibc.malloc.") != NULL)
+        return;
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+}
+
 static int srv_run(const struct srv_config *cfg)
 {
+    srv_malloc_policy();
     srv_log_init(cfg->log);
     srv_reqid_init();
     srv_metrics_init(attnd_version, attnd_build);
