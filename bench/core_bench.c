@@ -27,7 +27,8 @@
  *   write = handle − handle[summary] (the response writer, for the bytes and numbers
  *   that differ), read = handle[summary] − forward (parse + validate + copy into
  *   matrices + a small write), where forward is trace allocation + attn_forward +
- *   free at the payload's sizes. Throughput is bytes (or numbers) per second.
+ *   free at the payload's sizes, as handle[summary] runs it (only weights and output
+ *   kept, the summary computed). Throughput is bytes (or numbers) per second.
  *
  * When BENCH_META names a file, the JSON figures are also appended to it as key=value
  * lines (handle_ms_NAME, read_ms_NAME, forward_ms_NAME, write_ms_NAME) for
@@ -355,12 +356,17 @@ static void run_handle(void *arg)
     api_response_deinit(&res);
 }
 
-/* What api_handle's compute costs at the payload's sizes: allocate, attn_forward, free. */
+/*
+ * What api_handle's compute costs for the payload's include ["summary"] variant, the
+ * one read is derived from: allocate (only weights and output kept, as the endpoint
+ * does when no other step is shown), attn_forward with the summary, free.
+ */
 static void run_alloc_forward(void *arg)
 {
     struct json_case *c = arg;
     struct attn_problem p = {.q = &c->q, .k = &c->k, .v = &c->v, .scale = 1.0 / sqrt((double)c->q.cols)};
-    if (attn_trace_alloc(&c->trace, c->n_q, c->n_k, c->d_v) != ATTN_OK ||
+    unsigned keep = ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT);
+    if (attn_trace_alloc_keep(&c->trace, c->n_q, c->n_k, c->d_v, keep) != ATTN_OK ||
         attn_forward(&c->trace, &p) != ATTN_OK) {
         fprintf(stderr, "core_bench: forward failed\n");
         exit(1);
