@@ -36,8 +36,6 @@ static const struct srv_route_template srv_routes[] = {
     { "/", false, "/" },
     { "/playground.js", false, "/playground.js" },
     { "/playground.css", false, "/playground.css" },
-    { "/playground.js", false, "/playground.js" },
-    { "/playground.css", false, "/playground.css" },
     { "/healthz", false, "/healthz" },
     { "/readyz", false, "/readyz" },
     { "/version", false, "/version" },
