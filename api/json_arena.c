@@ -10,8 +10,8 @@
 #include <stdlib.h>
 
 /* The first chunk fits a small request's nodes; later ones double, so a document of
- * N bytes takes O(log N) chunks, each at most API_JSON_CHUNK_MAX unless one node
- * (a big string, a long array's table) needs more. */
+ * N bytes takes O(log N) chunks, each at most API_JSON_CHUNK_MAX (nodes of
+ * API_JSON_BIG bytes or more have blocks of their own). */
 #define API_JSON_CHUNK_FIRST (16u * 1024)
 #define API_JSON_CHUNK_MAX (8u * 1024 * 1024)
 #define API_JSON_ALIGN alignof(max_align_t)
@@ -23,11 +23,18 @@ struct api_json_chunk {
     alignas(max_align_t) unsigned char data[];
 };
 
+/* A block of API_JSON_BIG bytes or more, with its place in the arena's list. */
+struct api_json_big {
+    struct api_json_big *next, *prev;
+    alignas(max_align_t) unsigned char data[];
+};
+
 static _Thread_local struct api_json_arena *active;
 
 void api_json_arena_begin(struct api_json_arena *a)
 {
     a->chunks = NULL;
+    a->bigs = NULL;
     a->outer = active;
     active = a;
 }
@@ -41,6 +48,11 @@ void api_json_arena_end(struct api_json_arena *a)
         c = next;
     }
     a->chunks = NULL;
+    for (struct api_json_big *b = a->bigs, *next; b != NULL; b = next) {
+        next = b->next;
+        free(b);
+    }
+    a->bigs = NULL;
     active = a->outer;
 }
 
@@ -68,8 +80,43 @@ static struct api_json_chunk *add_chunk(struct api_json_arena *a, size_t need)
     return c;
 }
 
+static void *big_alloc(struct api_json_arena *a, size_t n)
+{
+    if (n > SIZE_MAX - sizeof(struct api_json_big))
+        return NULL;
+    struct api_json_big *b = malloc(sizeof *b + n);
+    if (b == NULL)
+        return NULL;
+    b->prev = NULL;
+    b->next = a->bigs;
+    if (a->bigs != NULL)
+        a->bigs->prev = b;
+    a->bigs = b;
+    return b->data;
+}
+
+/* Frees p if it is one of a's big blocks (few are alive at once); says whether it was. */
+static bool big_free(struct api_json_arena *a, void *p)
+{
+    for (struct api_json_big *b = a->bigs; b != NULL; b = b->next) {
+        if (b->data != p)
+            continue;
+        if (b->prev != NULL)
+            b->prev->next = b->next;
+        else
+            a->bigs = b->next;
+        if (b->next != NULL)
+            b->next->prev = b->prev;
+        free(b);
+        return true;
+    }
+    return false;
+}
+
 static void *arena_alloc(struct api_json_arena *a, size_t n)
 {
+    if (n >= API_JSON_BIG)
+        return big_alloc(a, n);
     if (n > SIZE_MAX - API_JSON_ALIGN)
         return NULL;
     n = round_up(n == 0 ? 1 : n);
@@ -101,18 +148,31 @@ void *api_json_malloc(size_t n)
     return active != NULL ? arena_alloc(active, n) : malloc(n);
 }
 
+static bool big_owns(const struct api_json_arena *a, const void *p)
+{
+    for (const struct api_json_big *b = a->bigs; b != NULL; b = b->next)
+        if (b->data == p)
+            return true;
+    return false;
+}
+
 bool api_json_arena_has(const void *p)
 {
     for (const struct api_json_arena *a = active; a != NULL; a = a->outer)
-        if (arena_owns(a, p))
+        if (arena_owns(a, p) || big_owns(a, p))
             return true;
     return false;
 }
 
 void api_json_free(void *p)
 {
-    /* In an arena scope, its nodes are released with the arena; anything older
-     * (made before the scope began) is not the arena's. */
-    if (!api_json_arena_has(p))
-        free(p);
+    /* In an arena scope, its chunks' nodes are released with the arena and its big
+     * blocks now; anything older (made before the scope began) is not the arena's. */
+    for (struct api_json_arena *a = active; a != NULL; a = a->outer) {
+        if (arena_owns(a, p))
+            return;
+        if (big_free(a, p))
+            return;
+    }
+    free(p);
 }

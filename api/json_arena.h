@@ -13,6 +13,13 @@
  * freed properly. Chunks come from malloc, so a test that wraps malloc still sees
  * (and can fail) them.
  *
+ * Blocks of API_JSON_BIG bytes or more (a long array's table, a long string) are not
+ * cut from chunks: jansson grows an array by allocating a table twice the size and
+ * freeing the old one, and in a chunk the old tables would stay until the end, about
+ * doubling what a body of millions of short numbers holds (480 MB for 16 MiB of
+ * zeros). They are malloc'd on their own, freed when jansson frees them, and any still
+ * held are freed with the arena.
+ *
  * Ownership: nothing allocated by jansson inside a scope may outlive it. api/ uses
  * jansson only for request documents, which never leave the request.
  */
@@ -23,11 +30,15 @@
 #include <stddef.h>
 
 struct api_json_chunk;
+struct api_json_big;
 
 struct api_json_arena {
     struct api_json_chunk *chunks; /* newest first */
+    struct api_json_big *bigs;     /* blocks too large for a chunk, still allocated */
     struct api_json_arena *outer;  /* the scope this one is nested in, or NULL */
 };
+
+#define API_JSON_BIG ((size_t)64 * 1024)
 
 /* Makes a the arena of this thread's jansson allocations until api_json_arena_end. */
 void api_json_arena_begin(struct api_json_arena *a);
