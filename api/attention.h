@@ -3,7 +3,7 @@
  * response as the contract shows it.
  *
  * Flow: api_attention_parse (JSON document → struct api_attention_req, every
- * mistake a struct api_error) → api_attention_run (core's attn_forward) →
+ * mistake a struct api_error) → api_attention_run (core's attn_forward_threads) →
  * api_attention_write (trace → JSON). Each step is separate so the batch endpoint
  * can run the same three per item.
  *
@@ -55,9 +55,15 @@ bool api_attention_parse(const json_t *doc, const char *pointer, const struct ap
 
 void api_attention_req_deinit(struct api_attention_req *req);
 
-/* Runs the computation into trace (allocated here; free with attn_trace_free). */
+/*
+ * Runs the computation into trace (allocated here; free with attn_trace_free), on
+ * as many threads as api_request_threads lends a problem of n_q × n_k cells.
+ */
 bool api_attention_run(const struct api_attention_req *req, const char *pointer,
                        struct attn_trace *trace, struct api_error *err);
+
+/* How many runs so far were given more than one thread (for tests). */
+unsigned long api_attention_threaded_runs(void);
 
 /* Writes the 200 response object for req and its trace. */
 void api_attention_write(struct jw *w, const struct api_attention_req *req,

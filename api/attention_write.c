@@ -8,6 +8,7 @@
  */
 #include "api/attention.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,13 @@ static unsigned steps_read(const struct api_attention_req *r)
     return keep;
 }
 
+static atomic_ulong threaded_runs;
+
+unsigned long api_attention_threaded_runs(void)
+{
+    return atomic_load(&threaded_runs);
+}
+
 bool api_attention_run(const struct api_attention_req *r, const char *prefix,
                        struct attn_trace *trace, struct api_error *err)
 {
@@ -47,7 +55,11 @@ bool api_attention_run(const struct api_attention_req *r, const char *prefix,
         .scale = r->scale,
         .skip_summary = !r->for_page && !(r->include & (1ul << API_PART_SUMMARY)),
     };
-    enum attn_status st = attn_forward(trace, &p);
+    /* An idle server lends its other workers to a large problem: the same bits. */
+    unsigned threads = api_request_threads(r->q.rows * r->k.rows);
+    enum attn_status st = attn_forward_threads(trace, &p, threads);
+    if (threads > 1)
+        atomic_fetch_add(&threaded_runs, 1);
     if (st == ATTN_OK)
         return true;
 

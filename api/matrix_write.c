@@ -52,11 +52,17 @@ static void *write_half(void *arg)
     return NULL;
 }
 
+unsigned api_request_threads(size_t cells)
+{
+    if (cells < API_SPLIT_MIN_CELLS || atomic_load(&in_flight) != 1)
+        return 1;
+    return atomic_load(&write_threads);
+}
+
 /* Whether to split m: large enough, more than one thread allowed, no other request. */
 static bool worth_splitting(const struct attn_matrix *m)
 {
-    return m->rows >= 2 && m->rows * m->cols >= API_SPLIT_MIN_CELLS &&
-           atomic_load(&write_threads) > 1 && atomic_load(&in_flight) == 1;
+    return m->rows >= 2 && api_request_threads(m->rows * m->cols) > 1;
 }
 
 /* Rows [from, to) of m, the second half on another thread; all on this one if no

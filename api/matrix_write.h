@@ -11,12 +11,15 @@
  *
  * The text is the same either way, byte for byte.
  *
+ * The same rule lends the threads to a large forward pass (api_request_threads).
+ *
  * Not here: what the rows mean (the endpoints' writers), the server's threads.
  */
 #ifndef API_MATRIX_WRITE_H
 #define API_MATRIX_WRITE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "api/jsonw.h"
 #include "core/matrix.h"
@@ -34,6 +37,13 @@ void api_write_matrix(struct jw *w, const struct attn_matrix *m);
  * default, never splits). Set once, before serving.
  */
 void api_write_set_threads(unsigned threads);
+
+/*
+ * How many threads the current request may use for work over `cells` cells (a
+ * matrix to write, a forward pass's n_q × n_k): the count set above while this is
+ * the only request in flight and cells >= API_SPLIT_MIN_CELLS, else 1.
+ */
+unsigned api_request_threads(size_t cells);
 
 /* api_handle's bracket around each request: splits happen only while one is in flight. */
 void api_write_request_begin(void);

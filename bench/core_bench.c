@@ -18,7 +18,8 @@
  *   the BLAS floor under attention. GFLOP/s counts the two products, 4·n²·d flops;
  *   the scale, mask and softmax passes are not counted, only timed. Before anything
  *   is timed, attn_forward's trace is compared with attn_reference's: the largest
- *   absolute difference over every step is printed.
+ *   absolute difference over every step is printed. Last, attn_forward_threads on
+ *   two threads (an idle server's large request) and its speedup over one.
  * - JSON: "loadb" is json_loadb + json_decref of the request body (jansson's own
  *   parser: the baseline, since api/ reads bodies with api/json_read.c);
  *   "handle" is api_handle on the body, every part included (parse, validate, copy,
@@ -152,6 +153,16 @@ static void run_forward(void *arg)
     }
 }
 
+/* The same on two threads, as an idle server with two workers runs a large request. */
+static void run_forward_2(void *arg)
+{
+    struct core_case *c = arg;
+    if (attn_forward_threads(&c->trace, &c->p, 2) != ATTN_OK) {
+        fprintf(stderr, "core_bench: attn_forward_threads failed at n = %zu\n", c->n);
+        exit(1);
+    }
+}
+
 static void run_reference(void *arg)
 {
     struct core_case *c = arg;
@@ -205,8 +216,9 @@ static int bench_core(int argc, char **argv)
     }
     printf("core: n_q = n_k = n, d_k = d_v = %d, 1 BLAS thread; GFLOP/s counts Q·Kᵀ and "
            "weights·V (4·n²·d)\n", D);
-    printf("  %5s  %12s  %21s  %21s  %21s  %8s\n", "n", "max|fwd-ref|", "attn_forward ms  GF/s",
-           "reference ms  GF/s", "bare dgemm ms  GF/s", "fwd/dgemm");
+    printf("  %5s  %12s  %21s  %21s  %21s  %8s  %20s\n", "n", "max|fwd-ref|",
+           "attn_forward ms  GF/s", "reference ms  GF/s", "bare dgemm ms  GF/s", "fwd/dgemm",
+           "2 threads ms  speedup");
     for (size_t si = 0; si < n_sizes; si++) {
         struct core_case c = {.n = sizes[si]};
         size_t n = c.n, nd = n * D;
@@ -250,9 +262,10 @@ static int bench_core(int argc, char **argv)
         /* The naive softmax is O(n³) exp calls (a minute at n = 2048): the validation run counts as one. */
         double t_ref = t_ref_once * 2 > g_budget ? t_ref_once : bench_median(run_reference, &c, 1);
         double t_gemm = bench_median(run_dgemm, &c, 3);
-        printf("  %5zu  %12.2e  %10.3f %10.2f  %10.3f %10.2f  %10.3f %10.2f  %7.2fx\n", n, diff,
-               t_fwd * 1e3, flops / t_fwd * 1e-9, t_ref * 1e3, flops / t_ref * 1e-9,
-               t_gemm * 1e3, flops / t_gemm * 1e-9, t_fwd / t_gemm);
+        double t_fwd2 = bench_median(run_forward_2, &c, 3);
+        printf("  %5zu  %12.2e  %10.3f %10.2f  %10.3f %10.2f  %10.3f %10.2f  %7.2fx  %12.3f %6.2fx\n",
+               n, diff, t_fwd * 1e3, flops / t_fwd * 1e-9, t_ref * 1e3, flops / t_ref * 1e-9,
+               t_gemm * 1e3, flops / t_gemm * 1e-9, t_fwd / t_gemm, t_fwd2 * 1e3, t_fwd / t_fwd2);
         fflush(stdout);
         attn_trace_free(&c.trace);
         free(c.q.data), free(c.k.data), free(c.v.data), free(c.s), free(c.o);

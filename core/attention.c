@@ -2,10 +2,13 @@
  * core/attention.c — the fast path of scaled dot-product attention on OpenBLAS,
  * and the trace that keeps every step of it.
  *
- * What it is: five passes (compare, scale, mask, softmax, mix), each writing one
- * matrix of a caller-owned trace, each checked for non-finite numbers before the
- * next one runs; then a per-query summary of the weights. Also the trace's single
- * allocation, the status and step names, and the BLAS policy.
+ * What it is: five steps (compare, scale, mask, softmax, mix), each writing one
+ * matrix of a caller-owned trace, each checked for non-finite numbers; then a
+ * per-query summary of the weights. The steps run on blocks of query rows, so that a
+ * block's scores are still in cache when softmax reads them and so that blocks can
+ * go to several threads; when a check fails, everything is rerun pass by pass, whose
+ * order defines which cell is the first fault. Also the trace's single allocation,
+ * the status and step names, and the BLAS policy.
  *
  * What it is not: the reference (reference.c recomputes the same contract in naive
  * loops), a validator of requests (api/ does that; bad shapes here are ATTN_EINVAL),
@@ -16,8 +19,10 @@
 #include "attention.h"
 
 #include <cblas.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -437,14 +442,16 @@ static enum attn_status attn_check_step(struct attn_trace *t, enum attn_step ste
     return ATTN_OK;
 }
 
-enum attn_status attn_forward(struct attn_trace *out, const struct attn_problem *p)
+/*
+ * The five passes one after the other, each checked before the next: the definition
+ * of which cell is the first fault. The fast path below runs when nothing overflows
+ * and hands over to this when something does.
+ */
+static enum attn_status attn_forward_by_steps(struct attn_trace *out, const struct attn_problem *p)
 {
-    enum attn_status st = attn_check_problem(out, p);
+    enum attn_status st;
 
-    if (st != ATTN_OK)
-        return st;
     attn_trace_reset(out);
-
     attn_pass_scores(out, p->q, p->k);
     if ((st = attn_check_step(out, ATTN_STEP_SCORES, &out->scores, NULL)) != ATTN_OK)
         return st;
@@ -464,6 +471,281 @@ enum attn_status attn_forward(struct attn_trace *out, const struct attn_problem 
     if (!p->skip_summary)
         attn_pass_summary(out);
     return ATTN_OK;
+}
+
+/* ---- the fast path: rows through scale, mask and softmax while they are in cache ---- */
+
+/* Finite without a branch, so that the loops below vectorize. NaN compares false. */
+static inline bool attn_finite(double x)
+{
+    return fabs(x) <= DBL_MAX;
+}
+
+/* scaled row = scores row * scale; false if a cell is not finite (a finite product
+ * means a finite score, the scale being finite and > 0). s and x may be one row. */
+static bool attn_row_scale(const double *s, double *x, size_t n, double scale)
+{
+    bool ok = true;
+
+    for (size_t j = 0; j < n; j++) {
+        x[j] = s[j] * scale;
+        ok &= attn_finite(x[j]);
+    }
+    return ok;
+}
+
+/* The keys query i may see are [0, n) but for `allow` (a row of 0/1, CELLS) or those
+ * past `causal_end` (CAUSAL). */
+struct attn_row_mask {
+    const unsigned char *allow; /* NULL: no table */
+    size_t causal_end;          /* first blocked key; n_k when none */
+};
+
+static struct attn_row_mask attn_row_mask_of(const struct attn_mask *mask, size_t n_q,
+                                             size_t n_k, size_t i)
+{
+    struct attn_row_mask rm = { NULL, n_k };
+
+    if (mask->kind == ATTN_MASK_CELLS) {
+        rm.allow = mask->allow + (mask->rows == 1 ? 0 : i) * n_k;
+    } else if (mask->kind == ATTN_MASK_CAUSAL) {
+        /* j allowed iff j + n_q <= i + n_k (attn_allows): the first blocked j is
+         * i + n_k + 1 - n_q, or 0 when that is negative. */
+        rm.causal_end = i + n_k + 1 >= n_q ? i + n_k + 1 - n_q : 0;
+        if (rm.causal_end > n_k)
+            rm.causal_end = n_k;
+    }
+    return rm;
+}
+
+/* masked row = scaled row + bias row (b may be NULL), -inf where blocked; false if an
+ * allowed cell is not finite. x and m may be one row. */
+static bool attn_row_mask(const double *x, const double *b, double *m, size_t n,
+                          const struct attn_row_mask *rm)
+{
+    bool ok = true;
+
+    if (b == NULL && rm->allow == NULL) {
+        if (m != x)
+            memcpy(m, x, rm->causal_end * sizeof *m);
+    } else if (rm->allow == NULL) {
+        for (size_t j = 0; j < rm->causal_end; j++) {
+            m[j] = x[j] + b[j];
+            ok &= attn_finite(m[j]);
+        }
+    } else {
+        for (size_t j = 0; j < n; j++) {
+            double v = b != NULL ? x[j] + b[j] : x[j];
+            bool allowed = rm->allow[j] != 0;
+            m[j] = allowed ? v : -INFINITY;
+            ok &= !allowed || attn_finite(v);
+        }
+    }
+    for (size_t j = rm->causal_end; j < n; j++)
+        m[j] = -INFINITY;
+    return ok;
+}
+
+/*
+ * The largest of x[0..n), or -inf. Four running maxima instead of one, so that the
+ * loop is not one long chain of dependent comparisons; a max does not round, so the
+ * order cannot change it (only which zero wins between -0 and +0, and x - max is
+ * then a zero of either sign, whose exp is 1 alike).
+ */
+static double attn_row_max(const double *x, size_t n)
+{
+    double m[4] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
+    size_t j = 0;
+
+    for (; j + 4 <= n; j += 4)
+        for (size_t l = 0; l < 4; l++)
+            m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
+    for (; j < n; j++)
+        m[0] = x[j] > m[0] ? x[j] : m[0];
+    m[0] = m[1] > m[0] ? m[1] : m[0];
+    m[2] = m[3] > m[2] ? m[3] : m[2];
+    return m[2] > m[0] ? m[2] : m[0];
+}
+
+/* attn_softmax_row's arithmetic, cell for cell; false if a weight is not finite. */
+static bool attn_row_softmax(const double *x, double *w, size_t n, int *blocked)
+{
+    double max, sum = 0.0;
+    bool ok = true;
+
+    max = attn_row_max(x, n);
+    *blocked = max == -INFINITY;
+    if (*blocked) {
+        memset(w, 0, n * sizeof *w);
+        return true;
+    }
+    for (size_t j = 0; j < n; j++) {
+        w[j] = exp(x[j] - max);
+        sum += w[j];
+    }
+    for (size_t j = 0; j < n; j++) {
+        w[j] /= sum;
+        ok &= attn_finite(w[j]);
+    }
+    return ok;
+}
+
+/*
+ * Steps 2-4 for query rows [from, to): the same arithmetic as the passes, but each
+ * row goes through all three while it is in cache, and the finiteness checks ride
+ * along instead of sweeping every matrix again. False when any check fails: the
+ * caller then reruns step by step, which names the first fault as the contract says
+ * (a later row's score outranks an earlier row's masked cell).
+ */
+static bool attn_rows_softmax(struct attn_trace *t, const struct attn_problem *p, size_t from,
+                              size_t to, size_t *n_blocked)
+{
+    size_t n = t->n_k;
+
+    for (size_t i = from; i < to; i++) {
+        const double *b = p->bias != NULL ? p->bias->data + i * p->bias->stride : NULL;
+        struct attn_row_mask rm = attn_row_mask_of(&p->mask, t->n_q, n, i);
+        double *x = t->scaled.data + i * n, *m = t->masked.data + i * n;
+        int blocked;
+
+        if (!attn_row_scale(t->scores.data + i * n, x, n, p->scale) ||
+            !attn_row_mask(x, b, m, n, &rm) ||
+            !attn_row_softmax(m, t->weights.data + i * n, n, &blocked))
+            return false;
+        t->summary.fully_masked[i] = (unsigned char)blocked;
+        *n_blocked += (size_t)blocked;
+    }
+    return true;
+}
+
+/* Whether rows [from, to) of m are all finite. */
+static bool attn_rows_finite(const struct attn_matrix *m, size_t from, size_t to)
+{
+    bool ok = true;
+
+    for (size_t i = from; i < to; i++)
+        for (size_t j = 0; j < m->cols; j++)
+            ok &= attn_finite(attn_at(m, i, j));
+    return ok;
+}
+
+/* Rows [from, to) of m as a view of their own. */
+static struct attn_matrix attn_rows_of(const struct attn_matrix *m, size_t from, size_t to)
+{
+    struct attn_matrix rows = { m->data + from * m->stride, to - from, m->cols, m->stride };
+    return rows;
+}
+
+/*
+ * Queries go through the steps in blocks of this many rows, at fixed offsets (0, 64,
+ * 128, ...) whatever the number of threads. Two reasons. A block's scores stay in
+ * the caches while softmax and the second product read them (n_k = 2048: 1 MiB). And
+ * BLAS's kernels work in tiles of rows, so a row's last bits may depend on where a
+ * call's rows start and end: making the same calls on one thread or on several gives
+ * every thread count the same bits.
+ */
+#define ATTN_ROW_BLOCK 64
+
+/*
+ * Every step for query rows [from, to): queries are independent, so a block of rows
+ * is a smaller problem of its own. Writes the rows' fully_masked flags and adds their
+ * count to *n_blocked; false when a check failed (see attn_rows_softmax).
+ */
+static bool attn_forward_rows(struct attn_trace *t, const struct attn_problem *p, size_t from,
+                              size_t to, size_t *n_blocked)
+{
+    struct attn_matrix q = attn_rows_of(p->q, from, to);
+    struct attn_matrix scores = attn_rows_of(&t->scores, from, to);
+    struct attn_matrix weights = attn_rows_of(&t->weights, from, to);
+    const struct attn_matrix *k = p->k, *v = p->v;
+
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)q.rows, (blasint)k->rows,
+                (blasint)q.cols, 1.0, q.data, (blasint)q.stride, k->data, (blasint)k->stride,
+                0.0, scores.data, (blasint)scores.stride);
+    if (!attn_rows_softmax(t, p, from, to, n_blocked))
+        return false;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)weights.rows,
+                (blasint)v->cols, (blasint)weights.cols, 1.0, weights.data,
+                (blasint)weights.stride, v->data, (blasint)v->stride, 0.0,
+                t->output.data + from * t->output.stride, (blasint)t->output.stride);
+    if (!attn_rows_finite(&t->output, from, to))
+        return false;
+    if (!p->skip_summary)
+        for (size_t i = from; i < to; i++)
+            attn_summarize_row(&t->summary, i, t->weights.data + i * t->n_k, t->n_k);
+    return true;
+}
+
+/* One thread's share of attn_forward_threads: row blocks [first, last). */
+struct attn_share {
+    struct attn_trace *t;
+    const struct attn_problem *p;
+    size_t first, last;
+    size_t n_blocked;
+    bool ok;
+};
+
+static void *attn_share_run(void *arg)
+{
+    struct attn_share *sh = arg;
+    size_t n_q = sh->t->n_q;
+
+    sh->ok = true;
+    for (size_t b = sh->first; b < sh->last && sh->ok; b++) {
+        size_t from = b * ATTN_ROW_BLOCK;
+        size_t to = n_q - from > ATTN_ROW_BLOCK ? from + ATTN_ROW_BLOCK : n_q;
+        sh->ok = attn_forward_rows(sh->t, sh->p, from, to, &sh->n_blocked);
+    }
+    return NULL;
+}
+
+/* The most threads attn_forward_threads uses; more would not pay on a forward pass. */
+#define ATTN_MAX_THREADS 16
+
+enum attn_status attn_forward_threads(struct attn_trace *out, const struct attn_problem *p,
+                                      unsigned threads)
+{
+    enum attn_status st = attn_check_problem(out, p);
+    struct attn_share shares[ATTN_MAX_THREADS];
+    pthread_t ids[ATTN_MAX_THREADS];
+    bool started[ATTN_MAX_THREADS] = { false };
+    size_t n_blocks, n_shares, n_blocked = 0;
+    bool ok = true;
+
+    if (st != ATTN_OK)
+        return st;
+    attn_trace_reset(out);
+    n_blocks = (out->n_q + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK;
+    n_shares = threads < 1 ? 1 : threads > ATTN_MAX_THREADS ? ATTN_MAX_THREADS : threads;
+    if (n_shares > n_blocks)
+        n_shares = n_blocks;
+    for (size_t i = 0; i < n_shares; i++)
+        shares[i] = (struct attn_share){ out, p, n_blocks * i / n_shares,
+                                         n_blocks * (i + 1) / n_shares, 0, false };
+    /* Share 0 runs here; a share whose thread cannot start runs here too. pthreads,
+     * not C11 threads: the sanitizers follow pthread_create only. */
+    for (size_t i = 1; i < n_shares; i++)
+        started[i] = pthread_create(&ids[i], NULL, attn_share_run, &shares[i]) == 0;
+    attn_share_run(&shares[0]);
+    for (size_t i = 1; i < n_shares; i++) {
+        if (started[i])
+            pthread_join(ids[i], NULL);
+        else
+            attn_share_run(&shares[i]);
+    }
+    for (size_t i = 0; i < n_shares; i++) {
+        ok &= shares[i].ok;
+        n_blocked += shares[i].n_blocked;
+    }
+    if (!ok)
+        return attn_forward_by_steps(out, p);
+    out->summary.n_fully_masked = n_blocked;
+    return ATTN_OK;
+}
+
+enum attn_status attn_forward(struct attn_trace *out, const struct attn_problem *p)
+{
+    return attn_forward_threads(out, p, 1);
 }
 
 /* ---- BLAS policy ---- */

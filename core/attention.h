@@ -163,6 +163,18 @@ void attn_trace_free(struct attn_trace *t);
  */
 enum attn_status attn_forward(struct attn_trace *out, const struct attn_problem *p);
 
+/*
+ * attn_forward on up to `threads` threads (at most 16, at most one per 64 queries):
+ * the queries' blocks of 64 rows, each computed with BLAS calls of its own, are
+ * shared out among the threads. The calls are the same whatever the thread count, so
+ * the numbers are attn_forward's bit for bit (tests/check_core.c compares them).
+ * Worth it for one large problem on an otherwise idle machine; the caller decides.
+ * A thread that cannot be started has its share computed on the calling thread.
+ * threads < 2 is attn_forward.
+ */
+enum attn_status attn_forward_threads(struct attn_trace *out, const struct attn_problem *p,
+                                      unsigned threads);
+
 /* The same contract as attn_forward in plain loops, no BLAS: the reference. */
 enum attn_status attn_reference(struct attn_trace *out, const struct attn_problem *p);
 

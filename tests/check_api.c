@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "api/attention.h"
 #include "api/fields.h"
 #include "api/json_arena.h"
 #include "api/jsonw.h"
@@ -1101,20 +1102,25 @@ static char *big_attention_body(const char *extra)
     return body;
 }
 
-/* The same request answered with one writing thread and with two: the same bytes,
- * and the second did split (only one request is in flight here). */
+/* The same request answered with one thread and with two: the same bytes, and the
+ * second did split its writing and (attention) its forward pass (only one request is
+ * in flight here). */
 static void assert_split_changes_nothing(const char *path, const char *body)
 {
     api_set_threads(1);
     unsigned long before = api_write_splits();
+    unsigned long runs_before = api_attention_threaded_runs();
     struct api_response one = call("POST", path, body);
     ck_assert_uint_eq(api_write_splits(), before);
+    ck_assert_uint_eq(api_attention_threaded_runs(), runs_before);
     api_set_threads(2);
     struct api_response two = call("POST", path, body);
     api_set_threads(1);
     ck_assert_int_eq(one.status, 200);
     ck_assert_int_eq(two.status, 200);
     ck_assert_msg(api_write_splits() > before, "nothing was split");
+    if (strcmp(path, "/v1/attention") == 0) /* the forward pass ran on two threads too */
+        ck_assert_uint_gt(api_attention_threaded_runs(), runs_before);
     ck_assert_uint_eq(one.body_len, two.body_len);
     ck_assert(memcmp(one.body, two.body, one.body_len) == 0);
     api_response_deinit(&one);

@@ -647,6 +647,77 @@ START_TEST(test_random_vs_reference)
 }
 END_TEST
 
+/* Every byte of every step and of the summary alike: the threaded path's promise. */
+static void expect_same_bits(const struct attn_trace *a, const struct attn_trace *b)
+{
+    const struct attn_matrix *ma[] = { &a->scores, &a->scaled, &a->masked, &a->weights,
+                                       &a->output };
+    const struct attn_matrix *mb[] = { &b->scores, &b->scaled, &b->masked, &b->weights,
+                                       &b->output };
+    size_t n_q = a->n_q;
+
+    for (size_t s = 0; s < 5; s++)
+        EXPECT(memcmp(ma[s]->data, mb[s]->data, ma[s]->rows * ma[s]->cols * sizeof(double)) == 0,
+               "step %zu differs", s + 1);
+    EXPECT(memcmp(a->summary.row_sums, b->summary.row_sums, n_q * sizeof(double)) == 0 &&
+               memcmp(a->summary.max_weight, b->summary.max_weight, n_q * sizeof(double)) == 0 &&
+               memcmp(a->summary.entropy, b->summary.entropy, n_q * sizeof(double)) == 0 &&
+               memcmp(a->summary.argmax, b->summary.argmax, n_q * sizeof(size_t)) == 0 &&
+               memcmp(a->summary.fully_masked, b->summary.fully_masked, n_q) == 0,
+           "summaries differ");
+    ck_assert_uint_eq(a->summary.n_fully_masked, b->summary.n_fully_masked);
+    ck_assert_int_eq(a->fault.step, b->fault.step);
+}
+
+/* Loop: attn_forward_threads on 2, 3, 4 threads gives attn_forward's bits, every kind. */
+START_TEST(test_threads_same_bits)
+{
+    uint64_t seed = 0x7eed0000u + (uint64_t)_i;
+    unsigned threads = 2 + (unsigned)(_i % 3);
+    struct rand_case r;
+    struct attn_trace one, many;
+
+    rand_case_init(&r, seed, (enum rand_kind)(_i % RK_COUNT));
+    ck_assert_int_eq(run(attn_forward, &one, &r.c), ATTN_OK);
+    ck_assert_int_eq(attn_trace_alloc(&many, r.n_q, r.n_k, r.d_v), ATTN_OK);
+    ck_assert_int_eq(attn_forward_threads(&many, &r.c.p, threads), ATTN_OK);
+    expect_same_bits(&one, &many);
+    attn_trace_free(&one);
+    attn_trace_free(&many);
+    rand_case_free(&r);
+}
+END_TEST
+
+/*
+ * Sizes where BLAS takes its blocked kernels and the blocks end mid-panel (301 rows
+ * in two or three blocks), causal and not: still attn_forward's bits.
+ */
+START_TEST(test_threads_same_bits_large)
+{
+    enum { N_Q = 301, N_K = 517, D = 64 };
+    uint64_t s = 0x1a7e;
+    double *q = rand_fill(&s, N_Q * D, -2, 2), *k = rand_fill(&s, N_K * D, -2, 2);
+    double *v = rand_fill(&s, N_K * D, -10, 10);
+    struct views c;
+    struct attn_trace one, many;
+
+    views_init(&c, q, N_Q, D, k, N_K, v, D, 0.125);
+    if (_i == 1)
+        views_mask(&c, ATTN_MASK_CAUSAL, NULL, 0);
+    ck_assert_int_eq(run(attn_forward, &one, &c), ATTN_OK);
+    ck_assert_int_eq(attn_trace_alloc(&many, N_Q, N_K, D), ATTN_OK);
+    for (unsigned threads = 2; threads <= 3; threads++) {
+        ck_assert_int_eq(attn_forward_threads(&many, &c.p, threads), ATTN_OK);
+        expect_same_bits(&one, &many);
+    }
+    attn_trace_free(&one);
+    attn_trace_free(&many);
+    free(q);
+    free(k);
+    free(v);
+}
+END_TEST
+
 /*
  * src (rows, cols) copied into columns [off, off + cols) of a wider matrix whose other
  * cells are NaN: if a strided pass ever read outside its view, the NaN would show.
@@ -1071,6 +1142,35 @@ START_TEST(test_overflow_output)
 }
 END_TEST
 
+/*
+ * Steps outrank rows: query 0's scaled + bias overflows (masked (0, 0) = 1e300 +
+ * DBL_MAX) but query 1's score is already infinite (1e200 · 1e300), so the fault is the score's
+ * (1, 0), as a step-by-step run finds it; also when the queries are computed on two
+ * threads, the masked fault's block first. "both"; _i >= 2: attn_forward_threads.
+ */
+START_TEST(test_overflow_step_before_row)
+{
+    /* scores [[1e300, 1], [inf, 1e200]]; masked (0, 0) = 1e300 + DBL_MAX = inf */
+    double q[] = { 1, 1e200 }, k[] = { 1e300, 1 }, v[] = { 1, 2 };
+    double bias[] = { DBL_MAX, 0, 0, 0 };
+    struct views c;
+    struct attn_trace t;
+    enum attn_status st;
+
+    views_init(&c, q, 2, 1, k, 2, v, 1, 1.0);
+    views_bias(&c, bias);
+    if (_i < 2) {
+        st = run(impl_of(_i), &t, &c);
+    } else {
+        ck_assert_int_eq(attn_trace_alloc(&t, 2, 2, 1), ATTN_OK);
+        st = attn_forward_threads(&t, &c.p, 2);
+    }
+    expect_fault(st, &t, ATTN_STEP_SCORES, 1, 0);
+    ck_assert(attn_at(&t.scores, 0, 0) == 1e300 && attn_at(&t.scores, 1, 1) == 1e200);
+    attn_trace_free(&t);
+}
+END_TEST
+
 /* attn_trace_cells and attn_trace_alloc on sizes whose counts or bytes overflow. */
 START_TEST(test_trace_sizes_overflow)
 {
@@ -1274,6 +1374,8 @@ static Suite *core_suite(void)
 
     tcase_add_loop_test(reference, test_random_vs_reference, 0, RK_COUNT * RAND_PER_KIND);
     tcase_add_loop_test(reference, test_strided_views, 0, 24);
+    tcase_add_loop_test(reference, test_threads_same_bits, 0, RK_COUNT * 6);
+    tcase_add_loop_test(reference, test_threads_same_bits_large, 0, 2);
     tcase_set_timeout(reference, 120); /* valgrind runs it tens of times slower */
     suite_add_tcase(s, reference);
 
@@ -1288,6 +1390,7 @@ static Suite *core_suite(void)
     tcase_add_loop_test(limits, test_overflow_masked_negative, 0, 2);
     tcase_add_loop_test(limits, test_overflow_masked_but_blocked, 0, 2);
     tcase_add_loop_test(limits, test_overflow_output, 0, 2);
+    tcase_add_loop_test(limits, test_overflow_step_before_row, 0, 3);
     tcase_add_test(limits, test_trace_sizes_overflow);
     tcase_add_test(limits, test_trace_sizes_zero);
     suite_add_tcase(s, limits);
