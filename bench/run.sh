@@ -234,7 +234,10 @@ run_seconds() { # PAYLOAD CONNS
 run_wrk() { # TARGET PAYLOAD CONNS PORT PID SECONDS
   local target=$1 p=$2 c=$3 port=$4 pid=$5 secs=$6 threads line
   threads=$((c < NPROC ? c : NPROC))
-  settle "$pid"
+  # Every server quiet, not only this one: after wrk stops, the Python service can
+  # still be working through the requests that 64 connections queued (seconds of CPU
+  # at large), and that would be measured as the next target's slowness.
+  settle "${PIDS[@]}"
   note "wrk $target $p, $c connection(s), ${secs}s"
   line=$(BENCH_BODY="$OUT/$p.json" wrk -t"$threads" -c"$c" -d"${secs}s" --timeout "$TIMEOUT" \
            --latency -s bench/post.lua "http://127.0.0.1:$port/v1/attention" 2>&1 |

@@ -502,7 +502,8 @@ static enum attn_status attn_forward_by_steps(struct attn_trace *out, const stru
 
 /* ---- the fast path: rows through scale, mask and softmax while they are in cache ---- */
 
-/* Finite without a branch, so that the loops below vectorize. NaN compares false. */
+/* Finite, as one comparison: the loops below fold it in without a branch or a call.
+ * NaN compares false. */
 static inline bool attn_finite(double x)
 {
     return fabs(x) <= DBL_MAX;
