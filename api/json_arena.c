@@ -56,6 +56,37 @@ void api_json_arena_end(struct api_json_arena *a)
     active = a->outer;
 }
 
+struct api_json_arena *api_json_arena_current(void)
+{
+    return active;
+}
+
+void api_json_arena_leave(struct api_json_arena *a)
+{
+    active = a->outer;
+    a->outer = NULL;
+}
+
+void api_json_arena_merge(struct api_json_arena *into, struct api_json_arena *from)
+{
+    /* from's chunks go last: into's newest chunk stays first, the one still filling. */
+    struct api_json_chunk **tail = &into->chunks;
+    while (*tail != NULL)
+        tail = &(*tail)->next;
+    *tail = from->chunks;
+    from->chunks = NULL;
+    if (from->bigs != NULL) {
+        struct api_json_big *last = from->bigs;
+        while (last->next != NULL)
+            last = last->next;
+        last->next = into->bigs;
+        if (into->bigs != NULL)
+            into->bigs->prev = last;
+        into->bigs = from->bigs;
+        from->bigs = NULL;
+    }
+}
+
 static size_t round_up(size_t n)
 {
     return (n + API_JSON_ALIGN - 1) & ~(size_t)(API_JSON_ALIGN - 1);

@@ -46,6 +46,20 @@ void api_json_arena_begin(struct api_json_arena *a);
 /* Ends a's scope (the innermost one) and releases everything allocated in it. */
 void api_json_arena_end(struct api_json_arena *a);
 
+/*
+ * Ends a's scope on this thread like api_json_arena_end, but releases nothing: what
+ * was allocated in it stays in a, for api_json_arena_merge. For a helper thread that
+ * builds values which the request's own thread keeps.
+ */
+void api_json_arena_leave(struct api_json_arena *a);
+
+/* Moves everything held by `from` (left by api_json_arena_leave) into `into`, which
+ * then releases it with its own; `from` is left empty. */
+void api_json_arena_merge(struct api_json_arena *into, struct api_json_arena *from);
+
+/* The innermost arena scope of this thread, or NULL. */
+struct api_json_arena *api_json_arena_current(void);
+
 /* Whether p was allocated in this thread's current arena scope (or one it is nested in). */
 bool api_json_arena_has(const void *p);
 

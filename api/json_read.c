@@ -6,12 +6,22 @@
  * of up to 18 digits, read exactly in a long long; other numbers go through
  * api/numparse.h (fast_float, correctly rounded). Values are built with jansson's
  * constructors; on any failure the partial tree is released and err says why.
+ *
+ * A large object may be read in two halves at once (api_json_read_threads): a quick
+ * pass that looks only at brackets and quotes finds the comma between two members
+ * nearest the middle, a second thread reads the members after it while this one
+ * reads those before, and the two objects are joined. Anything unexpected (a half
+ * that does not read, a key in both) sends the body through the one-thread reader,
+ * so what is accepted and every error message are the same as with it.
  */
 #include "api/json_read.h"
+#include "api/json_arena.h"
 #include "api/numparse.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,9 +386,50 @@ static bool enter(struct reader *r)
     return false;
 }
 
-static json_t *read_array(struct reader *r)
+/*
+ * After an item of a container that `close` ends: past a ',' (another item follows),
+ * at `stop` (a cut between two halves; see read_object_halves), or past `close`
+ * when stop is NULL. Anything else is an error.
+ */
+enum after_item { ANOTHER_ITEM, CONTAINER_DONE, CONTAINER_BAD };
+
+static enum after_item after_item(struct reader *r, const char *stop, char close)
 {
     char here[24];
+    skip_space(r);
+    if (r->p == stop)
+        return CONTAINER_DONE;
+    if (r->p < r->end && *r->p == ',') {
+        r->p++;
+        return ANOTHER_ITEM;
+    }
+    if (stop == NULL && r->p < r->end && *r->p == close) {
+        r->p++;
+        return CONTAINER_DONE;
+    }
+    fail_at(r, r->p, "',' or '%c' expected, not %s", close, what_is_here(r, here, sizeof here));
+    return CONTAINER_BAD;
+}
+
+/* Elements into array until after_item says the array is done; false on error. */
+static bool read_elements(struct reader *r, json_t *array, const char *stop)
+{
+    for (;;) {
+        json_t *item = read_value(r);
+        if (item == NULL)
+            return false;
+        if (json_array_append_new(array, item) != 0) {
+            no_memory(r);
+            return false;
+        }
+        enum after_item next = after_item(r, stop, ']');
+        if (next != ANOTHER_ITEM)
+            return next == CONTAINER_DONE;
+    }
+}
+
+static json_t *read_array(struct reader *r)
+{
     if (!enter(r))
         return NULL;
     json_t *array = json_array();
@@ -386,63 +437,52 @@ static json_t *read_array(struct reader *r)
         return no_memory(r);
     r->p++; /* '[' */
     skip_space(r);
-    if (r->p < r->end && *r->p == ']') {
+    if (r->p < r->end && *r->p == ']')
         r->p++;
-        r->depth--;
-        return array;
-    }
-    for (;;) {
-        json_t *item = read_value(r);
-        if (item == NULL || json_array_append_new(array, item) != 0) {
-            if (item != NULL)
-                no_memory(r);
-            json_decref(array);
-            return NULL;
-        }
-        skip_space(r);
-        if (r->p < r->end && *r->p == ',') {
-            r->p++;
-            continue;
-        }
-        if (r->p < r->end && *r->p == ']') {
-            r->p++;
-            r->depth--;
-            return array;
-        }
-        fail_at(r, r->p, "',' or ']' expected, not %s", what_is_here(r, here, sizeof here));
+    else if (!read_elements(r, array, NULL)) {
         json_decref(array);
         return NULL;
     }
+    r->depth--;
+    return array;
 }
 
-/* One "key": value member into object; false on error. */
-static bool read_member(struct reader *r, json_t *object)
+/*
+ * A member's "key": into key (strbuf_free it), refused when object has it already;
+ * the reader is left on the value. False on error.
+ */
+static bool read_key(struct reader *r, json_t *object, struct strbuf *key)
 {
     char here[24];
+    key->cap = sizeof key->inline_buf;
+    key->len = 0;
+    key->data = key->inline_buf;
     if (r->p >= r->end || *r->p != '"') {
         fail_at(r, r->p, "a string key expected, not %s", what_is_here(r, here, sizeof here));
         return false;
     }
     const char *key_at = r->p;
-    struct strbuf key = { .cap = sizeof key.inline_buf };
-    key.data = key.inline_buf;
-    bool ok = read_string_into(r, &key);
-    if (ok && json_object_get(object, key.data) != NULL) {
+    if (!read_string_into(r, key))
+        return false;
+    if (json_object_get(object, key->data) != NULL) {
         /* Which of two "q"s a parser keeps is a silent guess: refuse both. */
-        fail_at(r, key_at, "duplicate object key \"%.60s\"", key.data);
-        ok = false;
+        fail_at(r, key_at, "duplicate object key \"%.60s\"", key->data);
+        return false;
     }
-    if (ok) {
-        skip_space(r);
-        if (r->p >= r->end || *r->p != ':') {
-            fail_at(r, r->p, "':' expected after a key, not %s",
-                    what_is_here(r, here, sizeof here));
-            ok = false;
-        } else {
-            r->p++;
-        }
+    skip_space(r);
+    if (r->p >= r->end || *r->p != ':') {
+        fail_at(r, r->p, "':' expected after a key, not %s", what_is_here(r, here, sizeof here));
+        return false;
     }
-    json_t *value = ok ? read_value(r) : NULL;
+    r->p++;
+    return true;
+}
+
+/* One "key": value member into object; false on error. */
+static bool read_member(struct reader *r, json_t *object)
+{
+    struct strbuf key;
+    json_t *value = read_key(r, object, &key) ? read_value(r) : NULL;
     if (value != NULL && json_object_set_new_nocheck(object, key.data, value) != 0) {
         no_memory(r);
         value = NULL;
@@ -451,9 +491,24 @@ static bool read_member(struct reader *r, json_t *object)
     return value != NULL;
 }
 
+/* Members into object until after_item says the object is done (a cut between two
+ * halves may also stop it before a member: `stop` is then that member's key). */
+static bool read_members(struct reader *r, json_t *object, const char *stop)
+{
+    for (;;) {
+        skip_space(r);
+        if (r->p == stop)
+            return true;
+        if (!read_member(r, object))
+            return false;
+        enum after_item next = after_item(r, stop, '}');
+        if (next != ANOTHER_ITEM)
+            return next == CONTAINER_DONE;
+    }
+}
+
 static json_t *read_object(struct reader *r)
 {
-    char here[24];
     if (!enter(r))
         return NULL;
     json_t *object = json_object();
@@ -461,31 +516,14 @@ static json_t *read_object(struct reader *r)
         return no_memory(r);
     r->p++; /* '{' */
     skip_space(r);
-    if (r->p < r->end && *r->p == '}') {
+    if (r->p < r->end && *r->p == '}')
         r->p++;
-        r->depth--;
-        return object;
-    }
-    for (;;) {
-        if (!read_member(r, object)) {
-            json_decref(object);
-            return NULL;
-        }
-        skip_space(r);
-        if (r->p < r->end && *r->p == ',') {
-            r->p++;
-            skip_space(r);
-            continue;
-        }
-        if (r->p < r->end && *r->p == '}') {
-            r->p++;
-            r->depth--;
-            return object;
-        }
-        fail_at(r, r->p, "',' or '}' expected, not %s", what_is_here(r, here, sizeof here));
+    else if (!read_members(r, object, NULL)) {
         json_decref(object);
         return NULL;
     }
+    r->depth--;
+    return object;
 }
 
 /* ---- values ---- */
@@ -518,6 +556,321 @@ static json_t *read_value(struct reader *r)
             return read_number(r);
         return fail_at(r, r->p, "a value expected, not %s", what_is_here(r, here, sizeof here));
     }
+}
+
+/* ---- an object's members on two threads ---- */
+
+/*
+ * Whether one of the eight bytes at p is a bracket, a brace or a quote: the bytes
+ * that matter when a value is skipped. OR-ing 0x20 folds '[' ']' onto '{' '}' (no
+ * other byte lands on them); a byte equal to c leaves a zero byte in v ^ c, which the
+ * usual (x - 0x01…) & ~x & 0x80… finds without false alarms when there is none.
+ */
+static bool has_structural(const char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t folded = v | 0x2020202020202020u;
+    uint64_t a = folded ^ 0x7B7B7B7B7B7B7B7Bu, b = folded ^ 0x7D7D7D7D7D7D7D7Du;
+    uint64_t q = v ^ 0x2222222222222222u;
+    return (((a - ones) & ~a) | ((b - ones) & ~b) | ((q - ones) & ~q)) & highs;
+}
+
+/* Past the string whose opening quote is at p, or NULL if it does not end. */
+static const char *skip_string(const char *p, const char *end)
+{
+    for (p++; p < end; p++) {
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+/*
+ * Past the value at p, found by brackets and quotes alone (no validation: a value
+ * that is not valid JSON is the readers' to report), or NULL when the brackets do not
+ * close. Inside brackets, runs of eight bytes without a bracket or quote are stepped
+ * over at once (a matrix is mostly digits and commas): skipping them changes no depth.
+ */
+static const char *skip_value(const char *p, const char *end)
+{
+    if (p >= end)
+        return NULL; /* no value at all */
+    if (*p == '"')
+        return skip_string(p, end);
+    if (*p != '[' && *p != '{') { /* a scalar: up to a delimiter */
+        while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' &&
+               *p != '\r' && *p != '\t')
+            p++;
+        return p;
+    }
+    size_t depth = 0;
+    do {
+        while (depth > 0 && end - p >= 8 && !has_structural(p))
+            p += 8;
+        if (p >= end)
+            return NULL;
+        if (*p == '"') {
+            if ((p = skip_string(p, end)) == NULL)
+                return NULL;
+            continue;
+        }
+        if (*p == '[' || *p == '{')
+            depth++;
+        else if (*p == ']' || *p == '}')
+            depth--;
+        p++;
+    } while (depth > 0);
+    return p;
+}
+
+/* Where a body is cut in two: at `comma`, between two members of the top-level object
+ * or, when `array` is set, between two elements of the array at `array`, the value of
+ * the member whose key starts at `member`. */
+struct split {
+    const char *comma, *member, *array;
+};
+
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* Whether comma a is nearer mid than comma b (b may be NULL). */
+static bool nearer(const char *a, const char *b, const char *mid)
+{
+    return b == NULL || (a <= mid ? mid - a : a - mid) < (b <= mid ? mid - b : b - mid);
+}
+
+/* The comma between two elements of the array at p nearest mid, or NULL. */
+static const char *middle_element_comma(const char *p, const char *end, const char *mid)
+{
+    const char *best = NULL;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == ']')
+        return NULL;
+    for (;;) {
+        if ((p = skip_value(p, end)) == NULL)
+            return NULL;
+        p = skip_ws(p, end);
+        if (p >= end || *p != ',')
+            return best;
+        if (!nearer(p, best, mid))
+            return best; /* moving away from the middle */
+        best = p;
+        p = skip_ws(p + 1, end);
+    }
+}
+
+/*
+ * Where to cut an object body nearest its middle: inside the array that spans the
+ * middle (a matrix, usually), else between members. False when there is no cut or the
+ * bytes are not shaped like an object (the one-thread reader then says what is
+ * wrong). Keys and values are only skipped here, not checked.
+ */
+static bool find_split(const char *start, const char *end, struct split *s)
+{
+    const char *mid = start + (end - start) / 2, *p = skip_ws(start, end);
+    memset(s, 0, sizeof *s);
+    if (p >= end || *p != '{')
+        return false;
+    p++;
+    for (;;) {
+        const char *member = p = skip_ws(p, end);
+        if (p >= end || *p != '"' || (p = skip_string(p, end)) == NULL)
+            return false;
+        p = skip_ws(p, end);
+        if (p >= end || *p != ':')
+            return false;
+        const char *value = p = skip_ws(p + 1, end);
+        if ((p = skip_value(p, end)) == NULL)
+            return false;
+        if (*value == '[' && value < mid && mid < p) {
+            const char *inner = middle_element_comma(value, p, mid);
+            if (inner != NULL) {
+                *s = (struct split){ inner, member, value };
+                return true;
+            }
+        }
+        p = skip_ws(p, end);
+        if (p >= end || *p != ',')
+            return s->comma != NULL;
+        if (!nearer(p, s->comma, mid))
+            return true;
+        s->comma = p;
+        p++;
+    }
+}
+
+/* The first half: members up to the cut; with an array cut, also the split member,
+ * its array (*split_array, borrowed) holding the elements before the cut. */
+static bool read_first_half(struct reader *r, json_t *object, const struct split *s,
+                            json_t **split_array)
+{
+    skip_space(r);
+    r->p++; /* '{', as find_split saw */
+    if (!read_members(r, object, s->array != NULL ? s->member : s->comma))
+        return false;
+    if (s->array == NULL)
+        return true;
+    struct strbuf key;
+    bool ok = read_key(r, object, &key);
+    json_t *array = NULL;
+    if (ok) {
+        skip_space(r);
+        ok = r->p == s->array && enter(r) && (array = json_array()) != NULL;
+    }
+    if (ok) {
+        r->p++; /* '[' */
+        ok = read_elements(r, array, s->comma) &&
+             json_object_set_new_nocheck(object, key.data, json_incref(array)) == 0;
+        *split_array = array; /* the object's reference keeps it */
+    }
+    json_decref(array);
+    strbuf_free(&key);
+    return ok;
+}
+
+/* The second half: with an array cut, the rest of that array (read into `rest`),
+ * then the members after it; the object's end; nothing but space after. */
+static bool read_second_half(struct reader *r, json_t *object, json_t *rest,
+                             const struct split *s)
+{
+    if (s->array != NULL) {
+        r->depth = 2;
+        if (!read_elements(r, rest, NULL))
+            return false;
+        r->depth = 1;
+        skip_space(r);
+        if (r->p >= r->end)
+            return false;
+        if (*r->p == '}') {
+            r->p++;
+        } else if (*r->p == ',') {
+            r->p++;
+            if (!read_members(r, object, NULL))
+                return false;
+        } else {
+            return false;
+        }
+    } else if (!read_members(r, object, NULL)) {
+        return false;
+    }
+    skip_space(r);
+    return r->p == r->end;
+}
+
+/* The second half on a thread of its own, its nodes in an arena of its own. */
+struct half_read {
+    const char *text, *end;
+    const struct split *split;
+    struct api_json_arena arena;
+    bool use_arena, ok;
+    json_t *object, *rest;
+};
+
+static void *run_second_half(void *arg)
+{
+    struct half_read *h = arg;
+    struct api_json_error err;
+    memset(&err, 0, sizeof err);
+    struct reader r = { h->text, h->split->comma + 1, h->end, 1, &err };
+
+    if (h->use_arena)
+        api_json_arena_begin(&h->arena);
+    h->object = json_object();
+    h->rest = json_array();
+    h->ok = h->object != NULL && h->rest != NULL &&
+            read_second_half(&r, h->object, h->rest, h->split);
+    if (h->use_arena)
+        api_json_arena_leave(&h->arena);
+    return NULL;
+}
+
+/*
+ * The two halves as one object, in document order; NULL when a key is in both (the
+ * one-thread reader then reports it where it first repeats). Takes `first`.
+ */
+static json_t *join_halves(json_t *first, json_t *split_array, const struct half_read *second)
+{
+    const char *key;
+    json_t *value;
+    if (split_array != NULL && json_array_extend(split_array, second->rest) != 0) {
+        json_decref(first);
+        return NULL;
+    }
+    json_object_foreach(second->object, key, value) {
+        if (json_object_get(first, key) != NULL || json_object_set(first, key, value) != 0) {
+            json_decref(first);
+            return NULL;
+        }
+    }
+    return first;
+}
+
+/*
+ * The body as an object read in two halves at once, or NULL when that cannot be done
+ * or either half found something wrong: the caller then reads it from the start, so
+ * errors are reported exactly as one reader finds them.
+ */
+static json_t *read_object_halves(const char *text, size_t len)
+{
+    struct split s;
+    if (!find_split(text, text + len, &s))
+        return NULL;
+    struct half_read second = { .text = text, .end = text + len, .split = &s,
+                                .use_arena = api_json_arena_current() != NULL };
+    pthread_t t;
+    if (pthread_create(&t, NULL, run_second_half, &second) != 0)
+        return NULL;
+
+    struct api_json_error err;
+    memset(&err, 0, sizeof err);
+    struct reader r = { text, text, text + len, 1, &err };
+    json_t *first = json_object(), *split_array = NULL;
+    bool ok = first != NULL && read_first_half(&r, first, &s, &split_array);
+
+    pthread_join(t, NULL);
+    if (second.use_arena)
+        api_json_arena_merge(api_json_arena_current(), &second.arena);
+    json_t *whole = NULL;
+    if (ok && second.ok)
+        whole = join_halves(first, split_array, &second);
+    else
+        json_decref(first);
+    json_decref(second.object);
+    json_decref(second.rest);
+    return whole;
+}
+
+static atomic_ulong halves_read;
+
+unsigned long api_json_halves_read(void)
+{
+    return atomic_load(&halves_read);
+}
+
+json_t *api_json_read_halves(const char *text, size_t len, struct api_json_error *err)
+{
+    json_t *v = read_object_halves(text, len);
+    if (v == NULL)
+        return api_json_read(text, len, err);
+    atomic_fetch_add(&halves_read, 1);
+    memset(err, 0, sizeof *err);
+    return v;
+}
+
+json_t *api_json_read_threads(const char *text, size_t len, struct api_json_error *err,
+                              unsigned threads)
+{
+    if (threads >= 2 && len >= API_JSON_SPLIT_BYTES)
+        return api_json_read_halves(text, len, err);
+    return api_json_read(text, len, err);
 }
 
 json_t *api_json_read(const char *text, size_t len, struct api_json_error *err)

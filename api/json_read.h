@@ -39,4 +39,23 @@ struct api_json_error {
  */
 json_t *api_json_read(const char *text, size_t len, struct api_json_error *err);
 
+/* Bodies from this size up may be read in two halves at once. */
+#define API_JSON_SPLIT_BYTES ((size_t)64 * 1024)
+
+/*
+ * The same, allowed `threads` threads: a body of API_JSON_SPLIT_BYTES or more that is
+ * an object is read as two runs of its members on two threads, joined in document
+ * order. The value, or the error, is exactly what api_json_read gives. Nodes are
+ * allocated as api_json_read's would be (the calling thread's arena scope, if any,
+ * owns them all).
+ */
+json_t *api_json_read_threads(const char *text, size_t len, struct api_json_error *err,
+                              unsigned threads);
+
+/* api_json_read_threads on two threads whatever the body's size (tests, fuzzing). */
+json_t *api_json_read_halves(const char *text, size_t len, struct api_json_error *err);
+
+/* How many bodies were read in two halves so far (for tests). */
+unsigned long api_json_halves_read(void);
+
 #endif

@@ -1000,6 +1000,168 @@ START_TEST(test_reader_digit_runs)
 }
 END_TEST
 
+/* ---- reading in two halves ---- */
+
+/* A growing text for the bodies below. */
+struct text {
+    char *buf;
+    size_t len, cap;
+};
+
+static void text_put(struct text *t, const char *s)
+{
+    size_t n = strlen(s);
+    if (t->len + n + 1 > t->cap) {
+        t->cap = (t->len + n + 1) * 2;
+        t->buf = realloc(t->buf, t->cap);
+        ck_assert_ptr_nonnull(t->buf);
+    }
+    memcpy(t->buf + t->len, s, n + 1);
+    t->len += n;
+}
+
+/*
+ * A body past API_JSON_SPLIT_BYTES shaped by `seed`: a handful of members, among them
+ * matrices, vectors, an empty array, nested objects and strings that hold brackets,
+ * braces, commas, quotes and backslashes (which the cut-finder must step over), in an
+ * order and with sizes that put the middle in a matrix, between members, or in a
+ * member whose value cannot be cut.
+ */
+static char *halves_body(uint64_t seed, size_t *len)
+{
+    static const char *const strings[] = {
+        "\"plain\"", "\"[[1, 2], {\\\"x\\\": 3}]\"", "\"a \\\\\\\" b, c\"", "\"}, \\\"k\\\": [\"",
+        "\"\\\\\"", "\"caf\\u00e9 ]]]\"",
+    };
+    struct text t = { 0 };
+    uint64_t state = seed;
+    char num[64];
+    size_t members = 2 + next_random(&state) % 6;
+    text_put(&t, next_random(&state) % 2 ? " {" : "{\n");
+    for (size_t m = 0; m < members; m++) {
+        char key[48];
+        snprintf(key, sizeof key, "%s\"k%zu%s\": ", m ? ", " : "", m,
+                 next_random(&state) % 3 == 0 ? "\\\"[{" : "");
+        text_put(&t, key);
+        switch (next_random(&state) % 6) {
+        case 0:
+        case 1: { /* a matrix of up to 300 × 40 */
+            size_t rows = 1 + next_random(&state) % 300, cols = 1 + next_random(&state) % 40;
+            text_put(&t, "[");
+            for (size_t i = 0; i < rows; i++) {
+                text_put(&t, i ? ",\n [" : "[");
+                for (size_t j = 0; j < cols; j++) {
+                    random_number_token(&state, num, sizeof num);
+                    if (!isfinite(strtod(num, NULL)))
+                        snprintf(num, sizeof num, "%zu", j);
+                    text_put(&t, j ? ", " : "");
+                    text_put(&t, num);
+                }
+                text_put(&t, "]");
+            }
+            text_put(&t, "]");
+            break;
+        }
+        case 2: { /* a vector, or an array of strings */
+            size_t n = next_random(&state) % 2000;
+            bool strs = next_random(&state) % 2;
+            text_put(&t, "[");
+            for (size_t j = 0; j < n; j++) {
+                text_put(&t, j ? "," : "");
+                if (strs)
+                    text_put(&t, strings[next_random(&state) % 6]);
+                else
+                    snprintf(num, sizeof num, "%zu.5", j), text_put(&t, num);
+            }
+            text_put(&t, "]");
+            break;
+        }
+        case 3: /* an object, nested, with strings */
+            text_put(&t, "{\"a\": {\"b\": [true, false, null, ");
+            text_put(&t, strings[next_random(&state) % 6]);
+            text_put(&t, "]}, \"c\": []}");
+            break;
+        case 4:
+            text_put(&t, strings[next_random(&state) % 6]);
+            break;
+        default:
+            text_put(&t, next_random(&state) % 2 ? "[]" : "-12.5e-3");
+        }
+    }
+    text_put(&t, "}\n");
+    *len = t.len;
+    return t.buf;
+}
+
+/* Both readers agree on text: the same value with its keys in the same order, or the
+ * same error at the same place. */
+static void expect_halves_agree(const char *text, size_t len, const char *what)
+{
+    struct api_json_error e1, e2;
+    json_t *one = api_json_read(text, len, &e1);
+    json_t *two = api_json_read_halves(text, len, &e2);
+    ck_assert_msg((one == NULL) == (two == NULL), "%s: one reader failed", what);
+    if (one == NULL) {
+        ck_assert_msg(strcmp(e1.text, e2.text) == 0 && e1.position == e2.position &&
+                          e1.line == e2.line && e1.column == e2.column,
+                      "%s: \"%s\" at %zu, not \"%s\" at %zu", what, e2.text, e2.position, e1.text,
+                      e1.position);
+        return;
+    }
+    char *d1 = json_dumps(one, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    char *d2 = json_dumps(two, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    ck_assert_msg(d1 != NULL && d2 != NULL && strcmp(d1, d2) == 0, "%s: values differ", what);
+    api_json_free(d1); /* jansson's allocation, in the arena scope when there is one */
+    api_json_free(d2);
+    json_decref(one);
+    json_decref(two);
+}
+
+/*
+ * Loop: a body read on two threads is the one-thread reader's value; and broken
+ * versions of it (a byte changed near the middle, a key repeated across the cut, cut
+ * short, extra data) get its errors, byte for byte. Odd _i run inside an arena scope,
+ * so the second thread's nodes are merged into it (ASan and valgrind see the rest).
+ */
+START_TEST(test_reader_halves_agree)
+{
+    size_t len;
+    char *body = halves_body(0xa11 + (uint64_t)_i, &len);
+    struct api_json_arena arena;
+    if (_i % 2)
+        api_json_arena_begin(&arena);
+    unsigned long before = api_json_halves_read();
+    expect_halves_agree(body, len, "whole");
+    ck_assert_msg(api_json_halves_read() > before, "body %d was not read in halves", _i);
+
+    static const char bytes[] = { ',', ']', '[', '"', '}', '{', ':', 'x', ' ', '\\' };
+    uint64_t state = (uint64_t)_i;
+    for (int k = 0; k < 12; k++) {
+        size_t span = len / 2 < 64 ? len / 2 : 64; /* bytes either side of the middle */
+        size_t at = len / 2 - span + next_random(&state) % (2 * span);
+        char saved = body[at];
+        body[at] = bytes[next_random(&state) % sizeof bytes];
+        expect_halves_agree(body, len, "a byte changed");
+        body[at] = saved;
+    }
+    char *last_key = NULL;
+    for (char *p = strstr(body, "\"k"); p != NULL; p = strstr(p + 1, "\"k"))
+        last_key = p;
+    if (last_key != NULL) { /* the last member named as the first: a key in both halves */
+        char saved = last_key[2];
+        last_key[2] = '0';
+        expect_halves_agree(body, len, "a repeated key");
+        last_key[2] = saved;
+    }
+    expect_halves_agree(body, len - len / 3, "cut short");
+    body[len - 1] = 'x'; /* after the closing brace */
+    expect_halves_agree(body, len, "extra data");
+    if (_i % 2)
+        api_json_arena_end(&arena);
+    free(body);
+}
+END_TEST
+
 /* ------------------------------------------------------------------- Arena */
 
 START_TEST(test_arena_allocations_are_distinct_and_aligned)
@@ -1226,6 +1388,7 @@ static Suite *api_suite(void)
     tcase_add_test(reader, test_reader_unterminated_buffer);
     tcase_add_test(reader, test_reader_numbers_match_strtod);
     tcase_add_test(reader, test_reader_digit_runs);
+    tcase_add_loop_test(reader, test_reader_halves_agree, 0, 40);
     tcase_add_test(reader, test_arena_allocations_are_distinct_and_aligned);
     tcase_add_test(reader, test_arena_scopes_nest);
     suite_add_tcase(s, reader);

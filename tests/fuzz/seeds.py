@@ -12,6 +12,7 @@ OUTDIR/api gets, for fuzz_api:
     harness's HTTP-like form (see fuzz_api.c).
 The hand-written seeds and regressions of tests/fuzz/corpus/NAME are committed and
 given to the fuzzers beside these (tests/fuzz/run.sh).
+OUTDIR/reader gets the same bodies, bare, for fuzz_reader, and a few of its own;
 OUTDIR/numfmt gets the doubles of check_api.c's printing table and edge cases;
 OUTDIR/render, shapes with the seeds' weights and labels for fuzz_render.
 
@@ -193,6 +194,14 @@ def api_seeds(outdir):
     write(outdir, b'GET /readyz\nX-Not-Ready: 1\n\n')
 
 
+def reader_seeds(outdir):
+    """The request bodies of api_seeds, bare, and a few cut by hand at the middle."""
+    for body in check_api_bodies() + readme_bodies():
+        write(outdir, body)
+    write(outdir, b'{"a": [[1, 2], [3, 4]], "b": "], {\\"", "c": [5, [6]], "d": {}}')
+    write(outdir, b'{"q": [[1,0],[0,1],[1,1]], "q": [[2]]}')
+
+
 def numfmt_seeds(outdir):
     src = open(os.path.join(ROOT, 'tests/check_api.c')).read()
     xs = [0.1, 1 / 3, 1e-7, 5.0, -0.0, 0.0, 1e300, 5e-324, 2.2250738585072014e-308,
@@ -225,6 +234,7 @@ def main():
         sys.exit(__doc__)
     out = sys.argv[1]
     api_seeds(os.path.join(out, 'api'))
+    reader_seeds(os.path.join(out, 'reader'))
     numfmt_seeds(os.path.join(out, 'numfmt'))
     render_seeds(os.path.join(out, 'render'))
     for d in sorted(os.listdir(out)):

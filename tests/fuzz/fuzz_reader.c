@@ -1,0 +1,77 @@
+/*
+ * tests/fuzz/fuzz_reader.c — libFuzzer harness for the two-thread JSON reader
+ * (api_json_read_halves in api/json_read.h) against the one-thread reader.
+ *
+ * The input is a request body, any bytes. Both readers read it, inside an arena
+ * scope as api_handle reads bodies (so the second thread's nodes are merged into
+ * it). What must hold, beyond "no crash, leak, race or undefined behaviour":
+ *   - both accept it or both refuse it;
+ *   - refused: the same message at the same byte, line and column;
+ *   - accepted: the same value with the keys in the same order.
+ * The halves are tried whatever the body's size (the server waits for 64 KiB), so
+ * short inputs reach every cut: between members, inside an array, none at all.
+ *
+ * Not here: what the fields mean (fuzz_api.c), numbers' digits (the unit tests).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "api/api.h"
+#include "api/json_arena.h"
+#include "api/json_read.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    api_global_init(); /* jansson's allocations through the arena, as in the server */
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* A copy of exactly `size` bytes: a read past the body is an ASan report. */
+    char *text = malloc(size ? size : 1);
+    if (text == NULL)
+        return 0;
+    memcpy(text, data, size);
+
+    struct api_json_arena arena;
+    api_json_arena_begin(&arena);
+    struct api_json_error e1, e2;
+    json_t *one = api_json_read(text, size, &e1);
+    json_t *two = api_json_read_halves(text, size, &e2);
+    if ((one == NULL) != (two == NULL)) {
+        fprintf(stderr, "one reader accepted the body, the other did not\n");
+        abort();
+    }
+    if (one == NULL) {
+        if (strcmp(e1.text, e2.text) != 0 || e1.position != e2.position ||
+            e1.line != e2.line || e1.column != e2.column || e1.no_memory != e2.no_memory) {
+            fprintf(stderr, "errors differ: \"%s\" at %zu, \"%s\" at %zu\n", e1.text,
+                    e1.position, e2.text, e2.position);
+            abort();
+        }
+    } else {
+        char *d1 = json_dumps(one, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+        char *d2 = json_dumps(two, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+        if (d1 == NULL || d2 == NULL || strcmp(d1, d2) != 0) {
+            fprintf(stderr, "values differ\n");
+            abort();
+        }
+        api_json_free(d1);
+        api_json_free(d2);
+    }
+    json_decref(one);
+    json_decref(two);
+    api_json_arena_end(&arena);
+    free(text);
+    return 0;
+}
