@@ -74,11 +74,13 @@ test('the bench medium payload: attnd agrees with a naive reference to 1e-12', a
   assert.ok(maxAbsDiff(got.output, want.output) <= 1e-12, 'output');
 });
 
-// An idle server with two workers writes a large answer's matrices on two threads
-// (api/matrix_write.c): the text must still be one valid document with every row in
-// its place. 256 × 256 weights are past the split threshold; rows are told apart by
-// their values, so a misplaced or lost half would not match the reference.
-test('a large answer written on two threads: every row in place, as the naive reference', async () => {
+// An idle server with two workers lends both to a large request: it reads the body in
+// two halves (api/json_read.c, from about 320 KB; this one is about 500 KB), runs the
+// forward pass on two threads (core/attention.c) and writes the answer's matrices on
+// two (api/matrix_write.c). The answer must still be one valid document with every
+// row in its place; rows are told apart by their values, so a misplaced or lost half,
+// read or written, would not match the reference. (make tsan runs this too.)
+test('a large request read, computed and written on two threads: as the naive reference', async () => {
   const s = await startServer(['--log', 'off', '--threads', '2']);
   try {
     let seed = 11;
@@ -87,7 +89,8 @@ test('a large answer written on two threads: every row in place, as the naive re
       return seed / 2147483648 - 0.5;
     };
     const mat = (rows, cols) => Array.from({ length: rows }, () => Array.from({ length: cols }, rnd));
-    const req = { q: mat(256, 16), k: mat(256, 16), v: mat(256, 16) };
+    const req = { q: mat(256, 32), k: mat(256, 32), v: mat(256, 32) };
+    assert.ok(JSON.stringify(req).length > 400000, 'past the two-halves threshold');
     const res = await request(s.port, {
       method: 'POST',
       path: '/v1/attention',
@@ -98,7 +101,7 @@ test('a large answer written on two threads: every row in place, as the naive re
     const got = res.json();
     assert.equal(got.scores.length, 256);
     assert.equal(got.weights.length, 256);
-    const want = reference(req.q, req.k, req.v, 1 / 4);
+    const want = reference(req.q, req.k, req.v, 1 / Math.sqrt(32));
     assert.ok(maxAbsDiff(got.weights, want.weights) <= 1e-12, 'weights');
     assert.ok(maxAbsDiff(got.output, want.output) <= 1e-12, 'output');
     const scores = req.q.map((qi) => req.k.map((kj) => qi.reduce((a, c, i) => a + c * kj[i], 0)));

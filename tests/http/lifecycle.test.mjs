@@ -89,7 +89,14 @@ test('SIGINT with nothing in flight exits 0 at once', async () => {
   assert.equal(code, 0);
 });
 
-test('SIGTERM right after start exits 0, whichever thread the signal reaches', async () => {
+// Not under ThreadSanitizer (make tsan sets TSAN_OPTIONS): it runs a signal handler
+// only when the thread that received the signal next enters an intercepted call, and
+// OpenBLAS's idle pool thread waits on a condition variable for good, so a SIGTERM
+// that lands there is never handled (seen once in many runs). make test and make asan
+// run it with real delivery.
+const underTsan = process.env.TSAN_OPTIONS !== undefined;
+test('SIGTERM right after start exits 0, whichever thread the signal reaches',
+  { skip: underTsan && 'ThreadSanitizer defers signal handlers (see above)' }, async () => {
   // Libraries start threads before main (OpenBLAS does); a signal delivered to one of
   // them must not kill the process with the default action.
   for (let i = 0; i < 10; i++) {
