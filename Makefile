@@ -86,7 +86,7 @@ unit: $(UNIT_TESTS)
 
 # HTTP tests: the built attnd on a free port over real HTTP (Node's test runner), README examples too.
 http: $(ATTND)
-	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 tests/http/
+	ATTND_BIN=$(abspath $(ATTND)) ATTND_SANITIZER=$(SANITIZER) node --test --test-concurrency=1 tests/http/
 
 # Lint api/openapi.yaml and check it against the OpenAPI 3.1 meta-schema (npm tools, pinned).
 spec-lint: node_modules/.package-lock.json

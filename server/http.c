@@ -72,6 +72,7 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
     s->quiesced_fd = -1;
     atomic_init(&s->ready, true);
     atomic_init(&s->in_flight, 0);
+    atomic_init(&s->completed, 0);
     snprintf(s->http_library, sizeof s->http_library, "%s", MHD_get_version());
     s->ctx.limits.max_body = cfg->max_body;
     s->ctx.limits.max_cells = cfg->max_cells;
@@ -130,6 +131,11 @@ void srv_http_quiesce(struct srv_server *s)
 long srv_http_in_flight(struct srv_server *s)
 {
     return atomic_load(&s->in_flight);
+}
+
+unsigned long srv_http_completed(struct srv_server *s)
+{
+    return atomic_load(&s->completed);
 }
 
 void srv_http_stop(struct srv_server *s)

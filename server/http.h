@@ -27,6 +27,7 @@ struct srv_server {
     char http_library[64];         /* "libmicrohttpd 0.9.75"; ctx.http_library points here */
     atomic_bool ready;             /* false once shutdown began */
     atomic_long in_flight;         /* requests between first call and completion */
+    atomic_ulong completed;        /* requests completed since start */
     struct MHD_Daemon *daemon;
     int quiesced_fd;               /* the listen socket after srv_http_quiesce, else -1 */
     uint16_t port;                 /* the port actually bound */
@@ -39,6 +40,9 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg);
 void srv_http_quiesce(struct srv_server *s);
 
 long srv_http_in_flight(struct srv_server *s);
+
+/* Requests completed (answered, or ended by the client) since start. */
+unsigned long srv_http_completed(struct srv_server *s);
 
 /* Closes every connection and joins the threads. */
 void srv_http_stop(struct srv_server *s);

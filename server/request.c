@@ -461,5 +461,6 @@ void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     free(r->params);
     free(r);
     *req_cls = NULL;
+    atomic_fetch_add(&s->completed, 1);
     atomic_fetch_sub(&s->in_flight, 1);
 }
