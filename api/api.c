@@ -27,7 +27,7 @@
 #include "api/fields.h"
 #include "api/json_arena.h"
 #include "api/jsonw.h"
-#include "api/matrix_write.h"
+#include "api/spare_threads.h"
 #include "api/problem.h"
 #include "core/attention.h"
 
@@ -99,7 +99,7 @@ void api_global_init(void)
 
 void api_set_threads(unsigned threads)
 {
-    api_write_set_threads(threads);
+    api_spare_threads_set(threads);
 }
 
 const char *api_blas_better_core(void)
@@ -600,8 +600,8 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
     /* Every jansson node of this request is cut from one arena, released at once. */
     struct api_json_arena arena;
     api_json_arena_begin(&arena);
-    api_write_request_begin();
+    api_spare_threads_request_begin();
     r->handle(ctx, req, res);
-    api_write_request_end();
+    api_spare_threads_request_end();
     api_json_arena_end(&arena);
 }

@@ -84,8 +84,8 @@ void api_global_init(void);
 
 /*
  * How many threads one request may use (the server's worker count). With more than
- * one, a request handled while no other is in flight writes its large matrices on
- * two threads (api/matrix_write.h); the default, 1, never does.
+ * one, a request handled while no other is in flight reads, computes and writes its
+ * large parts on several (api/spare_threads.h); the default, 1, never does.
  */
 void api_set_threads(unsigned threads);
 

@@ -57,7 +57,7 @@ void api_attention_req_deinit(struct api_attention_req *req);
 
 /*
  * Runs the computation into trace (allocated here; free with attn_trace_free), on
- * as many threads as api_request_threads lends a problem of n_q × n_k cells.
+ * as many threads as api_spare_threads_for lends a problem of n_q × n_k cells.
  */
 bool api_attention_run(const struct api_attention_req *req, const char *pointer,
                        struct attn_trace *trace, struct api_error *err);

@@ -15,6 +15,7 @@
 
 #include "api/fields.h"
 #include "api/matrix_write.h"
+#include "api/spare_threads.h"
 
 /* The steps the answer shows: pages show every step, JSON what include lists. Steps
  * not shown share memory with the next (attn_trace_alloc_keep). */
@@ -56,7 +57,7 @@ bool api_attention_run(const struct api_attention_req *r, const char *prefix,
         .skip_summary = !r->for_page && !(r->include & (1ul << API_PART_SUMMARY)),
     };
     /* An idle server lends its other workers to a large problem: the same bits. */
-    unsigned threads = api_request_threads(r->q.rows * r->k.rows);
+    unsigned threads = api_spare_threads_for(r->q.rows * r->k.rows);
     enum attn_status st = attn_forward_threads(trace, &p, threads);
     if (threads > 1)
         atomic_fetch_add(&threaded_runs, 1);

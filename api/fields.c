@@ -13,7 +13,7 @@
 #include <strings.h>
 
 #include "api/json_arena.h"
-#include "api/matrix_write.h"
+#include "api/spare_threads.h"
 #include "api/json_read.h"
 #include "api/numfmt.h"
 
@@ -550,9 +550,8 @@ json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
         return NULL;
     }
     struct api_json_error jerr;
-    /* An idle server reads a large body on two threads (api_request_threads counts
-     * cells; a number takes about ten bytes of JSON). */
-    json_t *doc = api_json_read_threads(body, len, &jerr, api_request_threads(len / 10));
+    /* A request alone on the server may read a large body on two threads. */
+    json_t *doc = api_json_read_threads(body, len, &jerr, api_spare_threads());
     if (doc != NULL)
         return doc;
     if (jerr.no_memory) {

@@ -7,24 +7,9 @@
 #include <stddef.h>
 #include <pthread.h>
 
-static atomic_uint write_threads = 1;
-static atomic_uint in_flight;
+#include "api/spare_threads.h"
+
 static atomic_ulong splits;
-
-void api_write_set_threads(unsigned threads)
-{
-    atomic_store(&write_threads, threads > 0 ? threads : 1);
-}
-
-void api_write_request_begin(void)
-{
-    atomic_fetch_add(&in_flight, 1);
-}
-
-void api_write_request_end(void)
-{
-    atomic_fetch_sub(&in_flight, 1);
-}
 
 unsigned long api_write_splits(void)
 {
@@ -52,17 +37,10 @@ static void *write_half(void *arg)
     return NULL;
 }
 
-unsigned api_request_threads(size_t cells)
-{
-    if (cells < API_SPLIT_MIN_CELLS || atomic_load(&in_flight) != 1)
-        return 1;
-    return atomic_load(&write_threads);
-}
-
 /* Whether to split m: large enough, more than one thread allowed, no other request. */
 static bool worth_splitting(const struct attn_matrix *m)
 {
-    return m->rows >= 2 && api_request_threads(m->rows * m->cols) > 1;
+    return m->rows >= 2 && api_spare_threads_for(m->rows * m->cols) > 1;
 }
 
 /* Rows [from, to) of m, the second half on another thread; all on this one if no

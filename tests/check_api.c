@@ -1236,7 +1236,7 @@ END_TEST
 
 /* ------------------------------------------------------------------- Split writing */
 
-/* An attention request whose scores are 192 × 192: past API_SPLIT_MIN_CELLS. */
+/* An attention request whose scores are 192 × 192: past API_SPARE_MIN_CELLS. */
 static char *big_attention_body(const char *extra)
 {
     enum { N = 192, D = 8 };

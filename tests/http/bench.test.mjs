@@ -75,7 +75,7 @@ test('the bench medium payload: attnd agrees with a naive reference to 1e-12', a
 });
 
 // An idle server with two workers lends both to a large request: it reads the body in
-// two halves (api/json_read.c, from about 320 KB; this one is about 500 KB), runs the
+// two halves (api/json_read.c, from 128 KiB; this one is about 500 KB), runs the
 // forward pass on two threads (core/attention.c) and writes the answer's matrices on
 // two (api/matrix_write.c). The answer must still be one valid document with every
 // row in its place; rows are told apart by their values, so a misplaced or lost half,
@@ -90,7 +90,7 @@ test('a large request read, computed and written on two threads: as the naive re
     };
     const mat = (rows, cols) => Array.from({ length: rows }, () => Array.from({ length: cols }, rnd));
     const req = { q: mat(256, 32), k: mat(256, 32), v: mat(256, 32) };
-    assert.ok(JSON.stringify(req).length > 400000, 'past the two-halves threshold');
+    assert.ok(JSON.stringify(req).length > 128 * 1024, 'past the two-halves threshold');
     const res = await request(s.port, {
       method: 'POST',
       path: '/v1/attention',
