@@ -5,13 +5,12 @@
 #define _DEFAULT_SOURCE
 #include "api/jsonw.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "api/numfmt.h"
+#include "core/memory.h"
 
 void jw_init(struct jw *w, int round)
 {
@@ -40,29 +39,8 @@ char *jw_take(struct jw *w, size_t *len)
     return out;
 }
 
-/*
- * An answer this large (xl's is 96 MB) is past glibc's mmap threshold (the server
- * sets 32 MiB): mapped afresh for each request and faulted in as it is written. Asking
- * for transparent huge pages makes that one fault per 2 MiB instead of per 4 KiB
- * (page faults were a tenth of an xl request). Only a hint, ignored without THP;
- * realloc's mremap keeps it as the buffer grows.
- */
-#define JW_HUGE_BYTES ((size_t)32 << 20)
-
-static void hint_huge_pages(char *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    uintptr_t page = 4096, from = ((uintptr_t)p + page - 1) & ~(page - 1);
-    uintptr_t to = ((uintptr_t)p + bytes) & ~(page - 1);
-
-    if (bytes >= JW_HUGE_BYTES && to > from)
-        (void)madvise((void *)from, to - from, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
-}
-
+/* jw_reserve and jw_presize give an answer past 32 MiB (xl's is 96 MB) the huge-page
+ * hint of core/memory.h. */
 bool jw_reserve(struct jw *w, size_t extra)
 {
     if (w->failed)
@@ -85,7 +63,7 @@ bool jw_reserve(struct jw *w, size_t extra)
     }
     w->buf = grown;
     w->cap = cap;
-    hint_huge_pages(grown, cap);
+    attn_hint_huge_pages(grown, cap);
     return true;
 }
 
@@ -97,7 +75,7 @@ void jw_presize(struct jw *w, size_t bytes)
     if (grown != NULL) {
         w->buf = grown;
         w->cap = bytes;
-        hint_huge_pages(grown, bytes);
+        attn_hint_huge_pages(grown, bytes);
     }
 }
 

@@ -30,10 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <threads.h>
 
 #include "internal.h"
+#include "memory.h"
 
 /* ---- names ---- */
 
@@ -166,29 +166,6 @@ static void attn_trace_carve(struct attn_trace *t, unsigned char *block, const s
 enum attn_status attn_trace_alloc(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v)
 {
     return attn_trace_alloc_keep(t, n_q, n_k, d_v, ATTN_KEEP_ALL);
-}
-
-/*
- * A block this large is past glibc's mmap threshold (the server sets 32 MiB): it is
- * mapped afresh for every request and faulted in page by page as the passes first
- * write it, and with 4 KiB pages those faults were a tenth of an xl request's time.
- * Transparent huge pages make it one fault per 2 MiB. Only a hint: where the kernel
- * has no THP, or allows it only system-wide, nothing changes.
- */
-#define ATTN_HUGE_BYTES ((size_t)32 << 20)
-
-static void attn_hint_huge_pages(void *p, size_t bytes)
-{
-#ifdef MADV_HUGEPAGE
-    uintptr_t page = 4096, from = ((uintptr_t)p + page - 1) & ~(page - 1);
-    uintptr_t to = ((uintptr_t)p + bytes) & ~(page - 1);
-
-    if (bytes >= ATTN_HUGE_BYTES && to > from)
-        (void)madvise((void *)from, to - from, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)bytes;
-#endif
 }
 
 enum attn_status attn_trace_alloc_keep(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v,
