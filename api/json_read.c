@@ -65,10 +65,22 @@ static json_t *no_memory(struct reader *r)
     return fail_at(r, r->p, "out of memory");
 }
 
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* Past the white space at p. */
+static const char *skip_ws(const char *p, const char *end)
+{
+    while (p < end && is_space(*p))
+        p++;
+    return p;
+}
+
 static void skip_space(struct reader *r)
 {
-    while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
-        r->p++;
+    r->p = skip_ws(r->p, r->end);
 }
 
 /* "the character 'x'", or "the end of the body", for messages. */
@@ -602,8 +614,7 @@ static const char *skip_value(const char *p, const char *end)
     if (*p == '"')
         return skip_string(p, end);
     if (*p != '[' && *p != '{') { /* a scalar: up to a delimiter */
-        while (p < end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' &&
-               *p != '\r' && *p != '\t')
+        while (p < end && *p != ',' && *p != '}' && *p != ']' && !is_space(*p))
             p++;
         return p;
     }
@@ -633,13 +644,6 @@ static const char *skip_value(const char *p, const char *end)
 struct split {
     const char *comma, *member, *array;
 };
-
-static const char *skip_ws(const char *p, const char *end)
-{
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-        p++;
-    return p;
-}
 
 /* Whether comma a is nearer mid than comma b (b may be NULL). */
 static bool nearer(const char *a, const char *b, const char *mid)
@@ -746,18 +750,9 @@ static bool read_second_half(struct reader *r, json_t *object, json_t *rest,
         if (!read_elements(r, rest, NULL))
             return false;
         r->depth = 1;
-        skip_space(r);
-        if (r->p >= r->end)
+        enum after_item next = after_item(r, NULL, '}'); /* the split member's end */
+        if (next == CONTAINER_BAD || (next == ANOTHER_ITEM && !read_members(r, object, NULL)))
             return false;
-        if (*r->p == '}') {
-            r->p++;
-        } else if (*r->p == ',') {
-            r->p++;
-            if (!read_members(r, object, NULL))
-                return false;
-        } else {
-            return false;
-        }
     } else if (!read_members(r, object, NULL)) {
         return false;
     }
