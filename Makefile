@@ -189,8 +189,9 @@ $(BUILD_DIR)/tests/check_numfmt: $(BUILD_DIR)/tests/check_numfmt.o $(API_OBJ) $(
 $(BUILD_DIR)/tests/check_metrics: $(BUILD_DIR)/tests/check_metrics.o $(BUILD_DIR)/server/metrics.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
-# server/body.c alone, likewise.
-$(BUILD_DIR)/tests/check_body: $(BUILD_DIR)/tests/check_body.o $(BUILD_DIR)/server/body.o
+# server/body.c and server/budget.c alone, likewise.
+$(BUILD_DIR)/tests/check_body: $(BUILD_DIR)/tests/check_body.o $(BUILD_DIR)/server/body.o \
+                               $(BUILD_DIR)/server/budget.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # The allocation-failure test replaces malloc, calloc and realloc at link time (ld --wrap):

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "api/admit.h"
 #include "api/attention.h"
 #include "api/batch.h"
 #include "api/buf.h"
@@ -150,6 +151,13 @@ void api_respond_too_large(const struct api_context *ctx, struct api_response *r
 void api_respond_unavailable(struct api_response *res, const char *detail)
 {
     respond_problem(res, API_UNAVAILABLE, detail);
+}
+
+void api_respond_over_budget(struct api_response *res, size_t bytes)
+{
+    struct api_error err;
+    api_error_over_budget(&err, bytes);
+    api_respond_error(res, &err);
 }
 
 /* Copies bytes into a fresh body; a 503 without body if even that fails. */

@@ -72,7 +72,16 @@ struct api_context {
     struct api_limits limits;
     bool ready;                /* false once shutdown began: /readyz answers 503 */
     const char *http_library;  /* libmicrohttpd's version, e.g. "0.9.75", for /version */
+    /*
+     * Memory admission. Once a request is parsed, and before its working set is
+     * allocated, api/ asks admit(admit_cls, bytes) with its estimate of that set (the
+     * body, the trace and the answer; api/admit.h). False answers 503 `unavailable`
+     * with Retry-After; nothing is allocated for the request. NULL admits everything.
+     */
+    bool (*admit)(void *admit_cls, size_t bytes);
+    void *admit_cls;
 };
+
 
 /*
  * Process-wide setup, once before serving: the BLAS thread policy. The server
@@ -109,13 +118,22 @@ struct api_limits api_default_limits(void);
 bool api_precheck(const struct api_context *ctx, const struct api_request *req,
                   long long declared_length, struct api_response *res);
 
-/* The full answer to a request whose body has been read. Never fails: out of memory is a 503. */
+/*
+ * The full answer to a request whose body has been read. Never fails: out of memory,
+ * or admission refused (api_context.admit), is a 503.
+ */
 void api_handle(const struct api_context *ctx, const struct api_request *req,
                 struct api_response *res);
 
 /* The server's own problems, in the one error shape. */
 void api_respond_too_large(const struct api_context *ctx, struct api_response *res);
+/* 503 `unavailable`, with Retry-After like every 503 attnd writes. */
 void api_respond_unavailable(struct api_response *res, const char *detail);
+/* 503 `unavailable` for a body the memory budget has no room for (detail and hint say so). */
+void api_respond_over_budget(struct api_response *res, size_t bytes);
+
+/* Seconds a 503 asks the client to wait (Retry-After). */
+#define API_RETRY_AFTER_SECONDS "1"
 
 /* Adds a header to the response; false when API_MAX_HEADERS are used. */
 bool api_response_add_header(struct api_response *res, const char *name, const char *value);

@@ -62,6 +62,13 @@ void api_attention_req_deinit(struct api_attention_req *req);
 bool api_attention_run(const struct api_attention_req *req, const char *pointer,
                        struct attn_trace *trace, struct api_error *err);
 
+/*
+ * What running and writing req will hold, for admission (api/admit.h): the bytes of
+ * its trace and how many numbers its answer writes (JSON: the included parts; pages:
+ * every step, an upper bound for the text and the heatmap).
+ */
+size_t api_attention_working_set(const struct api_attention_req *req, size_t body_len);
+
 /* How many runs so far were given more than one thread (for tests). */
 unsigned long api_attention_threaded_runs(void);
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/admit.h"
 #include "api/fields.h"
 #include "api/matrix_write.h"
 #include "api/spare_threads.h"
@@ -32,6 +33,21 @@ static unsigned steps_read(const struct api_attention_req *r)
         if (r->include & (1ul << p))
             keep |= ATTN_KEEP(step_of[p]);
     return keep;
+}
+
+size_t api_attention_working_set(const struct api_attention_req *r, size_t body_len)
+{
+    size_t n_q = r->q.rows, n_k = r->k.rows, d_v = r->v.cols; /* each <= --max-cells */
+    size_t qk = n_q * n_k, numbers = 0;
+    for (int p = API_PART_SCORES; p <= API_PART_WEIGHTS; p++)
+        if (r->for_page || (r->include & (1ul << p)))
+            numbers += qk;
+    if (r->for_page || (r->include & (1ul << API_PART_OUTPUT)))
+        numbers += n_q * d_v;
+    if (r->for_page || (r->include & (1ul << API_PART_SUMMARY)))
+        numbers += 5 * n_q; /* row_sums, max_weight, entropy, argmax, fully_masked */
+    return api_working_set(attn_trace_bytes_keep(n_q, n_k, d_v, steps_read(r)), numbers,
+                           body_len);
 }
 
 static atomic_ulong threaded_runs;

@@ -10,10 +10,12 @@
  */
 #include "api/batch.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/admit.h"
 #include "api/attention.h"
 #include "api/fields.h"
 
@@ -112,6 +114,21 @@ static void write_item(struct jw *w, struct batch_item *item, const char *prefix
     jw_object_end(w);
 }
 
+/*
+ * For admission: the valid items' working sets added up (their answers accumulate in
+ * one; their traces come and go one at a time, so this bounds them from above). The
+ * body is counted once.
+ */
+static size_t working_set(const struct batch_item *parsed, size_t n, size_t body_len)
+{
+    size_t total = body_len;
+    for (size_t i = 0; i < n; i++) {
+        size_t item = parsed[i].ok ? api_attention_working_set(&parsed[i].req, 0) : 0;
+        total = item > SIZE_MAX - total ? SIZE_MAX : total + item;
+    }
+    return total;
+}
+
 void api_batch_handle(const struct api_context *ctx, const char *body, size_t len,
                       struct api_response *res)
 {
@@ -131,7 +148,8 @@ void api_batch_handle(const struct api_context *ctx, const char *body, size_t le
         api_release_body(doc);
         return;
     }
-    if (parse_items(items, &ctx->limits, parsed, &err)) {
+    if (parse_items(items, &ctx->limits, parsed, &err) &&
+        api_admit(ctx, working_set(parsed, n, len), &err)) {
         struct jw w;
         jw_init(&w, -1);
         jw_object_begin(&w);

@@ -6,10 +6,12 @@
 #include "api/multihead.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/admit.h"
 #include "api/fields.h"
 #include "api/matrix_write.h"
 #include "api/multihead_render.h"
@@ -392,6 +394,18 @@ static void respond(const struct api_multihead_req *req, const struct attn_mh_tr
     api_respond_page(res, &b, format);
 }
 
+/*
+ * For admission: every double of the trace (its parse has checked that the count
+ * fits), each counted as written too: an upper bound whatever `include` asks for.
+ */
+static size_t working_set(const struct api_multihead_req *r, size_t body_len)
+{
+    size_t cells = attn_mh_trace_cells(r->x_q.rows, r->cross ? r->x_kv.rows : r->x_q.rows,
+                                       r->d_model, r->heads, r->kv_heads);
+    size_t bytes = cells > SIZE_MAX / sizeof(double) ? SIZE_MAX : cells * sizeof(double);
+    return api_working_set(bytes, cells, body_len);
+}
+
 void api_multihead_handle(const struct api_context *ctx, const char *body, size_t len,
                           enum api_format format, struct api_response *res)
 {
@@ -405,7 +419,8 @@ void api_multihead_handle(const struct api_context *ctx, const char *body, size_
         return;
     }
     bool ok = api_multihead_parse(doc, "", &ctx->limits, &req, &err);
-    if (ok && api_multihead_run(&req, "", &trace, &err)) {
+    if (ok && api_admit(ctx, working_set(&req, len), &err) &&
+        api_multihead_run(&req, "", &trace, &err)) {
         respond(&req, &trace, format, res);
         attn_mh_trace_free(&trace);
     } else {

@@ -62,8 +62,11 @@ static const struct api_problem_info problems[API_PROBLEM_COUNT] = {
         "(its --max-cells setting; intermediates such as the n_q x n_k scores count). "
         "errors[].pointer names the field whose size drives the limit." },
     [API_UNAVAILABLE] = { "unavailable", 503, "Service unavailable",
-        "The server is shutting down, or could not get the memory this request needs. "
-        "Nothing is wrong with the request: retry it, on another replica if there is one." },
+        "The server is shutting down, could not get the memory this request needs, or "
+        "holds as much as its memory budget allows (--max-memory: bodies being read, "
+        "requests being computed and answers their clients have not read yet). Nothing is "
+        "wrong with the request: retry it after the Retry-After seconds, on another "
+        "replica if there is one." },
     [API_INTERNAL] = { "internal", 500, "Internal error",
         "attnd failed in a way that is its own fault, not the request's. Please report "
         "it with the X-Request-Id of the response." },
@@ -143,10 +146,11 @@ void api_error_write(struct jw *w, const struct api_error *e)
     if (e->parameter[0] != '\0') {
         jw_key(w, "parameter");
         jw_string(w, e->parameter);
-        if (e->hint[0] != '\0') {
-            jw_key(w, "hint");
-            jw_string(w, e->hint);
-        }
+    }
+    /* A body problem's hint goes with its pointer, in errors[]; any other's, here. */
+    if (e->hint[0] != '\0' && !e->has_pointer) {
+        jw_key(w, "hint");
+        jw_string(w, e->hint);
     }
     if (e->has_pointer) {
         jw_key(w, "errors");
@@ -197,6 +201,9 @@ void api_respond_error(struct api_response *res, const struct api_error *e)
         res->status = 503;
         res->body_len = 0;
     }
+    /* Every 503 is a passing state (shutdown, memory): tell clients when to come back. */
+    if (res->status == 503)
+        api_response_add_header(res, "Retry-After", API_RETRY_AFTER_SECONDS);
 }
 
 static void respond_out_of_memory(struct api_response *res)

@@ -168,6 +168,14 @@ enum attn_status attn_trace_alloc(struct attn_trace *t, size_t n_q, size_t n_k, 
     return attn_trace_alloc_keep(t, n_q, n_k, d_v, ATTN_KEEP_ALL);
 }
 
+size_t attn_trace_bytes_keep(size_t n_q, size_t n_k, size_t d_v, unsigned keep)
+{
+    struct attn_layout l;
+    if (n_q == 0 || n_k == 0 || d_v == 0 || !attn_layout_of(n_q, n_k, d_v, keep, &l))
+        return 0;
+    return l.bytes;
+}
+
 enum attn_status attn_trace_alloc_keep(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v,
                                        unsigned keep)
 {

@@ -142,6 +142,12 @@ enum attn_status attn_trace_alloc(struct attn_trace *t, size_t n_q, size_t n_k, 
 enum attn_status attn_trace_alloc_keep(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v,
                                        unsigned keep);
 
+/*
+ * The bytes attn_trace_alloc_keep would allocate for these sizes, or 0 when the size
+ * overflows: what a caller budgeting memory asks before allocating.
+ */
+size_t attn_trace_bytes_keep(size_t n_q, size_t n_k, size_t d_v, unsigned keep);
+
 /* Frees the block and zeroes *t. Safe on a zeroed trace; twice is a no-op. */
 void attn_trace_free(struct attn_trace *t);
 

@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void srv_body_init(struct srv_body *b, size_t limit, long long declared)
+void srv_body_init(struct srv_body *b, size_t limit, long long declared,
+                   struct srv_budget *budget)
 {
     memset(b, 0, sizeof *b);
     b->limit = limit;
+    b->budget = budget;
     size_t first = SRV_BODY_FIRST_MIN;
     if (declared > 0) /* exactly what will come; a declaration over the limit is cut to it */
         first = (unsigned long long)declared < limit ? (size_t)declared : limit;
@@ -21,9 +23,7 @@ void srv_body_init(struct srv_body *b, size_t limit, long long declared)
 static enum srv_body_state srv_body_give_up(struct srv_body *b, enum srv_body_state why,
                                             size_t n)
 {
-    free(b->data);
-    b->data = NULL;
-    b->len = b->cap = 0;
+    srv_body_free(b);
     b->state = why;
     return srv_body_append(b, NULL, n); /* counts n as drained */
 }
@@ -52,9 +52,15 @@ enum srv_body_state srv_body_append(struct srv_body *b, const char *data, size_t
         return srv_body_give_up(b, SRV_BODY_TOO_LARGE, n);
     if (b->len + n > b->cap) {
         size_t cap = srv_body_grow_to(b, b->len + n);
+        if (!srv_budget_take(b->budget, cap - b->cap, b->cap)) {
+            b->wanted = cap;
+            return srv_body_give_up(b, SRV_BODY_OVER_BUDGET, n);
+        }
         char *grown = realloc(b->data, cap); /* into a temporary: keep data on failure */
-        if (grown == NULL)
+        if (grown == NULL) {
+            srv_budget_give(b->budget, cap - b->cap);
             return srv_body_give_up(b, SRV_BODY_NO_MEMORY, n);
+        }
         b->data = grown;
         b->cap = cap;
     }
@@ -65,6 +71,8 @@ enum srv_body_state srv_body_append(struct srv_body *b, const char *data, size_t
 
 void srv_body_free(struct srv_body *b)
 {
+    if (b->cap > 0)
+        srv_budget_give(b->budget, b->cap);
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;

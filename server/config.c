@@ -42,6 +42,8 @@ static const struct srv_opt srv_opts[] = {
      1073741824ULL, "bytes"},
     {"max-cells", "ATTND_MAX_CELLS", OPT_SIZE, offsetof(struct srv_config, max_cells), 1,
      1073741824ULL, "cells"},
+    {"max-memory", "ATTND_MAX_MEMORY", OPT_SIZE, offsetof(struct srv_config, max_memory), 0,
+     1ULL << 50, "bytes; 0 = two thirds of the memory limit"},
     {"max-batch", "ATTND_MAX_BATCH", OPT_SIZE, offsetof(struct srv_config, max_batch), 1,
      4096, "items"},
     {"timeout", "ATTND_TIMEOUT", OPT_UINT, offsetof(struct srv_config, timeout), 1, 86400,
@@ -348,6 +350,8 @@ const char *srv_config_usage(void)
            "  --max-body BYTES    ATTND_MAX_BODY     largest request body (16777216)\n"
            "  --max-cells N       ATTND_MAX_CELLS    cells of any one matrix (4194304)\n"
            "  --max-batch N       ATTND_MAX_BATCH    items of one batch, 1..4096 (64)\n"
+           "  --max-memory BYTES  ATTND_MAX_MEMORY   memory requests may hold at once; 0 is\n"
+           "                                         2/3 of the cgroup's or machine's (0)\n"
            "  --timeout S         ATTND_TIMEOUT      idle connection timeout, 1..86400 (30)\n"
            "  --cors-origin LIST  ATTND_CORS_ORIGIN  * or comma-separated origins (*)\n"
            "  --log FORMAT        ATTND_LOG          access log on stderr: text, json, off "

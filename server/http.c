@@ -78,6 +78,8 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
     s->ctx.limits.max_cells = cfg->max_cells;
     s->ctx.limits.max_batch = cfg->max_batch;
     s->ctx.http_library = s->http_library;
+    srv_budget_init(&s->budget, cfg->max_memory > 0 ? cfg->max_memory
+                                                     : srv_budget_default_here());
 
     struct sockaddr_storage addr;
     if (!srv_bind_addr(cfg, &addr)) {

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "api/api.h"
+#include "server/budget.h"
 #include "server/config.h"
 
 struct MHD_Daemon;
@@ -28,6 +29,7 @@ struct srv_server {
     atomic_bool ready;             /* false once shutdown began */
     atomic_long in_flight;         /* requests between first call and completion */
     atomic_ulong completed;        /* requests completed since start */
+    struct srv_budget budget;      /* memory requests may hold at once */
     struct MHD_Daemon *daemon;
     int quiesced_fd;               /* the listen socket after srv_http_quiesce, else -1 */
     uint16_t port;                 /* the port actually bound */

@@ -221,7 +221,7 @@ static void srv_render_bytes(struct srv_text *t, const char *name, const char *h
     }
 }
 
-bool srv_metrics_render(long in_flight, char **out, size_t *out_len)
+bool srv_metrics_render(const struct srv_metrics_gauges *g, char **out, size_t *out_len)
 {
     struct srv_text t = { malloc(16384), 0, 16384, false };
     if (t.data == NULL)
@@ -230,7 +230,14 @@ bool srv_metrics_render(long in_flight, char **out, size_t *out_len)
     srv_render_durations(&t);
     srv_text_printf(&t, "# HELP attnd_requests_in_flight Requests being read, computed or "
                         "sent, this scrape included.\n# TYPE attnd_requests_in_flight gauge\n"
-                        "attnd_requests_in_flight %ld\n", in_flight);
+                        "attnd_requests_in_flight %ld\n", g->in_flight);
+    srv_text_printf(&t, "# HELP attnd_memory_held_bytes Memory charged to the budget: bodies, "
+                        "working sets being computed, answers not yet sent.\n"
+                        "# TYPE attnd_memory_held_bytes gauge\n"
+                        "attnd_memory_held_bytes %zu\n", g->memory_held);
+    srv_text_printf(&t, "# HELP attnd_memory_budget_bytes The budget (--max-memory): past it, "
+                        "new work is answered 503.\n# TYPE attnd_memory_budget_bytes gauge\n"
+                        "attnd_memory_budget_bytes %zu\n", g->memory_budget);
     srv_render_bytes(&t, "attnd_request_bytes_total",
                      "Request body bytes received, by route template.", true);
     srv_render_bytes(&t, "attnd_response_bytes_total",

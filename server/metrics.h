@@ -4,6 +4,8 @@
  *   attnd_requests_total{route,status}          counter: requests answered
  *   attnd_request_duration_seconds{route}       histogram: headers read → answer queued
  *   attnd_requests_in_flight                    gauge: requests between first call and completion
+ *   attnd_memory_held_bytes                     gauge: charged to the memory budget (budget.h)
+ *   attnd_memory_budget_bytes                   gauge: the budget's limit (--max-memory)
  *   attnd_request_bytes_total{route}            counter: request body bytes received
  *   attnd_response_bytes_total{route}           counter: response body bytes queued (0 for HEAD)
  *   attnd_build_info{version,build}             gauge, always 1
@@ -17,8 +19,8 @@
  * counters half-updated, which Prometheus tolerates. A request is counted when its
  * answer is queued, so a client that has its response can already see it counted.
  *
- * Not here: the HTTP side (request.c answers GET/HEAD /metrics), the in-flight counter
- * itself (http.c keeps it; the caller passes its value to srv_metrics_render).
+ * Not here: the HTTP side (request.c answers GET/HEAD /metrics), the gauges themselves
+ * (http.c and budget.c keep them; the caller passes their values to srv_metrics_render).
  */
 #ifndef SRV_METRICS_H
 #define SRV_METRICS_H
@@ -45,11 +47,17 @@ const char *srv_metrics_route_label(unsigned route);
 void srv_metrics_observe(unsigned route, int status, unsigned long long request_bytes,
                          unsigned long long response_bytes, double seconds);
 
+/* The server's gauges, read by the caller at the scrape. */
+struct srv_metrics_gauges {
+    long in_flight;
+    size_t memory_held, memory_budget;
+};
+
 /*
  * The exposition text, every counter read once. *out is malloc'd (the caller frees
  * it) and NUL-terminated, *out_len excludes the NUL. False when memory ran out.
  */
-bool srv_metrics_render(long in_flight, char **out, size_t *out_len);
+bool srv_metrics_render(const struct srv_metrics_gauges *g, char **out, size_t *out_len);
 
 /* Zeroes every counter: for tests only. */
 void srv_metrics_reset(void);

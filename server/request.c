@@ -6,6 +6,10 @@
  * response's body moves from api_response to libmicrohttpd, which frees it with free()
  * once sent.
  *
+ * Memory: the body, the working set api/ asks for (api_context.admit) and the answer
+ * until it is sent are charged to the server's budget (server/budget.h); each charge
+ * has one place that gives it back (srv_body_free, srv_final_call, srv_on_completed).
+ *
  * Per request, on the path every POST takes: one allocation for the state (small
  * enough for malloc's per-thread cache: the rare answer that must wait for the final
  * call lives in its own allocation), one for the body, none through printf.
@@ -56,6 +60,9 @@ struct srv_request {
     unsigned long long bytes;          /* body bytes sent */
     unsigned route;                    /* srv_metrics_route of the path */
     unsigned long long received;       /* body bytes received, stored or drained */
+    struct srv_budget *budget;         /* the server's; borrowed */
+    size_t charged_work;               /* admitted working set, while api/ computes */
+    size_t charged_answer;             /* the queued answer's bytes, until completion */
 };
 
 /* Within glibc's per-thread cache (tcache, chunks up to 1032 bytes): no lock, no consolidation. */
@@ -218,6 +225,9 @@ static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *co
     enum MHD_Result ret = MHD_NO;
     if (ok) {
         ret = MHD_queue_response(conn, (unsigned)res->status, resp);
+        /* The bytes exist already: charged whatever the total, held until completion. */
+        srv_budget_charge(r->budget, len);
+        r->charged_answer += len;
         r->status = res->status;
         r->bytes = r->is_head ? 0 : len; /* MHD sends no body for HEAD */
         /* Counted now, not on completion: a client holding its answer sees it counted. */
@@ -269,7 +279,12 @@ static enum MHD_Result srv_metrics_answer(struct srv_server *s, struct MHD_Conne
                                           struct srv_request *r)
 {
     struct api_response res = {.status = 200, .content_type = SRV_METRICS_CONTENT_TYPE};
-    if (!srv_metrics_render(srv_http_in_flight(s), &res.body, &res.body_len))
+    struct srv_metrics_gauges g = {
+        .in_flight = srv_http_in_flight(s),
+        .memory_held = srv_budget_held(&s->budget),
+        .memory_budget = s->budget.limit,
+    };
+    if (!srv_metrics_render(&g, &res.body, &res.body_len))
         return srv_answer_unavailable(s, conn, r, "the server is out of memory");
     return srv_answer(s, conn, r, &res, false, false);
 }
@@ -312,6 +327,8 @@ static enum MHD_Result srv_first_call_oom(struct MHD_Connection *conn)
     res.body = NULL;
     if (res.content_type != NULL)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, res.content_type);
+    for (size_t i = 0; i < res.n_headers; i++) /* Retry-After */
+        MHD_add_response_header(resp, res.headers[i].name, res.headers[i].value);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)res.status, resp);
     MHD_destroy_response(resp);
@@ -351,6 +368,7 @@ static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connectio
         return srv_first_call_oom(conn);
     memset(r, 0, sizeof *r);
     *req_cls = r;
+    r->budget = &s->budget;
     atomic_fetch_add(&s->in_flight, 1);
     srv_request_start(r, conn, url, method);
 
@@ -375,8 +393,18 @@ static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connectio
     if (api_precheck(&ctx, &q, r->declared, &res))
         return srv_answer(s, conn, r, &res, false, false);
     api_response_deinit(&res);
-    srv_body_init(&r->body, ctx.limits.max_body, r->declared);
+    srv_body_init(&r->body, ctx.limits.max_body, r->declared, r->budget);
     return MHD_YES;
+}
+
+/* api_context.admit for one request: its working set, on top of the body it holds. */
+static bool srv_admit(void *cls, size_t bytes)
+{
+    struct srv_request *r = cls;
+    if (!srv_budget_take(r->budget, bytes, r->body.cap + r->charged_work))
+        return false;
+    r->charged_work += bytes;
+    return true;
 }
 
 /*
@@ -398,7 +426,11 @@ static enum MHD_Result srv_final_call(struct srv_server *s, struct MHD_Connectio
     switch (r->body.state) {
     case SRV_BODY_OK: {
         struct api_request q = srv_api_request(conn, r, url, method);
+        ctx.admit = srv_admit;
+        ctx.admit_cls = r;
         api_handle(&ctx, &q, &res);
+        srv_budget_give(r->budget, r->charged_work); /* the answer is charged as queued */
+        r->charged_work = 0;
         srv_body_free(&r->body); /* api is done with it; do not hold it while sending */
         return srv_queue(s, conn, r, &res, false, false);
     }
@@ -407,6 +439,9 @@ static enum MHD_Result srv_final_call(struct srv_server *s, struct MHD_Connectio
         return srv_queue(s, conn, r, &res, true, false);
     case SRV_BODY_NO_MEMORY:
         api_respond_unavailable(&res, "the server is out of memory");
+        return srv_queue(s, conn, r, &res, true, false);
+    case SRV_BODY_OVER_BUDGET:
+        api_respond_over_budget(&res, r->body.wanted);
         return srv_queue(s, conn, r, &res, true, false);
     case SRV_BODY_ABORT:
         break;
@@ -458,6 +493,7 @@ void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         free(r->pending);
     }
     srv_body_free(&r->body);
+    srv_budget_give(r->budget, r->charged_answer); /* MHD has let go of the answer */
     free(r->params);
     free(r);
     *req_cls = NULL;

@@ -140,7 +140,8 @@ static const struct alloc_case {
 /* One call of the server's sequence: precheck, then (when it wants the body) handle. */
 static void run(const struct alloc_case *c, struct api_response *res)
 {
-    struct api_context ctx = { api_default_limits(), true, "0.9.75" };
+    struct api_context ctx = {
+        .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
     char path[128];
     struct api_param params[4];
     size_t n_params = 0;

@@ -26,13 +26,15 @@
 #include "api/matrix_write.h"
 #include "api/json_read.h"
 #include "api/numfmt.h"
+#include "core/multihead.h"
 
 #define SEED000 "\"q\":[[1,0,1,0],[0,1,0,1]],\"k\":[[1,0,1,0],[1,1,1,1]],\"v\":[[10,0],[0,10]]"
 #define SEED002_ONE "\"q\":[1,0],\"k\":[[1,0],[0,1],[0.8,0.2]],\"v\":[[10,0],[0,20],[8,4]],\"scale\":1"
 
 static struct api_context test_context(void)
 {
-    struct api_context ctx = { api_default_limits(), true, "0.9.75" };
+    struct api_context ctx = {
+        .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
     return ctx;
 }
 
@@ -1333,6 +1335,132 @@ START_TEST(test_writer_integers)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ Admission */
+
+/* What api_context.admit saw, and what it answers. */
+struct admit_probe {
+    bool answer;
+    unsigned calls;
+    size_t bytes;
+};
+
+static bool admit_probe(void *cls, size_t bytes)
+{
+    struct admit_probe *p = cls;
+    p->calls++;
+    p->bytes = bytes;
+    return p->answer;
+}
+
+static struct api_response call_admitting(struct admit_probe *probe, const char *path,
+                                          const char *body)
+{
+    struct api_context ctx = test_context();
+    ctx.admit = admit_probe;
+    ctx.admit_cls = probe;
+    return call_full(&ctx, "POST", path, NULL, "application/json", body, NULL, 0);
+}
+
+static const char *header_value(const struct api_response *res, const char *name)
+{
+    for (size_t i = 0; i < res->n_headers; i++)
+        if (strcmp(res->headers[i].name, name) == 0)
+            return res->headers[i].value;
+    return NULL;
+}
+
+/*
+ * Seed 000 (2 queries, 2 keys, d_v 2, every part by default): asked once, for the body,
+ * the trace's block and 24 bytes a number written.
+ */
+START_TEST(test_admission_asks_for_the_working_set)
+{
+    const char *body = "{" SEED000 "}";
+    struct admit_probe probe = { true, 0, 0 };
+    struct api_response res = call_admitting(&probe, "/v1/attention", body);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(probe.calls, 1);
+    size_t numbers = 4 * 4 + 4 + 5 * 2; /* four 2x2 steps, the 2x2 output, 5 summary rows */
+    size_t trace = attn_trace_bytes_keep(2, 2, 2, ATTN_KEEP_ALL);
+    ck_assert_uint_ge(trace, sizeof(double) * (4 * 4 + 4 + 3 * 2));
+    ck_assert_uint_eq(probe.bytes, strlen(body) + trace + 24 * numbers);
+    api_response_deinit(&res);
+
+    /* Weights alone: three 2x2 steps fewer in the trace, and 4 numbers written. */
+    const char *weights = "{" SEED000 ",\"include\":[\"weights\"]}";
+    probe = (struct admit_probe){ true, 0, 0 };
+    res = call_admitting(&probe, "/v1/attention", weights);
+    ck_assert_int_eq(res.status, 200);
+    size_t shared = attn_trace_bytes_keep(2, 2, 2, ATTN_KEEP(ATTN_STEP_WEIGHTS) |
+                                                       ATTN_KEEP(ATTN_STEP_OUTPUT));
+    ck_assert_uint_eq(trace - shared, 3 * 4 * sizeof(double));
+    ck_assert_uint_eq(probe.bytes, strlen(weights) + shared + 24 * 4);
+    api_response_deinit(&res);
+
+    /* A batch asks once for its valid items together; the invalid one costs nothing. */
+    const char *batch = "{\"items\":[{" SEED000 "},{\"q\":[[1]]},{" SEED000 "}]}";
+    probe = (struct admit_probe){ true, 0, 0 };
+    res = call_admitting(&probe, "/v1/attention/batch", batch);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(probe.calls, 1);
+    ck_assert_uint_eq(probe.bytes, strlen(batch) + 2 * (trace + 24 * numbers));
+    api_response_deinit(&res);
+
+    /* A request that fails validation never asks. */
+    probe = (struct admit_probe){ true, 0, 0 };
+    res = call_admitting(&probe, "/v1/attention", "{\"q\":[[1,2]],\"k\":[[1]],\"v\":[[1]]}");
+    ck_assert_int_eq(res.status, 422);
+    ck_assert_uint_eq(probe.calls, 0);
+    api_response_deinit(&res);
+}
+END_TEST
+
+static void assert_refused(struct api_response *res)
+{
+    ck_assert_int_eq(res->status, 503);
+    ck_assert_str_eq(res->content_type, "application/problem+json");
+    const char *retry = header_value(res, "Retry-After");
+    ck_assert_ptr_nonnull(retry);
+    ck_assert_str_eq(retry, "1");
+    json_t *doc = parse(res);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "type")), "/problems/unavailable");
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(doc, "detail")),
+                                 "memory budget"));
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(doc, "hint")),
+                                 "--max-memory"));
+    json_decref(doc);
+}
+
+START_TEST(test_admission_refused_is_503_with_retry_after)
+{
+    static const char *const cases[][2] = {
+        { "/v1/attention", "{" SEED000 "}" },
+        { "/v1/attention/batch", "{\"items\":[{" SEED000 "}]}" },
+        { "/v1/multihead", "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4}}" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct admit_probe probe = { false, 0, 0 };
+        struct api_response res = call_admitting(&probe, cases[i][0], cases[i][1]);
+        ck_assert_uint_eq(probe.calls, 1);
+        assert_refused(&res);
+        api_response_deinit(&res);
+    }
+    /* The multi-head estimate counts every head's trace. */
+    struct admit_probe probe = { true, 0, 0 };
+    const char *mh = "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4}}";
+    struct api_response res = call_admitting(&probe, "/v1/multihead", mh);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(probe.bytes, strlen(mh) + (8 + 24) * attn_mh_trace_cells(3, 3, 4, 2, 2));
+    ck_assert_uint_ge(attn_mh_trace_cells(3, 3, 4, 2, 2), 2 * attn_trace_cells(3, 3, 2));
+    api_response_deinit(&res);
+    /* The server's own refusal of a body says the same. */
+    api_respond_over_budget(&res, 5000000);
+    assert_refused(&res);
+    ck_assert_ptr_nonnull(strstr(res.body, "5.0 MB"));
+    api_response_deinit(&res);
+}
+END_TEST
+
 static Suite *api_suite(void)
 {
     Suite *s = suite_create("api");
@@ -1397,6 +1525,11 @@ static Suite *api_suite(void)
     tcase_add_test(split, test_split_writing_attention);
     tcase_add_test(split, test_split_writing_multihead);
     suite_add_tcase(s, split);
+
+    TCase *admission = tcase_create("Admission");
+    tcase_add_test(admission, test_admission_asks_for_the_working_set);
+    tcase_add_test(admission, test_admission_refused_is_503_with_retry_after);
+    suite_add_tcase(s, admission);
     return s;
 }
 

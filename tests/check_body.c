@@ -1,14 +1,32 @@
 /*
- * tests/check_body.c — server/body.c without a server: how a request body is stored,
- * refused and drained as libmicrohttpd hands it over in pieces.
+ * tests/check_body.c — server/body.c and server/budget.c without a server: how a
+ * request body is stored, refused and drained as libmicrohttpd hands it over in
+ * pieces, and how the memory budget charges, refuses and finds its default.
  */
 #include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "server/body.h"
+#include "server/budget.h"
 
 #define MIB ((size_t)1 << 20)
+
+/* A budget without a limit, for the tests about bodies alone; every test gives all back. */
+static struct srv_budget roomy;
+
+static void setup(void)
+{
+    srv_budget_init(&roomy, SIZE_MAX);
+}
+
+static void teardown(void)
+{
+    ck_assert_uint_eq(srv_budget_held(&roomy), 0);
+}
 
 /* Appends len bytes of a repeating pattern in pieces of at most piece bytes. */
 static enum srv_body_state feed(struct srv_body *b, size_t len, size_t piece)
@@ -30,7 +48,7 @@ START_TEST(declared_length_is_allocated_once)
 {
     /* 3 MiB in MHD-sized pieces: one buffer of exactly the declared size, never moved. */
     struct srv_body b;
-    srv_body_init(&b, 16 * MIB, (long long)(3 * MIB));
+    srv_body_init(&b, 16 * MIB, (long long)(3 * MIB), &roomy);
     ck_assert_ptr_null(b.data); /* a declaration alone allocates nothing */
     ck_assert_int_eq(srv_body_append(&b, "{", 1), SRV_BODY_OK);
     ck_assert_uint_eq(b.cap, 3 * MIB);
@@ -47,7 +65,7 @@ END_TEST
 START_TEST(small_declared_length_is_not_rounded_up)
 {
     struct srv_body b;
-    srv_body_init(&b, 16 * MIB, 73);
+    srv_body_init(&b, 16 * MIB, 73, &roomy);
     ck_assert_int_eq(feed(&b, 73, 73), SRV_BODY_OK);
     ck_assert_uint_eq(b.cap, 73);
     srv_body_free(&b);
@@ -57,7 +75,7 @@ END_TEST
 START_TEST(declaration_over_the_limit_costs_at_most_the_limit)
 {
     struct srv_body b;
-    srv_body_init(&b, MIB, 9223372036854775807LL);
+    srv_body_init(&b, MIB, 9223372036854775807LL, &roomy);
     ck_assert_uint_eq(b.first, MIB);
     ck_assert_int_eq(feed(&b, MIB, 65536), SRV_BODY_OK);
     ck_assert_uint_eq(b.cap, MIB);
@@ -70,7 +88,7 @@ END_TEST
 START_TEST(without_a_length_it_grows_to_the_limit)
 {
     struct srv_body b;
-    srv_body_init(&b, 5 * MIB, -1);
+    srv_body_init(&b, 5 * MIB, -1, &roomy);
     ck_assert_int_eq(feed(&b, 100, 100), SRV_BODY_OK);
     ck_assert_uint_eq(b.cap, SRV_BODY_FIRST_MIN);
     ck_assert_int_eq(feed(&b, 5 * MIB - 100, 30000), SRV_BODY_OK);
@@ -85,7 +103,7 @@ START_TEST(a_body_that_keeps_coming_is_cut_off)
 {
     /* Past the limit the rest is drained, up to max(limit, SRV_BODY_DRAIN_MIN). */
     struct srv_body b;
-    srv_body_init(&b, 1000, -1);
+    srv_body_init(&b, 1000, -1, &roomy);
     ck_assert_int_eq(feed(&b, 1001, 1001), SRV_BODY_TOO_LARGE);
     ck_assert_int_eq(feed(&b, SRV_BODY_DRAIN_MIN - 1001, 65536), SRV_BODY_TOO_LARGE);
     ck_assert_int_eq(srv_body_append(&b, "x", 1), SRV_BODY_ABORT);
@@ -94,15 +112,129 @@ START_TEST(a_body_that_keeps_coming_is_cut_off)
 }
 END_TEST
 
+START_TEST(the_buffer_is_charged_while_it_exists)
+{
+    struct srv_body b;
+    srv_body_init(&b, 16 * MIB, (long long)(3 * MIB), &roomy);
+    ck_assert_uint_eq(srv_budget_held(&roomy), 0); /* nothing allocated, nothing charged */
+    ck_assert_int_eq(feed(&b, 1, 1), SRV_BODY_OK);
+    ck_assert_uint_eq(srv_budget_held(&roomy), 3 * MIB);
+    srv_body_free(&b);
+    ck_assert_uint_eq(srv_budget_held(&roomy), 0);
+    srv_body_free(&b); /* twice: nothing given back twice */
+}
+END_TEST
+
+START_TEST(a_body_past_the_budget_is_refused_and_drained)
+{
+    struct srv_budget budget;
+    srv_budget_init(&budget, MIB);
+    srv_budget_charge(&budget, MIB / 2); /* another request's answer */
+    struct srv_body b;
+    srv_body_init(&b, 16 * MIB, (long long)MIB, &budget);
+    ck_assert_int_eq(feed(&b, 1, 1), SRV_BODY_OVER_BUDGET);
+    ck_assert_uint_eq(b.wanted, MIB);
+    ck_assert_ptr_null(b.data);
+    ck_assert_uint_eq(srv_budget_held(&budget), MIB / 2); /* nothing charged for it */
+    ck_assert_int_eq(feed(&b, MIB - 1, 65536), SRV_BODY_OVER_BUDGET); /* drained */
+    srv_body_free(&b);
+    ck_assert_uint_eq(srv_budget_held(&budget), MIB / 2);
+
+    /* Alone, a body larger than the whole budget is taken: the budget bounds concurrency. */
+    srv_budget_give(&budget, MIB / 2);
+    srv_body_init(&b, 16 * MIB, (long long)(3 * MIB), &budget);
+    ck_assert_int_eq(feed(&b, 3 * MIB, 65536), SRV_BODY_OK);
+    ck_assert_uint_eq(srv_budget_held(&budget), 3 * MIB);
+    srv_body_free(&b);
+    ck_assert_uint_eq(srv_budget_held(&budget), 0);
+}
+END_TEST
+
+START_TEST(a_growing_body_is_refused_when_it_would_pass_the_budget)
+{
+    /* Chunked: 4 KiB doubling; with 1 byte held by another, 64 KiB fits and 128 KiB does not. */
+    struct srv_budget budget;
+    srv_budget_init(&budget, 64 * 1024 + 1);
+    srv_budget_charge(&budget, 1);
+    struct srv_body b;
+    srv_body_init(&b, 16 * MIB, -1, &budget);
+    ck_assert_int_eq(feed(&b, 64 * 1024, 1000), SRV_BODY_OK);
+    ck_assert_uint_eq(srv_budget_held(&budget), 1 + 64 * 1024);
+    ck_assert_int_eq(feed(&b, 1, 1), SRV_BODY_OVER_BUDGET);
+    ck_assert_uint_eq(b.wanted, 128 * 1024);
+    ck_assert_uint_eq(srv_budget_held(&budget), 1); /* the refused body's charge went back */
+    srv_body_free(&b);
+    ck_assert_uint_eq(srv_budget_held(&budget), 1);
+}
+END_TEST
+
+START_TEST(budget_takes_until_the_limit_unless_alone)
+{
+    struct srv_budget budget;
+    srv_budget_init(&budget, 100);
+    ck_assert(srv_budget_take(&budget, 150, 0)); /* alone: over the limit, still taken */
+    ck_assert(!srv_budget_take(&budget, 1, 0));  /* someone holds 150 > 100 */
+    ck_assert(srv_budget_take(&budget, 10, 150)); /* the holder itself: still alone */
+    ck_assert_uint_eq(srv_budget_held(&budget), 160);
+    srv_budget_give(&budget, 160);
+    ck_assert(srv_budget_take(&budget, 60, 0));
+    ck_assert(srv_budget_take(&budget, 40, 0));   /* exactly the limit */
+    ck_assert(!srv_budget_take(&budget, 1, 0));
+    ck_assert(!srv_budget_take(&budget, SIZE_MAX, 40)); /* no wrap-around */
+    srv_budget_charge(&budget, 5);                /* what exists already is always charged */
+    ck_assert_uint_eq(srv_budget_held(&budget), 105);
+    srv_budget_give(&budget, 105);
+    ck_assert_uint_eq(srv_budget_held(&budget), 0);
+}
+END_TEST
+
+/* A file holding `text`, in a fresh temporary path (written into path). */
+static void write_file(char *path, size_t len, const char *text)
+{
+    snprintf(path, len, "/tmp/attnd-budget-XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+}
+
+START_TEST(default_is_two_thirds_of_the_tightest_limit)
+{
+    char v2[64], v1[64], none[64], junk[64];
+    size_t gib = (size_t)1 << 30;
+    write_file(v2, sizeof v2, "1073741824\n");
+    write_file(v1, sizeof v1, "9223372036854771712\n"); /* v1's "unlimited" */
+    write_file(none, sizeof none, "max\n");
+    write_file(junk, sizeof junk, "12abc\n");
+    ck_assert_uint_eq(srv_budget_default(v2, v1, 24 * gib), gib / 3 * 2);
+    ck_assert_uint_eq(srv_budget_default(none, v1, 24 * gib), 24 * gib / 3 * 2);
+    ck_assert_uint_eq(srv_budget_default(none, v2, 24 * gib), gib / 3 * 2); /* v1 limited */
+    ck_assert_uint_eq(srv_budget_default(v2, NULL, gib / 2), gib / 2 / 3 * 2); /* machine smaller */
+    ck_assert_uint_eq(srv_budget_default(junk, "/nonexistent/memory.max", 8 * gib),
+                      8 * gib / 3 * 2);
+    ck_assert_uint_eq(srv_budget_default(NULL, NULL, SIZE_MAX), SIZE_MAX);
+    unlink(v2);
+    unlink(v1);
+    unlink(none);
+    unlink(junk);
+}
+END_TEST
+
 static Suite *body_suite(void)
 {
     Suite *s = suite_create("body");
     TCase *core = tcase_create("Core");
+    tcase_add_checked_fixture(core, setup, teardown);
     tcase_add_test(core, declared_length_is_allocated_once);
     tcase_add_test(core, small_declared_length_is_not_rounded_up);
     tcase_add_test(core, declaration_over_the_limit_costs_at_most_the_limit);
     tcase_add_test(core, without_a_length_it_grows_to_the_limit);
     tcase_add_test(core, a_body_that_keeps_coming_is_cut_off);
+    tcase_add_test(core, the_buffer_is_charged_while_it_exists);
+    tcase_add_test(core, a_body_past_the_budget_is_refused_and_drained);
+    tcase_add_test(core, a_growing_body_is_refused_when_it_would_pass_the_budget);
+    tcase_add_test(core, budget_takes_until_the_limit_unless_alone);
+    tcase_add_test(core, default_is_two_thirds_of_the_tightest_limit);
     suite_add_tcase(s, core);
     return s;
 }

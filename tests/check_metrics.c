@@ -14,7 +14,8 @@ static char *render(void)
 {
     char *text = NULL;
     size_t len = 0;
-    ck_assert(srv_metrics_render(1, &text, &len));
+    struct srv_metrics_gauges g = { .in_flight = 1, .memory_held = 1234, .memory_budget = 5678 };
+    ck_assert(srv_metrics_render(&g, &text, &len));
     ck_assert_uint_eq(strlen(text), len);
     return text;
 }
@@ -73,6 +74,8 @@ START_TEST(counts_by_route_and_status)
     ck_assert_ptr_nonnull(strstr(t, "attnd_request_bytes_total{route=\"/v1/attention\"} 160\n"));
     ck_assert_ptr_nonnull(strstr(t, "attnd_response_bytes_total{route=\"/v1/attention\"} 2000\n"));
     ck_assert_ptr_nonnull(strstr(t, "attnd_requests_in_flight 1\n"));
+    ck_assert_ptr_nonnull(strstr(t, "attnd_memory_held_bytes 1234\n"));
+    ck_assert_ptr_nonnull(strstr(t, "attnd_memory_budget_bytes 5678\n"));
     ck_assert_ptr_nonnull(strstr(t, "attnd_build_info{version=\"9.9.9\",build=\"abc123\"} 1\n"));
     /* A route that answered nothing has no series. */
     ck_assert_ptr_null(strstr(t, "route=\"/healthz\""));
@@ -107,6 +110,8 @@ START_TEST(every_metric_is_declared_once)
         "# TYPE attnd_requests_total counter\n",
         "# TYPE attnd_request_duration_seconds histogram\n",
         "# TYPE attnd_requests_in_flight gauge\n",
+        "# TYPE attnd_memory_held_bytes gauge\n",
+        "# TYPE attnd_memory_budget_bytes gauge\n",
         "# TYPE attnd_request_bytes_total counter\n",
         "# TYPE attnd_response_bytes_total counter\n",
         "# TYPE attnd_build_info gauge\n",

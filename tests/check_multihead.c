@@ -76,7 +76,8 @@ static void assert_matrix_close(const struct attn_matrix *got, const struct attn
 static struct api_response call(const char *method, const char *path, const char *body,
                                 const struct api_param *params, size_t n_params)
 {
-    struct api_context ctx = { api_default_limits(), true, "0.9.75" };
+    struct api_context ctx = {
+        .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
     struct api_request req = { method, path, params, n_params, NULL, "application/json",
                                body, body ? strlen(body) : 0 };
     struct api_response res = { 0 };
@@ -545,7 +546,8 @@ END_TEST
 
 START_TEST(test_batch_limits_and_shape)
 {
-    struct api_context ctx = { api_default_limits(), true, "0.9.75" };
+    struct api_context ctx = {
+        .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
     ctx.limits.max_batch = 2;
     ctx.limits.max_cells = 6;
     const struct { const char *body; const char *type; const char *pointer; } cases[] = {

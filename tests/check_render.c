@@ -33,7 +33,8 @@
 
 static struct api_context test_context(void)
 {
-    struct api_context ctx = { api_default_limits(), true, "0.9.75" };
+    struct api_context ctx = {
+        .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
     return ctx;
 }
 

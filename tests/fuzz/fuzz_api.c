@@ -111,7 +111,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct api_context ctx = { api_default_limits(), true, "0.9.75" };
+    struct api_context ctx = {
+        .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
     ctx.limits.max_cells = FUZZ_CELLS_DEFAULT;
     struct api_request req = { "POST", "/v1/attention", NULL, 0, NULL, "application/json",
                                (const char *)data, size };

@@ -66,11 +66,11 @@ describe('CORS with --cors-origin * (the default)', () => {
     await s.stop();
   });
 
-  test('responses allow any origin and expose X-Request-Id', async () => {
+  test('responses allow any origin and expose X-Request-Id and Retry-After', async () => {
     const r = await postJson(s.port, '/v1/attention', SEED, { Origin: 'https://anywhere.example' });
     assert.equal(r.status, 200);
     assert.equal(r.headers['access-control-allow-origin'], '*');
-    assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id');
+    assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id, Retry-After');
     assert.equal(r.headers.vary, undefined);
   });
 
@@ -96,7 +96,7 @@ describe('CORS with --cors-origin * (the default)', () => {
       assert.equal(r.headers['access-control-allow-methods'], 'GET, POST, HEAD, OPTIONS');
       assert.equal(r.headers['access-control-allow-headers'], 'Content-Type, Accept, X-Request-Id');
       assert.equal(r.headers['access-control-max-age'], '600');
-      assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id');
+      assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id, Retry-After');
     }
   });
 });
@@ -114,7 +114,7 @@ describe('CORS with a list of origins', () => {
   test('an allowed origin is echoed, with Vary: Origin', async () => {
     const r = await request(s.port, { path: '/healthz', headers: { Origin: allowed } });
     assert.equal(r.headers['access-control-allow-origin'], allowed);
-    assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id');
+    assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id, Retry-After');
     assert.match(r.headers.vary, /Origin/);
   });
 

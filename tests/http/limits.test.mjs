@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
-import { assertProblem, postJson, request, sleep, startServer } from './lib.mjs';
+import {
+  SEED, assertProblem, postJson, rawConnect, request, sleep, startServer,
+} from './lib.mjs';
 
 /** The process's peak resident set, in KiB. */
 const peakKiB = (pid) =>
@@ -112,5 +114,68 @@ test('after a burst, a quiet server gives its free memory back', {
   assert.ok(now < 64 * 1024, `still ${now} KiB resident five seconds after the burst`);
   // And the server still answers.
   assert.equal((await postJson(s.port, '/v1/attention', { q: [[1]], k: [[1]], v: [[1]] })).status, 200);
+  await s.stop();
+});
+
+/** attnd_memory_held_bytes and attnd_memory_budget_bytes from /metrics. */
+async function memoryGauges(port) {
+  const text = (await request(port, { path: '/metrics' })).body;
+  const gauge = (name) => Number(text.match(new RegExp(`^${name} (\\d+)$`, 'm'))[1]);
+  return { held: gauge('attnd_memory_held_bytes'), budget: gauge('attnd_memory_budget_bytes') };
+}
+
+/** Polls the gauges until ok(held) or five seconds pass; returns the last held. */
+async function heldWhen(port, ok) {
+  let { held } = await memoryGauges(port);
+  for (let waited = 0; waited < 5000 && !ok(held); waited += 50) {
+    await sleep(50);
+    ({ held } = await memoryGauges(port));
+  }
+  return held;
+}
+
+// An answer a client does not read stays in memory, charged to the budget until it is
+// sent. With a budget of 8 MiB, one unread answer of 26 MB (multihead, n = 360, from a
+// body of a few dozen bytes: admitted, since it is alone) leaves no room: new work is
+// 503 with Retry-After, whether it is refused before its body is stored or once it is
+// parsed; once the slow client reads, the memory is given back and work is taken again.
+test('--max-memory: unread answers make new work wait, 503 with Retry-After', async (t) => {
+  const s = await startServer(['--log', 'off', '--threads', '2', '--max-memory', String(8 << 20)]);
+  t.after(() => s.proc.kill('SIGKILL'));
+  const slow = await rawConnect(s.port);
+  slow.sock.pause(); // read nothing: the answer waits in the server
+  const body = JSON.stringify({ heads: 2, random: { seed: 1, n: 360, d_model: 64 } });
+  await slow.write('POST /v1/multihead HTTP/1.1\r\nHost: attnd\r\nContent-Type: application/json\r\n' +
+    `Content-Length: ${body.length}\r\n\r\n${body}`);
+  const held = await heldWhen(s.port, (h) => h > 20e6);
+  assert.ok(held > 20e6, `the unread answer is charged (${held} bytes held)`);
+  assert.equal((await memoryGauges(s.port)).budget, 8 << 20);
+
+  // Parsed, then refused: its working set would pass the budget.
+  const refused = await postJson(s.port, '/v1/attention', SEED);
+  const p = assertProblem(assert, refused, 503);
+  assert.equal(p.type, '/problems/unavailable');
+  assert.equal(refused.headers['retry-after'], '1');
+  assert.match(p.detail, /memory budget/);
+  assert.match(p.hint, /--max-memory/);
+  // Refused before its 1 MiB body is stored (and the connection closed after it).
+  const big = await request(s.port, {
+    method: 'POST', path: '/v1/attention', headers: { 'Content-Type': 'application/json' },
+    body: ' '.repeat(1 << 20),
+  });
+  const q = assertProblem(assert, big, 503);
+  assert.equal(big.headers['retry-after'], '1');
+  assert.match(q.detail, /1\.0 MB more/);
+  // Pages, health and metrics cost nothing to hold: still served.
+  assert.equal((await request(s.port, { path: '/healthz' })).status, 200);
+
+  slow.sock.resume();
+  const answer = await slow.nextResponse(20000);
+  assert.equal(answer.status, 200);
+  assert.equal(JSON.parse(answer.body).shapes.weights.join(','), '2,360,360');
+  const after = await heldWhen(s.port, (h) => h === 0);
+  assert.equal(after, 0, 'every charge is given back');
+  assert.equal((await postJson(s.port, '/v1/attention', SEED)).status, 200);
+  slow.sock.destroy();
   await s.stop();
 });

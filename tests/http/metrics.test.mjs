@@ -2,6 +2,8 @@
 // follow the requests made between two scrapes.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { after, before, test } from 'node:test';
 
 import { SPEC } from './contract.mjs';
@@ -57,6 +59,8 @@ test('the text declares every metric and parses', async () => {
     attnd_requests_total: 'counter',
     attnd_request_duration_seconds: 'histogram',
     attnd_requests_in_flight: 'gauge',
+    attnd_memory_held_bytes: 'gauge',
+    attnd_memory_budget_bytes: 'gauge',
     attnd_request_bytes_total: 'counter',
     attnd_response_bytes_total: 'counter',
     attnd_build_info: 'gauge',
@@ -148,4 +152,21 @@ test('HEAD /metrics has no body; other methods are 405 with Allow', async () => 
   const post = await request(s.port, { method: 'POST', path: '/metrics', body: '{}' });
   assert.equal(post.status, 405);
   assert.equal(post.headers.allow, 'GET, HEAD, OPTIONS');
+});
+
+// The default budget: two thirds of what the process may use, the cgroup's limit when
+// it has one (a container's), else the machine's memory (server/budget.h).
+test('attnd_memory_budget_bytes is 2/3 of the cgroup limit or of the machine', async () => {
+  const cgroup = (path) => {
+    try {
+      const v = readFileSync(path, 'utf8').trim();
+      return /^[0-9]+$/.test(v) && Number(v) < 2 ** 62 ? Number(v) : Infinity;
+    } catch {
+      return Infinity;
+    }
+  };
+  const limit = Math.min(totalmem(), cgroup('/sys/fs/cgroup/memory.max'),
+    cgroup('/sys/fs/cgroup/memory/memory.limit_in_bytes'));
+  const m = await scrape();
+  assert.equal(get(m, 'attnd_memory_budget_bytes'), Math.floor(limit / 3) * 2);
 });

@@ -200,7 +200,7 @@ describe('CORS with a list of origins, on every kind of answer', () => {
     for (const r of answers) {
       assert.equal(r.status, 200);
       assert.equal(r.headers['access-control-allow-origin'], allowed);
-      assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id');
+      assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id, Retry-After');
       assert.match(r.headers.vary, /\bOrigin\b/);
     }
   });

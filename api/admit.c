@@ -1,0 +1,34 @@
+/*
+ * api/admit.c — the estimate and the refusal (see admit.h).
+ */
+#include "api/admit.h"
+
+#include <stdint.h>
+
+size_t api_working_set(size_t trace_bytes, size_t numbers, size_t body_len)
+{
+    if (trace_bytes > SIZE_MAX - body_len)
+        return SIZE_MAX;
+    size_t known = trace_bytes + body_len;
+    if (numbers > (SIZE_MAX - known) / API_ANSWER_BYTES_PER_NUMBER)
+        return SIZE_MAX;
+    return known + numbers * API_ANSWER_BYTES_PER_NUMBER;
+}
+
+void api_error_over_budget(struct api_error *err, size_t bytes)
+{
+    api_error_set(err, API_UNAVAILABLE, "the server's memory budget is taken (answers "
+                  "waiting for their clients, requests being computed) and this request "
+                  "needs about %.1f MB more", (double)bytes / 1e6);
+    api_error_hint(err, "nothing is wrong with the request: retry after the Retry-After "
+                   "seconds, or on another replica; the operator sets the budget with "
+                   "--max-memory");
+}
+
+bool api_admit(const struct api_context *ctx, size_t bytes, struct api_error *err)
+{
+    if (ctx->admit == NULL || ctx->admit(ctx->admit_cls, bytes))
+        return true;
+    api_error_over_budget(err, bytes);
+    return false;
+}
