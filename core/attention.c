@@ -294,6 +294,131 @@ enum attn_status attn_check_problem(const struct attn_trace *t, const struct att
     return attn_mask_ok(&p->mask, t->n_q) ? ATTN_OK : ATTN_EINVAL;
 }
 
+/* ---- one row of steps 2-4, shared by both paths ---- */
+
+/* Finite, as one comparison: the loops below fold it in without a branch or a call.
+ * NaN compares false. */
+static inline bool attn_finite(double x)
+{
+    return fabs(x) <= DBL_MAX;
+}
+
+/* scaled row = scores row * scale; false if a cell is not finite (a finite product
+ * means a finite score, the scale being finite and > 0). s and x may be one row. */
+static bool attn_row_scale(const double *s, double *x, size_t n, double scale)
+{
+    bool ok = true;
+
+    for (size_t j = 0; j < n; j++) {
+        x[j] = s[j] * scale;
+        ok &= attn_finite(x[j]);
+    }
+    return ok;
+}
+
+/* The keys query i may see are [0, n) but for `allow` (a row of 0/1, CELLS) or those
+ * past `causal_end` (CAUSAL). */
+struct attn_row_mask {
+    const unsigned char *allow; /* NULL: no table */
+    size_t causal_end;          /* first blocked key; n_k when none */
+};
+
+static struct attn_row_mask attn_row_mask_of(const struct attn_mask *mask, size_t n_q,
+                                             size_t n_k, size_t i)
+{
+    struct attn_row_mask rm = { NULL, n_k };
+
+    if (mask->kind == ATTN_MASK_CELLS) {
+        rm.allow = mask->allow + (mask->rows == 1 ? 0 : i) * n_k;
+    } else if (mask->kind == ATTN_MASK_CAUSAL) {
+        /* j allowed iff j + n_q <= i + n_k (attn_allows): the first blocked j is
+         * i + n_k + 1 - n_q, or 0 when that is negative. */
+        rm.causal_end = i + n_k + 1 >= n_q ? i + n_k + 1 - n_q : 0;
+        if (rm.causal_end > n_k)
+            rm.causal_end = n_k;
+    }
+    return rm;
+}
+
+/* masked row = scaled row + bias row (b may be NULL), -inf where blocked; false if an
+ * allowed cell is not finite. x and m may be one row. */
+static bool attn_row_mask(const double *x, const double *b, double *m, size_t n,
+                          const struct attn_row_mask *rm)
+{
+    bool ok = true;
+
+    if (b == NULL && rm->allow == NULL) {
+        if (m != x)
+            memcpy(m, x, rm->causal_end * sizeof *m);
+    } else if (rm->allow == NULL) {
+        for (size_t j = 0; j < rm->causal_end; j++) {
+            m[j] = x[j] + b[j];
+            ok &= attn_finite(m[j]);
+        }
+    } else {
+        for (size_t j = 0; j < n; j++) {
+            double v = b != NULL ? x[j] + b[j] : x[j];
+            bool allowed = rm->allow[j] != 0;
+            m[j] = allowed ? v : -INFINITY;
+            ok &= !allowed || attn_finite(v);
+        }
+    }
+    for (size_t j = rm->causal_end; j < n; j++)
+        m[j] = -INFINITY;
+    return ok;
+}
+
+/*
+ * The largest of x[0..n), or -inf. Four running maxima instead of one, so that the
+ * loop is not one long chain of dependent comparisons; a max does not round, so the
+ * order cannot change it (only which zero wins between -0 and +0, and x - max is
+ * then a zero of either sign, whose exp is 1 alike).
+ */
+static double attn_row_max(const double *x, size_t n)
+{
+    double m[4] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
+    size_t j = 0;
+
+    for (; j + 4 <= n; j += 4)
+        for (size_t l = 0; l < 4; l++)
+            m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
+    for (; j < n; j++)
+        m[0] = x[j] > m[0] ? x[j] : m[0];
+    m[0] = m[1] > m[0] ? m[1] : m[0];
+    m[2] = m[3] > m[2] ? m[3] : m[2];
+    return m[2] > m[0] ? m[2] : m[0];
+}
+
+/*
+ * Softmax of one row x (n) into w (n); *blocked = 1 when every key is blocked; false
+ * if a weight is not finite. The row's max is subtracted first: exp then never sees a
+ * positive argument, so scores of 1e300 cannot overflow, and the ratios are
+ * unchanged. The sum is >= 1 (the max contributes exp(0)), so the division is safe.
+ * A row with no allowed key has no max; it gets weights 0, not the NaN that 0/0 would
+ * give.
+ */
+static bool attn_row_softmax(const double *x, double *w, size_t n, int *blocked)
+{
+    double max, sum = 0.0;
+    bool ok = true;
+
+    max = attn_row_max(x, n);
+    *blocked = max == -INFINITY;
+    if (*blocked) {
+        memset(w, 0, n * sizeof *w);
+        return true;
+    }
+    for (size_t j = 0; j < n; j++) {
+        w[j] = exp(x[j] - max); /* blocked: exp(-inf) = 0 */
+        sum += w[j];
+    }
+    for (size_t j = 0; j < n; j++) {
+        w[j] /= sum;
+        ok &= attn_finite(w[j]);
+    }
+    return ok;
+}
+
 /* ---- the five passes ---- */
 
 /* Whether query i may attend to key j, for n_q queries and n_k keys. */
@@ -327,16 +452,20 @@ static void attn_pass_scores(struct attn_trace *t, const struct attn_matrix *q,
 }
 
 /*
+ * Steps 2-4 as whole passes, for attn_forward_by_steps: each is its row function over
+ * every row, so both paths share their arithmetic cell for cell; the row functions'
+ * own finiteness results are not needed here, since attn_check_step sweeps each step.
+ */
+
+/*
  * Step 2, scale: scaled (n_q, n_k) = scores * scale. A pass of its own (not folded
  * into dgemm's alpha) so that `scores` keeps its meaning, the raw dot products.
  */
 static void attn_pass_scale(struct attn_trace *t, double scale)
 {
-    const double *s = t->scores.data; /* (n_q, n_k) */
-    double *out = t->scaled.data;     /* (n_q, n_k) */
-
-    for (size_t c = 0; c < t->n_q * t->n_k; c++)
-        out[c] = s[c] * scale;
+    for (size_t i = 0; i < t->n_q; i++)
+        (void)attn_row_scale(t->scores.data + i * t->n_k, t->scaled.data + i * t->n_k, t->n_k,
+                             scale);
 }
 
 /*
@@ -347,49 +476,20 @@ static void attn_pass_scale(struct attn_trace *t, double scale)
 static void attn_pass_mask(struct attn_trace *t, const struct attn_problem *p)
 {
     for (size_t i = 0; i < t->n_q; i++) {
-        double *row = t->masked.data + i * t->n_k; /* (n_k) */
-        for (size_t j = 0; j < t->n_k; j++) {
-            double x = attn_at(&t->scaled, i, j);
-            if (p->bias != NULL)
-                x += attn_at(p->bias, i, j);
-            row[j] = attn_allows(&p->mask, t->n_q, t->n_k, i, j) ? x : -INFINITY;
-        }
+        const double *b = p->bias != NULL ? p->bias->data + i * p->bias->stride : NULL;
+        struct attn_row_mask rm = attn_row_mask_of(&p->mask, t->n_q, t->n_k, i);
+        (void)attn_row_mask(t->scaled.data + i * t->n_k, b, t->masked.data + i * t->n_k, t->n_k,
+                            &rm);
     }
-}
-
-/*
- * Softmax of one row x (n) into w (n); returns 1 when every key is blocked.
- * The row's max is subtracted first: exp then never sees a positive argument, so
- * scores of 1e300 cannot overflow, and the ratios are unchanged. The sum is >= 1
- * (the max contributes exp(0)), so the division is safe. A row with no allowed key
- * has no max; it gets weights 0, not the NaN that 0/0 would give.
- */
-static int attn_softmax_row(const double *x, double *w, size_t n)
-{
-    double max = -INFINITY, sum = 0.0;
-
-    for (size_t j = 0; j < n; j++)
-        if (x[j] > max)
-            max = x[j];
-    if (max == -INFINITY) {
-        memset(w, 0, n * sizeof *w);
-        return 1;
-    }
-    for (size_t j = 0; j < n; j++) {
-        w[j] = exp(x[j] - max); /* blocked: exp(-inf) = 0 */
-        sum += w[j];
-    }
-    for (size_t j = 0; j < n; j++)
-        w[j] /= sum;
-    return 0;
 }
 
 /* Step 4, softmax along each row: weights (n_q, n_k); records fully masked rows. */
 static void attn_pass_softmax(struct attn_trace *t)
 {
     for (size_t i = 0; i < t->n_q; i++) {
-        int blocked = attn_softmax_row(t->masked.data + i * t->n_k, t->weights.data + i * t->n_k,
-                                       t->n_k);
+        int blocked;
+        (void)attn_row_softmax(t->masked.data + i * t->n_k, t->weights.data + i * t->n_k, t->n_k,
+                               &blocked);
         t->summary.fully_masked[i] = (unsigned char)blocked;
         t->summary.n_fully_masked += (size_t)blocked;
     }
@@ -487,124 +587,8 @@ static enum attn_status attn_forward_by_steps(struct attn_trace *out, const stru
 
 /* ---- the fast path: rows through scale, mask and softmax while they are in cache ---- */
 
-/* Finite, as one comparison: the loops below fold it in without a branch or a call.
- * NaN compares false. */
-static inline bool attn_finite(double x)
-{
-    return fabs(x) <= DBL_MAX;
-}
-
-/* scaled row = scores row * scale; false if a cell is not finite (a finite product
- * means a finite score, the scale being finite and > 0). s and x may be one row. */
-static bool attn_row_scale(const double *s, double *x, size_t n, double scale)
-{
-    bool ok = true;
-
-    for (size_t j = 0; j < n; j++) {
-        x[j] = s[j] * scale;
-        ok &= attn_finite(x[j]);
-    }
-    return ok;
-}
-
-/* The keys query i may see are [0, n) but for `allow` (a row of 0/1, CELLS) or those
- * past `causal_end` (CAUSAL). */
-struct attn_row_mask {
-    const unsigned char *allow; /* NULL: no table */
-    size_t causal_end;          /* first blocked key; n_k when none */
-};
-
-static struct attn_row_mask attn_row_mask_of(const struct attn_mask *mask, size_t n_q,
-                                             size_t n_k, size_t i)
-{
-    struct attn_row_mask rm = { NULL, n_k };
-
-    if (mask->kind == ATTN_MASK_CELLS) {
-        rm.allow = mask->allow + (mask->rows == 1 ? 0 : i) * n_k;
-    } else if (mask->kind == ATTN_MASK_CAUSAL) {
-        /* j allowed iff j + n_q <= i + n_k (attn_allows): the first blocked j is
-         * i + n_k + 1 - n_q, or 0 when that is negative. */
-        rm.causal_end = i + n_k + 1 >= n_q ? i + n_k + 1 - n_q : 0;
-        if (rm.causal_end > n_k)
-            rm.causal_end = n_k;
-    }
-    return rm;
-}
-
-/* masked row = scaled row + bias row (b may be NULL), -inf where blocked; false if an
- * allowed cell is not finite. x and m may be one row. */
-static bool attn_row_mask(const double *x, const double *b, double *m, size_t n,
-                          const struct attn_row_mask *rm)
-{
-    bool ok = true;
-
-    if (b == NULL && rm->allow == NULL) {
-        if (m != x)
-            memcpy(m, x, rm->causal_end * sizeof *m);
-    } else if (rm->allow == NULL) {
-        for (size_t j = 0; j < rm->causal_end; j++) {
-            m[j] = x[j] + b[j];
-            ok &= attn_finite(m[j]);
-        }
-    } else {
-        for (size_t j = 0; j < n; j++) {
-            double v = b != NULL ? x[j] + b[j] : x[j];
-            bool allowed = rm->allow[j] != 0;
-            m[j] = allowed ? v : -INFINITY;
-            ok &= !allowed || attn_finite(v);
-        }
-    }
-    for (size_t j = rm->causal_end; j < n; j++)
-        m[j] = -INFINITY;
-    return ok;
-}
-
 /*
- * The largest of x[0..n), or -inf. Four running maxima instead of one, so that the
- * loop is not one long chain of dependent comparisons; a max does not round, so the
- * order cannot change it (only which zero wins between -0 and +0, and x - max is
- * then a zero of either sign, whose exp is 1 alike).
- */
-static double attn_row_max(const double *x, size_t n)
-{
-    double m[4] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
-    size_t j = 0;
-
-    for (; j + 4 <= n; j += 4)
-        for (size_t l = 0; l < 4; l++)
-            m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
-    for (; j < n; j++)
-        m[0] = x[j] > m[0] ? x[j] : m[0];
-    m[0] = m[1] > m[0] ? m[1] : m[0];
-    m[2] = m[3] > m[2] ? m[3] : m[2];
-    return m[2] > m[0] ? m[2] : m[0];
-}
-
-/* attn_softmax_row's arithmetic, cell for cell; false if a weight is not finite. */
-static bool attn_row_softmax(const double *x, double *w, size_t n, int *blocked)
-{
-    double max, sum = 0.0;
-    bool ok = true;
-
-    max = attn_row_max(x, n);
-    *blocked = max == -INFINITY;
-    if (*blocked) {
-        memset(w, 0, n * sizeof *w);
-        return true;
-    }
-    for (size_t j = 0; j < n; j++) {
-        w[j] = exp(x[j] - max);
-        sum += w[j];
-    }
-    for (size_t j = 0; j < n; j++) {
-        w[j] /= sum;
-        ok &= attn_finite(w[j]);
-    }
-    return ok;
-}
-
-/*
- * Steps 2-4 for query rows [from, to): the same arithmetic as the passes, but each
+ * Steps 2-4 for query rows [from, to): the row functions the passes use, but each
  * row goes through all three while it is in cache, and the finiteness checks ride
  * along instead of sweeping every matrix again. False when any check fails: the
  * caller then reruns step by step, which names the first fault as the contract says

@@ -689,6 +689,41 @@ START_TEST(test_threads_same_bits)
 END_TEST
 
 /*
+ * Loop: when only the output overflows (an infinite value in V), the fast path gives up
+ * and attn_forward reruns every step pass by pass. Steps 1-4 do not read V, so the
+ * rerun must give them the fast path's bits exactly, every mask kind and bias: both
+ * paths share the row arithmetic, and this keeps the passes' iteration honest too.
+ * (The summary, fully masked rows included, is zeroed by the fault, as documented.)
+ */
+START_TEST(test_steps_rerun_same_bits)
+{
+    uint64_t seed = 0x5e750000u + (uint64_t)_i;
+    struct rand_case r;
+    struct attn_trace fast, rerun;
+
+    rand_case_init(&r, seed, (enum rand_kind)(_i % RK_COUNT));
+    ck_assert_int_eq(run(attn_forward, &fast, &r.c), ATTN_OK);
+    r.v[0] = INFINITY; /* V[0][0]: every output row's first cell is inf or NaN */
+    ck_assert_int_eq(attn_trace_alloc(&rerun, r.n_q, r.n_k, r.d_v), ATTN_OK);
+    ck_assert_int_eq(attn_forward(&rerun, &r.c.p), ATTN_EOVERFLOW);
+    ck_assert_int_eq(rerun.fault.step, ATTN_STEP_OUTPUT);
+    ck_assert_uint_eq(rerun.fault.row, 0);
+    ck_assert_uint_eq(rerun.fault.col, 0);
+    const struct attn_matrix *a[] = { &fast.scores, &fast.scaled, &fast.masked, &fast.weights };
+    const struct attn_matrix *b[] = { &rerun.scores, &rerun.scaled, &rerun.masked,
+                                      &rerun.weights };
+    for (size_t k = 0; k < 4; k++)
+        EXPECT(memcmp(a[k]->data, b[k]->data, r.n_q * r.n_k * sizeof(double)) == 0,
+               "step %zu differs between the fast path and the rerun (seed %llx)", k + 1,
+               (unsigned long long)seed);
+    ck_assert_uint_eq(rerun.summary.n_fully_masked, 0); /* a fault zeroes the summary */
+    attn_trace_free(&fast);
+    attn_trace_free(&rerun);
+    rand_case_free(&r);
+}
+END_TEST
+
+/*
  * Sizes where BLAS takes its blocked kernels and the blocks end mid-panel (301 rows
  * in two or three blocks), causal and not: still attn_forward's bits.
  */
@@ -1375,6 +1410,7 @@ static Suite *core_suite(void)
     tcase_add_loop_test(reference, test_random_vs_reference, 0, RK_COUNT * RAND_PER_KIND);
     tcase_add_loop_test(reference, test_strided_views, 0, 24);
     tcase_add_loop_test(reference, test_threads_same_bits, 0, RK_COUNT * 6);
+    tcase_add_loop_test(reference, test_steps_rerun_same_bits, 0, RK_COUNT * 6);
     tcase_add_loop_test(reference, test_threads_same_bits_large, 0, 2);
     tcase_set_timeout(reference, 120); /* valgrind runs it tens of times slower */
     suite_add_tcase(s, reference);
