@@ -126,8 +126,19 @@ bool api_response_add_header(struct api_response *res, const char *name, const c
     return true;
 }
 
+void api_segments_free(void *segments)
+{
+    struct api_segments *s = segments;
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        free(s->seg[i].base);
+    free(s);
+}
+
 void api_response_deinit(struct api_response *res)
 {
+    api_segments_free(res->segments);
     free(res->body);
     memset(res, 0, sizeof *res);
 }

@@ -48,9 +48,28 @@ struct api_header {
     char value[192];
 };
 
+/* One piece of a body sent in pieces: data[0, len) inside the allocation base. */
+struct api_segment {
+    void *base;       /* malloc'd; freed by api_segments_free */
+    const char *data;
+    size_t len;
+};
+
+/* A body in pieces, in order: one allocation for the list (n pieces, total bytes). */
+struct api_segments {
+    size_t n, total;
+    struct api_segment seg[];
+};
+
+/* Frees every piece and the list; NULL is fine. void * to serve as a free callback. */
+void api_segments_free(void *segments);
+
 /*
  * The answer. body is malloc'd and owned by the response: api_response_deinit
  * frees it (the server may take it over instead: then set body to NULL first).
+ * When the context allows it (api_context.segments_ok), a large JSON answer written
+ * on several threads comes as `segments` instead (body NULL, body_len their total):
+ * the pieces the threads wrote, never copied into one buffer.
  */
 struct api_response {
     int status;
@@ -59,6 +78,7 @@ struct api_response {
     size_t n_headers;
     char *body;
     size_t body_len;
+    struct api_segments *segments; /* owned, like body; NULL unless segments_ok */
 };
 
 struct api_limits {
@@ -80,6 +100,8 @@ struct api_context {
      */
     bool (*admit)(void *admit_cls, size_t bytes);
     void *admit_cls;
+    /* The caller sends api_response.segments as they are (vectored I/O): no join. */
+    bool segments_ok;
 };
 
 
@@ -138,7 +160,7 @@ void api_respond_over_budget(struct api_response *res, size_t bytes);
 /* Adds a header to the response; false when API_MAX_HEADERS are used. */
 bool api_response_add_header(struct api_response *res, const char *name, const char *value);
 
-/* Frees the body and zeroes *res. Safe on a zeroed response. */
+/* Frees the body (or segments) and zeroes *res. Safe on a zeroed response. */
 void api_response_deinit(struct api_response *res);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "api/admit.h"
 #include "api/fields.h"
+#include "api/matrix_write.h"
 #include "api/numfmt.h"
 #include "api/render_svg.h"
 
@@ -210,13 +211,12 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
 
 /* Answers 200 in the chosen format (or 503 when memory ran out). */
 static void respond(const struct api_attention_req *req, const struct attn_trace *trace,
-                    enum api_format format, struct api_response *res)
+                    enum api_format format, bool segments_ok, struct api_response *res)
 {
     if (format == API_FORMAT_JSON) {
         struct jw w;
-        jw_init(&w, req->grid.round);
-        /* At most ~24 bytes a number: one allocation for most responses. */
-        jw_presize(&w, 512 + 24 * attn_trace_cells(trace->n_q, trace->n_k, trace->d_v));
+        api_write_start(&w, req->grid.round,
+                        attn_trace_cells(trace->n_q, trace->n_k, trace->d_v), segments_ok);
         api_attention_write(&w, req, trace);
         api_respond_json(res, &w);
         return;
@@ -245,7 +245,7 @@ void api_attention_handle_as(const struct api_context *ctx, const char *body, si
     req.for_page = format != API_FORMAT_JSON;
     if (ok && api_admit(ctx, api_attention_working_set(&req, len), &err) &&
         api_attention_run(&req, "", &trace, &err)) {
-        respond(&req, &trace, format, res);
+        respond(&req, &trace, format, ctx->segments_ok, res);
         attn_trace_free(&trace);
     } else {
         api_respond_error(res, &err);

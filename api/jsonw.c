@@ -24,14 +24,90 @@ void jw_deinit(struct jw *w)
     free(w->buf);
     w->buf = NULL;
     w->len = w->cap = 0;
+    api_segments_free(w->done);
+    w->done = NULL;
+    w->done_cap = 0;
+}
+
+/* Room in w->done for `more` pieces; false (nothing changed) when memory runs out. */
+static bool piece_room(struct jw *w, size_t more)
+{
+    size_t n = w->done != NULL ? w->done->n : 0;
+    if (n + more <= w->done_cap)
+        return true;
+    size_t cap = w->done_cap > 0 ? w->done_cap * 2 : 16;
+    while (cap < n + more)
+        cap *= 2;
+    struct api_segments *grown = realloc(w->done, sizeof *grown + cap * sizeof grown->seg[0]);
+    if (grown == NULL)
+        return false;
+    if (w->done == NULL)
+        grown->n = grown->total = 0;
+    w->done = grown;
+    w->done_cap = cap;
+    return true;
+}
+
+/* Appends base[off, off + len) to the pieces (room made by piece_room); base is now theirs. */
+static void piece_push(struct jw *w, char *base, size_t off, size_t len)
+{
+    struct api_segment *s = &w->done->seg[w->done->n++];
+    s->base = base;
+    s->data = base + off;
+    s->len = len;
+    w->done->total += len;
+}
+
+/* The current buffer becomes the last piece (or is freed when empty); buf is NULL after. */
+static void close_piece(struct jw *w)
+{
+    if (w->len > 0)
+        piece_push(w, w->buf, 0, w->len);
+    else
+        free(w->buf);
+    w->buf = NULL;
+    w->len = w->cap = 0;
+}
+
+/* The pieces and the current buffer joined into one NUL-terminated buffer; NULL on failure. */
+static char *join_pieces(struct jw *w, size_t *len)
+{
+    size_t total = w->done->total + w->len;
+    char *out = malloc(total + 1);
+    if (out != NULL) {
+        size_t at = 0;
+        for (size_t i = 0; i < w->done->n; i++) {
+            memcpy(out + at, w->done->seg[i].data, w->done->seg[i].len);
+            at += w->done->seg[i].len;
+        }
+        if (w->len > 0)
+            memcpy(out + at, w->buf, w->len);
+        out[total] = '\0';
+        *len = total;
+    }
+    jw_deinit(w);
+    return out;
+}
+
+struct api_segments *jw_take_segments(struct jw *w)
+{
+    if (w->failed || w->done == NULL || !piece_room(w, 1))
+        return NULL;
+    close_piece(w);
+    struct api_segments *out = w->done;
+    w->done = NULL;
+    w->done_cap = 0;
+    return out;
 }
 
 char *jw_take(struct jw *w, size_t *len)
 {
-    if (w->failed || w->buf == NULL) {
+    if (w->failed || (w->buf == NULL && w->done == NULL)) {
         jw_deinit(w);
         return NULL;
     }
+    if (w->done != NULL)
+        return join_pieces(w, len);
     char *out = w->buf;
     *len = w->len;
     w->buf = NULL;
@@ -53,7 +129,7 @@ bool jw_reserve(struct jw *w, size_t extra)
     if (need <= w->cap)
         return true;
     /* Geometric growth keeps appends amortized O(1) for responses of any size. */
-    size_t cap = w->cap ? w->cap : 256;
+    size_t cap = w->cap ? w->cap : w->cap_hint > 256 ? w->cap_hint : 256;
     while (cap < need)
         cap = cap > (size_t)-1 / 2 ? need : cap * 2;
     char *grown = realloc(w->buf, cap);
@@ -274,4 +350,24 @@ void jw_raw(struct jw *w, const char *json, size_t n)
 {
     before_value(w);
     put(w, json, n);
+}
+
+void jw_adopt(struct jw *w, struct jw *other, size_t skip)
+{
+    size_t n = other->len > skip ? other->len - skip : 0;
+    if (!w->may_segment || w->failed || other->buf == NULL || !piece_room(w, 2)) {
+        jw_raw(w, other->buf != NULL ? other->buf + skip : "", n);
+        jw_deinit(other);
+        return;
+    }
+    before_value(w);
+    if (w->failed) { /* the comma could not be written */
+        jw_deinit(other);
+        return;
+    }
+    close_piece(w);
+    piece_push(w, other->buf, skip, n);
+    w->cap_hint = n + 64; /* the next buffer is most likely as large as this piece */
+    other->buf = NULL;
+    other->len = other->cap = 0;
 }

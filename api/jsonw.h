@@ -19,11 +19,18 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "api/api.h"
+
 #define JW_MAX_DEPTH 32
 
 struct jw {
     char *buf;         /* owned; NUL-terminated whenever not failed */
     size_t len, cap;
+    /* Text before buf, in pieces taken over by jw_adopt; owned. */
+    struct api_segments *done;
+    size_t done_cap;   /* pieces done has room for */
+    size_t cap_hint;   /* the first capacity of a buffer started after jw_adopt */
+    bool may_segment;  /* jw_adopt may take pieces over (else it copies) */
     bool failed;       /* an allocation failed: the text is incomplete */
     int round;         /* decimals for every double (0..15), or -1 for shortest */
     unsigned depth;
@@ -35,8 +42,23 @@ struct jw {
 void jw_init(struct jw *w, int round);
 /* Frees the buffer (if not taken). Safe twice. */
 void jw_deinit(struct jw *w);
-/* Hands the buffer to the caller (free() it), NUL-terminated; NULL if anything failed. */
+/*
+ * Hands the text to the caller (free() it), NUL-terminated, joined into one buffer
+ * if it is in pieces; NULL if anything failed.
+ */
 char *jw_take(struct jw *w, size_t *len);
+/*
+ * Hands the text over in pieces (api_segments_free them), or NULL when it is not in
+ * pieces (then take it with jw_take) or anything failed (then jw_take says NULL too).
+ */
+struct api_segments *jw_take_segments(struct jw *w);
+/*
+ * Appends other's text from byte `skip` on as the next value (a comma first when one
+ * is owed). With w->may_segment, other's buffer is taken over as a piece of w's text
+ * instead of being copied; otherwise, or when memory for the list runs out, copied.
+ * Either way other is left empty (deinit it as usual). other must not have failed.
+ */
+void jw_adopt(struct jw *w, struct jw *other, size_t skip);
 /* Makes room for `extra` more bytes; failing sets w->failed like any write. */
 bool jw_reserve(struct jw *w, size_t extra);
 /* A capacity hint for when the caller knows roughly how much comes; failure is harmless. */

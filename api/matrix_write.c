@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <pthread.h>
 
+#include "api/numfmt.h"
 #include "api/spare_threads.h"
 
 static atomic_ulong splits;
@@ -50,6 +51,8 @@ static void write_rows_on_two_threads(struct jw *w, const struct attn_matrix *m,
 {
     struct half second = { .m = m, .from = from + (to - from) / 2, .to = to };
     jw_init(&second.w, w->round);
+    /* Its rows at ~24 bytes a number, and one row's reservation: no regrowth. */
+    jw_presize(&second.w, (to - second.from) * m->cols * 24 + m->cols * API_NUMBER_ROOM + 64);
     /* pthreads, not C11 threads: the sanitizers follow pthread_create only. */
     pthread_t t;
     if (second.from == from || pthread_create(&t, NULL, write_half, &second) != 0) {
@@ -62,9 +65,19 @@ static void write_rows_on_two_threads(struct jw *w, const struct attn_matrix *m,
     atomic_fetch_add(&splits, 1);
     if (second.w.failed || second.w.len < 1)
         w->failed = true;
-    else /* "[row, row, ...": after the '[', a run of values; jw_raw puts the comma first */
-        jw_raw(w, second.w.buf + 1, second.w.len - 1);
+    else /* "[row, row, ...": after the '[', a run of values; jw_adopt puts the comma first */
+        jw_adopt(w, &second.w, 1);
     jw_deinit(&second.w);
+}
+
+void api_write_start(struct jw *w, int round, size_t numbers, bool segments_ok)
+{
+    jw_init(w, round);
+    w->may_segment = segments_ok;
+    size_t bytes = numbers < ((size_t)-1 - 1024) / 24 ? 1024 + 24 * numbers : (size_t)-1;
+    if (segments_ok && api_spare_threads_for(numbers) > 1)
+        bytes = 12 * API_SPLIT_BLOCK_CELLS + 4096;
+    jw_presize(w, bytes);
 }
 
 void api_write_matrix(struct jw *w, const struct attn_matrix *m)

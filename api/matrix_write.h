@@ -7,7 +7,8 @@
  * more than one worker and this request is the only one being handled), a matrix of
  * API_SPARE_MIN_CELLS or more is split in blocks, and each block in two: the second
  * half is written by a short-lived thread into a buffer of its own, spliced in after
- * the first half. Under load every core already has a request, so the split would
+ * the first half: taken over as a piece of the answer when the writer may segment
+ * (jw_adopt; the server sends the pieces as they are), else copied. Under load every core already has a request, so the split would
  * only add a thread's cost: it is not made.
  *
  * The text is the same either way, byte for byte.
@@ -24,6 +25,14 @@
 
 /* Large matrices are split block by block, blocks of about this many cells. */
 #define API_SPLIT_BLOCK_CELLS 262144
+
+/*
+ * Starts w for an answer of about `numbers` numbers. In one piece it is presized for
+ * all of them (~24 bytes each). When it will come in pieces (segments_ok, and a
+ * matrix that large would be split now), only for a half block: the text before the
+ * first split; each later piece is sized after the one before it (jw_adopt).
+ */
+void api_write_start(struct jw *w, int round, size_t numbers, bool segments_ok);
 
 /* m as [[row 0], [row 1], ...]: rows × cols doubles, m->stride apart. */
 void api_write_matrix(struct jw *w, const struct attn_matrix *m);

@@ -373,14 +373,13 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
 
 /* Answers 200 in the chosen format (or 503 when memory ran out). */
 static void respond(const struct api_multihead_req *req, const struct attn_mh_trace *trace,
-                    enum api_format format, struct api_response *res)
+                    enum api_format format, bool segments_ok, struct api_response *res)
 {
     if (format == API_FORMAT_JSON) {
         struct jw w;
-        jw_init(&w, req->grid.round);
-        /* At most ~24 bytes a number: one allocation for most responses. */
-        jw_presize(&w, 1024 + 24 * attn_mh_trace_cells(trace->n_q, trace->n_k, trace->d_model,
-                                                         trace->heads, trace->kv_heads));
+        api_write_start(&w, req->grid.round,
+                        attn_mh_trace_cells(trace->n_q, trace->n_k, trace->d_model, trace->heads,
+                                            trace->kv_heads), segments_ok);
         api_multihead_write(&w, req, trace);
         api_respond_json(res, &w);
         return;
@@ -421,7 +420,7 @@ void api_multihead_handle(const struct api_context *ctx, const char *body, size_
     bool ok = api_multihead_parse(doc, "", &ctx->limits, &req, &err);
     if (ok && api_admit(ctx, working_set(&req, len), &err) &&
         api_multihead_run(&req, "", &trace, &err)) {
-        respond(&req, &trace, format, res);
+        respond(&req, &trace, format, ctx->segments_ok, res);
         attn_mh_trace_free(&trace);
     } else {
         api_respond_error(res, &err);

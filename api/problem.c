@@ -215,6 +215,14 @@ static void respond_out_of_memory(struct api_response *res)
 
 void api_respond_json(struct api_response *res, struct jw *w)
 {
+    res->segments = jw_take_segments(w);
+    if (res->segments != NULL) {
+        res->body = NULL;
+        res->body_len = res->segments->total;
+        res->status = 200;
+        res->content_type = "application/json";
+        return;
+    }
     res->body = jw_take(w, &res->body_len);
     if (res->body == NULL) {
         respond_out_of_memory(res);

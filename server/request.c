@@ -24,6 +24,7 @@
  */
 #include "server/request.h"
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -201,8 +202,31 @@ static bool srv_add_api_headers(struct MHD_Response *resp, const struct api_resp
 }
 
 /*
- * Sends res (its body taken over) with the common headers. Always deinits res.
- * Returns MHD_NO only when not even a response could be made: MHD then drops the
+ * An answer in pieces (api_response.segments) as one vectored response: MHD writes
+ * the pieces with sendmsg as they lie, and frees them with the response. Takes the
+ * pieces over; NULL (pieces freed) when not even the response could be made.
+ */
+static struct MHD_Response *srv_response_of_segments(struct api_segments *segs)
+{
+    struct MHD_IoVec *iov = malloc(segs->n * sizeof *iov);
+    struct MHD_Response *resp = NULL;
+    if (iov != NULL && segs->n <= UINT_MAX) {
+        for (size_t i = 0; i < segs->n; i++) {
+            iov[i].iov_base = segs->seg[i].data;
+            iov[i].iov_len = segs->seg[i].len;
+        }
+        /* MHD copies the vector itself; the pieces stay ours until it calls back. */
+        resp = MHD_create_response_from_iovec(iov, (unsigned)segs->n, api_segments_free, segs);
+    }
+    free(iov);
+    if (resp == NULL)
+        api_segments_free(segs);
+    return resp;
+}
+
+/*
+ * Sends res (its body or pieces taken over) with the common headers. Always deinits
+ * res. Returns MHD_NO only when not even a response could be made: MHD then drops the
  * connection, the one answer left when memory is gone.
  */
 static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *conn,
@@ -210,12 +234,18 @@ static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *co
                                  bool preflight)
 {
     char *body = res->body;
-    size_t len = body != NULL ? res->body_len : 0;
+    size_t len = body != NULL || res->segments != NULL ? res->body_len : 0;
+    struct MHD_Response *resp;
     res->body = NULL;
-    struct MHD_Response *resp = MHD_create_response_from_buffer_with_free_callback(len, body,
-                                                                                    free);
+    if (res->segments != NULL) {
+        resp = srv_response_of_segments(res->segments);
+        res->segments = NULL;
+    } else {
+        resp = MHD_create_response_from_buffer_with_free_callback(len, body, free);
+        if (resp == NULL)
+            free(body);
+    }
     if (resp == NULL) {
-        free(body);
         api_response_deinit(res);
         return MHD_NO;
     }
@@ -428,6 +458,7 @@ static enum MHD_Result srv_final_call(struct srv_server *s, struct MHD_Connectio
         struct api_request q = srv_api_request(conn, r, url, method);
         ctx.admit = srv_admit;
         ctx.admit_cls = r;
+        ctx.segments_ok = true; /* sent as they are: srv_response_of_segments */
         api_handle(&ctx, &q, &res);
         srv_budget_give(r->budget, r->charged_work); /* the answer is charged as queued */
         r->charged_work = 0;

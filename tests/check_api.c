@@ -1287,9 +1287,105 @@ static void assert_split_changes_nothing(const char *path, const char *body)
         ck_assert_uint_gt(api_attention_threaded_runs(), runs_before);
     ck_assert_uint_eq(one.body_len, two.body_len);
     ck_assert(memcmp(one.body, two.body, one.body_len) == 0);
+
+    /* As the server asks for it: in pieces, which joined are the same bytes. */
+    struct api_context ctx = test_context();
+    ctx.segments_ok = true;
+    api_set_threads(2);
+    struct api_response parts = call_full(&ctx, "POST", path, NULL, "application/json", body,
+                                          NULL, 0);
+    api_set_threads(1);
+    ck_assert_int_eq(parts.status, 200);
+    ck_assert_ptr_null(parts.body);
+    ck_assert_ptr_nonnull(parts.segments);
+    ck_assert_uint_gt(parts.segments->n, 2);
+    ck_assert_uint_eq(parts.segments->total, one.body_len);
+    ck_assert_uint_eq(parts.body_len, one.body_len);
+    size_t at = 0;
+    for (size_t i = 0; i < parts.segments->n; i++) {
+        const struct api_segment *g = &parts.segments->seg[i];
+        ck_assert(at + g->len <= one.body_len);
+        ck_assert_msg(memcmp(one.body + at, g->data, g->len) == 0, "piece %zu differs", i);
+        at += g->len;
+    }
+    ck_assert_uint_eq(at, one.body_len);
+    /* Not split (one thread): one body even when pieces are allowed. */
+    struct api_response whole = call_full(&ctx, "POST", path, NULL, "application/json", body,
+                                          NULL, 0);
+    ck_assert_ptr_null(whole.segments);
+    ck_assert_uint_eq(whole.body_len, one.body_len);
+    api_response_deinit(&whole);
+    api_response_deinit(&parts);
     api_response_deinit(&one);
     api_response_deinit(&two);
 }
+
+/* What the writer makes of a document with adopted pieces, copied or taken over. */
+static char *write_with_pieces(bool may_segment, struct api_segments **pieces, size_t *len)
+{
+    struct jw w;
+    jw_init(&w, -1);
+    w.may_segment = may_segment;
+    jw_object_begin(&w);
+    jw_key(&w, "a");
+    jw_array_begin(&w);
+    jw_int(&w, 1);
+    for (int k = 0; k < 3; k++) {
+        struct jw other;
+        jw_init(&other, -1);
+        jw_array_begin(&other); /* "[2,3" and the like: adopted after its '[' */
+        jw_int(&other, 2 + 2 * k);
+        jw_int(&other, 3 + 2 * k);
+        jw_adopt(&w, &other, 1);
+        jw_deinit(&other);
+        if (k == 1)
+            jw_string(&w, "x");
+    }
+    jw_array_end(&w);
+    jw_object_end(&w);
+    *pieces = jw_take_segments(&w);
+    return *pieces != NULL ? NULL : jw_take(&w, len);
+}
+
+START_TEST(test_writer_pieces)
+{
+    const char *want = "{\"a\":[1,2,3,4,5,\"x\",6,7]}";
+    struct api_segments *pieces = NULL;
+    size_t len = 0;
+    char *copied = write_with_pieces(false, &pieces, &len);
+    ck_assert_ptr_null(pieces);
+    ck_assert_str_eq(copied, want);
+    free(copied);
+
+    ck_assert_ptr_null(write_with_pieces(true, &pieces, &len));
+    ck_assert_ptr_nonnull(pieces);
+    ck_assert_uint_eq(pieces->total, strlen(want));
+    char joined[64] = "";
+    for (size_t i = 0; i < pieces->n; i++)
+        strncat(joined, pieces->seg[i].data, pieces->seg[i].len);
+    ck_assert_str_eq(joined, want);
+    ck_assert_uint_ge(pieces->n, 6); /* three adopted, and the text around them */
+    api_segments_free(pieces);
+
+    /* jw_take joins the pieces itself. */
+    struct jw w;
+    jw_init(&w, -1);
+    w.may_segment = true;
+    jw_array_begin(&w);
+    struct jw other;
+    jw_init(&other, -1);
+    jw_array_begin(&other);
+    jw_int(&other, 9);
+    jw_adopt(&w, &other, 1);
+    jw_deinit(&other);
+    jw_array_end(&w);
+    char *text = jw_take(&w, &len);
+    ck_assert_str_eq(text, "[9]");
+    ck_assert_uint_eq(len, 3);
+    free(text);
+    jw_deinit(&w);
+}
+END_TEST
 
 START_TEST(test_split_writing_attention)
 {
@@ -1524,6 +1620,7 @@ static Suite *api_suite(void)
     TCase *split = tcase_create("Split writing");
     tcase_add_test(split, test_split_writing_attention);
     tcase_add_test(split, test_split_writing_multihead);
+    tcase_add_test(split, test_writer_pieces);
     suite_add_tcase(s, split);
 
     TCase *admission = tcase_create("Admission");
