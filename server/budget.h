@@ -50,14 +50,18 @@ void srv_budget_give(struct srv_budget *b, size_t n);
 size_t srv_budget_held(struct srv_budget *b);
 
 /*
- * The default limit: two thirds of the smaller of `physical` and the cgroup's
- * limit read from the files given (cgroup v2's memory.max, then v1's
- * memory.limit_in_bytes; either may be NULL or missing, and "max" or v1's
- * page-counter maximum means none).
+ * The default limit: two thirds of the smallest of `physical` and every cgroup memory
+ * limit on the way from the process's cgroup up to its hierarchy's root: a pod's limit
+ * may sit on a parent of the container's cgroup. self_cgroup is /proc/self/cgroup's
+ * text source ("0::/path" for v2, "N:memory:/path" for v1); the hierarchies are
+ * mounted at `mount` (v2) and mount/memory (v1), whose files are memory.max and
+ * memory.limit_in_bytes. "max", v1's page-counter maximum, and missing or unreadable
+ * files mean no limit; a path that does not exist in this mount namespace (a
+ * container sees its own cgroup as the root) is searched from where it does.
  */
-size_t srv_budget_default(const char *cgroup2_max, const char *cgroup1_limit, size_t physical);
+size_t srv_budget_default(const char *mount, const char *self_cgroup, size_t physical);
 
-/* srv_budget_default for this process: /sys/fs/cgroup and sysconf's physical pages. */
+/* srv_budget_default for this process: /sys/fs/cgroup, /proc/self/cgroup, physical pages. */
 size_t srv_budget_default_here(void);
 
 #endif

@@ -188,35 +188,65 @@ START_TEST(budget_takes_until_the_limit_unless_alone)
 }
 END_TEST
 
-/* A file holding `text`, in a fresh temporary path (written into path). */
-static void write_file(char *path, size_t len, const char *text)
+/* Writes `text` into dir/name, making dir (and its parents under /tmp) first. */
+static void put_file(const char *dir, const char *name, const char *text)
 {
-    snprintf(path, len, "/tmp/attnd-budget-XXXXXX");
-    int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
+    char cmd[512], path[512];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
 }
 
+/*
+ * A cgroup tree in a temporary directory: v2 at root/, v1's memory hierarchy at
+ * root/memory, and a /proc/self/cgroup of our choosing.
+ */
 START_TEST(default_is_two_thirds_of_the_tightest_limit)
 {
-    char v2[64], v1[64], none[64], junk[64];
+    char root[] = "/tmp/attnd-cgroup-XXXXXX", dir[256], self[300];
+    ck_assert_ptr_nonnull(mkdtemp(root));
     size_t gib = (size_t)1 << 30;
-    write_file(v2, sizeof v2, "1073741824\n");
-    write_file(v1, sizeof v1, "9223372036854771712\n"); /* v1's "unlimited" */
-    write_file(none, sizeof none, "max\n");
-    write_file(junk, sizeof junk, "12abc\n");
-    ck_assert_uint_eq(srv_budget_default(v2, v1, 24 * gib), gib / 3 * 2);
-    ck_assert_uint_eq(srv_budget_default(none, v1, 24 * gib), 24 * gib / 3 * 2);
-    ck_assert_uint_eq(srv_budget_default(none, v2, 24 * gib), gib / 3 * 2); /* v1 limited */
-    ck_assert_uint_eq(srv_budget_default(v2, NULL, gib / 2), gib / 2 / 3 * 2); /* machine smaller */
-    ck_assert_uint_eq(srv_budget_default(junk, "/nonexistent/memory.max", 8 * gib),
+    snprintf(self, sizeof self, "%s/self", root);
+
+    /* v2: the pod's 1 GiB on the parent of the container's cgroup, which says "max". */
+    put_file(root, "memory.max", "max\n");
+    snprintf(dir, sizeof dir, "%s/kubepods/pod1", root);
+    put_file(dir, "memory.max", "1073741824\n");
+    snprintf(dir, sizeof dir, "%s/kubepods/pod1/ctr", root);
+    put_file(dir, "memory.max", "max\n");
+    put_file(root, "self", "0::/kubepods/pod1/ctr\n");
+    ck_assert_uint_eq(srv_budget_default(root, self, 24 * gib), gib / 3 * 2);
+    ck_assert_uint_eq(srv_budget_default(root, self, gib / 2), gib / 2 / 3 * 2); /* machine smaller */
+
+    /* v1: 512 MiB on the process's memory cgroup; other controllers' lines ignored. */
+    snprintf(dir, sizeof dir, "%s/memory", root);
+    put_file(dir, "memory.limit_in_bytes", "9223372036854771712\n"); /* v1's "unlimited" */
+    snprintf(dir, sizeof dir, "%s/memory/job", root);
+    put_file(dir, "memory.limit_in_bytes", "536870912\n");
+    put_file(root, "self", "5:cpu,cpuacct:/kubepods/pod1\n4:memory:/job\n");
+    ck_assert_uint_eq(srv_budget_default(root, self, 24 * gib), 512 * MIB / 3 * 2);
+
+    /* A path this namespace does not have (a container's own view): its root counts. */
+    put_file(dir, "memory.limit_in_bytes", "9223372036854771712\n");
+    snprintf(dir, sizeof dir, "%s/memory", root);
+    put_file(dir, "memory.limit_in_bytes", "268435456\n");
+    put_file(root, "self", "4:memory:/docker/abc\n0::/docker/abc\n");
+    ck_assert_uint_eq(srv_budget_default(root, self, 24 * gib), 256 * MIB / 3 * 2);
+
+    /* Nothing readable, or junk: the machine's memory. */
+    put_file(dir, "memory.limit_in_bytes", "12abc\n");
+    put_file(root, "memory.max", "max\n");
+    ck_assert_uint_eq(srv_budget_default(root, "/nonexistent/cgroup", 8 * gib),
                       8 * gib / 3 * 2);
-    ck_assert_uint_eq(srv_budget_default(NULL, NULL, SIZE_MAX), SIZE_MAX);
-    unlink(v2);
-    unlink(v1);
-    unlink(none);
-    unlink(junk);
+    ck_assert_uint_eq(srv_budget_default("/nonexistent", "/nonexistent", SIZE_MAX), SIZE_MAX);
+
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 

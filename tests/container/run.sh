@@ -10,8 +10,10 @@
 #   4. run it with host networking on a free loopback port; check /healthz, the seed 000
 #      example's exact weights, /metrics, the HEALTHCHECK, the image's settings
 #      (ATTND_BIND=0.0.0.0, OPENBLAS_NUM_THREADS=1, EXPOSE 8080) and that attnd is not root
-#   5. podman stop (SIGTERM): attnd exits 0 within 10 s
-#   6. print the image size
+#   5. a second container under --memory 512m: the memory budget follows the limit, and
+#      slow clients get 503s instead of getting attnd killed
+#   6. podman stop (SIGTERM): attnd exits 0 within 10 s
+#   7. print the image size
 #
 # As root (it installs podman, runc and debootstrap when missing). Called by .ci/run and
 # `make container`; not by `make test`, which must stay quick and need no podman.
@@ -192,7 +194,56 @@ check "the HEALTHCHECK (attnd --probe) passes" podman healthcheck run "$NAME"
 check "the access log is JSON on stderr" bash -c \
   "podman logs '$NAME' 2>&1 | grep '\"path\":\"/v1/attention\"' | head -1 | node -e 'let s=\"\"; process.stdin.on(\"data\", d => s += d).on(\"end\", () => JSON.parse(s))'"
 
-# ---- 5. stop ----
+# ---- the memory budget, under a container memory limit ----
+# In a container of 512 MiB the default budget is two thirds of it. Slow clients (curl at
+# 50 kB/s) ask for 26 MB answers (multihead, n = 360, from a tiny body): unbounded, 24
+# of them would hold over 600 MB and the kernel would kill attnd; within the budget the
+# answers it cannot hold are 503 at once, and the process lives on.
+MEM_NAME=$NAME-mem
+cleanup() { podman rm -f "$NAME" "$MEM_NAME" >/dev/null 2>&1; }
+mem_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mem_base="http://127.0.0.1:$mem_port"
+mem_up() {
+  podman run -d --name "$MEM_NAME" --network host --read-only --memory 512m \
+    -e ATTND_PORT="$mem_port" -e ATTND_BIND=127.0.0.1 -e ATTND_LOG=off "$IMAGE" \
+    >/dev/null 2>>"$W/run.log" || return 1
+  for _ in $(seq 50); do curl -fsS "$mem_base/healthz" >/dev/null 2>&1 && return 0; sleep 0.2; done
+  return 1
+}
+mem_budget() {
+  local got
+  got=$(curl -fsS "$mem_base/metrics" | awk '/^attnd_memory_budget_bytes / {print $2}')
+  echo "budget $got"
+  [ "$got" = 357913940 ]
+}
+mem_slow_clients() {
+  local dir body i n200 n503 held alive
+  dir=$(mktemp -d)
+  body='{"heads":2,"random":{"seed":1,"n":360,"d_model":64}}'
+  for i in $(seq 24); do
+    curl -s --limit-rate 50k -o /dev/null -w '%{http_code}\n' -H 'Content-Type: application/json' \
+      -d "$body" "$mem_base/v1/multihead" >"$dir/$i" 2>/dev/null &
+  done
+  sleep 5
+  held=$(curl -fsS "$mem_base/metrics" | awk '/^attnd_memory_held_bytes / {print $2}')
+  alive=$(podman inspect --format '{{.State.Running}} {{.State.OOMKilled}}' "$MEM_NAME")
+  curl -fsS "$mem_base/healthz" >/dev/null 2>&1 || alive="$alive, /healthz failed"
+  n503=$(cat "$dir"/* | grep -c '^503$')
+  jobs -p | xargs -r kill 2>/dev/null
+  wait 2>/dev/null
+  rm -rf "$dir"
+  echo "503 answers: $n503 of 24; held $held bytes; running, OOM-killed: $alive"
+  [ "$alive" = "true false" ] && [ "$n503" -ge 1 ] && [ "$held" -gt 100000000 ] && [ "$held" -le 400000000 ]
+}
+if mem_up; then
+  check "under --memory 512m the memory budget is 2/3 of it (357913940 bytes)" mem_budget
+  check "24 slow clients of 26 MB answers: some 503, attnd alive within its limit" mem_slow_clients
+else
+  fail "podman run --memory 512m"
+fi
+podman rm -f "$MEM_NAME" >/dev/null 2>&1
+
+# ---- 6. stop ----
 t0=$(date +%s%N)
 podman stop -t 10 "$NAME" >/dev/null 2>&1
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))

@@ -154,19 +154,33 @@ test('HEAD /metrics has no body; other methods are 405 with Allow', async () => 
   assert.equal(post.headers.allow, 'GET, HEAD, OPTIONS');
 });
 
-// The default budget: two thirds of what the process may use, the cgroup's limit when
-// it has one (a container's), else the machine's memory (server/budget.h).
+// The default budget: two thirds of what the process may use, the tightest cgroup limit
+// from its own cgroup up to the root (a container's, a pod's), else the machine's memory
+// (server/budget.h).
 test('attnd_memory_budget_bytes is 2/3 of the cgroup limit or of the machine', async () => {
-  const cgroup = (path) => {
+  const limitIn = (file) => {
     try {
-      const v = readFileSync(path, 'utf8').trim();
+      const v = readFileSync(file, 'utf8').trim();
       return /^[0-9]+$/.test(v) && Number(v) < 2 ** 62 ? Number(v) : Infinity;
     } catch {
       return Infinity;
     }
   };
-  const limit = Math.min(totalmem(), cgroup('/sys/fs/cgroup/memory.max'),
-    cgroup('/sys/fs/cgroup/memory/memory.limit_in_bytes'));
+  const chain = (mount, path, file) => {
+    let best = Infinity;
+    for (let dir = path.replace(/\/+$/, ''); ; dir = dir.slice(0, dir.lastIndexOf('/'))) {
+      best = Math.min(best, limitIn(`${mount}${dir}/${file}`));
+      if (dir === '') return best;
+    }
+  };
+  let limit = Math.min(totalmem(), chain('/sys/fs/cgroup', '', 'memory.max'),
+    chain('/sys/fs/cgroup/memory', '', 'memory.limit_in_bytes'));
+  for (const line of readFileSync(`/proc/${s.proc.pid}/cgroup`, 'utf8').trim().split('\n')) {
+    const [id, controllers, path] = line.split(':');
+    if (id === '0' && controllers === '') limit = Math.min(limit, chain('/sys/fs/cgroup', path, 'memory.max'));
+    else if (controllers.split(',').includes('memory'))
+      limit = Math.min(limit, chain('/sys/fs/cgroup/memory', path, 'memory.limit_in_bytes'));
+  }
   const m = await scrape();
   assert.equal(get(m, 'attnd_memory_budget_bytes'), Math.floor(limit / 3) * 2);
 });
