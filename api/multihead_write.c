@@ -15,6 +15,7 @@
 #include "api/fields.h"
 #include "api/matrix_write.h"
 #include "api/multihead_render.h"
+#include "api/spare_threads.h"
 
 static const char *mh_step_pointer(enum attn_mh_step step, enum attn_step head_step)
 {
@@ -79,7 +80,10 @@ bool api_multihead_run(const struct api_multihead_req *r, const char *prefix,
         .heads = r->heads, .kv_heads = r->kv_heads,
         .bias = api_grid_bias(&r->grid), .mask = api_grid_mask(&r->grid), .scale = r->scale,
     };
-    enum attn_status st = attn_mh_forward(trace, &p);
+    /* An idle server lends its other workers to each large head: the same bits. */
+    size_t n_k = r->cross ? r->x_kv.rows : r->x_q.rows;
+    enum attn_status st =
+        attn_mh_forward_threads(trace, &p, api_spare_threads_for(r->x_q.rows * n_k));
     if (st == ATTN_OK)
         return true;
     if (st == ATTN_EOVERFLOW)

@@ -195,9 +195,12 @@ static void gather_heads(struct attn_mh_trace *t)
 
 typedef enum attn_status head_fn(struct attn_trace *out, const struct attn_problem *p);
 
-/* Runs every head with `run` (attn_forward or attn_reference) on views of q, k, v. */
+/*
+ * Runs every head with `run` (attn_forward or attn_reference) on views of q, k, v;
+ * with threads > 1, attn_forward_threads instead (the fast path only).
+ */
 static enum attn_status run_heads(struct attn_mh_trace *t, const struct attn_mh_problem *p,
-                                  head_fn *run)
+                                  head_fn *run, unsigned threads)
 {
     for (size_t i = 0; i < t->heads; i++) {
         size_t g = attn_mh_kv_head(i, t->heads, t->kv_heads);
@@ -206,7 +209,8 @@ static enum attn_status run_heads(struct attn_mh_trace *t, const struct attn_mh_
         struct attn_matrix vh = column_block(&t->v, g, t->d_k);
         struct attn_problem hp = { .q = &qh, .k = &kh, .v = &vh, .bias = p->bias,
                                    .mask = p->mask, .scale = p->scale };
-        enum attn_status st = run(&t->head[i], &hp);
+        enum attn_status st = threads > 1 ? attn_forward_threads(&t->head[i], &hp, threads)
+                                          : run(&t->head[i], &hp);
         if (st == ATTN_EOVERFLOW) {
             const struct attn_fault *f = &t->head[i].fault;
             t->fault = (struct attn_mh_fault){ ATTN_MH_HEAD, i, f->step, f->row, f->col };
@@ -218,6 +222,12 @@ static enum attn_status run_heads(struct attn_mh_trace *t, const struct attn_mh_
 }
 
 enum attn_status attn_mh_forward(struct attn_mh_trace *t, const struct attn_mh_problem *p)
+{
+    return attn_mh_forward_threads(t, p, 1);
+}
+
+enum attn_status attn_mh_forward_threads(struct attn_mh_trace *t, const struct attn_mh_problem *p,
+                                         unsigned threads)
 {
     enum attn_status st = mh_check(t, p);
     if (st != ATTN_OK)
@@ -234,7 +244,7 @@ enum attn_status attn_mh_forward(struct attn_mh_trace *t, const struct attn_mh_p
     project(&t->v, p->x_kv, p->w_v, p->b_v, tr);
     if ((st = mh_fault(t, ATTN_MH_V, &t->v)) != ATTN_OK)
         return st;
-    if ((st = run_heads(t, p, attn_forward)) != ATTN_OK)
+    if ((st = run_heads(t, p, attn_forward, threads)) != ATTN_OK)
         return st;
     gather_heads(t);
     project(&t->output, &t->concat, p->w_o, p->b_o, tr);
@@ -274,7 +284,7 @@ enum attn_status attn_mh_reference(struct attn_mh_trace *t, const struct attn_mh
     project_naive(&t->v, p->x_kv, p->w_v, p->b_v, tr);
     if ((st = mh_fault(t, ATTN_MH_V, &t->v)) != ATTN_OK)
         return st;
-    if ((st = run_heads(t, p, attn_reference)) != ATTN_OK)
+    if ((st = run_heads(t, p, attn_reference, 1)) != ATTN_OK)
         return st;
     /* concat and mean by index arithmetic, not through gather_heads */
     for (size_t r = 0; r < t->n_q; r++) {

@@ -105,6 +105,13 @@ size_t attn_mh_kv_head(size_t i, size_t heads, size_t kv_heads);
  */
 enum attn_status attn_mh_forward(struct attn_mh_trace *out, const struct attn_mh_problem *p);
 
+/*
+ * The same, each head's forward pass on `threads` threads (attn_forward_threads: the
+ * same bits whatever the count); 0 and 1 mean this thread only.
+ */
+enum attn_status attn_mh_forward_threads(struct attn_mh_trace *out,
+                                         const struct attn_mh_problem *p, unsigned threads);
+
 /* The same contract in naive loops (projections, heads via attn_reference, concat, output). */
 enum attn_status attn_mh_reference(struct attn_mh_trace *out, const struct attn_mh_problem *p);
 

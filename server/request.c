@@ -3,8 +3,8 @@
  *
  * Ownership: struct srv_request (and its params, body and pending answer) is allocated
  * on the first call, hangs off *req_cls, and is freed only in srv_on_completed. A
- * response's body moves from api_response to libmicrohttpd, which frees it with free()
- * once sent.
+ * response's body (or its pieces, api_response.segments) moves from api_response to
+ * libmicrohttpd, which frees it once sent.
  *
  * Memory: the body, the working set api/ asks for (api_context.admit) and the answer
  * until it is sent are charged to the server's budget (server/budget.h); each charge

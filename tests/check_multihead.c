@@ -96,44 +96,78 @@ static json_t *parse_body(const struct api_response *res)
 /* --------------------------------------------------------------------- Core */
 
 /* Random problems: every size 1..12, both layouts, every GQA grouping, masks, biases. */
+/* A random multi-head problem: every input owned here, p pointing at them. */
+struct mh_case {
+    size_t n_q, n_k, d, heads, kv;
+    bool cross;
+    struct attn_matrix x_q, x_kv, w_q, w_k, w_v, w_o, bias;
+    double *b_q, *b_k, *b_v, *b_o;
+    unsigned char *allow;
+    struct attn_mh_problem p;
+};
+
+/*
+ * Round `round` of the random cases: self or cross, weights (in, out) or transposed,
+ * grouped kv heads, biases or not, and each mask kind in turn; n_q and n_k from lo to hi.
+ */
+static void mh_case_init(struct mh_case *c, int round, size_t lo, size_t hi)
+{
+    size_t heads = pick(1, 6), d_k = pick(1, 5), d = heads * d_k;
+    size_t divs[6], n_div = 0;
+    for (size_t g = 1; g <= heads; g++)
+        if (heads % g == 0)
+            divs[n_div++] = g;
+    size_t kv = divs[pick(0, n_div - 1)], kv_cols = kv * d_k;
+    bool cross = round % 2, tr = (round / 2) % 2;
+    size_t n_q = pick(lo, hi), n_k = cross ? pick(lo, hi) : n_q;
+    *c = (struct mh_case){ .n_q = n_q, .n_k = n_k, .d = d, .heads = heads, .kv = kv,
+                           .cross = cross };
+    c->x_q = random_matrix(n_q, d);
+    c->x_kv = cross ? random_matrix(n_k, d) : c->x_q;
+    c->w_q = random_matrix(d, d);
+    c->w_o = random_matrix(d, d);
+    c->w_k = tr ? random_matrix(kv_cols, d) : random_matrix(d, kv_cols);
+    c->w_v = tr ? random_matrix(kv_cols, d) : random_matrix(d, kv_cols);
+    c->b_q = random_vector(d), c->b_k = random_vector(kv_cols);
+    c->b_v = random_vector(kv_cols), c->b_o = random_vector(d);
+    c->bias = random_matrix(n_q, n_k);
+    c->allow = malloc(n_q * n_k);
+    for (size_t i = 0; i < n_q * n_k; i++)
+        c->allow[i] = uniform() > -0.6;
+    struct attn_mask masks[] = { { ATTN_MASK_NONE, NULL, 0 }, { ATTN_MASK_CAUSAL, NULL, 0 },
+                                 { ATTN_MASK_CELLS, c->allow, n_q },
+                                 { ATTN_MASK_CELLS, c->allow, 1 } };
+    c->p = (struct attn_mh_problem){
+        &c->x_q, &c->x_kv, &c->w_q, &c->w_k, &c->w_v, &c->w_o,
+        round % 3 ? c->b_q : NULL, round % 3 ? c->b_k : NULL, c->b_v, round % 5 ? c->b_o : NULL,
+        tr, heads, kv, round % 4 == 1 ? &c->bias : NULL, masks[round % 4],
+        1.0 / sqrt((double)d_k),
+    };
+}
+
+static void mh_case_free(struct mh_case *c)
+{
+    free(c->x_q.data);
+    if (c->cross)
+        free(c->x_kv.data);
+    free(c->w_q.data), free(c->w_k.data), free(c->w_v.data), free(c->w_o.data);
+    free(c->b_q), free(c->b_k), free(c->b_v), free(c->b_o), free(c->bias.data), free(c->allow);
+}
+
 START_TEST(test_forward_matches_reference)
 {
     for (int round = 0; round < 120; round++) {
-        size_t heads = pick(1, 6), d_k = pick(1, 5), d = heads * d_k;
-        size_t divs[6], n_div = 0;
-        for (size_t g = 1; g <= heads; g++)
-            if (heads % g == 0)
-                divs[n_div++] = g;
-        size_t kv = divs[pick(0, n_div - 1)], kv_cols = kv * d_k;
-        bool cross = round % 2, tr = (round / 2) % 2;
-        size_t n_q = pick(1, 12), n_k = cross ? pick(1, 12) : n_q;
-        struct attn_matrix x_q = random_matrix(n_q, d);
-        struct attn_matrix x_kv = cross ? random_matrix(n_k, d) : x_q;
-        struct attn_matrix w_q = random_matrix(d, d), w_o = random_matrix(d, d);
-        struct attn_matrix w_k = tr ? random_matrix(kv_cols, d) : random_matrix(d, kv_cols);
-        struct attn_matrix w_v = tr ? random_matrix(kv_cols, d) : random_matrix(d, kv_cols);
-        double *b_q = random_vector(d), *b_k = random_vector(kv_cols);
-        double *b_v = random_vector(kv_cols), *b_o = random_vector(d);
-        struct attn_matrix bias = random_matrix(n_q, n_k);
-        unsigned char *allow = malloc(n_q * n_k);
-        for (size_t c = 0; c < n_q * n_k; c++)
-            allow[c] = uniform() > -0.6;
-        struct attn_mask masks[] = { { ATTN_MASK_NONE, NULL, 0 }, { ATTN_MASK_CAUSAL, NULL, 0 },
-                                     { ATTN_MASK_CELLS, allow, n_q }, { ATTN_MASK_CELLS, allow, 1 } };
-        struct attn_mh_problem p = {
-            &x_q, &x_kv, &w_q, &w_k, &w_v, &w_o,
-            round % 3 ? b_q : NULL, round % 3 ? b_k : NULL, b_v, round % 5 ? b_o : NULL,
-            tr, heads, kv, round % 4 == 1 ? &bias : NULL, masks[round % 4], 1.0 / sqrt((double)d_k),
-        };
+        struct mh_case c;
+        mh_case_init(&c, round, 1, 12);
         struct attn_mh_trace fast, ref;
-        ck_assert_int_eq(attn_mh_trace_alloc(&fast, n_q, n_k, d, heads, kv), ATTN_OK);
-        ck_assert_int_eq(attn_mh_trace_alloc(&ref, n_q, n_k, d, heads, kv), ATTN_OK);
-        ck_assert_int_eq(attn_mh_forward(&fast, &p), ATTN_OK);
-        ck_assert_int_eq(attn_mh_reference(&ref, &p), ATTN_OK);
+        ck_assert_int_eq(attn_mh_trace_alloc(&fast, c.n_q, c.n_k, c.d, c.heads, c.kv), ATTN_OK);
+        ck_assert_int_eq(attn_mh_trace_alloc(&ref, c.n_q, c.n_k, c.d, c.heads, c.kv), ATTN_OK);
+        ck_assert_int_eq(attn_mh_forward(&fast, &c.p), ATTN_OK);
+        ck_assert_int_eq(attn_mh_reference(&ref, &c.p), ATTN_OK);
         assert_matrix_close(&fast.q, &ref.q, "q");
         assert_matrix_close(&fast.k, &ref.k, "k");
         assert_matrix_close(&fast.v, &ref.v, "v");
-        for (size_t h = 0; h < heads; h++) {
+        for (size_t h = 0; h < c.heads; h++) {
             assert_matrix_close(&fast.head[h].masked, &ref.head[h].masked, "masked");
             assert_matrix_close(&fast.head[h].weights, &ref.head[h].weights, "weights");
             assert_matrix_close(&fast.head[h].output, &ref.head[h].output, "head output");
@@ -143,11 +177,48 @@ START_TEST(test_forward_matches_reference)
         assert_matrix_close(&fast.weights_mean, &ref.weights_mean, "weights_mean");
         attn_mh_trace_free(&fast);
         attn_mh_trace_free(&ref);
-        free(x_q.data);
-        if (cross)
-            free(x_kv.data);
-        free(w_q.data), free(w_k.data), free(w_v.data), free(w_o.data);
-        free(b_q), free(b_k), free(b_v), free(b_o), free(bias.data), free(allow);
+        mh_case_free(&c);
+    }
+}
+END_TEST
+
+/* Whether two matrices of one shape hold the same bytes. */
+static bool same_bits(const struct attn_matrix *a, const struct attn_matrix *b)
+{
+    for (size_t i = 0; i < a->rows; i++)
+        if (memcmp(a->data + i * a->stride, b->data + i * b->stride, a->cols * sizeof(double)))
+            return false;
+    return true;
+}
+
+/*
+ * Each head on 2 or 3 threads (what an idle server lends a large multi-head request):
+ * every head's steps, the concat, the output and the mean are the one-thread bits.
+ * 65 to 200 queries: one to four blocks of 64 rows, the last one partial.
+ */
+START_TEST(test_forward_threads_same_bits)
+{
+    for (int round = 0; round < 16; round++) {
+        struct mh_case c;
+        mh_case_init(&c, round, 65, 200);
+        struct attn_mh_trace one, many;
+        ck_assert_int_eq(attn_mh_trace_alloc(&one, c.n_q, c.n_k, c.d, c.heads, c.kv), ATTN_OK);
+        ck_assert_int_eq(attn_mh_trace_alloc(&many, c.n_q, c.n_k, c.d, c.heads, c.kv), ATTN_OK);
+        ck_assert_int_eq(attn_mh_forward(&one, &c.p), ATTN_OK);
+        ck_assert_int_eq(attn_mh_forward_threads(&many, &c.p, 2 + (unsigned)(round % 2)), ATTN_OK);
+        for (size_t h = 0; h < c.heads; h++) {
+            const struct attn_trace *a = &one.head[h], *b = &many.head[h];
+            ck_assert_msg(same_bits(&a->scores, &b->scores) && same_bits(&a->masked, &b->masked) &&
+                              same_bits(&a->weights, &b->weights) &&
+                              same_bits(&a->output, &b->output),
+                          "round %d head %zu differs", round, h);
+        }
+        ck_assert(same_bits(&one.concat, &many.concat));
+        ck_assert(same_bits(&one.output, &many.output));
+        ck_assert(same_bits(&one.weights_mean, &many.weights_mean));
+        attn_mh_trace_free(&one);
+        attn_mh_trace_free(&many);
+        mh_case_free(&c);
     }
 }
 END_TEST
@@ -585,6 +656,7 @@ static Suite *multihead_suite(void)
     TCase *core = tcase_create("Core");
     tcase_set_timeout(core, 60);
     tcase_add_test(core, test_forward_matches_reference);
+    tcase_add_test(core, test_forward_threads_same_bits);
     tcase_add_test(core, test_kv_head_grouping);
     tcase_add_test(core, test_trace_sizes);
     tcase_add_test(core, test_projection_overflow_fault);
