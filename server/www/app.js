@@ -215,7 +215,10 @@ async function post(path, body, format) {
   });
   const type = res.headers.get('Content-Type') || '';
   const text = await res.text();
-  return { status: res.status, type, text, json: type.includes('json') ? JSON.parse(text) : null };
+  return {
+    status: res.status, type, text, json: type.includes('json') ? JSON.parse(text) : null,
+    retryAfter: res.headers.get('Retry-After'), // every 503: the server's passing state
+  };
 }
 
 // ---- rendering ----
@@ -239,6 +242,8 @@ function showProblem(p) {
     if (field && showFieldError(field, text)) placed.push(field);
   }
   if (p.parameter) $('problem-detail').textContent += ` (parameter ${p.parameter})`;
+  // A problem with neither pointer nor parameter (a busy server's 503) has its hint here.
+  if (p.hint) $('problem-detail').textContent += ` — hint: ${p.hint}`;
   if (placed.length) document.querySelector(`[aria-describedby="err-${placed[0]}"]`)?.focus();
 }
 
@@ -450,7 +455,8 @@ async function run() {
   }
   if (res.status !== 200) {
     if (res.json) showProblem(res.json);
-    $('status').textContent = `Problem: HTTP ${res.status}.`;
+    const retry = res.retryAfter ? ` Try again in ${res.retryAfter} s.` : '';
+    $('status').textContent = `Problem: HTTP ${res.status}.${retry}`;
     return;
   }
   if (current.multihead) {

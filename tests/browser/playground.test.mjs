@@ -213,6 +213,35 @@ describe('the playground', () => {
     await page.close();
   });
 
+  // A server at its memory budget answers 503 with a top-level hint and Retry-After
+  // (tests/http/limits.test.mjs makes a real one); the page shows both. The answer is
+  // stood in for here, in the words attnd uses, so that no server has to be filled up.
+  test('a busy server: the 503 shows its hint and when to try again', async () => {
+    const page = await openPlayground();
+    await page.route('**/v1/attention', (route) => (route.request().method() !== 'POST'
+      ? route.continue()
+      : route.fulfill({
+        status: 503,
+        headers: { 'Content-Type': 'application/problem+json', 'Retry-After': '1' },
+        body: JSON.stringify({
+          type: '/problems/unavailable', title: 'Service unavailable', status: 503,
+          detail: "the server's memory budget is taken (answers waiting for their clients, " +
+            'requests being computed) and this request needs about 0.0 MB more',
+          hint: 'nothing is wrong with the request: retry after the Retry-After seconds, or ' +
+            'on another replica; the operator sets the budget with --max-memory',
+        }),
+      })));
+    await page.selectOption('#preset', 'seed000');
+    assert.equal(await runForm(page), 'Problem: HTTP 503. Try again in 1 s.');
+    assert.match(await page.textContent('#problem-title'), /^503 Service unavailable/);
+    assert.match(await page.textContent('#problem-detail'),
+      /memory budget is taken .* — hint: nothing is wrong with the request.*--max-memory$/);
+    await page.unroute('**/v1/attention');
+    assert.equal(await runForm(page), 'Done.'); // and the next run goes through
+    assert.equal(await page.isHidden('#problem'), true);
+    await page.close();
+  });
+
   test('warnings are shown, and a fully masked row is drawn as such', async () => {
     const page = await openPlayground();
     await page.selectOption('#preset', 'seed002-queries');
