@@ -10,7 +10,8 @@ test('--help prints the usage on stdout and exits 0', () => {
   assert.equal(r.status, 0);
   assert.match(r.stdout, /^usage: attnd/);
   for (const flag of ['--bind', '--port', '--threads', '--max-body', '--max-cells',
-    '--max-batch', '--timeout', '--cors-origin', '--log', '--probe', '--version']) {
+    '--max-batch', '--max-memory', '--timeout', '--cors-origin', '--log', '--probe',
+    '--version']) {
     assert.ok(r.stdout.includes(flag), `usage mentions ${flag}`);
   }
   assert.equal(r.stderr, '');
@@ -30,6 +31,8 @@ const bad = [
   [['--max-body', 'abc'], '--max-body', '"abc"', /integer from 1 to/],
   [['--max-cells', '1e6'], '--max-cells', '"1e6"', /integer from 1 to/],
   [['--max-batch', '0'], '--max-batch', '"0"', /1 to 4096/],
+  [['--max-memory', '-1'], '--max-memory', '"-1"', /integer from 0 to .*0 = two thirds/],
+  [['--max-memory', '1G'], '--max-memory', '"1G"', /integer from 0 to/],
   [['--log', 'loud'], '--log', '"loud"', /text, json or off/],
   [['--timeout', '1x'], '--timeout', '"1x"', /1 to 86400/],
   [['--timeout', ' 5'], '--timeout', '" 5"', /1 to 86400/],
@@ -96,6 +99,21 @@ test('environment beats default, flag beats environment', async () => {
   } finally {
     await s.stop();
   }
+});
+
+test('ATTND_MAX_MEMORY sets the memory budget, and --max-memory beats it', async () => {
+  const budget = async (args, env) => {
+    const s = await startServer(args, env);
+    try {
+      const text = (await request(s.port, { path: '/metrics' })).body;
+      return Number(text.match(/^attnd_memory_budget_bytes (\d+)$/m)[1]);
+    } finally {
+      await s.stop();
+    }
+  };
+  assert.equal(await budget([], { ATTND_MAX_MEMORY: '123456789' }), 123456789);
+  assert.equal(await budget(['--max-memory', '987654321'], { ATTND_MAX_MEMORY: '123456789' }),
+    987654321);
 });
 
 test('a flag overrides even a malformed variable', async () => {
