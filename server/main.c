@@ -28,6 +28,7 @@
 #include "api/api.h"
 #include "api/version.h"
 #include "server/config.h"
+#include "server/heap.h"
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -95,6 +96,9 @@ static bool srv_signals_wait_ms(long ms)
  * 1 GB after 64 connections of 22 MB answers. A second with nothing completed and
  * nothing in flight marks the burst's end; steady traffic never trims.
  */
+/* The M_TRIM_THRESHOLD srv_malloc_policy set, or 0 when GLIBC_TUNABLES decides. */
+static size_t srv_trim_threshold;
+
 static int srv_signals_wait_trimming(struct srv_server *s)
 {
     unsigned long seen = srv_http_completed(s), trimmed = seen;
@@ -103,7 +107,7 @@ static int srv_signals_wait_trimming(struct srv_server *s)
             return srv_signal_last;
         unsigned long now = srv_http_completed(s);
         if (now == seen && now != trimmed && srv_http_in_flight(s) == 0) {
-            malloc_trim(0);
+            srv_heap_trim(srv_trim_threshold); /* every arena: server/heap.h */
             trimmed = now;
         }
         seen = now;
@@ -161,7 +165,8 @@ static void srv_malloc_policy(void)
     const char *tunables = getenv("GLIBC_TUNABLES");
     if (tunables != NULL && strstr(tunables, "glibc.malloc.") != NULL)
         return;
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    srv_trim_threshold = (size_t)64 << 20;
+    mallopt(M_TRIM_THRESHOLD, (int)srv_trim_threshold);
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
 }
 

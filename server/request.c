@@ -34,6 +34,7 @@
 #include "api/api.h"
 #include "server/body.h"
 #include "server/cors.h"
+#include "server/heap.h"
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -528,6 +529,7 @@ void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     free(r->params);
     free(r);
     *req_cls = NULL;
+    srv_heap_note_thread(); /* this worker's arena can be trimmed after a burst */
     atomic_fetch_add(&s->completed, 1);
     atomic_fetch_sub(&s->in_flight, 1);
 }
