@@ -20,7 +20,7 @@ bool srv_budget_take(struct srv_budget *b, size_t n, size_t mine)
 {
     size_t held = atomic_load(&b->held);
     for (;;) {
-        bool alone = held <= mine; /* nobody else holds anything */
+        bool alone = held - mine <= SRV_BUDGET_SLACK; /* nobody else holds much */
         if (!alone && (n > b->limit || held > b->limit - n))
             return false;
         size_t next = n > SIZE_MAX - held ? SIZE_MAX : held + n;

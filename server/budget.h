@@ -10,7 +10,10 @@
  *
  * A request that would hold the only charge is always admitted: the limit bounds
  * concurrency, and --max-cells (not this) bounds one request. So a budget smaller
- * than one large answer serves such requests one at a time rather than never.
+ * than one large answer serves such requests one at a time rather than never. Others
+ * holding at most SRV_BUDGET_SLACK count as nobody: health checks, scrapes and small
+ * answers come and go all the time, and a request larger than the budget must not
+ * depend on an instant when none of them is in flight.
  *
  * The limit defaults to two thirds of the memory the process may use: the cgroup's
  * limit when it has one (a container's), else the machine's. The third left over is
@@ -28,6 +31,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define SRV_BUDGET_SLACK ((size_t)1 << 20)
+
 struct srv_budget {
     size_t limit;        /* bytes; SIZE_MAX = no limit */
     atomic_size_t held;  /* bytes charged and not yet given back */
@@ -37,7 +42,8 @@ void srv_budget_init(struct srv_budget *b, size_t limit);
 
 /*
  * Charges n more bytes to a holder that already has `mine` charged, unless others
- * hold something and the total would pass the limit. False charges nothing.
+ * hold more than SRV_BUDGET_SLACK and the total would pass the limit. False charges
+ * nothing.
  */
 bool srv_budget_take(struct srv_budget *b, size_t n, size_t mine);
 

@@ -128,23 +128,23 @@ END_TEST
 START_TEST(a_body_past_the_budget_is_refused_and_drained)
 {
     struct srv_budget budget;
-    srv_budget_init(&budget, MIB);
-    srv_budget_charge(&budget, MIB / 2); /* another request's answer */
+    srv_budget_init(&budget, 4 * MIB);
+    srv_budget_charge(&budget, 2 * MIB); /* other requests' answers, past the slack */
     struct srv_body b;
-    srv_body_init(&b, 16 * MIB, (long long)MIB, &budget);
+    srv_body_init(&b, 16 * MIB, (long long)(3 * MIB), &budget);
     ck_assert_int_eq(feed(&b, 1, 1), SRV_BODY_OVER_BUDGET);
-    ck_assert_uint_eq(b.wanted, MIB);
+    ck_assert_uint_eq(b.wanted, 3 * MIB);
     ck_assert_ptr_null(b.data);
-    ck_assert_uint_eq(srv_budget_held(&budget), MIB / 2); /* nothing charged for it */
+    ck_assert_uint_eq(srv_budget_held(&budget), 2 * MIB); /* nothing charged for it */
     ck_assert_int_eq(feed(&b, MIB - 1, 65536), SRV_BODY_OVER_BUDGET); /* drained */
     srv_body_free(&b);
-    ck_assert_uint_eq(srv_budget_held(&budget), MIB / 2);
+    ck_assert_uint_eq(srv_budget_held(&budget), 2 * MIB);
 
     /* Alone, a body larger than the whole budget is taken: the budget bounds concurrency. */
-    srv_budget_give(&budget, MIB / 2);
-    srv_body_init(&b, 16 * MIB, (long long)(3 * MIB), &budget);
-    ck_assert_int_eq(feed(&b, 3 * MIB, 65536), SRV_BODY_OK);
-    ck_assert_uint_eq(srv_budget_held(&budget), 3 * MIB);
+    srv_budget_give(&budget, 2 * MIB);
+    srv_body_init(&b, 16 * MIB, (long long)(5 * MIB), &budget);
+    ck_assert_int_eq(feed(&b, 5 * MIB, 65536), SRV_BODY_OK);
+    ck_assert_uint_eq(srv_budget_held(&budget), 5 * MIB);
     srv_body_free(&b);
     ck_assert_uint_eq(srv_budget_held(&budget), 0);
 }
@@ -152,19 +152,19 @@ END_TEST
 
 START_TEST(a_growing_body_is_refused_when_it_would_pass_the_budget)
 {
-    /* Chunked: 4 KiB doubling; with 1 byte held by another, 64 KiB fits and 128 KiB does not. */
+    /* Chunked: 4 KiB doubling; with 2 MiB held by others, 1 MiB fits and 2 MiB does not. */
     struct srv_budget budget;
-    srv_budget_init(&budget, 64 * 1024 + 1);
-    srv_budget_charge(&budget, 1);
+    srv_budget_init(&budget, 3 * MIB);
+    srv_budget_charge(&budget, 2 * MIB);
     struct srv_body b;
     srv_body_init(&b, 16 * MIB, -1, &budget);
-    ck_assert_int_eq(feed(&b, 64 * 1024, 1000), SRV_BODY_OK);
-    ck_assert_uint_eq(srv_budget_held(&budget), 1 + 64 * 1024);
+    ck_assert_int_eq(feed(&b, MIB, 1000), SRV_BODY_OK);
+    ck_assert_uint_eq(srv_budget_held(&budget), 3 * MIB);
     ck_assert_int_eq(feed(&b, 1, 1), SRV_BODY_OVER_BUDGET);
-    ck_assert_uint_eq(b.wanted, 128 * 1024);
-    ck_assert_uint_eq(srv_budget_held(&budget), 1); /* the refused body's charge went back */
+    ck_assert_uint_eq(b.wanted, 2 * MIB);
+    ck_assert_uint_eq(srv_budget_held(&budget), 2 * MIB); /* the refused body's charge went back */
     srv_body_free(&b);
-    ck_assert_uint_eq(srv_budget_held(&budget), 1);
+    ck_assert_uint_eq(srv_budget_held(&budget), 2 * MIB);
 }
 END_TEST
 
@@ -173,18 +173,29 @@ START_TEST(budget_takes_until_the_limit_unless_alone)
     struct srv_budget budget;
     srv_budget_init(&budget, 100);
     ck_assert(srv_budget_take(&budget, 150, 0)); /* alone: over the limit, still taken */
-    ck_assert(!srv_budget_take(&budget, 1, 0));  /* someone holds 150 > 100 */
+    ck_assert(srv_budget_take(&budget, 1, 0));   /* others hold 150: under the slack, alone */
     ck_assert(srv_budget_take(&budget, 10, 150)); /* the holder itself: still alone */
-    ck_assert_uint_eq(srv_budget_held(&budget), 160);
-    srv_budget_give(&budget, 160);
+    ck_assert_uint_eq(srv_budget_held(&budget), 161);
+    srv_budget_give(&budget, 161);
     ck_assert(srv_budget_take(&budget, 60, 0));
     ck_assert(srv_budget_take(&budget, 40, 0));   /* exactly the limit */
-    ck_assert(!srv_budget_take(&budget, 1, 0));
-    ck_assert(!srv_budget_take(&budget, SIZE_MAX, 40)); /* no wrap-around */
+    ck_assert(srv_budget_take(&budget, 1, 0));    /* past it, but others hold under the slack */
+    srv_budget_give(&budget, 101);
     srv_budget_charge(&budget, 5);                /* what exists already is always charged */
-    ck_assert_uint_eq(srv_budget_held(&budget), 105);
-    srv_budget_give(&budget, 105);
-    ck_assert_uint_eq(srv_budget_held(&budget), 0);
+    ck_assert_uint_eq(srv_budget_held(&budget), 5);
+    srv_budget_give(&budget, 5);
+
+    /* Others past the slack: a take that passes the limit is refused, one within it taken. */
+    struct srv_budget big;
+    srv_budget_init(&big, 4 * SRV_BUDGET_SLACK);
+    srv_budget_charge(&big, 2 * SRV_BUDGET_SLACK);
+    ck_assert(!srv_budget_take(&big, 3 * SRV_BUDGET_SLACK, 0));
+    ck_assert(!srv_budget_take(&big, SIZE_MAX, 0)); /* no wrap-around */
+    ck_assert(srv_budget_take(&big, 2 * SRV_BUDGET_SLACK, 0));  /* exactly the limit */
+    ck_assert(!srv_budget_take(&big, 1, 0));
+    ck_assert(srv_budget_take(&big, 1, 4 * SRV_BUDGET_SLACK - SRV_BUDGET_SLACK)); /* mine: others hold the slack */
+    srv_budget_give(&big, 4 * SRV_BUDGET_SLACK + 1);
+    ck_assert_uint_eq(srv_budget_held(&big), 0);
 }
 END_TEST
 
