@@ -5,7 +5,6 @@
 #define _DEFAULT_SOURCE
 #include "api/jsonw.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,9 +154,19 @@ void jw_presize(struct jw *w, size_t bytes)
     }
 }
 
+/*
+ * The fast path of jw_reserve, inlined where the writer appends a few bytes (a small
+ * answer is mostly keys, short strings and brackets, one reservation each): only a
+ * full buffer or a failure calls out.
+ */
+static inline bool room(struct jw *w, size_t extra)
+{
+    return (!w->failed && w->cap - w->len > extra) || jw_reserve(w, extra);
+}
+
 static void put(struct jw *w, const char *s, size_t n)
 {
-    if (!jw_reserve(w, n))
+    if (!room(w, n))
         return;
     memcpy(w->buf + w->len, s, n);
     w->len += n;
@@ -166,14 +175,14 @@ static void put(struct jw *w, const char *s, size_t n)
 
 static void put_char(struct jw *w, char c)
 {
-    if (!jw_reserve(w, 1))
+    if (!room(w, 1))
         return;
     w->buf[w->len++] = c;
     w->buf[w->len] = '\0';
 }
 
 /* The separator owed before a value: none after a key or first in its container. */
-static void before_value(struct jw *w)
+static inline void before_value(struct jw *w)
 {
     if (w->after_key) {
         w->after_key = false;
@@ -231,44 +240,82 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 }
 
 /*
+ * A byte that goes out as it is inside a JSON string: ASCII from the space up but
+ * the quote and the backslash. Any other needs a look (an escape, a UTF-8 check).
+ */
+static inline bool plain_byte(unsigned char c)
+{
+    return c >= 0x20 && c < 0x80 && c != '"' && c != '\\';
+}
+
+/* The most bytes put_escaped writes for one input byte ("\u0001"). */
+#define JW_ESCAPE_GROWTH 6
+
+/*
+ * Writes the escape of byte c (a byte of ill-formed UTF-8 when c >= 0x80) at out;
+ * returns the bytes written.
+ */
+static size_t write_escape(unsigned char c, char *out)
+{
+    static const char hex[] = "0123456789abcdef";
+    char short_form = c == '"' ? '"' : c == '\\' ? '\\' : c == '\n' ? 'n'
+                    : c == '\r' ? 'r' : c == '\t' ? 't' : 0;
+    out[0] = '\\';
+    if (short_form != 0) {
+        out[1] = short_form;
+        return 2;
+    }
+    if (c >= 0x80) {
+        memcpy(out + 1, "ufffd", 5);
+        return 6;
+    }
+    memcpy(out + 1, "u00", 3);
+    out[4] = hex[c >> 4];
+    out[5] = hex[c & 15];
+    return 6;
+}
+
+/* Input bytes escaped per reservation: bounds what a long string reserves ahead. */
+#define JW_ESCAPE_SLICE 4096
+
+/*
  * Writes s as a JSON string body: quotes, backslashes and control bytes escaped.
  * Echoed client text (a header, a path cut at 100 bytes) may not be UTF-8, and
- * JSON text must be: each byte of an ill-formed sequence becomes U+FFFD.
+ * JSON text must be: each byte of an ill-formed sequence becomes U+FFFD. One
+ * reservation covers the worst case of a slice, and runs of plain bytes are copied
+ * whole: a small answer is mostly keys and short strings.
  */
 static void put_escaped(struct jw *w, const char *s, size_t n)
 {
+    const unsigned char *in = (const unsigned char *)s, *end = in + n;
     put_char(w, '"');
-    size_t run = 0; /* start of the pending run of bytes that need no escape */
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x80) {
-            size_t len = utf8_len((const unsigned char *)s + i, n - i);
-            if (len > 0) {
-                i += len - 1;
-                continue;
-            }
-        } else if (c >= 0x20 && c != '"' && c != '\\') {
-            continue;
-        }
-        put(w, s + run, i - run);
-        run = i + 1;
-        char esc[8];
-        switch (c) {
-        case '"': put(w, "\\\"", 2); break;
-        case '\\': put(w, "\\\\", 2); break;
-        case '\n': put(w, "\\n", 2); break;
-        case '\r': put(w, "\\r", 2); break;
-        case '\t': put(w, "\\t", 2); break;
-        default:
-            if (c >= 0x80) {
-                put(w, "\\ufffd", 6);
+    while (in < end) {
+        size_t slice = (size_t)(end - in) < JW_ESCAPE_SLICE ? (size_t)(end - in) : JW_ESCAPE_SLICE;
+        /* + 3: a UTF-8 sequence that starts in the slice may end past it */
+        if (!room(w, slice * JW_ESCAPE_GROWTH + 3))
+            return;
+        const unsigned char *stop = in + slice;
+        char *out = w->buf + w->len;
+        while (in < stop) {
+            const unsigned char *run = in;
+            while (in < stop && plain_byte(*in))
+                in++;
+            memcpy(out, run, (size_t)(in - run));
+            out += in - run;
+            if (in == stop)
                 break;
+            size_t len = *in >= 0x80 ? utf8_len(in, (size_t)(end - in)) : 0;
+            if (len > 0) { /* well-formed UTF-8 goes out as it is */
+                memcpy(out, in, len);
+                out += len;
+                in += len;
+            } else {
+                out += write_escape(*in++, out);
             }
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            put(w, esc, 6);
         }
+        *out = '\0';
+        w->len = (size_t)(out - w->buf);
     }
-    put(w, s + run, n - run);
     put_char(w, '"');
 }
 

@@ -235,6 +235,96 @@ START_TEST(test_writer_replaces_ill_formed_utf8)
 }
 END_TEST
 
+/* A deterministic stream of test inputs (splitmix64). */
+static uint64_t next_random(uint64_t *state);
+
+/*
+ * Appends one random piece of text to in and what a JSON reader must decode from the
+ * writer's string to want: well-formed characters of every length (control bytes,
+ * quotes and backslashes included) decode to themselves, each byte of an ill-formed
+ * sequence to U+FFFD.
+ */
+static void random_text_piece(uint64_t *state, char *in, size_t *n_in, char *want, size_t *n_want)
+{
+    static const struct { const char *bytes; size_t len; size_t replaced; } pieces[] = {
+        { "\xc3\xa9", 2, 0 }, { "\xea\xb0\x80", 3, 0 }, { "\xf0\x9f\x98\x80", 4, 0 },
+        { "\xff", 1, 1 }, { "\x80", 1, 1 }, { "\xc0\xaf", 2, 2 },
+        { "\xed\xa0\x80", 3, 3 }, { "\xea\xb0x", 3, 2 }, /* cut: 'x' ends it */
+    };
+    uint64_t r = next_random(state);
+    if (r % 3 != 0) { /* one ASCII byte, control bytes and NUL included */
+        char c = (char)(r >> 8 & 0x7F);
+        in[(*n_in)++] = c;
+        want[(*n_want)++] = c;
+        return;
+    }
+    size_t i = (size_t)(r >> 8) % (sizeof pieces / sizeof pieces[0]);
+    memcpy(in + *n_in, pieces[i].bytes, pieces[i].len);
+    *n_in += pieces[i].len;
+    if (pieces[i].replaced == 0) {
+        memcpy(want + *n_want, pieces[i].bytes, pieces[i].len);
+        *n_want += pieces[i].len;
+        return;
+    }
+    for (size_t k = 0; k < pieces[i].replaced; k++, *n_want += 3)
+        memcpy(want + *n_want, "\xef\xbf\xbd", 3);
+    if (pieces[i].bytes[pieces[i].len - 1] == 'x')
+        want[(*n_want)++] = 'x';
+}
+
+/*
+ * The writer's strings, read back by jansson, are the text they were given (with
+ * U+FFFD for ill-formed bytes), for strings long enough to cross the writer's
+ * reservation slices with multi-byte sequences astride their edges, as keys and as
+ * values, one after another in a buffer that grows.
+ */
+START_TEST(test_writer_strings_read_back)
+{
+    enum { MAX_PIECES = 12000, TEXTS = 60 };
+    char *in = malloc(MAX_PIECES * 4), *want = malloc(MAX_PIECES * 9);
+    ck_assert(in != NULL && want != NULL);
+    uint64_t state = 7;
+    for (int t = 0; t < TEXTS; t++) {
+        size_t pieces = (size_t)(next_random(&state) % MAX_PIECES), n_in = 0, n_want = 0;
+        for (size_t i = 0; i < pieces; i++)
+            random_text_piece(&state, in, &n_in, want, &n_want);
+        struct jw w;
+        jw_init(&w, -1);
+        jw_array_begin(&w);
+        jw_string_n(&w, in, n_in);
+        jw_object_begin(&w);
+        in[n_in] = '\0';
+        jw_key(&w, in); /* a key stops at the first NUL: compare up to it */
+        jw_null(&w);
+        jw_object_end(&w);
+        jw_array_end(&w);
+        size_t len;
+        char *out = jw_take(&w, &len);
+        ck_assert_ptr_nonnull(out);
+        json_error_t err;
+        json_t *doc = json_loadb(out, len, JSON_ALLOW_NUL, &err);
+        ck_assert_msg(doc != NULL, "text %d: %s at %d", t, err.text, err.position);
+        json_t *value = json_array_get(doc, 0);
+        ck_assert_uint_eq(json_string_length(value), n_want);
+        ck_assert(memcmp(json_string_value(value), want, n_want) == 0);
+        const char *key = json_object_iter_key(json_object_iter(json_array_get(doc, 1)));
+        /* the key is the text's prefix up to the first NUL: its decoding is want's
+         * prefix up to the first NUL (NUL is one ASCII piece, so they end together) */
+        size_t n_key = strnlen(want, n_want);
+        char *key_want = malloc(n_key + 1);
+        ck_assert_ptr_nonnull(key_want);
+        memcpy(key_want, want, n_key);
+        key_want[n_key] = '\0';
+        ck_assert_str_eq(key, key_want);
+        free(key_want);
+        json_decref(doc);
+        free(out);
+    }
+    free(in);
+    free(want);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- Attention */
 
 /* The contract's example response, byte for byte (DESIGN.md, POST /v1/attention). */
@@ -1569,6 +1659,7 @@ static Suite *api_suite(void)
     tcase_add_test(numbers, test_writer_escapes_and_commas);
     tcase_add_test(numbers, test_writer_integers);
     tcase_add_test(numbers, test_writer_replaces_ill_formed_utf8);
+    tcase_add_test(numbers, test_writer_strings_read_back);
     suite_add_tcase(s, numbers);
 
     TCase *attention = tcase_create("Attention");
