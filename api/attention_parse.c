@@ -10,7 +10,6 @@
 #include "api/attention.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,15 +32,12 @@ static const char *const part_names[API_PART_COUNT] = {
     "scores", "scaled", "masked", "weights", "output", "summary",
 };
 
-/* Joins the request's pointer prefix and a field: "/items/2" + "/k". */
-#define FIELD_POINTER(buf, prefix, field) snprintf(buf, sizeof buf, "%s/%s", prefix, field)
-
 static bool read_required(const json_t *doc, const char *prefix, const char *name,
                           const struct api_matrix_spec *spec, const struct api_limits *limits,
                           struct attn_matrix *out, bool *is_vector, struct api_error *err)
 {
     char ptr[128];
-    FIELD_POINTER(ptr, prefix, name);
+    API_FIELD_POINTER(ptr, prefix, name);
     const json_t *node = api_member(doc, name);
     if (node == NULL) {
         api_error_set(err, API_MISSING_FIELD, "%s is required: %s %s", name,
@@ -93,13 +89,13 @@ static bool read_options(const json_t *doc, const char *prefix, struct api_atten
     const json_t *node;
     r->scale = 1.0 / sqrt((double)r->q.cols);
     if ((node = api_member(doc, "scale")) != NULL) {
-        FIELD_POINTER(ptr, prefix, "scale");
+        API_FIELD_POINTER(ptr, prefix, "scale");
         if (!api_read_positive(node, ptr, "scale", &r->scale, err))
             return false;
     }
     r->include = (1ul << API_PART_COUNT) - 1;
     if ((node = api_member(doc, "include")) != NULL) {
-        FIELD_POINTER(ptr, prefix, "include");
+        API_FIELD_POINTER(ptr, prefix, "include");
         if (!api_read_name_set(node, ptr, "include", part_names, API_PART_COUNT, &r->include, err))
             return false;
     }

@@ -46,6 +46,26 @@ void api_pointer_escape(const char *key, char *out, size_t size)
     out[n] = '\0';
 }
 
+/* Copies what fits of s into buf[at, size - 1); returns where the copy ended. */
+static size_t copy_cut(char *buf, size_t size, size_t at, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > size - 1 - at)
+        n = size - 1 - at;
+    memcpy(buf + at, s, n);
+    return at + n;
+}
+
+void api_field_pointer(char *buf, size_t size, const char *prefix, const char *field)
+{
+    if (size == 0)
+        return;
+    size_t at = copy_cut(buf, size, 0, prefix);
+    at = copy_cut(buf, size, at, "/");
+    at = copy_cut(buf, size, at, field);
+    buf[at] = '\0';
+}
+
 json_t *api_member(const json_t *obj, const char *name)
 {
     json_t *v = json_object_get(obj, name);

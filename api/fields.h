@@ -36,6 +36,14 @@ struct api_field {
 bool api_check_fields(const json_t *obj, const char *pointer, const struct api_field *known,
                       size_t n_known, struct api_error *err);
 
+/*
+ * The JSON pointer of member `field` under `prefix` ("/heads/0" + "q"), written into
+ * buf (NUL-terminated, cut to size - 1 bytes as snprintf would): every request
+ * builds a few, for the messages of errors it may not have.
+ */
+void api_field_pointer(char *buf, size_t size, const char *prefix, const char *field);
+#define API_FIELD_POINTER(buf, prefix, field) api_field_pointer(buf, sizeof buf, prefix, field)
+
 /* The member `name` of obj, or NULL when absent or null (null means absent). */
 json_t *api_member(const json_t *obj, const char *name);
 

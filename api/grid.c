@@ -11,9 +11,6 @@
 
 static const char *const semantics_names[] = { "keep", "block" };
 
-/* Joins the request's pointer prefix and a field: "/items/2" + "/mask". */
-#define FIELD_POINTER(buf, prefix, field) snprintf(buf, sizeof buf, "%s/%s", prefix, field)
-
 /*
  * A mask or bias must be (n_q, n_k) — or, for a single query or a key-padding
  * mask, (n_k) or (1, n_k). Writes which of those it is into *rows.
@@ -79,13 +76,13 @@ static bool read_mask(const json_t *doc, const char *prefix, const struct api_li
     const json_t *sem = api_member(doc, "mask_semantics");
     if (sem != NULL) {
         size_t which;
-        FIELD_POINTER(ptr, prefix, "mask_semantics");
+        API_FIELD_POINTER(ptr, prefix, "mask_semantics");
         if (!api_read_choice(sem, ptr, "mask_semantics", semantics_names, 2, &which, err))
             return false;
         g->block_semantics = which == 1;
     }
     const json_t *node = api_member(doc, "mask");
-    FIELD_POINTER(ptr, prefix, "mask");
+    API_FIELD_POINTER(ptr, prefix, "mask");
     if (node == NULL)
         return true;
     if (json_is_string(node)) {
@@ -111,7 +108,7 @@ static bool read_bias(const json_t *doc, const char *prefix, const struct api_li
     if (node == NULL)
         return true;
     char ptr[128];
-    FIELD_POINTER(ptr, prefix, "bias");
+    API_FIELD_POINTER(ptr, prefix, "bias");
     bool is_vector;
     if (!api_read_matrix(node, ptr, &spec, limits->max_cells, &g->bias, &is_vector, err))
         return false;
@@ -133,7 +130,7 @@ static bool check_label_list(const json_t *labels, const char *ptr, const char *
                              size_t want, const char *what, struct api_error *err)
 {
     char p[160];
-    snprintf(p, sizeof p, "%s/%s", ptr, name);
+    API_FIELD_POINTER(p, ptr, name);
     const json_t *list = api_member(labels, name);
     if (list == NULL)
         return true;
@@ -154,7 +151,7 @@ static bool read_labels(const json_t *doc, const char *prefix, struct api_grid *
     if (labels == NULL)
         return true;
     char ptr[128];
-    FIELD_POINTER(ptr, prefix, "labels");
+    API_FIELD_POINTER(ptr, prefix, "labels");
     if (!json_is_object(labels)) {
         api_error_set(err, API_INVALID_VALUE, "labels is %s; it must be an object such as "
                       "{\"queries\": [\"Q1\"], \"keys\": [\"K1\", \"K2\"]}", api_json_kind(labels));
@@ -178,7 +175,7 @@ static bool read_round(const json_t *doc, const char *prefix, struct api_grid *g
         return true;
     char ptr[128];
     long long decimals;
-    FIELD_POINTER(ptr, prefix, "round");
+    API_FIELD_POINTER(ptr, prefix, "round");
     if (!api_read_int_range(node, ptr, "round", 0, 15, &decimals, err))
         return false;
     g->round = (int)decimals;

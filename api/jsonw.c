@@ -164,7 +164,7 @@ static inline bool room(struct jw *w, size_t extra)
     return (!w->failed && w->cap - w->len > extra) || jw_reserve(w, extra);
 }
 
-static void put(struct jw *w, const char *s, size_t n)
+static inline void put(struct jw *w, const char *s, size_t n)
 {
     if (!room(w, n))
         return;
@@ -173,7 +173,7 @@ static void put(struct jw *w, const char *s, size_t n)
     w->buf[w->len] = '\0';
 }
 
-static void put_char(struct jw *w, char c)
+static inline void put_char(struct jw *w, char c)
 {
     if (!room(w, 1))
         return;

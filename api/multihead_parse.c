@@ -60,7 +60,6 @@ static const char *const weight_names[4] = { "w_q", "w_k", "w_v", "w_o" };
 static const char *const bias_names[4] = { "b_q", "b_k", "b_v", "b_o" };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
-#define FIELD_POINTER(buf, prefix, field) snprintf(buf, sizeof buf, "%s/%s", prefix, field)
 
 /* What `random` asked for; 0 means absent for the sizes. */
 struct random_in {
@@ -76,7 +75,7 @@ static bool read_size(const json_t *obj, const char *prefix, const char *name, l
     if (node == NULL)
         return true;
     char ptr[160];
-    FIELD_POINTER(ptr, prefix, name);
+    API_FIELD_POINTER(ptr, prefix, name);
     return api_read_int_range(node, ptr, name, 1, 1ll << 31, out, err);
 }
 
@@ -88,7 +87,7 @@ static bool read_random(const json_t *doc, const char *prefix, struct random_in 
     if (node == NULL)
         return true;
     char ptr[128], seed_ptr[160];
-    FIELD_POINTER(ptr, prefix, "random");
+    API_FIELD_POINTER(ptr, prefix, "random");
     if (!json_is_object(node)) {
         api_error_set(err, API_INVALID_VALUE, "random is %s; it must be an object such as "
                       "{\"seed\": 0, \"n\": 10, \"d_model\": 512}", api_json_kind(node));
@@ -98,7 +97,7 @@ static bool read_random(const json_t *doc, const char *prefix, struct random_in 
     if (!api_check_fields(node, ptr, random_fields, N_OF(random_fields), err))
         return false;
     const json_t *seed = api_member(node, "seed");
-    FIELD_POINTER(seed_ptr, ptr, "seed");
+    API_FIELD_POINTER(seed_ptr, ptr, "seed");
     if (seed == NULL) {
         api_error_set(err, API_MISSING_FIELD, "random.seed is required: the same seed gives "
                       "the same numbers");
@@ -141,7 +140,7 @@ static bool read_input(const json_t *doc, const char *prefix, const char *name, 
     struct api_matrix_spec spec = { name, shape, false, false };
     bool is_vector;
     char ptr[128];
-    FIELD_POINTER(ptr, prefix, name);
+    API_FIELD_POINTER(ptr, prefix, name);
     return api_read_matrix(api_member(doc, name), ptr, &spec, limits->max_cells, out,
                            &is_vector, err);
 }
@@ -258,7 +257,7 @@ static bool read_heads(const json_t *doc, const char *prefix, struct api_multihe
     char ptr[128], hint[160];
     long long heads, kv_heads;
     const json_t *node = api_member(doc, "heads");
-    FIELD_POINTER(ptr, prefix, "heads");
+    API_FIELD_POINTER(ptr, prefix, "heads");
     if (node == NULL) {
         api_error_set(err, API_MISSING_FIELD, "heads is required: the number of heads h, "
                       "dividing d_model");
@@ -271,7 +270,7 @@ static bool read_heads(const json_t *doc, const char *prefix, struct api_multihe
     kv_heads = heads;
     node = api_member(doc, "kv_heads");
     if (node != NULL) {
-        FIELD_POINTER(ptr, prefix, "kv_heads");
+        API_FIELD_POINTER(ptr, prefix, "kv_heads");
         if (!api_read_int_range(node, ptr, "kv_heads", 1, 1ll << 31, &kv_heads, err))
             return false;
     }
@@ -381,7 +380,7 @@ static bool read_bias_vector(const json_t *doc, const char *prefix, int which, s
     if (node == NULL)
         return true;
     char ptr[128], shape[32];
-    FIELD_POINTER(ptr, prefix, name);
+    API_FIELD_POINTER(ptr, prefix, name);
     snprintf(shape, sizeof shape, "(%zu)", len);
     struct api_matrix_spec spec = { name, shape, true, false };
     struct attn_matrix m;
@@ -443,14 +442,14 @@ static bool read_options(const json_t *doc, const char *prefix, const struct api
         return false;
     r->scale = 1.0 / sqrt((double)r->d_k);
     if ((node = api_member(doc, "scale")) != NULL) {
-        FIELD_POINTER(ptr, prefix, "scale");
+        API_FIELD_POINTER(ptr, prefix, "scale");
         if (!api_read_positive(node, ptr, "scale", &r->scale, err))
             return false;
     }
     /* Every step by default; the inputs (x and the weights) only when asked for. */
     r->include = ((1ul << API_MH_PART_COUNT) - 1) & ~((1ul << API_MH_Q) - 1);
     if ((node = api_member(doc, "include")) != NULL) {
-        FIELD_POINTER(ptr, prefix, "include");
+        API_FIELD_POINTER(ptr, prefix, "include");
         if (!api_read_name_set(node, ptr, "include", mh_part_names, API_MH_PART_COUNT,
                                &r->include, err))
             return false;
@@ -465,7 +464,7 @@ static bool read_scalars(const json_t *doc, const char *prefix, struct random_in
     if (layout != NULL) {
         char ptr[128];
         size_t which;
-        FIELD_POINTER(ptr, prefix, "weight_layout");
+        API_FIELD_POINTER(ptr, prefix, "weight_layout");
         if (!api_read_choice(layout, ptr, "weight_layout", layout_names, 2, &which, err))
             return false;
         r->transposed = which == 1;

@@ -325,6 +325,25 @@ START_TEST(test_writer_strings_read_back)
 }
 END_TEST
 
+/* api_field_pointer writes what snprintf("%s/%s") would, cut the same way. */
+START_TEST(test_field_pointer_is_snprintf)
+{
+    static const char *const prefixes[] = { "", "/items/2", "/heads/11/inputs" };
+    static const char *const fields[] = { "q", "mask_semantics", "" };
+    for (size_t p = 0; p < 3; p++)
+        for (size_t f = 0; f < 3; f++)
+            for (size_t size = 1; size <= 32; size++) {
+                char got[32], want[32];
+                memset(got, '#', sizeof got);
+                memset(want, '#', sizeof want);
+                api_field_pointer(got, size, prefixes[p], fields[f]);
+                snprintf(want, size, "%s/%s", prefixes[p], fields[f]);
+                ck_assert_msg(memcmp(got, want, sizeof got) == 0, "%s + %s in %zu bytes: %.*s",
+                              prefixes[p], fields[f], size, (int)size, got);
+            }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- Attention */
 
 /* The contract's example response, byte for byte (DESIGN.md, POST /v1/attention). */
@@ -1660,6 +1679,7 @@ static Suite *api_suite(void)
     tcase_add_test(numbers, test_writer_integers);
     tcase_add_test(numbers, test_writer_replaces_ill_formed_utf8);
     tcase_add_test(numbers, test_writer_strings_read_back);
+    tcase_add_test(numbers, test_field_pointer_is_snprintf);
     suite_add_tcase(s, numbers);
 
     TCase *attention = tcase_create("Attention");
