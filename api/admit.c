@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "api/numfmt.h"
+
 size_t api_working_set(size_t trace_bytes, size_t numbers, size_t body_len)
 {
     if (trace_bytes > SIZE_MAX - body_len)

@@ -19,12 +19,6 @@
 #include "api/problem.h"
 
 /*
- * A number in a JSON answer takes at most this many bytes: 17 significant digits, a
- * sign, a point, an exponent and the comma (shortest round trip; rounded ones less).
- */
-#define API_ANSWER_BYTES_PER_NUMBER ((size_t)24)
-
-/*
  * The working set of a request whose trace takes trace_bytes and whose answer writes
  * `numbers` numbers, body included (its parsed document costs about what the body
  * does). Saturates at SIZE_MAX.

@@ -51,8 +51,9 @@ static void write_rows_on_two_threads(struct jw *w, const struct attn_matrix *m,
 {
     struct half second = { .m = m, .from = from + (to - from) / 2, .to = to };
     jw_init(&second.w, w->round);
-    /* Its rows at ~24 bytes a number, and one row's reservation: no regrowth. */
-    jw_presize(&second.w, (to - second.from) * m->cols * 24 + m->cols * API_NUMBER_ROOM + 64);
+    /* Its rows at their most bytes a number, and one row's reservation: no regrowth. */
+    jw_presize(&second.w, (to - second.from) * m->cols * API_ANSWER_BYTES_PER_NUMBER +
+                              m->cols * API_NUMBER_ROOM + 64);
     /* pthreads, not C11 threads: the sanitizers follow pthread_create only. */
     pthread_t t;
     if (second.from == from || pthread_create(&t, NULL, write_half, &second) != 0) {
@@ -74,9 +75,11 @@ void api_write_start(struct jw *w, int round, size_t numbers, bool segments_ok)
 {
     jw_init(w, round);
     w->may_segment = segments_ok;
-    size_t bytes = numbers < ((size_t)-1 - 1024) / 24 ? 1024 + 24 * numbers : (size_t)-1;
-    if (segments_ok && api_spare_threads_for(numbers) > 1)
-        bytes = 12 * API_SPLIT_BLOCK_CELLS + 4096;
+    size_t bytes = numbers < ((size_t)-1 - 1024) / API_ANSWER_BYTES_PER_NUMBER
+                       ? 1024 + API_ANSWER_BYTES_PER_NUMBER * numbers
+                       : (size_t)-1;
+    if (segments_ok && api_spare_threads_for(numbers) > 1) /* a half block at a time */
+        bytes = API_ANSWER_BYTES_PER_NUMBER * API_SPLIT_BLOCK_CELLS / 2 + 4096;
     jw_presize(w, bytes);
 }
 

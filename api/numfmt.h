@@ -25,6 +25,15 @@ extern "C" {
 #define API_NUMBER_MAX 32
 
 /*
+ * The bytes a number of a JSON answer is presized and budgeted at: 17 significant
+ * digits, a sign, a point, a two-digit exponent and the comma (shortest round trip;
+ * rounded ones take less). A three-digit exponent takes one more
+ * ("-1.2345678901234567e-300,"): rare enough for an estimate, and a presized buffer
+ * just grows.
+ */
+#define API_ANSWER_BYTES_PER_NUMBER ((size_t)24)
+
+/*
  * Writes x into buf (API_NUMBER_MAX bytes), NUL-terminated; returns the length.
  * A non-finite x is written as "null".
  */
