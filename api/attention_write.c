@@ -280,11 +280,21 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
     api_grid_write_labels(w, &r->grid);
     write_shapes(w, r);
     write_steps(w, r);
+    size_t scaled_from = 0, scaled_to = 0; /* where scaled's text is, once written */
     for (int p = API_PART_SCORES; p <= API_PART_OUTPUT; p++) {
         if (!(r->include & (1ul << p)))
             continue;
         jw_key(w, part_keys[p]); /* masked: blocked cells are -inf, written as null */
+        if (p == API_PART_MASKED && scaled_to > 0 && api_matrix_same_bits(&t->masked, &t->scaled)) {
+            jw_repeat(w, scaled_from, scaled_to); /* nothing masked or biased: same text */
+            continue;
+        }
+        size_t from = jw_offset(w);
         write_matrix(w, parts[p], vec);
+        if (p == API_PART_SCALED) {
+            scaled_from = from;
+            scaled_to = jw_offset(w);
+        }
     }
     if (r->include & (1ul << API_PART_SUMMARY))
         write_summary(w, t, vec);

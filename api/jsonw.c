@@ -399,6 +399,45 @@ void jw_raw(struct jw *w, const char *json, size_t n)
     put(w, json, n);
 }
 
+size_t jw_offset(const struct jw *w)
+{
+    return (w->done != NULL ? w->done->total : 0) + w->len;
+}
+
+/* Copies the overlap of [from, to) with the text [at, at + len) found at src to out. */
+static char *copy_overlap(char *out, const char *src, size_t at, size_t len, size_t from,
+                          size_t to)
+{
+    size_t lo = from > at ? from : at, hi = to < at + len ? to : at + len;
+    if (lo >= hi)
+        return out;
+    memcpy(out, src + (lo - at), hi - lo);
+    return out + (hi - lo);
+}
+
+void jw_repeat(struct jw *w, size_t from, size_t to)
+{
+    if (w->failed || from > to || to > jw_offset(w)) {
+        w->failed = true; /* a programmer error: marks from another writer */
+        return;
+    }
+    before_value(w);
+    if (!room(w, to - from))
+        return;
+    /* Offsets, not pointers, until room() is done: it may move the buffer. The copy
+     * lands after the text it copies from, so the two never overlap. */
+    char *out = w->buf + w->len;
+    size_t at = 0;
+    for (size_t i = 0; w->done != NULL && i < w->done->n; i++) {
+        const struct api_segment *seg = &w->done->seg[i];
+        out = copy_overlap(out, seg->data, at, seg->len, from, to);
+        at += seg->len;
+    }
+    out = copy_overlap(out, w->buf, at, w->len, from, to);
+    *out = '\0';
+    w->len = (size_t)(out - w->buf);
+}
+
 void jw_adopt(struct jw *w, struct jw *other, size_t skip)
 {
     size_t n = other->len > skip ? other->len - skip : 0;

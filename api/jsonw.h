@@ -84,4 +84,15 @@ void jw_double_array(struct jw *w, const double *xs, size_t n);
 /* A pre-serialized JSON value, written as it is. */
 void jw_raw(struct jw *w, const char *json, size_t n);
 
+/* How many bytes of text w holds so far, pieces included: a mark for jw_repeat. */
+size_t jw_offset(const struct jw *w);
+/*
+ * Writes again, as the next value (a comma first when one is owed), the text w wrote
+ * between two of its own marks [from, to): a value whose `from` was taken where no
+ * comma was owed (right after jw_key, say). A copy, whichever pieces the text lies
+ * in: much cheaper than formatting the same numbers twice. A mark past the text
+ * fails w.
+ */
+void jw_repeat(struct jw *w, size_t from, size_t to);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <string.h>
 
 #include "api/numfmt.h"
 #include "api/spare_threads.h"
@@ -69,6 +70,16 @@ static void write_rows_on_two_threads(struct jw *w, const struct attn_matrix *m,
     else /* "[row, row, ...": after the '[', a run of values; jw_adopt puts the comma first */
         jw_adopt(w, &second.w, 1);
     jw_deinit(&second.w);
+}
+
+bool api_matrix_same_bits(const struct attn_matrix *a, const struct attn_matrix *b)
+{
+    if (a->rows != b->rows || a->cols != b->cols)
+        return false;
+    for (size_t i = 0; i < a->rows; i++)
+        if (memcmp(a->data + i * a->stride, b->data + i * b->stride, a->cols * sizeof *a->data))
+            return false;
+    return true;
 }
 
 void api_write_start(struct jw *w, int round, size_t numbers, bool segments_ok)

@@ -37,6 +37,13 @@ void api_write_start(struct jw *w, int round, size_t numbers, bool segments_ok);
 /* m as [[row 0], [row 1], ...]: rows × cols doubles, m->stride apart. */
 void api_write_matrix(struct jw *w, const struct attn_matrix *m);
 
+/*
+ * Whether a and b hold the same bits in every cell (shapes included): then their
+ * text is the same too, and a writer may repeat a's (jw_repeat) instead of
+ * formatting b. Masked equals scaled whenever nothing is masked or biased.
+ */
+bool api_matrix_same_bits(const struct attn_matrix *a, const struct attn_matrix *b);
+
 /* How many matrices were split so far (for tests). */
 unsigned long api_write_splits(void);
 

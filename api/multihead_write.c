@@ -106,6 +106,15 @@ static void write_per_head(struct jw *w, const struct attn_mh_trace *t, size_t o
     jw_array_end(w);
 }
 
+/* Whether every head's masked scores are its scaled ones, bit for bit. */
+static bool masked_is_scaled(const struct attn_mh_trace *t)
+{
+    for (size_t i = 0; i < t->heads; i++)
+        if (!api_matrix_same_bits(&t->head[i].masked, &t->head[i].scaled))
+            return false;
+    return true;
+}
+
 static void write_shape3(struct jw *w, size_t a, size_t b, size_t c)
 {
     jw_array_begin(w);
@@ -255,10 +264,20 @@ static void write_steps_data(struct jw *w, const struct api_multihead_req *r,
             api_write_matrix(w, whole[i].m);
         }
     }
+    size_t scaled_from = 0, scaled_to = 0; /* where scaled's text is, once written */
     for (size_t i = 0; i < sizeof per_head / sizeof per_head[0]; i++) {
-        if (r->include & (1ul << per_head[i].part)) {
-            jw_key(w, per_head[i].key); /* masked: blocked cells are -inf, written as null */
-            write_per_head(w, t, per_head[i].offset);
+        if (!(r->include & (1ul << per_head[i].part)))
+            continue;
+        jw_key(w, per_head[i].key); /* masked: blocked cells are -inf, written as null */
+        if (per_head[i].part == API_MH_MASKED && scaled_to > 0 && masked_is_scaled(t)) {
+            jw_repeat(w, scaled_from, scaled_to); /* nothing masked: the same text */
+            continue;
+        }
+        size_t from = jw_offset(w);
+        write_per_head(w, t, per_head[i].offset);
+        if (per_head[i].part == API_MH_SCALED) {
+            scaled_from = from;
+            scaled_to = jw_offset(w);
         }
     }
     for (size_t i = 0; i < 3; i++) {

@@ -1496,6 +1496,173 @@ START_TEST(test_writer_pieces)
 }
 END_TEST
 
+/* An answer's text, NUL-terminated, whether it came in one body or in pieces. */
+static char *response_text(const struct api_response *res)
+{
+    char *text = malloc(res->body_len + 1);
+    ck_assert_ptr_nonnull(text);
+    if (res->segments == NULL) {
+        memcpy(text, res->body, res->body_len);
+    } else {
+        size_t at = 0;
+        for (size_t i = 0; i < res->segments->n; i++) {
+            memcpy(text + at, res->segments->seg[i].data, res->segments->seg[i].len);
+            at += res->segments->seg[i].len;
+        }
+        ck_assert_uint_eq(at, res->body_len);
+    }
+    text[res->body_len] = '\0';
+    return text;
+}
+
+/*
+ * jw_repeat copies the text between two marks, wherever it lies: in the writer's
+ * buffer, in pieces taken over by jw_adopt, or across both.
+ */
+START_TEST(test_writer_repeat)
+{
+    enum { VALUES = 5 };
+    struct jw w;
+    jw_init(&w, -1);
+    w.may_segment = true;
+    jw_object_begin(&w);
+    size_t from[VALUES], to[VALUES], again_from[VALUES], again_to[VALUES];
+    for (int k = 0; k < VALUES; k++) {
+        char key[8];
+        snprintf(key, sizeof key, "v%d", k);
+        jw_key(&w, key);
+        from[k] = jw_offset(&w);
+        if (k % 2 == 1) { /* odd values come as adopted pieces */
+            struct jw other;
+            jw_init(&other, -1);
+            jw_array_begin(&other);
+            for (int i = 0; i <= k * 40; i++)
+                jw_double(&other, 1.0 / (i + k + 1));
+            jw_array_end(&other);
+            jw_adopt(&w, &other, 0);
+            jw_deinit(&other);
+        } else {
+            jw_array_begin(&w);
+            for (int i = 0; i <= k * 40; i++)
+                jw_double(&w, 1.0 / (i + k + 1));
+            jw_array_end(&w);
+        }
+        to[k] = jw_offset(&w);
+    }
+    for (int k = 0; k < VALUES; k++) { /* v0..v4 again; then v1..v3 as one span */
+        char key[8];
+        snprintf(key, sizeof key, "r%d", k);
+        jw_key(&w, key);
+        again_from[k] = jw_offset(&w);
+        jw_repeat(&w, from[k], to[k]);
+        again_to[k] = jw_offset(&w);
+    }
+    jw_key(&w, "span");
+    size_t span_from = jw_offset(&w);
+    jw_array_begin(&w);
+    jw_repeat(&w, from[1], to[1]);
+    jw_repeat(&w, from[2], to[3]); /* v2, the key of v3 and v3: not one value, but bytes */
+    jw_array_end(&w);
+    jw_object_end(&w);
+    size_t len;
+    char *text = jw_take(&w, &len);
+    ck_assert_ptr_nonnull(text);
+    for (int k = 0; k < VALUES; k++) {
+        ck_assert_uint_eq(again_to[k] - again_from[k], to[k] - from[k]);
+        ck_assert_msg(memcmp(text + again_from[k], text + from[k], to[k] - from[k]) == 0,
+                      "value %d differs", k);
+    }
+    /* "[" v1 "," v2 ",\"v3\":" v3 "]" */
+    size_t at = span_from + 1;
+    ck_assert(memcmp(text + at, text + from[1], to[1] - from[1]) == 0);
+    at += to[1] - from[1];
+    ck_assert_int_eq(text[at], ',');
+    ck_assert(memcmp(text + at + 1, text + from[2], to[3] - from[2]) == 0);
+    ck_assert_int_eq(text[at + 1 + to[3] - from[2]], ']');
+    free(text);
+
+    /* A mark past the text is refused, not read. */
+    jw_init(&w, -1);
+    jw_array_begin(&w);
+    jw_repeat(&w, 0, 100);
+    ck_assert(w.failed);
+    jw_deinit(&w);
+}
+END_TEST
+
+/* The text of the value of the first member `key` of an answer (an array), and its length. */
+static const char *array_value(const char *text, const char *key, size_t *len)
+{
+    char name[32];
+    snprintf(name, sizeof name, "\"%s\":[", key);
+    const char *at = strstr(text, name);
+    ck_assert_msg(at != NULL, "no %s", key);
+    at += strlen(name) - 1;
+    size_t depth = 0, i = 0;
+    do { /* numbers and nulls only: no strings to skip */
+        depth += at[i] == '[';
+        depth -= at[i] == ']';
+        i++;
+    } while (depth > 0 && at[i] != '\0');
+    ck_assert_uint_eq(depth, 0);
+    *len = i;
+    return at;
+}
+
+/*
+ * Asks for path with body_all and with body_alone (which includes masked but not
+ * scaled, so masked is formatted on its own) and checks that masked is the same
+ * text in both, and that in the first it is scaled's text (nothing was masked):
+ * with one thread and with two (the text then lies in pieces).
+ */
+static void assert_masked_repeats_scaled(const char *path, const char *body_all,
+                                         const char *body_alone)
+{
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        struct api_context ctx = test_context();
+        ctx.segments_ok = true;
+        api_set_threads(threads);
+        struct api_response all = call_full(&ctx, "POST", path, NULL, "application/json",
+                                            body_all, NULL, 0);
+        struct api_response alone = call_full(&ctx, "POST", path, NULL, "application/json",
+                                              body_alone, NULL, 0);
+        api_set_threads(1);
+        ck_assert_int_eq(all.status, 200);
+        ck_assert_int_eq(alone.status, 200);
+        char *all_text = response_text(&all), *alone_text = response_text(&alone);
+        size_t n_masked, n_alone, n_scaled;
+        const char *masked = array_value(all_text, "masked", &n_masked);
+        const char *masked_alone = array_value(alone_text, "masked", &n_alone);
+        const char *scaled = array_value(all_text, "scaled", &n_scaled);
+        ck_assert_uint_gt(n_masked, 1000);
+        ck_assert_uint_eq(n_masked, n_alone);
+        ck_assert_msg(memcmp(masked, masked_alone, n_masked) == 0, "%s, %u thread(s)", path,
+                      threads);
+        ck_assert_uint_eq(n_masked, n_scaled);
+        ck_assert(memcmp(masked, scaled, n_masked) == 0);
+        free(all_text);
+        free(alone_text);
+        api_response_deinit(&all);
+        api_response_deinit(&alone);
+    }
+}
+
+/* With nothing masked or biased, masked is scaled's text again (jw_repeat). */
+START_TEST(test_masked_repeats_scaled)
+{
+    char *body = big_attention_body("");
+    char *alone = big_attention_body("\"include\":[\"masked\"],");
+    assert_masked_repeats_scaled("/v1/attention", body, alone);
+    free(body);
+    free(alone);
+    assert_masked_repeats_scaled("/v1/multihead",
+                                 "{\"heads\": 2, \"random\": {\"seed\": 4, \"n\": 200, "
+                                 "\"d_model\": 16}, \"include\": [\"scaled\", \"masked\"]}",
+                                 "{\"heads\": 2, \"random\": {\"seed\": 4, \"n\": 200, "
+                                 "\"d_model\": 16}, \"include\": [\"masked\"]}");
+}
+END_TEST
+
 START_TEST(test_split_writing_attention)
 {
     char *body = big_attention_body("");
@@ -1732,6 +1899,8 @@ static Suite *api_suite(void)
     tcase_add_test(split, test_split_writing_attention);
     tcase_add_test(split, test_split_writing_multihead);
     tcase_add_test(split, test_writer_pieces);
+    tcase_add_test(split, test_writer_repeat);
+    tcase_add_test(split, test_masked_repeats_scaled);
     suite_add_tcase(s, split);
 
     TCase *admission = tcase_create("Admission");
