@@ -130,18 +130,18 @@ static void write_matrix(struct jw *w, const struct attn_matrix *m, bool as_vect
 static void write_shapes(struct jw *w, const struct api_attention_req *r)
 {
     bool vec = r->q_is_vector;
-    jw_key(w, "shapes");
+    JW_KEY(w, "shapes");
     jw_object_begin(w);
-    jw_key(w, "q");
+    JW_KEY(w, "q");
     api_write_shape(w, r->q.rows, r->q.cols, vec);
-    jw_key(w, "k");
+    JW_KEY(w, "k");
     api_write_shape(w, r->k.rows, r->k.cols, false);
-    jw_key(w, "v");
+    JW_KEY(w, "v");
     api_write_shape(w, r->v.rows, r->v.cols, false);
     api_grid_write_shapes(w, &r->grid);
-    jw_key(w, "weights");
+    JW_KEY(w, "weights");
     api_write_shape(w, r->q.rows, r->k.rows, vec);
-    jw_key(w, "output");
+    JW_KEY(w, "output");
     api_write_shape(w, r->q.rows, r->v.cols, vec);
     jw_object_end(w);
 }
@@ -156,20 +156,20 @@ static void write_step(struct jw *w, int number, const char *name, const char *o
                        const struct operand *shape)
 {
     jw_object_begin(w);
-    jw_key(w, "step");
+    JW_KEY(w, "step");
     jw_int(w, number);
-    jw_key(w, "name");
+    JW_KEY(w, "name");
     jw_string(w, name);
-    jw_key(w, "op");
+    JW_KEY(w, "op");
     jw_string(w, op);
     if (n_operands > 0) {
-        jw_key(w, "operands");
+        JW_KEY(w, "operands");
         jw_array_begin(w);
         for (size_t i = 0; i < n_operands; i++)
             api_write_shape(w, operands[i].rows, operands[i].cols, operands[i].as_vector);
         jw_array_end(w);
     }
-    jw_key(w, "shape");
+    JW_KEY(w, "shape");
     api_write_shape(w, shape->rows, shape->cols, shape->as_vector);
     jw_object_end(w);
 }
@@ -182,7 +182,7 @@ static void write_steps(struct jw *w, const struct api_attention_req *r)
     const struct operand wv[2] = { { n_q, n_k, vec }, { n_k, d_v, false } };
     const struct operand grid = { n_q, n_k, vec }, out = { n_q, d_v, vec };
 
-    jw_key(w, "steps");
+    JW_KEY(w, "steps");
     jw_array_begin(w);
     write_step(w, 1, "scores", "Q @ K^T", qk, 2, &grid);
     write_step(w, 2, "scaled", "scores * scale", NULL, 0, &grid);
@@ -214,11 +214,11 @@ static void write_argmax_value(struct jw *w, size_t index)
 static void write_summary(struct jw *w, const struct attn_trace *t, bool vec)
 {
     const struct attn_summary *s = &t->summary;
-    jw_key(w, "summary");
+    JW_KEY(w, "summary");
     jw_object_begin(w);
-    jw_key(w, "row_sums");
+    JW_KEY(w, "row_sums");
     write_row_values(w, s->row_sums, t->n_q, vec);
-    jw_key(w, "argmax");
+    JW_KEY(w, "argmax");
     if (vec) {
         write_argmax_value(w, s->argmax[0]);
     } else {
@@ -227,11 +227,11 @@ static void write_summary(struct jw *w, const struct attn_trace *t, bool vec)
             write_argmax_value(w, s->argmax[i]);
         jw_array_end(w);
     }
-    jw_key(w, "max_weight");
+    JW_KEY(w, "max_weight");
     write_row_values(w, s->max_weight, t->n_q, vec);
-    jw_key(w, "entropy");
+    JW_KEY(w, "entropy");
     write_row_values(w, s->entropy, t->n_q, vec);
-    jw_key(w, "fully_masked_rows");
+    JW_KEY(w, "fully_masked_rows");
     jw_array_begin(w);
     for (size_t i = 0; i < t->n_q; i++)
         if (s->fully_masked[i])
@@ -242,7 +242,7 @@ static void write_summary(struct jw *w, const struct attn_trace *t, bool vec)
 
 static void write_warnings(struct jw *w, const struct attn_trace *t)
 {
-    jw_key(w, "warnings");
+    JW_KEY(w, "warnings");
     jw_array_begin(w);
     for (size_t i = 0; i < t->n_q; i++) {
         if (!t->summary.fully_masked[i])
@@ -251,11 +251,11 @@ static void write_warnings(struct jw *w, const struct attn_trace *t)
         snprintf(message, sizeof message, "query %zu may attend to no key (its mask row blocks "
                  "every key): its weights and output are 0", i);
         jw_object_begin(w);
-        jw_key(w, "code");
+        JW_KEY(w, "code");
         jw_string(w, "row_fully_masked");
-        jw_key(w, "row");
+        JW_KEY(w, "row");
         jw_int(w, (long long)i);
-        jw_key(w, "message");
+        JW_KEY(w, "message");
         jw_string(w, message);
         jw_object_end(w);
     }
@@ -271,11 +271,11 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
     bool vec = r->q_is_vector;
 
     jw_object_begin(w);
-    jw_key(w, "d_k");
+    JW_KEY(w, "d_k");
     jw_int(w, (long long)r->q.cols);
-    jw_key(w, "scale");
+    JW_KEY(w, "scale");
     jw_double(w, r->scale);
-    jw_key(w, "mask_semantics");
+    JW_KEY(w, "mask_semantics");
     jw_string(w, r->grid.block_semantics ? "block" : "keep");
     api_grid_write_labels(w, &r->grid);
     write_shapes(w, r);

@@ -100,9 +100,9 @@ static void write_item(struct jw *w, struct batch_item *item, const char *prefix
     struct attn_trace trace = { 0 };
     bool ok = item->ok && api_attention_run(&item->req, prefix, &trace, &item->err);
     jw_object_begin(w);
-    jw_key(w, "status");
+    JW_KEY(w, "status");
     jw_int(w, ok ? 200 : api_problem_info(item->err.type)->status);
-    jw_key(w, "body");
+    JW_KEY(w, "body");
     if (ok) {
         w->round = item->req.grid.round; /* each item rounds as it asked */
         api_attention_write(w, &item->req, &trace);
@@ -153,7 +153,7 @@ void api_batch_handle(const struct api_context *ctx, const char *body, size_t le
         struct jw w;
         jw_init(&w, -1);
         jw_object_begin(&w);
-        jw_key(&w, "results");
+        JW_KEY(&w, "results");
         jw_array_begin(&w);
         for (size_t i = 0; i < n; i++) {
             char prefix[32];

@@ -222,14 +222,14 @@ void api_write_shape(struct jw *w, size_t rows, size_t cols, bool as_vector)
 
 void api_grid_write_shapes(struct jw *w, const struct api_grid *g)
 {
-    jw_key(w, "mask");
+    JW_KEY(w, "mask");
     if (g->mask_kind == ATTN_MASK_CAUSAL)
         jw_string(w, "causal");
     else if (g->mask_kind == ATTN_MASK_CELLS)
         api_write_shape(w, g->mask_rows, g->n_k, g->mask_is_vector);
     else
         jw_null(w);
-    jw_key(w, "bias");
+    JW_KEY(w, "bias");
     if (g->bias.data != NULL)
         api_write_shape(w, g->bias.rows, g->bias.cols, g->q_is_vector);
     else
@@ -241,7 +241,7 @@ void api_grid_write_labels(struct jw *w, const struct api_grid *g)
     static const char *const lists[] = { "queries", "keys" };
     if (g->labels == NULL)
         return;
-    jw_key(w, "labels");
+    JW_KEY(w, "labels");
     jw_object_begin(w);
     for (size_t l = 0; l < 2; l++) {
         const json_t *list = api_member(g->labels, lists[l]);

@@ -327,6 +327,13 @@ void jw_key(struct jw *w, const char *key)
     w->after_key = true;
 }
 
+void jw_key_text(struct jw *w, const char *text, size_t n)
+{
+    before_value(w);
+    put(w, text, n);
+    w->after_key = true;
+}
+
 void jw_string(struct jw *w, const char *s) { jw_string_n(w, s, strlen(s)); }
 
 void jw_string_n(struct jw *w, const char *s, size_t n)

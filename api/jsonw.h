@@ -70,6 +70,15 @@ void jw_array_begin(struct jw *w);
 void jw_array_end(struct jw *w);
 /* A member name; the next call writes its value. */
 void jw_key(struct jw *w, const char *key);
+/*
+ * The same for a name that is a string literal needing no escape (attnd's own
+ * names): its quoted text and the colon are put together at compile time, so it is
+ * one copy. Most of a small answer is such names. A literal that needs an escape
+ * does not belong here.
+ */
+#define JW_KEY(w, literal) jw_key_text((w), "\"" literal "\":", sizeof(literal) + 2)
+/* JW_KEY's worker: text is the name quoted, with the colon, n bytes. */
+void jw_key_text(struct jw *w, const char *text, size_t n);
 
 /* A string, escaped; bytes that are not well-formed UTF-8 are written as U+FFFD. */
 void jw_string(struct jw *w, const char *s);

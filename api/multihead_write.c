@@ -134,7 +134,7 @@ static void write_shapes(struct jw *w, const struct api_multihead_req *r,
                          const struct attn_mh_trace *t)
 {
     size_t kv_cols = r->kv_heads * r->d_k;
-    jw_key(w, "shapes");
+    JW_KEY(w, "shapes");
     jw_object_begin(w);
     if (r->cross) {
         shape_member(w, "x_q", t->n_q, r->d_model);
@@ -150,9 +150,9 @@ static void write_shapes(struct jw *w, const struct api_multihead_req *r,
     shape_member(w, "k", t->n_k, kv_cols);
     shape_member(w, "v", t->n_k, kv_cols);
     api_grid_write_shapes(w, &r->grid);
-    jw_key(w, "weights");
+    JW_KEY(w, "weights");
     write_shape3(w, r->heads, t->n_q, t->n_k);
-    jw_key(w, "head_outputs");
+    JW_KEY(w, "head_outputs");
     write_shape3(w, r->heads, t->n_q, r->d_k);
     shape_member(w, "concat", t->n_q, r->d_model);
     shape_member(w, "output", t->n_q, r->d_model);
@@ -194,25 +194,25 @@ static void write_steps(struct jw *w, const struct api_multihead_req *r,
         { "output", tr ? "concat @ W_O^T + b_o" : "concat @ W_O + b_o",
           { { n_q, d }, { d, d } }, 2, { 0, n_q, d } },
     };
-    jw_key(w, "steps");
+    JW_KEY(w, "steps");
     jw_array_begin(w);
     for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
         const struct mh_step *st = &steps[s];
         jw_object_begin(w);
-        jw_key(w, "step");
+        JW_KEY(w, "step");
         jw_int(w, (long long)s + 1);
-        jw_key(w, "name");
+        JW_KEY(w, "name");
         jw_string(w, st->name);
-        jw_key(w, "op");
+        JW_KEY(w, "op");
         jw_string(w, st->op);
         if (st->n_operands > 0) {
-            jw_key(w, "operands");
+            JW_KEY(w, "operands");
             jw_array_begin(w);
             for (size_t o = 0; o < st->n_operands; o++)
                 api_write_shape(w, st->operands[o][0], st->operands[o][1], false);
             jw_array_end(w);
         }
-        jw_key(w, "shape");
+        JW_KEY(w, "shape");
         if (st->shape[0] != 0)
             write_shape3(w, st->shape[0], st->shape[1], st->shape[2]);
         else
@@ -229,7 +229,7 @@ static void write_inputs(struct jw *w, const struct api_multihead_req *r)
         jw_key(w, r->cross ? "x_q" : "x");
         api_write_matrix(w, &r->x_q);
         if (r->cross) {
-            jw_key(w, "x_kv");
+            JW_KEY(w, "x_kv");
             api_write_matrix(w, &r->x_kv);
         }
     }
@@ -291,7 +291,7 @@ static void write_steps_data(struct jw *w, const struct api_multihead_req *r,
 static void write_summary(struct jw *w, const struct attn_mh_trace *t)
 {
     static const char *const keys[] = { "row_sums", "argmax", "max_weight", "entropy" };
-    jw_key(w, "summary");
+    JW_KEY(w, "summary");
     jw_object_begin(w);
     for (int k = 0; k < 4; k++) {
         jw_key(w, keys[k]);
@@ -315,7 +315,7 @@ static void write_summary(struct jw *w, const struct attn_mh_trace *t)
         jw_array_end(w);
     }
     /* The mask is the same in every head, so a fully masked row is one in all of them. */
-    jw_key(w, "fully_masked_rows");
+    JW_KEY(w, "fully_masked_rows");
     jw_array_begin(w);
     for (size_t row = 0; row < t->n_q; row++)
         if (t->head[0].summary.fully_masked[row])
@@ -326,7 +326,7 @@ static void write_summary(struct jw *w, const struct attn_mh_trace *t)
 
 static void write_warnings(struct jw *w, const struct attn_mh_trace *t)
 {
-    jw_key(w, "warnings");
+    JW_KEY(w, "warnings");
     jw_array_begin(w);
     for (size_t row = 0; row < t->n_q; row++) {
         if (!t->head[0].summary.fully_masked[row])
@@ -335,11 +335,11 @@ static void write_warnings(struct jw *w, const struct attn_mh_trace *t)
         snprintf(message, sizeof message, "query %zu may attend to no key (its mask row blocks "
                  "every key): its weights and head outputs are 0 in every head", row);
         jw_object_begin(w);
-        jw_key(w, "code");
+        JW_KEY(w, "code");
         jw_string(w, "row_fully_masked");
-        jw_key(w, "row");
+        JW_KEY(w, "row");
         jw_int(w, (long long)row);
-        jw_key(w, "message");
+        JW_KEY(w, "message");
         jw_string(w, message);
         jw_object_end(w);
     }
@@ -351,11 +351,11 @@ static void write_random(struct jw *w, const struct api_multihead_req *r)
     static const char *const names[API_IN_COUNT] = { "x_q", "x_kv", "w_q", "w_k", "w_v", "w_o" };
     if (!r->has_random)
         return;
-    jw_key(w, "random");
+    JW_KEY(w, "random");
     jw_object_begin(w);
-    jw_key(w, "seed");
+    JW_KEY(w, "seed");
     jw_int(w, (long long)r->seed);
-    jw_key(w, "filled");
+    JW_KEY(w, "filled");
     jw_array_begin(w);
     for (int i = 0; i < API_IN_COUNT; i++)
         if (r->filled[i])
@@ -368,19 +368,19 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
                          const struct attn_mh_trace *t)
 {
     jw_object_begin(w);
-    jw_key(w, "d_model");
+    JW_KEY(w, "d_model");
     jw_int(w, (long long)r->d_model);
-    jw_key(w, "heads");
+    JW_KEY(w, "heads");
     jw_int(w, (long long)r->heads);
-    jw_key(w, "kv_heads");
+    JW_KEY(w, "kv_heads");
     jw_int(w, (long long)r->kv_heads);
-    jw_key(w, "d_k");
+    JW_KEY(w, "d_k");
     jw_int(w, (long long)r->d_k);
-    jw_key(w, "scale");
+    JW_KEY(w, "scale");
     jw_double(w, r->scale);
-    jw_key(w, "mask_semantics");
+    JW_KEY(w, "mask_semantics");
     jw_string(w, r->grid.block_semantics ? "block" : "keep");
-    jw_key(w, "weight_layout");
+    JW_KEY(w, "weight_layout");
     jw_string(w, r->transposed ? "out_in" : "in_out");
     write_random(w, r);
     api_grid_write_labels(w, &r->grid);

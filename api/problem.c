@@ -135,45 +135,45 @@ void api_error_write(struct jw *w, const struct api_error *e)
     snprintf(type, sizeof type, "/problems/%s", info->slug);
 
     jw_object_begin(w);
-    jw_key(w, "type");
+    JW_KEY(w, "type");
     jw_string(w, type);
-    jw_key(w, "title");
+    JW_KEY(w, "title");
     jw_string(w, info->title);
-    jw_key(w, "status");
+    JW_KEY(w, "status");
     jw_int(w, info->status);
-    jw_key(w, "detail");
+    JW_KEY(w, "detail");
     jw_string(w, e->detail);
     if (e->parameter[0] != '\0') {
-        jw_key(w, "parameter");
+        JW_KEY(w, "parameter");
         jw_string(w, e->parameter);
     }
     /* A body problem's hint goes with its pointer, in errors[]; any other's, here. */
     if (e->hint[0] != '\0' && !e->has_pointer) {
-        jw_key(w, "hint");
+        JW_KEY(w, "hint");
         jw_string(w, e->hint);
     }
     if (e->has_pointer) {
-        jw_key(w, "errors");
+        JW_KEY(w, "errors");
         jw_array_begin(w);
         jw_object_begin(w);
-        jw_key(w, "pointer");
+        JW_KEY(w, "pointer");
         jw_string(w, e->pointer);
-        jw_key(w, "detail");
+        JW_KEY(w, "detail");
         jw_string(w, e->detail);
         if (e->hint[0] != '\0') {
-            jw_key(w, "hint");
+            JW_KEY(w, "hint");
             jw_string(w, e->hint);
         }
         if (e->step != NULL) {
-            jw_key(w, "step");
+            JW_KEY(w, "step");
             jw_string(w, e->step);
         }
         if (e->has_head) {
-            jw_key(w, "head");
+            JW_KEY(w, "head");
             jw_int(w, e->head);
         }
         if (e->has_cell) {
-            jw_key(w, "cell");
+            JW_KEY(w, "cell");
             jw_array_begin(w);
             jw_int(w, e->cell[0]);
             if (e->cell[1] >= 0)

@@ -151,18 +151,18 @@ static void write_row(const struct api_shape_row *row, void *data)
 {
     struct jw *w = data;
     jw_object_begin(w);
-    jw_key(w, "op");
+    JW_KEY(w, "op");
     jw_string(w, row->op);
-    jw_key(w, "left");
+    JW_KEY(w, "left");
     write_dims(w, row->left[0], row->left[1], row->left[2]);
-    jw_key(w, "right");
+    JW_KEY(w, "right");
     if (row->right_kind == 0)
         jw_null(w);
     else
         write_dims(w, 0, row->right[0], row->right[1]);
-    jw_key(w, "result");
+    JW_KEY(w, "result");
     write_dims(w, 0, row->result[0], row->result[1]);
-    jw_key(w, "meaning");
+    JW_KEY(w, "meaning");
     jw_string(w, row->meaning);
     jw_object_end(w);
 }
@@ -176,7 +176,7 @@ void api_shapes_write(struct jw *w, const struct api_shapes *s)
         jw_key(w, keys[i]);
         jw_int(w, (long long)values[i]);
     }
-    jw_key(w, "rows");
+    JW_KEY(w, "rows");
     jw_array_begin(w);
     api_shapes_rows(s, write_row, w);
     jw_array_end(w);

@@ -325,6 +325,44 @@ START_TEST(test_writer_strings_read_back)
 }
 END_TEST
 
+/* JW_KEY writes what jw_key does: the same names, commas and nesting. */
+START_TEST(test_writer_literal_keys)
+{
+    struct jw a, b;
+    jw_init(&a, -1);
+    jw_init(&b, -1);
+    jw_object_begin(&a);
+    jw_object_begin(&b);
+    JW_KEY(&a, "d_k");
+    jw_key(&b, "d_k");
+    jw_int(&a, 4);
+    jw_int(&b, 4);
+    JW_KEY(&a, "shapes");
+    jw_key(&b, "shapes");
+    jw_object_begin(&a);
+    jw_object_begin(&b);
+    JW_KEY(&a, "");
+    jw_key(&b, "");
+    jw_null(&a);
+    jw_null(&b);
+    JW_KEY(&a, "mask_semantics");
+    jw_key(&b, "mask_semantics");
+    jw_string(&a, "keep");
+    jw_string(&b, "keep");
+    jw_object_end(&a);
+    jw_object_end(&b);
+    jw_object_end(&a);
+    jw_object_end(&b);
+    size_t la, lb;
+    char *ta = jw_take(&a, &la), *tb = jw_take(&b, &lb);
+    ck_assert_str_eq(ta, "{\"d_k\":4,\"shapes\":{\"\":null,\"mask_semantics\":\"keep\"}}");
+    ck_assert_str_eq(ta, tb);
+    ck_assert_uint_eq(la, lb);
+    free(ta);
+    free(tb);
+}
+END_TEST
+
 /* api_field_pointer writes what snprintf("%s/%s") would, cut the same way. */
 START_TEST(test_field_pointer_is_snprintf)
 {
@@ -1847,6 +1885,7 @@ static Suite *api_suite(void)
     tcase_add_test(numbers, test_writer_replaces_ill_formed_utf8);
     tcase_add_test(numbers, test_writer_strings_read_back);
     tcase_add_test(numbers, test_field_pointer_is_snprintf);
+    tcase_add_test(numbers, test_writer_literal_keys);
     suite_add_tcase(s, numbers);
 
     TCase *attention = tcase_create("Attention");
