@@ -169,14 +169,14 @@ def table(tsv_path, meta_path):
         return "fixed" if p == "tiny" else "replay"
 
     conns_all = sorted({c for (_, c, _) in runs})
-    print("HTTP: wrk, POST /v1/attention, %s s a run, longer (up to %s s) where ten requests "
-          "per connection take longer (s); req/s, latency p50/p99 in ms, errors (failed + "
-          "non-2xx); n = requests completed" % (meta.get("seconds", "?"),
-                                                meta.get("max_seconds", "?")))
+    print("HTTP: wrk, POST /v1/attention, %s s a run, longer (up to %s s) where ten of the "
+          "server's requests per connection take longer (s: attnd's and its floors', then the "
+          "Python service's); req/s, latency p50/p99 in ms, errors (failed + non-2xx); n = "
+          "requests completed" % (meta.get("seconds", "?"), meta.get("max_seconds", "?")))
     print("  floors: fixed = libmicrohttpd answering a 16-byte reply, replay = it answering "
           "attnd's real response; same thread model as attnd")
     head = (f"  {'payload':<7} {'response':>9} {'conn':>4} {'s':>3} | {'attnd req/s':>11} {'n':>6} {'p50':>7} {'p99':>7} "
-            f"{'err':>3} | {'fixed':>8} {'replay':>8} | {'python req/s':>12} {'n':>5} {'p50':>7} "
+            f"{'err':>3} | {'fixed':>8} {'replay':>8} | {'python req/s':>12} {'n':>5} {'s':>3} {'p50':>7} "
             f"{'p99':>7} {'err':>3} | {'of floor':>8} {'x python':>8}")
     print(head)
     print("  " + "-" * (len(head) - 2))
@@ -194,6 +194,7 @@ def table(tsv_path, meta_path):
                   f"{fmt_ms(a['p50']):>7} {fmt_ms(a['p99']):>7} {a['err']:>3} | "
                   f"{fmt_rps(get(p, c, 'fixed')):>8} {fmt_rps(get(p, c, 'replay')):>8} | "
                   f"{fmt_rps(py and py['rps']):>12} {(py['req'] if py else '-'):>5} "
+                  f"{(format(py['secs'], '.0f') if py else '-'):>3} "
                   f"{fmt_ms(py and py['p50']):>7} {fmt_ms(py and py['p99']):>7} "
                   f"{(py['err'] if py else '-'):>3} | {of_floor:>8} {x_py:>8}")
     print("  (of floor: attnd req/s as a share of the fixed (f) or replay (r) floor at the same "

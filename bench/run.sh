@@ -16,7 +16,7 @@
 #   6. the targets, PASS or MISS (bench/report.py); never asserted.
 #
 # Settings (environment): BENCH_SECONDS (5) per wrk run, or longer, up to BENCH_MAX_SECONDS
-# (30), where ten requests per connection take longer (run_seconds), BENCH_PAYLOADS ("tiny medium
+# (30), where ten of a server's requests per connection take longer (run_seconds), BENCH_PAYLOADS ("tiny medium
 # large xl"), BENCH_CONNS ("1 8 64"), BENCH_TIMEOUT (60s, wrk's per-request timeout),
 # BENCH_BUDGET (0.3 s per in-process measurement), BENCH_CORE_N (core sizes, default
 # 64 … 2048). Between runs the bench waits until the server it just loaded has gone
@@ -135,11 +135,13 @@ port_of() { # FILE PID
 }
 
 # POSTs a payload; the answer in OUTFILE; fails unless the status is 200.
-post() { # PORT PAYLOAD OUTFILE
-  local code
-  code=$(curl -s -o "$3" -w '%{http_code}' -H 'Content-Type: application/json' \
-    --data-binary "@$OUT/$2.json" "http://127.0.0.1:$1/v1/attention")
+post() { # PORT PAYLOAD OUTFILE: the answer into OUTFILE, its time in ms into OUTFILE.ms
+  local code ms
+  read -r code ms < <(curl -s -o "$3" -w '%{http_code} %{time_total}' \
+    -H 'Content-Type: application/json' --data-binary "@$OUT/$2.json" \
+    "http://127.0.0.1:$1/v1/attention" | awk '{ print $1, $2 * 1000 }')
   [ "$code" = 200 ] || { echo "bench: $2 on port $1 answered $code: $(head -c 300 "$3")" >&2; return 1; }
+  echo "$ms" > "$3.ms"
 }
 
 kib_to_bytes() { awk '{ print $2 * 1024 }'; }
@@ -216,18 +218,26 @@ if [[ " $PAYLOADS " == *" medium "* ]]; then
   echo
 fi
 
-# Seconds for the runs of PAYLOAD at CONNS connections: BENCH_SECONDS, or long enough
-# for each connection to finish about ten of attnd's requests, at most BENCH_MAX_SECONDS.
-# wrk counts what completes inside its window; with c connections on NPROC workers a
-# request takes about c × t1 / NPROC (t1: attnd's p50 at one connection), and the work
-# in flight when the window closes is lost: at 64 connections on the large payload a
-# 5 s window would finish half of what it computed and report a collapse that is not
-# there. Every target of that payload and count runs the same time.
-run_seconds() { # PAYLOAD CONNS
+# Seconds for SERVER's run of PAYLOAD at CONNS connections: BENCH_SECONDS, or long
+# enough for each connection to finish about ten of that server's requests, at most
+# BENCH_MAX_SECONDS. wrk counts what completes inside its window; with c connections
+# on NPROC workers a request takes about max(c / NPROC, 1) × t1 (t1: the server's p50
+# at one connection, or before that is measured, the time of its first answer to the
+# payload), and the work in flight when the window closes is lost: at 64 connections
+# on the large payload a 5 s window would finish half of what attnd computed and report
+# a collapse that is not there, and at one connection on xl it held two of the Python
+# service's 2-second answers, a ratio resting on two samples. The floors run as long
+# as attnd (SERVER attnd); the Python service by its own times.
+run_seconds() { # PAYLOAD CONNS SERVER
   local t1
-  t1=$(awk -v p="$1" '$1 == p && $2 == 1 && $3 == "attnd" { t = $7 } END { print t + 0 }' "$TSV")
+  t1=$(awk -v p="$1" -v t="$3" '$1 == p && $2 == 1 && $3 == t { x = $7 } END { print x + 0 }' "$TSV")
+  local first="$OUT/$1.$3.json.ms" # post()'s time for the server's first answer
+  [ "$3" = attnd ] && first="$OUT/$1.response.json.ms"
+  if [ "$t1" = 0 ] && [ -s "$first" ]; then
+    t1=$(cat "$first")
+  fi
   awk -v s="$SECS" -v t="$t1" -v c="$2" -v n="$NPROC" -v cap="$SECS_MAX" 'BEGIN {
-    d = 10 * c * t / n / 1000; if (d < s) d = s; if (d > cap) d = cap
+    d = 10 * t * (c > n ? c / n : 1) / 1000; if (d < s) d = s; if (d > cap) d = cap
     printf "%d\n", (d == int(d)) ? d : int(d) + 1 }'
 }
 
@@ -257,11 +267,11 @@ for p in $PAYLOADS; do
   REPLAY_PORT=$(port_of "$OUT/replay.out" "$REPLAY_PID")
   for c in $CONNS; do
     echo "=== $p, $c connection(s)" >> "$WRKLOG"
-    secs=$(run_seconds "$p" "$c")
+    secs=$(run_seconds "$p" "$c" attnd)
     run_wrk attnd "$p" "$c" "$ATTND_PORT" "$ATTND_PID" "$secs"
     run_wrk fixed "$p" "$c" "$FIXED_PORT" "$FIXED_PID" "$secs"
     run_wrk replay "$p" "$c" "$REPLAY_PORT" "$REPLAY_PID" "$secs"
-    run_wrk python "$p" "$c" "$PYPORT" "$PY_PID" "$secs"
+    run_wrk python "$p" "$c" "$PYPORT" "$PY_PID" "$(run_seconds "$p" "$c" python)"
   done
   stop "$REPLAY_PID"
 done
