@@ -88,17 +88,17 @@ static bool srv_signals_wait_ms(long ms)
     return sem_timedwait(&srv_signal_sem, &until) == 0;
 }
 
-/*
- * Waits for the first signal, giving the heap's free memory back to the kernel
- * (malloc_trim) once the server has been quiet for a second after traffic. The heap
- * is kept between requests on purpose (srv_malloc_policy), but after a burst the
- * arenas hold what its concurrent requests needed, most of it free yet mapped: about
- * 1 GB after 64 connections of 22 MB answers. A second with nothing completed and
- * nothing in flight marks the burst's end; steady traffic never trims.
- */
 /* The M_TRIM_THRESHOLD srv_malloc_policy set, or 0 when GLIBC_TUNABLES decides. */
 static size_t srv_trim_threshold;
 
+/*
+ * Waits for the first signal, giving the heap's free memory back to the kernel
+ * (srv_heap_trim: every arena) once the server has been quiet for a second after
+ * traffic. The heap is kept between requests on purpose (srv_malloc_policy), but after
+ * a burst the arenas hold what its concurrent requests needed, most of it free yet
+ * mapped: about 1 GB after 64 connections of 22 MB answers. A second with nothing
+ * completed and nothing in flight marks the burst's end; steady traffic never trims.
+ */
 static int srv_signals_wait_trimming(struct srv_server *s)
 {
     unsigned long seen = srv_http_completed(s), trimmed = seen;
