@@ -210,6 +210,12 @@ $(BUILD_DIR)/bench/floor: $(BUILD_DIR)/bench/floor.o
 $(BUILD_DIR)/bench/core_bench: $(BUILD_DIR)/bench/core_bench.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# Softmax's per-element loops are written to be vectorized: -O2 leaves them scalar, and
+# without -fno-trapping-math a comparison (which may raise a flag) cannot become a select;
+# no fused multiply-add, so that every target computes the same bits (GCC in ISO mode
+# fuses nothing anyway; clang would).
+$(BUILD_DIR)/core/softmax_row.o: CFLAGS += -O3 -fno-trapping-math -ffp-contract=off
+
 $(BUILD_DIR)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<

@@ -34,6 +34,7 @@
 
 #include "internal.h"
 #include "memory.h"
+#include "softmax_row.h"
 
 /* ---- names ---- */
 
@@ -303,19 +304,6 @@ static inline bool attn_finite(double x)
     return fabs(x) <= DBL_MAX;
 }
 
-/* scaled row = scores row * scale; false if a cell is not finite (a finite product
- * means a finite score, the scale being finite and > 0). s and x may be one row. */
-static bool attn_row_scale(const double *s, double *x, size_t n, double scale)
-{
-    bool ok = true;
-
-    for (size_t j = 0; j < n; j++) {
-        x[j] = s[j] * scale;
-        ok &= attn_finite(x[j]);
-    }
-    return ok;
-}
-
 /* The keys query i may see are [0, n) but for `allow` (a row of 0/1, CELLS) or those
  * past `causal_end` (CAUSAL). */
 struct attn_row_mask {
@@ -369,54 +357,43 @@ static bool attn_row_mask(const double *x, const double *b, double *m, size_t n,
 }
 
 /*
- * The largest of x[0..n), or -inf. Four running maxima instead of one, so that the
- * loop is not one long chain of dependent comparisons; a max does not round, so the
- * order cannot change it (only which zero wins between -0 and +0, and x - max is
- * then a zero of either sign, whose exp is 1 alike).
- */
-static double attn_row_max(const double *x, size_t n)
-{
-    double m[4] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
-    size_t j = 0;
-
-    for (; j + 4 <= n; j += 4)
-        for (size_t l = 0; l < 4; l++)
-            m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
-    for (; j < n; j++)
-        m[0] = x[j] > m[0] ? x[j] : m[0];
-    m[0] = m[1] > m[0] ? m[1] : m[0];
-    m[2] = m[3] > m[2] ? m[3] : m[2];
-    return m[2] > m[0] ? m[2] : m[0];
-}
-
-/*
  * Softmax of one row x (n) into w (n); *blocked = 1 when every key is blocked; false
  * if a weight is not finite. The row's max is subtracted first: exp then never sees a
  * positive argument, so scores of 1e300 cannot overflow, and the ratios are
  * unchanged. The sum is >= 1 (the max contributes exp(0)), so the division is safe.
  * A row with no allowed key has no max; it gets weights 0, not the NaN that 0/0 would
- * give.
+ * give. With `facts`, also what the summary says about the row, while w is in cache.
  */
-static bool attn_row_softmax(const double *x, double *w, size_t n, int *blocked)
+static bool attn_row_softmax(const double *x, double *w, size_t n, int *blocked,
+                             struct attn_row_facts *facts)
 {
-    double max, sum = 0.0;
-    bool ok = true;
+    double max = attn_row_max(x, n), sum;
 
-    max = attn_row_max(x, n);
     *blocked = max == -INFINITY;
     if (*blocked) {
         memset(w, 0, n * sizeof *w);
         return true;
     }
-    for (size_t j = 0; j < n; j++) {
-        w[j] = exp(x[j] - max); /* blocked: exp(-inf) = 0 */
-        sum += w[j];
-    }
-    for (size_t j = 0; j < n; j++) {
-        w[j] /= sum;
-        ok &= attn_finite(w[j]);
-    }
-    return ok;
+    sum = attn_row_exp(x, max, w, n);
+    if (!attn_row_divide(w, n, sum))
+        return false;
+    if (facts != NULL)
+        *facts = attn_row_facts_of(w, n);
+    return true;
+}
+
+/*
+ * Query i's entry of the summary: its row's facts, or the zeros and "no key" of a
+ * fully masked row.
+ */
+static void attn_summary_set(struct attn_summary *s, size_t i, const struct attn_row_facts *f)
+{
+    bool blocked = s->fully_masked[i] != 0;
+
+    s->row_sums[i] = blocked ? 0.0 : f->sum;
+    s->argmax[i] = blocked ? ATTN_NO_INDEX : f->argmax;
+    s->max_weight[i] = blocked ? 0.0 : f->max_weight;
+    s->entropy[i] = blocked ? 0.0 : f->entropy;
 }
 
 /* ---- the five passes ---- */
@@ -483,15 +460,30 @@ static void attn_pass_mask(struct attn_trace *t, const struct attn_problem *p)
     }
 }
 
+/*
+ * Softmax of row i of `masked` into row i of `weights`; records whether the row is
+ * fully masked and, with `summarize`, its summary. False if a weight is not finite.
+ * The summary written before a later step fails is cleared with the trace's fault.
+ */
+static bool attn_softmax_query(struct attn_trace *t, size_t i, bool summarize)
+{
+    struct attn_row_facts facts = { 0 };
+    int blocked;
+    bool ok = attn_row_softmax(t->masked.data + i * t->n_k, t->weights.data + i * t->n_k,
+                               t->n_k, &blocked, summarize ? &facts : NULL);
+
+    t->summary.fully_masked[i] = (unsigned char)blocked;
+    if (ok && summarize)
+        attn_summary_set(&t->summary, i, &facts);
+    return ok;
+}
+
 /* Step 4, softmax along each row: weights (n_q, n_k); records fully masked rows. */
-static void attn_pass_softmax(struct attn_trace *t)
+static void attn_pass_softmax(struct attn_trace *t, bool summarize)
 {
     for (size_t i = 0; i < t->n_q; i++) {
-        int blocked;
-        (void)attn_row_softmax(t->masked.data + i * t->n_k, t->weights.data + i * t->n_k, t->n_k,
-                               &blocked);
-        t->summary.fully_masked[i] = (unsigned char)blocked;
-        t->summary.n_fully_masked += (size_t)blocked;
+        (void)attn_softmax_query(t, i, summarize);
+        t->summary.n_fully_masked += t->summary.fully_masked[i];
     }
 }
 
@@ -501,41 +493,6 @@ static void attn_pass_output(struct attn_trace *t, const struct attn_matrix *v)
     cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)t->n_q, (blasint)v->cols,
                 (blasint)t->n_k, 1.0, t->weights.data, (blasint)t->weights.stride, v->data,
                 (blasint)v->stride, 0.0, t->output.data, (blasint)t->output.stride);
-}
-
-/*
- * Per query: row sum, heaviest key (ties to the lowest index: strict >), its weight,
- * and the entropy -Σ w ln w in nats (w = 0 contributes nothing: w ln w -> 0).
- */
-static void attn_summarize_row(struct attn_summary *s, size_t i, const double *w, size_t n)
-{
-    double sum = 0.0, h = 0.0;
-    size_t best = 0;
-
-    if (s->fully_masked[i]) {
-        s->row_sums[i] = 0.0;
-        s->argmax[i] = ATTN_NO_INDEX;
-        s->max_weight[i] = 0.0;
-        s->entropy[i] = 0.0;
-        return;
-    }
-    for (size_t j = 0; j < n; j++) {
-        sum += w[j];
-        if (w[j] > w[best])
-            best = j;
-        if (w[j] > 0.0)
-            h -= w[j] * log(w[j]);
-    }
-    s->row_sums[i] = sum;
-    s->argmax[i] = best;
-    s->max_weight[i] = w[best];
-    s->entropy[i] = h;
-}
-
-static void attn_pass_summary(struct attn_trace *t)
-{
-    for (size_t i = 0; i < t->n_q; i++)
-        attn_summarize_row(&t->summary, i, t->weights.data + i * t->n_k, t->n_k);
 }
 
 /*
@@ -573,16 +530,12 @@ static enum attn_status attn_forward_by_steps(struct attn_trace *out, const stru
     attn_pass_mask(out, p);
     if ((st = attn_check_step(out, ATTN_STEP_MASKED, &out->masked, &p->mask)) != ATTN_OK)
         return st;
-    attn_pass_softmax(out);
+    attn_pass_softmax(out, !p->skip_summary);
     /* Cannot fire after the max subtraction; kept so a regression cannot slip NaN out. */
     if ((st = attn_check_step(out, ATTN_STEP_WEIGHTS, &out->weights, NULL)) != ATTN_OK)
         return st;
     attn_pass_output(out, p->v);
-    if ((st = attn_check_step(out, ATTN_STEP_OUTPUT, &out->output, NULL)) != ATTN_OK)
-        return st;
-    if (!p->skip_summary)
-        attn_pass_summary(out);
-    return ATTN_OK;
+    return attn_check_step(out, ATTN_STEP_OUTPUT, &out->output, NULL);
 }
 
 /* ---- the fast path: rows through scale, mask and softmax while they are in cache ---- */
@@ -603,14 +556,11 @@ static bool attn_rows_softmax(struct attn_trace *t, const struct attn_problem *p
         const double *b = p->bias != NULL ? p->bias->data + i * p->bias->stride : NULL;
         struct attn_row_mask rm = attn_row_mask_of(&p->mask, t->n_q, n, i);
         double *x = t->scaled.data + i * n, *m = t->masked.data + i * n;
-        int blocked;
 
         if (!attn_row_scale(t->scores.data + i * n, x, n, p->scale) ||
-            !attn_row_mask(x, b, m, n, &rm) ||
-            !attn_row_softmax(m, t->weights.data + i * n, n, &blocked))
+            !attn_row_mask(x, b, m, n, &rm) || !attn_softmax_query(t, i, !p->skip_summary))
             return false;
-        t->summary.fully_masked[i] = (unsigned char)blocked;
-        *n_blocked += (size_t)blocked;
+        *n_blocked += t->summary.fully_masked[i];
     }
     return true;
 }
@@ -665,12 +615,7 @@ static bool attn_forward_rows(struct attn_trace *t, const struct attn_problem *p
                 (blasint)v->cols, (blasint)weights.cols, 1.0, weights.data,
                 (blasint)weights.stride, v->data, (blasint)v->stride, 0.0,
                 t->output.data + from * t->output.stride, (blasint)t->output.stride);
-    if (!attn_rows_finite(&t->output, from, to))
-        return false;
-    if (!p->skip_summary)
-        for (size_t i = from; i < to; i++)
-            attn_summarize_row(&t->summary, i, t->weights.data + i * t->n_k, t->n_k);
-    return true;
+    return attn_rows_finite(&t->output, from, to);
 }
 
 /* One thread's share of attn_forward_threads: row blocks [first, last). */

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/attention.h"
+#include "core/softmax_row.h"
 
 typedef enum attn_status (*attn_fn)(struct attn_trace *, const struct attn_problem *);
 
@@ -859,6 +860,68 @@ START_TEST(test_huge_scores)
 }
 END_TEST
 
+/*
+ * Weights far below the row's max: e^-710 and e^-744 are subnormal, e^-800 is 0,
+ * and -1e300 must not turn into NaN on the way. Expected values from libm's exp:
+ * the fast path hands such cells to it (ulp-exact below -707 matters, since a
+ * subnormal has few bits). The fast path only: the reference's 1 / Σ e^(x_l - x_j)
+ * overflows for such a cell and gives it 0.
+ */
+START_TEST(test_tiny_weights)
+{
+    double q[1] = { 1 };
+    double k[6] = { 0, -706.5, -707.5, -710, -744, -800 };
+    double v[6] = { 1, 1, 1, 1, 1, 1 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 1, 1, k, 6, v, 1, 1.0);
+    ck_assert_int_eq(run(attn_forward, &t, &c), ATTN_OK);
+    /* The sum is 1 + e^-706.5 + ...: exactly 1 in double, so each weight is its exp. */
+    ck_assert(attn_at(&t.weights, 0, 0) == 1.0);
+    for (size_t j = 1; j < 6; j++) {
+        double want = exp(k[j]), got = attn_at(&t.weights, 0, j);
+        ck_assert_msg(fabs(got - want) <= nextafter(want, INFINITY) - want,
+                      "weights[0][%zu] = %a, want %a", j, got, want);
+    }
+    ck_assert(attn_at(&t.weights, 0, 5) == 0.0);
+    ck_assert(t.summary.entropy[0] > 0.0 && t.summary.entropy[0] < 1e-300);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/*
+ * The row kernel's exponential against libm's, cell by cell: within one ulp over
+ * the whole range softmax uses (0 down to below the subnormals), exact at 0 and for
+ * -inf, and the same whether it writes over its input or not.
+ */
+START_TEST(test_row_exp_vs_libm)
+{
+    enum { N = 4099 }; /* not a multiple of any vector width */
+    static double x[N], w[N], in_place[N];
+    uint64_t seed = 0x5eed;
+    const double edges[] = { 0.0, -0.0, -1e-300, -0x1p-30, -0.5, -1, -707, -707.0000001, -708,
+                             -745, -745.2, -746, -1e300, -INFINITY };
+    size_t n_edges = sizeof edges / sizeof edges[0];
+    double sum = 0.0, got_sum;
+
+    for (size_t j = 0; j < N; j++)
+        x[j] = j < n_edges ? edges[j] : rng_real(&seed, j % 2 ? -30.0 : -750.0, 0.0);
+    got_sum = attn_row_exp(x, 0.0, w, N);
+    for (size_t j = 0; j < N; j++) {
+        double want = exp(x[j]);
+        double ulp = nextafter(want, INFINITY) - want;
+        ck_assert_msg(fabs(w[j] - want) <= ulp, "e^%a = %a, libm %a", x[j], w[j], want);
+        sum += want;
+    }
+    ck_assert(w[0] == 1.0 && w[1] == 1.0 && w[n_edges - 1] == 0.0);
+    ck_assert_msg(fabs(got_sum - sum) <= N * DBL_EPSILON * sum, "sum %a, want %a", got_sum, sum);
+    memcpy(in_place, x, sizeof x);
+    ck_assert(attn_row_exp(in_place, 0.0, in_place, N) == got_sum);
+    ck_assert(memcmp(in_place, w, sizeof w) == 0);
+}
+END_TEST
+
 /* Common inputs of the fully masked tests: q (4, 1), k (4, 1), v (4, 2). */
 static double fm_q[] = { 1, 2, 3, 4 };
 static double fm_k[] = { 1, 0, -1, 0.5 };
@@ -1416,6 +1479,8 @@ static Suite *core_suite(void)
     suite_add_tcase(s, reference);
 
     tcase_add_loop_test(limits, test_huge_scores, 0, 2);
+    tcase_add_test(limits, test_tiny_weights);
+    tcase_add_test(limits, test_row_exp_vs_libm);
     tcase_add_loop_test(limits, test_fully_masked_cells, 0, 2);
     tcase_add_loop_test(limits, test_fully_masked_padding, 0, 2);
     tcase_add_loop_test(limits, test_causal_tall, 0, 2);

@@ -1,0 +1,48 @@
+/*
+ * core/softmax_row.h — the per-element arithmetic of one softmax row, in loops the
+ * compiler vectorizes. Private to core/ (attention.c's row functions call it; the
+ * reference does not, so it stays an independent check).
+ *
+ * Every function gives the same bits on every CPU: each is built for AVX-512, AVX2
+ * and the x86-64 baseline and picked at load time, but the sums are interleaved in a
+ * fixed order of eight and no multiply-add is fused (-ffp-contract=off), so the vector
+ * widths only change the speed.
+ */
+#ifndef ATTN_SOFTMAX_ROW_H
+#define ATTN_SOFTMAX_ROW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * x[j] = s[j] * scale for j < n; false if a cell is not finite (a finite product
+ * means a finite score, the scale being finite and > 0). s and x may be one row.
+ */
+bool attn_row_scale(const double *s, double *x, size_t n, double scale);
+
+/* The largest of x[0..n), or -inf. Ignores NaN (callers have checked finiteness). */
+double attn_row_max(const double *x, size_t n);
+
+/*
+ * w[j] = e^(x[j] - max) for j < n, where every x[j] <= max or is -inf (so the
+ * exponent is never positive); returns Σ w[j]. x and w may be one row. The
+ * exponential is within 0.63 ulp of the true value (glibc's exp: 0.51), and -inf
+ * gives exactly 0.
+ */
+double attn_row_exp(const double *x, double max, double *w, size_t n);
+
+/* w[j] /= sum for j < n; false if any quotient is not finite. */
+bool attn_row_divide(double *w, size_t n, double sum);
+
+/* What the summary says about one row of weights. */
+struct attn_row_facts {
+    double sum;        /* Σ w */
+    double max_weight; /* the largest w */
+    size_t argmax;     /* the first j holding it */
+    double entropy;    /* -Σ w ln w, in nats */
+};
+
+/* The facts of a row of weights w (n >= 1). */
+struct attn_row_facts attn_row_facts_of(const double *w, size_t n);
+
+#endif
