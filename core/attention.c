@@ -159,16 +159,6 @@ static void attn_trace_carve(struct attn_trace *t, unsigned char *block, const s
     t->block = block;
 }
 
-/*
- * Zero sizes are ATTN_EINVAL (a matrix is never empty). Sizes whose block would not
- * fit in size_t are ATTN_ENOMEM, like a failed calloc: no memory of that size can be
- * had, and attn_trace_cells already returned 0 for the caller's limit check.
- */
-enum attn_status attn_trace_alloc(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v)
-{
-    return attn_trace_alloc_keep(t, n_q, n_k, d_v, ATTN_KEEP_ALL);
-}
-
 size_t attn_trace_bytes_keep(size_t n_q, size_t n_k, size_t d_v, unsigned keep)
 {
     struct attn_layout l;
@@ -177,8 +167,14 @@ size_t attn_trace_bytes_keep(size_t n_q, size_t n_k, size_t d_v, unsigned keep)
     return l.bytes;
 }
 
-enum attn_status attn_trace_alloc_keep(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v,
-                                       unsigned keep)
+/*
+ * The block of attn_trace_alloc and attn_trace_alloc_keep: zero-filled or not. Zero
+ * sizes are ATTN_EINVAL (a matrix is never empty). Sizes whose block would not fit in
+ * size_t are ATTN_ENOMEM, like a failed calloc: no memory of that size can be had,
+ * and attn_trace_cells already returned 0 for the caller's limit check.
+ */
+static enum attn_status attn_trace_alloc_block(struct attn_trace *t, size_t n_q, size_t n_k,
+                                               size_t d_v, unsigned keep, bool zeroed)
 {
     struct attn_layout l;
     unsigned char *block;
@@ -190,8 +186,8 @@ enum attn_status attn_trace_alloc_keep(struct attn_trace *t, size_t n_q, size_t 
         return ATTN_EINVAL;
     if (!attn_layout_of(n_q, n_k, d_v, keep, &l))
         return ATTN_ENOMEM;
-    /* calloc: a fresh trace reads as zeros (IEEE 754 0.0 is all-bits-zero). */
-    block = calloc(1, l.bytes);
+    /* calloc: the trace reads as zeros (IEEE 754 0.0 is all-bits-zero). */
+    block = zeroed ? calloc(1, l.bytes) : malloc(l.bytes);
     if (block == NULL)
         return ATTN_ENOMEM;
     attn_hint_huge_pages(block, l.bytes);
@@ -200,6 +196,17 @@ enum attn_status attn_trace_alloc_keep(struct attn_trace *t, size_t n_q, size_t 
     t->d_v = d_v;
     attn_trace_carve(t, block, &l);
     return ATTN_OK;
+}
+
+enum attn_status attn_trace_alloc(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v)
+{
+    return attn_trace_alloc_block(t, n_q, n_k, d_v, ATTN_KEEP_ALL, true);
+}
+
+enum attn_status attn_trace_alloc_keep(struct attn_trace *t, size_t n_q, size_t n_k, size_t d_v,
+                                       unsigned keep)
+{
+    return attn_trace_alloc_block(t, n_q, n_k, d_v, keep, false);
 }
 
 void attn_trace_free(struct attn_trace *t)

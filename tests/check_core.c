@@ -1022,6 +1022,64 @@ START_TEST(test_trace_keep)
 }
 END_TEST
 
+/*
+ * attn_trace_alloc_keep's block is not zero-filled: a forward pass must write every
+ * cell itself. With the block full of NaN before each pass (kept steps or all of
+ * them, summary or not, a fault or not), the trace is bit for bit that of a zeroed
+ * one.
+ */
+START_TEST(test_trace_keep_unzeroed)
+{
+    enum { NQ = 5, NK = 70, D = 3 }; /* NK past a vector's width, with a tail */
+    double q[NQ * D], k[NK * D], v[NK * 2], bias[NQ * NK];
+    unsigned char allow[NQ * NK];
+    const unsigned keeps[] = { ATTN_KEEP_ALL,
+                               ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT) };
+    for (int i = 0; i < NQ * D; i++)
+        q[i] = sin(i + 1.0) * 3;
+    for (int i = 0; i < NK * D; i++)
+        k[i] = cos(i * 0.7) * 2;
+    for (int i = 0; i < NK * 2; i++)
+        v[i] = i * 0.25 - 1;
+    for (int i = 0; i < NQ * NK; i++) {
+        bias[i] = (i % 5) * 0.1;
+        allow[i] = (unsigned char)(i % 3 != 0 || i % NK == 1) * (i / NK != 3); /* row 3 blocked */
+    }
+    for (int variant = 0; variant < 3; variant++) { /* plain, no summary, a fault */
+        struct views c;
+        struct attn_trace want;
+        views_init(&c, q, NQ, D, k, NK, v, 2, variant == 2 ? 1e308 : 0.5);
+        views_bias(&c, bias);
+        views_mask(&c, ATTN_MASK_CELLS, allow, NQ);
+        c.p.skip_summary = variant == 1;
+        enum attn_status st = run(attn_forward, &want, &c);
+        ck_assert_int_eq(st, variant == 2 ? ATTN_EOVERFLOW : ATTN_OK);
+        for (size_t n = 0; n < sizeof keeps / sizeof keeps[0]; n++) {
+            struct attn_trace t;
+            ck_assert_int_eq(attn_trace_alloc_keep(&t, NQ, NK, 2, keeps[n]), ATTN_OK);
+            memset(t.block, 0xFF, attn_trace_bytes_keep(NQ, NK, 2, keeps[n])); /* NaN */
+            ck_assert_int_eq(attn_forward(&t, &c.p), st);
+            if (st == ATTN_OK) {
+                ck_assert(memcmp(want.weights.data, t.weights.data, NQ * NK * sizeof(double)) == 0);
+            } else {
+                ck_assert(t.fault.step == want.fault.step && t.fault.col == want.fault.col);
+                if (keeps[n] == ATTN_KEEP_ALL) /* the steps after the fault were zeroed */
+                    ck_assert(memcmp(want.masked.data, t.masked.data,
+                                     NQ * NK * sizeof(double)) == 0);
+            }
+            ck_assert(memcmp(want.output.data, t.output.data, NQ * 2 * sizeof(double)) == 0);
+            ck_assert(memcmp(want.summary.row_sums, t.summary.row_sums, NQ * sizeof(double)) == 0);
+            ck_assert(memcmp(want.summary.entropy, t.summary.entropy, NQ * sizeof(double)) == 0);
+            ck_assert(memcmp(want.summary.argmax, t.summary.argmax, NQ * sizeof(size_t)) == 0);
+            ck_assert(memcmp(want.summary.fully_masked, t.summary.fully_masked, NQ) == 0);
+            ck_assert_uint_eq(want.summary.n_fully_masked, t.summary.n_fully_masked);
+            attn_trace_free(&t);
+        }
+        attn_trace_free(&want);
+    }
+}
+END_TEST
+
 /* skip_summary: the same steps, the fully masked rows still flagged, the rest of the
  * summary left at 0 (and computed on the same trace when asked for again). */
 START_TEST(test_skip_summary)
@@ -1460,6 +1518,7 @@ static Suite *core_suite(void)
     tcase_add_test(core, test_trace_reuse);
     tcase_add_test(core, test_skip_summary);
     tcase_add_test(core, test_trace_keep);
+    tcase_add_test(core, test_trace_keep_unzeroed);
     suite_add_tcase(s, core);
 
     tcase_add_loop_test(seeds, test_seed000, 0, 2);
