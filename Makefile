@@ -170,7 +170,8 @@ help:
 $(ATTND): $(SERVER_OBJ) $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD_DIR)/tests/check_core: $(BUILD_DIR)/tests/check_core.o $(CORE_OBJ)
+$(BUILD_DIR)/tests/check_core: $(BUILD_DIR)/tests/check_core.o $(CORE_OBJ) \
+                               $(BUILD_DIR)/tests/softmax_row_baseline.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD_DIR)/tests/check_api: $(BUILD_DIR)/tests/check_api.o $(API_OBJ) $(CORE_OBJ)
@@ -214,7 +215,8 @@ $(BUILD_DIR)/bench/core_bench: $(BUILD_DIR)/bench/core_bench.o $(API_OBJ) $(CORE
 # without -fno-trapping-math a comparison (which may raise a flag) cannot become a select;
 # no fused multiply-add, so that every target computes the same bits (GCC in ISO mode
 # fuses nothing anyway; clang would).
-$(BUILD_DIR)/core/softmax_row.o: CFLAGS += -O3 -fno-trapping-math -ffp-contract=off
+$(BUILD_DIR)/core/softmax_row.o $(BUILD_DIR)/tests/softmax_row_baseline.o: \
+    CFLAGS += -O3 -fno-trapping-math -ffp-contract=off
 
 $(BUILD_DIR)/%.o: %.c
 	@mkdir -p $(@D)

@@ -922,6 +922,48 @@ START_TEST(test_row_exp_vs_libm)
 }
 END_TEST
 
+/* core/softmax_row.c built for the baseline alone (tests/softmax_row_baseline.c). */
+bool baseline_row_scale(const double *s, double *x, size_t n, double scale);
+double baseline_row_max(const double *x, size_t n);
+double baseline_row_exp(const double *x, double max, double *w, size_t n);
+bool baseline_row_divide(double *w, size_t n, double sum);
+struct attn_row_facts baseline_row_facts_of(const double *w, size_t n);
+
+/*
+ * The row functions the program runs (on this CPU, its AVX-512 or AVX2 build where it
+ * has them) give the baseline build's bits: rows of every length up to 300 (vector
+ * tails), values near, far and blocked, a cell in the subnormal range.
+ */
+START_TEST(test_row_same_bits_as_baseline)
+{
+    enum { MAX_N = 300 };
+    static double s[MAX_N], x1[MAX_N], x2[MAX_N], w1[MAX_N], w2[MAX_N];
+    uint64_t seed = 0xba5e;
+
+    for (size_t row = 0; row < 3000; row++) {
+        size_t n = 1 + row % MAX_N;
+        for (size_t j = 0; j < n; j++)
+            s[j] = rng_real(&seed, row % 5 == 0 ? -2000.0 : -40.0, 40.0);
+        if (row % 7 == 0 && n > 1) /* blocked, but not the whole row (core skips that) */
+            s[n / 2] = -INFINITY;
+        double scale = rng_real(&seed, 0.01, 2.0);
+        ck_assert(attn_row_scale(s, x1, n, scale) == baseline_row_scale(s, x2, n, scale));
+        ck_assert(memcmp(x1, x2, n * sizeof *x1) == 0);
+        double max = attn_row_max(x1, n);
+        ck_assert(memcmp(&max, &(double){ baseline_row_max(x1, n) }, sizeof max) == 0);
+        double sum = attn_row_exp(x1, max, w1, n);
+        ck_assert(memcmp(&sum, &(double){ baseline_row_exp(x1, max, w2, n) }, sizeof sum) == 0);
+        ck_assert_msg(memcmp(w1, w2, n * sizeof *w1) == 0, "row %zu: exp", row);
+        ck_assert(attn_row_divide(w1, n, sum) && baseline_row_divide(w2, n, sum));
+        ck_assert_msg(memcmp(w1, w2, n * sizeof *w1) == 0, "row %zu: divide", row);
+        struct attn_row_facts f1 = attn_row_facts_of(w1, n), f2 = baseline_row_facts_of(w1, n);
+        ck_assert(memcmp(&f1.sum, &f2.sum, sizeof f1.sum) == 0 && f1.argmax == f2.argmax &&
+                  f1.max_weight == f2.max_weight &&
+                  memcmp(&f1.entropy, &f2.entropy, sizeof f1.entropy) == 0);
+    }
+}
+END_TEST
+
 /* Common inputs of the fully masked tests: q (4, 1), k (4, 1), v (4, 2). */
 static double fm_q[] = { 1, 2, 3, 4 };
 static double fm_k[] = { 1, 0, -1, 0.5 };
@@ -1540,6 +1582,7 @@ static Suite *core_suite(void)
     tcase_add_loop_test(limits, test_huge_scores, 0, 2);
     tcase_add_test(limits, test_tiny_weights);
     tcase_add_test(limits, test_row_exp_vs_libm);
+    tcase_add_test(limits, test_row_same_bits_as_baseline);
     tcase_add_loop_test(limits, test_fully_masked_cells, 0, 2);
     tcase_add_loop_test(limits, test_fully_masked_padding, 0, 2);
     tcase_add_loop_test(limits, test_causal_tall, 0, 2);
