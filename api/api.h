@@ -50,7 +50,8 @@ struct api_header {
 
 /* One piece of a body sent in pieces: data[0, len) inside the allocation base. */
 struct api_segment {
-    void *base;       /* malloc'd; freed by api_segments_free */
+    void *base;       /* malloc'd, freed by api_segments_free; NULL when data lies in
+                         another piece (a repeated text) */
     const char *data;
     size_t len;
 };

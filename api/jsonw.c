@@ -422,6 +422,56 @@ static char *copy_overlap(char *out, const char *src, size_t at, size_t len, siz
     return out + (hi - lo);
 }
 
+/*
+ * From this many bytes, a repeat in an answer sent in pieces points at the text it
+ * repeats instead of copying it: large's masked step is 5.5 MB of scaled's text, whose
+ * copy was the writer's one single-threaded stretch. Below, copying is cheaper than a
+ * piece more to send.
+ */
+#define JW_REPEAT_BORROW ((size_t)64 * 1024)
+
+/*
+ * jw_repeat without a copy: the current buffer becomes a piece, so all the text so far
+ * lies in pieces that live as long as the answer, and [from, to) is pushed again as
+ * borrowed pieces (no base: nothing to free). False (nothing changed) when the list of
+ * pieces cannot grow.
+ */
+static bool repeat_borrowed(struct jw *w, size_t from, size_t to)
+{
+    size_t n = w->done != NULL ? w->done->n : 0;
+    if (!piece_room(w, n + 2)) /* the current buffer, and at most every piece again */
+        return false;
+    /* The buffer may have been sized for the whole answer (one thread writes it all):
+     * its unused room goes back to the heap and becomes the next buffer's size, which
+     * would otherwise start small and grow by copies. */
+    size_t rest = w->cap > w->len + 1 ? w->cap - w->len - 1 : 0;
+    if (w->buf != NULL && w->len > 0 && rest > 4096) {
+        char *shrunk = realloc(w->buf, w->len + 1);
+        if (shrunk != NULL) {
+            w->buf = shrunk;
+            w->cap = w->len + 1;
+        }
+    }
+    close_piece(w);
+    if (rest > w->cap_hint)
+        w->cap_hint = rest;
+    size_t pieces = w->done->n, at = 0;
+    for (size_t i = 0; i < pieces; i++) {
+        const char *data = w->done->seg[i].data;
+        size_t len = w->done->seg[i].len;
+        size_t lo = from > at ? from : at, hi = to < at + len ? to : at + len;
+        if (lo < hi) {
+            struct api_segment *s = &w->done->seg[w->done->n++];
+            s->base = NULL;
+            s->data = data + (lo - at);
+            s->len = hi - lo;
+            w->done->total += hi - lo;
+        }
+        at += len;
+    }
+    return true;
+}
+
 void jw_repeat(struct jw *w, size_t from, size_t to)
 {
     if (w->failed || from > to || to > jw_offset(w)) {
@@ -429,6 +479,10 @@ void jw_repeat(struct jw *w, size_t from, size_t to)
         return;
     }
     before_value(w);
+    if (w->failed)
+        return;
+    if (w->may_segment && to - from >= JW_REPEAT_BORROW && repeat_borrowed(w, from, to))
+        return;
     if (!room(w, to - from))
         return;
     /* Offsets, not pointers, until room() is done: it may move the buffer. The copy

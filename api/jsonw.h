@@ -29,7 +29,8 @@ struct jw {
     /* Text before buf, in pieces taken over by jw_adopt; owned. */
     struct api_segments *done;
     size_t done_cap;   /* pieces done has room for */
-    size_t cap_hint;   /* the first capacity of a buffer started after jw_adopt */
+    size_t cap_hint;   /* the first capacity of a buffer started after jw_adopt or a
+                          borrowed jw_repeat */
     bool may_segment;  /* jw_adopt may take pieces over (else it copies) */
     bool failed;       /* an allocation failed: the text is incomplete */
     int round;         /* decimals for every double (0..15), or -1 for shortest */
@@ -99,8 +100,9 @@ size_t jw_offset(const struct jw *w);
  * Writes again, as the next value (a comma first when one is owed), the text w wrote
  * between two of its own marks [from, to): a value whose `from` was taken where no
  * comma was owed (right after jw_key, say). A copy, whichever pieces the text lies
- * in: much cheaper than formatting the same numbers twice. A mark past the text
- * fails w.
+ * in: much cheaper than formatting the same numbers twice; in an answer sent in
+ * pieces (may_segment), a long text is not even copied but sent again from where it
+ * lies. A mark past the text fails w.
  */
 void jw_repeat(struct jw *w, size_t from, size_t to);
 
