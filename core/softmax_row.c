@@ -23,8 +23,11 @@
 #include <string.h>
 
 /* GCC only: clang (the fuzz build) wants the attribute on every declaration too, and
- * the clones give the same bits anyway. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(ATTN_NO_CLONES)
+ * the clones give the same bits anyway. Not under ThreadSanitizer either: the clones'
+ * resolver runs while the program is being loaded, before TSan's runtime is set up,
+ * and the instrumented resolver crashed the TSan build at startup. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(ATTN_NO_CLONES)
 #define ATTN_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define ATTN_VECTOR_CLONES
