@@ -411,12 +411,20 @@ size_t jw_offset(const struct jw *w)
     return (w->done != NULL ? w->done->total : 0) + w->len;
 }
 
+/* The overlap [*lo, *hi) of [from, to) with the text [at, at + len); false if empty. */
+static bool overlap(size_t at, size_t len, size_t from, size_t to, size_t *lo, size_t *hi)
+{
+    *lo = from > at ? from : at;
+    *hi = to < at + len ? to : at + len;
+    return *lo < *hi;
+}
+
 /* Copies the overlap of [from, to) with the text [at, at + len) found at src to out. */
 static char *copy_overlap(char *out, const char *src, size_t at, size_t len, size_t from,
                           size_t to)
 {
-    size_t lo = from > at ? from : at, hi = to < at + len ? to : at + len;
-    if (lo >= hi)
+    size_t lo, hi;
+    if (!overlap(at, len, from, to, &lo, &hi))
         return out;
     memcpy(out, src + (lo - at), hi - lo);
     return out + (hi - lo);
@@ -458,9 +466,8 @@ static bool repeat_borrowed(struct jw *w, size_t from, size_t to)
     size_t pieces = w->done->n, at = 0;
     for (size_t i = 0; i < pieces; i++) {
         const char *data = w->done->seg[i].data;
-        size_t len = w->done->seg[i].len;
-        size_t lo = from > at ? from : at, hi = to < at + len ? to : at + len;
-        if (lo < hi) {
+        size_t len = w->done->seg[i].len, lo, hi;
+        if (overlap(at, len, from, to, &lo, &hi)) {
             struct api_segment *s = &w->done->seg[w->done->n++];
             s->base = NULL;
             s->data = data + (lo - at);

@@ -549,8 +549,8 @@ static enum attn_status attn_forward_by_steps(struct attn_trace *out, const stru
 
 /*
  * Steps 2-4 for query rows [from, to): the row functions the passes use, but each
- * row goes through all three while it is in cache, and the finiteness checks ride
- * along instead of sweeping every matrix again. False when any check fails: the
+ * row goes through all three (and its summary, unless skipped) while it is in cache,
+ * and the finiteness checks ride along instead of sweeping every matrix again. False when any check fails: the
  * caller then reruns step by step, which names the first fault as the contract says
  * (a later row's score outranks an earlier row's masked cell).
  */

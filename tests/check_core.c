@@ -1009,6 +1009,23 @@ START_TEST(test_fully_masked_cells)
 }
 END_TEST
 
+/* Inputs of the keep tests: q (nq, d), k (nk, d), v (nk, 2), a bias and a cells mask
+ * (nq, nk) that blocks a third of the keys but never all of a row's. */
+static void keep_inputs(double *q, double *k, double *v, double *bias, unsigned char *allow,
+                        size_t nq, size_t nk, size_t d)
+{
+    for (size_t i = 0; i < nq * d; i++)
+        q[i] = sin((double)i + 1.0) * 3;
+    for (size_t i = 0; i < nk * d; i++)
+        k[i] = cos((double)i * 0.7) * 2;
+    for (size_t i = 0; i < nk * 2; i++)
+        v[i] = (double)i * 0.25 - 1;
+    for (size_t i = 0; i < nq * nk; i++) {
+        bias[i] = (double)(i % 5) * 0.1;
+        allow[i] = (unsigned char)(i % 3 != 0 || i % nk == 1);
+    }
+}
+
 /* attn_trace_alloc_keep: for every choice of kept steps, the kept steps, weights and
  * output are bit for bit those of a full trace, with a bias and a mask in play; the
  * block shrinks by one (n_q, n_k) matrix per step not kept. */
@@ -1017,16 +1034,7 @@ START_TEST(test_trace_keep)
     enum { NQ = 5, NK = 7, D = 3 };
     double q[NQ * D], k[NK * D], v[NK * 2], bias[NQ * NK];
     unsigned char allow[NQ * NK];
-    for (int i = 0; i < NQ * D; i++)
-        q[i] = sin(i + 1.0) * 3;
-    for (int i = 0; i < NK * D; i++)
-        k[i] = cos(i * 0.7) * 2;
-    for (int i = 0; i < NK * 2; i++)
-        v[i] = i * 0.25 - 1;
-    for (int i = 0; i < NQ * NK; i++) {
-        bias[i] = (i % 5) * 0.1;
-        allow[i] = (unsigned char)(i % 3 != 0 || i % NK == 1);
-    }
+    keep_inputs(q, k, v, bias, allow, NQ, NK, D);
     struct views c;
     struct attn_trace full;
     views_init(&c, q, NQ, D, k, NK, v, 2, 0.5);
@@ -1077,16 +1085,8 @@ START_TEST(test_trace_keep_unzeroed)
     unsigned char allow[NQ * NK];
     const unsigned keeps[] = { ATTN_KEEP_ALL,
                                ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT) };
-    for (int i = 0; i < NQ * D; i++)
-        q[i] = sin(i + 1.0) * 3;
-    for (int i = 0; i < NK * D; i++)
-        k[i] = cos(i * 0.7) * 2;
-    for (int i = 0; i < NK * 2; i++)
-        v[i] = i * 0.25 - 1;
-    for (int i = 0; i < NQ * NK; i++) {
-        bias[i] = (i % 5) * 0.1;
-        allow[i] = (unsigned char)(i % 3 != 0 || i % NK == 1) * (i / NK != 3); /* row 3 blocked */
-    }
+    keep_inputs(q, k, v, bias, allow, NQ, NK, D);
+    memset(allow + 3 * NK, 0, NK); /* row 3 fully masked */
     for (int variant = 0; variant < 3; variant++) { /* plain, no summary, a fault */
         struct views c;
         struct attn_trace want;
