@@ -2,9 +2,9 @@
  * api/json_read.c — the strict JSON reader of json_read.h.
  *
  * A recursive descent over the bytes (the body need not be NUL-terminated), with
- * a fast path for the common cases: runs of plain ASCII in strings, and integers
- * of up to 18 digits, read exactly in a long long; other numbers go through
- * api/numparse.h (fast_float, correctly rounded). Values are built with jansson's
+ * a fast path for the common case of runs of plain ASCII in strings; numbers are
+ * checked and converted in one pass by api/numparse.h (integers of up to 18 digits
+ * exactly, others correctly rounded on fast_float). Values are built with jansson's
  * constructors; on any failure the partial tree is released and err says why.
  *
  * A large object may be read in two halves at once (api_json_read_threads): a quick
@@ -305,86 +305,26 @@ static json_t *read_string(struct reader *r)
 
 /* ---- numbers ---- */
 
-static bool is_digit(const char *p, const char *end)
-{
-    return p < end && *p >= '0' && *p <= '9';
-}
-
-/*
- * The end of the run of digits at p. Printed doubles carry 16 or 17 of them, so
- * they are tested eight at a time: in a little-endian word, a byte that is not
- * '0'..'9' gets its high bit set by either +0x46 (bytes above '9') or -0x30 (bytes
- * below '0'), and a digit byte never carries or borrows into the next, so the
- * lowest flagged byte is the first non-digit.
- */
-static const char *skip_digits(const char *p, const char *end)
-{
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    while (end - p >= 8) {
-        uint64_t v;
-        memcpy(&v, p, sizeof v);
-        uint64_t flags = ((v + 0x4646464646464646u) | (v - 0x3030303030303030u)) &
-                         0x8080808080808080u;
-        if (flags != 0)
-            return p + (__builtin_ctzll(flags) >> 3);
-        p += 8;
-    }
-#endif
-    while (is_digit(p, end))
-        p++;
-    return p;
-}
-
 static json_t *read_number(struct reader *r)
 {
-    const char *start = r->p, *p = r->p, *end = r->end;
-    bool negative = p < end && *p == '-';
-    if (negative)
-        p++;
-    if (!is_digit(p, end))
+    const char *start = r->p;
+    struct api_json_number n;
+    switch (api_read_json_number(start, r->end, &n)) {
+    case API_NUMBER_OK:
+        break;
+    case API_NUMBER_NO_DIGIT:
         return fail_at(r, start, "invalid number: a digit is expected after '-'");
-    const char *int_start = p;
-    if (*p == '0') {
-        p++;
-        if (is_digit(p, end))
-            return fail_at(r, start, "invalid number: no leading zeros");
-    } else {
-        p = skip_digits(p, end);
+    case API_NUMBER_LEADING_ZERO:
+        return fail_at(r, start, "invalid number: no leading zeros");
+    case API_NUMBER_NO_FRACTION_DIGIT:
+        return fail_at(r, start, "invalid number: a digit is expected after '.'");
+    case API_NUMBER_NO_EXPONENT_DIGIT:
+        return fail_at(r, start, "invalid number: a digit is expected in the exponent");
     }
-    size_t int_digits = (size_t)(p - int_start);
-    bool is_real = false;
-    if (p < end && *p == '.') {
-        is_real = true;
-        if (!is_digit(++p, end))
-            return fail_at(r, start, "invalid number: a digit is expected after '.'");
-        p = skip_digits(p, end);
-    }
-    if (p < end && (*p == 'e' || *p == 'E')) {
-        is_real = true;
-        p++;
-        if (p < end && (*p == '+' || *p == '-'))
-            p++;
-        if (!is_digit(p, end))
-            return fail_at(r, start, "invalid number: a digit is expected in the exponent");
-        while (is_digit(p, end))
-            p++;
-    }
-    r->p = p;
-    json_t *v;
-    if (!is_real && int_digits <= 18) {
-        /* Exact in a long long: no strtod, the common case of small integers. */
-        long long n = 0;
-        for (const char *d = int_start; d < p; d++)
-            n = n * 10 + (*d - '0');
-        v = json_integer(negative ? -n : n);
-    } else {
-        double x;
-        if (!api_parse_double(start, p, &x)) /* the grammar was checked above */
-            return fail_at(r, start, "invalid number");
-        if (!isfinite(x))
-            return fail_at(r, start, "number out of range: it does not fit in a double");
-        v = json_real(x);
-    }
+    r->p = n.end;
+    if (!n.is_integer && !isfinite(n.real))
+        return fail_at(r, start, "number out of range: it does not fit in a double");
+    json_t *v = n.is_integer ? json_integer(n.integer) : json_real(n.real);
     return v != NULL ? v : no_memory(r);
 }
 

@@ -1075,7 +1075,8 @@ static void random_number_token(uint64_t *state, char *out, size_t size)
     }
 }
 
-/* The reader's numbers are strtod's, bit for bit (fast_float rounds as glibc does). */
+/* The reader's numbers are strtod's, bit for bit (fast_float rounds as glibc does),
+ * by Eisel–Lemire on the gathered digits or by the fallback for what it leaves. */
 START_TEST(test_reader_numbers_match_strtod)
 {
     static const char *const hard[] = {
@@ -1085,6 +1086,11 @@ START_TEST(test_reader_numbers_match_strtod)
         "9007199254740992.5", "0.1", "1e23", "8.98846567431158e307", "-0.0", "-0e5",
         "7.2057594037927933e16", "123456789012345678901234567890", "1e-400",
         "0.30000000000000004", "0.3000000000000000444089209850062616169452667236328125",
+        /* around the 19 digits a 64-bit significand holds, and leading zeros beyond it */
+        "9999999999999999999", "18446744073709551615", "18446744073709551616",
+        "1.8446744073709551615e19", "0.00000000000000000000012345678901234567",
+        "-0.000000000000000000000000000000000000000000000000000000001", "0e999999999999",
+        "1e-99999999999", "12345678901234567890e-20", "0.1234567890123456789",
     };
     enum { N = 60000 };
     size_t cap = (size_t)N * 64 + 4096, len = 0;
