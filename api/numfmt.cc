@@ -1,20 +1,20 @@
 /*
  * api/numfmt.cc — a shim over dragonbox's shortest round-trip digits (header-only,
  * C++17); with api/numparse.cc (fast_float) one of attnd's two C++ files, everything
- * else being C11. The layout rules
- * are documented in numfmt.h. Built with -fno-exceptions -fno-rtti; nothing here
- * allocates.
+ * else being C11. The layout rules are documented in numfmt.h. Built with -O3 (for
+ * digit_groups_of_block) -fno-exceptions -fno-rtti; nothing here allocates.
  *
  * This is the hot loop of every large response (a million numbers for n = 512), and
  * was its largest cost, so it is written for the CPU:
  *   - no unpredictable branches where attnd's numbers make them coin tosses (16 or
  *     17 digits, see shortest_normal and write_positive);
- *   - digits from a few 64-bit multiplications, eight at a time in one register
- *     (eight_digits), no division, no table, no intermediate buffer;
+ *   - digits from a few multiplications, eight at a time in one register
+ *     (eight_digits), no division, no table; in a row, for eight numbers at
+ *     once in vector registers (digit_groups_of_block);
  *   - the digits are stored as fixed 16-byte blocks, which may write past a
  *     number's end: callers give each number API_NUMBER_ROOM bytes, and the next
  *     number, comma or NUL overwrites the excess;
- *   - a row is written in two passes (api_format_row).
+ *   - a row is written in three passes (api_format_row).
  * Every path is checked byte for byte against an independent formatter in
  * tests/check_numfmt.c.
  */
@@ -49,18 +49,54 @@ constexpr char digit_pairs[201] =
  * The eight decimal digits of v < 10^8 (leading zeros included) as eight bytes of
  * value 0..9, the most significant in the lowest byte, i.e. first in memory. v is
  * split into two 4-digit lanes, each into two 2-digit lanes, each into two digits,
- * every split by a multiply-shift that is exact for the lane's range (x * 10486 >> 20
- * is x / 100 for x < 10^4; x * 103 >> 10 is x / 10 for x < 100); no lane overflows
- * into its neighbour.
+ * every split by a multiply-shift that is exact for the lane's range (v * 109951163
+ * >> 40 is v / 10^4 for v < 10^8; x * 10486 >> 20 is x / 100 for x < 10^4; x * 103
+ * >> 10 is x / 10 for x < 100); no lane overflows into its neighbour. No division
+ * and no 64-bit operand in a multiplication by a constant, so that a loop of these
+ * becomes vector code (digit_groups_of_block).
  */
-inline uint64_t eight_digits(uint32_t v)
+inline uint64_t eight_digits(uint64_t v)
 {
-    uint64_t hi = v / 10000u, lo = v % 10000u;
+    uint64_t hi = (v * 109951163u) >> 40, lo = v - hi * 10000u;
     uint64_t x = hi | (lo << 32);
     uint64_t h = ((x * 10486u) >> 20) & 0x0000007F0000007Fu;
     x = h | ((x - 100u * h) << 16);
     uint64_t t = ((x * 103u) >> 10) & 0x000F000F000F000Fu;
     return t | ((x - 10u * t) << 8);
+}
+
+/*
+ * The digits of 0 < sig < 10^17 in three groups: the first of 17 (top, 0 when sig
+ * has 16 or fewer) and the next two runs of eight as eight_digits gives them.
+ *
+ * sig / 10^8 without a 64-bit division, which has no vector instruction: it is
+ * (sig >> 8) / 390625 (10^8 = 2^8 · 5^8, and floor(floor(a/b)/c) = floor(a/(bc))),
+ * and sig >> 8 < 2^49 is exact as a double, made from its bits (no int64-to-double
+ * instruction before AVX-512). The quotient times the reciprocal, rounded to an
+ * integer by adding 2^52, is the floor or one more (its error is below 10^-6); one
+ * more shows as a negative remainder, which is corrected.
+ */
+struct digit_groups {
+    uint64_t top, mid, low;
+};
+
+inline digit_groups digit_groups_of(uint64_t sig)
+{
+    constexpr uint64_t exponent_52 = 0x4330000000000000u; /* the bits of 2^52 */
+    uint64_t bits = (sig >> 8) | exponent_52;
+    double x;
+    std::memcpy(&x, &bits, sizeof x);
+    double q = (x - 0x1p52) * (1.0 / 390625.0) + 0x1p52;
+    std::memcpy(&bits, &q, sizeof bits);
+    uint64_t upper = bits - exponent_52; /* sig / 10^8, or one more */
+    int64_t low = static_cast<int64_t>(sig) -
+                  static_cast<int64_t>(static_cast<uint32_t>(upper) * uint64_t(100000000u));
+    uint64_t over = static_cast<uint64_t>(low >> 63); /* all ones when one more */
+    upper += over;
+    low += static_cast<int64_t>(over & 100000000u);
+    uint64_t top = (static_cast<uint32_t>(upper) * uint64_t(1441151881u)) >> 57; /* / 10^8 */
+    uint64_t mid = upper - top * 100000000u;
+    return { top, eight_digits(mid), eight_digits(static_cast<uint64_t>(low)) };
 }
 
 /* Trailing zero digits of eight_digits' result (not 0): the high zero bytes. */
@@ -94,18 +130,14 @@ inline size_t write_exponent(int e, char *out)
  * sig × 10^exponent (0 < sig < 10^17, trailing zeros allowed) in numfmt.h's layout;
  * returns the length. Writes up to 33 bytes.
  *
- * The digits stay in registers from the multiplications to the stores: a buffer
- * written in pieces and read back at an unaligned offset stalls the CPU (no store
- * forwarding), which cost more than making the digits.
+ * The digit groups are whole words from the multiplications to the stores: a
+ * buffer written in pieces and read back at an unaligned offset stalls the CPU (no
+ * store forwarding), which cost more than making the digits.
  */
-inline size_t write_positive(uint64_t sig, int exponent, char *out)
+inline size_t write_positive(uint64_t sig, int exponent, const digit_groups &g, char *out)
 {
-    uint64_t upper = sig / 100000000u;
-    uint32_t low = static_cast<uint32_t>(sig - upper * 100000000u);
-    uint32_t top = static_cast<uint32_t>(upper) / 100000000u;
-    uint32_t mid = static_cast<uint32_t>(upper) - top * 100000000u;
-    uint64_t dm = eight_digits(mid), dl = eight_digits(low);
-    int trail = low ? trailing_zero_digits(dl) : mid ? 8 + trailing_zero_digits(dm) : 16;
+    uint64_t top = g.top, dm = g.mid, dl = g.low;
+    int trail = dl ? trailing_zero_digits(dl) : dm ? 8 + trailing_zero_digits(dm) : 16;
     if (sig >= 1000000000000000u) {
         int has_top = top != 0, width = 16 + has_top, decpt = width + exponent;
         if (decpt > -4 && decpt <= 0) {
@@ -136,7 +168,7 @@ inline size_t write_positive(uint64_t sig, int exponent, char *out)
         last = has_top ? static_cast<unsigned>(dl >> 56) : 0;
         width = 16 + has_top;
     } else {
-        int lead = mid ? __builtin_ctzll(dm) >> 3 : 8 + (__builtin_ctzll(dl) >> 3);
+        int lead = dm ? __builtin_ctzll(dm) >> 3 : 8 + (__builtin_ctzll(dl) >> 3);
         raw = (dm | static_cast<u128>(dl) << 64) >> (8 * lead);
         last = 0;
         width = 16 - lead;
@@ -280,8 +312,9 @@ inline decimal to_decimal(double x)
     return d;
 }
 
-/* d in numfmt.h's layout, or "null"; returns the length. Writes up to number_reach bytes. */
-inline size_t write_decimal(const decimal &d, char *out)
+/* d in numfmt.h's layout, or "null", with g its significand's digit groups; returns
+ * the length. Writes up to number_reach bytes. */
+inline size_t write_decimal(const decimal &d, const digit_groups &g, char *out)
 {
     if (d.significand == 0 && d.exponent != 0) {
         std::memcpy(out, "null", 4);
@@ -293,7 +326,7 @@ inline size_t write_decimal(const decimal &d, char *out)
         out[n] = '0';
         return n + 1;
     }
-    return n + write_positive(d.significand, d.exponent, out + n);
+    return n + write_positive(d.significand, d.exponent, g, out + n);
 }
 
 constexpr double pow10[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
@@ -333,27 +366,54 @@ inline decimal to_decimal_rounded(double x, int decimals)
     return d;
 }
 
+/* Numbers in api_format_row's blocks. */
+constexpr size_t block = 32;
+
+/*
+ * The digit groups of a block's significands. Its own function, compiled for three
+ * targets (the Makefile builds this file with -O3, which vectorizes the loop), so
+ * that eight or four numbers' digits are made at once: the most instructions of a
+ * number's text after its shortest digits, one at a time. Zero gives zeros.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(ATTN_NO_CLONES)
+/* GCC only, and not under ThreadSanitizer: as core/softmax_row.c says. */
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#endif
+void digit_groups_of_block(const uint64_t *significands, size_t m, uint64_t *tops,
+                           uint64_t *mids, uint64_t *lows)
+{
+    for (size_t j = 0; j < m; j++) {
+        digit_groups g = digit_groups_of(significands[j]);
+        tops[j] = g.top;
+        mids[j] = g.mid;
+        lows[j] = g.low;
+    }
+}
+
 } // namespace
 
 extern "C" size_t api_format_double(double x, char *buf)
 {
     char room[API_NUMBER_ROOM]; /* write_decimal may write past the text; buf may be short */
-    size_t n = write_decimal(to_decimal(x), room);
+    decimal d = to_decimal(x);
+    size_t n = write_decimal(d, digit_groups_of(d.significand), room);
     std::memcpy(buf, room, n);
     buf[n] = '\0';
     return n;
 }
 
 /*
- * Two passes over blocks of numbers: first the decimal of each, then the text of
- * each. The first pass's iterations are independent of one another, so the CPU
- * overlaps several numbers' chains of multiplications; in one pass, each number's
- * work queued behind the previous number's text and its length.
+ * Three passes over blocks of numbers: the decimal of each, the digit groups of
+ * each, then the text of each. The first pass's iterations are independent of one
+ * another, so the CPU overlaps several numbers' chains of multiplications (in one
+ * pass, each number's work queued behind the previous number's text and its
+ * length); the second is vector code.
  */
 extern "C" size_t api_format_row(const double *xs, size_t n, int decimals, char *out)
 {
-    constexpr size_t block = 32;
     decimal ds[block];
+    uint64_t significands[block], tops[block], mids[block], lows[block];
     char *o = out;
     if (decimals > 15)
         decimals = -1; /* as round_decimals: no rounding */
@@ -366,8 +426,11 @@ extern "C" size_t api_format_row(const double *xs, size_t n, int decimals, char 
             for (size_t j = 0; j < m; j++)
                 ds[j] = to_decimal_rounded(xs[i + j], decimals);
         }
+        for (size_t j = 0; j < m; j++)
+            significands[j] = ds[j].significand;
+        digit_groups_of_block(significands, m, tops, mids, lows);
         for (size_t j = 0; j < m; j++) {
-            o += write_decimal(ds[j], o);
+            o += write_decimal(ds[j], { tops[j], mids[j], lows[j] }, o);
             *o++ = ','; /* the last one is dropped, within the room */
         }
     }
