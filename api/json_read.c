@@ -27,6 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 struct reader {
     const char *start, *p, *end;
     unsigned depth;
@@ -529,6 +533,37 @@ static bool has_structural(const char *p)
     return (((a - ones) & ~a) | ((b - ones) & ~b) | ((q - ones) & ~q)) & highs;
 }
 
+/*
+ * The first byte at or after p that may be a bracket, a brace or a quote, or a
+ * position fewer than eight bytes before end. With SSE2 (every x86-64), 32 bytes are
+ * compared at a time and the first such byte is found exactly: a matrix of the large
+ * bodies has a bracket every row (a kilobyte or more), and this scan is the only work
+ * of the one-thread pass that decides where to cut a body in two.
+ */
+static const char *skip_plain(const char *p, const char *end)
+{
+#ifdef __SSE2__
+    const __m128i fold = _mm_set1_epi8(0x20), open = _mm_set1_epi8(0x7B),
+                  close = _mm_set1_epi8(0x7D), quote = _mm_set1_epi8('"');
+    while (end - p >= 32) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+        __m128i fa = _mm_or_si128(a, fold), fb = _mm_or_si128(b, fold);
+        __m128i ma = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(fa, open), _mm_cmpeq_epi8(fa, close)),
+                                  _mm_cmpeq_epi8(a, quote));
+        __m128i mb = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(fb, open), _mm_cmpeq_epi8(fb, close)),
+                                  _mm_cmpeq_epi8(b, quote));
+        unsigned mask = (unsigned)_mm_movemask_epi8(ma) | (unsigned)_mm_movemask_epi8(mb) << 16;
+        if (mask != 0)
+            return p + __builtin_ctz(mask);
+        p += 32;
+    }
+#endif
+    while (end - p >= 8 && !has_structural(p))
+        p += 8;
+    return p;
+}
+
 /* Past the string whose opening quote is at p, or NULL if it does not end. */
 static const char *skip_string(const char *p, const char *end)
 {
@@ -544,8 +579,9 @@ static const char *skip_string(const char *p, const char *end)
 /*
  * Past the value at p, found by brackets and quotes alone (no validation: a value
  * that is not valid JSON is the readers' to report), or NULL when the brackets do not
- * close. Inside brackets, runs of eight bytes without a bracket or quote are stepped
- * over at once (a matrix is mostly digits and commas): skipping them changes no depth.
+ * close. Inside brackets, runs of bytes without a bracket or quote are stepped over at
+ * once (skip_plain; a matrix is mostly digits and commas): skipping them changes no
+ * depth.
  */
 static const char *skip_value(const char *p, const char *end)
 {
@@ -560,8 +596,8 @@ static const char *skip_value(const char *p, const char *end)
     }
     size_t depth = 0;
     do {
-        while (depth > 0 && end - p >= 8 && !has_structural(p))
-            p += 8;
+        if (depth > 0)
+            p = skip_plain(p, end);
         if (p >= end)
             return NULL;
         if (*p == '"') {
