@@ -5,6 +5,8 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -328,6 +330,79 @@ static bool check_row(const json_t *row, size_t i, size_t cols, const char *poin
     return true;
 }
 
+/* Rows [from, to) of a matrix node into out, whose first row's length is out->cols;
+ * ok is false and err says why at the first bad row or cell, in row-major order. */
+struct row_run {
+    const json_t *node;
+    const char *pointer;
+    const struct api_matrix_spec *spec;
+    struct attn_matrix *out;
+    size_t from, to;
+    bool ok;
+    struct api_error *err;
+};
+
+static void *read_rows(void *arg)
+{
+    struct row_run *run = arg;
+    size_t cols = run->out->cols;
+    for (size_t i = run->from; i < run->to; i++) {
+        const json_t *row = json_array_get(run->node, i);
+        if (!check_row(row, i, cols, run->pointer, run->spec, run->err)) {
+            run->ok = false;
+            return NULL;
+        }
+        for (size_t j = 0; j < cols; j++) {
+            const json_t *cell = json_array_get(row, j);
+            if (cell_value(cell, run->spec, &run->out->data[i * cols + j]))
+                continue;
+            char ptr[96];
+            snprintf(ptr, sizeof ptr, "%s/%zu/%zu", run->pointer, i, j);
+            cell_error(cell, run->spec, ptr, run->err);
+            run->ok = false;
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+/*
+ * run's rows, the second half on another thread when the request may borrow one (a
+ * large matrix: this is the one-thread stretch between reading a body in halves and
+ * the forward pass). Errors as on one thread: the first half's first, else the
+ * second's. False on error.
+ */
+static atomic_ulong matrix_splits;
+
+unsigned long api_read_matrix_splits(void)
+{
+    return atomic_load(&matrix_splits);
+}
+
+static bool read_rows_on_two_threads(struct row_run *run)
+{
+    size_t rows = run->to - run->from;
+    struct api_error second_err;
+    memset(&second_err, 0, sizeof second_err);
+    struct row_run second = *run;
+    second.from = run->from + rows / 2;
+    second.err = &second_err;
+    pthread_t t;
+    /* pthreads, not C11 threads: the sanitizers follow pthread_create only. */
+    if (rows < 2 || api_spare_threads_for(rows * run->out->cols) < 2 ||
+        pthread_create(&t, NULL, read_rows, &second) != 0) {
+        read_rows(run);
+        return run->ok;
+    }
+    run->to = second.from;
+    read_rows(run);
+    pthread_join(t, NULL);
+    atomic_fetch_add(&matrix_splits, 1);
+    if (run->ok && !second.ok)
+        *run->err = second_err;
+    return run->ok && second.ok;
+}
+
 bool api_read_matrix(const json_t *node, const char *pointer, const struct api_matrix_spec *spec,
                      size_t max_cells, struct attn_matrix *out, bool *is_vector,
                      struct api_error *err)
@@ -369,24 +444,12 @@ bool api_read_matrix(const json_t *node, const char *pointer, const struct api_m
     }
     if (!alloc_matrix(rows, cols, pointer, spec, max_cells, out, err))
         return false;
-    for (size_t i = 0; i < rows; i++) {
-        const json_t *row = json_array_get(node, i);
-        if (!check_row(row, i, cols, pointer, spec, err))
-            goto fail;
-        for (size_t j = 0; j < cols; j++) {
-            const json_t *cell = json_array_get(row, j);
-            if (cell_value(cell, spec, &out->data[i * cols + j]))
-                continue;
-            char ptr[96];
-            snprintf(ptr, sizeof ptr, "%s/%zu/%zu", pointer, i, j);
-            cell_error(cell, spec, ptr, err);
-            goto fail;
-        }
+    struct row_run run = { node, pointer, spec, out, 0, rows, true, err };
+    if (!read_rows_on_two_threads(&run)) {
+        api_matrix_free(out);
+        return false;
     }
     return true;
-fail:
-    api_matrix_free(out);
-    return false;
 }
 
 void api_matrix_free(struct attn_matrix *m)

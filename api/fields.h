@@ -62,11 +62,16 @@ struct api_matrix_spec {
  * Reads a matrix (an array of equal-length non-empty arrays of numbers), or a
  * vector when spec->allow_vector. The cell count is checked against max_cells
  * before anything is allocated. On success out->data is malloc'd (contiguous)
- * and *is_vector tells which form was sent. On failure out is zeroed.
+ * and *is_vector tells which form was sent. On failure out is zeroed. A large
+ * matrix of a request alone on the server is read in two halves of rows at once
+ * (api/spare_threads.h); what is read, or the error reported, is the same.
  */
 bool api_read_matrix(const json_t *node, const char *pointer, const struct api_matrix_spec *spec,
                      size_t max_cells, struct attn_matrix *out, bool *is_vector,
                      struct api_error *err);
+
+/* How many matrices were read in two halves so far (for tests). */
+unsigned long api_read_matrix_splits(void);
 
 void api_matrix_free(struct attn_matrix *m);
 

@@ -1752,6 +1752,101 @@ START_TEST(test_split_writing_attention)
 }
 END_TEST
 
+/*
+ * A body whose q (512 x 64 = 32768 cells, enough to be read in two halves of rows)
+ * has `bad` written in place of the cells at (row, col) of each of the n pairs, or
+ * a row one number short when col is -1. k and v are small.
+ */
+static char *matrix_rows_body(const int (*cells)[2], size_t n, const char *bad)
+{
+    enum { N = 512, D = 64 };
+    size_t cap = (size_t)N * D * 24 + 4096, len = 0;
+    char *body = malloc(cap);
+    ck_assert_ptr_nonnull(body);
+    uint64_t state = 11;
+    len += (size_t)snprintf(body + len, cap - len, "{\"q\":[");
+    for (int i = 0; i < N; i++) {
+        len += (size_t)snprintf(body + len, cap - len, "%s[", i ? "," : "");
+        for (int j = 0; j < D; j++) {
+            bool is_bad = false, short_row = false;
+            for (size_t c = 0; c < n; c++) {
+                is_bad |= cells[c][0] == i && cells[c][1] == j;
+                short_row |= cells[c][0] == i && cells[c][1] == -1 && j == D - 1;
+            }
+            if (short_row)
+                break;
+            double x = (double)(next_random(&state) >> 11) / 9007199254740992.0 - 0.5;
+            if (is_bad)
+                len += (size_t)snprintf(body + len, cap - len, "%s%s", j ? "," : "", bad);
+            else
+                len += (size_t)snprintf(body + len, cap - len, "%s%.17g", j ? "," : "", x);
+        }
+        body[len++] = ']';
+    }
+    len += (size_t)snprintf(body + len, cap - len, "],\"k\":[");
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < D; j++)
+            len += (size_t)snprintf(body + len, cap - len, "%s%d%s", j ? "," : i ? ",[" : "[",
+                                    (i + j) % 3 - 1, j == D - 1 ? "]" : "");
+    snprintf(body + len, cap - len, "],\"v\":[[1],[2]],\"include\":[\"output\"]}");
+    return body;
+}
+
+/* body answered with one thread and with two: the same bytes (an answer or an error);
+ * with two, q was read in two halves of rows. Returns the errors[0] pointer, if any. */
+static char *rows_split_same_answer(const char *body)
+{
+    api_set_threads(1);
+    unsigned long before = api_read_matrix_splits();
+    struct api_response one = call("POST", "/v1/attention", body);
+    ck_assert_uint_eq(api_read_matrix_splits(), before);
+    api_set_threads(2);
+    struct api_response two = call("POST", "/v1/attention", body);
+    api_set_threads(1);
+    ck_assert_uint_gt(api_read_matrix_splits(), before);
+    ck_assert_int_eq(one.status, two.status);
+    ck_assert_uint_eq(one.body_len, two.body_len);
+    ck_assert(memcmp(one.body, two.body, one.body_len) == 0);
+    char *pointer = NULL;
+    if (two.status != 200) {
+        json_t *doc = parse(&two);
+        json_t *err = json_array_get(json_object_get(doc, "errors"), 0);
+        pointer = strdup(json_string_value(json_object_get(err, "pointer")));
+        json_decref(doc);
+    }
+    api_response_deinit(&one);
+    api_response_deinit(&two);
+    return pointer;
+}
+
+/* A large matrix read in two halves of rows: the same values, and the error of the
+ * first bad row or cell in row-major order, whichever half it is in. */
+START_TEST(test_matrix_rows_split)
+{
+    char *good = matrix_rows_body(NULL, 0, "");
+    ck_assert_ptr_null(rows_split_same_answer(good));
+    free(good);
+    static const struct {
+        int cells[2][2];
+        size_t n;
+        const char *bad, *pointer;
+    } cases[] = {
+        { { { 400, 7 } }, 1, "\"x\"", "/q/400/7" },      /* in the second half */
+        { { { 10, 3 }, { 400, 7 } }, 2, "null", "/q/10/3" }, /* in both: the first */
+        { { { 300, -1 } }, 1, "", "/q/300" },             /* a short row, second half */
+        { { { 255, 63 }, { 256, 0 } }, 2, "true", "/q/255/63" }, /* either side of the cut */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *body = matrix_rows_body(cases[c].cells, cases[c].n, cases[c].bad);
+        char *pointer = rows_split_same_answer(body);
+        ck_assert_ptr_nonnull(pointer);
+        ck_assert_str_eq(pointer, cases[c].pointer);
+        free(pointer);
+        free(body);
+    }
+}
+END_TEST
+
 START_TEST(test_split_writing_multihead)
 {
     assert_split_changes_nothing("/v1/multihead", "{\"heads\": 2, \"random\": {\"seed\": 4, "
@@ -1976,6 +2071,7 @@ static Suite *api_suite(void)
 
     TCase *split = tcase_create("Split writing");
     tcase_add_test(split, test_split_writing_attention);
+    tcase_add_test(split, test_matrix_rows_split);
     tcase_add_test(split, test_split_writing_multihead);
     tcase_add_test(split, test_writer_pieces);
     tcase_add_test(split, test_writer_repeat);
