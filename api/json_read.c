@@ -371,12 +371,21 @@ static enum after_item after_item(struct reader *r, const char *stop, char close
 static bool read_elements(struct reader *r, json_t *array, const char *stop)
 {
     for (;;) {
-        json_t *item = read_value(r);
+        /* A row of a matrix, the bulk of a large body, is numbers and bare commas:
+         * those go straight to read_number and past the comma; anything else takes
+         * the general path (white space, the end, a cut, errors). */
+        const char *p = r->p;
+        bool number = p < r->end && (*p == '-' || (unsigned char)(*p - '0') < 10);
+        json_t *item = number ? read_number(r) : read_value(r);
         if (item == NULL)
             return false;
         if (json_array_append_new(array, item) != 0) {
             no_memory(r);
             return false;
+        }
+        if (r->p < r->end && *r->p == ',' && r->p != stop) {
+            r->p++;
+            continue;
         }
         enum after_item next = after_item(r, stop, ']');
         if (next != ANOTHER_ITEM)
