@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/numfmt.h"
@@ -24,21 +25,6 @@ static void write_rows(struct jw *w, const struct attn_matrix *m, size_t from, s
         jw_double_array(w, m->data + i * m->stride, m->cols);
 }
 
-/* The second half's writer: rows [from, to) into a jw of its own, inside an array. */
-struct half {
-    const struct attn_matrix *m;
-    size_t from, to;
-    struct jw w;
-};
-
-static void *write_half(void *arg)
-{
-    struct half *h = arg;
-    jw_array_begin(&h->w); /* so jw puts commas between the rows; the '[' is cut below */
-    write_rows(&h->w, h->m, h->from, h->to);
-    return NULL;
-}
-
 /* Whether to split m: large enough, more than one thread allowed, no other request. */
 static bool worth_splitting(const struct attn_matrix *m)
 {
@@ -52,34 +38,109 @@ static size_t rows_room(const struct attn_matrix *m, size_t rows)
     return rows * m->cols * API_ANSWER_BYTES_PER_NUMBER + m->cols * API_NUMBER_ROOM + 64;
 }
 
-/* Rows [from, to) of m, the second half on another thread; all on this one if no
- * thread can be had. */
-static void write_rows_on_two_threads(struct jw *w, const struct attn_matrix *m, size_t from,
-                                      size_t to)
+/* How far the helper may run ahead of the blocks taken over: its buffers for blocks
+ * not yet taken are memory the answer holds on top of its own text (when the writer
+ * copies rather than adopts pieces). */
+#define SECOND_HALVES_AHEAD 2
+
+/*
+ * The second halves of a split matrix's blocks, written by one helper thread for the
+ * whole matrix, each into a jw of its own; the request's thread writes the first
+ * halves and takes the second ones over in order. One thread, not one per block: a
+ * thread's start cost about 90 µs in the server (1.4 ms for xl's weights), and the
+ * helper may run ahead instead of meeting the request's thread after every block.
+ */
+struct second_halves {
+    const struct attn_matrix *m;
+    size_t block, blocks; /* rows a block, and how many */
+    int round;
+    struct jw *halves;    /* one a block */
+    size_t written;       /* blocks the helper has finished */
+    size_t taken;         /* blocks the request's thread has taken over */
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+};
+
+static size_t block_start(const struct second_halves *s, size_t b)
 {
-    struct half second = { .m = m, .from = from + (to - from) / 2, .to = to };
-    jw_init(&second.w, w->round);
-    jw_presize(&second.w, rows_room(m, to - second.from));
+    return b * s->block;
+}
+
+static size_t block_end(const struct second_halves *s, size_t b)
+{
+    return s->m->rows - b * s->block < s->block ? s->m->rows : (b + 1) * s->block;
+}
+
+/* Where a block's second half starts (the whole block when it is one row). */
+static size_t block_middle(const struct second_halves *s, size_t b)
+{
+    return block_start(s, b) + (block_end(s, b) - block_start(s, b)) / 2;
+}
+
+static void *write_second_halves(void *arg)
+{
+    struct second_halves *s = arg;
+    for (size_t b = 0; b < s->blocks; b++) {
+        pthread_mutex_lock(&s->lock);
+        while (b >= s->taken + SECOND_HALVES_AHEAD)
+            pthread_cond_wait(&s->changed, &s->lock);
+        pthread_mutex_unlock(&s->lock);
+        struct jw *h = &s->halves[b];
+        jw_init(h, s->round);
+        jw_presize(h, rows_room(s->m, block_end(s, b) - block_middle(s, b)));
+        jw_array_begin(h); /* so jw puts commas between the rows; the '[' is cut when taken */
+        write_rows(h, s->m, block_middle(s, b), block_end(s, b));
+        pthread_mutex_lock(&s->lock);
+        s->written = b + 1;
+        pthread_cond_broadcast(&s->changed);
+        pthread_mutex_unlock(&s->lock);
+    }
+    return NULL;
+}
+
+/* m's rows, block by block, the second half of each from the helper; false (nothing
+ * written) when no helper could be started. */
+static bool write_blocks_on_two_threads(struct jw *w, const struct attn_matrix *m, size_t block)
+{
+    struct second_halves s = { .m = m, .block = block, .round = w->round };
+    s.blocks = (m->rows + block - 1) / block;
+    s.halves = calloc(s.blocks, sizeof *s.halves);
+    if (s.halves == NULL)
+        return false;
+    pthread_mutex_init(&s.lock, NULL);
+    pthread_cond_init(&s.changed, NULL);
     /* pthreads, not C11 threads: the sanitizers follow pthread_create only. */
     pthread_t t;
-    if (second.from == from || pthread_create(&t, NULL, write_half, &second) != 0) {
-        jw_deinit(&second.w);
-        write_rows(w, m, from, to);
-        return;
+    bool started = pthread_create(&t, NULL, write_second_halves, &s) == 0;
+    for (size_t b = 0; started && b < s.blocks; b++) {
+        size_t from = block_start(&s, b), middle = block_middle(&s, b);
+        /* Room for this half at once: sized by the last piece alone, the buffer would
+         * fill just before the end and be copied into one twice as large. */
+        (void)jw_reserve(w, rows_room(m, middle - from));
+        write_rows(w, m, from, middle);
+        pthread_mutex_lock(&s.lock);
+        while (s.written <= b)
+            pthread_cond_wait(&s.changed, &s.lock);
+        pthread_mutex_unlock(&s.lock);
+        struct jw *h = &s.halves[b];
+        if (h->failed || h->len < 1)
+            w->failed = true;
+        else /* "[row, row, ...": after the '[', a run of values; jw_adopt puts the comma first */
+            jw_adopt(w, h, 1);
+        jw_deinit(h);
+        pthread_mutex_lock(&s.lock);
+        s.taken = b + 1;
+        pthread_cond_broadcast(&s.changed);
+        pthread_mutex_unlock(&s.lock);
     }
-    /* This half too: sized by the last piece alone, its buffer would fill just before
-     * the end and be copied into one twice as large. Under glibc's default malloc
-     * settings that made this half take half as long again as the other (xl, in
-     * process: 6 against 4 ms a block); the server's settings hide most of it. */
-    (void)jw_reserve(w, rows_room(m, second.from - from));
-    write_rows(w, m, from, second.from);
-    pthread_join(t, NULL);
-    atomic_fetch_add(&splits, 1);
-    if (second.w.failed || second.w.len < 1)
-        w->failed = true;
-    else /* "[row, row, ...": after the '[', a run of values; jw_adopt puts the comma first */
-        jw_adopt(w, &second.w, 1);
-    jw_deinit(&second.w);
+    if (started) {
+        pthread_join(t, NULL);
+        atomic_fetch_add(&splits, 1);
+    }
+    pthread_cond_destroy(&s.changed);
+    pthread_mutex_destroy(&s.lock);
+    free(s.halves);
+    return started;
 }
 
 bool api_matrix_same_bits(const struct attn_matrix *a, const struct attn_matrix *b)
@@ -107,16 +168,12 @@ void api_write_start(struct jw *w, int round, size_t numbers, bool segments_ok)
 void api_write_matrix(struct jw *w, const struct attn_matrix *m)
 {
     jw_array_begin(w);
-    if (!worth_splitting(m)) {
+    /* Block by block, so the second halves' buffers stay a few megabytes however large
+     * m is (a whole half of 2048 × 2048 weights would be 40 MB more). */
+    size_t block = API_SPLIT_BLOCK_CELLS / (m->cols > 0 ? m->cols : 1);
+    if (block < 2)
+        block = 2;
+    if (!worth_splitting(m) || !write_blocks_on_two_threads(w, m, block))
         write_rows(w, m, 0, m->rows);
-    } else {
-        /* Block by block, so the second half's buffer stays a few megabytes however
-         * large m is (a whole half of 2048 × 2048 weights would be 40 MB more). */
-        size_t block = API_SPLIT_BLOCK_CELLS / (m->cols > 0 ? m->cols : 1);
-        if (block < 2)
-            block = 2;
-        for (size_t from = 0; from < m->rows; from += block)
-            write_rows_on_two_threads(w, m, from, m->rows - from < block ? m->rows : from + block);
-    }
     jw_array_end(w);
 }

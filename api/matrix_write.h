@@ -6,10 +6,11 @@
  * When the request may borrow a spare thread (api/spare_threads.h: the server has
  * more than one worker and this request is the only one being handled), a matrix of
  * API_SPARE_MIN_CELLS or more is split in blocks, and each block in two: the second
- * half is written by a short-lived thread into a buffer of its own, spliced in after
- * the first half: taken over as a piece of the answer when the writer may segment
- * (jw_adopt; the server sends the pieces as they are), else copied. Under load every core already has a request, so the split would
- * only add a thread's cost: it is not made.
+ * halves are written by one helper thread for the matrix, each into a buffer of its
+ * own, and spliced in after their first halves: taken over as pieces of the answer
+ * when the writer may segment (jw_adopt; the server sends the pieces as they are),
+ * else copied. Under load every core already has a request, so the split would only
+ * add a thread's cost: it is not made.
  *
  * The text is the same either way, byte for byte.
  *

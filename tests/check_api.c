@@ -26,6 +26,7 @@
 #include "api/matrix_write.h"
 #include "api/json_read.h"
 #include "api/numfmt.h"
+#include "api/spare_threads.h"
 #include "core/multihead.h"
 
 #define SEED000 "\"q\":[[1,0,1,0],[0,1,0,1]],\"k\":[[1,0,1,0],[1,1,1,1]],\"v\":[[10,0],[0,10]]"
@@ -1847,6 +1848,51 @@ START_TEST(test_matrix_rows_split)
 }
 END_TEST
 
+/*
+ * A matrix of many blocks (9 rows of 131,072 cells: blocks of 2 rows, the last of
+ * one, more than the helper may write ahead) on two threads: the same text as on
+ * one, whether the second halves are copied in or taken over as pieces (one piece
+ * at least for each block's two halves), and it was split.
+ */
+START_TEST(test_matrix_blocks_on_two_threads)
+{
+    enum { ROWS = 9, COLS = 131072 };
+    double *data = malloc(sizeof *data * ROWS * COLS);
+    ck_assert_ptr_nonnull(data);
+    for (size_t i = 0; i < (size_t)ROWS * COLS; i++)
+        data[i] = (double)(i % 11) - 5 + (i % 3 ? 0.5 : 0);
+    struct attn_matrix m = attn_matrix_view(data, ROWS, COLS);
+    char *texts[3];
+    size_t lens[3];
+    for (int mode = 0; mode < 3; mode++) { /* one thread; two, copied; two, in pieces */
+        api_set_threads(mode == 0 ? 1 : 2);
+        api_spare_threads_request_begin();
+        unsigned long before = api_write_splits();
+        struct jw w;
+        api_write_start(&w, -1, (size_t)ROWS * COLS, mode == 2);
+        api_write_matrix(&w, &m);
+        api_spare_threads_request_end();
+        api_set_threads(1);
+        ck_assert_uint_eq(api_write_splits(), before + (mode == 0 ? 0 : 1));
+        if (mode == 2) {
+            ck_assert_ptr_nonnull(w.done);
+            ck_assert_uint_ge(w.done->n, 2 * (ROWS + 1) / 2);
+        }
+        texts[mode] = jw_take(&w, &lens[mode]);
+        ck_assert_ptr_nonnull(texts[mode]);
+        jw_deinit(&w);
+    }
+    for (int mode = 1; mode < 3; mode++) {
+        ck_assert_uint_eq(lens[mode], lens[0]);
+        ck_assert(memcmp(texts[mode], texts[0], lens[0]) == 0);
+    }
+    ck_assert(texts[0][0] == '[' && texts[0][1] == '[' && texts[0][lens[0] - 1] == ']');
+    for (int mode = 0; mode < 3; mode++)
+        free(texts[mode]);
+    free(data);
+}
+END_TEST
+
 START_TEST(test_split_writing_multihead)
 {
     assert_split_changes_nothing("/v1/multihead", "{\"heads\": 2, \"random\": {\"seed\": 4, "
@@ -2072,6 +2118,7 @@ static Suite *api_suite(void)
     TCase *split = tcase_create("Split writing");
     tcase_add_test(split, test_split_writing_attention);
     tcase_add_test(split, test_matrix_rows_split);
+    tcase_add_test(split, test_matrix_blocks_on_two_threads);
     tcase_add_test(split, test_split_writing_multihead);
     tcase_add_test(split, test_writer_pieces);
     tcase_add_test(split, test_writer_repeat);
