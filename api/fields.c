@@ -366,12 +366,6 @@ static void *read_rows(void *arg)
     return NULL;
 }
 
-/*
- * run's rows, the second half on another thread when the request may borrow one (a
- * large matrix: this is the one-thread stretch between reading a body in halves and
- * the forward pass). Errors as on one thread: the first half's first, else the
- * second's. False on error.
- */
 static atomic_ulong matrix_splits;
 
 unsigned long api_read_matrix_splits(void)
@@ -379,6 +373,12 @@ unsigned long api_read_matrix_splits(void)
     return atomic_load(&matrix_splits);
 }
 
+/*
+ * run's rows, the second half on another thread when the request may borrow one (a
+ * large matrix: this is the one-thread stretch between reading a body in halves and
+ * the forward pass). Errors as on one thread: the first half's first, else the
+ * second's. False on error.
+ */
 static bool read_rows_on_two_threads(struct row_run *run)
 {
     size_t rows = run->to - run->from;

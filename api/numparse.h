@@ -12,6 +12,11 @@
  * (eight digits at a time) and hands it to fast_float's Eisel–Lemire step directly,
  * so every byte is read once. from_chars stays the fallback for what that step
  * cannot decide (more than 19 digits, rare halfway cases).
+ *
+ * Those steps (compute_float, to_float, the eight-digit helpers) are fast_float
+ * 3.9's internals, not its documented interface: a version that changes them fails
+ * to build, and one that changes what they compute fails the unit suite's
+ * bit-for-bit comparison with strtod.
  */
 #ifndef API_NUMPARSE_H
 #define API_NUMPARSE_H
