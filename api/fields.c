@@ -403,12 +403,46 @@ static bool read_rows_on_two_threads(struct row_run *run)
     return run->ok && second.ok;
 }
 
+/*
+ * A matrix that api_json_read_body read into numbers (json_read.h): its rows x cols
+ * cells, checked as read_rows checks them. Should a cell be refused (a mask's 2),
+ * its text is read again as a document and goes the general way, so that the error
+ * is read_rows' own, word for word. False on error.
+ */
+static bool read_packed(const struct api_json_packed *packed, const char *pointer,
+                        const struct api_matrix_spec *spec, size_t max_cells,
+                        struct attn_matrix *out, bool *is_vector, struct api_error *err)
+{
+    if (!alloc_matrix(packed->rows, packed->cols, pointer, spec, max_cells, out, err))
+        return false;
+    size_t cells = packed->rows * packed->cols;
+    memcpy(out->data, packed->cells, cells * sizeof *out->data);
+    bool ok = true;
+    for (size_t i = 0; spec->cells_are_flags && ok && i < cells; i++)
+        ok = out->data[i] == 0.0 || out->data[i] == 1.0;
+    if (ok)
+        return true;
+    api_matrix_free(out);
+    struct api_json_error jerr;
+    json_t *doc = api_json_read(packed->text, packed->text_len, &jerr);
+    if (doc == NULL) { /* it read once: only memory can fail it now */
+        api_error_set(err, API_UNAVAILABLE, "no memory to read %s", spec->name);
+        return false;
+    }
+    ok = api_read_matrix(doc, pointer, spec, max_cells, out, is_vector, err);
+    json_decref(doc);
+    return ok;
+}
+
 bool api_read_matrix(const json_t *node, const char *pointer, const struct api_matrix_spec *spec,
                      size_t max_cells, struct attn_matrix *out, bool *is_vector,
                      struct api_error *err)
 {
     memset(out, 0, sizeof *out);
     *is_vector = false;
+    const struct api_json_packed *packed = api_json_packed_find(node);
+    if (packed != NULL)
+        return read_packed(packed, pointer, spec, max_cells, out, is_vector, err);
     if (!json_is_array(node) || json_array_size(node) == 0) {
         if (json_is_array(node))
             api_error_set(err, API_NOT_A_MATRIX, "%s is empty: it must be a matrix %s",
@@ -634,7 +668,7 @@ json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
     }
     struct api_json_error jerr;
     /* A request alone on the server may read a large body on two threads. */
-    json_t *doc = api_json_read_threads(body, len, &jerr, api_spare_threads());
+    json_t *doc = api_json_read_body(body, len, &jerr, api_spare_threads());
     if (doc != NULL)
         return doc;
     if (jerr.no_memory) {

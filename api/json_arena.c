@@ -35,12 +35,17 @@ void api_json_arena_begin(struct api_json_arena *a)
 {
     a->chunks = NULL;
     a->bigs = NULL;
+    a->packed = NULL;
     a->outer = active;
     active = a;
 }
 
 void api_json_arena_end(struct api_json_arena *a)
 {
+    /* The records were cut from the chunks: their cells go first. */
+    for (struct api_json_packed *p = a->packed; p != NULL; p = p->next)
+        free(p->cells);
+    a->packed = NULL;
     struct api_json_chunk *c = a->chunks;
     while (c != NULL) {
         struct api_json_chunk *next = c->next;
@@ -84,6 +89,14 @@ void api_json_arena_merge(struct api_json_arena *into, struct api_json_arena *fr
             into->bigs->prev = last;
         into->bigs = from->bigs;
         from->bigs = NULL;
+    }
+    if (from->packed != NULL) {
+        struct api_json_packed *last = from->packed;
+        while (last->next != NULL)
+            last = last->next;
+        last->next = into->packed;
+        into->packed = from->packed;
+        from->packed = NULL;
     }
 }
 
@@ -206,4 +219,27 @@ void api_json_free(void *p)
             return;
     }
     free(p);
+}
+
+bool api_json_packed_add(const struct api_json_packed *p)
+{
+    if (active == NULL)
+        return false;
+    struct api_json_packed *kept = arena_alloc(active, sizeof *kept);
+    if (kept == NULL)
+        return false;
+    *kept = *p;
+    kept->next = active->packed;
+    active->packed = kept;
+    return true;
+}
+
+const struct api_json_packed *api_json_packed_find(const void *node)
+{
+    /* A request holds a few matrices (a batch at most a few hundred), looked up once. */
+    for (const struct api_json_arena *a = active; a != NULL; a = a->outer)
+        for (const struct api_json_packed *p = a->packed; p != NULL; p = p->next)
+            if (p->node == node)
+                return p;
+    return NULL;
 }

@@ -31,12 +31,36 @@
 
 struct api_json_chunk;
 struct api_json_big;
+struct api_json_packed;
 
 struct api_json_arena {
-    struct api_json_chunk *chunks; /* newest first */
-    struct api_json_big *bigs;     /* blocks too large for a chunk, still allocated */
-    struct api_json_arena *outer;  /* the scope this one is nested in, or NULL */
+    struct api_json_chunk *chunks;  /* newest first */
+    struct api_json_big *bigs;      /* blocks too large for a chunk, still allocated */
+    struct api_json_packed *packed; /* matrices read as numbers (json_read.h), newest first */
+    struct api_json_arena *outer;   /* the scope this one is nested in, or NULL */
 };
+
+/*
+ * A matrix that api_json_read_body read straight into numbers: `node` is the array
+ * that stands for it in the document, `cells` its rows × cols numbers in row-major
+ * order (malloc'd, freed with the arena), `text` its bytes in the body. Records and
+ * cells belong to the arena scope that was current when the matrix was read.
+ */
+struct api_json_packed {
+    const void *node; /* a json_t *, kept opaque so that this header needs no jansson */
+    const char *text;
+    size_t text_len;
+    double *cells;
+    size_t rows, cols;
+    struct api_json_packed *next;
+};
+
+/* Files p under this thread's current scope (which then frees p->cells); false when
+ * there is no scope or no memory for the record, and p->cells is then the caller's. */
+bool api_json_packed_add(const struct api_json_packed *p);
+
+/* The record of node in this thread's scopes, or NULL when node was not packed. */
+const struct api_json_packed *api_json_packed_find(const void *node);
 
 #define API_JSON_BIG ((size_t)64 * 1024)
 

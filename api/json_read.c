@@ -35,6 +35,7 @@ struct reader {
     const char *start, *p, *end;
     unsigned depth;
     struct api_json_error *err;
+    bool pack; /* read matrices of numbers straight into numbers (api_json_read_body) */
 };
 
 /* Records the first problem, at byte `at`; returns NULL for the caller to pass up. */
@@ -393,15 +394,142 @@ static bool read_elements(struct reader *r, json_t *array, const char *stop)
     }
 }
 
+/* ---- matrices of numbers ---- */
+
+static atomic_ulong matrices_packed;
+
+unsigned long api_json_matrices_packed(void)
+{
+    return atomic_load(&matrices_packed);
+}
+
+static atomic_bool packing_off;
+
+void api_json_packing_set(bool on)
+{
+    atomic_store(&packing_off, !on);
+}
+
+/* Numbers of a matrix as they are read: cells[0, n), room for cap. */
+struct cell_run {
+    double *cells;
+    size_t n, cap;
+};
+
+static bool cell_push(struct cell_run *c, double x)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 256;
+        double *grown = cap < SIZE_MAX / sizeof *grown ? realloc(c->cells, cap * sizeof *grown) : NULL;
+        if (grown == NULL)
+            return false;
+        c->cells = grown;
+        c->cap = cap;
+    }
+    c->cells[c->n++] = x;
+    return true;
+}
+
+/*
+ * Past the rows of numbers at p (the first row's '['), each as long as the first,
+ * their numbers appended to c; NULL at anything else: a row that is empty, ragged or
+ * holds something other than a number, a number the reader would refuse, bad syntax.
+ * Checks nothing the general reader does not; reports nothing.
+ */
+static const char *scan_number_rows(const char *p, const char *end, struct cell_run *c,
+                                    size_t *rows, size_t *cols)
+{
+    *rows = *cols = 0;
+    for (;;) {
+        if (p >= end || *p != '[')
+            return NULL;
+        size_t row_start = c->n;
+        for (;;) { /* one number, then ',' or ']' */
+            p = skip_ws(p + 1, end);
+            struct api_json_number num;
+            if (p >= end || !(*p == '-' || (unsigned char)(*p - '0') < 10) ||
+                api_read_json_number(p, end, &num) != API_NUMBER_OK)
+                return NULL;
+            /* The value json_number_value gives for the node read_number would make
+             * (an integer's: -0 is the integer 0). */
+            double x = num.is_integer ? (double)num.integer : num.real;
+            if ((!num.is_integer && !isfinite(x)) || !cell_push(c, x))
+                return NULL;
+            p = skip_ws(num.end, end);
+            if (p < end && *p == ',')
+                continue;
+            if (p < end && *p == ']')
+                break;
+            return NULL;
+        }
+        size_t len = c->n - row_start;
+        if (*rows == 0)
+            *cols = len;
+        else if (len != *cols)
+            return NULL;
+        ++*rows;
+        p = skip_ws(p + 1, end);
+        if (p < end && *p == ']')
+            return p + 1;
+        if (p >= end || *p != ',')
+            return NULL;
+        p = skip_ws(p + 1, end);
+    }
+}
+
+/*
+ * The array whose '[' is at `open`, when it is a matrix of numbers (rows of numbers,
+ * all of one length), read into numbers: the document gets an array of as many empty
+ * rows, and the numbers are filed with the request's arena (api_json_packed_add) for
+ * api_read_matrix. NULL, with the reader where it was, when the value is anything
+ * else or memory runs short: the general reader then reads it and says what is wrong.
+ * Called inside read_array, one level deep already.
+ */
+static json_t *read_packed_matrix(struct reader *r, const char *open)
+{
+    if (!r->pack || r->depth + 1 > API_JSON_MAX_DEPTH || atomic_load(&packing_off) ||
+        api_json_arena_current() == NULL)
+        return NULL;
+    struct cell_run c = { NULL, 0, 0 };
+    size_t rows, cols;
+    const char *after = scan_number_rows(r->p, r->end, &c, &rows, &cols);
+    json_t *array = after != NULL ? json_array() : NULL;
+    for (size_t i = 0; array != NULL && i < rows; i++) {
+        if (json_array_append_new(array, json_array()) != 0) {
+            json_decref(array);
+            array = NULL;
+        }
+    }
+    struct api_json_packed rec = { array, open, 0, c.cells, rows, cols, NULL };
+    if (array != NULL)
+        rec.text_len = (size_t)(after - open);
+    if (array == NULL || !api_json_packed_add(&rec)) {
+        json_decref(array);
+        free(c.cells);
+        return NULL;
+    }
+    atomic_fetch_add_explicit(&matrices_packed, 1, memory_order_relaxed);
+    r->p = after;
+    return array;
+}
+
 static json_t *read_array(struct reader *r)
 {
     if (!enter(r))
         return NULL;
+    const char *open = r->p;
+    r->p++; /* '[' */
+    skip_space(r);
+    if (r->p < r->end && *r->p == '[') {
+        json_t *packed = read_packed_matrix(r, open);
+        if (packed != NULL) {
+            r->depth--;
+            return packed;
+        }
+    }
     json_t *array = json_array();
     if (array == NULL)
         return no_memory(r);
-    r->p++; /* '[' */
-    skip_space(r);
     if (r->p < r->end && *r->p == ']')
         r->p++;
     else if (!read_elements(r, array, NULL)) {
@@ -750,7 +878,7 @@ struct half_read {
     const char *text, *end;
     const struct split *split;
     struct api_json_arena arena;
-    bool use_arena, ok;
+    bool use_arena, pack, ok;
     json_t *object, *rest;
 };
 
@@ -759,7 +887,7 @@ static void *run_second_half(void *arg)
     struct half_read *h = arg;
     struct api_json_error err;
     memset(&err, 0, sizeof err);
-    struct reader r = { h->text, h->split->comma + 1, h->end, 1, &err };
+    struct reader r = { h->text, h->split->comma + 1, h->end, 1, &err, h->pack };
 
     if (h->use_arena)
         api_json_arena_begin(&h->arena);
@@ -798,20 +926,20 @@ static json_t *join_halves(json_t *first, json_t *split_array, const struct half
  * or either half found something wrong: the caller then reads it from the start, so
  * errors are reported exactly as one reader finds them.
  */
-static json_t *read_object_halves(const char *text, size_t len)
+static json_t *read_object_halves(const char *text, size_t len, bool pack)
 {
     struct split s;
     if (!find_split(text, text + len, &s))
         return NULL;
     struct half_read second = { .text = text, .end = text + len, .split = &s,
-                                .use_arena = api_json_arena_current() != NULL };
+                                .use_arena = api_json_arena_current() != NULL, .pack = pack };
     pthread_t t;
     if (pthread_create(&t, NULL, run_second_half, &second) != 0)
         return NULL;
 
     struct api_json_error err;
     memset(&err, 0, sizeof err);
-    struct reader r = { text, text, text + len, 1, &err };
+    struct reader r = { text, text, text + len, 1, &err, pack };
     json_t *first = json_object(), *split_array = NULL;
     bool ok = first != NULL && read_first_half(&r, first, &s, &split_array);
 
@@ -835,28 +963,11 @@ unsigned long api_json_halves_read(void)
     return atomic_load(&halves_read);
 }
 
-json_t *api_json_read_halves(const char *text, size_t len, struct api_json_error *err)
-{
-    json_t *v = read_object_halves(text, len);
-    if (v == NULL)
-        return api_json_read(text, len, err);
-    atomic_fetch_add(&halves_read, 1);
-    memset(err, 0, sizeof *err);
-    return v;
-}
-
-json_t *api_json_read_threads(const char *text, size_t len, struct api_json_error *err,
-                              unsigned threads)
-{
-    if (threads >= 2 && len >= API_JSON_SPLIT_BYTES)
-        return api_json_read_halves(text, len, err);
-    return api_json_read(text, len, err);
-}
-
-json_t *api_json_read(const char *text, size_t len, struct api_json_error *err)
+/* The whole body as one value, read by one thread. */
+static json_t *read_document(const char *text, size_t len, struct api_json_error *err, bool pack)
 {
     memset(err, 0, sizeof *err);
-    struct reader r = { text, text, text + len, 0, err };
+    struct reader r = { text, text, text + len, 0, err, pack };
     json_t *v = read_value(&r);
     if (v == NULL)
         return NULL;
@@ -868,4 +979,40 @@ json_t *api_json_read(const char *text, size_t len, struct api_json_error *err)
         return NULL;
     }
     return v;
+}
+
+static json_t *read_halves(const char *text, size_t len, struct api_json_error *err, bool pack)
+{
+    json_t *v = read_object_halves(text, len, pack);
+    if (v == NULL)
+        return read_document(text, len, err, pack);
+    atomic_fetch_add(&halves_read, 1);
+    memset(err, 0, sizeof *err);
+    return v;
+}
+
+json_t *api_json_read_halves(const char *text, size_t len, struct api_json_error *err)
+{
+    return read_halves(text, len, err, false);
+}
+
+json_t *api_json_read_threads(const char *text, size_t len, struct api_json_error *err,
+                              unsigned threads)
+{
+    if (threads >= 2 && len >= API_JSON_SPLIT_BYTES)
+        return read_halves(text, len, err, false);
+    return read_document(text, len, err, false);
+}
+
+json_t *api_json_read_body(const char *text, size_t len, struct api_json_error *err,
+                           unsigned threads)
+{
+    if (threads >= 2 && len >= API_JSON_SPLIT_BYTES)
+        return read_halves(text, len, err, true);
+    return read_document(text, len, err, true);
+}
+
+json_t *api_json_read(const char *text, size_t len, struct api_json_error *err)
+{
+    return read_document(text, len, err, false);
 }

@@ -53,6 +53,27 @@ json_t *api_json_read(const char *text, size_t len, struct api_json_error *err);
 json_t *api_json_read_threads(const char *text, size_t len, struct api_json_error *err,
                               unsigned threads);
 
+/*
+ * api_json_read_threads for a request body whose matrices go to api_read_matrix
+ * (api/fields.h): inside an arena scope, an array that is a matrix of numbers (rows
+ * of numbers, all of one length) is read straight into numbers, filed with the arena
+ * (api_json_packed_add), and stands in the document as an array of as many empty
+ * rows. A number there costs its conversion and eight bytes, where a node costs
+ * about as much time again as the conversion (jansson's node, the array's table,
+ * and the walk that reads it back) and four or five times the memory. Anything else,
+ * including every matrix that is refused, is read as api_json_read reads it; what is
+ * accepted and every error message are the same.
+ */
+json_t *api_json_read_body(const char *text, size_t len, struct api_json_error *err,
+                           unsigned threads);
+
+/* How many matrices api_json_read_body read into numbers so far (for tests). */
+unsigned long api_json_matrices_packed(void);
+
+/* Whether api_json_read_body reads matrices into numbers (by default it does); off,
+ * it reads as api_json_read_threads. For tests that compare the two. */
+void api_json_packing_set(bool on);
+
 /* api_json_read_threads on two threads whatever the body's size (tests, fuzzing). */
 json_t *api_json_read_halves(const char *text, size_t len, struct api_json_error *err);
 

@@ -1820,10 +1820,125 @@ static char *rows_split_same_answer(const char *body)
     return pointer;
 }
 
+/*
+ * Matrices read straight into numbers (api_json_read_body) against the same bodies
+ * read as jansson nodes: byte for byte the same answers, good and bad, on every
+ * endpoint that takes matrices, in JSON and as text; and the good ones were packed.
+ */
+static const struct {
+    const char *path, *accept, *body;
+    size_t max_cells; /* 0: the default */
+} packed_bodies[] = {
+    { "/v1/attention", NULL, "{" SEED000 "}", 0 },
+    { "/v1/attention", "text/plain", "{" SEED000 "}", 0 },
+    { "/v1/attention", NULL, "{ \"q\" : [ [ 1 , -0 ] ,\n[ 0.5e1,-2E-1 ] ] , \"k\":[[1,0],[0,1],[3,3]],"
+      "\"v\":[[1],[2],[123456789012345678901]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,0]],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],"
+      "\"mask\":[[1,0]],\"bias\":[[0.5,-1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,0]],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],\"mask\":[[1,2]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,0]],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],\"mask\":[[0.5,1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,0]],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],\"mask\":[[true,1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,0]],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],\"mask\":[1,0]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,0],[1]],\"k\":[[1,0]],\"v\":[[1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,0],[1,0,2]],\"k\":[[1,0]],\"v\":[[1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,\"0\"]],\"k\":[[1,0]],\"v\":[[1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,null]],\"k\":[[1,0]],\"v\":[[1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,[0]]],\"k\":[[1,0]],\"v\":[[1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,1e400]],\"k\":[[1,0]],\"v\":[[1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,01]],\"k\":[[1,0]],\"v\":[[1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,2,]],\"k\":[[1,0]],\"v\":[[1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,2]],\"k\":[[1,0]],\"v\":[[1]]", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,2]],\"k\":[[1,0]],\"v\":[[1]],\"q\":[[1,2]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[]],\"k\":[[1,0]],\"v\":[[1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,2],[3,4]],\"k\":[[1,0]],\"v\":[[1]]}", 3 },
+    { "/v1/attention", NULL, "{\"q\":[[1,0]],\"k\":[[1,0]],\"v\":[[1]],\"include\":[[1]]}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,0]],\"k\":[[1,0]],\"v\":[[1]],"
+      "\"labels\":{\"queries\":[[1]]}}", 0 },
+    { "/v1/attention", NULL, "{\"q\":[[1,0]],\"k\":[[1,0]],\"v\":[[1]],\"extra\":[[1]]}", 0 },
+    { "/v1/attention/batch", NULL, "{\"items\":[{" SEED000 "},{\"q\":[[1,0]],\"k\":[[1,0]],"
+      "\"v\":[[1,2],[3]]},[[1]]]}", 0 },
+    { "/v1/multihead", NULL, "{\"heads\":1,\"x\":[[1,2],[3,4]],\"w_q\":[[1,0],[0,1]],"
+      "\"w_k\":[[1,0],[0,1]],\"w_v\":[[1,0],[0,1]],\"w_o\":[[1,0],[0,1]]}", 0 },
+    { "/v1/multihead", NULL, "{\"heads\":1,\"x\":[[1,2],[3,4]],\"random\":{\"seed\":5},"
+      "\"include\":[\"x\"]}", 0 },
+};
+
+START_TEST(test_packed_matrices_same_answers)
+{
+    struct api_context ctx = test_context();
+    if (packed_bodies[_i].max_cells != 0)
+        ctx.limits.max_cells = packed_bodies[_i].max_cells;
+    const char *path = packed_bodies[_i].path, *accept = packed_bodies[_i].accept;
+    const char *body = packed_bodies[_i].body;
+    api_json_packing_set(false);
+    unsigned long before = api_json_matrices_packed();
+    struct api_response nodes = call_full(&ctx, "POST", path, accept, "application/json", body,
+                                          NULL, 0);
+    ck_assert_uint_eq(api_json_matrices_packed(), before);
+    api_json_packing_set(true);
+    struct api_response packed = call_full(&ctx, "POST", path, accept, "application/json", body,
+                                           NULL, 0);
+    ck_assert_int_eq(packed.status, nodes.status);
+    ck_assert_msg(packed.body_len == nodes.body_len &&
+                      memcmp(packed.body, nodes.body, nodes.body_len) == 0,
+                  "%s %s: packed %.*s\nnodes %.*s", path, body, (int)packed.body_len,
+                  packed.body, (int)nodes.body_len, nodes.body);
+    if (_i == 0) /* seed 000's Q, K and V */
+        ck_assert_uint_eq(api_json_matrices_packed(), before + 3);
+    api_response_deinit(&nodes);
+    api_response_deinit(&packed);
+}
+END_TEST
+
+/* The reader's side: what is packed and what is not, and the numbers kept. */
+START_TEST(test_packed_matrix_records)
+{
+    static const char text[] = "{\"a\":[[1, -0,2.5],[1e2,-3,4]],\"b\":[[1],[2,3]],\"c\":[[\"x\"]],"
+                               "\"d\":[1,2],\"e\":{\"f\":[[7]]},\"g\":[[[1]]],\"h\":[]}";
+    struct api_json_arena arena;
+    api_json_arena_begin(&arena);
+    struct api_json_error err;
+    json_t *doc = api_json_read_body(text, sizeof text - 1, &err, 1);
+    ck_assert_ptr_nonnull(doc);
+    const struct api_json_packed *a = api_json_packed_find(json_object_get(doc, "a"));
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(a->rows, 2);
+    ck_assert_uint_eq(a->cols, 3);
+    const double want[] = { 1, 0, 2.5, 100, -3, 4 };
+    for (size_t i = 0; i < 6; i++)
+        ck_assert(a->cells[i] == want[i]);
+    ck_assert(!signbit(a->cells[1])); /* -0 is the integer 0, as json_integer reads it */
+    ck_assert_uint_eq(a->text_len, strlen("[[1, -0,2.5],[1e2,-3,4]]"));
+    ck_assert(memcmp(a->text, "[[1, -0,2.5],[1e2,-3,4]]", a->text_len) == 0);
+    /* The document holds an array of as many empty rows. */
+    ck_assert_uint_eq(json_array_size(json_object_get(doc, "a")), 2);
+    ck_assert(json_is_array(json_array_get(json_object_get(doc, "a"), 1)));
+    ck_assert_ptr_nonnull(api_json_packed_find(json_object_get(json_object_get(doc, "e"), "f")));
+    ck_assert_ptr_nonnull(api_json_packed_find(json_array_get(json_object_get(doc, "g"), 0)));
+    const char *plain[] = { "b", "c", "d", "g", "h" };
+    for (size_t i = 0; i < 5; i++) {
+        const json_t *v = json_object_get(doc, plain[i]);
+        ck_assert_ptr_nonnull(v);
+        ck_assert_ptr_null(api_json_packed_find(v));
+    }
+    ck_assert_uint_eq(json_array_size(json_array_get(json_object_get(doc, "b"), 1)), 2);
+    json_decref(doc);
+    api_json_arena_end(&arena);
+
+    /* Outside an arena scope nothing is packed. */
+    doc = api_json_read_body(text, sizeof text - 1, &err, 1);
+    ck_assert_ptr_nonnull(doc);
+    ck_assert_uint_eq(json_array_size(json_array_get(json_object_get(doc, "a"), 0)), 3);
+    json_decref(doc);
+}
+END_TEST
+
 /* A large matrix read in two halves of rows: the same values, and the error of the
- * first bad row or cell in row-major order, whichever half it is in. */
+ * first bad row or cell in row-major order, whichever half it is in. (Read as jansson
+ * nodes: a good matrix read straight into numbers has no rows to split.) */
 START_TEST(test_matrix_rows_split)
 {
+    api_json_packing_set(false);
     char *good = matrix_rows_body(NULL, 0, "");
     ck_assert_ptr_null(rows_split_same_answer(good));
     free(good);
@@ -1845,6 +1960,7 @@ START_TEST(test_matrix_rows_split)
         free(pointer);
         free(body);
     }
+    api_json_packing_set(true);
 }
 END_TEST
 
@@ -2113,6 +2229,9 @@ static Suite *api_suite(void)
     tcase_add_loop_test(reader, test_reader_halves_agree, 0, 40);
     tcase_add_test(reader, test_arena_allocations_are_distinct_and_aligned);
     tcase_add_test(reader, test_arena_scopes_nest);
+    tcase_add_loop_test(reader, test_packed_matrices_same_answers, 0,
+                        sizeof packed_bodies / sizeof packed_bodies[0]);
+    tcase_add_test(reader, test_packed_matrix_records);
     suite_add_tcase(s, reader);
 
     TCase *split = tcase_create("Split writing");

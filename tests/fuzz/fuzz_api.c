@@ -16,7 +16,8 @@
  *
  * What must hold for every input, beyond "no crash, leak or undefined behaviour":
  * a known status (never 500), a content type, body_len matching the body, and every
- * JSON or problem+json body parses back as JSON.
+ * JSON or problem+json body parses back as JSON; and the same request answered with
+ * its matrices read as jansson nodes (api_json_packing_set) gets the same bytes.
  *
  * Not here: sockets (the server's own tests cover them), numbers (fuzz_numfmt.c).
  */
@@ -29,6 +30,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "api/json_read.h"
 
 #define FUZZ_MAX_PARAMS 16
 #define FUZZ_MAX_HEADERS 16
@@ -188,6 +190,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     api_response_deinit(&res);
     api_handle(&ctx, &req, &res);
     check_response(&res, "api_handle");
+    /* The same request with its matrices read as jansson nodes: the same answer. */
+    struct api_response nodes = { 0 };
+    api_json_packing_set(false);
+    api_handle(&ctx, &req, &nodes);
+    api_json_packing_set(true);
+    if (nodes.status != res.status || nodes.body_len != res.body_len ||
+        (res.body_len > 0 && memcmp(nodes.body, res.body, res.body_len) != 0)) {
+        fprintf(stderr, "matrices read into numbers and as nodes answer differently: %d, %d\n",
+                res.status, nodes.status);
+        abort();
+    }
+    api_response_deinit(&nodes);
     api_response_deinit(&res);
     free(head);
     return 0;
