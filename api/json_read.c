@@ -432,12 +432,14 @@ static bool cell_push(struct cell_run *c, double x)
 
 /*
  * Past the rows of numbers at p (the first row's '['), each as long as the first,
- * their numbers appended to c; NULL at anything else: a row that is empty, ragged or
- * holds something other than a number, a number the reader would refuse, bad syntax.
- * Checks nothing the general reader does not; reports nothing.
+ * their numbers appended to c, up to and past the array's ']', or, when stop is set,
+ * up to stop (a comma between two rows, where a body is cut in halves). NULL at
+ * anything else: a row that is empty, ragged or holds something other than a number,
+ * a number the reader would refuse, bad syntax. Checks nothing the general reader
+ * does not; reports nothing.
  */
-static const char *scan_number_rows(const char *p, const char *end, struct cell_run *c,
-                                    size_t *rows, size_t *cols)
+static const char *scan_number_rows(const char *p, const char *end, const char *stop,
+                                    struct cell_run *c, size_t *rows, size_t *cols)
 {
     *rows = *cols = 0;
     for (;;) {
@@ -469,12 +471,23 @@ static const char *scan_number_rows(const char *p, const char *end, struct cell_
             return NULL;
         ++*rows;
         p = skip_ws(p + 1, end);
-        if (p < end && *p == ']')
+        if (stop != NULL && p == stop)
+            return p;
+        if (stop == NULL && p < end && *p == ']')
             return p + 1;
         if (p >= end || *p != ',')
             return NULL;
         p = skip_ws(p + 1, end);
     }
+}
+
+/* n empty arrays appended to array, the rows of a packed matrix; false without memory. */
+static bool add_empty_rows(json_t *array, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (json_array_append_new(array, json_array()) != 0)
+            return false;
+    return true;
 }
 
 /*
@@ -492,13 +505,11 @@ static json_t *read_packed_matrix(struct reader *r, const char *open)
         return NULL;
     struct cell_run c = { NULL, 0, 0 };
     size_t rows, cols;
-    const char *after = scan_number_rows(r->p, r->end, &c, &rows, &cols);
+    const char *after = scan_number_rows(r->p, r->end, NULL, &c, &rows, &cols);
     json_t *array = after != NULL ? json_array() : NULL;
-    for (size_t i = 0; array != NULL && i < rows; i++) {
-        if (json_array_append_new(array, json_array()) != 0) {
-            json_decref(array);
-            array = NULL;
-        }
+    if (array != NULL && !add_empty_rows(array, rows)) {
+        json_decref(array);
+        array = NULL;
     }
     struct api_json_packed rec = { array, open, 0, c.cells, rows, cols, NULL };
     if (array != NULL)
@@ -824,10 +835,45 @@ static bool find_split(const char *start, const char *end, struct split *s)
     }
 }
 
+/* The rows of a cut matrix that one half read into numbers (packed is then true). */
+struct packed_rows {
+    struct cell_run c;
+    size_t rows, cols;
+    const char *after; /* past them: the cut, or past the array's ']' */
+    bool packed;
+};
+
+/*
+ * The rows of the cut array from r->p (after its '[' or the cut) into numbers, up to
+ * stop (NULL: the array's end), with as many empty rows appended to array; the reader
+ * is moved past them. False, nothing changed, when they are not rows of numbers (the
+ * half then reads them as nodes); with no memory for the empty rows, pr->packed is
+ * set but the reader is not moved, and the halves are given up.
+ */
+static bool pack_cut_rows(struct reader *r, json_t *array, const char *stop, struct packed_rows *pr)
+{
+    const char *p = skip_ws(r->p, r->end);
+    if (!r->pack || atomic_load(&packing_off) || api_json_arena_current() == NULL ||
+        p >= r->end || *p != '[')
+        return false;
+    pr->after = scan_number_rows(p, r->end, stop, &pr->c, &pr->rows, &pr->cols);
+    if (pr->after == NULL) {
+        free(pr->c.cells);
+        memset(pr, 0, sizeof *pr);
+        return false;
+    }
+    pr->packed = true;
+    if (!add_empty_rows(array, pr->rows))
+        return false;
+    r->p = pr->after;
+    return true;
+}
+
 /* The first half: members up to the cut; with an array cut, also the split member,
- * its array (*split_array, borrowed) holding the elements before the cut. */
+ * its array (*split_array, borrowed) holding the elements before the cut (empty rows
+ * when `rows` packed them). */
 static bool read_first_half(struct reader *r, json_t *object, const struct split *s,
-                            json_t **split_array)
+                            json_t **split_array, struct packed_rows *rows)
 {
     skip_space(r);
     r->p++; /* '{', as find_split saw */
@@ -844,8 +890,9 @@ static bool read_first_half(struct reader *r, json_t *object, const struct split
     }
     if (ok) {
         r->p++; /* '[' */
-        ok = read_elements(r, array, s->comma) &&
-             json_object_set_new_nocheck(object, key.data, json_incref(array)) == 0;
+        if (!pack_cut_rows(r, array, s->comma, rows))
+            ok = !rows->packed && read_elements(r, array, s->comma);
+        ok = ok && json_object_set_new_nocheck(object, key.data, json_incref(array)) == 0;
         *split_array = array; /* the object's reference keeps it */
     }
     json_decref(array);
@@ -856,11 +903,11 @@ static bool read_first_half(struct reader *r, json_t *object, const struct split
 /* The second half: with an array cut, the rest of that array (read into `rest`),
  * then the members after it; the object's end; nothing but space after. */
 static bool read_second_half(struct reader *r, json_t *object, json_t *rest,
-                             const struct split *s)
+                             const struct split *s, struct packed_rows *rows)
 {
     if (s->array != NULL) {
         r->depth = 2;
-        if (!read_elements(r, rest, NULL))
+        if (!pack_cut_rows(r, rest, NULL, rows) && (rows->packed || !read_elements(r, rest, NULL)))
             return false;
         r->depth = 1;
         enum after_item next = after_item(r, NULL, '}'); /* the split member's end */
@@ -880,6 +927,7 @@ struct half_read {
     struct api_json_arena arena;
     bool use_arena, pack, ok;
     json_t *object, *rest;
+    struct packed_rows rows; /* of rest */
 };
 
 static void *run_second_half(void *arg)
@@ -894,7 +942,7 @@ static void *run_second_half(void *arg)
     h->object = json_object();
     h->rest = json_array();
     h->ok = h->object != NULL && h->rest != NULL &&
-            read_second_half(&r, h->object, h->rest, h->split);
+            read_second_half(&r, h->object, h->rest, h->split, &h->rows);
     if (h->use_arena)
         api_json_arena_leave(&h->arena);
     return NULL;
@@ -922,6 +970,38 @@ static json_t *join_halves(json_t *first, json_t *split_array, const struct half
 }
 
 /*
+ * The cut matrix's two runs of rows as one record filed with the arena (they lie
+ * either side of the cut: `array`'s text runs from its '[' to past the second run),
+ * or false when they cannot be: a half did not read (read_ok false), one half packed
+ * and the other not (a row of something else, a different length), no memory.
+ * Takes both runs' cells, whatever the outcome.
+ */
+static bool join_packed_rows(bool read_ok, const json_t *array, const char *open,
+                             struct packed_rows *first, struct packed_rows *second)
+{
+    bool ok = read_ok && first->packed && second->packed && first->cols == second->cols;
+    size_t rows = first->rows + second->rows, cols = first->cols;
+    double *cells = NULL;
+    if (ok && rows <= SIZE_MAX / sizeof *cells / cols)
+        cells = realloc(first->c.cells, rows * cols * sizeof *cells);
+    if (cells != NULL) {
+        first->c.cells = cells;
+        memcpy(cells + first->rows * cols, second->c.cells, second->rows * cols * sizeof *cells);
+        struct api_json_packed rec = { array, open, (size_t)(second->after - open), cells,
+                                       rows, cols, NULL };
+        if (api_json_packed_add(&rec)) {
+            atomic_fetch_add_explicit(&matrices_packed, 1, memory_order_relaxed);
+            first->c.cells = NULL; /* the arena's now */
+        } else {
+            cells = NULL;
+        }
+    }
+    free(first->c.cells);
+    free(second->c.cells);
+    return cells != NULL;
+}
+
+/*
  * The body as an object read in two halves at once, or NULL when that cannot be done
  * or either half found something wrong: the caller then reads it from the start, so
  * errors are reported exactly as one reader finds them.
@@ -941,11 +1021,15 @@ static json_t *read_object_halves(const char *text, size_t len, bool pack)
     memset(&err, 0, sizeof err);
     struct reader r = { text, text, text + len, 1, &err, pack };
     json_t *first = json_object(), *split_array = NULL;
-    bool ok = first != NULL && read_first_half(&r, first, &s, &split_array);
+    struct packed_rows first_rows = { { NULL, 0, 0 }, 0, 0, NULL, false };
+    bool ok = first != NULL && read_first_half(&r, first, &s, &split_array, &first_rows);
 
     pthread_join(t, NULL);
     if (second.use_arena)
         api_json_arena_merge(api_json_arena_current(), &second.arena);
+    /* A matrix cut in two is kept whole: packed on both sides, or on neither. */
+    if (first_rows.packed || second.rows.packed)
+        ok = join_packed_rows(ok && second.ok, split_array, s.array, &first_rows, &second.rows);
     json_t *whole = NULL;
     if (ok && second.ok)
         whole = join_halves(first, split_array, &second);
@@ -994,6 +1078,11 @@ static json_t *read_halves(const char *text, size_t len, struct api_json_error *
 json_t *api_json_read_halves(const char *text, size_t len, struct api_json_error *err)
 {
     return read_halves(text, len, err, false);
+}
+
+json_t *api_json_read_body_halves(const char *text, size_t len, struct api_json_error *err)
+{
+    return read_halves(text, len, err, true);
 }
 
 json_t *api_json_read_threads(const char *text, size_t len, struct api_json_error *err,

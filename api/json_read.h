@@ -67,6 +67,9 @@ json_t *api_json_read_threads(const char *text, size_t len, struct api_json_erro
 json_t *api_json_read_body(const char *text, size_t len, struct api_json_error *err,
                            unsigned threads);
 
+/* api_json_read_body on two threads whatever the body's size (tests, fuzzing). */
+json_t *api_json_read_body_halves(const char *text, size_t len, struct api_json_error *err);
+
 /* How many matrices api_json_read_body read into numbers so far (for tests). */
 unsigned long api_json_matrices_packed(void);
 

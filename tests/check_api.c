@@ -1965,6 +1965,53 @@ START_TEST(test_matrix_rows_split)
 END_TEST
 
 /*
+ * The same bodies read in two halves with q cut in the middle, q read straight into
+ * numbers on both sides of the cut: the answer or error of the one-thread reading
+ * with jansson nodes, byte for byte; and the good body was read in halves with q, k
+ * and v packed. A body whose halves disagree (a bad cell or a short row on one side)
+ * is read again by one thread.
+ */
+START_TEST(test_packed_matrix_cut_in_halves)
+{
+    static const struct {
+        int cells[2][2];
+        size_t n;
+        const char *bad;
+    } cases[] = {
+        { { { 0, 0 } }, 0, "" },                          /* good */
+        { { { 400, 7 } }, 1, "\"x\"" },                   /* second half */
+        { { { 10, 3 } }, 1, "true" },                     /* first half */
+        { { { 300, -1 } }, 1, "" },                       /* a short row, second half */
+        { { { 5, -1 } }, 1, "" },                         /* a short row, first half */
+        { { { 255, 63 }, { 256, 0 } }, 2, "1e999" },      /* either side of the cut */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *body = matrix_rows_body(cases[c].cells, cases[c].n, cases[c].bad);
+        api_set_threads(1);
+        api_json_packing_set(false);
+        struct api_response nodes = call("POST", "/v1/attention", body);
+        api_json_packing_set(true);
+        api_set_threads(2);
+        unsigned long halves = api_json_halves_read(), packed = api_json_matrices_packed();
+        struct api_response two = call("POST", "/v1/attention", body);
+        api_set_threads(1);
+        if (c == 0) {
+            ck_assert_int_eq(two.status, 200);
+            ck_assert_uint_eq(api_json_halves_read(), halves + 1);
+            ck_assert_uint_eq(api_json_matrices_packed(), packed + 3);
+        }
+        ck_assert_int_eq(two.status, nodes.status);
+        ck_assert_msg(two.body_len == nodes.body_len &&
+                          memcmp(two.body, nodes.body, nodes.body_len) == 0,
+                      "case %zu: %.300s\nagainst %.300s", c, two.body, nodes.body);
+        api_response_deinit(&nodes);
+        api_response_deinit(&two);
+        free(body);
+    }
+}
+END_TEST
+
+/*
  * A matrix of many blocks (9 rows of 131,072 cells: blocks of 2 rows, the last of
  * one, more than the helper may write ahead) on two threads: the same text as on
  * one, whether the second halves are copied in or taken over as pieces (one piece
@@ -2237,6 +2284,7 @@ static Suite *api_suite(void)
     TCase *split = tcase_create("Split writing");
     tcase_add_test(split, test_split_writing_attention);
     tcase_add_test(split, test_matrix_rows_split);
+    tcase_add_test(split, test_packed_matrix_cut_in_halves);
     tcase_add_test(split, test_matrix_blocks_on_two_threads);
     tcase_add_test(split, test_split_writing_multihead);
     tcase_add_test(split, test_writer_pieces);

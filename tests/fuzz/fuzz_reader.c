@@ -10,6 +10,10 @@
  *   - accepted: the same value with the keys in the same order.
  * The halves are tried whatever the body's size (the server waits for 64 KiB), so
  * short inputs reach every cut: between members, inside an array, none at all.
+ * Third, the request reader (api_json_read_body_halves: halves, and matrices of
+ * numbers read straight into numbers, a cut matrix joined across the cut) against
+ * the one-thread reader: the same acceptance and errors, and the same value once
+ * every number is written as its double and every packed matrix as its numbers.
  *
  * Not here: what the fields mean (fuzz_api.c), numbers' digits (the unit tests).
  */
@@ -23,6 +27,70 @@
 #include "api/api.h"
 #include "api/json_arena.h"
 #include "api/json_read.h"
+
+/* v as text with every number as its double and a packed matrix as its numbers, so
+ * that a document read with packing compares with one read as nodes. */
+static void canonical(const json_t *v, FILE *out)
+{
+    const struct api_json_packed *packed = api_json_packed_find(v);
+    if (packed != NULL) {
+        fputc('[', out);
+        for (size_t i = 0; i < packed->rows; i++) {
+            fputs(i ? ",[" : "[", out);
+            for (size_t j = 0; j < packed->cols; j++)
+                fprintf(out, "%s%.17g", j ? "," : "", packed->cells[i * packed->cols + j]);
+            fputc(']', out);
+        }
+        fputc(']', out);
+        return;
+    }
+    const char *key;
+    const json_t *item;
+    size_t i;
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        fputc('{', out);
+        i = 0;
+        json_object_foreach((json_t *)v, key, item) {
+            fprintf(out, "%s\"%s\":", i++ ? "," : "", key); /* keys: compared as bytes */
+            canonical(item, out);
+        }
+        fputc('}', out);
+        return;
+    case JSON_ARRAY:
+        fputc('[', out);
+        json_array_foreach(v, i, item) {
+            if (i)
+                fputc(',', out);
+            canonical(item, out);
+        }
+        fputc(']', out);
+        return;
+    case JSON_INTEGER:
+    case JSON_REAL:
+        fprintf(out, "%.17g", json_number_value(v));
+        return;
+    case JSON_STRING:
+        fputc('"', out);
+        fwrite(json_string_value(v), 1, json_string_length(v), out);
+        fputc('"', out);
+        return;
+    default:
+        fputs(json_is_true(v) ? "true" : json_is_false(v) ? "false" : "null", out);
+    }
+}
+
+static char *canonical_text(const json_t *v)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (out == NULL)
+        abort();
+    canonical(v, out);
+    fclose(out);
+    return text;
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -69,8 +137,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         api_json_free(d1);
         api_json_free(d2);
     }
+    struct api_json_error e3;
+    json_t *three = api_json_read_body_halves(text, size, &e3);
+    if ((one == NULL) != (three == NULL)) {
+        fprintf(stderr, "the request reader and the one-thread reader disagree on the body\n");
+        abort();
+    }
+    if (one == NULL) {
+        if (strcmp(e1.text, e3.text) != 0 || e1.position != e3.position) {
+            fprintf(stderr, "errors differ: \"%s\" at %zu, \"%s\" at %zu\n", e1.text,
+                    e1.position, e3.text, e3.position);
+            abort();
+        }
+    } else {
+        char *c1 = canonical_text(one), *c3 = canonical_text(three);
+        if (strcmp(c1, c3) != 0) {
+            fprintf(stderr, "values differ with matrices packed:\n%s\n%s\n", c1, c3);
+            abort();
+        }
+        free(c1);
+        free(c3);
+    }
     json_decref(one);
     json_decref(two);
+    json_decref(three);
     api_json_arena_end(&arena);
     free(text);
     return 0;
