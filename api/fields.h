@@ -64,7 +64,9 @@ struct api_matrix_spec {
  * before anything is allocated. On success out->data is malloc'd (contiguous)
  * and *is_vector tells which form was sent. On failure out is zeroed. A large
  * matrix of a request alone on the server is read in two halves of rows at once
- * (api/spare_threads.h); what is read, or the error reported, is the same.
+ * (api/spare_threads.h); what is read, or the error reported, is the same. A
+ * matrix that api_json_read_body read into numbers (json_read.h) is copied from
+ * them: this is the one reader of such values.
  */
 bool api_read_matrix(const json_t *node, const char *pointer, const struct api_matrix_spec *spec,
                      size_t max_cells, struct attn_matrix *out, bool *is_vector,

@@ -62,7 +62,10 @@ json_t *api_json_read_threads(const char *text, size_t len, struct api_json_erro
  * about as much time again as the conversion (jansson's node, the array's table,
  * and the walk that reads it back) and four or five times the memory. Anything else,
  * including every matrix that is refused, is read as api_json_read reads it; what is
- * accepted and every error message are the same.
+ * accepted and every error message are the same. The rule that comes with it: a
+ * value that may be a matrix of numbers is read with api_read_matrix, which finds
+ * the numbers (api_json_packed_find); any other reader sees its rows as empty
+ * arrays, which is enough to refuse a matrix where names or labels belong.
  */
 json_t *api_json_read_body(const char *text, size_t len, struct api_json_error *err,
                            unsigned threads);
