@@ -151,15 +151,16 @@ def table(tsv_path, meta_path):
     with open(tsv_path) as f:
         for line in f:
             cols = line.split()
-            if len(cols) != 9 or cols[0] == "payload":
+            if len(cols) not in (9, 10) or cols[0] == "payload":
                 continue
             payload, conns, target = cols[0], int(cols[1]), cols[2]
             req, secs, rps, p50, p99, err = (int(cols[3]), float(cols[4]), float(cols[5]),
                                              float(cols[6]), float(cols[7]), int(cols[8]))
             if req == 0:  # nothing completed: no latency to speak of
                 p50 = p99 = None
+            cpu = float(cols[9]) if len(cols) == 10 else None  # ms of the server's CPU
             runs[payload, conns, target] = dict(req=req, secs=secs, rps=rps, p50=p50, p99=p99,
-                                                err=err)
+                                                err=err, cpu=cpu)
 
     def get(p, c, t, k="rps"):
         r = runs.get((p, c, t))
@@ -199,6 +200,31 @@ def table(tsv_path, meta_path):
                   f"{(py['err'] if py else '-'):>3} | {of_floor:>8} {x_py:>8}")
     print("  (of floor: attnd req/s as a share of the fixed (f) or replay (r) floor at the same "
           "connections; x python: attnd req/s over the Python service's)")
+
+    print()
+    print("server CPU per request: the server's CPU time over the run (user + system, every "
+          "thread; the Python service's workers summed) over the requests it completed, in ms; "
+          "steadier than req/s on a shared machine")
+    print(f"  {'payload':<7} {'conn':>4} | {'attnd':>8} {'fixed':>8} {'replay':>8} {'python':>8} | "
+          f"{'python/attnd':>12} {'attnd-replay':>12}")
+
+    def cpu_per_req(p, c, t):
+        r = runs.get((p, c, t))
+        return None if r is None or r["cpu"] is None or r["req"] == 0 else r["cpu"] / r["req"]
+
+    for p in PAYLOADS:
+        for c in conns_all:
+            per = {t: cpu_per_req(p, c, t) for t in ("attnd", "fixed", "replay", "python")}
+            if per["attnd"] is None:
+                continue
+            a, py, rp = per["attnd"], per["python"], per["replay"]
+            ratio = f"{py / a:.1f}x" if py is not None and a > 0 else "-"
+            extra = fmt_ms(a - rp) if rp is not None else "-"
+            print(f"  {p:<7} {c:>4} | " + " ".join(f"{fmt_ms(per[t]):>8}" for t in per) +
+                  f" | {ratio:>12} {extra:>12}")
+    print("  (attnd-replay: what attnd spends a request above sending its answer. CPU time is "
+          "counted in ticks of 10 ms over wrk's run, and the requests still in flight at its end "
+          "add to it: at 64 connections, and for runs of few requests, it reads coarsely)")
 
     print()
     print("where attnd's time goes at 1 connection: its p50 over its floor's, next to "

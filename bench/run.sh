@@ -11,8 +11,9 @@
 #   5. HTTP: wrk against attnd, the two libmicrohttpd floors (bench/floor.c: a fixed reply,
 #      and a replay of attnd's real response) and the FastAPI + numpy service
 #      (bench/pyservice.py), for each payload and connection count, interleaved so every
-#      ratio compares runs made seconds apart. The services' answers to the medium payload
-#      are compared first (weights to 1e-9); a disagreement stops the bench.
+#      ratio compares runs made seconds apart, each with the server's CPU time over it
+#      (per request in the report). The services' answers to the medium payload are
+#      compared first (weights to 1e-9); a disagreement stops the bench.
 #   6. the targets, PASS or MISS (bench/report.py); never asserted.
 #
 # Settings (environment): BENCH_SECONDS (5) per wrk run, or longer, up to BENCH_MAX_SECONDS
@@ -59,7 +60,8 @@ META=$OUT/meta.txt
 TSV=$OUT/http.tsv
 WRKLOG=$OUT/wrk.log
 : > "$META"; : > "$WRKLOG"
-echo "payload conns target requests seconds rps p50_ms p99_ms errors" > "$TSV"
+echo "payload conns target requests seconds rps p50_ms p99_ms errors cpu_ms" > "$TSV"
+HZ=$(getconf CLK_TCK)
 exec > >(tee "$REPORT")   # the report on stdout and in report.txt; progress goes to stderr
 
 # ---- processes we start, and only those, are stopped at exit ----
@@ -249,17 +251,22 @@ run_wrk() { # TARGET PAYLOAD CONNS PORT PID SECONDS
   # at large), and that would be measured as the next target's slowness.
   settle "${PIDS[@]}"
   note "wrk $target $p, $c connection(s), ${secs}s"
+  # The server's CPU time during the run (its whole tree), for CPU per request; the
+  # requests in flight when wrk stops blur it a little (more at 64 connections).
+  local cpu0 cpu_ms
+  cpu0=$(ticks "$pid")
   line=$(BENCH_BODY="$OUT/$p.json" wrk -t"$threads" -c"$c" -d"${secs}s" --timeout "$TIMEOUT" \
            --latency -s bench/post.lua "http://127.0.0.1:$port/v1/attention" 2>&1 |
          tee -a "$WRKLOG" | grep '^BENCH ' || true)
+  cpu_ms=$(( ($(ticks "$pid") - cpu0) * 1000 / HZ ))
   if [ -z "$line" ]; then
     note "wrk gave no result for $target $p $c (see $WRKLOG)"
     return 0
   fi
   # BENCH requests=N seconds=S rps=R p50_ms=A p99_ms=B errors=E ...
-  echo "$line" | awk -v p="$p" -v c="$c" -v t="$target" '{
+  echo "$line" | awk -v p="$p" -v c="$c" -v t="$target" -v cpu="$cpu_ms" '{
     for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-    print p, c, t, v["requests"], v["seconds"], v["rps"], v["p50_ms"], v["p99_ms"], v["errors"] }' >> "$TSV"
+    print p, c, t, v["requests"], v["seconds"], v["rps"], v["p50_ms"], v["p99_ms"], v["errors"], cpu }' >> "$TSV"
 }
 
 for p in $PAYLOADS; do
