@@ -194,12 +194,18 @@ static void not_a_matrix_hint(struct api_error *err, const json_t *node,
         api_error_hint(err, "write %s as rows of numbers, e.g. [[1, 0], [0, 1]]", spec->name);
 }
 
+/* Whether x may stand in a cell of spec: any number, or for flags 0 or 1. */
+static inline bool number_fits(double x, const struct api_matrix_spec *spec)
+{
+    return !spec->cells_are_flags || x == 0.0 || x == 1.0;
+}
+
 /* The value of one cell, or false when it is not a number (or, for flags, not 0/1/bool). */
 static inline bool cell_value(const json_t *cell, const struct api_matrix_spec *spec, double *out)
 {
     if (json_is_real(cell) || json_is_integer(cell)) {
         double x = json_number_value(cell);
-        if (spec->cells_are_flags && x != 0.0 && x != 1.0)
+        if (!number_fits(x, spec))
             return false;
         *out = x;
         return true;
@@ -419,7 +425,7 @@ static bool read_packed(const struct api_json_packed *packed, const char *pointe
     memcpy(out->data, packed->cells, cells * sizeof *out->data);
     bool ok = true;
     for (size_t i = 0; spec->cells_are_flags && ok && i < cells; i++)
-        ok = out->data[i] == 0.0 || out->data[i] == 1.0;
+        ok = number_fits(out->data[i], spec);
     if (ok)
         return true;
     api_matrix_free(out);

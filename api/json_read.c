@@ -410,6 +410,14 @@ void api_json_packing_set(bool on)
     atomic_store(&packing_off, !on);
 }
 
+/* Whether r may read a matrix starting one level below its depth into numbers: a
+ * request body (pack), packing not turned off, and an arena to file the numbers with. */
+static bool may_pack(const struct reader *r)
+{
+    return r->pack && r->depth + 1 <= API_JSON_MAX_DEPTH && !atomic_load(&packing_off) &&
+           api_json_arena_current() != NULL;
+}
+
 /* Numbers of a matrix as they are read: cells[0, n), room for cap. */
 struct cell_run {
     double *cells;
@@ -500,8 +508,7 @@ static bool add_empty_rows(json_t *array, size_t n)
  */
 static json_t *read_packed_matrix(struct reader *r, const char *open)
 {
-    if (!r->pack || r->depth + 1 > API_JSON_MAX_DEPTH || atomic_load(&packing_off) ||
-        api_json_arena_current() == NULL)
+    if (!may_pack(r))
         return NULL;
     struct cell_run c = { NULL, 0, 0 };
     size_t rows, cols;
@@ -853,8 +860,7 @@ struct packed_rows {
 static bool pack_cut_rows(struct reader *r, json_t *array, const char *stop, struct packed_rows *pr)
 {
     const char *p = skip_ws(r->p, r->end);
-    if (!r->pack || atomic_load(&packing_off) || api_json_arena_current() == NULL ||
-        p >= r->end || *p != '[')
+    if (!may_pack(r) || p >= r->end || *p != '[')
         return false;
     pr->after = scan_number_rows(p, r->end, stop, &pr->c, &pr->rows, &pr->cols);
     if (pr->after == NULL) {
