@@ -5,12 +5,12 @@
  * tens of nanoseconds each, over a million of them for n = 512 with every step).
  * When the request may borrow a spare thread (api/spare_threads.h: the server has
  * more than one worker and this request is the only one being handled), a matrix of
- * API_SPARE_MIN_CELLS or more is split in blocks, and each block in two: the second
- * halves are written by one helper thread for the matrix, each into a buffer of its
- * own, and spliced in after their first halves: taken over as pieces of the answer
- * when the writer may segment (jw_adopt; the server sends the pieces as they are),
- * else copied. Under load every core already has a request, so the split would only
- * add a thread's cost: it is not made.
+ * API_SPARE_MIN_CELLS or more is cut into pieces of a few rows, which the request's
+ * thread and one helper thread take in turn, whoever is free first, each into a
+ * buffer of its own unless it is the next piece of the answer; the pieces are put in
+ * in order: taken over as pieces of the answer when the writer may segment (jw_adopt;
+ * the server sends the pieces as they are), else copied. Under load every core
+ * already has a request, so the split would only add a thread's cost: it is not made.
  *
  * The text is the same either way, byte for byte.
  *
@@ -24,14 +24,17 @@
 #include "api/jsonw.h"
 #include "core/matrix.h"
 
-/* Large matrices are split block by block, blocks of about this many cells. */
-#define API_SPLIT_BLOCK_CELLS 262144
+/* A split matrix's pieces hold about this many cells (fewer rows when the matrix has
+ * fewer than eight pieces' worth): small enough that the faster thread is never long
+ * without one, large enough that taking one costs nothing. */
+#define API_WRITE_PIECE_CELLS 16384
 
 /*
  * Starts w for an answer of about `numbers` numbers. In one piece it is presized for
  * all of them (~24 bytes each). When it will come in pieces (segments_ok, and a
- * matrix that large would be split now), only for a half block: the text before the
- * first split; each later piece is sized after the one before it (jw_adopt).
+ * matrix that large would be split now), only for one piece of a split matrix: the
+ * text before the first split; each later piece is sized after the one before it
+ * (jw_adopt).
  */
 void api_write_start(struct jw *w, int round, size_t numbers, bool segments_ok);
 
@@ -45,7 +48,9 @@ void api_write_matrix(struct jw *w, const struct attn_matrix *m);
  */
 bool api_matrix_same_bits(const struct attn_matrix *a, const struct attn_matrix *b);
 
-/* How many matrices were split so far (for tests). */
+/* How many matrices were split so far, and how many of their pieces were written
+ * aside rather than into the answer itself (for tests). */
 unsigned long api_write_splits(void);
+unsigned long api_write_pieces_aside(void);
 
 #endif

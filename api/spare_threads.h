@@ -5,7 +5,7 @@
  * request runs on its own thread. When a request is the only one in flight, though,
  * the other workers' cores are idle, and its large stages may use them: reading the
  * body in halves (api/json_read.h), the forward pass in row blocks (core's
- * attn_forward_threads), writing matrices in halves (api/matrix_write.h). Each stage
+ * attn_forward_threads), writing matrices in pieces (api/matrix_write.h). Each stage
  * applies its own size threshold; this decides only whether threads are free.
  *
  * Not here: the threads themselves (each stage starts and joins its own).

@@ -25,6 +25,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -625,25 +626,40 @@ static bool attn_forward_rows(struct attn_trace *t, const struct attn_problem *p
     return attn_rows_finite(&t->output, from, to);
 }
 
-/* One thread's share of attn_forward_threads: row blocks [first, last). */
-struct attn_share {
+/*
+ * The row blocks of one attn_forward_threads call, taken one at a time by whichever
+ * thread is free: on a shared machine one core may run slower than the other for a
+ * while, and fixed shares would leave the faster one waiting at the end. Which
+ * thread takes a block does not change its bits (ATTN_ROW_BLOCK).
+ */
+struct attn_blocks {
     struct attn_trace *t;
     const struct attn_problem *p;
-    size_t first, last;
+    size_t n_blocks;
+    atomic_size_t next;  /* the next block to take */
+    atomic_bool failed;  /* a check failed: the others stop too (the caller redoes all) */
+};
+
+/* One thread's part: the blocks it took, and their fully masked rows. */
+struct attn_share {
+    struct attn_blocks *blocks;
     size_t n_blocked;
-    bool ok;
 };
 
 static void *attn_share_run(void *arg)
 {
     struct attn_share *sh = arg;
-    size_t n_q = sh->t->n_q;
+    struct attn_blocks *all = sh->blocks;
+    size_t n_q = all->t->n_q;
 
-    sh->ok = true;
-    for (size_t b = sh->first; b < sh->last && sh->ok; b++) {
+    while (!atomic_load_explicit(&all->failed, memory_order_relaxed)) {
+        size_t b = atomic_fetch_add_explicit(&all->next, 1, memory_order_relaxed);
+        if (b >= all->n_blocks)
+            break;
         size_t from = b * ATTN_ROW_BLOCK;
         size_t to = n_q - from > ATTN_ROW_BLOCK ? from + ATTN_ROW_BLOCK : n_q;
-        sh->ok = attn_forward_rows(sh->t, sh->p, from, to, &sh->n_blocked);
+        if (!attn_forward_rows(all->t, all->p, from, to, &sh->n_blocked))
+            atomic_store(&all->failed, true);
     }
     return NULL;
 }
@@ -658,36 +674,32 @@ enum attn_status attn_forward_threads(struct attn_trace *out, const struct attn_
     struct attn_share shares[ATTN_MAX_THREADS];
     pthread_t ids[ATTN_MAX_THREADS];
     bool started[ATTN_MAX_THREADS] = { false };
-    size_t n_blocks, n_shares, n_blocked = 0;
-    bool ok = true;
+    size_t n_shares, n_blocked = 0;
 
     if (st != ATTN_OK)
         return st;
     attn_trace_reset(out);
-    n_blocks = (out->n_q + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK;
+    struct attn_blocks blocks = { .t = out, .p = p,
+                                  .n_blocks = (out->n_q + ATTN_ROW_BLOCK - 1) / ATTN_ROW_BLOCK };
+    atomic_init(&blocks.next, 0);
+    atomic_init(&blocks.failed, false);
     n_shares = threads < 1 ? 1 : threads > ATTN_MAX_THREADS ? ATTN_MAX_THREADS : threads;
-    if (n_shares > n_blocks)
-        n_shares = n_blocks;
+    if (n_shares > blocks.n_blocks)
+        n_shares = blocks.n_blocks;
     for (size_t i = 0; i < n_shares; i++)
-        shares[i] = (struct attn_share){ out, p, n_blocks * i / n_shares,
-                                         n_blocks * (i + 1) / n_shares, 0, false };
-    /* Share 0 runs here; a share whose thread cannot start runs here too. pthreads,
-     * not C11 threads: the sanitizers follow pthread_create only. */
+        shares[i] = (struct attn_share){ &blocks, 0 };
+    /* Share 0 runs here; the blocks of a thread that cannot start are taken by the
+     * others. pthreads, not C11 threads: the sanitizers follow pthread_create only. */
     for (size_t i = 1; i < n_shares; i++)
         started[i] = pthread_create(&ids[i], NULL, attn_share_run, &shares[i]) == 0;
     attn_share_run(&shares[0]);
-    for (size_t i = 1; i < n_shares; i++) {
+    for (size_t i = 1; i < n_shares; i++)
         if (started[i])
             pthread_join(ids[i], NULL);
-        else
-            attn_share_run(&shares[i]);
-    }
-    for (size_t i = 0; i < n_shares; i++) {
-        ok &= shares[i].ok;
-        n_blocked += shares[i].n_blocked;
-    }
-    if (!ok)
+    if (atomic_load(&blocks.failed))
         return attn_forward_by_steps(out, p);
+    for (size_t i = 0; i < n_shares; i++)
+        n_blocked += shares[i].n_blocked;
     out->summary.n_fully_masked = n_blocked;
     return ATTN_OK;
 }
