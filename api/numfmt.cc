@@ -12,6 +12,9 @@
  *     (eight_digits), no division instruction, no table; in a row, for eight
  *     numbers at once in vector registers where AVX-512 runs
  *     (digit_groups_in_lanes_block);
+ *   - where AVX-512 runs, the shortest digits themselves for eight numbers at once
+ *     too (shortest_normal_x8: dragonbox's steps and table in vector lanes), the
+ *     rare cases handed back to the one-at-a-time path;
  *   - the digits are stored as fixed 16-byte blocks, which may write past a
  *     number's end: callers give each number API_NUMBER_ROOM bytes, and the next
  *     number, comma or NUL overwrites the excess;
@@ -22,6 +25,7 @@
 #include "api/numfmt.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -415,6 +419,145 @@ void digit_groups_in_lanes_block(const uint64_t *significands, size_t m, uint64_
         _mm512_mask_storeu_epi64(lows + j, lanes, eight_digits_x8(low));
     }
 }
+/* The high and low 64 bits of x × y in each lane, from four 32 × 32-bit products
+ * (vpmuludq): AVX-512 has no wider multiplication. */
+__attribute__((target("arch=x86-64-v4")))
+inline void mul_64x64(__m512i x, __m512i y, __m512i &high, __m512i &low)
+{
+    const __m512i low32 = _mm512_set1_epi64(0xFFFFFFFF);
+    __m512i xh = _mm512_srli_epi64(x, 32), yh = _mm512_srli_epi64(y, 32);
+    __m512i ll = _mm512_mul_epu32(x, y), lh = _mm512_mul_epu32(x, yh);
+    __m512i hl = _mm512_mul_epu32(xh, y), hh = _mm512_mul_epu32(xh, yh);
+    __m512i mid = _mm512_add_epi64(_mm512_add_epi64(_mm512_srli_epi64(ll, 32),
+                                                    _mm512_and_si512(lh, low32)),
+                                   _mm512_and_si512(hl, low32)); /* < 2^34 */
+    low = _mm512_or_si512(_mm512_slli_epi64(mid, 32), _mm512_and_si512(ll, low32));
+    high = _mm512_add_epi64(_mm512_add_epi64(hh, _mm512_srli_epi64(lh, 32)),
+                            _mm512_add_epi64(_mm512_srli_epi64(hl, 32), _mm512_srli_epi64(mid, 32)));
+}
+
+__attribute__((target("arch=x86-64-v4")))
+inline __m512i mul_high_64(__m512i x, __m512i y)
+{
+    __m512i high, low;
+    mul_64x64(x, y, high, low);
+    return high;
+}
+
+/*
+ * shortest_normal for eight numbers at once, in AVX-512 (x86-64-v4): the same steps
+ * on the same table, in vector lanes, for the lanes that take shortest_normal's common
+ * path. A lane that does not — not a normal double with a fraction (to_decimal's other
+ * cases), or a remainder of 0 or delta, or a divisible distance (shortest_normal's
+ * rare branches) — is marked in the returned mask and left for to_decimal. The
+ * division by 1000 is the multiplication a compiler makes of it, built from 32-bit
+ * ones: z / 1000 is ((z >> 3) × 0x20C49BA5E353F7CF) >> 68 for every 64-bit z.
+ * Writes ds[0..n) for the lanes given (the marked ones with a wrong value).
+ */
+__attribute__((target("arch=x86-64-v4")))
+__mmask8 shortest_normal_x8(const double *xs, __mmask8 lanes, decimal *ds)
+{
+    static_assert(sizeof(db::detail::cache_holder<db_format>::cache[0]) == 16,
+                  "a cache entry is { high, low }, two 64-bit words");
+    const auto *cache = reinterpret_cast<const long long *>(
+        &db::detail::cache_holder<db_format>::cache[0]);
+    constexpr int min_k = db::detail::cache_holder<db_format>::min_k;
+    constexpr int kappa = db_impl::kappa;
+    const __m512i fraction_bits = _mm512_set1_epi64((int64_t(1) << 52) - 1);
+
+    __m512i bits = _mm512_maskz_loadu_epi64(lanes, xs);
+    __m512i magnitude = _mm512_and_si512(bits, _mm512_set1_epi64(INT64_MAX));
+    __m512i exponent_bits = _mm512_srli_epi64(magnitude, 52);
+    __m512i fraction = _mm512_and_si512(magnitude, fraction_bits);
+    __mmask8 common = _mm512_mask_cmpneq_epi64_mask(lanes, exponent_bits, _mm512_setzero_si512()) &
+                      _mm512_cmpneq_epi64_mask(exponent_bits, _mm512_set1_epi64(0x7FF)) &
+                      _mm512_test_epi64_mask(fraction, fraction);
+
+    __m512i exponent = _mm512_sub_epi64(exponent_bits, _mm512_set1_epi64(-db_format::exponent_bias + 52));
+    __m512i two_fc = _mm512_or_si512(_mm512_slli_epi64(fraction, 1), _mm512_set1_epi64(int64_t(1) << 53));
+    /* floor_log10_pow2 and floor_log2_pow10: dragonbox's multiply-shifts, in 64-bit lanes */
+    __m512i minus_k = _mm512_sub_epi64(
+        _mm512_srai_epi64(_mm512_mul_epi32(exponent, _mm512_set1_epi64(315653)), 20),
+        _mm512_set1_epi64(kappa));
+    __m512i k = _mm512_sub_epi64(_mm512_setzero_si512(), minus_k);
+    __m512i index = _mm512_slli_epi64(_mm512_sub_epi64(k, _mm512_set1_epi64(min_k)), 1);
+    index = _mm512_maskz_mov_epi64(common, index); /* other lanes read entry 0 */
+    __m512i cache_high = _mm512_i64gather_epi64(index, cache, 8);
+    __m512i cache_low = _mm512_i64gather_epi64(_mm512_add_epi64(index, _mm512_set1_epi64(1)), cache, 8);
+    __m512i beta = _mm512_add_epi64(
+        exponent, _mm512_srai_epi64(_mm512_mul_epi32(k, _mm512_set1_epi64(1741647)), 19));
+    beta = _mm512_maskz_mov_epi64(common, beta);
+    __m512i deltai = _mm512_srlv_epi64(cache_high, _mm512_sub_epi64(_mm512_set1_epi64(63), beta));
+
+    /* z: the upper 128 bits of ((two_fc | 1) << beta) × cache, its high word kept */
+    __m512i u = _mm512_sllv_epi64(_mm512_or_si512(two_fc, _mm512_set1_epi64(1)), beta);
+    __m512i z_high, z_low;
+    mul_64x64(u, cache_high, z_high, z_low);
+    __m512i carry_in = mul_high_64(u, cache_low);
+    z_low = _mm512_add_epi64(z_low, carry_in);
+    z_high = _mm512_mask_add_epi64(z_high, _mm512_cmplt_epu64_mask(z_low, carry_in), z_high,
+                                   _mm512_set1_epi64(1));
+
+    /* Step 2: big = z / 1000, r = z mod 1000 */
+    __m512i big = _mm512_srli_epi64(
+        mul_high_64(_mm512_srli_epi64(z_high, 3), _mm512_set1_epi64(0x20C49BA5E353F7CF)), 4);
+    __m512i r = _mm512_sub_epi64(z_high, _mm512_mullo_epi64(big, _mm512_set1_epi64(1000)));
+    __mmask8 use_big = _mm512_cmplt_epu64_mask(r, deltai);
+    common &= _mm512_cmpneq_epi64_mask(r, _mm512_setzero_si512()) &
+              _mm512_cmpneq_epi64_mask(r, deltai);
+
+    /* Step 3: the full-length significand (shortest_normal's dist, scaled, divisible) */
+    __m512i dist = _mm512_add_epi64(_mm512_sub_epi64(r, _mm512_srli_epi64(deltai, 1)),
+                                    _mm512_set1_epi64(50));
+    __m512i scaled = _mm512_and_si512(_mm512_mullo_epi64(dist, _mm512_set1_epi64(656)),
+                                      _mm512_set1_epi64(0xFFFFFFFF));
+    __mmask8 divisible = _mm512_cmplt_epu64_mask(
+        _mm512_and_si512(scaled, _mm512_set1_epi64(0xFFFF)), _mm512_set1_epi64(656));
+    common &= ~(divisible & ~use_big);
+    __m512i big10 = _mm512_mullo_epi64(big, _mm512_set1_epi64(10));
+    __m512i small = _mm512_add_epi64(big10, _mm512_srli_epi64(scaled, 16));
+
+    /* Step 2's answer with its appended zero, unless that makes 18 digits */
+    __m512i exponent10 = _mm512_add_epi64(minus_k, _mm512_set1_epi64(kappa));
+    __mmask8 long_big = use_big & _mm512_cmpge_epu64_mask(big10, _mm512_set1_epi64(100000000000000000));
+    /* shortest_normal divides a significand of 18 digits by ten: exactly, for step
+     * 2's (it ends in the appended zero); step 3's, if there ever were one, is left
+     * to it */
+    common &= ~(~use_big & _mm512_cmpge_epu64_mask(small, _mm512_set1_epi64(100000000000000000)));
+    __m512i significand = _mm512_mask_mov_epi64(small, use_big, big10);
+    significand = _mm512_mask_mov_epi64(significand, long_big, big);
+    exponent10 = _mm512_mask_add_epi64(exponent10, long_big, exponent10, _mm512_set1_epi64(1));
+    /* Stored as eight decimals, { significand, exponent | negative << 32 } each: the
+     * two words of lanes 0-3, then of lanes 4-7, interleaved. */
+    static_assert(sizeof(decimal) == 16 && offsetof(decimal, exponent) == 8 &&
+                      offsetof(decimal, negative) == 12,
+                  "decimal is two words: the significand; the exponent, then the sign");
+    __m512i second = _mm512_or_si512(_mm512_and_si512(exponent10, _mm512_set1_epi64(0xFFFFFFFF)),
+                                     _mm512_slli_epi64(_mm512_srli_epi64(bits, 63), 32));
+    __m512i first_four = _mm512_permutex2var_epi64(
+        significand, _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), second);
+    __m512i last_four = _mm512_permutex2var_epi64(
+        significand, _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), second);
+    unsigned words = (static_cast<unsigned>(lanes) + 1) * (static_cast<unsigned>(lanes) + 1) - 1;
+    _mm512_mask_storeu_epi64(ds, static_cast<__mmask8>(words), first_four);
+    _mm512_mask_storeu_epi64(ds + 4, static_cast<__mmask8>(words >> 8), last_four);
+    return static_cast<__mmask8>(lanes & ~common);
+}
+
+/* to_decimal for a block of m numbers, eight at a time in shortest_normal_x8, the
+ * lanes it leaves one at a time in to_decimal. */
+__attribute__((target("arch=x86-64-v4")))
+void decimals_in_lanes_block(const double *xs, size_t m, decimal *ds)
+{
+    for (size_t j = 0; j < m; j += 8) {
+        size_t n = m - j >= 8 ? 8 : m - j;
+        unsigned rest = shortest_normal_x8(xs + j, static_cast<__mmask8>((1u << n) - 1), ds + j);
+        for (; rest != 0; rest &= rest - 1) {
+            size_t l = static_cast<size_t>(__builtin_ctz(rest));
+            ds[j + l] = to_decimal(xs[j + l]);
+        }
+    }
+}
 #pragma GCC diagnostic pop
 
 /* Whether this CPU runs it; asked once, when the program loads. */
@@ -442,6 +585,19 @@ inline void digit_groups_of_block(const uint64_t *significands, size_t m, uint64
         mids[j] = g.mid;
         lows[j] = g.low;
     }
+}
+
+/* to_decimal for a block of numbers: with AVX-512, eight at a time in vector code. */
+inline void decimals_of_block(const double *xs, size_t m, decimal *ds)
+{
+#ifdef ATTN_NUMFMT_LANES
+    if (lanes_supported) {
+        decimals_in_lanes_block(xs, m, ds);
+        return;
+    }
+#endif
+    for (size_t j = 0; j < m; j++)
+        ds[j] = to_decimal(xs[j]);
 }
 
 } // namespace
@@ -474,8 +630,7 @@ extern "C" size_t api_format_row(const double *xs, size_t n, int decimals, char 
     for (size_t i = 0; i < n; i += block) {
         size_t m = n - i < block ? n - i : block;
         if (decimals < 0) {
-            for (size_t j = 0; j < m; j++)
-                ds[j] = to_decimal(xs[i + j]);
+            decimals_of_block(xs + i, m, ds);
         } else {
             for (size_t j = 0; j < m; j++)
                 ds[j] = to_decimal_rounded(xs[i + j], decimals);

@@ -10,7 +10,8 @@
  * patterns (every exponent), values like attnd's (softmax weights, scores), and the
  * edges of the layout and of the digit groups.
  *
- * Suites: Numbers (api_format_double, the row writer behind jw_double_array, rounding).
+ * Suites: Numbers (api_format_double, the row writer behind jw_double_array and its
+ * vector lanes, rounding).
  */
 #include <check.h>
 #include <math.h>
@@ -311,6 +312,51 @@ START_TEST(test_row_matches_single_numbers)
 }
 END_TEST
 
+/* One of the values a row test mixes: anything, attnd's kinds, or an edge (where the
+ * row writer's vector lanes hand the number back to the one-at-a-time path). */
+static double row_value(uint64_t *s)
+{
+    uint64_t r = xorshift(s);
+    switch (r % 16) {
+    case 0: return from_bits(xorshift(s));
+    case 1: return ldexp(1, (int)(r >> 53) - 1074);              /* powers of two */
+    case 2: return nextafter(ldexp(1, (int)(r >> 53) - 1074), 0); /* just below one */
+    case 3: return from_bits(r >> 12);                            /* subnormals, or 0 */
+    case 4: return (r >> 8) % 5 == 0 ? NAN : (r >> 8) % 5 == 1 ? -INFINITY : -0.0;
+    default: return typical(s);
+    }
+}
+
+/* api_format_row, eight numbers at a time in vector lanes where the CPU has AVX-512,
+ * writes what the reference writes, number for number, in rows of every length. */
+START_TEST(test_rows_match_reference)
+{
+    uint64_t s = 0x51ed270b8a4f2c3dull + (uint64_t)_i;
+    enum { N = 263 };
+    double xs[N];
+    char *got = malloc(N * API_NUMBER_ROOM + 1), want[64];
+    ck_assert_ptr_nonnull(got);
+    for (int done = 0; done < samples(100000); done += N) {
+        size_t n = (size_t)(xorshift(&s) % (N + 1));
+        for (size_t i = 0; i < n; i++)
+            xs[i] = row_value(&s);
+        size_t len = api_format_row(xs, n, -1, got);
+        got[len] = '\0';
+        const char *at = got;
+        for (size_t i = 0; i < n; i++) {
+            reference_format(xs[i], want);
+            size_t w = strlen(want);
+            ck_assert_msg(strncmp(at, want, w) == 0 && (at[w] == ',' || at[w] == '\0'),
+                          "number %zu of %zu, %a: printed %.40s, the reference says %s", i, n,
+                          xs[i], at, want);
+            at += w + (at[w] == ',');
+        }
+        ck_assert_uint_eq((size_t)(at - got), len);
+    }
+    free(got);
+}
+END_TEST
+
 static Suite *numfmt_suite(void)
 {
     Suite *s = suite_create("numfmt");
@@ -320,6 +366,7 @@ static Suite *numfmt_suite(void)
     tcase_add_loop_test(numbers, test_typical_values_match_reference, 0, 4);
     tcase_add_test(numbers, test_edges_match_reference);
     tcase_add_test(numbers, test_row_matches_single_numbers);
+    tcase_add_loop_test(numbers, test_rows_match_reference, 0, 4);
     suite_add_tcase(s, numbers);
     return s;
 }
