@@ -222,24 +222,33 @@ fi
 
 # Seconds for SERVER's run of PAYLOAD at CONNS connections: BENCH_SECONDS, or long
 # enough for each connection to finish about ten of that server's requests, at most
-# BENCH_MAX_SECONDS. wrk counts what completes inside its window; with c connections
-# on NPROC workers a request takes about max(c / NPROC, 1) × t1 (t1: the server's p50
-# at one connection, or before that is measured, the time of its first answer to the
-# payload), and the work in flight when the window closes is lost: at 64 connections
-# on the large payload a 5 s window would finish half of what attnd computed and report
-# a collapse that is not there, and at one connection on xl it held two of the Python
-# service's 2-second answers, a ratio resting on two samples. The floors run as long
-# as attnd (SERVER attnd); the Python service by its own times.
+# BENCH_MAX_SECONDS. wrk counts what completes inside its window, and the work in
+# flight when the window closes is lost: at 64 connections on the large payload a 5 s
+# window would finish half of what attnd computed and report a collapse that is not
+# there, and at one connection on xl it held two of the Python service's 2-second
+# answers, a ratio resting on two samples. A request's time at c connections is
+# estimated as t1 × max(c / NPROC, 1) (t1: the p50 at one connection, or before that
+# is measured, the time of the server's first answer), or, when longer, from the run
+# just below c once the server was saturated there (c0 >= NPROC connections): its
+# p50 × c / c0. Not t1 alone: attnd alone on the machine splits a large request over
+# both cores, which it cannot do under load, so t1 × c / NPROC came to half the time
+# of a request at 64 connections and the window was too short by as much. The floors run as
+# long as attnd (SERVER attnd); the Python service by its own times.
 run_seconds() { # PAYLOAD CONNS SERVER
-  local t1
+  local t1 below
   t1=$(awk -v p="$1" -v t="$3" '$1 == p && $2 == 1 && $3 == t { x = $7 } END { print x + 0 }' "$TSV")
   local first="$OUT/$1.$3.json.ms" # post()'s time for the server's first answer
   [ "$3" = attnd ] && first="$OUT/$1.response.json.ms"
   if [ "$t1" = 0 ] && [ -s "$first" ]; then
     t1=$(cat "$first")
   fi
-  awk -v s="$SECS" -v t="$t1" -v c="$2" -v n="$NPROC" -v cap="$SECS_MAX" 'BEGIN {
-    d = 10 * t * (c > n ? c / n : 1) / 1000; if (d < s) d = s; if (d > cap) d = cap
+  # "c0 p50" of the run with the most connections below CONNS, or "0 0"
+  below=$(awk -v p="$1" -v t="$3" -v c="$2" '$1 == p && $3 == t && $2 < c && $2 > c0 { c0 = $2; x = $7 }
+            END { print c0 + 0, x + 0 }' "$TSV")
+  awk -v s="$SECS" -v t="$t1" -v c="$2" -v n="$NPROC" -v cap="$SECS_MAX" -v below="$below" 'BEGIN {
+    split(below, b, " "); per = t * (c > n ? c / n : 1)
+    if (b[1] >= n && b[2] * c / b[1] > per) per = b[2] * c / b[1]
+    d = 10 * per / 1000; if (d < s) d = s; if (d > cap) d = cap
     printf "%d\n", (d == int(d)) ? d : int(d) + 1 }'
 }
 
