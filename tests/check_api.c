@@ -1450,25 +1450,35 @@ static void assert_split_changes_nothing(const char *path, const char *body)
     ck_assert_uint_eq(one.body_len, two.body_len);
     ck_assert(memcmp(one.body, two.body, one.body_len) == 0);
 
-    /* As the server asks for it: in pieces, which joined are the same bytes. */
+    /* As the server asks for it: in pieces, which joined are the same bytes. The
+     * pieces the helper wrote aside are pieces of the answer; a helper that started
+     * too late to take any (under valgrind, say) leaves the answer in one buffer. */
     struct api_context ctx = test_context();
     ctx.segments_ok = true;
     api_set_threads(2);
+    unsigned long aside = api_write_pieces_aside();
     struct api_response parts = call_full(&ctx, "POST", path, NULL, "application/json", body,
                                           NULL, 0);
+    aside = api_write_pieces_aside() - aside;
     api_set_threads(1);
     ck_assert_int_eq(parts.status, 200);
-    ck_assert_ptr_null(parts.body);
-    ck_assert_ptr_nonnull(parts.segments);
-    ck_assert_uint_gt(parts.segments->n, 2);
-    ck_assert_uint_eq(parts.segments->total, one.body_len);
     ck_assert_uint_eq(parts.body_len, one.body_len);
     size_t at = 0;
-    for (size_t i = 0; i < parts.segments->n; i++) {
-        const struct api_segment *g = &parts.segments->seg[i];
-        ck_assert(at + g->len <= one.body_len);
-        ck_assert_msg(memcmp(one.body + at, g->data, g->len) == 0, "piece %zu differs", i);
-        at += g->len;
+    if (parts.segments == NULL) {
+        ck_assert_uint_eq(aside, 0);
+        ck_assert_ptr_nonnull(parts.body);
+        ck_assert(memcmp(parts.body, one.body, one.body_len) == 0);
+        at = one.body_len;
+    } else {
+        ck_assert_ptr_null(parts.body);
+        ck_assert_uint_ge(parts.segments->n, aside);
+        ck_assert_uint_eq(parts.segments->total, one.body_len);
+        for (size_t i = 0; i < parts.segments->n; i++) {
+            const struct api_segment *g = &parts.segments->seg[i];
+            ck_assert(at + g->len <= one.body_len);
+            ck_assert_msg(memcmp(one.body + at, g->data, g->len) == 0, "piece %zu differs", i);
+            at += g->len;
+        }
     }
     ck_assert_uint_eq(at, one.body_len);
     /* Not split (one thread): the text is one buffer, but for a masked step that
