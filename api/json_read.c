@@ -7,7 +7,7 @@
  * exactly, others correctly rounded on fast_float). Values are built with jansson's
  * constructors; on any failure the partial tree is released and err says why.
  *
- * A large object may be read in two halves at once (api_json_read_threads): a quick
+ * A large object may be read in two halves at once (api_json_read_body): a quick
  * pass that looks only at brackets and quotes finds the comma between two members
  * nearest the middle, a second thread reads the members after it while this one
  * reads those before, and the two objects are joined. Anything unexpected (a half
@@ -1089,14 +1089,6 @@ json_t *api_json_read_halves(const char *text, size_t len, struct api_json_error
 json_t *api_json_read_body_halves(const char *text, size_t len, struct api_json_error *err)
 {
     return read_halves(text, len, err, true);
-}
-
-json_t *api_json_read_threads(const char *text, size_t len, struct api_json_error *err,
-                              unsigned threads)
-{
-    if (threads >= 2 && len >= API_JSON_SPLIT_BYTES)
-        return read_halves(text, len, err, false);
-    return read_document(text, len, err, false);
 }
 
 json_t *api_json_read_body(const char *text, size_t len, struct api_json_error *err,

@@ -44,18 +44,12 @@ json_t *api_json_read(const char *text, size_t len, struct api_json_error *err);
 #define API_JSON_SPLIT_BYTES ((size_t)128 * 1024)
 
 /*
- * The same, allowed `threads` threads: a body of API_JSON_SPLIT_BYTES or more that is
+ * A request body, allowed `threads` threads, whose matrices go to api_read_matrix
+ * (api/fields.h). With two threads, a body of API_JSON_SPLIT_BYTES or more that is
  * an object is read as two runs of its members on two threads, joined in document
- * order. The value, or the error, is exactly what api_json_read gives. Nodes are
- * allocated as api_json_read's would be (the calling thread's arena scope, if any,
- * owns them all).
- */
-json_t *api_json_read_threads(const char *text, size_t len, struct api_json_error *err,
-                              unsigned threads);
-
-/*
- * api_json_read_threads for a request body whose matrices go to api_read_matrix
- * (api/fields.h): inside an arena scope, an array that is a matrix of numbers (rows
+ * order; the value, or the error, is what one thread finds. Nodes are allocated as
+ * api_json_read's would be (the calling thread's arena scope, if any, owns them all).
+ * Inside an arena scope, an array that is a matrix of numbers (rows
  * of numbers, all of one length) is read straight into numbers, filed with the arena
  * (api_json_packed_add), and stands in the document as an array of as many empty
  * rows. A number there costs its conversion and eight bytes, where a node costs
@@ -77,10 +71,11 @@ json_t *api_json_read_body_halves(const char *text, size_t len, struct api_json_
 unsigned long api_json_matrices_packed(void);
 
 /* Whether api_json_read_body reads matrices into numbers (by default it does); off,
- * it reads as api_json_read_threads. For tests that compare the two. */
+ * every value is a node, as api_json_read makes it. For tests that compare the two. */
 void api_json_packing_set(bool on);
 
-/* api_json_read_threads on two threads whatever the body's size (tests, fuzzing). */
+/* api_json_read (every value a node) in two halves whatever the body's size (tests,
+ * fuzzing). */
 json_t *api_json_read_halves(const char *text, size_t len, struct api_json_error *err);
 
 /* How many bodies were read in two halves so far (for tests). */
