@@ -10,6 +10,11 @@
 
 #include <fast_float/fast_float.h>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ATTN_NO_CLONES)
+#include <immintrin.h>
+#define ATTN_NUMPARSE_LANES 1
+#endif
+
 namespace {
 
 inline bool is_digit_at(const char *p, const char *end)
@@ -49,10 +54,34 @@ double from_text(const char *first, const char *last)
     return value;
 }
 
-} // namespace
+/*
+ * The rest of a number once its bytes are checked: the fields of *out from the
+ * significand (the first `digits` digits, leading zeros included, wrapped past 19)
+ * and the decimal exponent, by Eisel–Lemire where it decides, else by from_text.
+ */
+inline void convert(const char *start, const char *past, bool negative, uint64_t significand,
+                    int64_t digits, int64_t exponent, bool is_real, struct api_json_number *out)
+{
+    out->end = past;
+    out->is_integer = !is_real && digits <= 18;
+    if (out->is_integer) {
+        long long n = static_cast<long long>(significand);
+        out->integer = negative ? -n : n;
+    }
+    using format = fast_float::binary_format<double>;
+    if (digits <= 19) {
+        fast_float::adjusted_mantissa am = fast_float::compute_float<format>(exponent, significand);
+        if (am.power2 >= 0) {
+            fast_float::to_float(negative, am, out->real);
+            return;
+        }
+    }
+    out->real = from_text(start, past);
+}
 
-extern "C" enum api_number_syntax api_read_json_number(const char *p, const char *end,
-                                                       struct api_json_number *out)
+/* The grammar, one byte after another (see numparse.h). */
+inline enum api_number_syntax read_bytewise(const char *p, const char *end,
+                                            struct api_json_number *out)
 {
     const char *start = p;
     bool negative = *p == '-';
@@ -93,20 +122,108 @@ extern "C" enum api_number_syntax api_read_json_number(const char *p, const char
                 written = written * 10 + (*p - '0');
         exponent += negative_exponent ? -written : written;
     }
-    out->end = p;
-    out->is_integer = !is_real && digits <= 18;
-    if (out->is_integer) {
-        long long n = static_cast<long long>(significand);
-        out->integer = negative ? -n : n;
-    }
-    using format = fast_float::binary_format<double>;
-    if (digits <= 19) {
-        fast_float::adjusted_mantissa am = fast_float::compute_float<format>(exponent, significand);
-        if (am.power2 >= 0) {
-            fast_float::to_float(negative, am, out->real);
-            return API_NUMBER_OK;
-        }
-    }
-    out->real = from_text(start, p);
+    convert(start, p, negative, significand, digits, exponent, is_real, out);
     return API_NUMBER_OK;
+}
+
+#ifdef ATTN_NUMPARSE_LANES
+#define ATTN_LANES_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,bmi,bmi2,popcnt,lzcnt")))
+
+/* Bytes of a number read at once, and what a number must fit in to be read so. */
+constexpr ptrdiff_t lane_bytes = 32;
+
+/*
+ * The common number, [-]digits[.digits] with at most 19 digits and no exponent,
+ * from 32 bytes loaded at once (p to p + 32 must be readable): the digit runs found
+ * from a mask of the digit bytes, the digits moved into place in one permute (the
+ * point dropped, the significand right-aligned behind zeros) and summed in three
+ * multiply-adds, 2, 4 then 8 digits a lane. False, with *out untouched, for anything
+ * else (an exponent, more digits, a number that may run past the 32 bytes, every
+ * error): the bytewise reader takes those, so what is read is the same either way.
+ * No branch depends on a run's length, which for printed doubles (16 or 17 digits)
+ * the bytewise walk mispredicts often. Measured over HTTP, medium at 8 connections
+ * (12,288 numbers a request), old and new binaries alternated: server CPU per request
+ * 10-13% lower.
+ */
+ATTN_LANES_TARGET
+bool read_in_lanes(const char *p, struct api_json_number *out)
+{
+    const __m256i text = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(p));
+    const __m256i values = _mm256_sub_epi8(text, _mm256_set1_epi8('0'));
+    /* 64 bits, so that ~(digit >> k) always has a bit set past the 32 bytes */
+    const uint64_t digit = _mm256_cmplt_epu8_mask(values, _mm256_set1_epi8(10));
+    const unsigned int_start = p[0] == '-';
+    const unsigned int_len = static_cast<unsigned>(_tzcnt_u64(~(digit >> int_start)));
+    if (int_len == 0 || int_len > 19 || (int_len > 1 && p[int_start] == '0'))
+        return false; /* no digit, too many, a leading zero: the bytewise reader says */
+    unsigned past = int_start + int_len, frac_len = 0; /* past <= 20 */
+    if (p[past] == '.') {
+        frac_len = static_cast<unsigned>(_tzcnt_u64(~(digit >> (past + 1))));
+        if (frac_len == 0)
+            return false;
+        past += 1 + frac_len;
+    }
+    const unsigned digits = int_len + frac_len;
+    if (digits > 19) /* which also keeps past <= 21, inside the 32 bytes */
+        return false;
+    if (p[past] == 'e' || p[past] == 'E')
+        return false;
+    /* Byte j of the significand's 32 is digit k = j - (32 - digits) of the number,
+     * found at int_start + k, one further once past the point; zero for k < 0. */
+    const __m256i iota = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                          16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+                                          29, 30, 31);
+    const __m256i k = _mm256_sub_epi8(iota, _mm256_set1_epi8(static_cast<char>(lane_bytes - digits)));
+    const __mmask32 present = _mm256_cmpge_epi8_mask(k, _mm256_setzero_si256());
+    const __mmask32 in_fraction = _mm256_cmpge_epi8_mask(k, _mm256_set1_epi8(static_cast<char>(int_len)));
+    __m256i from = _mm256_add_epi8(k, _mm256_set1_epi8(static_cast<char>(int_start)));
+    from = _mm256_mask_add_epi8(from, in_fraction, from, _mm256_set1_epi8(1));
+    const __m256i placed = _mm256_maskz_permutexvar_epi8(present, from, values);
+    const __m256i twos = _mm256_maddubs_epi16(placed, _mm256_set1_epi16(0x010A));
+    const __m256i fours = _mm256_madd_epi16(twos, _mm256_set1_epi32(0x00010064));
+    const __m256i fours16 = _mm256_packus_epi32(fours, fours);
+    const __m256i eights = _mm256_madd_epi16(fours16, _mm256_set1_epi32(0x00012710));
+    /* eights: digits 8-15 in 32-bit lane 1, 16-23 in lane 4, 24-31 in lane 5; 0-7 are zeros */
+    const uint64_t low = static_cast<uint64_t>(_mm256_extract_epi64(eights, 0));
+    const uint64_t high = static_cast<uint64_t>(_mm256_extract_epi64(eights, 2));
+    const uint64_t significand =
+        (low >> 32) * 10000000000000000u + (high & 0xffffffffu) * 100000000u + (high >> 32);
+    convert(p, p + past, int_start != 0, significand, digits, -static_cast<int64_t>(frac_len),
+            frac_len != 0, out);
+    return true;
+}
+
+/* The bytewise reader built for the same target, so that it is inlined here. */
+ATTN_LANES_TARGET
+enum api_number_syntax read_with_lanes(const char *p, const char *end,
+                                       struct api_json_number *out)
+{
+    if (end - p >= lane_bytes && read_in_lanes(p, out))
+        return API_NUMBER_OK;
+    return read_bytewise(p, end, out);
+}
+
+/* Whether this CPU runs it (Ice Lake and later); asked once, when the program loads. */
+const bool lanes_supported =
+    (__builtin_cpu_init(), __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                               __builtin_cpu_supports("avx512vl") &&
+                               __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("bmi"));
+#endif
+
+} // namespace
+
+extern "C" enum api_number_syntax api_read_json_number(const char *p, const char *end,
+                                                       struct api_json_number *out)
+{
+#ifdef ATTN_NUMPARSE_LANES
+    if (lanes_supported)
+        return read_with_lanes(p, end, out);
+#endif
+    return read_bytewise(p, end, out);
+}
+
+extern "C" enum api_number_syntax api_read_json_number_bytewise(const char *p, const char *end,
+                                                                struct api_json_number *out)
+{
+    return read_bytewise(p, end, out);
 }
