@@ -58,9 +58,13 @@ double from_text(const char *first, const char *last)
  * The rest of a number once its bytes are checked: the fields of *out from the
  * significand (the first `digits` digits, leading zeros included, wrapped past 19)
  * and the decimal exponent, by Eisel–Lemire where it decides, else by from_text.
+ * Inlined into both readers: called from the vector reader (eight arguments, one on
+ * the stack), reading medium's 12,288 numbers measured 340 against 262 us, best of 12.
  */
-inline void convert(const char *start, const char *past, bool negative, uint64_t significand,
-                    int64_t digits, int64_t exponent, bool is_real, struct api_json_number *out)
+__attribute__((always_inline)) inline void convert(const char *start, const char *past,
+                                                   bool negative, uint64_t significand,
+                                                   int64_t digits, int64_t exponent, bool is_real,
+                                                   struct api_json_number *out)
 {
     out->end = past;
     out->is_integer = !is_real && digits <= 18;
@@ -127,7 +131,7 @@ inline enum api_number_syntax read_bytewise(const char *p, const char *end,
 }
 
 #ifdef ATTN_NUMPARSE_LANES
-#define ATTN_LANES_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi,bmi,bmi2,popcnt,lzcnt")))
+#define ATTN_LANES_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2,bmi,bmi2,popcnt,lzcnt")))
 
 /* Bytes of a number read at once, and what a number must fit in to be read so. */
 constexpr ptrdiff_t lane_bytes = 32;
@@ -135,9 +139,9 @@ constexpr ptrdiff_t lane_bytes = 32;
 /*
  * The common number, [-]digits[.digits] with at most 19 digits and no exponent,
  * from 32 bytes loaded at once (p to p + 32 must be readable): the digit runs found
- * from a mask of the digit bytes, the digits moved into place in one permute (the
- * point dropped, the significand right-aligned behind zeros) and summed in three
- * multiply-adds, 2, 4 then 8 digits a lane. False, with *out untouched, for anything
+ * from a mask of the digit bytes, the digits moved into place by a compress and an
+ * expand (the point dropped, the significand right-aligned behind zeros) and summed
+ * in three multiply-adds, 2, 4 then 8 digits a lane. False, with *out untouched, for anything
  * else (an exponent, more digits, a number that may run past the 32 bytes, every
  * error): the bytewise reader takes those, so what is read is the same either way.
  * No branch depends on a run's length, which for printed doubles (16 or 17 digits)
@@ -168,17 +172,12 @@ bool read_in_lanes(const char *p, struct api_json_number *out)
         return false;
     if (p[past] == 'e' || p[past] == 'E')
         return false;
-    /* Byte j of the significand's 32 is digit k = j - (32 - digits) of the number,
-     * found at int_start + k, one further once past the point; zero for k < 0. */
-    const __m256i iota = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-                                          16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
-                                          29, 30, 31);
-    const __m256i k = _mm256_sub_epi8(iota, _mm256_set1_epi8(static_cast<char>(lane_bytes - digits)));
-    const __mmask32 present = _mm256_cmpge_epi8_mask(k, _mm256_setzero_si256());
-    const __mmask32 in_fraction = _mm256_cmpge_epi8_mask(k, _mm256_set1_epi8(static_cast<char>(int_len)));
-    __m256i from = _mm256_add_epi8(k, _mm256_set1_epi8(static_cast<char>(int_start)));
-    from = _mm256_mask_add_epi8(from, in_fraction, from, _mm256_set1_epi8(1));
-    const __m256i placed = _mm256_maskz_permutexvar_epi8(present, from, values);
+    /* The number's digits (not its sign or point) packed together, then moved up into
+     * the top `digits` bytes of the 32, zeros below. */
+    const __m256i packed =
+        _mm256_maskz_compress_epi8(static_cast<__mmask32>(_bzhi_u64(digit, past)), values);
+    const __m256i placed =
+        _mm256_maskz_expand_epi8(static_cast<__mmask32>(~0ull << (lane_bytes - digits)), packed);
     const __m256i twos = _mm256_maddubs_epi16(placed, _mm256_set1_epi16(0x010A));
     const __m256i fours = _mm256_madd_epi16(twos, _mm256_set1_epi32(0x00010064));
     const __m256i fours16 = _mm256_packus_epi32(fours, fours);
@@ -207,7 +206,7 @@ enum api_number_syntax read_with_lanes(const char *p, const char *end,
 const bool lanes_supported =
     (__builtin_cpu_init(), __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                                __builtin_cpu_supports("avx512vl") &&
-                               __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("bmi"));
+                               __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi"));
 #endif
 
 } // namespace

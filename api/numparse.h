@@ -12,7 +12,7 @@
  * (eight digits at a time) and hands it to fast_float's Eisel–Lemire step directly,
  * so every byte is read once. from_chars stays the fallback for what that step
  * cannot decide (more than 19 digits, rare halfway cases). Where the CPU has AVX-512
- * VBMI (Ice Lake and later), the common number, [-]digits[.digits] of up to 19 digits,
+ * VBMI2 (Ice Lake and later), the common number, [-]digits[.digits] of up to 19 digits,
  * is found and gathered from 32 bytes at once instead (numparse.cc says how); what it
  * leaves, and every error, is read bytewise.
  *
@@ -58,7 +58,7 @@ enum api_number_syntax api_read_json_number(const char *p, const char *end,
 
 /*
  * The same, one byte after another, never by the vector path api_read_json_number
- * takes on CPUs with AVX-512 VBMI: the tests and the fuzzers compare the two.
+ * takes on CPUs with AVX-512 VBMI2: the tests and the fuzzers compare the two.
  */
 enum api_number_syntax api_read_json_number_bytewise(const char *p, const char *end,
                                                      struct api_json_number *out);

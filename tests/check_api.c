@@ -1137,7 +1137,7 @@ END_TEST
  * buffer ending 0 to 40 bytes after the token: the vector path reads 32 bytes at once
  * and must leave to the bytewise walk whatever it cannot see the end of. Each buffer
  * is allocated to its exact length, so ASan catches a read past it. (Where the CPU
- * has no AVX-512 VBMI, or under valgrind, both calls take the same path.)
+ * has no AVX-512 VBMI2, or under valgrind, both calls take the same path.)
  */
 START_TEST(test_reader_vector_path_agrees)
 {

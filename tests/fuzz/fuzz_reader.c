@@ -100,7 +100,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* At every byte that may start a number: the number reader (its vector path, on a CPU
- * with AVX-512 VBMI) and the bytewise reader give the same answer, field for field. */
+ * with AVX-512 VBMI2) and the bytewise reader give the same answer, field for field. */
 static void numbers_agree(const char *text, size_t size)
 {
     for (size_t i = 0; i < size; i++) {
