@@ -16,13 +16,18 @@
         service, all measured in the same run) and the targets, PASS or MISS (n/a: not
         measured, or a pass against a Python run that left one of its cores idle).
         HTTP.tsv: payload conns target requests seconds rps p50_ms p99_ms errors
-        (target: attnd, fixed, replay, python). META: key=value lines from bench/run.sh.
+        [cpu_ms] (target: attnd, fixed, replay, python), one line a run; a server run
+        several times at the same payload and connections (rounds, in turn with the
+        others) is reported by its medians, and each ratio against a floor is the median
+        of the rounds' ratios, each round's pair measured seconds apart. META: key=value
+        lines from bench/run.sh.
 
 Standard library only (and numpy for compare), run with /usr/bin/python3. Not here:
 running anything; the targets are printed, never asserted.
 """
 import json
 import os
+import statistics
 import sys
 
 PAYLOADS = ("tiny", "medium", "large", "xl")
@@ -148,9 +153,22 @@ def fmt_ms(x):
     return f"{x:.1f}" if x >= 10 else (f"{x:.2f}" if x >= 1 else f"{x:.3f}")
 
 
+def summary_of(rs):
+    """One server's runs at one payload and connection count: medians of req/s and
+    latency, totals of requests, errors and CPU time (so CPU per request is the whole's)."""
+    def med(k):
+        xs = [r[k] for r in rs if r[k] is not None]
+        return statistics.median(xs) if xs else None
+    cpus = [r["cpu"] for r in rs]
+    return dict(req=sum(r["req"] for r in rs), secs=rs[0]["secs"], rps=med("rps"),
+                p50=med("p50"), p99=med("p99"), err=sum(r["err"] for r in rs),
+                cpu=None if None in cpus else sum(cpus), n=len(rs),
+                secs_total=sum(r["secs"] for r in rs))
+
+
 def table(tsv_path, meta_path):
     meta = read_meta(meta_path)
-    runs = {}
+    rounds = {}  # (payload, conns, target) -> its runs, in order
     with open(tsv_path) as f:
         for line in f:
             cols = line.split()
@@ -162,12 +180,25 @@ def table(tsv_path, meta_path):
             if req == 0:  # nothing completed: no latency to speak of
                 p50 = p99 = None
             cpu = float(cols[9]) if len(cols) == 10 else None  # ms of the server's CPU
-            runs[payload, conns, target] = dict(req=req, secs=secs, rps=rps, p50=p50, p99=p99,
-                                                err=err, cpu=cpu)
+            rounds.setdefault((payload, conns, target), []).append(
+                dict(req=req, secs=secs, rps=rps, p50=p50, p99=p99, err=err, cpu=cpu))
+    runs = {key: summary_of(rs) for key, rs in rounds.items()}
 
     def get(p, c, t, k="rps"):
         r = runs.get((p, c, t))
         return None if r is None else r[k]
+
+    def paired(p, c, t, other, k):
+        """attnd's k over other's, round by round where both ran the same rounds (each
+        pair seconds apart), else their medians' ratio: (median, [each round's])."""
+        a, o = rounds.get((p, c, t)), rounds.get((p, c, other))
+        if not a or not o:
+            return None, []
+        if len(a) == len(o) and all(x[k] is not None and y[k] for x, y in zip(a, o)):
+            each = [x[k] / y[k] for x, y in zip(a, o)]
+            return statistics.median(each), each
+        ma, mo = get(p, c, t, k), get(p, c, other, k)
+        return (ma / mo if ma is not None and mo else None), []
 
     def floor_of(p):  # the floor each payload is judged against
         return "fixed" if p == "tiny" else "replay"
@@ -177,9 +208,12 @@ def table(tsv_path, meta_path):
           "server's requests per connection take longer (s: attnd's and its floors', then the "
           "Python service's); req/s, latency p50/p99 in ms, errors (failed + non-2xx); n = "
           "requests completed" % (meta.get("seconds", "?"), meta.get("max_seconds", "?")))
+    print("  r: rounds; a run no longer than %s s is made %s times, attnd and its floors in "
+          "turn, and reported by its medians (n and err: all rounds'); of floor: the median "
+          "of the rounds' ratios" % (meta.get("seconds", "?"), meta.get("rounds", "?")))
     print("  floors: fixed = libmicrohttpd answering a 16-byte reply, replay = it answering "
           "attnd's real response; same thread model as attnd")
-    head = (f"  {'payload':<7} {'response':>9} {'conn':>4} {'s':>3} | {'attnd req/s':>11} {'n':>6} {'p50':>7} {'p99':>7} "
+    head = (f"  {'payload':<7} {'response':>9} {'conn':>4} {'s':>3} {'r':>1} | {'attnd req/s':>11} {'n':>6} {'p50':>7} {'p99':>7} "
             f"{'err':>3} | {'fixed':>8} {'replay':>8} | {'python req/s':>12} {'n':>5} {'s':>3} {'p50':>7} "
             f"{'p99':>7} {'err':>3} | {'of floor':>8} {'x python':>8}")
     print(head)
@@ -190,11 +224,11 @@ def table(tsv_path, meta_path):
                 continue
             a = runs[p, c, "attnd"]
             py = runs.get((p, c, "python"))
-            fl = get(p, c, floor_of(p))
-            of_floor = f"{100 * a['rps'] / fl:.0f}% {floor_of(p)[0]}" if fl else "-"
+            share, _ = paired(p, c, "attnd", floor_of(p), "rps")
+            of_floor = f"{100 * share:.0f}% {floor_of(p)[0]}" if share is not None else "-"
             x_py = f"{a['rps'] / py['rps']:.1f}x" if py and py["rps"] > 0 else "-"
             resp = int(meta.get("resp_" + p, "0"))
-            print(f"  {p:<7} {human_bytes(resp):>9} {c:>4} {a['secs']:>3.0f} | {fmt_rps(a['rps']):>11} {a['req']:>6} "
+            print(f"  {p:<7} {human_bytes(resp):>9} {c:>4} {a['secs']:>3.0f} {a['n']:>1} | {fmt_rps(a['rps']):>11} {a['req']:>6} "
                   f"{fmt_ms(a['p50']):>7} {fmt_ms(a['p99']):>7} {a['err']:>3} | "
                   f"{fmt_rps(get(p, c, 'fixed')):>8} {fmt_rps(get(p, c, 'replay')):>8} | "
                   f"{fmt_rps(py and py['rps']):>12} {(py['req'] if py else '-'):>5} "
@@ -254,6 +288,12 @@ def table(tsv_path, meta_path):
     def line(ok, text):
         print(f"  {'n/a ' if ok is None else ('PASS' if ok else 'MISS')}  {text}")
 
+    def each_of(values, as_share):  # the rounds' ratios, when there were several
+        if len(values) < 2:
+            return ""
+        return " (rounds: " + ", ".join(f"{100 * v:.0f}%" if as_share else f"{v:.1f}x"
+                                        for v in values) + ")"
+
     def ratio_target(p, c, other, want, label, as_share):
         a, o = get(p, c, "attnd"), get(p, c, other)
         if a is None or o is None:
@@ -263,16 +303,16 @@ def table(tsv_path, meta_path):
             line(None if a == 0 else True,
                  f"{p} @{c}: {label}: {other} completed no request in the run")
             return
-        r = a / o
+        r, each = paired(p, c, "attnd", other, "rps")
         got = f"{100 * r:.0f}%" if as_share else f"{r:.1f}x"
-        text = f"{p} @{c}: attnd {fmt_rps(a)} req/s is {got} {label}"
+        text = f"{p} @{c}: attnd {fmt_rps(a)} req/s is {got} {label}{each_of(each, as_share)}"
         # uvicorn's workers do not always share the connections: a Python run that kept
         # one core idle makes attnd's ratio look better than it is, so such a pass is
         # not counted (a miss stands)
         py = runs.get((p, c, "python"))
         if other == "python" and r >= want and py is not None and py["cpu"] is not None:
             could = min(c, PYTHON_WORKERS, os.cpu_count() or 1)
-            used = py["cpu"] / (1000 * py["secs"]) if py["secs"] > 0 else 0
+            used = py["cpu"] / (1000 * py["secs_total"]) if py["secs_total"] > 0 else 0
             if used < 0.75 * could:
                 line(None, f"{text}, but the Python service kept {used:.1f} of its {could} "
                            f"cores busy in that run (its workers did not share the connections): "
@@ -292,8 +332,9 @@ def table(tsv_path, meta_path):
         elif a is None or r is None:
             line(None, f"{p} @1: within 3x of replay (not measured)")
         else:
-            line(a <= 3 * r, f"{p} @1: attnd p50 {fmt_ms(a)} ms is {a / r:.1f}x the replay "
-                             f"floor's {fmt_ms(r)} ms (want <= 3x)")
+            x, each = paired(p, 1, "attnd", "replay", "p50")
+            line(x <= 3, f"{p} @1: attnd p50 {fmt_ms(a)} ms is {x:.1f}x the replay "
+                         f"floor's {fmt_ms(r)} ms (want <= 3x){each_of(each, False)}")
     best = [get("large", c, "attnd") for c in conns_all if get("large", c, "attnd") is not None]
     a64 = get("large", 64, "attnd")
     if a64 is None or not best:
