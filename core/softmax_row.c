@@ -206,6 +206,187 @@ static inline double attn_exp_fast(double t)
     return scale + scale * p;
 }
 
+/* { 1/c, log c, c as hi + lo } for x - 0x1.6p-1's subinterval i, from tools/gen_log_table.py */
+static const double attn_log_table[128][4] = {
+    { 0x1.734f0c5427e51p+0, -0x1.7cc7f7db5ca69p-2, 0x1.60fffffff8688p-1, 0x1.fdde0a72facb6p-55 }, /* log c off by 3.7e-03 ulp */
+    { 0x1.713786d9c7bf6p+0, -0x1.76feecb947141p-2, 0x1.6300000000012p-1, -0x1.092fffffff181p-57 }, /* log c off by 1.5e-03 ulp */
+    { 0x1.6f26016f2604ap+0, -0x1.713e33a46a20ap-2, 0x1.64fffffffffcep-1, 0x1.6e8c000001b9dp-55 }, /* log c off by 3.3e-03 ulp */
+    { 0x1.6d1a62681487fp+0, -0x1.6b85b4cfe3d51p-2, 0x1.6700000007dbfp-1, -0x1.121df4fd2e23fp-55 }, /* log c off by 2.5e-03 ulp */
+    { 0x1.6b1490aa29a57p+0, -0x1.65d558d4b7754p-2, 0x1.6900000007f2ap-1, 0x1.8a720b32e5347p-55 }, /* log c off by 1.9e-03 ulp */
+    { 0x1.691473a88d0e1p+0, -0x1.602d08af0924ap-2, 0x1.6afffffffffdfp-1, -0x1.6931ffffff3bep-55 }, /* log c off by 3.5e-03 ulp */
+    { 0x1.6719f360166ebp+0, -0x1.5a8cadbbedf1bp-2, 0x1.6d00000000030p-1, -0x1.1cc5fffffe70bp-55 }, /* log c off by 1.7e-03 ulp */
+    { 0x1.6524f853b4a9bp+0, -0x1.54f431b7be191p-2, 0x1.6f00000000008p-1, 0x1.d00a0000000c7p-55 }, /* log c off by 2.7e-03 ulp */
+    { 0x1.63356b88ac0dbp+0, -0x1.4f637ebba9807p-2, 0x1.7100000000003p-1, 0x1.f42800000006cp-57 }, /* log c off by 7.8e-04 ulp */
+    { 0x1.614b368322e7ep+0, -0x1.49da7f3be36e0p-2, 0x1.72fffffff79adp-1, -0x1.fe5bf3d75f15cp-55 }, /* log c off by 3.2e-03 ulp */
+    { 0x1.5f66434292df1p+0, -0x1.44591e0539f29p-2, 0x1.750000000000cp-1, -0x1.cbd1ffffffe92p-55 }, /* log c off by 3.0e-03 ulp */
+    { 0x1.5d867c3ec62b0p+0, -0x1.3edf463bff15ep-2, 0x1.7700000008949p-1, -0x1.535ff36f782e3p-55 }, /* log c off by 3.7e-03 ulp */
+    { 0x1.5babcc647fa7ep+0, -0x1.396ce359bbf1bp-2, 0x1.7900000000015p-1, -0x1.c1dffffffdac3p-58 }, /* log c off by 3.5e-03 ulp */
+    { 0x1.59d61f123cccap+0, -0x1.3401e12aecbffp-2, 0x1.7afffffffffddp-1, 0x1.591800000199cp-56 }, /* log c off by 3.3e-03 ulp */
+    { 0x1.580560158052bp+0, -0x1.2e9e2bce121e8p-2, 0x1.7d0000000003bp-1, -0x1.ae0bfffffb76dp-56 }, /* log c off by 1.9e-03 ulp */
+    { 0x1.56397ba7c52e8p+0, -0x1.2941afb186b8ep-2, 0x1.7effffffffff9p-1, 0x1.94600000000f7p-56 }, /* log c off by 2.7e-03 ulp */
+    { 0x1.54725e6bc02fdp+0, -0x1.23ec599203b46p-2, 0x1.80fffffff6f41p-1, -0x1.cfe7c99492c1cp-57 }, /* log c off by 3.6e-03 ulp */
+    { 0x1.52aff56a78572p+0, -0x1.1e9e16787176bp-2, 0x1.8300000009215p-1, 0x1.99fc0dc92a1eep-55 }, /* log c off by 1.1e-03 ulp */
+    { 0x1.50f22e11144ddp+0, -0x1.1956d3b9a3e42p-2, 0x1.85000000093abp-1, 0x1.36b0701cc9ef7p-58 }, /* log c off by 3.5e-03 ulp */
+    { 0x1.4f38f62dd4cc9p+0, -0x1.14167ef367811p-2, 0x1.86fffffffffcap-1, -0x1.bde3fffffc3dbp-56 }, /* log c off by 4.8e-04 ulp */
+    { 0x1.4d843bedc2c11p+0, -0x1.0edd060b77fcdp-2, 0x1.8900000000045p-1, 0x1.cf800000c1df3p-61 }, /* log c off by 1.3e-03 ulp */
+    { 0x1.4bd3edda70fc4p+0, -0x1.09aa572e8517bp-2, 0x1.8afffffff67c4p-1, 0x1.21701d55eaf28p-56 }, /* log c off by 1.8e-03 ulp */
+    { 0x1.4a27fad758165p+0, -0x1.047e60cdcf70bp-2, 0x1.8d000000099cap-1, -0x1.d59f11b3cd82dp-59 }, /* log c off by 5.1e-04 ulp */
+    { 0x1.4880522014862p+0, -0x1.feb2233ea0710p-3, 0x1.8f00000000025p-1, -0x1.6087fffffe4cep-56 }, /* log c off by 7.0e-03 ulp */
+    { 0x1.46dce34596079p+0, -0x1.f474b134df29fp-3, 0x1.90fffffffffe9p-1, -0x1.0e63ffffff553p-56 }, /* log c off by 3.8e-03 ulp */
+    { 0x1.453d9e2c776cfp+0, -0x1.ea4449f04ab14p-3, 0x1.92ffffffffffap-1, -0x1.839bfffffff3dp-56 }, /* log c off by 3.1e-03 ulp */
+    { 0x1.43a2730abee30p+0, -0x1.e020cc62359fdp-3, 0x1.9500000000024p-1, 0x1.bea0000000d1dp-55 }, /* log c off by 6.6e-04 ulp */
+    { 0x1.420b5265e5944p+0, -0x1.d60a17f9034c1p-3, 0x1.9700000000011p-1, -0x1.9307ffffffd4ap-55 }, /* log c off by 8.5e-04 ulp */
+    { 0x1.40782d10ee563p+0, -0x1.cc000c9de6e3fp-3, 0x1.98fffffff5ca8p-1, -0x1.8f65efb0df30ep-55 }, /* log c off by 3.7e-03 ulp */
+    { 0x1.3ee8f42a62ef3p+0, -0x1.c2028ab1b2f35p-3, 0x1.9afffffff5b23p-1, 0x1.560a10885390ep-55 }, /* log c off by 1.1e-03 ulp */
+    { 0x1.3d5d991a9f5e1p+0, -0x1.b811730b4ea82p-3, 0x1.9d0000000a66fp-1, -0x1.dca3de770fe97p-56 }, /* log c off by 4.0e-03 ulp */
+    { 0x1.3bd60d923293bp+0, -0x1.ae2ca6f672b2fp-3, 0x1.9f00000000022p-1, -0x1.eaf5ffffff52bp-55 }, /* log c off by 4.5e-03 ulp */
+    { 0x1.3a524387ac811p+0, -0x1.a454082e6aa94p-3, 0x1.a100000000017p-1, 0x1.caf00000028cbp-58 }, /* log c off by 4.3e-04 ulp */
+    { 0x1.38d22d36588abp+0, -0x1.9a8778de864f8p-3, 0x1.a30000000ab4bp-1, 0x1.15e84606f2b0dp-57 }, /* log c off by 4.4e-03 ulp */
+    { 0x1.3755bd1c8c5f0p+0, -0x1.90c6db9f972e8p-3, 0x1.a50000000ad13p-1, 0x1.be40239373c9cp-56 }, /* log c off by 5.1e-03 ulp */
+    { 0x1.35dce5f9faae5p+0, -0x1.8712137543716p-3, 0x1.a6fffffff515ep-1, -0x1.0e53dbf3a7743p-56 }, /* log c off by 6.4e-03 ulp */
+    { 0x1.34679ace0932fp+0, -0x1.7d6903cb2ac34p-3, 0x1.a8fffffff4fbcp-1, 0x1.9b08491ac3936p-57 }, /* log c off by 4.8e-03 ulp */
+    { 0x1.32f5ced6a1dffp+0, -0x1.73cb9074fd16ep-3, 0x1.aaffffffffff9p-1, 0x1.a39000000039ep-58 }, /* log c off by 2.1e-03 ulp */
+    { 0x1.3187758ea6ba3p+0, -0x1.6a399dabf2d04p-3, 0x1.acfffffff4c60p-1, 0x1.bd4a12cd5b449p-55 }, /* log c off by 6.1e-03 ulp */
+    { 0x1.301c82ac38265p+0, -0x1.60b3100ad3696p-3, 0x1.af0000000b561p-1, 0x1.eaf613153b7f7p-55 }, /* log c off by 2.4e-03 ulp */
+    { 0x1.2eb4ea1fed15bp+0, -0x1.5737cc9018d49p-3, 0x1.b0fffffffffe9p-1, 0x1.e214000000993p-56 }, /* log c off by 6.8e-04 ulp */
+    { 0x1.2d50a012d5083p+0, -0x1.4dc7b897bc102p-3, 0x1.b30000000002ap-1, -0x1.bf5fffffefccep-59 }, /* log c off by 2.4e-03 ulp */
+    { 0x1.2bef98e5a36ffp+0, -0x1.4462b9dc9b361p-3, 0x1.b50000000001ap-1, 0x1.abe4000000c93p-56 }, /* log c off by 1.3e-03 ulp */
+    { 0x1.2a91c92f3c0ebp+0, -0x1.3b08b6757f1f5p-3, 0x1.b700000000027p-1, -0x1.9fb5ffffff26ep-55 }, /* log c off by 1.9e-03 ulp */
+    { 0x1.293725bb804bep+0, -0x1.31b994d3a5032p-3, 0x1.b8fffffffffdbp-1, -0x1.32bbffffff362p-55 }, /* log c off by 2.2e-03 ulp */
+    { 0x1.27dfa38a1ce62p+0, -0x1.28753bc11ac33p-3, 0x1.bafffffffffe1p-1, 0x1.adb800000111fp-56 }, /* log c off by 3.5e-03 ulp */
+    { 0x1.268b37cd60142p+0, -0x1.1f3b925f25e00p-3, 0x1.bcfffffffffd7p-1, -0x1.eca3ffffff088p-55 }, /* log c off by 7.1e-03 ulp */
+    { 0x1.2539d7e91f7adp+0, -0x1.160c8024ea58dp-3, 0x1.befffffff3ce8p-1, -0x1.d459eab65e650p-55 }, /* log c off by 2.6e-03 ulp */
+    { 0x1.23eb79717e057p+0, -0x1.0ce7ecdd0446fp-3, 0x1.c0fffffff3b26p-1, 0x1.fca42b26d0a33p-56 }, /* log c off by 6.7e-03 ulp */
+    { 0x1.22a0122a01224p+0, -0x1.03cdc0a51ebe3p-3, 0x1.c300000000009p-1, 0x1.45780000000c5p-55 }, /* log c off by 6.0e-03 ulp */
+    { 0x1.215798047d5e9p+0, -0x1.f57bc7d88f205p-4, 0x1.c50000000c862p-1, -0x1.c281e9d73a9a6p-55 }, /* log c off by 1.2e-02 ulp */
+    { 0x1.201201201a008p+0, -0x1.e3707ee3763edp-4, 0x1.c6fffffff35e4p-1, -0x1.cb0fe98e38399p-55 }, /* log c off by 9.6e-03 ulp */
+    { 0x1.1ecf43c80384ap+0, -0x1.d17978828b745p-4, 0x1.c8fffffff340fp-1, 0x1.d6582d81533e5p-56 }, /* log c off by 1.4e-02 ulp */
+    { 0x1.1d8f5672e4ab5p+0, -0x1.bf968769fc9a5p-4, 0x1.cb0000000000cp-1, 0x1.3f98000000516p-57 }, /* log c off by 6.7e-03 ulp */
+    { 0x1.1c522fc1ce04ep+0, -0x1.adc77ee5ae9f0p-4, 0x1.cd00000000012p-1, -0x1.a0fbffffffd51p-55 }, /* log c off by 8.0e-03 ulp */
+    { 0x1.1b17c67f2bae8p+0, -0x1.9c0c32d4d2595p-4, 0x1.ceffffffffff7p-1, 0x1.4c300000000a6p-55 }, /* log c off by 2.4e-03 ulp */
+    { 0x1.19e0119df91a8p+0, -0x1.8a6477a8a98bap-4, 0x1.d10000000d318p-1, -0x1.ea9fd015f9169p-56 }, /* log c off by 2.7e-03 ulp */
+    { 0x1.18ab0838fabe1p+0, -0x1.78d022636372fp-4, 0x1.d30000000d4f0p-1, -0x1.8b23cf7432c0bp-56 }, /* log c off by 1.2e-02 ulp */
+    { 0x1.1778a191c5679p+0, -0x1.674f0893dadd7p-4, 0x1.d4fffffff2944p-1, 0x1.781e18943a72dp-55 }, /* log c off by 5.1e-03 ulp */
+    { 0x1.1648d50fc3206p+0, -0x1.55e10050e03ccp-4, 0x1.d6ffffffffff8p-1, -0x1.42cbfffffff6ap-55 }, /* log c off by 5.8e-03 ulp */
+    { 0x1.151b9a3fdd5cfp+0, -0x1.4485e03dbe009p-4, 0x1.d8ffffffffff5p-1, 0x1.a2420000000f3p-55 }, /* log c off by 4.3e-03 ulp */
+    { 0x1.13f0e8d33c729p+0, -0x1.333d7f810d394p-4, 0x1.db0000000dc4ep-1, -0x1.5903cce966864p-56 }, /* log c off by 9.0e-03 ulp */
+    { 0x1.12c8b89edc0a6p+0, -0x1.2207b5c785448p-4, 0x1.dd0000000000ap-1, -0x1.255fffffff957p-58 }, /* log c off by 1.2e-02 ulp */
+    { 0x1.11a3019a74833p+0, -0x1.10e45b3cae8ecp-4, 0x1.defffffffffeap-1, 0x1.586800000100bp-57 }, /* log c off by 4.5e-03 ulp */
+    { 0x1.107fbbe011087p+0, -0x1.ffa6911ab93dbp-5, 0x1.e0ffffffffff3p-1, 0x1.64e40000002bcp-56 }, /* log c off by 1.3e-02 ulp */
+    { 0x1.0f5edfab2a5a9p+0, -0x1.dda8adc58d72cp-5, 0x1.e30000000e3c5p-1, 0x1.6f3c35b48bbc4p-56 }, /* log c off by 1.4e-02 ulp */
+    { 0x1.0e4065582600cp+0, -0x1.bbcebfc68f38cp-5, 0x1.e500000000009p-1, -0x1.c8afffffffebbp-56 }, /* log c off by 1.3e-02 ulp */
+    { 0x1.0d24456361e2ap+0, -0x1.9a187b583149ap-5, 0x1.e6fffffff1880p-1, 0x1.86ec1b82d5526p-55 }, /* log c off by 1.3e-02 ulp */
+    { 0x1.0c0a7868b4178p+0, -0x1.788595a35789ep-5, 0x1.e8ffffffffff2p-1, 0x1.ae10000000182p-55 }, /* log c off by 2.5e-02 ulp */
+    { 0x1.0af2f722e6cb6p+0, -0x1.5715c4bf47700p-5, 0x1.eb0000000eb6dp-1, 0x1.c9e83871109a4p-56 }, /* log c off by 1.7e-02 ulp */
+    { 0x1.09ddba6af8360p+0, -0x1.35c8bfaa13069p-5, 0x1.ed00000000000p-1, 0x1.ed00000000000p-57 }, /* log c off by 2.1e-02 ulp */
+    { 0x1.08cabb37565dfp+0, -0x1.149e3e4005a30p-5, 0x1.ef00000000006p-1, -0x1.897dfffffffbfp-55 }, /* log c off by 2.0e-02 ulp */
+    { 0x1.07b9f29b8eae5p+0, -0x1.e72bf2813cf24p-6, 0x1.f0ffffffffffap-1, -0x1.8e89fffffffacp-55 }, /* log c off by 1.0e-02 ulp */
+    { 0x1.06ab59c7912fdp+0, -0x1.a55f548c5c4a4p-6, 0x1.f2ffffffffffdp-1, -0x1.2827fffffffb3p-57 }, /* log c off by 4.9e-03 ulp */
+    { 0x1.059eea0727588p+0, -0x1.63d6178690c3bp-6, 0x1.f4ffffffffffdp-1, -0x1.6a3ffffffffb2p-57 }, /* log c off by 2.4e-02 ulp */
+    { 0x1.04949cc15e4c6p+0, -0x1.228fb1fcabe49p-6, 0x1.f70000000f713p-1, 0x1.d5683cae98dacp-56 }, /* log c off by 2.5e-02 ulp */
+    { 0x1.038c6b78247fap+0, -0x1.c317384c75e11p-7, 0x1.f900000000004p-1, -0x1.bb67fffffffc6p-56 }, /* log c off by 1.2e-01 ulp */
+    { 0x1.02864fc76a9eap+0, -0x1.41929f928d38bp-7, 0x1.fb0000000fb04p-1, -0x1.3f67c1dc84db2p-56 }, /* log c off by 5.7e-02 ulp */
+    { 0x1.018243650fa38p+0, -0x1.8121213d92c00p-8, 0x1.fd0000000fd01p-1, -0x1.5fbf823df5aa2p-57 }, /* log c off by 5.5e-02 ulp */
+    { 0x1.0080402010080p+0, -0x1.0040155d5881ep-9, 0x1.ff00000000000p-1, 0x1.ff00000000000p-55 }, /* log c off by 9.8e-02 ulp */
+    { 0x1.fe01fe01fe020p-1, 0x1.ff00aa2b10ba0p-9, 0x1.0100000000000p+0, -0x1.0100000000000p-56 }, /* log c off by 2.9e-01 ulp */
+    { 0x1.fa11caa01fa11p-1, 0x1.7dc475f810aaap-7, 0x1.0300000000000p+0, 0x1.9ece000000001p-54 }, /* log c off by 1.1e-01 ulp */
+    { 0x1.f6310aca0dbb3p-1, 0x1.3cea44346a5c5p-6, 0x1.0500000000001p+0, 0x1.1b0a000000006p-54 }, /* log c off by 5.9e-02 ulp */
+    { 0x1.f25f644228ab8p-1, 0x1.b9fc027c00137p-6, 0x1.070000000438bp+0, -0x1.3a6ffba9e1d3bp-54 }, /* log c off by 1.6e-02 ulp */
+    { 0x1.ee9c7f8458dfcp-1, 0x1.1b0d98923d9e2p-5, 0x1.0900000000003p+0, 0x1.6d1000000004ep-55 }, /* log c off by 1.1e-02 ulp */
+    { 0x1.eae807aba81dbp-1, 0x1.58a5bafc08ddep-5, 0x1.0afffffffba6ap+0, 0x1.9afa0488a020ep-54 }, /* log c off by 1.4e-02 ulp */
+    { 0x1.e741aa596d0e8p-1, 0x1.95c830ed14bafp-5, 0x1.0d000000046a8p+0, 0x1.0db004a3cb880p-54 }, /* log c off by 1.0e-02 ulp */
+    { 0x1.e3a9179dc1a6fp-1, 0x1.d276b8adb0b9ap-5, 0x1.0f00000000002p+0, 0x1.84e2000000015p-54 }, /* log c off by 7.4e-03 ulp */
+    { 0x1.e01e01e01e026p-1, 0x1.075983598e42dp-4, 0x1.10ffffffffffbp+0, 0x1.d23400000004dp-54 }, /* log c off by 4.2e-04 ulp */
+    { 0x1.dca01dca01dc5p-1, 0x1.253f62f0a1442p-4, 0x1.1300000000003p+0, -0x1.c667fffffff84p-56 }, /* log c off by 3.8e-03 ulp */
+    { 0x1.d92f2231e7f8bp-1, 0x1.42edcbea646e5p-4, 0x1.14fffffffffffp+0, 0x1.ee34000000004p-55 }, /* log c off by 1.5e-02 ulp */
+    { 0x1.d5cac807572bap-1, 0x1.60658a937507ep-4, 0x1.16ffffffffffbp+0, 0x1.034c000000053p-54 }, /* log c off by 7.3e-03 ulp */
+    { 0x1.d272ca3fcdb19p-1, 0x1.7da766d76aed9p-4, 0x1.18fffffffb2e5p+0, -0x1.9411fab5dde79p-54 }, /* log c off by 1.5e-02 ulp */
+    { 0x1.cf26e5c44bfc1p-1, 0x1.9ab42462033dap-4, 0x1.1b00000000003p+0, 0x1.eb3800000008dp-56 }, /* log c off by 1.5e-02 ulp */
+    { 0x1.cbe6d9601cbf5p-1, 0x1.b78c82bb0ed23p-4, 0x1.1cffffffffff7p+0, 0x1.d88c000000229p-55 }, /* log c off by 1.0e-03 ulp */
+    { 0x1.c8b265afc0a34p-1, 0x1.d4313d66837dbp-4, 0x1.1efffffffaf99p+0, -0x1.ca67fa5e5e3b6p-54 }, /* log c off by 6.8e-03 ulp */
+    { 0x1.c5894d10d498cp-1, 0x1.f0a30c011626ep-4, 0x1.20ffffffffffcp+0, 0x1.6e80000000381p-58 }, /* log c off by 5.8e-03 ulp */
+    { 0x1.c26b5392e2039p-1, 0x1.0671512cc9eebp-3, 0x1.23000000052a0p+0, -0x1.8d81fa229bbe7p-54 }, /* log c off by 7.4e-03 ulp */
+    { 0x1.bf583ee868d92p-1, 0x1.147858467428cp-3, 0x1.24ffffffffffbp+0, 0x1.747c00000004bp-54 }, /* log c off by 2.5e-03 ulp */
+    { 0x1.bc4fd65883e89p-1, 0x1.2266f190a5a8cp-3, 0x1.26ffffffffff7p+0, -0x1.27e3ffffffdbbp-55 }, /* log c off by 5.2e-03 ulp */
+    { 0x1.b951e2b187f40p-1, 0x1.303d718e6d14ep-3, 0x1.2900000005611p+0, -0x1.33ffce1e56c95p-57 }, /* log c off by 5.5e-03 ulp */
+    { 0x1.b65e2e3be6e19p-1, 0x1.3dfc2b0ef1bcdp-3, 0x1.2b00000005741p+0, -0x1.3121f9a273e7dp-54 }, /* log c off by 5.5e-03 ulp */
+    { 0x1.b37484ad786d3p-1, 0x1.4ba36f39cafcdp-3, 0x1.2d00000005877p+0, -0x1.5215f9800add6p-54 }, /* log c off by 7.2e-03 ulp */
+    { 0x1.b094b31d9a29bp-1, 0x1.59338d995c2b0p-3, 0x1.2efffffffa65ep+0, -0x1.5ebf2be1417fcp-59 }, /* log c off by 2.8e-03 ulp */
+    { 0x1.adbe87f941078p-1, 0x1.66acd42750ed5p-3, 0x1.3100000005ac6p+0, -0x1.95dff27e0995bp-55 }, /* log c off by 4.4e-03 ulp */
+    { 0x1.aaf1d2f87ec06p-1, 0x1.740f8f5403778p-3, 0x1.32ffffffffff9p+0, 0x1.2614000000096p-54 }, /* log c off by 6.6e-03 ulp */
+    { 0x1.a82e65130615ep-1, 0x1.815c0a145c1d1p-3, 0x1.3500000005d3ap+0, 0x1.672407082b9b2p-54 }, /* log c off by 5.8e-03 ulp */
+    { 0x1.a574107690a2dp-1, 0x1.8e928de85ffcep-3, 0x1.36fffffffa1a1p+0, 0x1.b10c0e516354ep-55 }, /* log c off by 6.5e-03 ulp */
+    { 0x1.a2c2a87c51cbdp-1, 0x1.9bb362e7dfaf7p-3, 0x1.38fffffffffebp+0, -0x1.c959ffffffa1fp-54 }, /* log c off by 7.2e-03 ulp */
+    { 0x1.a01a01a022003p-1, 0x1.a8becfc85b98ap-3, 0x1.3afffffff9f2bp+0, 0x1.54d40ee20f084p-55 }, /* log c off by 4.3e-03 ulp */
+    { 0x1.9d79f176ae84cp-1, 0x1.b5b519e922f0cp-3, 0x1.3d0000000620bp+0, -0x1.6157f86b5feffp-54 }, /* log c off by 5.7e-03 ulp */
+    { 0x1.9ae24ea5590d7p-1, 0x1.c296855899ad1p-3, 0x1.3efffffff9ca2p+0, 0x1.315207bce961ap-54 }, /* log c off by 3.8e-03 ulp */
+    { 0x1.9852f0d8ec112p-1, 0x1.cf6354e09c57ep-3, 0x1.40ffffffffff1p+0, 0x1.c7b8000000571p-55 }, /* log c off by 3.5e-03 ulp */
+    { 0x1.95cbb0be377c8p-1, 0x1.dc1bca0abebf8p-3, 0x1.42fffffffffebp+0, -0x1.207ffffffd42ap-57 }, /* log c off by 3.2e-03 ulp */
+    { 0x1.934c67f9b2cf2p-1, 0x1.e8c0252aa5a23p-3, 0x1.44ffffffffff6p+0, 0x1.56bc000000126p-54 }, /* log c off by 4.4e-03 ulp */
+    { 0x1.90d4f120110eep-1, 0x1.f550a564e08b7p-3, 0x1.4700000006858p+0, -0x1.8a37ef5a3dd0dp-55 }, /* log c off by 3.5e-03 ulp */
+    { 0x1.8e6527af1374bp-1, 0x1.00e6c45ad4ffep-2, 0x1.48ffffffffff6p+0, 0x1.ce280000004c1p-56 }, /* log c off by 2.2e-03 ulp */
+    { 0x1.8bfce80627f4dp-1, 0x1.071b85fcea3dcp-2, 0x1.4b00000006aeep+0, 0x1.7e3608a2db164p-54 }, /* log c off by 3.6e-03 ulp */
+    { 0x1.899c0f60189d0p-1, 0x1.0d46b579ab6c4p-2, 0x1.4cfffffffffd4p+0, 0x1.db0000000b98dp-57 }, /* log c off by 1.9e-03 ulp */
+    { 0x1.87427bcc092a1p-1, 0x1.136870293a8efp-2, 0x1.4f00000000014p+0, 0x1.f5fe000000503p-54 }, /* log c off by 3.3e-03 ulp */
+    { 0x1.84f00c27885f4p-1, 0x1.1980d2dd2d2c3p-2, 0x1.50fffffff9133p+0, 0x1.0b18091b756eep-54 }, /* log c off by 2.7e-03 ulp */
+    { 0x1.82a4a018224bdp-1, 0x1.1f8ff9e49f5a6p-2, 0x1.5300000007021p+0, -0x1.8027dae97d30ap-56 }, /* log c off by 1.9e-03 ulp */
+    { 0x1.80601805f9818p-1, 0x1.2596010e0cb0ap-2, 0x1.550000000717ep+0, 0x1.255009717f717p-54 }, /* log c off by 3.8e-03 ulp */
+    { 0x1.7e2255159cf49p-1, 0x1.2b9303ab9f3afp-2, 0x1.57000000072bdp+0, -0x1.2d63eccf35d35p-55 }, /* log c off by 1.4e-03 ulp */
+    { 0x1.7beb3922e0145p-1, 0x1.31871c9544219p-2, 0x1.5900000000032p+0, -0x1.07d3fffffc654p-55 }, /* log c off by 2.8e-03 ulp */
+    { 0x1.79baa6bb639bbp-1, 0x1.3772662bfd7dap-2, 0x1.5afffffffffd4p+0, 0x1.37fa000001602p-54 }, /* log c off by 1.3e-03 ulp */
+    { 0x1.77908119a4614p-1, 0x1.3d54fa5c353fdp-2, 0x1.5d000000076ecp+0, -0x1.0d9fd77a3daf5p-56 }, /* log c off by 3.1e-03 ulp */
+    { 0x1.756cac200f585p-1, 0x1.432ef2a0646d1p-2, 0x1.5f00000007839p+0, 0x1.88760a4b75942p-54 }, /* log c off by 1.5e-03 ulp */
+};
+
+/*
+ * The weights whose log attn_log_fast takes: normal ones up to 1 - 1/16. Nearer 1 a
+ * log is small, and log c's rounding would weigh more in it; there, and for
+ * subnormals, glibc's log is called.
+ */
+#define ATTN_LOG_FAST_MIN 0x1p-1022
+#define ATTN_LOG_FAST_MAX 0.9375
+
+/*
+ * ln x for ATTN_LOG_FAST_MIN <= x <= ATTN_LOG_FAST_MAX, glibc's method (from ARM's
+ * optimized routines) without its calls and branches, so that a loop of it is vector
+ * code: x = 2^k·z with z in [0x1.6p-1, 0x1.6p0), ln x = k·ln 2 + ln c + ln(1 + r)
+ * with c from a table of 128 (attn_log_table) and r = z/c - 1, |r| < 2^-8, computed
+ * exactly enough as (z - c_hi - c_lo)/c; ln(1 + r) - r from its Taylor series to r^6
+ * (the first term left out is under 2^-62). k·ln 2 + ln c is summed with its error
+ * kept, since ln c is not a multiple of ulp(k·ln 2). Measured against long double
+ * logl on 2·10^6 arguments in [1e-6, 0.9375]: at most 0.520 ulp off (glibc 0.517),
+ * and equal to glibc's log on all but 0.02% (below 0.3) to 0.4% (0.6 to 0.9375) of
+ * them, by one ulp. Outside its range the result is garbage, not undefined.
+ */
+static inline double attn_log_fast(double x)
+{
+    const uint64_t off = UINT64_C(0x3fe6000000000000); /* 0x1.6p-1's bits */
+    const double ln2_hi = 0x1.62e42fefa3800p-1;       /* k·ln2_hi exact for |k| < 2^11 */
+    const double ln2_lo = 0x1.ef35793c76730p-45;
+    const double round_shift = 0x1.8p52;
+    uint64_t ix, iz, k_bits;
+    double z, kd;
+
+    memcpy(&ix, &x, sizeof ix);
+    uint64_t tmp = ix - off;
+    uint64_t i = (tmp >> 45) & 127;
+    /* k = tmp >> 52, arithmetic, made a double through round_shift's bits (AVX-512F
+     * converts no 64-bit integer to a double) */
+    k_bits = UINT64_C(0x4338000000000000) + (uint64_t)((int64_t)tmp >> 52);
+    memcpy(&kd, &k_bits, sizeof kd);
+    kd -= round_shift;
+    iz = ix - (tmp & (UINT64_C(0xfff) << 52));
+    memcpy(&z, &iz, sizeof z);
+    double r = (z - attn_log_table[i][2] - attn_log_table[i][3]) * attn_log_table[i][0];
+    double k_ln2 = kd * ln2_hi;
+    double w = k_ln2 + attn_log_table[i][1];
+    double w_lo = k_ln2 - w + attn_log_table[i][1]; /* exact: |k ln 2| > |ln c| unless k = 0 */
+    double hi = w + r;
+    double lo = w - hi + r + (kd * ln2_lo + w_lo);
+    double r2 = r * r;
+    return lo + r2 * -0.5 + r * r2 * (1.0 / 3 + r * -0.25 + r2 * (0.2 + r * (-1.0 / 6))) + hi;
+}
+
 static double attn_lanes_total(const double part[ATTN_LANES])
 {
     return ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
@@ -307,6 +488,21 @@ bool attn_row_divide(double *w, size_t n, double sum)
 }
 
 ATTN_VECTOR_CLONES
+void attn_row_logs(const double *x, double *logs, size_t n)
+{
+    int64_t n_slow = 0; /* a count, not a bool: see attn_row_exp */
+
+    for (size_t j = 0; j < n; j++) {
+        logs[j] = attn_log_fast(x[j]);
+        n_slow += !(x[j] >= ATTN_LOG_FAST_MIN && x[j] <= ATTN_LOG_FAST_MAX);
+    }
+    if (n_slow > 0) /* weights near 1 or subnormal: few, and only in some rows */
+        for (size_t j = 0; j < n; j++)
+            if (x[j] > 0.0 && !(x[j] >= ATTN_LOG_FAST_MIN && x[j] <= ATTN_LOG_FAST_MAX))
+                logs[j] = log(x[j]);
+}
+
+ATTN_VECTOR_CLONES
 struct attn_row_facts attn_row_facts_of(const double *w, size_t n)
 {
     struct attn_row_facts f = { attn_row_sum(w, n), attn_row_max(w, n), 0, 0.0 };
@@ -314,13 +510,21 @@ struct attn_row_facts attn_row_facts_of(const double *w, size_t n)
     while (w[f.argmax] != f.max_weight) /* ties to the lowest index */
         f.argmax++;
     /*
-     * One log per weight, in order: -Σ w ln w = ln(Σe)·Σw - Σ w·(x - max) would need
-     * one log per row, but it rounds differently: 0.582203108888218 for the
+     * One log per weight, summed in order: -Σ w ln w = ln(Σe)·Σw - Σ w·(x - max) would
+     * need one log per row, but it rounds differently: 0.582203108888218 for the
      * contract's seed example, where the contract (and the true value) say
-     * 0.5822031088882179.
+     * 0.5822031088882179. The logs of a chunk first, in vector code (glibc's log for
+     * the few weights outside attn_log_fast's range), then their sum.
      */
-    for (size_t j = 0; j < n; j++)
-        if (w[j] > 0.0) /* w ln w -> 0 as w -> 0 */
-            f.entropy -= w[j] * log(w[j]);
+    double logs[ATTN_LOG_CHUNK];
+    for (size_t from = 0; from < n; from += ATTN_LOG_CHUNK) {
+        const double *x = w + from;
+        size_t m = n - from < ATTN_LOG_CHUNK ? n - from : ATTN_LOG_CHUNK;
+
+        attn_row_logs(x, logs, m);
+        for (size_t j = 0; j < m; j++)
+            if (x[j] > 0.0) /* w ln w -> 0 as w -> 0 */
+                f.entropy -= x[j] * logs[j];
+    }
     return f;
 }

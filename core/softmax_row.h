@@ -42,6 +42,14 @@ struct attn_row_facts {
     double entropy;    /* -Σ w ln w, in nats */
 };
 
+/*
+ * ln x[j] into logs[j] for each x[j] > 0 (what is written for the others is
+ * unspecified): the logs of attn_row_facts_of's entropy, at most 0.53 ulp off,
+ * the same bits on every CPU. In chunks of at most ATTN_LOG_CHUNK, on the stack.
+ */
+#define ATTN_LOG_CHUNK 256
+void attn_row_logs(const double *x, double *logs, size_t n);
+
 /* The facts of a row of weights w (n >= 1). */
 struct attn_row_facts attn_row_facts_of(const double *w, size_t n);
 

@@ -922,12 +922,62 @@ START_TEST(test_row_exp_vs_libm)
 }
 END_TEST
 
+/*
+ * The entropy's logarithm against long double logl, weight by weight: at most 0.53
+ * ulp off (glibc's log is 0.52) over the weights' whole range, log-uniform from the
+ * subnormals up to 1, with the edges of its fast range (1 - 1/16, the least normal)
+ * and of its table's subintervals (multiples of 2^-8 and 2^-7 around 1), and equal to
+ * libm's log where it hands the weight over (near 1, subnormal). A wrong table entry
+ * or constant shows here as whole ulps.
+ */
+START_TEST(test_row_logs_vs_logl)
+{
+    enum { N = 200003 };
+    static double x[N], logs[N];
+    uint64_t seed = 0x106;
+    const double edges[] = { 1.0, 0.9375, nextafter(0.9375, 1.0), nextafter(0.9375, 0.0),
+                             0.5, nextafter(0.5, 0.0), 0.6875, nextafter(0.6875, 0.0),
+                             0x1p-1022, nextafter(0x1p-1022, 0.0), 0x1p-1074, 0.99999,
+                             1.0 / 3, 0.2689414213699951, 0.7310585786300049 };
+    size_t n_edges = sizeof edges / sizeof edges[0], k = 0;
+    double worst = 0.0;
+    /* logl is a reference only where long double is wider than double when it runs
+     * (valgrind runs x87 arithmetic as double): otherwise libm's log, within an ulp */
+    volatile long double one = 1.0L, wider = one + 0x1p-60L;
+    bool extended = wider != one;
+
+    for (; k < n_edges; k++)
+        x[k] = edges[k];
+    for (int i = 0; i < 256 && k < N; i++) /* every subinterval's ends, at a few scales */
+        for (int e = -3; e <= 0; e++, k++)
+            x[k] = ldexp(i < 128 ? 0.6875 + i / 256.0 : 1.0 + (i - 128) / 128.0, e - 1);
+    for (; k < N; k++)
+        x[k] = exp(rng_real(&seed, -745.0, 0.0)); /* log-uniform, subnormals included */
+    attn_row_logs(x, logs, N);
+    for (size_t j = 0; j < N; j++) {
+        if (!(x[j] > 0.0) || x[j] > 1.0)
+            continue;
+        long double want = extended ? logl((long double)x[j]) : (long double)log(x[j]);
+        double near = (double)want, ulp = nextafter(fabs(near), INFINITY) - fabs(near);
+        double off = near == 0.0 ? fabs(logs[j]) : (double)(fabsl((long double)logs[j] - want) / ulp);
+        if (!(x[j] >= 0x1p-1022 && x[j] <= 0.9375)) /* handed to libm */
+            ck_assert_msg(logs[j] == log(x[j]), "log(%a) = %a, libm %a", x[j], logs[j], log(x[j]));
+        ck_assert_msg(off <= (extended ? 0.53 : 1.0), "log(%a) = %a, %.3f ulp off", x[j], logs[j], off);
+        worst = off > worst ? off : worst;
+    }
+    ck_assert(logs[0] == 0.0); /* log 1 */
+    if (extended)              /* a real measure: rounding alone is 0.5 */
+        ck_assert(worst > 0.45 && worst <= 0.53);
+}
+END_TEST
+
 /* core/softmax_row.c built for the baseline alone (tests/softmax_row_baseline.c). */
 bool baseline_row_scale(const double *s, double *x, size_t n, double scale);
 double baseline_row_max(const double *x, size_t n);
 double baseline_row_exp(const double *x, double max, double *w, size_t n);
 bool baseline_row_divide(double *w, size_t n, double sum);
 struct attn_row_facts baseline_row_facts_of(const double *w, size_t n);
+void baseline_row_logs(const double *x, double *logs, size_t n);
 
 /*
  * The row functions the program runs (on this CPU, its AVX-512 or AVX2 build where it
@@ -960,6 +1010,11 @@ START_TEST(test_row_same_bits_as_baseline)
         ck_assert(memcmp(&f1.sum, &f2.sum, sizeof f1.sum) == 0 && f1.argmax == f2.argmax &&
                   f1.max_weight == f2.max_weight &&
                   memcmp(&f1.entropy, &f2.entropy, sizeof f1.entropy) == 0);
+        attn_row_logs(w1, x1, n);
+        baseline_row_logs(w1, x2, n);
+        for (size_t j = 0; j < n; j++) /* only a positive weight's log is specified */
+            ck_assert_msg(!(w1[j] > 0.0) || memcmp(&x1[j], &x2[j], sizeof x1[j]) == 0,
+                          "row %zu: log", row);
     }
 }
 END_TEST
@@ -1582,6 +1637,7 @@ static Suite *core_suite(void)
     tcase_add_loop_test(limits, test_huge_scores, 0, 2);
     tcase_add_test(limits, test_tiny_weights);
     tcase_add_test(limits, test_row_exp_vs_libm);
+    tcase_add_test(limits, test_row_logs_vs_logl);
     tcase_add_test(limits, test_row_same_bits_as_baseline);
     tcase_add_loop_test(limits, test_fully_masked_cells, 0, 2);
     tcase_add_loop_test(limits, test_fully_masked_padding, 0, 2);

@@ -11,4 +11,5 @@
 #define attn_row_exp baseline_row_exp
 #define attn_row_divide baseline_row_divide
 #define attn_row_facts_of baseline_row_facts_of
+#define attn_row_logs baseline_row_logs
 #include "core/softmax_row.c"
