@@ -360,15 +360,6 @@ inline decimal to_decimal_rounded(double x, int decimals)
 /* Numbers in api_format_row's blocks. */
 constexpr size_t block = 32;
 
-/*
- * The fewest numbers a block takes the vector lanes for. A call costs about as much
- * for one number as for eight, so short blocks (attnd's small answers are rows of 2
- * to 4 numbers, and a long row's last block may be as short) are quicker one at a
- * time. Measured, a whole row, ns a number, lanes against one at a time: 1 number
- * 115 / 40, 2: 63 / 35, 4: 34 / 30, 5: 30 / 29, 6: 28 / 31, 8: 21 / 30.
- */
-constexpr size_t lanes_min = 6;
-
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     !defined(__SANITIZE_THREAD__) && !defined(ATTN_NO_CLONES)
 #define ATTN_NUMFMT_LANES 1
@@ -571,6 +562,15 @@ void decimals_in_lanes_block(const double *xs, size_t m, decimal *ds)
 
 /* Whether this CPU runs it; asked once, when the program loads. */
 const bool lanes_supported = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4") != 0);
+
+/*
+ * The fewest numbers a block takes the vector lanes for. A call costs about as much
+ * for one number as for eight, so short blocks (attnd's small answers are rows of 2
+ * to 4 numbers, and a long row's last block may be as short) are quicker one at a
+ * time. Measured, a whole row, ns a number, lanes against one at a time: 1 number
+ * 115 / 40, 2: 63 / 35, 4: 34 / 30, 5: 30 / 29, 6: 28 / 31, 8: 21 / 30.
+ */
+constexpr size_t lanes_min = 6;
 #endif
 
 /*
