@@ -133,7 +133,7 @@ inline enum api_number_syntax read_bytewise(const char *p, const char *end,
 }
 
 #ifdef ATTN_NUMPARSE_LANES
-#define ATTN_LANES_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2,bmi,bmi2,popcnt,lzcnt")))
+#define ATTN_LANES_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2,bmi,bmi2")))
 
 /* Bytes of a number read at once, and what a number must fit in to be read so. */
 constexpr ptrdiff_t lane_bytes = 32;
@@ -204,11 +204,13 @@ enum api_number_syntax read_with_lanes(const char *p, const char *end,
     return read_bytewise(p, end, out);
 }
 
-/* Whether this CPU runs it (Ice Lake and later); asked once, when the program loads. */
+/* Whether this CPU has every extension ATTN_LANES_TARGET names (Ice Lake and later);
+ * asked once, when the program loads. */
 const bool lanes_supported =
-    (__builtin_cpu_init(), __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                               __builtin_cpu_supports("avx512vl") &&
-                               __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("bmi"));
+    (__builtin_cpu_init(),
+     __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2") &&
+         __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"));
 #endif
 
 } // namespace
