@@ -494,7 +494,9 @@ void attn_row_logs(const double *x, double *logs, size_t n)
 
     for (size_t j = 0; j < n; j++) {
         logs[j] = attn_log_fast(x[j]);
-        n_slow += !(x[j] >= ATTN_LOG_FAST_MIN && x[j] <= ATTN_LOG_FAST_MAX);
+        /* a zero (a masked cell) needs no log: not counted, or every masked row
+         * would take the second pass */
+        n_slow += x[j] > 0.0 && !(x[j] >= ATTN_LOG_FAST_MIN && x[j] <= ATTN_LOG_FAST_MAX);
     }
     if (n_slow > 0) /* weights near 1 or subnormal: few, and only in some rows */
         for (size_t j = 0; j < n; j++)
