@@ -11,10 +11,11 @@
  *   - digits from a few multiplications, eight at a time in one register
  *     (eight_digits), no division instruction, no table; in a row, for eight
  *     numbers at once in vector registers where AVX-512 runs
- *     (digit_groups_in_lanes_block);
- *   - where AVX-512 runs, the shortest digits themselves for eight numbers at once
- *     too (shortest_normal_x8: dragonbox's steps and table in vector lanes), the
- *     rare cases handed back to the one-at-a-time path;
+ *     (digit_groups_in_lanes_block), four where AVX2 does (_avx2_);
+ *   - the shortest digits themselves for eight numbers at once too where AVX-512
+ *     runs (shortest_normal_x8: dragonbox's steps and table in vector lanes), four
+ *     where AVX2 does (shortest_normal_x4), the rare cases handed back to the
+ *     one-at-a-time path;
  *   - the digits are stored as fixed 16-byte blocks, which may write past a
  *     number's end: callers give each number API_NUMBER_ROOM bytes, and the next
  *     number, comma or NUL overwrites the excess;
@@ -393,7 +394,8 @@ inline __m512i eight_digits_x8(__m512i v)
  * lanes (vpmuludq) or narrower: left to itself, GCC vectorized a loop of the same
  * steps with 64-bit multiplications (vpmullq, three micro-operations each), 8% slower
  * for a whole row. Without the vector loop, the same steps one number at a time were
- * slower than digit_groups_of's scalar division, hence AVX-512 only.
+ * slower than digit_groups_of's scalar division, hence vector lanes only (AVX-512
+ * here, AVX2 in digit_groups_in_avx2_block).
  */
 __attribute__((target("arch=x86-64-v4")))
 void digit_groups_in_lanes_block(const uint64_t *significands, size_t m, uint64_t *tops,
@@ -558,10 +560,201 @@ void decimals_in_lanes_block(const double *xs, size_t m, decimal *ds)
         }
     }
 }
+
+/*
+ * The same two steps in AVX2 (x86-64-v3: most AMD and older Intel servers), four
+ * numbers at a time. AVX2 lacks what the AVX-512 code leans on: mask registers (a
+ * lane's condition is a vector of all-ones or zeros), 64-bit arithmetic shifts and
+ * multiplications (the exponent arithmetic runs in 32-bit lanes, whose products fit;
+ * multiplications by 10 and 1000 are shifts and adds), unsigned comparisons (a sign
+ * flip, where a value may reach 2^63). Only whole groups of four take the lanes; a
+ * block's last one to three numbers go one at a time.
+ */
+__attribute__((target("avx2")))
+inline __m256i eight_digits_x4(__m256i v)
+{
+    __m256i hi = _mm256_srli_epi64(_mm256_mul_epu32(v, _mm256_set1_epi64x(109951163)), 40);
+    __m256i lo = _mm256_sub_epi64(v, _mm256_mul_epu32(hi, _mm256_set1_epi64x(10000)));
+    __m256i x = _mm256_or_si256(hi, _mm256_slli_epi64(lo, 32));
+    __m256i h = _mm256_srli_epi32(_mm256_mullo_epi32(x, _mm256_set1_epi32(10486)), 20);
+    x = _mm256_or_si256(h, _mm256_slli_epi32(_mm256_sub_epi32(x, _mm256_mullo_epi32(h, _mm256_set1_epi32(100))), 16));
+    __m256i t = _mm256_srli_epi16(_mm256_mullo_epi16(x, _mm256_set1_epi16(103)), 10);
+    return _mm256_or_si256(t, _mm256_slli_epi16(_mm256_sub_epi16(x, _mm256_mullo_epi16(t, _mm256_set1_epi16(10))), 8));
+}
+
+/* digit_groups_in_lanes_block's steps on four lanes; returns how many numbers it did
+ * (m rounded down to a multiple of four). */
+__attribute__((target("avx2")))
+size_t digit_groups_in_avx2_block(const uint64_t *significands, size_t m, uint64_t *tops,
+                                  uint64_t *mids, uint64_t *lows)
+{
+    const __m256i exponent_52 = _mm256_set1_epi64x(0x4330000000000000);
+    const __m256d two_52 = _mm256_set1_pd(0x1p52), reciprocal = _mm256_set1_pd(1.0 / 390625.0);
+    const __m256i e8 = _mm256_set1_epi64x(100000000);
+    size_t j = 0;
+    for (; j + 4 <= m; j += 4) {
+        __m256i sig = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(significands + j));
+        __m256d x = _mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(sig, 8), exponent_52));
+        __m256d q = _mm256_add_pd(_mm256_mul_pd(_mm256_sub_pd(x, two_52), reciprocal), two_52);
+        __m256i upper = _mm256_sub_epi64(_mm256_castpd_si256(q), exponent_52);
+        __m256i low = _mm256_sub_epi64(sig, _mm256_mul_epu32(upper, e8));
+        __m256i over = _mm256_cmpgt_epi64(_mm256_setzero_si256(), low); /* -1 where negative */
+        upper = _mm256_add_epi64(upper, over);
+        low = _mm256_add_epi64(low, _mm256_and_si256(over, e8));
+        __m256i top = _mm256_srli_epi64(_mm256_mul_epu32(upper, _mm256_set1_epi64x(1441151881)), 57);
+        __m256i mid = _mm256_sub_epi64(upper, _mm256_mul_epu32(top, e8));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(tops + j), top);
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(mids + j), eight_digits_x4(mid));
+        _mm256_storeu_si256(reinterpret_cast<__m256i *>(lows + j), eight_digits_x4(low));
+    }
+    return j;
+}
+
+/* mul_64x64 on four lanes. */
+__attribute__((target("avx2")))
+inline void mul_64x64_x4(__m256i x, __m256i y, __m256i &high, __m256i &low)
+{
+    const __m256i low32 = _mm256_set1_epi64x(0xFFFFFFFF);
+    __m256i xh = _mm256_srli_epi64(x, 32), yh = _mm256_srli_epi64(y, 32);
+    __m256i ll = _mm256_mul_epu32(x, y), lh = _mm256_mul_epu32(x, yh);
+    __m256i hl = _mm256_mul_epu32(xh, y), hh = _mm256_mul_epu32(xh, yh);
+    __m256i mid = _mm256_add_epi64(_mm256_add_epi64(_mm256_srli_epi64(ll, 32),
+                                                    _mm256_and_si256(lh, low32)),
+                                   _mm256_and_si256(hl, low32)); /* < 2^34 */
+    low = _mm256_or_si256(_mm256_slli_epi64(mid, 32), _mm256_and_si256(ll, low32));
+    high = _mm256_add_epi64(_mm256_add_epi64(hh, _mm256_srli_epi64(lh, 32)),
+                            _mm256_add_epi64(_mm256_srli_epi64(hl, 32), _mm256_srli_epi64(mid, 32)));
+}
+
+__attribute__((target("avx2")))
+inline __m256i mul_high_64_x4(__m256i x, __m256i y)
+{
+    __m256i high, low;
+    mul_64x64_x4(x, y, high, low);
+    return high;
+}
+
+/* All-ones where a < b as unsigned 64-bit numbers. */
+__attribute__((target("avx2")))
+inline __m256i less_unsigned_x4(__m256i a, __m256i b)
+{
+    const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
+    return _mm256_cmpgt_epi64(_mm256_xor_si256(b, sign), _mm256_xor_si256(a, sign));
+}
+
+/*
+ * shortest_normal_x8's steps for four numbers, xs[0..4), in AVX2; returns the lanes
+ * (bits 0-3) left for to_decimal, whose ds entries hold a wrong value. The exponent
+ * arithmetic (|exponent| <= 1075, |k| <= 343: every product below 2^31) is done in
+ * four 32-bit lanes and widened.
+ */
+__attribute__((target("avx2")))
+unsigned shortest_normal_x4(const double *xs, decimal *ds)
+{
+    const auto *cache = reinterpret_cast<const long long *>(
+        &db::detail::cache_holder<db_format>::cache[0]);
+    constexpr int min_k = db::detail::cache_holder<db_format>::min_k;
+    constexpr int kappa = db_impl::kappa;
+    const __m256i zero = _mm256_setzero_si256();
+    const __m256i fraction_bits = _mm256_set1_epi64x((int64_t(1) << 52) - 1);
+
+    __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(xs));
+    __m256i magnitude = _mm256_and_si256(bits, _mm256_set1_epi64x(INT64_MAX));
+    __m256i exponent_bits = _mm256_srli_epi64(magnitude, 52);
+    __m256i fraction = _mm256_and_si256(magnitude, fraction_bits);
+    __m256i rare = _mm256_or_si256(
+        _mm256_or_si256(_mm256_cmpeq_epi64(exponent_bits, zero),
+                        _mm256_cmpeq_epi64(exponent_bits, _mm256_set1_epi64x(0x7FF))),
+        _mm256_cmpeq_epi64(fraction, zero));
+
+    /* the exponent's low words (lanes 0, 2, 4, 6) as four 32-bit lanes */
+    __m128i rare32 = _mm256_castsi256_si128(
+        _mm256_permutevar8x32_epi32(rare, _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0)));
+    __m128i exponent = _mm_sub_epi32(
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(
+            exponent_bits, _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0))),
+        _mm_set1_epi32(-db_format::exponent_bias + 52));
+    __m128i minus_k = _mm_sub_epi32(
+        _mm_srai_epi32(_mm_mullo_epi32(exponent, _mm_set1_epi32(315653)), 20), _mm_set1_epi32(kappa));
+    __m128i k = _mm_sub_epi32(_mm_setzero_si128(), minus_k);
+    __m128i index = _mm_andnot_si128(rare32, _mm_slli_epi32(_mm_sub_epi32(k, _mm_set1_epi32(min_k)), 1));
+    __m256i cache_high = _mm256_i32gather_epi64(cache, index, 8);
+    __m256i cache_low = _mm256_i32gather_epi64(cache, _mm_add_epi32(index, _mm_set1_epi32(1)), 8);
+    __m128i beta32 = _mm_andnot_si128(
+        rare32, _mm_add_epi32(exponent, _mm_srai_epi32(_mm_mullo_epi32(k, _mm_set1_epi32(1741647)), 19)));
+    __m256i beta = _mm256_cvtepi32_epi64(beta32);
+    __m256i deltai = _mm256_srlv_epi64(cache_high, _mm256_sub_epi64(_mm256_set1_epi64x(63), beta));
+
+    /* z: the upper 128 bits of ((two_fc | 1) << beta) × cache, its high word kept */
+    __m256i two_fc = _mm256_or_si256(_mm256_slli_epi64(fraction, 1), _mm256_set1_epi64x(int64_t(1) << 53));
+    __m256i u = _mm256_sllv_epi64(_mm256_or_si256(two_fc, _mm256_set1_epi64x(1)), beta);
+    __m256i z_high, z_low;
+    mul_64x64_x4(u, cache_high, z_high, z_low);
+    __m256i carry_in = mul_high_64_x4(u, cache_low);
+    z_low = _mm256_add_epi64(z_low, carry_in);
+    z_high = _mm256_sub_epi64(z_high, less_unsigned_x4(z_low, carry_in)); /* + 1 on a carry */
+
+    /* Step 2: big = z / 1000, r = z mod 1000 (1000 = 1024 - 16 - 8) */
+    __m256i big = _mm256_srli_epi64(
+        mul_high_64_x4(_mm256_srli_epi64(z_high, 3), _mm256_set1_epi64x(0x20C49BA5E353F7CF)), 4);
+    __m256i big1000 = _mm256_sub_epi64(_mm256_slli_epi64(big, 10),
+                                       _mm256_add_epi64(_mm256_slli_epi64(big, 4), _mm256_slli_epi64(big, 3)));
+    __m256i r = _mm256_sub_epi64(z_high, big1000); /* < 1000, like deltai: signed compares */
+    __m256i use_big = _mm256_cmpgt_epi64(deltai, r);
+    rare = _mm256_or_si256(rare, _mm256_or_si256(_mm256_cmpeq_epi64(r, zero), _mm256_cmpeq_epi64(r, deltai)));
+
+    /* Step 3: the full-length significand (shortest_normal's dist, scaled, divisible) */
+    __m256i dist = _mm256_add_epi64(_mm256_sub_epi64(r, _mm256_srli_epi64(deltai, 1)),
+                                    _mm256_set1_epi64x(50));
+    __m256i scaled = _mm256_and_si256(_mm256_mul_epu32(dist, _mm256_set1_epi64x(656)),
+                                      _mm256_set1_epi64x(0xFFFFFFFF));
+    __m256i divisible = _mm256_cmpgt_epi64(_mm256_set1_epi64x(656),
+                                           _mm256_and_si256(scaled, _mm256_set1_epi64x(0xFFFF)));
+    rare = _mm256_or_si256(rare, _mm256_andnot_si256(use_big, divisible));
+    __m256i big10 = _mm256_add_epi64(_mm256_slli_epi64(big, 3), _mm256_slli_epi64(big, 1));
+    __m256i small = _mm256_add_epi64(big10, _mm256_srli_epi64(scaled, 16));
+
+    /* Step 2's answer with its appended zero, unless that makes 18 digits (big < 2^61,
+     * so big10 and small stay below 2^63: signed compares) */
+    const __m256i max17 = _mm256_set1_epi64x(100000000000000000 - 1);
+    __m256i exponent10 = _mm256_cvtepi32_epi64(_mm_add_epi32(minus_k, _mm_set1_epi32(kappa)));
+    __m256i long_big = _mm256_and_si256(use_big, _mm256_cmpgt_epi64(big10, max17));
+    rare = _mm256_or_si256(rare, _mm256_andnot_si256(use_big, _mm256_cmpgt_epi64(small, max17)));
+    __m256i significand = _mm256_blendv_epi8(small, big10, use_big);
+    significand = _mm256_blendv_epi8(significand, big, long_big);
+    exponent10 = _mm256_sub_epi64(exponent10, long_big);
+    __m256i second = _mm256_or_si256(_mm256_and_si256(exponent10, _mm256_set1_epi64x(0xFFFFFFFF)),
+                                     _mm256_slli_epi64(_mm256_srli_epi64(bits, 63), 32));
+    /* { significand, second } for lanes 0 and 2, then 1 and 3; reordered to 0, 1 | 2, 3 */
+    __m256i even = _mm256_unpacklo_epi64(significand, second);
+    __m256i odd = _mm256_unpackhi_epi64(significand, second);
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(ds), _mm256_permute2x128_si256(even, odd, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(ds + 2), _mm256_permute2x128_si256(even, odd, 0x31));
+    return static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(rare)));
+}
+
+/* decimals_in_lanes_block on four lanes; returns how many numbers it did (m rounded
+ * down to a multiple of four). */
+__attribute__((target("avx2")))
+size_t decimals_in_avx2_block(const double *xs, size_t m, decimal *ds)
+{
+    size_t j = 0;
+    for (; j + 4 <= m; j += 4) {
+        for (unsigned rest = shortest_normal_x4(xs + j, ds + j); rest != 0; rest &= rest - 1) {
+            size_t l = static_cast<size_t>(__builtin_ctz(rest));
+            ds[j + l] = to_decimal(xs[j + l]);
+        }
+    }
+    return j;
+}
 #pragma GCC diagnostic pop
 
-/* Whether this CPU runs it; asked once, when the program loads. */
-const bool lanes_supported = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4") != 0);
+/* The widest lanes this CPU runs: 8 (AVX-512), 4 (AVX2) or 0; asked once, when the
+ * program loads. */
+const unsigned lanes_supported =
+    (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4") ? 8u
+                           : __builtin_cpu_supports("avx2")    ? 4u
+                                                               : 0u);
 
 /*
  * The fewest numbers a block takes the vector lanes for. A call costs about as much
@@ -571,6 +764,8 @@ const bool lanes_supported = (__builtin_cpu_init(), __builtin_cpu_supports("x86-
  * 115 / 40, 2: 63 / 35, 4: 34 / 30, 5: 30 / 29, 6: 28 / 31, 8: 21 / 30.
  */
 constexpr size_t lanes_min = 6;
+#else
+constexpr unsigned lanes_supported = 0;
 #endif
 
 /*
@@ -580,15 +775,20 @@ constexpr size_t lanes_min = 6;
  * core/softmax_row.c's clones (one code path for those builds is enough).
  */
 inline void digit_groups_of_block(const uint64_t *significands, size_t m, uint64_t *tops,
-                                  uint64_t *mids, uint64_t *lows)
+                                  uint64_t *mids, uint64_t *lows, unsigned lanes)
 {
+    size_t j = 0;
 #ifdef ATTN_NUMFMT_LANES
-    if (lanes_supported && m >= lanes_min) {
+    if (lanes == 8 && m >= lanes_min) {
         digit_groups_in_lanes_block(significands, m, tops, mids, lows);
         return;
     }
+    if (lanes == 4 && m >= 4)
+        j = digit_groups_in_avx2_block(significands, m, tops, mids, lows);
+#else
+    (void)lanes;
 #endif
-    for (size_t j = 0; j < m; j++) {
+    for (; j < m; j++) {
         digit_groups g = digit_groups_of(significands[j]);
         tops[j] = g.top;
         mids[j] = g.mid;
@@ -596,16 +796,22 @@ inline void digit_groups_of_block(const uint64_t *significands, size_t m, uint64
     }
 }
 
-/* to_decimal for a block of numbers: with AVX-512, eight at a time in vector code. */
-inline void decimals_of_block(const double *xs, size_t m, decimal *ds)
+/* to_decimal for a block of numbers: eight (AVX-512) or four (AVX2) at a time in
+ * vector code when `lanes` says so, else one at a time. */
+inline void decimals_of_block(const double *xs, size_t m, decimal *ds, unsigned lanes)
 {
+    size_t j = 0;
 #ifdef ATTN_NUMFMT_LANES
-    if (lanes_supported && m >= lanes_min) {
+    if (lanes == 8 && m >= lanes_min) {
         decimals_in_lanes_block(xs, m, ds);
         return;
     }
+    if (lanes == 4 && m >= 4)
+        j = decimals_in_avx2_block(xs, m, ds);
+#else
+    (void)lanes;
 #endif
-    for (size_t j = 0; j < m; j++)
+    for (; j < m; j++)
         ds[j] = to_decimal(xs[j]);
 }
 
@@ -629,8 +835,13 @@ extern "C" size_t api_format_double(double x, char *buf)
  * pass, each number's work queued behind the previous number's text and its
  * length); the second is vector code.
  */
-extern "C" size_t api_format_row(const double *xs, size_t n, int decimals, char *out)
+extern "C" size_t api_format_row_in_lanes(const double *xs, size_t n, int decimals, char *out,
+                                          unsigned lanes)
 {
+    if (lanes != 8 && lanes != 4)
+        lanes = 0;
+    if (lanes > lanes_supported)
+        lanes = lanes_supported;
     decimal ds[block];
     uint64_t significands[block], tops[block], mids[block], lows[block];
     char *o = out;
@@ -639,20 +850,27 @@ extern "C" size_t api_format_row(const double *xs, size_t n, int decimals, char 
     for (size_t i = 0; i < n; i += block) {
         size_t m = n - i < block ? n - i : block;
         if (decimals < 0) {
-            decimals_of_block(xs + i, m, ds);
+            decimals_of_block(xs + i, m, ds, lanes);
         } else {
             for (size_t j = 0; j < m; j++)
                 ds[j] = to_decimal_rounded(xs[i + j], decimals);
         }
         for (size_t j = 0; j < m; j++)
             significands[j] = ds[j].significand;
-        digit_groups_of_block(significands, m, tops, mids, lows);
+        digit_groups_of_block(significands, m, tops, mids, lows, lanes);
         for (size_t j = 0; j < m; j++) {
             o += write_decimal(ds[j], { tops[j], mids[j], lows[j] }, o);
             *o++ = ','; /* the last one is dropped, within the room */
         }
     }
     return n > 0 ? static_cast<size_t>(o - out) - 1 : 0;
+}
+
+extern "C" unsigned api_format_lanes(void) { return lanes_supported; }
+
+extern "C" size_t api_format_row(const double *xs, size_t n, int decimals, char *out)
+{
+    return api_format_row_in_lanes(xs, n, decimals, out, lanes_supported);
 }
 
 extern "C" double api_round_decimals(double x, int decimals)

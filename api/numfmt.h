@@ -54,6 +54,21 @@ size_t api_format_double(double x, char *buf);
  */
 size_t api_format_row(const double *xs, size_t n, int decimals, char *out);
 
+/*
+ * The widest vector lanes api_format_row uses on this CPU: 8 (AVX-512), 4 (AVX2) or
+ * 0 (one number at a time; also every build without the lanes: clang,
+ * ThreadSanitizer, other architectures).
+ */
+unsigned api_format_lanes(void);
+
+/*
+ * api_format_row in the given lanes (8, 4; anything else is 0, one at a time),
+ * narrowed to what api_format_lanes says: the same bytes whatever the lanes, which
+ * the tests check on every path this CPU has.
+ */
+size_t api_format_row_in_lanes(const double *xs, size_t n, int decimals, char *out,
+                               unsigned lanes);
+
 /* numpy.round(x, decimals) for 0 <= decimals <= 15: rint(x * 10^d) / 10^d, halves to even. */
 double api_round_decimals(double x, int decimals);
 

@@ -327,11 +327,10 @@ static double row_value(uint64_t *s)
     }
 }
 
-/* api_format_row, eight numbers at a time in vector lanes where the CPU has AVX-512,
- * writes what the reference writes, number for number, in rows of every length. */
-START_TEST(test_rows_match_reference)
+/* api_format_row in the given lanes writes what the reference writes, number for
+ * number, in rows of every length. */
+static void check_rows_in_lanes(uint64_t s, unsigned lanes)
 {
-    uint64_t s = 0x51ed270b8a4f2c3dull + (uint64_t)_i;
     enum { N = 263 };
     double xs[N];
     char *got = malloc(N * API_NUMBER_ROOM + 1), want[64];
@@ -340,20 +339,31 @@ START_TEST(test_rows_match_reference)
         size_t n = (size_t)(xorshift(&s) % (N + 1));
         for (size_t i = 0; i < n; i++)
             xs[i] = row_value(&s);
-        size_t len = api_format_row(xs, n, -1, got);
+        size_t len = api_format_row_in_lanes(xs, n, -1, got, lanes);
         got[len] = '\0';
         const char *at = got;
         for (size_t i = 0; i < n; i++) {
             reference_format(xs[i], want);
             size_t w = strlen(want);
             ck_assert_msg(strncmp(at, want, w) == 0 && (at[w] == ',' || at[w] == '\0'),
-                          "number %zu of %zu, %a: printed %.40s, the reference says %s", i, n,
-                          xs[i], at, want);
+                          "lanes %u, number %zu of %zu, %a: printed %.40s, the reference says %s",
+                          lanes, i, n, xs[i], at, want);
             at += w + (at[w] == ',');
         }
         ck_assert_uint_eq((size_t)(at - got), len);
     }
     free(got);
+}
+
+/* Every path this CPU has: eight lanes (AVX-512), four (AVX2), one at a time.
+ * (api_format_row takes the widest; test_row_matches_single_numbers goes through it.) */
+START_TEST(test_rows_match_reference)
+{
+    uint64_t seed = 0x51ed270b8a4f2c3dull + (uint64_t)_i;
+    static const unsigned widths[] = { 8, 4, 0 };
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        if (widths[w] <= api_format_lanes())
+            check_rows_in_lanes(seed + w, widths[w]);
 }
 END_TEST
 
