@@ -225,6 +225,15 @@ extern "C" enum api_number_syntax api_read_json_number(const char *p, const char
     return read_bytewise(p, end, out);
 }
 
+extern "C" bool api_read_json_number_in_lanes(void)
+{
+#ifdef ATTN_NUMPARSE_LANES
+    return lanes_supported;
+#else
+    return false;
+#endif
+}
+
 extern "C" enum api_number_syntax api_read_json_number_bytewise(const char *p, const char *end,
                                                                 struct api_json_number *out)
 {

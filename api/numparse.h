@@ -63,6 +63,10 @@ enum api_number_syntax api_read_json_number(const char *p, const char *end,
 enum api_number_syntax api_read_json_number_bytewise(const char *p, const char *end,
                                                      struct api_json_number *out);
 
+/* Whether api_read_json_number takes that vector path on this CPU (never in builds
+ * without it: clang, ThreadSanitizer, other architectures). For reports. */
+bool api_read_json_number_in_lanes(void);
+
 #ifdef __cplusplus
 }
 #endif

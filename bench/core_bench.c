@@ -7,6 +7,8 @@
  *                                   DIR/NAME-summary.json, see bench/gen_payloads.py)
  *   core_bench blas-core            the OPENBLAS_CORETYPE attnd would advise at startup
  *                                   (empty when OpenBLAS's own choice stands)
+ *   core_bench number-paths         which vector paths the number printer and reader
+ *                                   take on this CPU, in one line
  *
  * Each figure is the median of repeated runs, repeated until BENCH_BUDGET seconds
  * (default 0.3) have passed and at least 3 runs (1 for the naive reference) were made.
@@ -50,6 +52,8 @@
 #include <time.h>
 
 #include "api/api.h"
+#include "api/numfmt.h"
+#include "api/numparse.h"
 #include "core/attention.h"
 
 #define D 64 /* d_k = d_v in every core run */
@@ -497,6 +501,20 @@ static int bench_json(const char *dir, int argc, char **names)
     return 0;
 }
 
+/* The number paths this CPU takes: the bench's figures for reading and writing depend
+ * on them more than on anything else about the machine. */
+static int print_number_paths(void)
+{
+    unsigned lanes = api_format_lanes();
+    printf("printer %s, reader %s\n",
+           lanes == 8   ? "in 8 lanes (AVX-512)"
+           : lanes == 4 ? "in 4 lanes (AVX2; its 8 need AVX-512)"
+                        : "one number at a time (no AVX2)",
+           api_read_json_number_in_lanes() ? "32 bytes at a time (AVX-512 VBMI2)"
+                                           : "bytewise (its 32-byte path needs AVX-512 VBMI2)");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *budget = getenv("BENCH_BUDGET");
@@ -519,6 +537,9 @@ int main(int argc, char **argv)
         printf("%s\n", core != NULL ? core : "");
         return 0;
     }
-    fprintf(stderr, "usage: core_bench core | core_bench json DIR NAME... | core_bench blas-core\n");
+    if (argc == 2 && strcmp(argv[1], "number-paths") == 0)
+        return print_number_paths();
+    fprintf(stderr, "usage: core_bench core | core_bench json DIR NAME... | core_bench blas-core"
+                    " | core_bench number-paths\n");
     return 2;
 }

@@ -157,6 +157,7 @@ echo "attnd bench, $(date -u '+%Y-%m-%d %H:%M UTC'): nproc $NPROC, $CPU, $(awk '
 echo "attnd $("$BUILD/attnd" --version 2>/dev/null | head -1); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2);" \
   "$("$PY" -c 'import fastapi, uvicorn, numpy, ujson, importlib.util as u; print("FastAPI", fastapi.__version__, "uvicorn", uvicorn.__version__, "(" + ("uvloop" if u.find_spec("uvloop") else "asyncio"), "+", ("httptools" if u.find_spec("httptools") else "h11") + ")", "numpy", numpy.__version__, "ujson", ujson.__version__)')"
 echo "BLAS: $BLAS_NOTE"
+echo "numbers: $("$OUT/core_bench" number-paths 2>/dev/null || echo "(core_bench number-paths failed)")"
 echo "seconds=$SECS" >> "$META"
 echo "max_seconds=$SECS_MAX" >> "$META"
 echo "rounds=$ROUNDS" >> "$META"

@@ -23,6 +23,7 @@
 
 #include "api/jsonw.h"
 #include "api/numfmt.h"
+#include "api/numparse.h"
 
 /* ---- the reference: slow and plain ---- */
 
@@ -367,6 +368,28 @@ START_TEST(test_rows_match_reference)
 }
 END_TEST
 
+/* The lanes the printer reports are ones it has, and the CPU's. The reader's 32-byte
+ * path needs AVX-512 VBMI2, so where it runs the printer has its eight lanes too
+ * (except in a build without them, where both report none). */
+START_TEST(test_reported_lanes_fit_the_cpu)
+{
+    unsigned lanes = api_format_lanes();
+    ck_assert(lanes == 0 || lanes == 4 || lanes == 8);
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (lanes == 8)
+        ck_assert(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"));
+    if (lanes == 4)
+        ck_assert(__builtin_cpu_supports("avx2") &&
+                  !(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")));
+#endif
+    if (api_read_json_number_in_lanes() && lanes != 0)
+        ck_assert_uint_eq(lanes, 8);
+}
+END_TEST
+
 static Suite *numfmt_suite(void)
 {
     Suite *s = suite_create("numfmt");
@@ -377,6 +400,7 @@ static Suite *numfmt_suite(void)
     tcase_add_test(numbers, test_edges_match_reference);
     tcase_add_test(numbers, test_row_matches_single_numbers);
     tcase_add_loop_test(numbers, test_rows_match_reference, 0, 4);
+    tcase_add_test(numbers, test_reported_lanes_fit_the_cpu);
     suite_add_tcase(s, numbers);
     return s;
 }
