@@ -769,10 +769,15 @@ constexpr unsigned lanes_supported = 0;
 #endif
 
 /*
- * The digit groups of a block's significands (zero gives zeros). With AVX-512, in
- * vector code: the most instructions of a number's text after its shortest digits,
- * and a fifth less time for a whole row. Elsewhere one at a time. Not under clang (the fuzz build) or ThreadSanitizer, as with
- * core/softmax_row.c's clones (one code path for those builds is enough).
+ * The digit groups of a block's significands (zero gives zeros). In vector code with
+ * AVX-512 (eight at a time) or AVX2 (four; `lanes` says which): the most
+ * instructions of a number's text after its shortest digits, and a fifth less time
+ * for a whole row with AVX-512. Elsewhere one at a time. Not under clang (the fuzz
+ * build) or ThreadSanitizer, as with core/softmax_row.c's clones (one code path for
+ * those builds is enough). A single AVX2 pass making each four numbers' decimals and
+ * then their digit groups, the significands kept in a register, measured slower
+ * than the two passes in six of seven alternated pairs (a row of weights: 22-23 ns
+ * a number, against 17-23).
  */
 inline void digit_groups_of_block(const uint64_t *significands, size_t m, uint64_t *tops,
                                   uint64_t *mids, uint64_t *lows, unsigned lanes)
