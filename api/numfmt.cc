@@ -11,7 +11,7 @@
  *   - digits from a few multiplications, eight at a time in one register
  *     (eight_digits), no division instruction, no table; in a row, for eight
  *     numbers at once in vector registers where AVX-512 runs
- *     (digit_groups_in_lanes_block), four where AVX2 does (_avx2_);
+ *     (digit_groups_in_lanes_block), four where AVX2 does (digit_groups_in_avx2_block);
  *   - the shortest digits themselves for eight numbers at once too where AVX-512
  *     runs (shortest_normal_x8: dragonbox's steps and table in vector lanes), four
  *     where AVX2 does (shortest_normal_x4), the rare cases handed back to the

@@ -211,6 +211,107 @@ const bool lanes_supported =
      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2") &&
          __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"));
+
+#define ATTN_AVX2_TARGET __attribute__((target("avx2,bmi")))
+
+/* The inverse of 5^k modulo 2^64 (5 is odd, so it has one): x / 5^k is x × this,
+ * modulo 2^64, whenever 5^k divides x and the quotient fits 64 bits. Newton's
+ * iteration y(2 - ay) doubles the correct low bits; a is its own inverse mod 8. */
+constexpr uint64_t inverse_mod_2_64(uint64_t a)
+{
+    uint64_t y = a;
+    for (int i = 0; i < 5; i++)
+        y *= 2 - a * y;
+    return y;
+}
+
+constexpr uint64_t pow5(int k) { return k == 0 ? 1 : 5 * pow5(k - 1); }
+
+struct inverse_pow5_table {
+    uint64_t of[19];
+    constexpr inverse_pow5_table() : of()
+    {
+        for (int k = 0; k < 19; k++)
+            of[k] = inverse_mod_2_64(pow5(k));
+    }
+};
+constexpr inverse_pow5_table inverse_pow5;
+static_assert(inverse_pow5.of[18] * pow5(18) == 1, "5^18's inverse modulo 2^64");
+
+/*
+ * read_in_lanes for CPUs with AVX2 and no AVX-512 VBMI2, which has no compress or
+ * expand to move the digits into place: the 32 bytes after the sign are loaded, the
+ * point dropped by a blend with the same bytes moved down by one, and the digits,
+ * left-aligned behind the sign, summed by the same three multiply-adds into W, the
+ * 24-digit number they begin. For at most 19 digits W's last five digits are zeros,
+ * so W / 10^5 = significand × 10^(19 - digits) fits 64 bits, and the division by
+ * 10^(19 - digits) is exact: a shift for its power of two, a multiplication by an
+ * inverse for its power of five. p to p + 33 must be readable.
+ */
+constexpr ptrdiff_t avx2_bytes = 33; /* a sign and 32 bytes */
+
+ATTN_AVX2_TARGET
+bool read_in_avx2(const char *p, struct api_json_number *out)
+{
+    const unsigned int_start = p[0] == '-';
+    const char *q = p + int_start;
+    const __m256i text = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(q));
+    const __m256i values = _mm256_sub_epi8(text, _mm256_set1_epi8('0'));
+    const __m256i is_digit = _mm256_cmpeq_epi8(_mm256_min_epu8(values, _mm256_set1_epi8(9)), values);
+    /* 64 bits, so that ~(digit >> k) always has a bit set past the 32 bytes */
+    const uint64_t digit = static_cast<uint32_t>(_mm256_movemask_epi8(is_digit));
+    const unsigned int_len = static_cast<unsigned>(_tzcnt_u64(~digit));
+    if (int_len == 0 || int_len > 19 || (int_len > 1 && q[0] == '0'))
+        return false; /* no digit, too many, a leading zero: the bytewise reader says */
+    unsigned past = int_len, frac_len = 0; /* from q; past <= 19 */
+    if (q[past] == '.') {
+        frac_len = static_cast<unsigned>(_tzcnt_u64(~(digit >> (past + 1))));
+        if (frac_len == 0)
+            return false;
+        past += 1 + frac_len;
+    }
+    const unsigned digits = int_len + frac_len;
+    if (digits > 19) /* which also keeps past <= 20, inside the 32 bytes */
+        return false;
+    if (q[past] == 'e' || q[past] == 'E')
+        return false;
+    const __m256i index = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                           16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+                                           29, 30, 31);
+    /* values[i + 1] at byte i, across the two 128-bit halves */
+    const __m256i next = _mm256_alignr_epi8(_mm256_permute2x128_si256(values, values, 0x81), values, 1);
+    const __m256i after_point = _mm256_cmpgt_epi8(index, _mm256_set1_epi8(static_cast<char>(int_len - 1)));
+    const __m256i joined = _mm256_blendv_epi8(values, next, after_point);
+    const __m256i placed = _mm256_and_si256(
+        joined, _mm256_cmpgt_epi8(_mm256_set1_epi8(static_cast<char>(digits)), index));
+    const __m256i twos = _mm256_maddubs_epi16(placed, _mm256_set1_epi16(0x010A));
+    const __m256i fours = _mm256_madd_epi16(twos, _mm256_set1_epi32(0x00010064));
+    const __m256i fours16 = _mm256_packus_epi32(fours, fours);
+    const __m256i eights = _mm256_madd_epi16(fours16, _mm256_set1_epi32(0x00012710));
+    /* eights: digits 0-7 in 32-bit lane 0, 8-15 in lane 1, 16-23 in lane 4 */
+    const uint64_t low = static_cast<uint64_t>(_mm256_extract_epi64(eights, 0));
+    const uint64_t high = static_cast<uint64_t>(_mm256_extract_epi64(eights, 2));
+    const uint64_t scaled = (low & 0xffffffffu) * 100000000000u + (low >> 32) * 1000u +
+                            (high & 0xffffffffu) / 100000u;
+    const unsigned k = 19 - digits;
+    const uint64_t significand = (scaled >> k) * inverse_pow5.of[k];
+    convert(p, q + past, int_start != 0, significand, digits, -static_cast<int64_t>(frac_len),
+            frac_len != 0, out);
+    return true;
+}
+
+/* The bytewise reader built for the same target, so that it is inlined here. */
+ATTN_AVX2_TARGET
+enum api_number_syntax read_with_avx2(const char *p, const char *end,
+                                      struct api_json_number *out)
+{
+    if (end - p >= avx2_bytes && read_in_avx2(p, out))
+        return API_NUMBER_OK;
+    return read_bytewise(p, end, out);
+}
+
+const bool avx2_supported =
+    (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi"));
 #endif
 
 } // namespace
@@ -221,17 +322,31 @@ extern "C" enum api_number_syntax api_read_json_number(const char *p, const char
 #ifdef ATTN_NUMPARSE_LANES
     if (lanes_supported)
         return read_with_lanes(p, end, out);
+    if (avx2_supported)
+        return read_with_avx2(p, end, out);
 #endif
     return read_bytewise(p, end, out);
 }
 
-extern "C" bool api_read_json_number_in_lanes(void)
+extern "C" enum api_number_syntax api_read_json_number_avx2(const char *p, const char *end,
+                                                            struct api_json_number *out)
 {
 #ifdef ATTN_NUMPARSE_LANES
-    return lanes_supported;
-#else
-    return false;
+    if (avx2_supported)
+        return read_with_avx2(p, end, out);
 #endif
+    return read_bytewise(p, end, out);
+}
+
+extern "C" enum api_number_path api_read_json_number_path(void)
+{
+#ifdef ATTN_NUMPARSE_LANES
+    if (lanes_supported)
+        return API_NUMBER_PATH_AVX512VBMI2;
+    if (avx2_supported)
+        return API_NUMBER_PATH_AVX2;
+#endif
+    return API_NUMBER_PATH_BYTEWISE;
 }
 
 extern "C" enum api_number_syntax api_read_json_number_bytewise(const char *p, const char *end,

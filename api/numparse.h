@@ -12,9 +12,9 @@
  * (eight digits at a time) and hands it to fast_float's Eisel–Lemire step directly,
  * so every byte is read once. from_chars stays the fallback for what that step
  * cannot decide (more than 19 digits, rare halfway cases). Where the CPU has AVX-512
- * VBMI2 (Ice Lake and later), the common number, [-]digits[.digits] of up to 19 digits,
- * is found and gathered from 32 bytes at once instead (numparse.cc says how); what it
- * leaves, and every error, is read bytewise.
+ * VBMI2 (Ice Lake and later) or AVX2, the common number, [-]digits[.digits] of up to
+ * 19 digits, is found and gathered from 32 bytes at once instead (numparse.cc says
+ * how); what it leaves, and every error, is read bytewise.
  *
  * Those steps (compute_float, to_float, the eight-digit helpers) are fast_float
  * 3.9's internals, not its documented interface: a version that changes them fails
@@ -63,9 +63,22 @@ enum api_number_syntax api_read_json_number(const char *p, const char *end,
 enum api_number_syntax api_read_json_number_bytewise(const char *p, const char *end,
                                                      struct api_json_number *out);
 
-/* Whether api_read_json_number takes that vector path on this CPU (never in builds
- * without it: clang, ThreadSanitizer, other architectures). For reports. */
-bool api_read_json_number_in_lanes(void);
+/*
+ * The same by the vector path api_read_json_number takes on CPUs with AVX2 and no
+ * AVX-512 VBMI2 (bytewise on CPUs without AVX2): the tests compare it with the
+ * bytewise walk on any CPU that has AVX2.
+ */
+enum api_number_syntax api_read_json_number_avx2(const char *p, const char *end,
+                                                 struct api_json_number *out);
+
+/* The path api_read_json_number takes on this CPU, for reports: bytewise on other
+ * architectures and in builds without the vector paths. */
+enum api_number_path {
+    API_NUMBER_PATH_BYTEWISE,
+    API_NUMBER_PATH_AVX2,       /* 32 bytes at once, the point dropped by a blend */
+    API_NUMBER_PATH_AVX512VBMI2 /* 32 bytes at once, compress and expand */
+};
+enum api_number_path api_read_json_number_path(void);
 
 #ifdef __cplusplus
 }

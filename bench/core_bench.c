@@ -510,8 +510,10 @@ static int print_number_paths(void)
            lanes == 8   ? "in 8 lanes (AVX-512)"
            : lanes == 4 ? "in 4 lanes (AVX2; its 8 need AVX-512)"
                         : "one number at a time (no AVX2)",
-           api_read_json_number_in_lanes() ? "32 bytes at a time (AVX-512 VBMI2)"
-                                           : "bytewise (its 32-byte path needs AVX-512 VBMI2)");
+           api_read_json_number_path() == API_NUMBER_PATH_AVX512VBMI2
+               ? "32 bytes at a time (AVX-512 VBMI2)"
+           : api_read_json_number_path() == API_NUMBER_PATH_AVX2 ? "32 bytes at a time (AVX2)"
+                                                                 : "bytewise (no AVX2)");
     return 0;
 }
 
