@@ -509,11 +509,11 @@ static int print_number_paths(void)
     printf("printer %s, reader %s\n",
            lanes == 8   ? "in 8 lanes (AVX-512)"
            : lanes == 4 ? "in 4 lanes (AVX2; its 8 need AVX-512)"
-                        : "one number at a time (no AVX2)",
+                        : "one number at a time",
            api_read_json_number_path() == API_NUMBER_PATH_AVX512VBMI2
                ? "32 bytes at a time (AVX-512 VBMI2)"
            : api_read_json_number_path() == API_NUMBER_PATH_AVX2 ? "32 bytes at a time (AVX2)"
-                                                                 : "bytewise (no AVX2)");
+                                                                 : "bytewise");
     return 0;
 }
 
