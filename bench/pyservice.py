@@ -277,31 +277,75 @@ async def healthz():
     return UJSONResponse({"status": "ok"})
 
 
-def main():
+def listening_sockets(port, count):
+    """count sockets bound to one port, each with its own accept queue (SO_REUSEPORT).
+
+    uvicorn's own supervisor hands every worker the same socket, and whichever worker
+    wakes first accepts every connection waiting: wrk opens its connections at once, so
+    at 8 connections all of them often landed on one worker and the service ran on one
+    core of two (two runs of four at 8 connections here). With a socket each, the
+    kernel spreads the connections over the workers by a hash of each one's address and
+    port: at 8 connections both workers get some but for 1 time in 128.
+    """
     import socket
 
+    sockets = []
+    for _ in range(count):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if count > 1:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(("127.0.0.1", port))
+        port = sock.getsockname()[1]  # port 0: the others join the one the first got
+        sockets.append(sock)
+    return sockets
+
+
+def serve_workers(config, sockets):
+    """One uvicorn worker process a socket, until SIGTERM or SIGINT, which they get too."""
+    import signal
+
+    import uvicorn
+    from uvicorn.subprocess import get_subprocess
+
+    # A signal that comes while sigtimedwait waits is taken by it, not by the handler;
+    # one that comes at another moment (the workers' start) is taken by the handler.
+    stop = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.append(True))
+    server = uvicorn.Server(config)
+    workers = [get_subprocess(config, target=server.run, sockets=[sock]) for sock in sockets]
+    for w in workers:
+        w.start()
+    while not stop and all(w.is_alive() for w in workers):
+        got = signal.sigtimedwait([signal.SIGTERM, signal.SIGINT, signal.SIGCHLD], 1.0)
+        if got is not None and got.si_signo != signal.SIGCHLD:
+            break
+    for w in workers:
+        w.terminate()
+    for w in workers:
+        w.join()
+
+
+def main():
     import uvicorn
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
-    # Bind here so the port is ours before the workers start (uvicorn takes the socket).
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", args.port))
-    print(f"pyservice listening on port {sock.getsockname()[1]}", flush=True)
+    # Bind here so the port is ours before the workers start (they listen on it).
+    sockets = listening_sockets(args.port, max(1, args.workers))
+    print(f"pyservice listening on port {sockets[0].getsockname()[1]}", flush=True)
     # The workers import this file as "pyservice" (sys.path[0] is its folder, and
     # multiprocessing hands sys.path to them).
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     config = uvicorn.Config("pyservice:app", workers=args.workers, log_level="warning",
                             access_log=False)
     if args.workers > 1:
-        from uvicorn.supervisors import Multiprocess
-        server = uvicorn.Server(config)
-        Multiprocess(config, target=server.run, sockets=[sock]).run()
+        serve_workers(config, sockets)
     else:
-        uvicorn.Server(config).run(sockets=[sock])
+        uvicorn.Server(config).run(sockets=sockets)
     sys.exit(0)
 
 

@@ -306,9 +306,9 @@ def table(tsv_path, meta_path):
         r, each = paired(p, c, "attnd", other, "rps")
         got = f"{100 * r:.0f}%" if as_share else f"{r:.1f}x"
         text = f"{p} @{c}: attnd {fmt_rps(a)} req/s is {got} {label}{each_of(each, as_share)}"
-        # uvicorn's workers do not always share the connections: a Python run that kept
-        # one core idle makes attnd's ratio look better than it is, so such a pass is
-        # not counted (a miss stands)
+        # A Python run that kept one core idle (its workers' sockets got the connections
+        # unevenly: rare since each has its own, see bench/pyservice.py) makes attnd's
+        # ratio look better than it is, so such a pass is not counted (a miss stands)
         py = runs.get((p, c, "python"))
         if other == "python" and r >= want and py is not None and py["cpu"] is not None:
             could = min(c, PYTHON_WORKERS, os.cpu_count() or 1)
