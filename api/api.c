@@ -103,6 +103,16 @@ void api_set_threads(unsigned threads)
     api_spare_threads_set(threads);
 }
 
+void api_request_began(void)
+{
+    api_spare_threads_request_begin();
+}
+
+void api_request_ended(void)
+{
+    api_spare_threads_request_end();
+}
+
 const char *api_blas_better_core(void)
 {
     return attn_blas_better_core();
@@ -619,8 +629,6 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
     /* Every jansson node of this request is cut from one arena, released at once. */
     struct api_json_arena arena;
     api_json_arena_begin(&arena);
-    api_spare_threads_request_begin();
     r->handle(ctx, req, res);
-    api_spare_threads_request_end();
     api_json_arena_end(&arena);
 }

@@ -116,10 +116,20 @@ void api_global_init(void);
 
 /*
  * How many threads one request may use (the server's worker count). With more than
- * one, a request handled while no other is in flight reads, computes and writes its
+ * one, a request handled while no other is in progress reads, computes and writes its
  * large parts on several (api/spare_threads.h); the default, 1, never does.
  */
 void api_set_threads(unsigned threads);
+
+/*
+ * The server's bracket around each request, from the arrival of its headers until
+ * its answer has been sent (or the client left): what "no other is in progress"
+ * counts. A request being received or sent keeps a core busy too, so one counted only
+ * while api_handle runs would lend that core to a neighbour and make both wait.
+ * api_handle itself counts nothing; a caller that brackets nothing is alone.
+ */
+void api_request_began(void);
+void api_request_ended(void);
 
 /*
  * Advice for the operator, or NULL: when OpenBLAS runs generic kernels on a CPU that

@@ -25,7 +25,7 @@ void api_spare_threads_request_end(void)
 
 unsigned api_spare_threads(void)
 {
-    return atomic_load(&in_flight) == 1 ? atomic_load(&lendable) : 1;
+    return atomic_load(&in_flight) <= 1 ? atomic_load(&lendable) : 1;
 }
 
 unsigned api_spare_threads_for(size_t cells)

@@ -401,6 +401,7 @@ static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connectio
     *req_cls = r;
     r->budget = &s->budget;
     atomic_fetch_add(&s->in_flight, 1);
+    api_request_began(); /* ended with in_flight, in srv_on_completed */
     srv_request_start(r, conn, url, method);
 
     struct api_context ctx = srv_context(s);
@@ -532,4 +533,5 @@ void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     srv_heap_note_thread(); /* this worker's arena can be trimmed after a burst */
     atomic_fetch_add(&s->completed, 1);
     atomic_fetch_sub(&s->in_flight, 1);
+    api_request_ended();
 }

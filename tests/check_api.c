@@ -2102,6 +2102,46 @@ START_TEST(test_packed_matrix_cut_in_halves)
 END_TEST
 
 /*
+ * Threads are lent to a request only while no other is in progress as the server
+ * counts them (api_request_began to api_request_ended, around a request's whole life,
+ * not only api_handle): beside a request still being received or sent, a large body
+ * is read, computed and written on its own thread, and answered with the same bytes.
+ */
+START_TEST(test_threads_lent_only_to_a_request_alone)
+{
+    char *body = attention_body_of(300, ""); /* 90,000 cells, past API_SPARE_MIN_CELLS */
+    ck_assert_uint_ge(strlen(body), API_JSON_SPLIT_BYTES);
+    api_set_threads(2);
+    api_request_began(); /* this request */
+    unsigned long halves = api_json_halves_read(), splits = api_write_splits();
+    unsigned long runs = api_attention_threaded_runs();
+    struct api_response alone = call("POST", "/v1/attention", body);
+    ck_assert_uint_eq(api_json_halves_read(), halves + 1);
+    ck_assert_uint_gt(api_write_splits(), splits);
+    ck_assert_uint_gt(api_attention_threaded_runs(), runs);
+
+    api_request_began(); /* another, its body still arriving */
+    halves = api_json_halves_read(), splits = api_write_splits();
+    runs = api_attention_threaded_runs();
+    struct api_response beside = call("POST", "/v1/attention", body);
+    ck_assert_uint_eq(api_json_halves_read(), halves);
+    ck_assert_uint_eq(api_write_splits(), splits);
+    ck_assert_uint_eq(api_attention_threaded_runs(), runs);
+    api_request_ended();
+
+    api_request_ended();
+    api_set_threads(1);
+    ck_assert_int_eq(alone.status, 200);
+    ck_assert_int_eq(beside.status, 200);
+    ck_assert_uint_eq(alone.body_len, beside.body_len);
+    ck_assert(memcmp(alone.body, beside.body, alone.body_len) == 0);
+    api_response_deinit(&alone);
+    api_response_deinit(&beside);
+    free(body);
+}
+END_TEST
+
+/*
  * A matrix of many pieces (9 rows of 131,072 cells: pieces of one row, more than may
  * be taken ahead of the answer) on two threads: the same text as on one, whether
  * the pieces written aside are copied in or taken over (a piece of the answer at
@@ -2379,6 +2419,7 @@ static Suite *api_suite(void)
     tcase_add_test(split, test_matrix_rows_split);
     tcase_add_test(split, test_packed_matrix_cut_in_halves);
     tcase_add_test(split, test_matrix_blocks_on_two_threads);
+    tcase_add_test(split, test_threads_lent_only_to_a_request_alone);
     tcase_add_test(split, test_split_writing_multihead);
     tcase_add_test(split, test_writer_pieces);
     tcase_add_test(split, test_writer_repeat);
