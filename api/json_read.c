@@ -424,17 +424,17 @@ struct cell_run {
     size_t n, cap;
 };
 
-static bool cell_push(struct cell_run *c, double x)
+/* Room for at least one more number in c; false without memory. */
+static bool cell_room(struct cell_run *c)
 {
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 256;
-        double *grown = cap < SIZE_MAX / sizeof *grown ? realloc(c->cells, cap * sizeof *grown) : NULL;
-        if (grown == NULL)
-            return false;
-        c->cells = grown;
-        c->cap = cap;
-    }
-    c->cells[c->n++] = x;
+    if (c->n < c->cap)
+        return true;
+    size_t cap = c->cap ? c->cap * 2 : 256;
+    double *grown = cap < SIZE_MAX / sizeof *grown ? realloc(c->cells, cap * sizeof *grown) : NULL;
+    if (grown == NULL)
+        return false;
+    c->cells = grown;
+    c->cap = cap;
     return true;
 }
 
@@ -454,23 +454,19 @@ static const char *scan_number_rows(const char *p, const char *end, const char *
         if (p >= end || *p != '[')
             return NULL;
         size_t row_start = c->n;
-        for (;;) { /* one number, then ',' or ']' */
-            p = skip_ws(p + 1, end);
-            struct api_json_number num;
-            if (p >= end || !(*p == '-' || (unsigned char)(*p - '0') < 10) ||
-                api_read_json_number(p, end, &num) != API_NUMBER_OK)
+        p++;
+        for (;;) { /* the row's numbers, as far as c has room, then more room */
+            if (!cell_room(c))
                 return NULL;
-            /* The value json_number_value gives for the node read_number would make
-             * (an integer's: -0 is the integer 0). */
-            double x = num.is_integer ? (double)num.integer : num.real;
-            if ((!num.is_integer && !isfinite(x)) || !cell_push(c, x))
+            /* Each number as json_number_value gives it for the node read_number
+             * would make (an integer's: -0 is the integer 0). */
+            struct api_number_row got = api_read_number_row(p, end, c->cells + c->n, c->cap - c->n);
+            if (got.next == NULL)
                 return NULL;
-            p = skip_ws(num.end, end);
-            if (p < end && *p == ',')
-                continue;
-            if (p < end && *p == ']')
+            c->n += got.count;
+            p = got.next;
+            if (!got.more)
                 break;
-            return NULL;
         }
         size_t len = c->n - row_start;
         if (*rows == 0)
@@ -478,7 +474,7 @@ static const char *scan_number_rows(const char *p, const char *end, const char *
         else if (len != *cols)
             return NULL;
         ++*rows;
-        p = skip_ws(p + 1, end);
+        p = skip_ws(p, end); /* p is past the row's ']' */
         if (stop != NULL && p == stop)
             return p;
         if (stop == NULL && p < end && *p == ']')

@@ -4,6 +4,7 @@
  */
 #include "api/numparse.h"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <system_error>
@@ -49,7 +50,7 @@ inline const char *gather_digits(const char *p, const char *end, uint64_t &acc)
 
 /* The text's value by fast_float's own route: for more than 19 digits, and for what
  * Eisel–Lemire leaves undecided. The grammar is checked, so this cannot fail. */
-double from_text(const char *first, const char *last)
+__attribute__((noinline)) double from_text(const char *first, const char *last)
 {
     double value = 0;
     fast_float::from_chars(first, last, value);
@@ -132,6 +133,70 @@ inline enum api_number_syntax read_bytewise(const char *p, const char *end,
     return API_NUMBER_OK;
 }
 
+/* Past JSON's white space (four bytes, all at most ' ': what read_row checks first). */
+inline const char *skip_json_space(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* clang's UBSan checks a call through a pointer against the callee's type: read_row's
+ * calls are direct once inlined, and the fuzzers' C link lacks that check's C++ runtime. */
+#ifdef __clang__
+#define ATTN_NO_SANITIZE_FUNCTION __attribute__((no_sanitize("function")))
+#else
+#define ATTN_NO_SANITIZE_FUNCTION
+#endif
+
+/*
+ * api_read_number_row's loop, with one path's number reader inlined into it (each
+ * row function below is flattened, in that path's target). Called through a pointer
+ * a number and handing its result back in memory, as scan_number_rows did, reading
+ * medium's body took 204 instructions a number (callgrind); this way 176, and about
+ * 8% less time.
+ */
+
+template <typename ReadOne>
+__attribute__((always_inline)) ATTN_NO_SANITIZE_FUNCTION inline api_number_row
+read_row(const char *p, const char *end, double *out, size_t room, ReadOne read_one)
+{
+    const api_number_row refused = { nullptr, 0, false };
+    size_t n = 0;
+    for (;;) {
+        if (p < end && static_cast<unsigned char>(*p) <= ' ')
+            p = skip_json_space(p, end);
+        if (p >= end || !(*p == '-' || static_cast<unsigned char>(*p - '0') < 10))
+            return refused;
+        api_json_number num;
+        num.integer = 0; /* set only for integers, which GCC cannot see */
+        if (read_one(p, end, &num) != API_NUMBER_OK)
+            return refused;
+        double x = num.is_integer ? static_cast<double>(num.integer) : num.real;
+        if (!num.is_integer && !std::isfinite(x))
+            return refused;
+        out[n++] = x;
+        p = num.end;
+        if (p < end && static_cast<unsigned char>(*p) <= ' ')
+            p = skip_json_space(p, end);
+        if (p < end && *p == ',') {
+            if (n == room)
+                return { p + 1, n, true };
+            p++;
+        } else if (p < end && *p == ']') {
+            return { p + 1, n, false };
+        } else {
+            return refused;
+        }
+    }
+}
+
+__attribute__((flatten)) api_number_row read_row_bytewise(const char *p, const char *end,
+                                                           double *out, size_t room)
+{
+    return read_row(p, end, out, room, read_bytewise);
+}
+
 #ifdef ATTN_NUMPARSE_LANES
 #define ATTN_LANES_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2,bmi,bmi2")))
 
@@ -202,6 +267,12 @@ enum api_number_syntax read_with_lanes(const char *p, const char *end,
     if (end - p >= lane_bytes && read_in_lanes(p, out))
         return API_NUMBER_OK;
     return read_bytewise(p, end, out);
+}
+
+ATTN_LANES_TARGET __attribute__((flatten))
+api_number_row read_row_with_lanes(const char *p, const char *end, double *out, size_t room)
+{
+    return read_row(p, end, out, room, read_with_lanes);
 }
 
 /* Whether this CPU has every extension ATTN_LANES_TARGET names (Ice Lake and later);
@@ -310,6 +381,12 @@ enum api_number_syntax read_with_avx2(const char *p, const char *end,
     return read_bytewise(p, end, out);
 }
 
+ATTN_AVX2_TARGET __attribute__((flatten))
+api_number_row read_row_with_avx2(const char *p, const char *end, double *out, size_t room)
+{
+    return read_row(p, end, out, room, read_with_avx2);
+}
+
 const bool avx2_supported =
     (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi"));
 #endif
@@ -353,4 +430,25 @@ extern "C" enum api_number_syntax api_read_json_number_bytewise(const char *p, c
                                                                 struct api_json_number *out)
 {
     return read_bytewise(p, end, out);
+}
+
+extern "C" struct api_number_row api_read_number_row_by(enum api_number_path path,
+                                                        const char *p, const char *end,
+                                                        double *out, size_t room)
+{
+#ifdef ATTN_NUMPARSE_LANES
+    if (path == API_NUMBER_PATH_AVX512VBMI2 && lanes_supported)
+        return read_row_with_lanes(p, end, out, room);
+    if (path != API_NUMBER_PATH_BYTEWISE && avx2_supported)
+        return read_row_with_avx2(p, end, out, room);
+#else
+    (void)path;
+#endif
+    return read_row_bytewise(p, end, out, room);
+}
+
+extern "C" struct api_number_row api_read_number_row(const char *p, const char *end,
+                                                     double *out, size_t room)
+{
+    return api_read_number_row_by(api_read_json_number_path(), p, end, out, room);
 }

@@ -71,6 +71,26 @@ enum api_number_syntax api_read_json_number_bytewise(const char *p, const char *
 enum api_number_syntax api_read_json_number_avx2(const char *p, const char *end,
                                                  struct api_json_number *out);
 
+/*
+ * One row of a matrix of numbers, "x, y, ...]", read by the path
+ * api_read_json_number takes, without a call a number: the loop every request's
+ * matrices spend most of their reading in. p is just past the row's '[' (white space
+ * may follow); at most `room` (> 0) numbers are stored into out. A number without
+ * fraction or exponent of at most 18 digits is stored as its integer converted ("-0"
+ * is 0, as json_number_value gives for the integer node), any other as its `real`,
+ * which must be finite.
+ */
+struct api_number_row {
+    const char *next; /* past the ']' (more false) or past the comma to go on from (more
+                         true); NULL for anything but a row of numbers: an empty row, a
+                         value that is not a number, a number the reader refuses or that
+                         is not finite, no ',' or ']' after a number */
+    size_t count;     /* numbers stored into out */
+    bool more;        /* out was filled before the ']': call again from next */
+};
+struct api_number_row api_read_number_row(const char *p, const char *end, double *out,
+                                          size_t room);
+
 /* The path api_read_json_number takes on this CPU, for reports: bytewise on other
  * architectures and in builds without the vector paths. */
 enum api_number_path {
@@ -79,6 +99,11 @@ enum api_number_path {
     API_NUMBER_PATH_AVX512VBMI2 /* 32 bytes at once, compress and expand */
 };
 enum api_number_path api_read_json_number_path(void);
+
+/* api_read_number_row by the given path, narrowed to what this CPU has (AVX-512 VBMI2
+ * to AVX2 to bytewise): the tests compare every path this CPU runs. */
+struct api_number_row api_read_number_row_by(enum api_number_path path, const char *p,
+                                             const char *end, double *out, size_t room);
 
 #ifdef __cplusplus
 }

@@ -1200,6 +1200,119 @@ START_TEST(test_reader_vector_path_agrees)
 }
 END_TEST
 
+/*
+ * The value a row stores for a number: what scan_number_rows stored before the row
+ * reader, from api_read_json_number_bytewise (an integer's conversion, else `real`);
+ * false where the row must be refused (bad syntax, not finite).
+ */
+static bool row_value_by_number(const char *p, const char *end, double *x, const char **past)
+{
+    struct api_json_number num;
+    if (api_read_json_number_bytewise(p, end, &num) != API_NUMBER_OK)
+        return false;
+    *x = num.is_integer ? (double)num.integer : num.real;
+    *past = num.end;
+    return num.is_integer || isfinite(*x);
+}
+
+/*
+ * api_read_number_row, on every path this CPU has (bytewise, AVX2, AVX-512 VBMI2
+ * narrowed to what runs), reads a row of random tokens with random white space as
+ * the number reader reads each token: the same bits, the same count, `next` past the
+ * ']'; with room for fewer numbers than the row holds, calls that go on from `next`
+ * read the same. Each row is allocated to its exact length (ASan sees a read past it).
+ */
+START_TEST(test_number_row_reads_as_the_number_reader)
+{
+    static const char *const spaces[] = { "", "", "", " ", "\n  ", "\t", "\r\n" };
+    enum { ROWS = 400, MOST = 40 };
+    uint64_t state = 77;
+    size_t compared = 0;
+    for (int row = 0; row < ROWS; row++) {
+        char text[MOST * 128 + 8];
+        double want[MOST];
+        size_t len = 0, n = 1 + next_random(&state) % MOST;
+        for (size_t i = 0; i < n; i++) {
+            char token[96];
+            const char *past;
+            do
+                random_number_token(&state, token, sizeof token);
+            while (!row_value_by_number(token, token + strlen(token), &want[i], &past));
+            len += (size_t)sprintf(text + len, "%s%s%s%s", spaces[next_random(&state) % 7], token,
+                                   spaces[next_random(&state) % 7], i + 1 < n ? "," : "]");
+        }
+        char *buf = malloc(len);
+        ck_assert_ptr_nonnull(buf);
+        memcpy(buf, text, len);
+        for (int path = API_NUMBER_PATH_BYTEWISE; path <= API_NUMBER_PATH_AVX512VBMI2; path++) {
+            size_t room = path == API_NUMBER_PATH_BYTEWISE ? n : 1 + next_random(&state) % n;
+            double got[MOST];
+            size_t count = 0;
+            const char *p = buf;
+            struct api_number_row r;
+            do {
+                size_t free_room = n - count < room ? n - count : room;
+                r = api_read_number_row_by((enum api_number_path)path, p, buf + len, got + count,
+                                           free_room);
+                ck_assert_msg(r.next != NULL, "path %d refused \"%.*s\"", path, (int)len, buf);
+                ck_assert_uint_le(r.count, free_room);
+                count += r.count;
+                p = r.next;
+            } while (r.more && count < n);
+            ck_assert_msg(!r.more && count == n && p == buf + len,
+                          "path %d, room %zu: %zu of %zu numbers, more %d, next at %td of %zu",
+                          path, room, count, n, r.more, p - buf, len);
+            for (size_t i = 0; i < n; i++)
+                ck_assert_msg(memcmp(&got[i], &want[i], sizeof got[i]) == 0,
+                              "path %d, number %zu of \"%.*s\": %a, want %a", path, i, (int)len,
+                              buf, got[i], want[i]);
+            compared++;
+        }
+        free(buf);
+    }
+    ck_assert_uint_eq(compared, 3 * ROWS);
+}
+END_TEST
+
+/* What a row of numbers must refuse, and the values it must give, on every path. */
+START_TEST(test_number_row_refuses_and_converts)
+{
+    static const char *const refused[] = {
+        "]", " ]", "1,]", "1 2]", "1,,2]", "1", "1,", "[1]]", "\"1\"]", "1e400]",
+        "-1e400, 2]", "01]", "1.]", "-]", "1;2]", "1,null]", "true]", "1}", "0.5,",
+        "0.12345678901234567890123456789,0.5", "0.1234567890123456,-0.7 x]",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        size_t len = strlen(refused[i]);
+        char *buf = malloc(len > 0 ? len : 1);
+        ck_assert_ptr_nonnull(buf);
+        memcpy(buf, refused[i], len);
+        for (int path = API_NUMBER_PATH_BYTEWISE; path <= API_NUMBER_PATH_AVX512VBMI2; path++) {
+            double out[8];
+            struct api_number_row r =
+                api_read_number_row_by((enum api_number_path)path, buf, buf + len, out, 8);
+            ck_assert_msg(r.next == NULL, "path %d read \"%s\"", path, refused[i]);
+        }
+        free(buf);
+    }
+    /* "-0" is the integer 0 (json_number_value's +0.0), "-0.0" a real -0.0; integers of
+     * up to 18 digits are converted, longer ones read as reals, rounded. */
+    static const char row[] = "-0, -0.0 ,5,\t123456789012345678 ,12345678901234567890, 1e2]";
+    const double want[] = { 0.0, -0.0, 5.0, 123456789012345678.0, 12345678901234567890.0, 100.0 };
+    for (int path = API_NUMBER_PATH_BYTEWISE; path <= API_NUMBER_PATH_AVX512VBMI2; path++) {
+        double out[6];
+        struct api_number_row r = api_read_number_row_by((enum api_number_path)path, row,
+                                                         row + sizeof row - 1, out, 6);
+        ck_assert_ptr_eq(r.next, row + sizeof row - 1);
+        ck_assert_uint_eq(r.count, 6);
+        ck_assert(!r.more);
+        for (int i = 0; i < 6; i++)
+            ck_assert_msg(memcmp(&out[i], &want[i], sizeof out[i]) == 0, "path %d, %d: %a, want %a",
+                          path, i, out[i], want[i]);
+    }
+}
+END_TEST
+
 /* A run of digits ends where it ends, whatever its length and alignment. */
 START_TEST(test_reader_digit_runs)
 {
@@ -2404,6 +2517,8 @@ static Suite *api_suite(void)
     tcase_add_test(reader, test_reader_depth);
     tcase_add_test(reader, test_reader_unterminated_buffer);
     tcase_add_test(reader, test_reader_numbers_match_strtod);
+    tcase_add_test(reader, test_number_row_reads_as_the_number_reader);
+    tcase_add_test(reader, test_number_row_refuses_and_converts);
     tcase_add_test(reader, test_reader_digit_runs);
     tcase_add_test(reader, test_reader_vector_path_agrees);
     tcase_add_loop_test(reader, test_reader_halves_agree, 0, 40);
