@@ -14,7 +14,8 @@
     report.py table HTTP.tsv META
         The HTTP table (every attnd figure as a ratio to its floor and to the Python
         service, all measured in the same run) and the targets, PASS or MISS (n/a: not
-        measured, or a pass against a Python run that left one of its cores idle).
+        measured, or a pass against a Python run that left one of its cores idle); under
+        each target against a floor, the bound that target sets on attnd's CPU a request.
         HTTP.tsv: payload conns target requests seconds rps p50_ms p99_ms errors
         [cpu_ms] (target: attnd, fixed, replay, python), one line a run; a server run
         several times at the same payload and connections (rounds, in turn with the
@@ -320,9 +321,29 @@ def table(tsv_path, meta_path):
                 return
         line(r >= want, text)
 
+    def floor_bound(p, c, floor, want):
+        """What a share of a floor leaves attnd at most, even if the client (wrk, on the
+        same cores) cost nothing: the cores' time over the target's req/s. Beside it, what
+        attnd needs at least: the floor's own serving of an answer, plus api_handle on one
+        thread in process, warm (the JSON section)."""
+        f, fc, h = get(p, c, floor), cpu_per_req(p, c, floor), meta.get("handle_ms_" + p)
+        cores = os.cpu_count() or 1
+        if not f or fc is None or h is None:
+            return
+        budget, needs = 1000 * cores / (want * f), fc + float(h)
+        verdict = ("more than that: out of reach on these cores while api_handle costs what "
+                   "it does, however fast the client" if needs > budget
+                   else "within it, so this bound does not rule it out")
+        print(f"        bound: {100 * want:.0f}% of {floor} is {fmt_rps(want * f)} req/s; on "
+              f"{cores} cores with a client that cost nothing, at most {fmt_ms(budget)} ms of "
+              f"CPU a request. {floor}'s own serving ({fmt_ms(fc)} ms) plus api_handle in "
+              f"process ({float(h):.3f} ms) take {fmt_ms(needs)} ms, {verdict}")
+
     ratio_target("tiny", 64, "fixed", 0.8, "of the fixed-reply floor (want >= 80%)", True)
+    floor_bound("tiny", 64, "fixed", 0.8)
     ratio_target("tiny", 64, "python", 5, "the Python service (want >= 5x)", False)
     ratio_target("medium", 8, "replay", 0.6, "of the replay floor (want >= 60%)", True)
+    floor_bound("medium", 8, "replay", 0.6)
     ratio_target("medium", 8, "python", 10, "the Python service (want >= 10x)", False)
     for p in ("large", "xl"):
         ratio_target(p, 1, "python", 10, "the Python service (want >= 10x)", False)

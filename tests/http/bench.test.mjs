@@ -7,8 +7,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
@@ -109,4 +109,41 @@ test('a large request read, computed and written on two threads: as the naive re
   } finally {
     await s.stop();
   }
+});
+
+// The report's bound under a floor target (bench/report.py): what the target leaves
+// attnd a request on these cores with a free client, against the floor's own CPU a
+// request plus api_handle in process. Two made-up runs, one the bound rules out and
+// one it does not; the numbers are worked out here, not read from the report.
+test('the bench report: the bound under each floor target', () => {
+  const tsv = path.join(dir, 'http.tsv');
+  const meta = path.join(dir, 'meta.txt');
+  writeFileSync(tsv, [
+    'payload conns target requests seconds rps p50_ms p99_ms errors cpu_ms',
+    'tiny 64 attnd 150000 5.000 30000.00 1.5 6.0 0 5400',
+    'tiny 64 fixed 250000 5.000 50000.00 1.2 5.0 0 4750', // 0.019 ms a request
+    'medium 8 attnd 7000 5.000 1400.00 5.5 10.0 0 7700',
+    'medium 8 replay 30000 5.000 6000.00 1.2 3.0 0 3900', // 0.130 ms a request
+    '',
+  ].join('\n'));
+  writeFileSync(meta, 'seconds=5\nhandle_ms_tiny=0.007\nhandle_ms_medium=0.9\n');
+  const out = execFileSync('/usr/bin/python3', [path.join(root, 'bench', 'report.py'), 'table', tsv, meta], {
+    encoding: 'utf8',
+  });
+  const ms = (x) => (x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
+  const cores = cpus().length;
+  const bounds = out.split('\n').filter((l) => l.trim().startsWith('bound:'));
+  assert.equal(bounds.length, 2, out);
+
+  const tinyBudget = (1000 * cores) / (0.8 * 50000);
+  assert.match(bounds[0], new RegExp(`^ +bound: 80% of fixed is 40,000 req/s; on ${cores} cores`));
+  assert.ok(bounds[0].includes(`at most ${ms(tinyBudget)} ms of CPU a request`), bounds[0]);
+  assert.ok(bounds[0].includes('take 0.026 ms'), bounds[0]); // 0.019 + 0.007
+  assert.equal(bounds[0].endsWith('does not rule it out'), 0.026 <= tinyBudget, bounds[0]);
+
+  const mediumBudget = (1000 * cores) / (0.6 * 6000);
+  assert.ok(bounds[1].includes(`60% of replay is 3,600 req/s`), bounds[1]);
+  assert.ok(bounds[1].includes(`at most ${ms(mediumBudget)} ms of CPU a request`), bounds[1]);
+  assert.ok(bounds[1].includes('take 1.03 ms'), bounds[1]); // 0.130 + 0.9
+  assert.equal(bounds[1].includes('out of reach'), 1.03 > mediumBudget, bounds[1]);
 });
