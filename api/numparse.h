@@ -85,7 +85,7 @@ struct api_number_row {
                          true); NULL for anything but a row of numbers: an empty row, a
                          value that is not a number, a number the reader refuses or that
                          is not finite, no ',' or ']' after a number */
-    size_t count;     /* numbers stored into out */
+    size_t count;     /* numbers stored into out (0 when refused, though some may be) */
     bool more;        /* out was filled before the ']': call again from next */
 };
 struct api_number_row api_read_number_row(const char *p, const char *end, double *out,
