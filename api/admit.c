@@ -27,8 +27,27 @@ void api_error_over_budget(struct api_error *err, size_t bytes)
                    "--max-memory");
 }
 
-bool api_admit(const struct api_context *ctx, size_t bytes, struct api_error *err)
+bool api_within_request_limit(const struct api_limits *limits, size_t bytes,
+                              const char *pointer, struct api_error *err)
 {
+    size_t limit = limits->max_request_bytes;
+    if (limit == 0 || bytes <= limit)
+        return true;
+    api_error_set(err, API_LIMIT_EXCEEDED, "this request would hold about %.1f MB at once "
+                  "(its body, every matrix it computes and its answer); this server takes at "
+                  "most %.1f MB for one request", (double)bytes / 1e6, (double)limit / 1e6);
+    api_error_at(err, "%s", pointer);
+    api_error_hint(err, "send fewer rows here, ask for fewer steps with include, or split "
+                   "the work over several requests; the operator sets the limit with "
+                   "--max-request-bytes");
+    return false;
+}
+
+bool api_admit(const struct api_context *ctx, size_t bytes, const char *pointer,
+               struct api_error *err)
+{
+    if (!api_within_request_limit(&ctx->limits, bytes, pointer, err))
+        return false;
     if (ctx->admit == NULL || ctx->admit(ctx->admit_cls, bytes))
         return true;
     api_error_over_budget(err, bytes);

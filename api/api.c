@@ -120,7 +120,7 @@ const char *api_blas_better_core(void)
 
 struct api_limits api_default_limits(void)
 {
-    struct api_limits l = { 16u * 1024 * 1024, 4194304, 64 };
+    struct api_limits l = { 16u * 1024 * 1024, 4194304, 64, (size_t)512 * 1024 * 1024 };
     return l;
 }
 

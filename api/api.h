@@ -86,6 +86,9 @@ struct api_limits {
     size_t max_body;  /* bytes of one request body */
     size_t max_cells; /* cells of any one matrix a request makes, intermediates included */
     size_t max_batch; /* items of one batch request */
+    /* Bytes one request may hold at once: its body, every matrix it computes and its
+       answer, summed (a batch's items together); api/admit.h. 0: no limit. */
+    size_t max_request_bytes;
 };
 
 /* Read-only facts the server lends to every call. */
@@ -138,7 +141,7 @@ void api_request_ended(void);
  */
 const char *api_blas_better_core(void);
 
-/* Defaults from the contract: 16 MiB body, 4,194,304 cells, 64 items. */
+/* Defaults from the contract: 16 MiB body, 4,194,304 cells, 64 items, 512 MiB a request. */
 struct api_limits api_default_limits(void);
 
 /*

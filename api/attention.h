@@ -69,6 +69,13 @@ bool api_attention_run(const struct api_attention_req *req, const char *pointer,
  */
 size_t api_attention_working_set(const struct api_attention_req *req, size_t body_len);
 
+/*
+ * The field whose size drives req's working set, as a pointer relative to the
+ * request ("/q"): q or k (whichever has more rows) when the (n_q, n_k) steps
+ * outweigh the output, else v.
+ */
+const char *api_attention_limit_field(const struct api_attention_req *req);
+
 /* How many runs so far were given more than one thread (for tests). */
 unsigned long api_attention_threaded_runs(void);
 

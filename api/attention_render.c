@@ -243,7 +243,8 @@ void api_attention_handle_as(const struct api_context *ctx, const char *body, si
     }
     bool ok = api_attention_parse(doc, "", &ctx->limits, &req, &err);
     req.for_page = format != API_FORMAT_JSON;
-    if (ok && api_admit(ctx, api_attention_working_set(&req, len), &err) &&
+    if (ok && api_admit(ctx, api_attention_working_set(&req, len),
+                        api_attention_limit_field(&req), &err) &&
         api_attention_run(&req, "", &trace, &err)) {
         respond(&req, &trace, format, ctx->segments_ok, res);
         attn_trace_free(&trace);

@@ -50,6 +50,13 @@ size_t api_attention_working_set(const struct api_attention_req *r, size_t body_
                            body_len);
 }
 
+const char *api_attention_limit_field(const struct api_attention_req *r)
+{
+    if (r->k.rows >= r->v.cols)
+        return r->q.rows >= r->k.rows ? "/q" : "/k";
+    return "/v";
+}
+
 static atomic_ulong threaded_runs;
 
 unsigned long api_attention_threaded_runs(void)

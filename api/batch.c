@@ -115,18 +115,29 @@ static void write_item(struct jw *w, struct batch_item *item, const char *prefix
 }
 
 /*
- * For admission: the valid items' working sets added up (their answers accumulate in
- * one; their traces come and go one at a time, so this bounds them from above). The
- * body is counted once.
+ * Admission of the valid items' working sets added up (their answers accumulate in
+ * one; their traces come and go one at a time, so this bounds them from above), the
+ * body counted once. The request limit is checked as the sum grows, so that its
+ * pointer names the item that passes it, and inside that item the field that drives
+ * it when the item alone is over the limit.
  */
-static size_t working_set(const struct batch_item *parsed, size_t n, size_t body_len)
+static bool admit_items(const struct api_context *ctx, const struct batch_item *parsed,
+                        size_t n, size_t body_len, struct api_error *err)
 {
     size_t total = body_len;
     for (size_t i = 0; i < n; i++) {
-        size_t item = parsed[i].ok ? api_attention_working_set(&parsed[i].req, 0) : 0;
+        if (!parsed[i].ok)
+            continue;
+        size_t item = api_attention_working_set(&parsed[i].req, 0);
         total = item > SIZE_MAX - total ? SIZE_MAX : total + item;
+        char ptr[64];
+        bool alone = ctx->limits.max_request_bytes != 0 && item > ctx->limits.max_request_bytes;
+        snprintf(ptr, sizeof ptr, "/items/%zu%s", i,
+                 alone ? api_attention_limit_field(&parsed[i].req) : "");
+        if (!api_within_request_limit(&ctx->limits, total, ptr, err))
+            return false;
     }
-    return total;
+    return api_admit(ctx, total, "/items", err);
 }
 
 void api_batch_handle(const struct api_context *ctx, const char *body, size_t len,
@@ -149,7 +160,7 @@ void api_batch_handle(const struct api_context *ctx, const char *body, size_t le
         return;
     }
     if (parse_items(items, &ctx->limits, parsed, &err) &&
-        api_admit(ctx, working_set(parsed, n, len), &err)) {
+        admit_items(ctx, parsed, n, len, &err)) {
         struct jw w;
         jw_init(&w, -1);
         jw_object_begin(&w);

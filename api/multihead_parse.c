@@ -11,10 +11,12 @@
 #include "api/multihead.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/admit.h"
 #include "api/fields.h"
 #include "api/random.h"
 
@@ -317,13 +319,112 @@ static bool within(size_t a, size_t b, const struct api_limits *limits, const ch
     return false;
 }
 
+static size_t add_sat(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+static size_t mul_sat(size_t a, size_t b)
+{
+    int overflow = 0;
+    size_t c = attn_cells(a, b, &overflow);
+    return overflow ? SIZE_MAX : c;
+}
+
+/* The numbers the answer writes: those of each included part (every part for pages). */
+static size_t answer_numbers(const struct api_multihead_req *r, size_t n_q, size_t n_k,
+                             bool every_part)
+{
+    size_t kv_cols = r->kv_heads * r->d_k;
+    size_t x = add_sat(mul_sat(n_q, r->d_model), r->cross ? mul_sat(n_k, r->d_model) : 0);
+    size_t w_qo = mul_sat(r->d_model, r->d_model), w_kv = mul_sat(r->d_model, kv_cols);
+    size_t q = mul_sat(n_q, r->d_model), kv = mul_sat(n_k, kv_cols);
+    size_t maps = mul_sat(mul_sat(n_q, n_k), r->heads);
+    const size_t part[API_MH_PART_COUNT] = {
+        [API_MH_X] = x, [API_MH_W_Q] = w_qo, [API_MH_W_K] = w_kv, [API_MH_W_V] = w_kv,
+        [API_MH_W_O] = w_qo, [API_MH_Q] = q, [API_MH_K] = kv, [API_MH_V] = kv,
+        [API_MH_SCORES] = maps, [API_MH_SCALED] = maps, [API_MH_MASKED] = maps,
+        [API_MH_WEIGHTS] = maps, [API_MH_HEAD_OUTPUTS] = q, [API_MH_CONCAT] = q,
+        [API_MH_OUTPUT] = q, [API_MH_WEIGHTS_MEAN] = mul_sat(n_q, n_k),
+        [API_MH_SUMMARY] = mul_sat(mul_sat(5, r->heads), n_q),
+    };
+    size_t numbers = 0;
+    for (int p = 0; p < API_MH_PART_COUNT; p++)
+        if (every_part || (r->include & (1ul << p)))
+            numbers = add_sat(numbers, part[p]);
+    return numbers;
+}
+
+size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, size_t n_k,
+                                 bool every_part, size_t body_len)
+{
+    size_t kv_cols = r->kv_heads * r->d_k;
+    size_t inputs = add_sat(mul_sat(n_q, r->d_model), r->cross ? mul_sat(n_k, r->d_model) : 0);
+    inputs = add_sat(inputs, mul_sat(2 * r->d_model, add_sat(r->d_model, kv_cols)));
+    size_t trace = attn_mh_trace_cells(n_q, n_k, r->d_model, r->heads, r->kv_heads);
+    size_t cells = add_sat(inputs, trace == 0 ? SIZE_MAX : trace);
+    return api_working_set(mul_sat(cells, sizeof(double)),
+                           answer_numbers(r, n_q, n_k, every_part), body_len);
+}
+
+/* The fields that fix n_q, n_k and d_model: inputs given, or random's sizes. */
+static bool given(const struct api_multihead_req *r, enum api_mh_input in)
+{
+    const struct attn_matrix *m = in == API_IN_X_Q ? &r->x_q : &r->x_kv;
+    return m->data != NULL && !r->filled[in];
+}
+
+static const char *n_field_of(const struct api_multihead_req *r)
+{
+    return given(r, API_IN_X_Q) ? (r->cross ? "x_q" : "x") : "random/n";
+}
+
+static const char *kv_field_of(const struct api_multihead_req *r)
+{
+    return r->cross ? (given(r, API_IN_X_KV) ? "x_kv" : "random/n_kv") : n_field_of(r);
+}
+
+static const char *d_field_of(const struct api_multihead_req *r)
+{
+    if (given(r, API_IN_X_Q) || given(r, API_IN_X_KV))
+        return given(r, API_IN_X_Q) ? n_field_of(r) : "x_kv";
+    return "random/d_model";
+}
+
+void api_multihead_limit_pointer(const struct api_multihead_req *r, const char *prefix,
+                                 size_t n_q, size_t n_k, char *out, size_t cap)
+{
+    /* The rows drive the per-head maps and the projections; d_model the weights. */
+    size_t maps = mul_sat(mul_sat(n_q, n_k), r->heads);
+    size_t rows = mul_sat(add_sat(n_q, n_k), r->d_model);
+    size_t weights = mul_sat(r->d_model, r->d_model);
+    const char *field = r->cross && n_k > n_q ? kv_field_of(r) : n_field_of(r);
+    if (weights > maps && weights > rows)
+        field = d_field_of(r);
+    snprintf(out, cap, "%s/%s", prefix, field);
+}
+
+/*
+ * The request limit on what the JSON answer asks for, without the body (the handler
+ * adds it, and counts every part for pages), checked before random fills any input.
+ */
+static bool check_request_limit(const char *prefix, const struct api_multihead_req *r,
+                                size_t n_q, size_t n_k, const struct api_limits *limits,
+                                struct api_error *err)
+{
+    char ptr[160];
+    api_multihead_limit_pointer(r, prefix, n_q, n_k, ptr, sizeof ptr);
+    return api_within_request_limit(limits, api_multihead_working_set(r, n_q, n_k, false, 0),
+                                    ptr, err);
+}
+
 /* Every matrix the request's numbers size, checked before any of them is allocated. */
 static bool check_limits(const char *prefix, const struct api_multihead_req *r, size_t n_q,
                          size_t n_k, const struct api_limits *limits, struct api_error *err)
 {
-    const char *n_field = r->x_q.data ? (r->cross ? "x_q" : "x") : "random/n";
-    const char *kv_field = r->cross ? (r->x_kv.data ? "x_kv" : "random/n_kv") : n_field;
-    const char *d_field = r->x_q.data || r->x_kv.data ? n_field : "random/d_model";
+    const char *n_field = n_field_of(r);
+    const char *kv_field = kv_field_of(r);
+    const char *d_field = d_field_of(r);
     int overflow = 0;
     size_t per_head = attn_cells(n_q, n_k, &overflow);
     return within(n_q, r->d_model, limits, prefix, n_field, "x_q and Q", err) &&
@@ -495,9 +596,10 @@ bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api
               check_random_mode(prefix, &rnd, r, err) &&
               resolve_sizes(prefix, &rnd, r, &n_q, &n_k, err) &&
               check_divides(prefix, r, err) && check_limits(prefix, r, n_q, n_k, limits, err) &&
+              read_options(doc, prefix, limits, n_q, n_k, r, err) &&
+              check_request_limit(prefix, r, n_q, n_k, limits, err) &&
               read_x_random(&rnd, n_q, n_k, r, err) &&
-              read_projections(doc, prefix, &rnd, limits, r, err) &&
-              read_options(doc, prefix, limits, n_q, n_k, r, err);
+              read_projections(doc, prefix, &rnd, limits, r, err);
     if (!ok)
         api_multihead_req_deinit(r);
     return ok;

@@ -416,16 +416,15 @@ static void respond(const struct api_multihead_req *req, const struct attn_mh_tr
     api_respond_page(res, &b, format);
 }
 
-/*
- * For admission: every double of the trace (its parse has checked that the count
- * fits), each counted as written too: an upper bound whatever `include` asks for.
- */
-static size_t working_set(const struct api_multihead_req *r, size_t body_len)
+/* The working set and its pointer (api/admit.h) once req is parsed. */
+static bool admit(const struct api_context *ctx, const struct api_multihead_req *r,
+                  enum api_format format, size_t body_len, struct api_error *err)
 {
-    size_t cells = attn_mh_trace_cells(r->x_q.rows, r->cross ? r->x_kv.rows : r->x_q.rows,
-                                       r->d_model, r->heads, r->kv_heads);
-    size_t bytes = cells > SIZE_MAX / sizeof(double) ? SIZE_MAX : cells * sizeof(double);
-    return api_working_set(bytes, cells, body_len);
+    size_t n_q = r->x_q.rows, n_k = r->cross ? r->x_kv.rows : r->x_q.rows;
+    char ptr[160];
+    api_multihead_limit_pointer(r, "", n_q, n_k, ptr, sizeof ptr);
+    return api_admit(ctx, api_multihead_working_set(r, n_q, n_k, format != API_FORMAT_JSON,
+                                                    body_len), ptr, err);
 }
 
 void api_multihead_handle(const struct api_context *ctx, const char *body, size_t len,
@@ -441,7 +440,7 @@ void api_multihead_handle(const struct api_context *ctx, const char *body, size_
         return;
     }
     bool ok = api_multihead_parse(doc, "", &ctx->limits, &req, &err);
-    if (ok && api_admit(ctx, working_set(&req, len), &err) &&
+    if (ok && admit(ctx, &req, format, len, &err) &&
         api_multihead_run(&req, "", &trace, &err)) {
         respond(&req, &trace, format, ctx->segments_ok, res);
         attn_mh_trace_free(&trace);

@@ -59,8 +59,10 @@ static const struct api_problem_info problems[API_PROBLEM_COUNT] = {
         "because attnd subtracts each row's maximum first." },
     [API_LIMIT_EXCEEDED] = { "limit-exceeded", 422, "Too much work for one request",
         "The request asks for a matrix with more cells than this server computes at once "
-        "(its --max-cells setting; intermediates such as the n_q x n_k scores count). "
-        "errors[].pointer names the field whose size drives the limit." },
+        "(its --max-cells setting; intermediates such as the n_q x n_k scores count), or "
+        "would hold more memory at once than one request may (its --max-request-bytes "
+        "setting: the body, every matrix computed and the answer, summed; a batch's items "
+        "together). errors[].pointer names the field whose size drives the limit." },
     [API_UNAVAILABLE] = { "unavailable", 503, "Service unavailable",
         "The server is shutting down, could not get the memory this request needs, or "
         "holds as much as its memory budget allows (--max-memory: bodies being read, "

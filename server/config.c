@@ -42,6 +42,9 @@ static const struct srv_opt srv_opts[] = {
      1073741824ULL, "bytes"},
     {"max-cells", "ATTND_MAX_CELLS", OPT_SIZE, offsetof(struct srv_config, max_cells), 1,
      1073741824ULL, "cells"},
+    {"max-request-bytes", "ATTND_MAX_REQUEST_BYTES", OPT_SIZE,
+     offsetof(struct srv_config, max_request_bytes), 0, 1ULL << 50,
+     "bytes; 0 = 512 MiB or the memory budget, whichever is smaller"},
     {"max-memory", "ATTND_MAX_MEMORY", OPT_SIZE, offsetof(struct srv_config, max_memory), 0,
      1ULL << 50, "bytes; 0 = two thirds of the memory limit"},
     {"max-batch", "ATTND_MAX_BATCH", OPT_SIZE, offsetof(struct srv_config, max_batch), 1,
@@ -350,6 +353,10 @@ const char *srv_config_usage(void)
            "  --max-body BYTES    ATTND_MAX_BODY     largest request body (16777216)\n"
            "  --max-cells N       ATTND_MAX_CELLS    cells of any one matrix (4194304)\n"
            "  --max-batch N       ATTND_MAX_BATCH    items of one batch, 1..4096 (64)\n"
+           "  --max-request-bytes BYTES  ATTND_MAX_REQUEST_BYTES\n"
+           "                                         what one request may hold at once: body,\n"
+           "                                         every matrix and the answer; 0 is 512 MiB\n"
+           "                                         or the memory budget if smaller (0)\n"
            "  --max-memory BYTES  ATTND_MAX_MEMORY   memory requests may hold at once; 0 is\n"
            "                                         2/3 of the cgroup's or machine's (0)\n"
            "  --timeout S         ATTND_TIMEOUT      idle connection timeout, 1..86400 (30)\n"

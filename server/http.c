@@ -48,6 +48,7 @@
 
 #define SRV_CONNECTION_LIMIT 512u
 #define SRV_CONNECTION_MEMORY ((size_t)64 * 1024)
+#define SRV_REQUEST_BYTES_DEFAULT ((size_t)512 << 20) /* api_default_limits' too */
 
 /* The address to listen on; sockaddr_storage is big enough for either family. */
 static bool srv_bind_addr(const struct srv_config *cfg, struct sockaddr_storage *ss)
@@ -80,6 +81,18 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
     s->ctx.http_library = s->http_library;
     srv_budget_init(&s->budget, cfg->max_memory > 0 ? cfg->max_memory
                                                      : srv_budget_default_here());
+    /*
+     * The budget admits a request that is alone whatever its size (server/budget.h),
+     * so by default one request is held to the budget too: otherwise a single request
+     * could take the process past the memory the budget was derived from. A limit
+     * the operator sets is taken as it is: above the budget, such requests are
+     * served one at a time.
+     */
+    size_t request_max = cfg->max_request_bytes;
+    if (request_max == 0)
+        request_max = SRV_REQUEST_BYTES_DEFAULT < s->budget.limit ? SRV_REQUEST_BYTES_DEFAULT
+                                                                  : s->budget.limit;
+    s->ctx.limits.max_request_bytes = request_max;
 
     struct sockaddr_storage addr;
     if (!srv_bind_addr(cfg, &addr)) {

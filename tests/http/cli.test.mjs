@@ -10,7 +10,7 @@ test('--help prints the usage on stdout and exits 0', () => {
   assert.equal(r.status, 0);
   assert.match(r.stdout, /^usage: attnd/);
   for (const flag of ['--bind', '--port', '--threads', '--max-body', '--max-cells',
-    '--max-batch', '--max-memory', '--timeout', '--cors-origin', '--log', '--probe',
+    '--max-batch', '--max-memory', '--max-request-bytes', '--timeout', '--cors-origin', '--log', '--probe',
     '--version']) {
     assert.ok(r.stdout.includes(flag), `usage mentions ${flag}`);
   }
@@ -33,6 +33,7 @@ const bad = [
   [['--max-batch', '0'], '--max-batch', '"0"', /1 to 4096/],
   [['--max-memory', '-1'], '--max-memory', '"-1"', /integer from 0 to .*0 = two thirds/],
   [['--max-memory', '1G'], '--max-memory', '"1G"', /integer from 0 to/],
+  [['--max-request-bytes', '-5'], '--max-request-bytes', '"-5"', /integer from 0 to .*0 = 512 MiB/],
   [['--log', 'loud'], '--log', '"loud"', /text, json or off/],
   [['--timeout', '1x'], '--timeout', '"1x"', /1 to 86400/],
   [['--timeout', ' 5'], '--timeout', '" 5"', /1 to 86400/],

@@ -1,7 +1,8 @@
 // tests/http/limits.test.mjs — small bodies that ask for huge work are refused before
 // any memory is spent on them: 422 in a blink, and the server's peak RSS (VmHWM) stays
 // where it was. Every allocation that a request's numbers size is checked against
-// --max-cells first (api/fields.c for inputs, check_limits for the trace).
+// --max-cells first (api/fields.c for inputs, check_limits for the trace), and their
+// sum with the answer against --max-request-bytes (api/admit.h).
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -33,6 +34,17 @@ const HUGE = [
     { heads: 1, random: { seed: 1, n: 100000, d_model: 1 } }, null],
   ['a batch of 8 items, each over the limit', '/v1/attention/batch',
     { items: rows(8, { q: rows(2100, [0]), k: rows(2100, [0]), v: rows(2100, [0]) }) }, null],
+  // Every matrix of these is within --max-cells; their sum with the answer is not
+  // (--max-request-bytes, 512 MiB by default). The first is 55 bytes whose answer alone
+  // is 703 MB; served, the second peaked at 803 MB of RSS.
+  ['the 55-byte multihead with a 703 MB answer', '/v1/multihead',
+    { heads: 1, random: { seed: 1, n: 2048, d_model: 1024 } }, '/random/n'],
+  ['multihead n = 1536, d_model = 1536', '/v1/multihead',
+    { heads: 1, random: { seed: 1, n: 1536, d_model: 1536 } }, '/random/n'],
+  // About 250 MB each (four 1400 x 1400 steps held and written): two fit, the third passes.
+  ['a batch whose items fit alone but not together', '/v1/attention/batch',
+    { items: rows(3, { q: rows(1400, [0]), k: rows(1400, [0]), v: rows(1400, [0]) }) },
+    '/items/2'],
 ];
 
 test('small bodies that ask for huge work: 422 at once, peak memory unchanged', async (t) => {
@@ -62,6 +74,8 @@ test('small bodies that ask for huge work: 422 at once, peak memory unchanged', 
     }
     assert.ok(ms < 2000, `${what}: answered in ${ms.toFixed(0)} ms`);
   }
+  const health = await request(s.port, { path: '/healthz' });
+  assert.equal(health.status, 200, 'the server still answers');
   const grown = peakKiB(s.proc.pid) - before;
   console.log(`# peak RSS grew by ${grown} KiB over ${HUGE.length} huge asks`);
   // Honoured, the smallest of these asks would touch over 280 MiB (3000 x 3000 doubles, four
@@ -143,7 +157,9 @@ async function heldWhen(port, ok) {
 // 503 with Retry-After, whether it is refused before its body is stored or once it is
 // parsed; once the slow client reads, the memory is given back and work is taken again.
 test('--max-memory: unread answers make new work wait, 503 with Retry-After', async (t) => {
-  const s = await startServer(['--log', 'off', '--threads', '2', '--max-memory', String(8 << 20)]);
+  // A request limit above the budget, set on purpose: such a request is served alone.
+  const s = await startServer(['--log', 'off', '--threads', '2', '--max-memory', String(8 << 20),
+    '--max-request-bytes', String(64 << 20)]);
   t.after(() => s.proc.kill('SIGKILL'));
   const slow = await rawConnect(s.port);
   slow.sock.pause(); // read nothing: the answer waits in the server
@@ -181,4 +197,29 @@ test('--max-memory: unread answers make new work wait, 503 with Retry-After', as
   assert.equal((await postJson(s.port, '/v1/attention', SEED)).status, 200);
   slow.sock.destroy();
   await s.stop();
+});
+
+test('--max-request-bytes: one request is held to it, and by default to the budget too', async (t) => {
+  const body = { heads: 2, random: { seed: 1, n: 360, d_model: 64 } }; // about 40 MB held
+  // The default under a budget of 8 MiB: the budget itself, since a request alone is
+  // always admitted by the budget and would otherwise take the process past it.
+  const small = await startServer(['--log', 'off', '--max-memory', String(8 << 20)]);
+  t.after(() => small.proc.kill('SIGKILL'));
+  const r = await postJson(small.port, '/v1/multihead', body);
+  const p = assertProblem(assert, r, 422);
+  assert.equal(p.type, '/problems/limit-exceeded');
+  assert.equal(p.errors[0].pointer, '/random/n');
+  assert.match(p.detail, /at most 8\.4 MB for one request/);
+  assert.match(p.errors[0].hint, /--max-request-bytes/);
+  assert.equal((await postJson(small.port, '/v1/attention', SEED)).status, 200);
+  await small.stop();
+  // Set on purpose, it is the limit whatever the budget: the same request passes at
+  // 64 MiB and is refused at 16 MiB.
+  for (const [limit, status] of [[64 << 20, 200], [16 << 20, 422]]) {
+    const s = await startServer(['--log', 'off', '--max-request-bytes', String(limit)]);
+    t.after(() => s.proc.kill('SIGKILL'));
+    const a = await postJson(s.port, '/v1/multihead', body);
+    assert.equal(a.status, status, `--max-request-bytes ${limit}: ${a.body.slice(0, 200)}`);
+    await s.stop();
+  }
 });
