@@ -24,7 +24,8 @@
  */
 #include "server/request.h"
 
-#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -203,15 +204,84 @@ static bool srv_add_api_headers(struct MHD_Response *resp, const struct api_resp
 }
 
 /*
+ * libmicrohttpd 0.9.75 copies a vectored response's list of pieces into the
+ * connection's memory pool (SRV_CONNECTION_MEMORY, shared with the request's headers)
+ * when it starts sending. A list that does not fit closes the connection "out of
+ * memory" with the status line already counted as sent, and then aborts the whole
+ * process on a mutex it has unlocked twice. An answer in more than SRV_IOV_MAX pieces
+ * (16 bytes each in the pool) is therefore read out by a callback instead, which
+ * costs one more copy of its bytes; only answers of hundreds of megabytes have that
+ * many pieces.
+ */
+#define SRV_IOV_MAX 1024u
+
+/* The cursor of an answer read out piece by piece; owns the pieces. */
+struct srv_piece_reader {
+    struct api_segments *segs;
+    size_t seg, off;   /* the next byte: piece seg, offset off */
+    uint64_t pos;      /* the next byte's position in the whole answer */
+};
+
+static ssize_t srv_read_pieces(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    struct srv_piece_reader *rd = cls;
+    if (pos != rd->pos) /* MHD reads in order; anything else is a bug to stop at */
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    size_t n = 0;
+    while (n < max && rd->seg < rd->segs->n) {
+        const struct api_segment *sg = &rd->segs->seg[rd->seg];
+        size_t take = sg->len - rd->off < max - n ? sg->len - rd->off : max - n;
+        memcpy(buf + n, sg->data + rd->off, take);
+        n += take;
+        rd->off += take;
+        if (rd->off == sg->len) {
+            rd->seg++;
+            rd->off = 0;
+        }
+    }
+    if (n == 0)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    rd->pos += n;
+    return (ssize_t)n;
+}
+
+static void srv_free_piece_reader(void *cls)
+{
+    struct srv_piece_reader *rd = cls;
+    api_segments_free(rd->segs);
+    free(rd);
+}
+
+/* The reader's block: MHD's buffer for each read, allocated with the response. */
+#define SRV_PIECE_BLOCK ((size_t)256 * 1024)
+
+static struct MHD_Response *srv_response_of_many_pieces(struct api_segments *segs)
+{
+    struct srv_piece_reader *rd = malloc(sizeof *rd);
+    if (rd == NULL) {
+        api_segments_free(segs);
+        return NULL;
+    }
+    *rd = (struct srv_piece_reader){.segs = segs};
+    struct MHD_Response *resp = MHD_create_response_from_callback(
+        segs->total, SRV_PIECE_BLOCK, srv_read_pieces, rd, srv_free_piece_reader);
+    if (resp == NULL)
+        srv_free_piece_reader(rd);
+    return resp;
+}
+
+/*
  * An answer in pieces (api_response.segments) as one vectored response: MHD writes
  * the pieces with sendmsg as they lie, and frees them with the response. Takes the
  * pieces over; NULL (pieces freed) when not even the response could be made.
  */
 static struct MHD_Response *srv_response_of_segments(struct api_segments *segs)
 {
+    if (segs->n > SRV_IOV_MAX)
+        return srv_response_of_many_pieces(segs);
     struct MHD_IoVec *iov = malloc(segs->n * sizeof *iov);
     struct MHD_Response *resp = NULL;
-    if (iov != NULL && segs->n <= UINT_MAX) {
+    if (iov != NULL) {
         for (size_t i = 0; i < segs->n; i++) {
             iov[i].iov_base = segs->seg[i].data;
             iov[i].iov_len = segs->seg[i].len;
