@@ -112,6 +112,20 @@ void api_svg_layout(const struct api_svg_heatmap *h, struct api_svg_layout *L)
 
 /* ---- drawing ---- */
 
+/*
+ * s as the text of an element: each character shown as render_text.h shows it (a
+ * control or format character as its escape), then XML-escaped, so "<U+202E>" is
+ * written "&lt;U+202E&gt;" and no title or label can reorder the picture's text.
+ */
+static void put_text(struct api_buf *b, const char *s)
+{
+    while (*s != '\0') {
+        struct api_text_char c;
+        s += api_text_char_next(s, &c);
+        api_buf_xml(b, c.bytes);
+    }
+}
+
 void api_svg_begin(struct api_buf *b, int width, int height, const char *title,
                    const char *subtitle)
 {
@@ -119,10 +133,10 @@ void api_svg_begin(struct api_buf *b, int width, int height, const char *title,
                       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                       "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\" "
                       "role=\"img\">\n<title>", width, height, width, height);
-    api_buf_xml(b, title);
+    put_text(b, title);
     if (subtitle != NULL && subtitle[0] != '\0') {
         api_buf_puts(b, " (");
-        api_buf_xml(b, subtitle);
+        put_text(b, subtitle);
         api_buf_puts(b, ")");
     }
     api_buf_puts(b, "</title>\n<defs>\n"
@@ -139,12 +153,12 @@ void api_svg_begin(struct api_buf *b, int width, int height, const char *title,
     api_buf_printf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width, height);
     api_buf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"16\" font-weight=\"bold\" "
                       "fill=\"#1a1a1a\">", API_SVG_MARGIN, API_SVG_MARGIN + 14);
-    api_buf_xml(b, title);
+    put_text(b, title);
     api_buf_puts(b, "</text>\n");
     if (subtitle != NULL && subtitle[0] != '\0') {
         api_buf_printf(b, "<text x=\"%d\" y=\"%d\" fill=\"#555555\">", API_SVG_MARGIN,
                        API_SVG_MARGIN + 30);
-        api_buf_xml(b, subtitle);
+        put_text(b, subtitle);
         api_buf_puts(b, "</text>\n");
     }
 }
@@ -212,7 +226,7 @@ void api_svg_panel(struct api_buf *b, const struct api_svg_heatmap *h, int x, in
     if (h->title != NULL && h->title[0] != '\0') {
         api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"13\" "
                           "font-weight=\"bold\" fill=\"#1a1a1a\">", gx + gw / 2, y + 15);
-        api_buf_xml(b, h->title);
+        put_text(b, h->title);
         api_buf_puts(b, "</text>\n");
     }
     draw_cells(b, h, &L, gx, gy);
@@ -225,7 +239,7 @@ void api_svg_panel(struct api_buf *b, const struct api_svg_heatmap *h, int x, in
         api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
                           "dominant-baseline=\"central\" fill=\"#1a1a1a\">",
                        gx - 6, gy + (int)i * c + c / 2);
-        api_buf_xml(b, tmp);
+        put_text(b, tmp);
         api_buf_puts(b, "</text>\n");
     }
     for (size_t j = 0; j < h->cols; j += L.step_cols) {
@@ -238,7 +252,7 @@ void api_svg_panel(struct api_buf *b, const struct api_svg_heatmap *h, int x, in
         else
             api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
                               "fill=\"#1a1a1a\">", cx, gy + gh + 15);
-        api_buf_xml(b, tmp);
+        put_text(b, tmp);
         api_buf_puts(b, "</text>\n");
     }
     api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555555\">keys"
@@ -266,7 +280,7 @@ void api_svg_colorbar(struct api_buf *b, int x, int y, int height)
 void api_svg_note(struct api_buf *b, int x, int y, const char *text)
 {
     api_buf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555555\">", x, y);
-    api_buf_xml(b, text);
+    put_text(b, text);
     api_buf_puts(b, "</text>\n");
 }
 

@@ -9,7 +9,9 @@
  * and one for the mean with the same functions. Output is deterministic (integer
  * coordinates, fixed decimals): the same request gives the same bytes.
  *
- * Every text is XML-escaped; labels are sanitized and cut as in render_text.h.
+ * Every text (titles, labels) is shown as render_text.h shows labels, a control or
+ * format character as its escape "<U+202E>", then XML-escaped; labels are cut as
+ * there.
  * Cells too small to hold "0.00" lose their annotations, and labels are thinned
  * to every n-th, so a big matrix stays a valid, readable picture. Blocked cells
  * are hatched; a fully masked row is hatched across and says so.

@@ -6,6 +6,7 @@
  */
 #include "api/render_text.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,23 +16,30 @@
 
 /* ---- display width ---- */
 
-/* Decodes one UTF-8 sequence at s; returns its length (an invalid byte counts as one). */
+#define UTF8_INVALID 0xFFFFFFFFu /* not a code point: the byte is shown as '?' */
+
+/*
+ * Decodes one UTF-8 sequence at s; returns its length. A byte that does not start a
+ * well-formed sequence (RFC 3629: no overlong forms, surrogates or code points past
+ * U+10FFFF) counts as one, decoded as UTF8_INVALID, so nothing but UTF-8 is written
+ * whoever calls the renderers. Never reads past a NUL.
+ */
 static size_t utf8_next(const unsigned char *s, uint32_t *cp)
 {
+    static const uint32_t min_of[5] = { 0, 0, 0x80, 0x800, 0x10000 };
     unsigned char c = s[0];
     size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    if (n == 0) {
-        *cp = 0xFFFD;
+    *cp = UTF8_INVALID;
+    if (n == 0)
         return 1;
-    }
     uint32_t v = n == 1 ? c : n == 2 ? (c & 0x1Fu) : n == 3 ? (c & 0x0Fu) : (c & 0x07u);
     for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80) { /* truncated sequence: the lead byte alone */
-            *cp = 0xFFFD;
+        if ((s[i] & 0xC0) != 0x80) /* truncated sequence: the lead byte alone */
             return 1;
-        }
         v = (v << 6) | (s[i] & 0x3Fu);
     }
+    if (v < min_of[n] || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF)
+        return 1;
     *cp = v;
     return n;
 }
@@ -40,14 +48,29 @@ struct range {
     uint32_t lo, hi;
 };
 
-/* Zero-width code points: combining marks, joiners, variation selectors, Hangul medial jamo. */
+/*
+ * Shown as escapes, never written: C0, DEL and C1 controls, every format character
+ * (Unicode 15's general category Cf: the bidi embeddings, overrides and isolates,
+ * the marks U+200E, U+200F and U+061C, zero-width spaces and joiners, the soft
+ * hyphen, the BOM, tags; U+2065 is unassigned but default-ignorable), and the line
+ * and paragraph separators U+2028 and U+2029. Written raw, any of them could hide,
+ * reorder or break a terminal line or an SVG text while the layout counts none.
+ */
+static const struct range escaped[] = {
+    {0x0000, 0x001F}, {0x007F, 0x009F}, {0x00AD, 0x00AD}, {0x0600, 0x0605}, {0x061C, 0x061C},
+    {0x06DD, 0x06DD}, {0x070F, 0x070F}, {0x0890, 0x0891}, {0x08E2, 0x08E2}, {0x180E, 0x180E},
+    {0x200B, 0x200F}, {0x2028, 0x202E}, {0x2060, 0x206F}, {0xFEFF, 0xFEFF}, {0xFFF9, 0xFFFB},
+    {0x110BD, 0x110BD}, {0x110CD, 0x110CD}, {0x13430, 0x1343F}, {0x1BCA0, 0x1BCA3},
+    {0x1D173, 0x1D17A}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F},
+};
+
+/* Zero-width code points shown as they are: combining marks, variation selectors, medial jamo. */
 static const struct range zero_width[] = {
     {0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05C7}, {0x0610, 0x061A},
     {0x064B, 0x065F}, {0x0670, 0x0670}, {0x06D6, 0x06DC}, {0x06DF, 0x06E4}, {0x0900, 0x0902},
     {0x093A, 0x094F}, {0x0E31, 0x0E31}, {0x0E34, 0x0E3A}, {0x0E47, 0x0E4E}, {0x1160, 0x11FF},
-    {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200B, 0x200F}, {0x202A, 0x202E}, {0x2060, 0x2064},
-    {0x20D0, 0x20FF}, {0x302A, 0x302D}, {0x3099, 0x309A}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F},
-    {0xFEFF, 0xFEFF}, {0x1F3FB, 0x1F3FF}, {0xE0000, 0xE0FFF},
+    {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x20D0, 0x20FF}, {0x302A, 0x302D}, {0x3099, 0x309A},
+    {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}, {0x1F3FB, 0x1F3FF}, {0xE0000, 0xE0FFF},
 };
 
 /* East Asian Wide and Fullwidth blocks (Unicode's EastAsianWidth W/F), and emoji. */
@@ -57,6 +80,8 @@ static const struct range wide[] = {
     {0xFE10, 0xFE19}, {0xFE30, 0xFE6F}, {0xFF00, 0xFF60}, {0xFFE0, 0xFFE6}, {0x1F300, 0x1F64F},
     {0x1F900, 0x1F9FF}, {0x20000, 0x2FFFD}, {0x30000, 0x3FFFD},
 };
+
+#define N_RANGES(r) (sizeof(r) / sizeof(r)[0])
 
 static bool in_ranges(uint32_t cp, const struct range *r, size_t n)
 {
@@ -68,49 +93,66 @@ static bool in_ranges(uint32_t cp, const struct range *r, size_t n)
 
 static size_t cp_width(uint32_t cp)
 {
-    if (in_ranges(cp, zero_width, sizeof zero_width / sizeof zero_width[0]))
+    if (in_ranges(cp, zero_width, N_RANGES(zero_width)))
         return 0;
-    if (in_ranges(cp, wide, sizeof wide / sizeof wide[0]))
+    if (in_ranges(cp, wide, N_RANGES(wide)))
         return 2;
     return 1;
+}
+
+size_t api_text_char_next(const char *s, struct api_text_char *out)
+{
+    uint32_t cp;
+    size_t n = utf8_next((const unsigned char *)s, &cp);
+    if (cp >= 0x20 && cp < 0x7F) { /* printable ASCII first: most of what is measured */
+        out->bytes[0] = s[0];
+        out->bytes[1] = '\0';
+        out->len = out->cols = 1;
+    } else if (cp == UTF8_INVALID) {
+        memcpy(out->bytes, "?", 2);
+        out->len = out->cols = 1;
+    } else if (in_ranges(cp, escaped, N_RANGES(escaped))) {
+        int k = snprintf(out->bytes, sizeof out->bytes, "<U+%04" PRIX32 ">", cp);
+        out->len = out->cols = (size_t)k; /* ASCII: one column a byte */
+    } else {
+        memcpy(out->bytes, s, n);
+        out->bytes[n] = '\0';
+        out->len = n;
+        out->cols = cp_width(cp);
+    }
+    return n;
 }
 
 size_t api_text_width(const char *s)
 {
     size_t w = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p != '\0') {
-        uint32_t cp;
-        p += utf8_next(p, &cp);
-        w += cp_width(cp);
+    while (*s != '\0') {
+        struct api_text_char c;
+        s += api_text_char_next(s, &c);
+        w += c.cols;
     }
     return w;
 }
 
 /*
- * s, control characters replaced by '?', cut to max_cols display columns (the last
- * kept column becomes "…" when cut), into out (out_len >= 4 * max_cols + 4).
+ * s shown visibly (api_text_char_next), cut to max_cols display columns (the last
+ * kept column becomes "…" when cut) at a character or escape boundary, never inside
+ * one, into out (out_len >= 4 * max_cols + 4).
  */
 static void sanitize(char *out, size_t out_len, const char *s, size_t max_cols)
 {
     size_t total = api_text_width(s);
     size_t budget = total > max_cols ? max_cols - 1 : max_cols;
     size_t w = 0, o = 0;
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p != '\0') {
-        uint32_t cp;
-        size_t n = utf8_next(p, &cp);
-        size_t cw = cp_width(cp);
-        if (w + cw > budget || o + n + 4 > out_len)
+    while (*s != '\0') {
+        struct api_text_char c;
+        size_t n = api_text_char_next(s, &c);
+        if (w + c.cols > budget || o + c.len + 4 > out_len)
             break;
-        if (cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0) || cp == 0xFFFD) {
-            out[o++] = '?';
-        } else {
-            memcpy(out + o, p, n);
-            o += n;
-        }
-        w += cw;
-        p += n;
+        memcpy(out + o, c.bytes, c.len);
+        o += c.len;
+        w += c.cols;
+        s += n;
     }
     if (total > max_cols)
         o += (size_t)snprintf(out + o, out_len - o, "\xE2\x80\xA6"); /* … */

@@ -7,8 +7,12 @@
  *
  * Alignment counts display columns, not bytes: labels are UTF-8, East Asian wide
  * characters (사과, 注意) take two columns, combining marks none. Labels are
- * sanitized before they are echoed (control characters become '?') and cut to
- * API_TEXT_MAX_LABEL columns with an ellipsis, so no label can break the layout.
+ * shown visibly before they are echoed and cut to API_TEXT_MAX_LABEL columns with
+ * an ellipsis, so no label can break or reorder the layout: a control or format
+ * character (C0, DEL, C1, Unicode's Cf such as the bidi controls U+202A..U+202E and
+ * U+2066..U+2069, U+200B..U+200F, U+FEFF, U+00AD; and U+2028, U+2029) is written as
+ * its escape "<U+202E>", which takes as many columns as it has characters and is
+ * never cut in half; bytes that are not UTF-8 become '?'.
  * A matrix wider than its line budget keeps its first and last columns around a
  * "..." column, and a tall one its first and last rows, as numpy summarizes.
  *
@@ -64,8 +68,27 @@ struct api_text_table {
 /* Appends the table, columns two spaces apart, padded by display width. */
 void api_text_table(struct api_buf *b, const struct api_text_table *t);
 
-/* Display columns of a UTF-8 string (wide characters 2, combining marks 0). */
+/*
+ * Display columns of a UTF-8 string as these renderers show it: wide characters 2,
+ * combining marks 0, a control or format character the length of its escape.
+ */
 size_t api_text_width(const char *s);
+
+/*
+ * One character of a client's string as it is shown: the character itself, its
+ * escape "<U+XXXX>" (4 to 6 hex digits) when it is a control or format character,
+ * or "?" for a byte that does not start a well-formed UTF-8 sequence. The SVG
+ * renderer writes its texts through this too, so both renderings show the same.
+ */
+#define API_TEXT_ESCAPE 12 /* "<U+10FFFF>" and its NUL */
+struct api_text_char {
+    char bytes[API_TEXT_ESCAPE]; /* what is written, NUL-terminated */
+    size_t len;                  /* strlen(bytes) */
+    size_t cols;                 /* the display columns it takes */
+};
+
+/* Reads the character at s (not at its terminating NUL); returns the bytes consumed. */
+size_t api_text_char_next(const char *s, struct api_text_char *out);
 
 /*
  * x with `decimals` digits after the point, rounded as numpy.round does; "-inf",
@@ -79,7 +102,7 @@ void api_text_number(char *buf, double x, int decimals);
 #define API_TEXT_SHAPE 48
 void api_text_shape(char *buf, size_t rows, size_t cols, bool as_vector);
 
-/* The label of index i on an axis, sanitized and cut; buf holds API_TEXT_LABEL bytes. */
+/* The label of index i on an axis, shown visibly and cut; buf holds API_TEXT_LABEL bytes. */
 #define API_TEXT_LABEL 96
 void api_text_label(char *buf, const struct api_labels *l, size_t i);
 

@@ -1,8 +1,8 @@
 /*
  * tests/check_render.c — the text and SVG renderings, without a network.
  *
- * Suites: Text (display widths, numbers, labels, alignment, numpy-style elision,
- * the attention page byte for byte), Svg (the Blues colormap, the seed 002
+ * Suites: Text (display widths, numbers, labels with controls shown as escapes,
+ * alignment, numpy-style elision, the attention page byte for byte), Svg (the Blues colormap, the seed 002
  * heatmap against its reference picture byte for byte, escaping, big and masked
  * matrices), Negotiation (Accept and ?format through api_handle, problems stay
  * problem+json, the playground's route). XML validity is checked by a real parser
@@ -110,8 +110,8 @@ START_TEST(test_labels_sanitized_and_cut)
                             "\xEC\x82\xAC\xEA\xB3\xBC\xEC\x82\xAC" }; /* 사과 x4 + 사: 18 columns */
     struct api_labels l = { names, 4, "k" };
     char buf[API_TEXT_LABEL];
-    api_text_label(buf, &l, 0);
-    ck_assert_str_eq(buf, "a?b?[31m");
+    api_text_label(buf, &l, 0); /* "a<U+000A>b<U+001B>[31m" is 22 columns: cut before an escape */
+    ck_assert_str_eq(buf, "a<U+000A>b\xE2\x80\xA6");
     api_text_label(buf, &l, 1);
     ck_assert_str_eq(buf, "a-very-long-lab\xE2\x80\xA6");
     ck_assert_uint_eq(api_text_width(buf), API_TEXT_MAX_LABEL);
@@ -122,6 +122,88 @@ START_TEST(test_labels_sanitized_and_cut)
     api_text_label(buf, &l, 3); /* a wide character is never split: 14 columns + … */
     ck_assert_uint_le(api_text_width(buf), API_TEXT_MAX_LABEL);
     ck_assert_ptr_nonnull(strstr(buf, "\xE2\x80\xA6"));
+}
+END_TEST
+
+/*
+ * Labels with control and format characters, and valid ones that must stay as sent:
+ * the label as text shows it (16 columns at most, an escape never cut in half) and
+ * the same label as an SVG text carries it, XML-escaped.
+ */
+static const struct {
+    const char *name, *label, *text, *svg;
+} visible_cases[] = {
+    { "RLO", "\xE2\x80\xAE" "abc", "<U+202E>abc", "&lt;U+202E&gt;abc" },
+    { "RLM", "a\xE2\x80\x8F", "a<U+200F>", "a&lt;U+200F&gt;" },
+    { "LRE..PDF", "\xE2\x80\xAA\xE2\x80\xAC", "<U+202A><U+202C>",
+      "&lt;U+202A&gt;&lt;U+202C&gt;" },
+    { "isolates", "\xE2\x81\xA8\xE2\x81\xA9", "<U+2068><U+2069>",
+      "&lt;U+2068&gt;&lt;U+2069&gt;" },
+    { "isolate cut", "\xE2\x81\xA6" "x" "\xE2\x81\xA9", "<U+2066>x\xE2\x80\xA6",
+      "&lt;U+2066&gt;x\xE2\x80\xA6" },
+    { "ALM", "\xD8\x9C", "<U+061C>", "&lt;U+061C&gt;" },
+    { "LRM", "\xE2\x80\x8E", "<U+200E>", "&lt;U+200E&gt;" },
+    { "ZWSP ZWJ", "\xE2\x80\x8B\xE2\x80\x8D", "<U+200B><U+200D>",
+      "&lt;U+200B&gt;&lt;U+200D&gt;" },
+    { "word joiner", "\xE2\x81\xA0", "<U+2060>", "&lt;U+2060&gt;" },
+    { "BOM", "\xEF\xBB\xBF" "k", "<U+FEFF>k", "&lt;U+FEFF&gt;k" },
+    { "soft hyphen", "co\xC2\xAD" "op", "co<U+00AD>op", "co&lt;U+00AD&gt;op" },
+    { "line separator", "a\xE2\x80\xA8" "b", "a<U+2028>b", "a&lt;U+2028&gt;b" },
+    { "tag", "\xF3\xA0\x81\x81", "<U+E0041>", "&lt;U+E0041&gt;" },
+    { "C0", "\t\n", "<U+0009><U+000A>", "&lt;U+0009&gt;&lt;U+000A&gt;" },
+    { "DEL", "x\x7F", "x<U+007F>", "x&lt;U+007F&gt;" },
+    { "C1", "\xC2\x85\xC2\x9B", "<U+0085><U+009B>", "&lt;U+0085&gt;&lt;U+009B&gt;" },
+    /* 사람 <RLO> 과일: 4 + 8 + 4 columns, exactly the limit, so nothing is cut. */
+    { "Hangul and RLO", "\xEC\x82\xAC\xEB\x9E\x8C\xE2\x80\xAE\xEA\xB3\xBC\xEC\x9D\xBC",
+      "\xEC\x82\xAC\xEB\x9E\x8C<U+202E>\xEA\xB3\xBC\xEC\x9D\xBC",
+      "\xEC\x82\xAC\xEB\x9E\x8C&lt;U+202E&gt;\xEA\xB3\xBC\xEC\x9D\xBC" },
+    /* 사람 <RLI> 과일 x: 17 columns, cut to 15 + "…" before the wide 일. */
+    { "Hangul cut", "\xEC\x82\xAC\xEB\x9E\x8C\xE2\x81\xA7\xEA\xB3\xBC\xEC\x9D\xBCx",
+      "\xEC\x82\xAC\xEB\x9E\x8C<U+2067>\xEA\xB3\xBC\xE2\x80\xA6",
+      "\xEC\x82\xAC\xEB\x9E\x8C&lt;U+2067&gt;\xEA\xB3\xBC\xE2\x80\xA6" },
+    /* An escape that does not fit is left out whole, never cut to "<U+2". */
+    { "escape at the cut", "abcdefghij\xE2\x80\xAEz", "abcdefghij\xE2\x80\xA6",
+      "abcdefghij\xE2\x80\xA6" },
+    { "bytes not UTF-8", "\xFF" "a\xC0\xAF\xED\xA0\x80", "?a?????", "?a?????" },
+    /* Valid labels stay as sent. */
+    { "Korean", "\xEC\x82\xAC\xEB\x9E\x8C", "\xEC\x82\xAC\xEB\x9E\x8C",
+      "\xEC\x82\xAC\xEB\x9E\x8C" },                                             /* 사람 */
+    { "Korean 2", "\xEA\xB3\xBC\xEC\x9D\xBC", "\xEA\xB3\xBC\xEC\x9D\xBC",
+      "\xEA\xB3\xBC\xEC\x9D\xBC" },                                             /* 과일 */
+    { "combining", "e\xCC\x81t\xC3\xA9", "e\xCC\x81t\xC3\xA9", "e\xCC\x81t\xC3\xA9" },
+    { "Hebrew", "\xD7\xA9\xD7\x9C\xD7\x95\xD7\x9D", "\xD7\xA9\xD7\x9C\xD7\x95\xD7\x9D",
+      "\xD7\xA9\xD7\x9C\xD7\x95\xD7\x9D" },                                     /* שלום */
+    { "replacement char", "\xEF\xBF\xBD", "\xEF\xBF\xBD", "\xEF\xBF\xBD" },
+    { "ASCII", "Q1 & <k>", "Q1 & <k>", "Q1 &amp; &lt;k&gt;" },
+};
+#define N_VISIBLE (sizeof visible_cases / sizeof visible_cases[0])
+
+static const char *visible_names[N_VISIBLE];
+
+static void fill_visible_names(void)
+{
+    for (size_t i = 0; i < N_VISIBLE; i++)
+        visible_names[i] = visible_cases[i].label;
+}
+
+START_TEST(test_labels_show_controls_visibly)
+{
+    fill_visible_names();
+    struct api_labels l = { visible_names, N_VISIBLE, "q" };
+    char buf[API_TEXT_LABEL];
+    for (size_t i = 0; i < N_VISIBLE; i++) {
+        api_text_label(buf, &l, i);
+        ck_assert_msg(strcmp(buf, visible_cases[i].text) == 0, "%s: [%s], not [%s]",
+                      visible_cases[i].name, buf, visible_cases[i].text);
+        ck_assert_uint_le(api_text_width(buf), API_TEXT_MAX_LABEL);
+        /* No byte of a bidi or format control is left. */
+        ck_assert_ptr_null(strstr(buf, "\xE2\x80\xAE"));
+        ck_assert_ptr_null(strstr(buf, "\xE2\x80\x8F"));
+    }
+    /* The width of a label is the width it is shown with: an escape counts its characters. */
+    ck_assert_uint_eq(api_text_width("a\xE2\x80\xAE"), 9);
+    ck_assert_uint_eq(api_text_width("\xF3\xA0\x81\x81"), 9);
+    ck_assert_uint_eq(api_text_width("\xEC\x82\xAC\xE2\x80\x8F"), 10);
 }
 END_TEST
 
@@ -389,8 +471,73 @@ START_TEST(test_svg_escapes_every_text)
     ck_assert_ptr_null(strstr(res.body, "<script"));
     ck_assert_ptr_nonnull(strstr(res.body, "&lt;script&gt;alert(&#39;\xE2\x80\xA6"));
     ck_assert_ptr_nonnull(strstr(res.body, ">a&amp;b</text>"));
-    ck_assert_ptr_nonnull(strstr(res.body, ">&quot;q&quot;?</text>"));
+    ck_assert_ptr_nonnull(strstr(res.body, ">&quot;q&quot;&lt;U+0001&gt;</text>"));
     api_response_deinit(&res);
+}
+END_TEST
+
+START_TEST(test_svg_labels_show_controls_visibly)
+{
+    fill_visible_names();
+    double data[N_VISIBLE];
+    for (size_t i = 0; i < N_VISIBLE; i++)
+        data[i] = 1.0;
+    /* One key, a query per case: 27 rows leave 17-pixel cells, so every label is drawn. */
+    const char *key[] = { "\xE2\x80\x8F" "k" };
+    struct api_svg_heatmap h = {
+        .data = data, .rows = N_VISIBLE, .cols = 1, .stride = 1,
+        .row_labels = { visible_names, N_VISIBLE, "q" }, .col_labels = { key, 1, "k" },
+        .title = "head \xE2\x80\xAE" "0",
+    };
+    struct api_buf b;
+    api_buf_init(&b);
+    api_svg_heatmap_document(&b, &h, "weights", NULL);
+    char *svg = take(&b);
+    char want[256];
+    for (size_t i = 0; i < N_VISIBLE; i++) {
+        snprintf(want, sizeof want, ">%s</text>", visible_cases[i].svg);
+        ck_assert_msg(strstr(svg, want) != NULL, "%s: no %s", visible_cases[i].name, want);
+    }
+    ck_assert_ptr_nonnull(strstr(svg, ">&lt;U+200F&gt;k</text>"));
+    ck_assert_ptr_nonnull(strstr(svg, ">head &lt;U+202E&gt;0</text>"));
+    ck_assert_ptr_null(strstr(svg, "\xE2\x80\xAE"));
+    ck_assert_ptr_null(strstr(svg, "\xE2\x80\x8F"));
+    ck_assert_ptr_null(strstr(svg, "<U+"));   /* every escape is itself escaped */
+    free(svg);
+}
+END_TEST
+
+START_TEST(test_text_escapes_keep_columns_aligned)
+{
+    fill_visible_names();
+    double data[N_VISIBLE * 2];
+    for (size_t i = 0; i < N_VISIBLE * 2; i++)
+        data[i] = 0.5;
+    const char *keys[] = { "\xE2\x80\xAE" "k0", "\xEA\xB3\xBC\xE2\x80\x8F" }; /* <RLO>k0, 과<RLM> */
+    struct api_text_matrix m = {
+        .data = data, .rows = N_VISIBLE, .cols = 2, .stride = 2,
+        .row_labels = { visible_names, N_VISIBLE, "q" }, .col_labels = { keys, 2, "k" },
+        .decimals = 4, .indent = "  ",
+    };
+    struct api_buf b;
+    api_buf_init(&b);
+    api_text_matrix(&b, &m);
+    char *s = take(&b);
+    ck_assert_ptr_null(strstr(s, "\xE2\x80\xAE"));
+    ck_assert_ptr_null(strstr(s, "\xE2\x80\x8F"));
+    /*
+     * The label column is 16 wide ("<U+202A><U+202C>"), each key column 10 (its
+     * label); 27 rows elide to the first and last three around "...".
+     */
+    ck_assert_str_eq(s, "                    <U+202E>k0  \xEA\xB3\xBC<U+200F>\n"
+                        "  <U+202E>abc           0.5000      0.5000\n"
+                        "  a<U+200F>             0.5000      0.5000\n"
+                        "  <U+202A><U+202C>      0.5000      0.5000\n"
+                        "  ...\n"
+                        "  \xD7\xA9\xD7\x9C\xD7\x95\xD7\x9D                  0.5000      0.5000\n"
+                        "  \xEF\xBF\xBD                     0.5000      0.5000\n"
+                        "  Q1 & <k>              0.5000      0.5000\n");
+    free(s);
 }
 END_TEST
 
@@ -595,6 +742,8 @@ static Suite *render_suite(void)
     tcase_add_test(text, test_display_width);
     tcase_add_test(text, test_numbers);
     tcase_add_test(text, test_labels_sanitized_and_cut);
+    tcase_add_test(text, test_labels_show_controls_visibly);
+    tcase_add_test(text, test_text_escapes_keep_columns_aligned);
     tcase_add_test(text, test_matrix_aligned_with_wide_labels);
     tcase_add_test(text, test_wide_matrix_elided_like_numpy);
     tcase_add_test(text, test_table_pads_by_display_width);
@@ -605,6 +754,7 @@ static Suite *render_suite(void)
     tcase_add_test(svg, test_blues_colormap);
     tcase_add_test(svg, test_seed002_heatmap_reference);
     tcase_add_test(svg, test_svg_escapes_every_text);
+    tcase_add_test(svg, test_svg_labels_show_controls_visibly);
     tcase_add_test(svg, test_svg_big_matrix_drops_annotations);
     tcase_add_test(svg, test_svg_masked_rows_hatched);
     tcase_add_test(svg, test_svg_panels_for_heads);

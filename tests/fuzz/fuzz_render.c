@@ -8,8 +8,8 @@
  * (cycled when short), then labels separated by '\n'. Labels reach the renderers as
  * JSON strings do, so bytes that are not UTF-8 are replaced with '?' first.
  * Properties: no crash, leak or undefined behaviour; every rendering is UTF-8 without
- * control characters other than newline (and tab in SVG, where XML allows it); an SVG
- * is one closed <svg> document.
+ * control characters other than newline, and without bidi or other format characters
+ * (they are shown as "<U+202E>" escapes); an SVG is one closed <svg> document.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -45,24 +45,44 @@ static size_t utf8_len(const unsigned char *s, size_t n)
     return len;
 }
 
-/* Clean text: UTF-8, no control characters but newline (and tab, which XML allows). */
-static void check_text_tab(const char *what, const char *s, size_t n, int tab_ok)
+/* The code point of the well-formed sequence of len bytes at s. */
+static uint32_t code_point(const unsigned char *s, size_t len)
+{
+    uint32_t v = len == 1 ? s[0] : s[0] & (0x7Fu >> len);
+    for (size_t i = 1; i < len; i++)
+        v = (v << 6) | (s[i] & 0x3Fu);
+    return v;
+}
+
+/* Must never be written raw: controls (but newline), Unicode 15's Cf, U+2028 and U+2029. */
+static int hidden(uint32_t c)
+{
+    static const uint32_t r[][2] = {
+        {0x00, 0x09}, {0x0B, 0x1F}, {0x7F, 0x9F}, {0xAD, 0xAD}, {0x600, 0x605}, {0x61C, 0x61C},
+        {0x6DD, 0x6DD}, {0x70F, 0x70F}, {0x890, 0x891}, {0x8E2, 0x8E2}, {0x180E, 0x180E},
+        {0x200B, 0x200F}, {0x2028, 0x202E}, {0x2060, 0x2064}, {0x2066, 0x206F}, {0xFEFF, 0xFEFF},
+        {0xFFF9, 0xFFFB}, {0x110BD, 0x110BD}, {0x110CD, 0x110CD}, {0x13430, 0x1343F},
+        {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F},
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        if (c >= r[i][0] && c <= r[i][1])
+            return 1;
+    return 0;
+}
+
+/* Clean text: UTF-8 with no hidden character. */
+static void check_text(const char *what, const char *s, size_t n)
 {
     for (size_t i = 0; i < n;) {
-        unsigned char c = (unsigned char)s[i];
-        size_t len = utf8_len((const unsigned char *)s + i, n - i);
-        if (len == 0 || (c < 0x20 && c != '\n' && !(tab_ok && c == '\t')) || c == 0x7F) {
-            fprintf(stderr, "%s: byte %zu (0x%02x) is not clean UTF-8 text:\n%.*s\n", what, i, c,
-                    (int)n, s);
+        const unsigned char *p = (const unsigned char *)s + i;
+        size_t len = utf8_len(p, n - i);
+        if (len == 0 || hidden(code_point(p, len))) {
+            fprintf(stderr, "%s: byte %zu (0x%02x) is not clean UTF-8 text:\n%.*s\n", what, i,
+                    p[0], (int)n, s);
             abort();
         }
         i += len;
     }
-}
-
-static void check_text(const char *what, const char *s, size_t n)
-{
-    check_text_tab(what, s, n, 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -174,7 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     api_svg_heatmap_document(&b, &h, "Attention weights", n_labels > 1 ? labels[1] : NULL);
     out = api_buf_take(&b, &len);
     if (out != NULL) {
-        check_text_tab("api_svg_heatmap_document", out, len, 1);
+        check_text("api_svg_heatmap_document", out, len);
         if (strncmp(out, "<?xml", 5) != 0 || strstr(out, "</svg>") == NULL ||
             strstr(out, "</svg>") != strrchr(out, '<')) {
             fprintf(stderr, "not one closed <svg> document:\n%s\n", out);

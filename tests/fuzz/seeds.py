@@ -217,11 +217,14 @@ def numfmt_seeds(outdir):
 
 
 def render_seeds(outdir):
-    """Shapes, the seeds' weights and labels (Korean, CJK, combining marks, long ones)."""
+    """Shapes, the seeds' weights and labels (Korean, CJK, combining marks, long ones,
+    bidi and other format controls)."""
     weights = [0.5, 0.5, 0.2689414213699951, 0.7310585786300049, 0.4573, 0.1682, 0.3744,
                0.0, 1.0, 1e-300, float('inf'), float('-inf'), float('nan'), -0.0, 1e308]
     labels = ['Q1\nQ2\nQ3\n사과\n사람\n과일', '注意\n力\ne\u0301t\u00e9\n' + 'x' * 40,
-              'a\tb\nc\x07d\n\u200b\n\U0001F600\n', '']
+              'a\tb\nc\x07d\n\u200b\n\U0001F600\n', '',
+              '\u202eevil\na\u200fb\n\u2066x\u2069\n\ufeff\u00ad\n\u0085\x7f\n사람\u202e과일\n'
+              '\U000e0041\u2028\u061c' + 'y' * 20 + '\u200e']
     for i, (r, c) in enumerate([(2, 2), (3, 3), (1, 3), (24, 24), (5, 1), (20, 7)]):
         cells = b''.join(struct.pack('<d', weights[(i + j) % len(weights)]) for j in range(r * c))
         for flags in (0, 0x0f, 0x3f, 0xff):

@@ -113,7 +113,7 @@ describe('image/svg+xml', () => {
     const r = await postJson(s.port, '/v1/attention?format=svg', { ...SEED002, labels });
     assert.equal(r.status, 200);
     const doc = parseXml(r.body);
-    for (const t of ['<b>&amp;</b>', '"]]>\'', 'x?y', '<!--', '-->', '<?xml?>']) assert.ok(doc.texts.includes(t), t);
+    for (const t of ['<b>&amp;</b>', '"]]>\'', 'x<U+0007>y', '<!--', '-->', '<?xml?>']) assert.ok(doc.texts.includes(t), t);
   });
 
   test('a big matrix is still valid, without annotations', async () => {
@@ -141,6 +141,36 @@ describe('image/svg+xml', () => {
     assertProblem(assert, await postJson(s.port, '/v1/attention/batch?format=svg', { items: [SEED] }), 406);
     assertProblem(assert, await request(s.port, { path: '/v1/shapes?n=10&d_model=512&heads=8&format=svg' }), 406);
   });
+});
+
+describe('labels with bidi and format controls', () => {
+  // U+202E (right-to-left override) and U+200F (right-to-left mark) reorder what a
+  // terminal or an SVG viewer shows; the renderings write them as visible escapes.
+  const labels = { queries: ['\u202Eevil', 'a\u200Fb', '사람'], keys: ['k\u202E', '\u200F', '과일'] };
+  const shown = ['<U+202E>evil', 'a<U+200F>b', '사람', 'k<U+202E>', '<U+200F>', '과일'];
+  const hidden = /[\u202E\u200F]/u;
+  const multihead = {
+    heads: 2, random: { seed: 2, n: 3, d_model: 4 }, include: ['weights'], labels,
+  };
+
+  for (const [route, body] of [['/v1/attention', { ...SEED002, labels }], ['/v1/multihead', multihead]]) {
+    test(`${route}: text and SVG show them as <U+XXXX>, JSON echoes them as sent`, async () => {
+      const text = await postJson(s.port, `${route}?format=text`, body);
+      assert.equal(text.status, 200);
+      assert.doesNotMatch(text.body, hidden);
+      for (const t of shown) assert.ok(text.body.includes(t), `the text shows ${t}`);
+
+      const svg = await postJson(s.port, `${route}?format=svg`, body);
+      assert.equal(svg.status, 200);
+      assert.doesNotMatch(svg.body, hidden);
+      const doc = parseXml(svg.body);
+      for (const t of shown) assert.ok(doc.texts.includes(t), `the picture shows ${t}`);
+
+      const json = await postJson(s.port, route, body);
+      assert.equal(json.status, 200);
+      assert.deepEqual(json.json().labels, labels);
+    });
+  }
 });
 
 describe('the playground', () => {
