@@ -48,8 +48,15 @@ bool api_admit(const struct api_context *ctx, size_t bytes, const char *pointer,
 {
     if (!api_within_request_limit(&ctx->limits, bytes, pointer, err))
         return false;
-    if (ctx->admit == NULL || ctx->admit(ctx->admit_cls, bytes))
+    enum api_admission a = ctx->admit != NULL ? ctx->admit(ctx->admit_cls, bytes)
+                                               : API_ADMIT_YES;
+    if (a == API_ADMIT_YES)
         return true;
+    if (a == API_ADMIT_ELSEWHERE) {
+        api_error_set(err, API_UNAVAILABLE, "the request runs elsewhere");
+        err->deferred = true;
+        return false;
+    }
     api_error_over_budget(err, bytes);
     return false;
 }

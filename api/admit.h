@@ -42,7 +42,8 @@ bool api_within_request_limit(const struct api_limits *limits, size_t bytes,
 /*
  * True when a working set of `bytes` is within the request limit (else err is the
  * 422 at `pointer`, see api_within_request_limit) and the server admits it (else err
- * is the 503).
+ * is the 503, or deferred when the server wants it run elsewhere: see
+ * api_response.deferred).
  */
 bool api_admit(const struct api_context *ctx, size_t bytes, const char *pointer,
                struct api_error *err);

@@ -80,6 +80,19 @@ struct api_response {
     char *body;
     size_t body_len;
     struct api_segments *segments; /* owned, like body; NULL unless segments_ok */
+    /*
+     * Admission answered API_ADMIT_ELSEWHERE (api_context.admit): nothing was
+     * computed and there is no answer (status 0, no body). The caller runs the same
+     * request again where large work may take its time.
+     */
+    bool deferred;
+};
+
+/* What the server says of a request's working set (api_context.admit). */
+enum api_admission {
+    API_ADMIT_YES,       /* go on: the bytes are charged */
+    API_ADMIT_NO,        /* the budget has no room: 503 */
+    API_ADMIT_ELSEWHERE  /* not on this thread: too large to run among small requests */
 };
 
 struct api_limits {
@@ -99,10 +112,12 @@ struct api_context {
     /*
      * Memory admission. Once a request is parsed, and before its working set is
      * allocated, api/ asks admit(admit_cls, bytes) with its estimate of that set (the
-     * body, the trace and the answer; api/admit.h). False answers 503 `unavailable`
-     * with Retry-After; nothing is allocated for the request. NULL admits everything.
+     * body, the trace and the answer; api/admit.h). API_ADMIT_NO answers 503
+     * `unavailable` with Retry-After; API_ADMIT_ELSEWHERE answers nothing
+     * (api_response.deferred). Either way nothing is allocated for the request. NULL
+     * admits everything.
      */
-    bool (*admit)(void *admit_cls, size_t bytes);
+    enum api_admission (*admit)(void *admit_cls, size_t bytes);
     void *admit_cls;
     /* The caller sends api_response.segments as they are (vectored I/O): no join. */
     bool segments_ok;

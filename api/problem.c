@@ -190,6 +190,11 @@ void api_error_write(struct jw *w, const struct api_error *e)
 
 void api_respond_error(struct api_response *res, const struct api_error *e)
 {
+    if (e->deferred) {
+        api_response_deinit(res);
+        res->deferred = true;
+        return;
+    }
     struct jw w;
     jw_init(&w, -1);
     api_error_write(&w, e);

@@ -62,6 +62,7 @@ struct api_error {
     bool has_cell;
     long long head;      /* numeric-overflow inside one head of /v1/multihead */
     bool has_head;
+    bool deferred;       /* not a problem: admission sent the work elsewhere (api_admit) */
 };
 
 /* Resets e and sets its type and detail (printf-style). Returns e for chaining. */
@@ -87,7 +88,10 @@ void api_error_write(struct jw *w, const struct api_error *e);
 void api_respond_json(struct api_response *res, struct jw *w);
 void api_respond_page(struct api_response *res, struct api_buf *b, enum api_format format);
 
-/* Writes e as problem+json into res (status, content type, body). 503 body-less if even that fails. */
+/*
+ * Writes e as problem+json into res (status, content type, body). 503 body-less if even
+ * that fails. A deferred e (api_admit) makes a deferred, empty res instead.
+ */
 void api_respond_error(struct api_response *res, const struct api_error *e);
 
 #endif

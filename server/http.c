@@ -99,8 +99,15 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
         srv_log_message("error", "cannot use bind address %s", cfg->bind);
         return false;
     }
+    /* As many lane threads as workers: large requests use the cores the workers leave. */
+    if (!srv_lane_start(&s->lane, cfg->threads < SRV_LANE_MAX_THREADS ? cfg->threads
+                                                                     : SRV_LANE_MAX_THREADS)) {
+        srv_log_message("error", "cannot start the threads for large requests");
+        return false;
+    }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG | (cfg->bind_ipv6 ? MHD_USE_IPv6 : 0);
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+                     (cfg->bind_ipv6 ? MHD_USE_IPv6 : 0);
     /* One worker needs no pool; MHD_OPTION_ARRAY lets the option be left out. */
     struct MHD_OptionItem pool[] = {
         {cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, cfg->threads, NULL},
@@ -119,6 +126,8 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
     if (s->daemon == NULL) {
         srv_log_message("error", "cannot listen on %s port %u (in use, or not an address "
                                  "of this host?)", cfg->bind, cfg->port);
+        srv_lane_stop(&s->lane);
+        srv_lane_deinit(&s->lane);
         return false;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -155,8 +164,12 @@ unsigned long srv_http_completed(struct srv_server *s)
 
 void srv_http_stop(struct srv_server *s)
 {
+    /* First: MHD must not be stopped with a connection suspended, and the lane's
+       jobs resume theirs (those not started answer 503). */
+    srv_lane_stop(&s->lane);
     if (s->daemon != NULL)
         MHD_stop_daemon(s->daemon);
+    srv_lane_deinit(&s->lane);
     s->daemon = NULL;
     if (s->quiesced_fd >= 0)
         close(s->quiesced_fd);

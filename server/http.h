@@ -19,6 +19,7 @@
 #include "api/api.h"
 #include "server/budget.h"
 #include "server/config.h"
+#include "server/lane.h"
 
 struct MHD_Daemon;
 
@@ -30,6 +31,7 @@ struct srv_server {
     atomic_long in_flight;         /* requests between first call and completion */
     atomic_ulong completed;        /* requests completed since start */
     struct srv_budget budget;      /* memory requests may hold at once */
+    struct srv_lane lane;          /* large requests' threads (server/lane.h) */
     struct MHD_Daemon *daemon;
     int quiesced_fd;               /* the listen socket after srv_http_quiesce, else -1 */
     uint16_t port;                 /* the port actually bound */

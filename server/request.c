@@ -37,6 +37,7 @@
 #include "server/cors.h"
 #include "server/heap.h"
 #include "server/http.h"
+#include "server/lane.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/reqid.h"
@@ -500,12 +501,95 @@ static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connectio
 }
 
 /* api_context.admit for one request: its working set, on top of the body it holds. */
-static bool srv_admit(void *cls, size_t bytes)
+static enum api_admission srv_admit(void *cls, size_t bytes)
 {
     struct srv_request *r = cls;
     if (!srv_budget_take(r->budget, bytes, r->body.cap + r->charged_work))
-        return false;
+        return API_ADMIT_NO;
     r->charged_work += bytes;
+    return API_ADMIT_YES;
+}
+
+/*
+ * Which requests leave the worker for the lane (server/lane.h): a working set past
+ * SRV_LANE_WORK_MIN (api/'s estimate, known once the request is parsed), or a body
+ * past SRV_LANE_BODY_MIN, which goes without trying here, so that its parse does not
+ * hold the worker either (a small body is parsed twice when it asks for large work).
+ * Below both, a request costs about as much as handing it over would.
+ */
+#define SRV_LANE_WORK_MIN ((size_t)8 << 20)
+#define SRV_LANE_BODY_MIN ((size_t)256 << 10)
+
+/* api_context.admit on a worker: large work goes to the lane. */
+static enum api_admission srv_admit_on_worker(void *cls, size_t bytes)
+{
+    return bytes > SRV_LANE_WORK_MIN ? API_ADMIT_ELSEWHERE : srv_admit(cls, bytes);
+}
+
+/* api_handle's answer, and the request's working set and body given back. */
+static void srv_compute(struct srv_request *r, struct api_context *ctx,
+                        const struct api_request *q, struct api_response *res)
+{
+    ctx->admit_cls = r;
+    ctx->segments_ok = true; /* sent as they are: srv_response_of_segments */
+    api_handle(ctx, q, res);
+    srv_budget_give(r->budget, r->charged_work); /* the answer is charged as queued */
+    r->charged_work = 0;
+    if (!res->deferred)
+        srv_body_free(&r->body); /* api is done with it; do not hold it while sending */
+}
+
+/*
+ * A request on its way through the lane. The request (and its connection, suspended)
+ * wait for it; the answer goes to r->pending, allocated beforehand so that the job
+ * cannot fail, and is sent by the final call that resuming brings.
+ */
+struct srv_deferred {
+    struct srv_lane_job job; /* first: the lane hands this pointer back */
+    struct MHD_Connection *conn;
+    struct srv_request *r;
+    struct api_request q;    /* its strings are MHD's, kept while the connection lives */
+    struct api_context ctx;
+};
+
+static void srv_run_deferred(struct srv_lane_job *job, bool stopping)
+{
+    struct srv_deferred *d = (struct srv_deferred *)job;
+    struct MHD_Connection *conn = d->conn;
+    struct srv_request *r = d->r;
+    if (stopping) {
+        api_respond_unavailable(r->pending, "the server is shutting down");
+        r->pending_close = true;
+        srv_body_free(&r->body);
+    } else {
+        d->ctx.admit = srv_admit;
+        srv_compute(r, &d->ctx, &d->q, r->pending);
+    }
+    free(d);
+    MHD_resume_connection(conn); /* r is the worker's again from here */
+}
+
+/*
+ * Suspends conn and queues its request on the lane (once the lane stops, it is answered
+ * 503 at once instead); false, with nothing changed, when there was no memory for it.
+ */
+static bool srv_defer(struct srv_server *s, struct MHD_Connection *conn, struct srv_request *r,
+                      const struct api_request *q, const struct api_context *ctx)
+{
+    struct srv_deferred *d = malloc(sizeof *d);
+    struct api_response *answer = calloc(1, sizeof *answer);
+    if (d == NULL || answer == NULL) {
+        free(d);
+        free(answer);
+        return false;
+    }
+    *d = (struct srv_deferred){.job.run = srv_run_deferred, .conn = conn, .r = r, .q = *q,
+                               .ctx = *ctx};
+    r->pending = answer;
+    r->pending_close = r->pending_preflight = false;
+    MHD_suspend_connection(conn);
+    if (!srv_lane_push(&s->lane, &d->job))
+        srv_run_deferred(&d->job, true);
     return true;
 }
 
@@ -528,13 +612,16 @@ static enum MHD_Result srv_final_call(struct srv_server *s, struct MHD_Connectio
     switch (r->body.state) {
     case SRV_BODY_OK: {
         struct api_request q = srv_api_request(conn, r, url, method);
-        ctx.admit = srv_admit;
-        ctx.admit_cls = r;
-        ctx.segments_ok = true; /* sent as they are: srv_response_of_segments */
-        api_handle(&ctx, &q, &res);
-        srv_budget_give(r->budget, r->charged_work); /* the answer is charged as queued */
-        r->charged_work = 0;
-        srv_body_free(&r->body); /* api is done with it; do not hold it while sending */
+        if (r->body.len <= SRV_LANE_BODY_MIN) {
+            ctx.admit = srv_admit_on_worker;
+            srv_compute(r, &ctx, &q, &res);
+            if (!res.deferred)
+                return srv_queue(s, conn, r, &res, false, false);
+        }
+        if (srv_defer(s, conn, r, &q, &ctx))
+            return MHD_YES;
+        ctx.admit = srv_admit; /* no memory to hand it over: here, then */
+        srv_compute(r, &ctx, &q, &res);
         return srv_queue(s, conn, r, &res, false, false);
     }
     case SRV_BODY_TOO_LARGE:

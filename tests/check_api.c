@@ -2343,12 +2343,12 @@ struct admit_probe {
     size_t bytes;
 };
 
-static bool admit_probe(void *cls, size_t bytes)
+static enum api_admission admit_probe(void *cls, size_t bytes)
 {
     struct admit_probe *p = cls;
     p->calls++;
     p->bytes = bytes;
-    return p->answer;
+    return p->answer ? API_ADMIT_YES : API_ADMIT_NO;
 }
 
 static struct api_response call_admitting(struct admit_probe *probe, const char *path,
@@ -2464,6 +2464,64 @@ START_TEST(test_admission_refused_is_503_with_retry_after)
     api_respond_over_budget(&res, 5000000);
     assert_refused(&res);
     ck_assert_ptr_nonnull(strstr(res.body, "5.0 MB"));
+    api_response_deinit(&res);
+}
+END_TEST
+
+/* Admission that sends work elsewhere: the bytes it was asked for, and how often. */
+static enum api_admission admit_elsewhere(void *cls, size_t bytes)
+{
+    struct admit_probe *p = cls;
+    p->calls++;
+    p->bytes = bytes;
+    return API_ADMIT_ELSEWHERE;
+}
+
+START_TEST(test_admission_elsewhere_defers_with_no_answer)
+{
+    static const char *const cases[][3] = {
+        { "/v1/attention", "{" SEED000 "}", NULL },
+        { "/v1/attention", "{" SEED000 "}", "text/plain" },
+        { "/v1/attention/batch", "{\"items\":[{" SEED000 "}]}", NULL },
+        { "/v1/multihead", "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4}}",
+          "image/svg+xml" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct admit_probe probe = { false, 0, 0 };
+        struct api_context ctx = test_context();
+        ctx.admit = admit_elsewhere;
+        ctx.admit_cls = &probe;
+        struct api_response res = call_full(&ctx, "POST", cases[i][0], cases[i][2],
+                                            "application/json", cases[i][1], NULL, 0);
+        ck_assert_msg(res.deferred, "%s: deferred", cases[i][0]);
+        ck_assert_int_eq(res.status, 0);
+        ck_assert_ptr_null(res.body);
+        ck_assert_ptr_null(res.segments);
+        ck_assert_uint_eq(res.n_headers, 0);
+        ck_assert_uint_eq(probe.calls, 1);
+        api_response_deinit(&res);
+        /* The same request, admitted where it was sent, is answered in full. */
+        struct admit_probe yes = { true, 0, 0 };
+        ctx.admit = admit_probe;
+        ctx.admit_cls = &yes;
+        res = call_full(&ctx, "POST", cases[i][0], cases[i][2], "application/json", cases[i][1],
+                        NULL, 0);
+        ck_assert_int_eq(res.status, 200);
+        ck_assert(!res.deferred);
+        ck_assert_uint_eq(yes.bytes, probe.bytes); /* the same estimate both times */
+        api_response_deinit(&res);
+    }
+    /* A request refused by its own limit is a 422 before the server is asked at all. */
+    struct admit_probe probe = { false, 0, 0 };
+    struct api_context ctx = test_context();
+    ctx.limits.max_request_bytes = 1;
+    ctx.admit = admit_elsewhere;
+    ctx.admit_cls = &probe;
+    struct api_response res = call_full(&ctx, "POST", "/v1/attention", NULL, "application/json",
+                                        "{" SEED000 "}", NULL, 0);
+    ck_assert_int_eq(res.status, 422);
+    ck_assert(!res.deferred);
+    ck_assert_uint_eq(probe.calls, 0);
     api_response_deinit(&res);
 }
 END_TEST
@@ -2650,6 +2708,7 @@ static Suite *api_suite(void)
     TCase *admission = tcase_create("Admission");
     tcase_add_test(admission, test_admission_asks_for_the_working_set);
     tcase_add_test(admission, test_admission_refused_is_503_with_retry_after);
+    tcase_add_test(admission, test_admission_elsewhere_defers_with_no_answer);
     tcase_add_test(admission, test_request_limit_is_the_working_set);
     tcase_add_test(admission, test_request_limit_sums_a_batch);
     tcase_add_test(admission, test_request_limit_on_multihead_sizes);
