@@ -95,7 +95,9 @@ test('four clients looping on large requests: small ones keep a p99 under 50 ms'
   await new Promise((r) => setTimeout(r, 2500));
   const rss = Number(readFileSync(`/proc/${s.proc.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m)[1]);
   console.log(`# resident after a quiet while: ${rss} KiB`);
-  assert.ok(rss < 96 * 1024, `resident ${rss} KiB after the burst`);
+  // ASan keeps freed memory in quarantine: its builds get a looser bound.
+  const bound = (process.env.ATTND_SANITIZER ? 256 : 96) * 1024;
+  assert.ok(rss < bound, `resident ${rss} KiB after the burst`);
   await s.stop();
 });
 
