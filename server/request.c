@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -392,11 +393,14 @@ static bool srv_refuse_malformed(struct srv_server *s, struct MHD_Connection *co
     else if (r->target.has_nul)
         api_respond_bad_request(&res, "the target has a NUL byte (%00), which would cut the "
                                       "path or a parameter short: leave it out");
-    else if (r->target.query_too_long)
-        api_respond_uri_too_long(&res, "the query has more than 256 parameters or 16384 "
-                                       "bytes: send the data in a POST body");
-    else
+    else if (r->target.query_too_long) {
+        char detail[128];
+        snprintf(detail, sizeof detail, "the query has more than %d parameters or %d bytes: "
+                 "send the data in a POST body", SRV_TARGET_MAX_PARAMS, SRV_TARGET_MAX_QUERY);
+        api_respond_uri_too_long(&res, detail);
+    } else {
         return false;
+    }
     *ret = srv_answer(s, conn, r, &res, true, false);
     return true;
 }
