@@ -53,7 +53,7 @@ ATTND      := $(BUILD_DIR)/attnd
 UNIT_TESTS := $(BUILD_DIR)/tests/check_core $(BUILD_DIR)/tests/check_api \
               $(BUILD_DIR)/tests/check_render $(BUILD_DIR)/tests/check_multihead \
               $(BUILD_DIR)/tests/check_metrics $(BUILD_DIR)/tests/check_body \
-              $(BUILD_DIR)/tests/check_numfmt
+              $(BUILD_DIR)/tests/check_numfmt $(BUILD_DIR)/tests/check_framing
 ALLOC_TEST := $(BUILD_DIR)/tests/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -195,12 +195,20 @@ $(BUILD_DIR)/tests/check_body: $(BUILD_DIR)/tests/check_body.o $(BUILD_DIR)/serv
                                $(BUILD_DIR)/server/budget.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
+# server/framing.c alone: pure functions over header lists and targets.
+$(BUILD_DIR)/tests/check_framing: $(BUILD_DIR)/tests/check_framing.o $(BUILD_DIR)/server/framing.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
 # The allocation-failure test replaces malloc, calloc and realloc at link time (ld --wrap):
 # the production objects are linked unchanged.
 $(ALLOC_TEST): $(BUILD_DIR)/tests/check_alloc.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 .PRECIOUS: $(BUILD_DIR)/tests/fuzz/%.o
+# The framing harness needs server/framing.c alone (the rule below is the more specific).
+$(BUILD_DIR)/tests/fuzz/fuzz_framing: $(BUILD_DIR)/tests/fuzz/fuzz_framing.o $(BUILD_DIR)/server/framing.o
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^
+
 $(BUILD_DIR)/tests/fuzz/fuzz_%: $(BUILD_DIR)/tests/fuzz/fuzz_%.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 

@@ -181,6 +181,21 @@ void api_respond_over_budget(struct api_response *res, size_t bytes)
     api_respond_error(res, &err);
 }
 
+void api_respond_bad_request(struct api_response *res, const char *detail)
+{
+    respond_problem(res, API_BAD_REQUEST, detail);
+}
+
+void api_respond_uri_too_long(struct api_response *res, const char *detail)
+{
+    respond_problem(res, API_URI_TOO_LONG, detail);
+}
+
+void api_respond_not_implemented(struct api_response *res, const char *detail)
+{
+    respond_problem(res, API_NOT_IMPLEMENTED, detail);
+}
+
 /* Copies bytes into a fresh body; a 503 without body if even that fails. */
 static void respond_bytes(struct api_response *res, int status, const char *type,
                           const char *bytes, size_t len)

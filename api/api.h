@@ -5,7 +5,7 @@
  * content type, body), so the whole service is tested without a network and the
  * fuzzer drives the same function as the server. api/ parses and validates with
  * jansson, calls core/, writes JSON, and formats every error as problem+json
- * (RFC 9457), including the ones the server detects (413, 503).
+ * (RFC 9457), including the ones the server detects (400, 413, 414, 501, 503).
  *
  * Not here: sockets, libmicrohttpd, threads. Every function is reentrant; the
  * context is read-only during a call.
@@ -182,6 +182,14 @@ void api_respond_too_large(const struct api_context *ctx, struct api_response *r
 void api_respond_unavailable(struct api_response *res, const char *detail);
 /* 503 `unavailable` for a body the memory budget has no room for (detail and hint say so). */
 void api_respond_over_budget(struct api_response *res, size_t bytes);
+
+/*
+ * Malformed HTTP the server found before routing (server/framing.h): 400 `bad-request`,
+ * 414 `uri-too-long` and 501 `not-implemented`, each with the server's detail.
+ */
+void api_respond_bad_request(struct api_response *res, const char *detail);
+void api_respond_uri_too_long(struct api_response *res, const char *detail);
+void api_respond_not_implemented(struct api_response *res, const char *detail);
 
 /* Seconds a 503 asks the client to wait (Retry-After). */
 #define API_RETRY_AFTER_SECONDS "1"

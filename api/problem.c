@@ -72,6 +72,21 @@ static const struct api_problem_info problems[API_PROBLEM_COUNT] = {
     [API_INTERNAL] = { "internal", 500, "Internal error",
         "attnd failed in a way that is its own fault, not the request's. Please report "
         "it with the X-Request-Id of the response." },
+    [API_BAD_REQUEST] = { "bad-request", 400, "The request is malformed HTTP",
+        "The request's head breaks a rule of HTTP/1.1 (RFC 9112) that keeps every server "
+        "and proxy on the way reading it the same: two Content-Length headers, or one with "
+        "Transfer-Encoding; a header line that starts with a space (obs-fold); no Host, or "
+        "two; a NUL (%00) in the target. A proxy could read such a request differently "
+        "from attnd, so attnd answers this and closes the connection: send the request "
+        "again, written plainly, on a new connection." },
+    [API_URI_TOO_LONG] = { "uri-too-long", 414, "The query is too long",
+        "The request's query string has more parameters or bytes than attnd parses (256 "
+        "parameters, 16 KiB). No endpoint takes more than a handful: send the matrices in "
+        "a POST body instead. The connection is closed after this answer." },
+    [API_NOT_IMPLEMENTED] = { "not-implemented", 501, "Transfer coding not implemented",
+        "The request's Transfer-Encoding names a coding attnd does not read (identity, "
+        "gzip, ...). Send the body with a Content-Length, or with Transfer-Encoding: "
+        "chunked alone. The connection is closed after this answer." },
 };
 
 const struct api_problem_info *api_problem_info(enum api_problem_type type)

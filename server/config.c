@@ -368,5 +368,6 @@ const char *srv_config_usage(void)
            "  --version           the version and build\n"
            "\n"
            "Both \"--port 8080\" and \"--port=8080\" work. A bad value exits with status 2.\n"
-           "SIGTERM or SIGINT: stop accepting, finish requests in flight, exit 0.\n";
+           "SIGTERM, SIGINT or SIGHUP: stop accepting, finish requests in flight, exit 0.\n"
+           "SIGUSR1 and SIGUSR2 are ignored.\n";
 }

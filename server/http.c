@@ -121,6 +121,7 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
         MHD_OPTION_CONNECTION_LIMIT, SRV_CONNECTION_LIMIT,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONNECTION_MEMORY,
         MHD_OPTION_NOTIFY_COMPLETED, srv_on_completed, s,
+        MHD_OPTION_URI_LOG_CALLBACK, srv_on_uri, s, /* the target as sent: request.c */
         MHD_OPTION_ARRAY, pool,
         MHD_OPTION_END);
     if (s->daemon == NULL) {

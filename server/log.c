@@ -155,12 +155,14 @@ void srv_log_access(const struct srv_access *a)
     if (json)
         n = snprintf(line, sizeof line,
                      "{\"time\":\"%s\",\"id\":\"%s\",\"method\":\"%s\",\"path\":\"%s\","
-                     "\"status\":%d,\"bytes\":%llu,\"duration_ms\":%.3f}\n",
-                     when, id, method, path, a->status, a->bytes, a->duration_ms);
+                     "\"status\":%d,\"bytes\":%llu,\"duration_ms\":%.3f%s}\n",
+                     when, id, method, path, a->status, a->bytes, a->duration_ms,
+                     a->cut ? ",\"outcome\":\"cut\"" : "");
     else
         n = snprintf(line, sizeof line,
-                     "%s id=%s method=%s path=%s status=%d bytes=%llu duration_ms=%.3f\n", when,
-                     id, method, path, a->status, a->bytes, a->duration_ms);
+                     "%s id=%s method=%s path=%s status=%d bytes=%llu duration_ms=%.3f%s\n",
+                     when, id, method, path, a->status, a->bytes, a->duration_ms,
+                     a->cut ? " outcome=cut" : "");
     if (n < 0)
         return;
     if ((size_t)n >= sizeof line) { /* cannot happen with the caps above; stay one line */

@@ -3,7 +3,9 @@
  *
  * One line per request, written whole with a single write(2) so lines from many
  * threads never interleave (each line stays under PIPE_BUF). Formats: text
- * (key=value), json (one object per line), off. Client text (method, path, id) is
+ * (key=value), json (one object per line), off. An answer that was queued but not
+ * all sent (the client stopped reading, --timeout cut it) ends with outcome=cut
+ * ("outcome":"cut"), its bytes what is known to have been sent. Client text (method, path, id) is
  * escaped before it is written: a path cannot forge a log line.
  *
  * Not here: deciding what to log (http.c), metrics.
@@ -12,6 +14,7 @@
 #define SRV_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <time.h>
 
@@ -26,8 +29,10 @@ struct srv_access {
     const char *id;            /* X-Request-Id as sent back */
     const char *method;
     const char *path;
-    int status;                /* 0 when no response was sent (client gone, timeout) */
-    unsigned long long bytes;  /* body bytes of the response (0 for HEAD) */
+    int status;                /* 0 when no response was queued (client gone, timeout) */
+    unsigned long long bytes;  /* body bytes of the response (0 for HEAD); when cut, the
+                                  bytes known to have been sent (a lower bound) */
+    bool cut;                  /* queued but not all sent: written as outcome=cut */
     double duration_ms;
 };
 

@@ -1,13 +1,16 @@
 /*
  * server/main.c — attnd's entry point: read the settings, then serve, probe, or explain.
  *
- * Shutdown: SIGTERM and SIGINT are blocked while libmicrohttpd starts its workers,
+ * Shutdown: SIGTERM, SIGINT and SIGHUP (what a closing terminal or a supervisor may
+ * send) all drain; they are blocked while libmicrohttpd starts its workers,
  * so they inherit the mask and never see the signals. Blocking alone cannot cover
  * every thread, though: libraries start threads before main runs (OpenBLAS builds
  * its pool in a constructor), and a process-directed signal goes to any thread that
  * does not block it, where the default action would kill the process. So the
  * signals get a handler that only posts a semaphore (async-signal-safe), whichever
  * thread runs it, and main, unblocked again, waits on the semaphore.
+ * SIGUSR1 and SIGUSR2 mean nothing to attnd and are ignored (SIG_IGN holds for every
+ * thread, those started before main included), so a stray one cannot kill it.
  * On the signal: not ready, stop accepting, wait for the requests in flight for at
  * most SRV_GRACE_MAX seconds (or --timeout when it is shorter: a request idle for
  * that long would be cut by MHD anyway), stop, exit 0. A second signal ends the
@@ -51,7 +54,18 @@ static void srv_on_signal(int sig)
     sem_post(&srv_signal_sem); /* async-signal-safe; wakes main wherever this runs */
 }
 
-/* The handler for SIGTERM and SIGINT; SIGPIPE ignored (a gone client is an error code). */
+/* The signals that drain the server, each named in the shutdown line. */
+static const int srv_drain_signals[] = {SIGTERM, SIGINT, SIGHUP};
+
+static const char *srv_signal_name(int sig)
+{
+    return sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP";
+}
+
+/*
+ * The handler for the draining signals; SIGPIPE ignored (a gone client is an error
+ * code), SIGUSR1 and SIGUSR2 too.
+ */
 static bool srv_signals_install(void)
 {
     if (sem_init(&srv_signal_sem, 0, 0) != 0)
@@ -61,19 +75,22 @@ static bool srv_signals_install(void)
     sa.sa_handler = srv_on_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
-        return false;
+    for (size_t i = 0; i < sizeof srv_drain_signals / sizeof srv_drain_signals[0]; i++)
+        if (sigaction(srv_drain_signals[i], &sa, NULL) != 0)
+            return false;
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGUSR1, SIG_IGN);
+    signal(SIGUSR2, SIG_IGN);
     return true;
 }
 
-/* Blocks (or unblocks) SIGTERM and SIGINT in the calling thread. */
+/* Blocks (or unblocks) the draining signals in the calling thread. */
 static void srv_signals_mask(int how)
 {
     sigset_t sigs;
     sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
+    for (size_t i = 0; i < sizeof srv_drain_signals / sizeof srv_drain_signals[0]; i++)
+        sigaddset(&sigs, srv_drain_signals[i]);
     pthread_sigmask(how, &sigs, NULL);
 }
 
@@ -198,7 +215,7 @@ static int srv_run(const struct srv_config *cfg)
     int sig = srv_signals_wait_trimming(&s);
     srv_http_quiesce(&s); /* first: whoever reads the line below sees a server not ready */
     srv_log_message("info", "%s: shutting down, %ld request(s) in flight",
-                    sig == SIGTERM ? "SIGTERM" : "SIGINT", srv_http_in_flight(&s));
+                    srv_signal_name(sig), srv_http_in_flight(&s));
     srv_drain(&s, cfg->timeout < SRV_GRACE_MAX ? cfg->timeout : SRV_GRACE_MAX);
     srv_http_stop(&s);
     return 0;

@@ -1,8 +1,8 @@
 /*
  * server/metrics.c — request counters and their Prometheus text (see metrics.h).
  *
- * Storage is static and fixed: a counter per (route, status 100..599), a histogram per
- * route, two byte counters per route. About 60 KiB, zero at start, never allocated,
+ * Storage is static and fixed: two counters per (route, status 100..599), a histogram
+ * per route, two byte counters per route. About 120 KiB, zero at start, never allocated,
  * so counting cannot fail. Only the scrape allocates (its text).
  *
  * Not here: anything that knows HTTP beyond a status number and a path.
@@ -61,6 +61,7 @@ struct srv_route_counters {
     atomic_ullong buckets[SRV_N_BUCKETS + 1];     /* not cumulative; the last is +Inf */
     atomic_ullong duration_ns;                    /* the histogram's sum, in nanoseconds */
     atomic_ullong request_bytes, response_bytes;
+    atomic_ullong cut[SRV_STATUS_SLOTS];          /* answers not all sent, by status */
 };
 
 static struct srv_route_counters srv_counters[SRV_ROUTE_SLOTS];
@@ -107,6 +108,15 @@ void srv_metrics_observe(unsigned route, int status, unsigned long long request_
                               memory_order_relaxed);
     atomic_fetch_add_explicit(&c->request_bytes, request_bytes, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->response_bytes, response_bytes, memory_order_relaxed);
+}
+
+void srv_metrics_observe_cut(unsigned route, int status)
+{
+    if (route >= SRV_ROUTE_SLOTS || status < SRV_STATUS_MIN ||
+        status >= SRV_STATUS_MIN + SRV_STATUS_SLOTS)
+        return;
+    atomic_fetch_add_explicit(&srv_counters[route].cut[status - SRV_STATUS_MIN], 1,
+                              memory_order_relaxed);
 }
 
 void srv_metrics_reset(void)
@@ -165,6 +175,22 @@ static void srv_render_requests(struct srv_text *t)
             if (n > 0)
                 srv_text_printf(t, "attnd_requests_total{route=\"%s\",status=\"%u\"} %llu\n",
                                 srv_metrics_route_label(r), s + SRV_STATUS_MIN, n);
+        }
+}
+
+static void srv_render_cut(struct srv_text *t)
+{
+    srv_text_printf(t, "# HELP attnd_responses_cut_total Answers counted in "
+                       "attnd_requests_total that were not all sent (the client stopped "
+                       "reading or left), by route template and HTTP status.\n"
+                       "# TYPE attnd_responses_cut_total counter\n");
+    for (unsigned r = 0; r < SRV_ROUTE_SLOTS; r++)
+        for (unsigned s = 0; s < SRV_STATUS_SLOTS; s++) {
+            unsigned long long n =
+                atomic_load_explicit(&srv_counters[r].cut[s], memory_order_relaxed);
+            if (n > 0)
+                srv_text_printf(t, "attnd_responses_cut_total{route=\"%s\",status=\"%u\"} "
+                                   "%llu\n", srv_metrics_route_label(r), s + SRV_STATUS_MIN, n);
         }
 }
 
@@ -227,6 +253,7 @@ bool srv_metrics_render(const struct srv_metrics_gauges *g, char **out, size_t *
     if (t.data == NULL)
         return false;
     srv_render_requests(&t);
+    srv_render_cut(&t);
     srv_render_durations(&t);
     srv_text_printf(&t, "# HELP attnd_requests_in_flight Requests being read, computed or "
                         "sent, this scrape included.\n# TYPE attnd_requests_in_flight gauge\n"

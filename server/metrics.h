@@ -1,7 +1,9 @@
 /*
  * server/metrics.h — what GET /metrics reports, in Prometheus' text format 0.0.4.
  *
- *   attnd_requests_total{route,status}          counter: requests answered
+ *   attnd_requests_total{route,status}          counter: requests answered (queued)
+ *   attnd_responses_cut_total{route,status}     counter: of those, not all sent (the
+ *                                               client stopped reading or left)
  *   attnd_request_duration_seconds{route}       histogram: headers read → answer queued
  *   attnd_requests_in_flight                    gauge: requests between first call and completion
  *   attnd_memory_held_bytes                     gauge: charged to the memory budget (budget.h)
@@ -46,6 +48,12 @@ const char *srv_metrics_route_label(unsigned route);
  */
 void srv_metrics_observe(unsigned route, int status, unsigned long long request_bytes,
                          unsigned long long response_bytes, double seconds);
+
+/*
+ * One answer counted by srv_metrics_observe that was not all sent (the connection
+ * ended first): delivered answers are requests_total minus responses_cut_total.
+ */
+void srv_metrics_observe_cut(unsigned route, int status);
 
 /* The server's gauges, read by the caller at the scrape. */
 struct srv_metrics_gauges {

@@ -2,7 +2,8 @@
  * server/request.c — one HTTP request, from headers to access-log line (see request.h).
  *
  * Ownership: struct srv_request (and its params, body and pending answer) is allocated
- * on the first call, hangs off *req_cls, and is freed only in srv_on_completed. A
+ * by srv_on_uri (or, failing that, on the first call), hangs off *req_cls, and is
+ * freed only in srv_on_completed. A
  * response's body (or its pieces, api_response.segments) moves from api_response to
  * libmicrohttpd, which frees it once sent.
  *
@@ -16,8 +17,9 @@
  *
  * What the server answers itself: OPTIONS (the CORS preflight), GET and HEAD
  * /metrics (its own counters, server/metrics.c), GET and HEAD of the playground's
- * files (server/www.c), and requests that arrive on an open connection after
- * shutdown began (503, Connection: close). Everything else, errors included, is
+ * files (server/www.c), requests that arrive on an open connection after
+ * shutdown began (503, Connection: close), and requests whose head breaks RFC 9112
+ * (400, 414, 501, each closing the connection: server/framing.h). Everything else, errors included, is
  * api/'s to word. Every answer is counted for /metrics when it is queued.
  *
  * Not here: routes, content negotiation, JSON: api/ decides all of them.
@@ -28,6 +30,7 @@
 #include <sys/types.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,18 +38,23 @@
 #include "api/api.h"
 #include "server/body.h"
 #include "server/cors.h"
+#include "server/framing.h"
 #include "server/heap.h"
 #include "server/http.h"
 #include "server/lane.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/reqid.h"
+#include "server/sent.h"
 #include "server/www.h"
 
 #define SRV_LOG_METHOD 32  /* bytes of method kept for the log */
 #define SRV_LOG_PATH 480   /* bytes of path kept for the log */
 
 struct srv_request {
+    bool started;                      /* the access handler has seen it (srv_first_call) */
+    struct srv_target target;          /* the target as sent, read by srv_on_uri */
+    struct srv_sent sent;              /* the answer's progress on the wire */
     char id[SRV_REQID_BUF];
     struct timespec started_real;      /* for the log's time */
     struct timespec started_mono;      /* for the duration */
@@ -61,7 +69,7 @@ struct srv_request {
     struct api_response *pending;      /* decided on the first call, sent on the final; owned */
     bool pending_close, pending_preflight;
     int status;                        /* sent status, 0 until a response is queued */
-    unsigned long long bytes;          /* body bytes sent */
+    unsigned long long bytes;          /* body bytes of the answer queued */
     unsigned route;                    /* srv_metrics_route of the path */
     unsigned long long received;       /* body bytes received, stored or drained */
     struct srv_budget *budget;         /* the server's; borrowed */
@@ -309,7 +317,10 @@ static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *co
     size_t len = body != NULL || res->segments != NULL ? res->body_len : 0;
     struct MHD_Response *resp;
     res->body = NULL;
-    if (res->segments != NULL) {
+    if (len >= SRV_SENT_TRACK_MIN && !r->is_head) { /* a cut answer's bytes are known: sent.h */
+        resp = srv_sent_response(body, res->segments, len, &r->sent);
+        res->segments = NULL;
+    } else if (res->segments != NULL) {
         resp = srv_response_of_segments(res->segments);
         res->segments = NULL;
     } else {
@@ -328,8 +339,9 @@ static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *co
     if (ok) {
         ret = MHD_queue_response(conn, (unsigned)res->status, resp);
         /* The bytes exist already: charged whatever the total, held until completion. */
-        srv_budget_charge(r->budget, len);
-        r->charged_answer += len;
+        size_t held = len + (r->sent.tracked ? srv_sent_block(len) : 0);
+        srv_budget_charge(r->budget, held);
+        r->charged_answer += held;
         r->status = res->status;
         r->bytes = r->is_head ? 0 : len; /* MHD sends no body for HEAD */
         /* Counted now, not on completion: a client holding its answer sees it counted. */
@@ -410,6 +422,60 @@ static enum MHD_Result srv_preflight(struct srv_server *s, struct MHD_Connection
     return srv_answer(s, conn, r, &res, false, true);
 }
 
+/* ---- malformed requests ---- */
+
+/* malloc, not calloc: glibc 2.36 (Debian 12) calloc skips the per-thread cache and locks. */
+static struct srv_request *srv_request_alloc(void)
+{
+    struct srv_request *r = malloc(sizeof *r);
+    if (r != NULL)
+        memset(r, 0, sizeof *r);
+    return r;
+}
+
+static enum MHD_Result srv_framing_field(void *cls, enum MHD_ValueKind kind, const char *key,
+                                         size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    struct srv_field field = {key, key_size, value != NULL ? value : "", value_size};
+    srv_framing_feed(cls, &field);
+    return MHD_YES;
+}
+
+/*
+ * RFC 9112's rules over the head libmicrohttpd has read (server/framing.h): true, with
+ * the answer queued or pending in *ret, when the request is refused. Every refusal
+ * closes the connection: what follows the head on it cannot be trusted to be framed
+ * as the client meant, so no second request is read from it.
+ */
+static bool srv_refuse_malformed(struct srv_server *s, struct MHD_Connection *conn,
+                                 struct srv_request *r, const char *version,
+                                 enum MHD_Result *ret)
+{
+    struct srv_framing f;
+    srv_framing_init(&f);
+    MHD_get_connection_values_n(conn, MHD_HEADER_KIND, srv_framing_field, &f);
+    struct srv_framing_result v = srv_framing_finish(&f, version);
+    struct api_response res = {0};
+    if (v.verdict == SRV_FRAMING_BAD_REQUEST)
+        api_respond_bad_request(&res, v.reason);
+    else if (v.verdict == SRV_FRAMING_NOT_IMPLEMENTED)
+        api_respond_not_implemented(&res, v.reason);
+    else if (r->target.has_nul)
+        api_respond_bad_request(&res, "the target has a NUL byte (%00), which would cut the "
+                                      "path or a parameter short: leave it out");
+    else if (r->target.query_too_long) {
+        char detail[128];
+        snprintf(detail, sizeof detail, "the query has more than %d parameters or %d bytes: "
+                 "send the data in a POST body", SRV_TARGET_MAX_PARAMS, SRV_TARGET_MAX_QUERY);
+        api_respond_uri_too_long(&res, detail);
+    } else {
+        return false;
+    }
+    *ret = srv_answer(s, conn, r, &res, true, false);
+    return true;
+}
+
 /* ---- the three calls ---- */
 
 /*
@@ -453,27 +519,33 @@ static void srv_request_start(struct srv_request *r, struct MHD_Connection *conn
     clock_gettime(CLOCK_MONOTONIC, &r->started_mono);
     srv_reqid_pick(r->id, srv_header(conn, "X-Request-Id"));
     srv_copy_cut(r->method, sizeof r->method, method);
-    srv_copy_cut(r->path, sizeof r->path, url);
+    /* A NUL cut the decoded path short: log (and count) the target as sent, from srv_on_uri. */
+    if (!r->target.has_nul)
+        srv_copy_cut(r->path, sizeof r->path, url);
     r->is_head = strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
-    r->route = srv_metrics_route(url);
+    r->route = srv_metrics_route(r->path);
     r->declared = srv_declared_length(conn);
     r->body_expected = r->declared > 0 ||
                        srv_header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
 }
 
 static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connection *conn,
-                                      const char *url, const char *method, void **req_cls)
+                                      const char *url, const char *method, const char *version,
+                                      void **req_cls)
 {
-    /* malloc, not calloc: glibc 2.36 (Debian 12) calloc skips the per-thread cache and locks. */
-    struct srv_request *r = malloc(sizeof *r);
+    /* Made by srv_on_uri, unless it found no memory (or the daemon has no URI callback). */
+    struct srv_request *r = *req_cls != NULL ? *req_cls : srv_request_alloc();
     if (r == NULL)
         return srv_first_call_oom(conn);
-    memset(r, 0, sizeof *r);
     *req_cls = r;
+    r->started = true;
     r->budget = &s->budget;
     atomic_fetch_add(&s->in_flight, 1);
     api_request_began(); /* ended with in_flight, in srv_on_completed */
     srv_request_start(r, conn, url, method);
+    enum MHD_Result refused;
+    if (srv_refuse_malformed(s, conn, r, version, &refused))
+        return refused;
 
     struct api_context ctx = srv_context(s);
     if (!ctx.ready)
@@ -639,16 +711,40 @@ static enum MHD_Result srv_final_call(struct srv_server *s, struct MHD_Connectio
     return MHD_NO;
 }
 
+void *srv_on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    (void)cls;
+    (void)conn;
+    struct srv_request *r = srv_request_alloc();
+    if (r == NULL)
+        return NULL; /* srv_first_call tries again, and answers 503 if it cannot either */
+    srv_target_read(uri, &r->target);
+    if (r->target.has_nul) { /* the log's path, as sent: MHD's decoded one ends at the NUL */
+        size_t n = strcspn(uri, "?");
+        srv_copy_cut(r->path, n + 1 < sizeof r->path ? n + 1 : sizeof r->path, uri);
+    }
+    /*
+     * libmicrohttpd 0.9.75 parses the query right after this call, into the
+     * connection's pool, and drops the connection without a word when the pool cannot
+     * hold every pair (server/framing.h). uri lies in its read buffer, and the parser
+     * stops at the first NUL: ending the string after the '?' leaves it nothing to
+     * parse, and srv_refuse_malformed answers 414.
+     */
+    if (r->target.query_too_long)
+        ((char *)uri)[r->target.query_offset] = '\0';
+    return r;
+}
+
 enum MHD_Result srv_on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                const char *method, const char *version,
                                const char *upload_data, size_t *upload_data_size,
                                void **req_cls)
 {
-    (void)version;
     struct srv_server *s = cls;
-    if (*req_cls == NULL)
-        return srv_first_call(s, conn, url, method, req_cls);
     struct srv_request *r = *req_cls;
+    url = srv_target_path(url); /* an absolute-form target is routed by its path */
+    if (r == NULL || !r->started)
+        return srv_first_call(s, conn, url, method, version, req_cls);
     if (*upload_data_size > 0) {
         r->received += *upload_data_size;
         enum srv_body_state st = srv_body_append(&r->body, upload_data, *upload_data_size);
@@ -663,21 +759,30 @@ void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                       enum MHD_RequestTerminationCode toe)
 {
     (void)conn;
-    (void)toe;
     struct srv_server *s = cls;
     struct srv_request *r = *req_cls;
     if (r == NULL)
         return;
+    if (!r->started) { /* seen by srv_on_uri only: libmicrohttpd refused the head itself */
+        free(r);
+        *req_cls = NULL;
+        return;
+    }
+    /* An answer queued but not all written (timeout, client gone): not delivered. */
+    bool cut = r->status != 0 && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK;
     struct srv_access a = {
         .started = r->started_real,
         .id = r->id,
         .method = r->method,
         .path = r->path,
         .status = r->status,
-        .bytes = r->bytes,
+        .bytes = !cut ? r->bytes : r->sent.tracked ? r->sent.at_least : 0,
+        .cut = cut,
         .duration_ms = srv_ms_since(&r->started_mono),
     };
     srv_log_access(&a);
+    if (cut)
+        srv_metrics_observe_cut(r->route, r->status);
     if (r->pending != NULL) { /* unsent when the client left first */
         api_response_deinit(r->pending);
         free(r->pending);

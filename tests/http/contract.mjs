@@ -9,6 +9,7 @@
 //   to OPTIONS (the preflight is answered on every path).
 // - A method the path does not have may only answer 405 (or 503), as documented with
 //   the path's other operations; OPTIONS, answered on every path, may also answer 204.
+// - 400 bad-request, 414 and 501 may answer any request: x-protocol-responses.
 // - A status must be listed for the operation, or match its NXX range. `default`
 //   covers 500 only: every status the server means to send is listed explicitly.
 // - Headers the response marks `required` must be present; every documented header
@@ -78,7 +79,8 @@ const PATHS = Object.keys(SPEC.paths)
 
 /** The spec's path template for a request path (query string ignored), or undefined. */
 export function specPath(reqPath) {
-  let p = reqPath.split('?')[0];
+  // An absolute-form target (http://host:port/path) is routed by its path.
+  let p = reqPath.replace(/^https?:\/\/[^/?]*/i, '').split('?')[0] || '/';
   try {
     p = decodeURIComponent(p);
   } catch {
@@ -129,6 +131,30 @@ function findResponse(method, reqPath, status) {
   return { ptr: ['paths', template, m, 'responses', key] };
 }
 
+// The answers to malformed HTTP, which any path and method may give, are listed once
+// under the spec's `x-protocol-responses` (by status). One is chosen when the answer's
+// problem type is that response's (or the answer has no body, as for HEAD); a status
+// the operation documents itself (400 invalid-json) is looked up there otherwise.
+const PROTOCOL = Object.fromEntries(Object.entries(SPEC['x-protocol-responses'] ?? {}).map(
+  ([status, ref]) => {
+    const { obj, ptr } = deref(ref, ['x-protocol-responses', status]);
+    const type = obj.content?.['application/problem+json']?.schema?.allOf
+      ?.find((s) => s.properties?.type)?.properties.type.const;
+    return [status, { ptr, type }];
+  }));
+
+/** {ptr} of the protocol response this answer is, or undefined. */
+function protocolResponse(res) {
+  const p = PROTOCOL[String(res.status)];
+  if (!p) return undefined;
+  if (!res.body) return { ptr: p.ptr };
+  try {
+    return JSON.parse(res.body).type === p.type ? { ptr: p.ptr } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function ajvText(validate) {
   return ajv.errorsText(validate.errors, { dataVar: 'body', separator: '; ' });
 }
@@ -149,7 +175,7 @@ function headerError(schemaPtr, schema, value) {
  */
 export function contractErrors(req, res) {
   const method = (req.method ?? 'GET').toUpperCase();
-  const found = findResponse(method, req.path, res.status);
+  const found = protocolResponse(res) ?? findResponse(method, req.path, res.status);
   if (found.error) return [found.error];
   const { obj: response, ptr } = deref(found.ptr.reduce((o, k) => o[k], SPEC), found.ptr);
   const errors = [];

@@ -81,6 +81,44 @@ test('after SIGTERM, a new request on a kept-alive connection gets 503 and Conne
   assert.equal(code, 0);
 });
 
+test('SIGHUP drains as SIGTERM does: the request in flight completes, then exit 0', async () => {
+  const s = await startServer();
+  const body = JSON.stringify(SEED);
+  const c = await rawConnect(s.port);
+  await c.write('POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n' +
+    `X-Request-Id: hup-1\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+  await sleep(200);
+  s.proc.kill('SIGHUP');
+  await s.waitStderr((e) => /SIGHUP: shutting down, 1 request/.test(e));
+  assert.ok(await connectRefused(s.port), 'no 200 from /readyz after SIGHUP');
+  await c.write(body.slice(10));
+  const r = await c.nextResponse();
+  assert.equal(r.status, 200, r.body);
+  assert.deepEqual(JSON.parse(r.body).output, SEED_OUTPUT);
+  const { code, signal } = await exitWithin(s, 5000);
+  assert.deepEqual({ code, signal }, { code: 0, signal: null });
+  assert.equal(logLinesFor(s.stderr(), 'hup-1').length, 1);
+});
+
+test('SIGUSR1 and SIGUSR2 are ignored: the server keeps serving', async () => {
+  const s = await startServer();
+  try {
+    for (let i = 0; i < 3; i++) {
+      s.proc.kill('SIGUSR1');
+      s.proc.kill('SIGUSR2');
+    }
+    await sleep(200);
+    assert.equal(s.proc.exitCode, null);
+    assert.equal(s.proc.signalCode, null);
+    assert.equal((await request(s.port, { path: '/healthz' })).status, 200);
+  } finally {
+    await s.stop();
+  }
+  const help = runAttnd(['--help']).stdout;
+  assert.match(help, /SIGHUP/);
+  assert.match(help, /SIGUSR1 and SIGUSR2 are ignored/);
+});
+
 test('SIGINT with nothing in flight exits 0 at once', async () => {
   const s = await startServer();
   await request(s.port, { path: '/healthz' });

@@ -4,10 +4,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { test } from 'node:test';
 
+import net from 'node:net';
+
 import { SEED, logLinesFor, postJson, rawConnect, request, sleep, startServer } from './lib.mjs';
 
+// A line ends with outcome=cut when its answer was queued but not all sent.
 const TEXT_LINE =
-  /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z id=(\S+) method=(\S+) path=(\S+) status=(\d+) bytes=(\d+) duration_ms=\d+\.\d{3}$/;
+  /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z id=(\S+) method=(\S+) path=(\S+) status=(\d+) bytes=(\d+) duration_ms=\d+\.\d{3}( outcome=cut)?$/;
 
 test('text: one line per request, with time, id, method, path, status, bytes, duration', async () => {
   const s = await startServer();
@@ -89,6 +92,69 @@ test('json: every line parses, with the same fields', async () => {
     const two = lines.find((l) => l.id === 'j-2');
     assert.equal(two.status, 404);
     assert.ok(two.path.startsWith('/odd"path\\\u0001'), JSON.stringify(two.path));
+  } finally {
+    await s.stop();
+  }
+});
+
+/**
+ * Asks for a large answer (about 28 MB) and reads only its first piece, then stops
+ * reading: the kernel's buffers fill, and --timeout 1 closes the connection with most
+ * of the answer unsent. Resolves the answer's Content-Length.
+ */
+function readerThatStops(port, id) {
+  return new Promise((resolve, reject) => {
+    const body = '{"heads":1,"random":{"seed":1,"n":512,"d_model":8}}';
+    const sock = net.connect(port, '127.0.0.1', () => {
+      sock.write(`POST /v1/multihead HTTP/1.1\r\nHost: t\r\nX-Request-Id: ${id}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+    });
+    sock.once('data', (d) => {
+      sock.pause();
+      const m = d.toString('latin1').match(/\r\nContent-Length: (\d+)\r\n/i);
+      if (!m) reject(new Error(`no Content-Length in ${d.subarray(0, 300)}`));
+      else resolve({ sock, length: Number(m[1]) });
+    });
+    sock.on('error', () => {});
+  });
+}
+
+test('an answer cut off by --timeout is logged as cut, with the bytes known to be sent', async () => {
+  const s = await startServer(['--timeout', '1', '--log', 'json']);
+  try {
+    const { sock, length } = await readerThatStops(s.port, 'cut-1');
+    const err = await s.waitStderr((e) => e.includes('"id":"cut-1"'), 15000);
+    sock.destroy();
+    const line = JSON.parse(err.split('\n').find((l) => l.includes('"id":"cut-1"')));
+    assert.equal(line.status, 200); // the status sent in the head
+    assert.equal(line.outcome, 'cut');
+    assert.ok(length > 20e6, `a large answer: ${length}`);
+    assert.ok(line.bytes < length, `${line.bytes} of ${length} bytes`);
+    const full = await postJson(s.port, '/v1/attention', SEED, { 'X-Request-Id': 'whole-1' });
+    assert.equal(full.status, 200);
+    const done = await s.waitStderr((e) => e.includes('"id":"whole-1"'));
+    const whole = JSON.parse(done.split('\n').find((l) => l.includes('"id":"whole-1"')));
+    assert.equal(whole.outcome, undefined); // delivered: no outcome field
+    assert.equal(whole.bytes, Buffer.byteLength(full.body));
+    const metrics = (await request(s.port, { path: '/metrics' })).body;
+    assert.match(metrics, /^attnd_responses_cut_total\{route="\/v1\/multihead",status="200"\} 1$/m);
+    assert.doesNotMatch(metrics, /^attnd_responses_cut_total\{route="\/v1\/attention"/m);
+  } finally {
+    await s.stop();
+  }
+});
+
+test('text: a cut answer ends its line with outcome=cut', async () => {
+  const s = await startServer(['--timeout', '1']);
+  try {
+    const { sock, length } = await readerThatStops(s.port, 'cut-2');
+    const err = await s.waitStderr((e) => e.includes('id=cut-2 '), 15000);
+    sock.destroy();
+    const m = logLinesFor(err, 'cut-2')[0].match(TEXT_LINE);
+    assert.ok(m, err);
+    assert.equal(m[4], '200');
+    assert.ok(Number(m[5]) < length);
+    assert.equal(m[6], ' outcome=cut');
   } finally {
     await s.stop();
   }

@@ -57,6 +57,7 @@ test('the text declares every metric and parses', async () => {
   const m = await scrape();
   assert.deepEqual(Object.fromEntries(m.types), {
     attnd_requests_total: 'counter',
+    attnd_responses_cut_total: 'counter',
     attnd_request_duration_seconds: 'histogram',
     attnd_requests_in_flight: 'gauge',
     attnd_memory_held_bytes: 'gauge',
