@@ -26,8 +26,6 @@
  */
 #include "server/request.h"
 
-#include <stdint.h>
-#include <sys/types.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -217,67 +215,12 @@ static bool srv_add_api_headers(struct MHD_Response *resp, const struct api_resp
  * connection's memory pool (SRV_CONNECTION_MEMORY, shared with the request's headers)
  * when it starts sending. A list that does not fit closes the connection "out of
  * memory" with the status line already counted as sent, and then aborts the whole
- * process on a mutex it has unlocked twice. An answer in more than SRV_IOV_MAX pieces
- * (16 bytes each in the pool) is therefore read out by a callback instead, which
- * costs one more copy of its bytes; only answers of hundreds of megabytes have that
- * many pieces.
+ * process on a mutex it has unlocked twice. So a vectored response never has more
+ * than SRV_IOV_MAX pieces (16 bytes each in the pool): an answer in more goes through
+ * the reader of server/sent.h, as every large one does. Only answers of hundreds of
+ * megabytes have that many pieces.
  */
 #define SRV_IOV_MAX 1024u
-
-/* The cursor of an answer read out piece by piece; owns the pieces. */
-struct srv_piece_reader {
-    struct api_segments *segs;
-    size_t seg, off;   /* the next byte: piece seg, offset off */
-    uint64_t pos;      /* the next byte's position in the whole answer */
-};
-
-static ssize_t srv_read_pieces(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    struct srv_piece_reader *rd = cls;
-    if (pos != rd->pos) /* MHD reads in order; anything else is a bug to stop at */
-        return MHD_CONTENT_READER_END_WITH_ERROR;
-    size_t n = 0;
-    while (n < max && rd->seg < rd->segs->n) {
-        const struct api_segment *sg = &rd->segs->seg[rd->seg];
-        size_t take = sg->len - rd->off < max - n ? sg->len - rd->off : max - n;
-        memcpy(buf + n, sg->data + rd->off, take);
-        n += take;
-        rd->off += take;
-        if (rd->off == sg->len) {
-            rd->seg++;
-            rd->off = 0;
-        }
-    }
-    if (n == 0)
-        return MHD_CONTENT_READER_END_OF_STREAM;
-    rd->pos += n;
-    return (ssize_t)n;
-}
-
-static void srv_free_piece_reader(void *cls)
-{
-    struct srv_piece_reader *rd = cls;
-    api_segments_free(rd->segs);
-    free(rd);
-}
-
-/* The reader's block: MHD's buffer for each read, allocated with the response. */
-#define SRV_PIECE_BLOCK ((size_t)256 * 1024)
-
-static struct MHD_Response *srv_response_of_many_pieces(struct api_segments *segs)
-{
-    struct srv_piece_reader *rd = malloc(sizeof *rd);
-    if (rd == NULL) {
-        api_segments_free(segs);
-        return NULL;
-    }
-    *rd = (struct srv_piece_reader){.segs = segs};
-    struct MHD_Response *resp = MHD_create_response_from_callback(
-        segs->total, SRV_PIECE_BLOCK, srv_read_pieces, rd, srv_free_piece_reader);
-    if (resp == NULL)
-        srv_free_piece_reader(rd);
-    return resp;
-}
 
 /*
  * An answer in pieces (api_response.segments) as one vectored response: MHD writes
@@ -286,8 +229,6 @@ static struct MHD_Response *srv_response_of_many_pieces(struct api_segments *seg
  */
 static struct MHD_Response *srv_response_of_segments(struct api_segments *segs)
 {
-    if (segs->n > SRV_IOV_MAX)
-        return srv_response_of_many_pieces(segs);
     struct MHD_IoVec *iov = malloc(segs->n * sizeof *iov);
     struct MHD_Response *resp = NULL;
     if (iov != NULL) {
@@ -317,7 +258,9 @@ static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *co
     size_t len = body != NULL || res->segments != NULL ? res->body_len : 0;
     struct MHD_Response *resp;
     res->body = NULL;
-    if (len >= SRV_SENT_TRACK_MIN && !r->is_head) { /* a cut answer's bytes are known: sent.h */
+    bool many_pieces = res->segments != NULL && res->segments->n > SRV_IOV_MAX;
+    /* A cut answer's bytes are known (sent.h); too many pieces for a vector (above). */
+    if ((len >= SRV_SENT_TRACK_MIN && !r->is_head) || many_pieces) {
         resp = srv_sent_response(body, res->segments, len, &r->sent);
         res->segments = NULL;
     } else if (res->segments != NULL) {
