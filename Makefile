@@ -8,6 +8,7 @@
 #   make alloc       every allocation of a request made to fail in turn, under ASan/LSan
 #   make tsan        the HTTP suite against a ThreadSanitizer build
 #   make load        wrk at 64 connections for 20 s, then SIGTERM under load
+#   make abuse       thousands of connections, slow headers and bodies, floods (about 40 s)
 #   make bench       core, JSON and HTTP benchmarks against the floors and a Python service
 #   make container   the Docker image built with podman, run, probed and stopped (CI; needs root)
 #
@@ -58,7 +59,7 @@ ALLOC_TEST := $(BUILD_DIR)/tests/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all run test unit http spec-lint asan valgrind lint deps deps-test clean help \
-        fuzz fuzzers alloc tsan load browser bench deps-bench contract k8s container
+        fuzz fuzzers alloc tsan load abuse browser bench deps-bench contract k8s container
 
 # Build the server binary.
 all: $(ATTND)
@@ -143,6 +144,10 @@ tsan: deps-test
 # Load without loss: wrk at 64 connections for 20 s (tests/load/), then SIGTERM under load.
 load: deps-test all
 	tests/load/run.sh $(ATTND)
+
+# Abuse (tests/abuse/): slow headers and bodies, one client's thousands of connections, every slot taken; each test under a minute.
+abuse: all node_modules/.package-lock.json
+	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=120000 tests/abuse/
 
 # Benchmarks (bench/): core and JSON in process, then wrk vs the floors and the Python service; one table.
 bench: deps-bench

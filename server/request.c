@@ -33,6 +33,7 @@
 
 #include "api/api.h"
 #include "server/body.h"
+#include "server/conns.h"
 #include "server/cors.h"
 #include "server/heap.h"
 #include "server/http.h"
@@ -407,6 +408,9 @@ static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connectio
     struct api_context ctx = srv_context(s);
     if (!ctx.ready)
         return srv_answer_unavailable(s, conn, r, "the server is shutting down");
+    const char *refused = srv_conns_refusal(conn); /* one connection too many: conns.h */
+    if (refused != NULL)
+        return srv_answer_unavailable(s, conn, r, refused);
     if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
         return srv_preflight(s, conn, r);
     if (srv_is_metrics(url, method))
