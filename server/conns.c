@@ -377,39 +377,39 @@ void srv_conns_on_notify(void *cls, struct MHD_Connection *conn, void **socket_c
         srv_conns_closed(c, socket_context);
 }
 
-void srv_conns_after_call(struct MHD_Connection *conn, bool first, bool final)
+/* Sets what a connection is doing, and the deadline that goes with it. */
+static void srv_conns_set(struct srv_conn *e, enum srv_conn_phase phase, int64_t deadline_ms)
+{
+    pthread_mutex_lock(&e->owner->lock);
+    e->phase = phase;
+    e->deadline_ms = deadline_ms;
+    pthread_mutex_unlock(&e->owner->lock);
+}
+
+void srv_conns_answering(struct MHD_Connection *conn)
+{
+    struct srv_conn *e = srv_conn_of(conn);
+    if (e != NULL)
+        srv_conns_set(e, SRV_CONN_ANSWERING, 0);
+}
+
+void srv_conns_after_call(struct MHD_Connection *conn, bool first)
 {
     struct srv_conn *e = srv_conn_of(conn);
     if (e == NULL)
         return;
-    struct srv_conns *c = e->owner;
     /* An answer queued already (a refusal, an early 413) ends the request's receiving. */
-    bool answered = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS) != NULL;
-    if (!answered && !final && !first)
-        return; /* a piece of the body: the deadline stands */
-    int64_t now = srv_now_ms();
-    pthread_mutex_lock(&c->lock);
-    if (answered || final) {
-        e->phase = SRV_CONN_ANSWERING;
-        e->deadline_ms = 0;
-    } else {
-        e->phase = SRV_CONN_BODY;
-        e->deadline_ms = now + c->body_ms;
-    }
-    pthread_mutex_unlock(&c->lock);
+    if (MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS) != NULL)
+        srv_conns_set(e, SRV_CONN_ANSWERING, 0);
+    else if (first)
+        srv_conns_set(e, SRV_CONN_BODY, srv_now_ms() + e->owner->body_ms);
 }
 
 void srv_conns_request_done(struct MHD_Connection *conn)
 {
     struct srv_conn *e = srv_conn_of(conn);
-    if (e == NULL)
-        return;
-    struct srv_conns *c = e->owner;
-    int64_t now = srv_now_ms();
-    pthread_mutex_lock(&c->lock);
-    e->phase = SRV_CONN_WAITING; /* a kept-alive connection's next request: a new clock */
-    e->deadline_ms = now + c->waiting_ms;
-    pthread_mutex_unlock(&c->lock);
+    if (e != NULL) /* a kept-alive connection's next request: a new clock */
+        srv_conns_set(e, SRV_CONN_WAITING, srv_now_ms() + e->owner->waiting_ms);
 }
 
 const char *srv_conns_refusal(struct MHD_Connection *conn)

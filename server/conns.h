@@ -79,10 +79,16 @@ void srv_conns_on_notify(void *cls, struct MHD_Connection *conn, void **socket_c
                          enum MHD_ConnectionNotificationCode code);
 
 /*
- * After each call of the access handler: `first` for a request's first call (its
- * headers are in), `final` for the call that ends its body. Moves the deadline.
+ * Before the access handler's final call (the body is in): from here on the request
+ * is computed and answered, which no deadline of ours cuts short.
  */
-void srv_conns_after_call(struct MHD_Connection *conn, bool first, bool final);
+void srv_conns_answering(struct MHD_Connection *conn);
+
+/*
+ * After each call of the access handler, `first` for a request's first call (its
+ * headers are in): the body's deadline starts, unless an answer is queued already.
+ */
+void srv_conns_after_call(struct MHD_Connection *conn, bool first);
 
 /* A request's answer has been sent (or its client left): the next request's clock. */
 void srv_conns_request_done(struct MHD_Connection *conn);

@@ -76,18 +76,21 @@ bool srv_http_bind_addr(const struct srv_config *cfg, unsigned port,
 }
 
 /*
- * The access handler as the daemon calls it: request.c's, then the connection's
- * deadline moved to what the request is doing now (server/conns.h).
+ * The access handler as the daemon calls it: request.c's, with the connection's
+ * deadline moved to what the request is doing (server/conns.h). The final call
+ * computes the answer, so it is marked before: a deadline must not cut that short.
  */
 static enum MHD_Result srv_http_on_request(void *cls, struct MHD_Connection *conn,
                                            const char *url, const char *method,
                                            const char *version, const char *upload_data,
                                            size_t *upload_data_size, void **req_cls)
 {
-    bool first = *req_cls == NULL, final = !first && *upload_data_size == 0;
+    bool first = *req_cls == NULL;
+    if (!first && *upload_data_size == 0)
+        srv_conns_answering(conn);
     enum MHD_Result ret = srv_on_request(cls, conn, url, method, version, upload_data,
                                          upload_data_size, req_cls);
-    srv_conns_after_call(conn, first, final);
+    srv_conns_after_call(conn, first);
     return ret;
 }
 
