@@ -54,7 +54,7 @@ ATTND      := $(BUILD_DIR)/attnd
 UNIT_TESTS := $(BUILD_DIR)/tests/check_core $(BUILD_DIR)/tests/check_api \
               $(BUILD_DIR)/tests/check_render $(BUILD_DIR)/tests/check_multihead \
               $(BUILD_DIR)/tests/check_metrics $(BUILD_DIR)/tests/check_body \
-              $(BUILD_DIR)/tests/check_numfmt
+              $(BUILD_DIR)/tests/check_clients $(BUILD_DIR)/tests/check_numfmt
 ALLOC_TEST := $(BUILD_DIR)/tests/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -198,6 +198,10 @@ $(BUILD_DIR)/tests/check_metrics: $(BUILD_DIR)/tests/check_metrics.o $(BUILD_DIR
 # server/body.c and server/budget.c alone, likewise.
 $(BUILD_DIR)/tests/check_body: $(BUILD_DIR)/tests/check_body.o $(BUILD_DIR)/server/body.o \
                                $(BUILD_DIR)/server/budget.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# server/clients.c alone, likewise.
+$(BUILD_DIR)/tests/check_clients: $(BUILD_DIR)/tests/check_clients.o $(BUILD_DIR)/server/clients.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # The allocation-failure test replaces malloc, calloc and realloc at link time (ld --wrap):

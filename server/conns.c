@@ -6,8 +6,8 @@
  * allocated once at start: libmicrohttpd announces a connection only after counting
  * it and retires it before uncounting it, so the pool cannot run dry, and a new
  * connection costs no allocation (an allocation that could fail would leave a
- * connection without a deadline). The client counts live in an open-addressing table
- * twice that size, so it never fills either.
+ * connection without a deadline). The client counts (server/clients.c) are sized
+ * for as many clients as there are entries, so they never fill either.
  *
  * Locking: one mutex over everything here. The workers take it a few times per
  * connection and per request, for a handful of stores; the reaper takes it to scan
@@ -15,7 +15,6 @@
  */
 #include "server/conns.h"
 
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "server/clients.h"
 #include "server/log.h"
 
 #define SRV_CONNS_TICK_MS 200        /* how often the reaper looks: deadlines are this coarse */
@@ -42,14 +42,8 @@ struct srv_conn {
     const char *refused;       /* NULL, or the detail of the 503 it is to get */
     enum srv_conn_phase phase;
     int64_t deadline_ms;       /* CLOCK_MONOTONIC; 0 = none */
-    unsigned char client[16];  /* the client's key: srv_client_key */
+    unsigned char client[SRV_CLIENT_KEY]; /* the client's key: srv_clients_key */
     uint32_t next_free;        /* free list, while !in_use */
-};
-
-/* One client's admitted connections; count 0 marks an empty cell. */
-struct srv_client {
-    unsigned char key[16];
-    unsigned count;
 };
 
 struct srv_conns {
@@ -62,9 +56,7 @@ struct srv_conns {
     struct srv_conn *pool;     /* (n_pool) entries, owned */
     uint32_t n_pool, free_head;
     unsigned admitted;         /* connections holding a slot */
-    struct srv_client *clients; /* (mask + 1) cells, owned */
-    size_t mask;
-    uint64_t seed;             /* so that a client cannot choose colliding addresses */
+    struct srv_clients clients; /* admitted connections by client (server/clients.h) */
     unsigned long closed_headers, closed_body, closed_refused; /* since the last log line */
     int64_t logged_ms;
 };
@@ -106,77 +98,6 @@ bool srv_conns_fit_fds(struct srv_conns_limits *limits, unsigned reserve)
                     (unsigned long long)r.rlim_cur, slots, limits->slots);
     limits->slots = slots;
     return false;
-}
-
-/* ---- clients ---- */
-
-/*
- * The client a connection belongs to: an IPv4 address (also when it arrives
- * IPv4-mapped on an IPv6 socket), or an IPv6 /64, the block one host or customer
- * usually has: counted by full address, a client with a /64 would be limitless.
- */
-static void srv_client_key(const struct sockaddr *sa, unsigned char key[16])
-{
-    static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    memset(key, 0, 16);
-    if (sa == NULL)
-        return;
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *a = (const struct sockaddr_in *)(const void *)sa;
-        memcpy(key, mapped, sizeof mapped);
-        memcpy(key + 12, &a->sin_addr, 4);
-    } else if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)(const void *)sa;
-        const unsigned char *b = a->sin6_addr.s6_addr;
-        memcpy(key, b, memcmp(b, mapped, sizeof mapped) == 0 ? 16 : 8);
-    }
-}
-
-static size_t srv_client_home(const struct srv_conns *c, const unsigned char key[16])
-{
-    uint64_t h = 14695981039346656037ULL ^ c->seed; /* FNV-1a */
-    for (int i = 0; i < 16; i++)
-        h = (h ^ key[i]) * 1099511628211ULL;
-    return (size_t)(h ^ (h >> 29)) & c->mask;
-}
-
-/* The cell of key, or the empty cell where it would go (the table never fills). */
-static size_t srv_client_find(const struct srv_conns *c, const unsigned char key[16])
-{
-    size_t i = srv_client_home(c, key);
-    while (c->clients[i].count != 0 && memcmp(c->clients[i].key, key, 16) != 0)
-        i = (i + 1) & c->mask;
-    return i;
-}
-
-static unsigned srv_client_count(const struct srv_conns *c, const unsigned char key[16])
-{
-    return c->clients[srv_client_find(c, key)].count;
-}
-
-static void srv_client_add(struct srv_conns *c, const unsigned char key[16])
-{
-    struct srv_client *e = &c->clients[srv_client_find(c, key)];
-    if (e->count++ == 0)
-        memcpy(e->key, key, 16);
-}
-
-/* Drops one connection of key; an emptied cell is refilled from the cells after it
- * (backward-shift deletion), so that no search ever stops short at a hole. */
-static void srv_client_drop(struct srv_conns *c, const unsigned char key[16])
-{
-    size_t i = srv_client_find(c, key);
-    if (c->clients[i].count == 0 || --c->clients[i].count > 0)
-        return;
-    for (size_t j = (i + 1) & c->mask; c->clients[j].count != 0; j = (j + 1) & c->mask) {
-        size_t home = srv_client_home(c, c->clients[j].key);
-        bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-        if (!stays) {
-            c->clients[i] = c->clients[j];
-            c->clients[j].count = 0;
-            i = j;
-        }
-    }
 }
 
 /* ---- the reaper ---- */
@@ -234,7 +155,7 @@ static void *srv_conns_reaper(void *arg)
 static void srv_conns_free(struct srv_conns *c)
 {
     free(c->pool);
-    free(c->clients);
+    srv_clients_deinit(&c->clients);
     free(c);
 }
 
@@ -248,16 +169,12 @@ struct srv_conns *srv_conns_start(const struct srv_conns_limits *limits)
     c->body_ms = (int64_t)limits->request_s * 1000;
     c->waiting_ms = (int64_t)limits->idle_s * 1000 + c->body_ms / 4;
     c->n_pool = srv_conns_hard_limit(limits->slots);
-    size_t cells = 1;
-    while (cells < (size_t)c->n_pool * 2)
-        cells *= 2;
-    c->mask = cells - 1;
     c->pool = calloc(c->n_pool, sizeof *c->pool);
-    c->clients = calloc(cells, sizeof *c->clients);
-    c->seed = (uint64_t)srv_now_ms() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
+    /* Seeded so that a client cannot choose addresses that collide. */
+    uint64_t seed = (uint64_t)srv_now_ms() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
+    bool ok = srv_clients_init(&c->clients, c->n_pool, seed) && c->pool != NULL;
     pthread_condattr_t ca;
-    bool ok = c->pool != NULL && c->clients != NULL && pthread_condattr_init(&ca) == 0;
-    if (!ok) {
+    if (!ok || pthread_condattr_init(&ca) != 0) {
         srv_conns_free(c);
         return NULL;
     }
@@ -301,12 +218,13 @@ static struct srv_conn *srv_conn_of(struct MHD_Connection *conn)
 }
 
 /* Whether a new connection of client key is served or refused, and why. */
-static const char *srv_conns_judge(const struct srv_conns *c, const unsigned char key[16])
+static const char *srv_conns_judge(const struct srv_conns *c,
+                                   const unsigned char key[SRV_CLIENT_KEY])
 {
     if (c->admitted >= c->lim.slots)
         return "every connection this server takes is in use (--max-connections): retry "
                "after the Retry-After seconds, or on another replica";
-    if (c->lim.per_client > 0 && srv_client_count(c, key) >= c->lim.per_client)
+    if (c->lim.per_client > 0 && srv_clients_count(&c->clients, key) >= c->lim.per_client)
         return "this client has as many connections open as the server allows one "
                "client (--max-client-connections): send the next request on one of them";
     return NULL;
@@ -319,8 +237,8 @@ static void srv_conns_opened(struct srv_conns *c, struct MHD_Connection *conn,
                                                                  MHD_CONNECTION_INFO_CONNECTION_FD);
     const union MHD_ConnectionInfo *addr =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    unsigned char key[16];
-    srv_client_key(addr != NULL ? addr->client_addr : NULL, key);
+    unsigned char key[SRV_CLIENT_KEY];
+    srv_clients_key(addr != NULL ? addr->client_addr : NULL, key);
     int64_t now = srv_now_ms();
     pthread_mutex_lock(&c->lock);
     if (c->free_head == SRV_CONNS_NONE || fd == NULL) { /* cannot happen: see the top */
@@ -344,7 +262,7 @@ static void srv_conns_opened(struct srv_conns *c, struct MHD_Connection *conn,
     if (e->refused == NULL) {
         e->counted = true;
         c->admitted++;
-        srv_client_add(c, key);
+        srv_clients_add(&c->clients, key);
     }
     pthread_mutex_unlock(&c->lock);
     *socket_context = e;
@@ -358,7 +276,7 @@ static void srv_conns_closed(struct srv_conns *c, void **socket_context)
     pthread_mutex_lock(&c->lock);
     if (e->counted) {
         c->admitted--;
-        srv_client_drop(c, e->client);
+        srv_clients_drop(&c->clients, e->client);
     }
     e->in_use = false;
     e->next_free = c->free_head;
