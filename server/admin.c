@@ -22,6 +22,7 @@
 #include <microhttpd.h>
 
 #include "api/api.h"
+#include "server/conns.h"
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -104,6 +105,7 @@ static void srv_admin_decide(struct srv_server *s, struct MHD_Connection *conn,
             .in_flight = srv_http_in_flight(s),
             .memory_held = srv_budget_held(&s->budget),
             .memory_budget = s->budget.limit,
+            .connections_open = srv_conns_open(s->conns),
         };
         res->status = 200;
         res->content_type = SRV_METRICS_CONTENT_TYPE;

@@ -26,6 +26,7 @@
 
 #include "server/clients.h"
 #include "server/log.h"
+#include "server/metrics.h"
 
 #define SRV_CONNS_TICK_MS 200        /* how often the reaper looks: deadlines are this coarse */
 #define SRV_CONNS_LOG_EVERY_MS 10000 /* one log line at most this often, however many closed */
@@ -111,12 +112,16 @@ static void srv_conns_reap_once(struct srv_conns *c, int64_t now)
             continue;
         shutdown(e->fd, SHUT_RDWR); /* libmicrohttpd reads the end and closes it */
         e->shut = true;
-        if (e->refused != NULL)
+        if (e->refused != NULL) {
             c->closed_refused++;
-        else if (e->phase == SRV_CONN_BODY)
+            srv_metrics_connection(SRV_METRICS_CONN_LATE_REFUSED);
+        } else if (e->phase == SRV_CONN_BODY) {
             c->closed_body++;
-        else
+            srv_metrics_connection(SRV_METRICS_CONN_LATE_BODY);
+        } else {
             c->closed_headers++;
+            srv_metrics_connection(SRV_METRICS_CONN_LATE_HEADERS);
+        }
     }
 }
 
@@ -263,6 +268,9 @@ static void srv_conns_opened(struct srv_conns *c, struct MHD_Connection *conn,
         e->counted = true;
         c->admitted++;
         srv_clients_add(&c->clients, key);
+    } else {
+        srv_metrics_connection(c->admitted >= c->lim.slots ? SRV_METRICS_CONN_REFUSED_SLOTS
+                                                           : SRV_METRICS_CONN_REFUSED_CLIENT);
     }
     pthread_mutex_unlock(&c->lock);
     *socket_context = e;
@@ -328,6 +336,16 @@ void srv_conns_request_done(struct MHD_Connection *conn)
     struct srv_conn *e = srv_conn_of(conn);
     if (e != NULL) /* a kept-alive connection's next request: a new clock */
         srv_conns_set(e, SRV_CONN_WAITING, srv_now_ms() + e->owner->waiting_ms);
+}
+
+unsigned srv_conns_open(struct srv_conns *c)
+{
+    if (c == NULL)
+        return 0;
+    pthread_mutex_lock(&c->lock);
+    unsigned n = c->admitted;
+    pthread_mutex_unlock(&c->lock);
+    return n;
 }
 
 const char *srv_conns_refusal(struct MHD_Connection *conn)

@@ -93,6 +93,9 @@ void srv_conns_after_call(struct MHD_Connection *conn, bool first);
 /* A request's answer has been sent (or its client left): the next request's clock. */
 void srv_conns_request_done(struct MHD_Connection *conn);
 
+/* Connections holding a slot now, for /metrics; 0 for a NULL registry. */
+unsigned srv_conns_open(struct srv_conns *c);
+
 /* NULL, or the 503's detail when this connection is one too many. */
 const char *srv_conns_refusal(struct MHD_Connection *conn);
 

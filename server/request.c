@@ -315,6 +315,7 @@ static enum MHD_Result srv_metrics_answer(struct srv_server *s, struct MHD_Conne
         .in_flight = srv_http_in_flight(s),
         .memory_held = srv_budget_held(&s->budget),
         .memory_budget = s->budget.limit,
+        .connections_open = srv_conns_open(s->conns),
     };
     if (!srv_metrics_render(&g, &res.body, &res.body_len))
         return srv_answer_unavailable(s, conn, r, "the server is out of memory");

@@ -16,6 +16,14 @@ import {
   request, sleep, startServer,
 } from './lib.mjs';
 
+/** The value of one series of GET /metrics (from another client when given). */
+async function metric(port, series, localAddress) {
+  const r = await request(port, { path: '/metrics', localAddress });
+  const line = r.body.split('\n').find((l) => l.startsWith(`${series} `));
+  assert.ok(line, `${series} in /metrics`);
+  return Number(line.slice(series.length + 1));
+}
+
 /** One attention request on a fresh connection; its latency in ms. */
 async function timedSeed(port) {
   const t0 = performance.now();
@@ -101,6 +109,7 @@ test('past --max-connections, a new client gets a fast 503 with Retry-After, not
   // The slots come back as the idle connections time out.
   await allClosed(idle, 5000);
   assert.ok((await timedSeed(s.port)) < 1000);
+  assert.equal(await metric(s.port, 'attnd_connections_refused_total{reason="slots"}'), 1);
   await s.stop();
 });
 
@@ -119,6 +128,7 @@ test('a client trickling its headers is closed at --timeout plus a quarter of --
   const ms = c.closedAt - t0;
   assert.ok(ms >= 2500 && ms < 5000, `closed after ${ms} ms, want about 3000 (2 s + 4 s / 4)`);
   await timedSeed(s.port);
+  assert.equal(await metric(s.port, 'attnd_connections_timed_out_total{phase="headers"}'), 1);
   await s.stop();
 });
 
@@ -138,6 +148,7 @@ test('a client trickling its body is closed at --request-timeout after its heade
   const ms = Date.now() - t0;
   assert.ok(ms >= 2500 && ms < 5000, `closed after ${ms} ms, want about 3000`);
   await timedSeed(s.port);
+  assert.equal(await metric(s.port, 'attnd_connections_timed_out_total{phase="body"}'), 1);
   await s.stop();
 });
 
@@ -184,6 +195,9 @@ test('one client gets --max-client-connections; past them a 503, past twice that
   const [beyond] = await openMany(s.port, 1);
   await allClosed([beyond], 1000);
   assert.equal(held.filter((c) => c.closedByPeer).length, 0, 'a served connection was dropped');
+  const [other2] = loopbacks(1, 1);
+  assert.equal(await metric(s.port, 'attnd_connections_refused_total{reason="client"}', other2), 4);
+  assert.equal(await metric(s.port, 'attnd_connections_open', other2), 4); // 3 held, this one
   for (const c of [...held, ...refused]) c.destroy();
   await s.stop();
 });
