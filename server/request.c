@@ -17,7 +17,8 @@
  * What the server answers itself: OPTIONS (the CORS preflight), GET and HEAD
  * /metrics (its own counters, server/metrics.c), GET and HEAD of the playground's
  * files (server/www.c), and requests that arrive on an open connection after
- * shutdown began (503, Connection: close). Everything else, errors included, is
+ * shutdown began, or on a connection one too many (server/conns.h): 503,
+ * Connection: close. Everything else, errors included, is
  * api/'s to word. Every answer is counted for /metrics when it is queued.
  *
  * Not here: routes, content negotiation, JSON: api/ decides all of them.
