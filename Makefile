@@ -8,6 +8,7 @@
 #   make alloc       every allocation of a request made to fail in turn, under ASan/LSan
 #   make tsan        the HTTP suite against a ThreadSanitizer build
 #   make load        wrk at 64 connections for 20 s, then SIGTERM under load
+#   make abuse       thousands of connections, slow headers and bodies, floods (about 40 s)
 #   make bench       core, JSON and HTTP benchmarks against the floors and a Python service
 #   make container   the Docker image built with podman, run, probed and stopped (CI; needs root)
 #
@@ -53,12 +54,13 @@ ATTND      := $(BUILD_DIR)/attnd
 UNIT_TESTS := $(BUILD_DIR)/tests/check_core $(BUILD_DIR)/tests/check_api \
               $(BUILD_DIR)/tests/check_render $(BUILD_DIR)/tests/check_multihead \
               $(BUILD_DIR)/tests/check_metrics $(BUILD_DIR)/tests/check_body \
-              $(BUILD_DIR)/tests/check_numfmt $(BUILD_DIR)/tests/check_framing
+              $(BUILD_DIR)/tests/check_numfmt $(BUILD_DIR)/tests/check_framing \
+              $(BUILD_DIR)/tests/check_clients
 ALLOC_TEST := $(BUILD_DIR)/tests/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all run test unit http spec-lint asan valgrind lint deps deps-test clean help \
-        fuzz fuzzers alloc tsan load browser bench deps-bench contract k8s container
+        fuzz fuzzers alloc tsan load abuse browser bench deps-bench contract k8s container
 
 # Build the server binary.
 all: $(ATTND)
@@ -144,6 +146,10 @@ tsan: deps-test
 load: deps-test all
 	tests/load/run.sh $(ATTND)
 
+# Abuse (tests/abuse/): slow headers and bodies, one client's thousands of connections, every slot taken; each test under a minute.
+abuse: all node_modules/.package-lock.json
+	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=120000 tests/abuse/
+
 # Benchmarks (bench/): core and JSON in process, then wrk vs the floors and the Python service; one table.
 bench: deps-bench
 	$(MAKE) all $(BUILD_DIR)/bench/floor $(BUILD_DIR)/bench/core_bench
@@ -197,6 +203,10 @@ $(BUILD_DIR)/tests/check_body: $(BUILD_DIR)/tests/check_body.o $(BUILD_DIR)/serv
 
 # server/framing.c alone: pure functions over header lists and targets.
 $(BUILD_DIR)/tests/check_framing: $(BUILD_DIR)/tests/check_framing.o $(BUILD_DIR)/server/framing.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# server/clients.c alone, likewise.
+$(BUILD_DIR)/tests/check_clients: $(BUILD_DIR)/tests/check_clients.o $(BUILD_DIR)/server/clients.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # The allocation-failure test replaces malloc, calloc and realloc at link time (ld --wrap):

@@ -174,6 +174,11 @@ void api_respond_unavailable(struct api_response *res, const char *detail)
     respond_problem(res, API_UNAVAILABLE, detail);
 }
 
+void api_respond_not_found(struct api_response *res, const char *detail)
+{
+    respond_problem(res, API_NOT_FOUND, detail);
+}
+
 void api_respond_over_budget(struct api_response *res, size_t bytes)
 {
     struct api_error err;

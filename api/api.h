@@ -180,6 +180,8 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 void api_respond_too_large(const struct api_context *ctx, struct api_response *res);
 /* 503 `unavailable`, with Retry-After like every 503 attnd writes. */
 void api_respond_unavailable(struct api_response *res, const char *detail);
+/* 404 `not-found` with the server's own detail (a path its admin listener does not serve). */
+void api_respond_not_found(struct api_response *res, const char *detail);
 /* 503 `unavailable` for a body the memory budget has no room for (detail and hint say so). */
 void api_respond_over_budget(struct api_response *res, size_t bytes);
 

@@ -12,10 +12,10 @@ void srv_body_init(struct srv_body *b, size_t limit, long long declared,
     memset(b, 0, sizeof *b);
     b->limit = limit;
     b->budget = budget;
-    size_t first = SRV_BODY_FIRST_MIN;
-    if (declared > 0) /* exactly what will come; a declaration over the limit is cut to it */
-        first = (unsigned long long)declared < limit ? (size_t)declared : limit;
-    b->first = first < limit ? first : limit;
+    /* A declaration bounds the growth (no more will come), never the first allocation. */
+    b->ceiling = declared > 0 && (unsigned long long)declared < limit ? (size_t)declared : limit;
+    b->first = SRV_BODY_FIRST_MIN < b->ceiling ? SRV_BODY_FIRST_MIN : b->ceiling;
+    b->declared = declared > 0 ? b->ceiling : 0;
     b->state = SRV_BODY_OK;
 }
 
@@ -28,13 +28,17 @@ static enum srv_body_state srv_body_give_up(struct srv_body *b, enum srv_body_st
     return srv_body_append(b, NULL, n); /* counts n as drained */
 }
 
-/* Smallest capacity, doubling from the current one, that holds need bytes; at most limit. */
+/*
+ * Smallest capacity, doubling from the current one, that holds need bytes: at most the
+ * ceiling (or the limit, should a client send more than it declared).
+ */
 static size_t srv_body_grow_to(const struct srv_body *b, size_t need)
 {
+    size_t top = need <= b->ceiling ? b->ceiling : b->limit; /* need <= limit: checked */
     size_t cap = b->cap > 0 ? b->cap : b->first;
     while (cap < need)
-        cap = cap > b->limit / 2 ? b->limit : cap * 2; /* no size_t overflow: limit caps it */
-    return cap < b->limit ? cap : b->limit;
+        cap = cap > top / 2 ? top : cap * 2; /* no size_t overflow: top caps it */
+    return cap < top ? cap : top;
 }
 
 enum srv_body_state srv_body_append(struct srv_body *b, const char *data, size_t n)
@@ -53,7 +57,7 @@ enum srv_body_state srv_body_append(struct srv_body *b, const char *data, size_t
     if (b->len + n > b->cap) {
         size_t cap = srv_body_grow_to(b, b->len + n);
         if (!srv_budget_take(b->budget, cap - b->cap, b->cap)) {
-            b->wanted = cap;
+            b->wanted = b->declared > cap ? b->declared : cap; /* the whole will not fit */
             return srv_body_give_up(b, SRV_BODY_OVER_BUDGET, n);
         }
         char *grown = realloc(b->data, cap); /* into a temporary: keep data on failure */

@@ -1,13 +1,15 @@
 /*
  * server/body.h — one request body, accumulated across libmicrohttpd's upload calls.
  *
- * With a Content-Length, the buffer is allocated once, at the declared size, on the
- * first piece of the body: a multi-megabyte body is then copied once, into memory
- * faulted in once, instead of through a chain of doubling reallocs (each a copy and a
- * fresh mapping). The declaration cannot cost more than the limit (--max-body; api/
- * refuses a larger one before any byte is read), and the allocation waits for the
- * first byte, so a client that only declares costs nothing. Without a length
- * (chunked), the buffer starts at SRV_BODY_FIRST_MIN and doubles up to the limit.
+ * The buffer holds what has arrived, never what is merely declared: it starts at
+ * SRV_BODY_FIRST_MIN (or the declared length, when that is smaller) and doubles as
+ * bytes come, up to the declared length (which it never passes: libmicrohttpd
+ * delivers no more) or, without one (chunked), up to the limit. A Content-Length
+ * is a client's claim, and a claim is free to make: were it allocated or charged up
+ * front, a few connections declaring large bodies and sending a byte a second would
+ * fill the memory budget and make every other request a 503 while using no memory at
+ * all. Doubling keeps the buffer within twice what has arrived, and costs a large
+ * body a few reallocs (most grow in place at the top of the heap).
  *
  * Every allocation is charged to the server's memory budget first (server/budget.h)
  * and given back when the buffer is freed.
@@ -43,11 +45,14 @@ struct srv_body {
     char *data;          /* (len) bytes, not NUL-terminated; owned, see srv_body_free */
     size_t len, cap;
     size_t limit;        /* --max-body */
-    size_t first;        /* first allocation's size: the declared length, if any */
+    size_t first;        /* first allocation's size: SRV_BODY_FIRST_MIN, or less */
+    size_t ceiling;      /* the most the buffer grows to: the declared length, or limit */
+    size_t declared;     /* the Content-Length (at most limit), or 0: for the 503's words */
     size_t drained;      /* bytes thrown away after the state left SRV_BODY_OK */
     enum srv_body_state state;
     struct srv_budget *budget; /* borrowed; cap bytes are charged to it */
-    size_t wanted;       /* the allocation the budget refused, for the 503's words */
+    size_t wanted;       /* what the body needs, for the 503's words: its declared
+                            length, or the allocation the budget refused */
 };
 
 /* declared is the Content-Length, or -1. Allocates nothing. */

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum srv_opt_kind { OPT_UINT, OPT_SIZE, OPT_BIND, OPT_CORS, OPT_LOG };
+enum srv_opt_kind { OPT_UINT, OPT_SIZE, OPT_BIND, OPT_CORS, OPT_LOG, OPT_ADMIN };
 
 struct srv_opt {
     const char *flag;        /* without the leading "--" */
@@ -51,6 +51,15 @@ static const struct srv_opt srv_opts[] = {
      4096, "items"},
     {"timeout", "ATTND_TIMEOUT", OPT_UINT, offsetof(struct srv_config, timeout), 1, 86400,
      "seconds"},
+    {"request-timeout", "ATTND_REQUEST_TIMEOUT", OPT_UINT,
+     offsetof(struct srv_config, request_timeout), 1, 86400, "seconds"},
+    {"max-connections", "ATTND_MAX_CONNECTIONS", OPT_UINT,
+     offsetof(struct srv_config, max_connections), 1, 65536, "connections"},
+    {"max-client-connections", "ATTND_MAX_CLIENT_CONNECTIONS", OPT_UINT,
+     offsetof(struct srv_config, max_client_connections), 0, 65536,
+     "connections; 0 = no limit, behind a load balancer"},
+    {"admin-port", "ATTND_ADMIN_PORT", OPT_ADMIN, offsetof(struct srv_config, admin_port), 0,
+     65535, "0 picks a free port; off = none"},
     {"cors-origin", "ATTND_CORS_ORIGIN", OPT_CORS, 0, 0, 0, NULL},
     {"log", "ATTND_LOG", OPT_LOG, 0, 0, 0, NULL},
 };
@@ -67,6 +76,9 @@ void srv_config_defaults(struct srv_config *cfg, unsigned n_cpus)
     cfg->max_cells = 4194304;
     cfg->max_batch = 64;
     cfg->timeout = 30;
+    cfg->request_timeout = 60;
+    cfg->max_connections = 2048;
+    cfg->max_client_connections = 256;
     cfg->cors_any = true;
     cfg->log = SRV_LOG_TEXT;
 }
@@ -111,7 +123,7 @@ static bool srv_set_number(struct srv_config *cfg, const struct srv_opt *o, cons
         return false;
     }
     char *field = (char *)cfg + o->offset;
-    if (o->kind == OPT_UINT) {
+    if (o->kind != OPT_SIZE) { /* OPT_UINT, OPT_ADMIN: unsigned fields */
         unsigned u = (unsigned)v;
         memcpy(field, &u, sizeof u);
     } else {
@@ -230,6 +242,10 @@ static bool srv_apply(struct srv_config *cfg, const struct srv_opt *o, const cha
         break;
     case OPT_LOG:
         ok = srv_set_log(cfg, value, why, sizeof why);
+        break;
+    case OPT_ADMIN:
+        cfg->admin = strcmp(value, "off") != 0;
+        ok = !cfg->admin || srv_set_number(cfg, o, value, why, sizeof why);
         break;
     }
     if (!ok) {
@@ -360,6 +376,20 @@ const char *srv_config_usage(void)
            "  --max-memory BYTES  ATTND_MAX_MEMORY   memory requests may hold at once; 0 is\n"
            "                                         2/3 of the cgroup's or machine's (0)\n"
            "  --timeout S         ATTND_TIMEOUT      idle connection timeout, 1..86400 (30)\n"
+           "  --request-timeout S ATTND_REQUEST_TIMEOUT\n"
+           "                                         a body within S of its headers, the\n"
+           "                                         headers within S/4 after up to\n"
+           "                                         --timeout of silence (60)\n"
+           "  --max-connections N ATTND_MAX_CONNECTIONS\n"
+           "                                         served at once; past them a 503 (2048)\n"
+           "  --max-client-connections N\n"
+           "                      ATTND_MAX_CLIENT_CONNECTIONS\n"
+           "                                         of them from one client (IPv6: a /64);\n"
+           "                                         0 = no limit, behind a load balancer\n"
+           "                                         (256)\n"
+           "  --admin-port N      ATTND_ADMIN_PORT   /healthz, /readyz and /metrics on a\n"
+           "                                         listener of their own; 0 picks a free\n"
+           "                                         port (off)\n"
            "  --cors-origin LIST  ATTND_CORS_ORIGIN  * or comma-separated origins (*)\n"
            "  --log FORMAT        ATTND_LOG          access log on stderr: text, json, off "
            "(text)\n"

@@ -39,6 +39,11 @@ struct srv_config {
     size_t max_request_bytes;      /* bytes one request may hold, answer included; 0 = default */
     size_t max_memory;             /* bytes requests may hold at once; 0 = the default */
     unsigned timeout;              /* idle connection timeout, seconds */
+    unsigned request_timeout;      /* a request's headers and body, seconds (server/conns.h) */
+    unsigned max_connections;      /* connections served at once on the data port */
+    unsigned max_client_connections; /* of them, from one client; 0 = no limit */
+    bool admin;                    /* --admin-port given (and not "off") */
+    unsigned admin_port;           /* the admin listener's port; 0 = pick a free one */
     bool cors_any;                 /* --cors-origin "*" */
     char cors_buf[SRV_CORS_BUF];   /* the origin list, NUL-separated; cors_origins point here */
     const char *cors_origins[SRV_CORS_MAX_ORIGINS];

@@ -6,29 +6,34 @@
  *   daemon with its own threads races with the worker removing the same listen fd
  *   from the epoll set, and the loser calls MHD_PANIC (abort): a SIGTERM would crash
  *   the process it was meant to stop gently. With poll() the workers rebuild their
- *   sets from was_quiesced each round and quiesce only signals them (ITC). With at
- *   most SRV_CONNECTION_LIMIT connections spread over the pool, poll's O(n) scan
- *   costs nothing next to one attention request.
+ *   sets from was_quiesced each round and quiesce only signals them (ITC); and poll
+ *   has no FD_SETSIZE ceiling on the number of connections.
  * - A thread pool of --threads workers (MHD wants no pool option at all for one).
- * - SRV_CONNECTION_LIMIT bounds the worst case of bodies held at once
- *   (connections x --max-body: 8 GiB at the defaults, reached only by clients that
- *   send that much: a body's buffer, sized to its Content-Length, is allocated at its
- *   first byte and its pages are touched as the bytes arrive), of connection pools
- *   (512 x 64 KiB = 32 MiB) and the file descriptors used; behind a load balancer
- *   more replicas, not more connections, is how attnd scales. MHD splits the limit
- *   evenly over the pool's workers; a worker at its share stops accepting, and a new
- *   client waits in the kernel's backlog until a connection ends, rather than being
- *   refused (tests/http/slow.test.mjs).
+ * - Slots: --max-connections (2048 by default) are served at once; libmicrohttpd's
+ *   own limit is a quarter higher, and server/conns.c marks the connections beyond
+ *   the slots (or beyond their client's --max-client-connections) to be answered a
+ *   fast 503 with Retry-After rather than left in the kernel's backlog, where a
+ *   client would wait without a word. What bounds memory is the budget
+ *   (server/budget.h: bodies are charged as they arrive), plus each connection's pool
+ *   (below), of which only the pages a client fills are touched. poll() scans each
+ *   worker's share of the connections every round; at a few thousand that is still
+ *   far less than one attention request. MHD splits its limit evenly over the pool's
+ *   workers; a worker at its share stops accepting (the backlog again), which the
+ *   quarter of spare slots keeps for bursts of refusals. Behind a load balancer more
+ *   replicas, not more connections, is how attnd scales.
+ * - File descriptors: the soft RLIMIT_NOFILE is raised to what the slots need (the
+ *   hard limit permitting; fewer slots, and a warning, otherwise).
  * - SRV_CONNECTION_MEMORY: MHD's per-connection pool holds the request line,
  *   headers, query parameters and its read buffer (bodies live in server/body.c,
  *   not there). 64 KiB takes long /v1/shapes query strings and browser headers;
  *   MHD's default of 32 KiB is tight once cookies and CORS headers add up.
  * - --timeout closes idle connections (MHD's default is none: a silent client
  *   would hold a connection forever). Idle, not total: a client that trickles a
- *   byte within every timeout keeps its connection, so the connection limit is what
- *   bounds such clients. 500 of them, spread over the workers, do not delay the
- *   requests of others (tests/http/slow.test.mjs): each poll() round is a scan of a
- *   few hundred descriptors.
+ *   byte within every timeout would keep its connection, so server/conns.c adds
+ *   deadlines on a request's headers and body (--request-timeout) and shuts down the
+ *   connections past them.
+ * - --admin-port: /healthz, /readyz and /metrics on a daemon of their own
+ *   (server/admin.c), so that probes answer however flooded the data port is.
  *
  * Not here: per-request logic (request.c), signals (main.c).
  */
@@ -43,27 +48,71 @@
 
 #include <microhttpd.h>
 
+#include "server/admin.h"
+#include "server/conns.h"
 #include "server/log.h"
 #include "server/request.h"
 
-#define SRV_CONNECTION_LIMIT 512u
 #define SRV_CONNECTION_MEMORY ((size_t)64 * 1024)
 #define SRV_REQUEST_BYTES_DEFAULT ((size_t)512 << 20) /* api_default_limits' too */
+/* Descriptors kept for all but the data port's connections: the listeners, each
+ * worker's wake-up channel, the admin daemon's connections, the log, /proc reads. */
+#define SRV_FD_RESERVE(threads) (64u + 2u * (threads) + SRV_ADMIN_CONNECTION_LIMIT)
 
 /* The address to listen on; sockaddr_storage is big enough for either family. */
-static bool srv_bind_addr(const struct srv_config *cfg, struct sockaddr_storage *ss)
+bool srv_http_bind_addr(const struct srv_config *cfg, unsigned port,
+                        struct sockaddr_storage *ss)
 {
     memset(ss, 0, sizeof *ss);
     if (cfg->bind_ipv6) {
         struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
         a->sin6_family = AF_INET6;
-        a->sin6_port = htons((uint16_t)cfg->port);
+        a->sin6_port = htons((uint16_t)port);
         return inet_pton(AF_INET6, cfg->bind, &a->sin6_addr) == 1;
     }
     struct sockaddr_in *a = (struct sockaddr_in *)ss;
     a->sin_family = AF_INET;
-    a->sin_port = htons((uint16_t)cfg->port);
+    a->sin_port = htons((uint16_t)port);
     return inet_pton(AF_INET, cfg->bind, &a->sin_addr) == 1;
+}
+
+/*
+ * The access handler as the daemon calls it: request.c's, with the connection's
+ * deadline moved to what the request is doing (server/conns.h). The final call
+ * computes the answer, so it is marked before: a deadline must not cut that short.
+ */
+static enum MHD_Result srv_http_on_request(void *cls, struct MHD_Connection *conn,
+                                           const char *url, const char *method,
+                                           const char *version, const char *upload_data,
+                                           size_t *upload_data_size, void **req_cls)
+{
+    bool first = srv_request_first_call(*req_cls);
+    if (!first && *upload_data_size == 0)
+        srv_conns_answering(conn);
+    enum MHD_Result ret = srv_on_request(cls, conn, url, method, version, upload_data,
+                                         upload_data_size, req_cls);
+    srv_conns_after_call(conn, first);
+    return ret;
+}
+
+static void srv_http_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                                  enum MHD_RequestTerminationCode toe)
+{
+    srv_on_completed(cls, conn, req_cls, toe);
+    srv_conns_request_done(conn);
+}
+
+/* The connection limits from the settings, fitted to the descriptors we may open. */
+static struct srv_conns_limits srv_http_limits(const struct srv_config *cfg)
+{
+    struct srv_conns_limits lim = {
+        .slots = cfg->max_connections,
+        .per_client = cfg->max_client_connections,
+        .idle_s = cfg->timeout,
+        .request_s = cfg->request_timeout,
+    };
+    srv_conns_fit_fds(&lim, SRV_FD_RESERVE(cfg->threads));
+    return lim;
 }
 
 bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
@@ -95,7 +144,7 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
     s->ctx.limits.max_request_bytes = request_max;
 
     struct sockaddr_storage addr;
-    if (!srv_bind_addr(cfg, &addr)) {
+    if (!srv_http_bind_addr(cfg, cfg->port, &addr)) {
         srv_log_message("error", "cannot use bind address %s", cfg->bind);
         return false;
     }
@@ -105,34 +154,53 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
         srv_log_message("error", "cannot start the threads for large requests");
         return false;
     }
+    struct srv_conns_limits lim = srv_http_limits(cfg);
+    s->conns = srv_conns_start(&lim);
+    if (s->conns == NULL) {
+        srv_log_message("error", "cannot start the connection registry (out of memory?)");
+        srv_lane_stop(&s->lane);
+        srv_lane_deinit(&s->lane);
+        return false;
+    }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
                      MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
                      (cfg->bind_ipv6 ? MHD_USE_IPv6 : 0);
-    /* One worker needs no pool; MHD_OPTION_ARRAY lets the option be left out. */
-    struct MHD_OptionItem pool[] = {
-        {cfg->threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, cfg->threads, NULL},
-        {MHD_OPTION_END, 0, NULL},
-    };
+    /* Options that may be left out: one worker needs no pool, no limit needs no count. */
+    unsigned per_ip = lim.per_client > 0 ? 2 * lim.per_client : 0; /* conns.h: twice */
+    struct MHD_OptionItem optional[3];
+    size_t n = 0;
+    if (cfg->threads > 1)
+        optional[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL};
+    if (per_ip > 0)
+        optional[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL};
+    optional[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     s->daemon = MHD_start_daemon(
-        flags, (uint16_t)cfg->port, NULL, NULL, srv_on_request, s,
+        flags, (uint16_t)cfg->port, NULL, NULL, srv_http_on_request, s,
         MHD_OPTION_EXTERNAL_LOGGER, srv_log_mhd, NULL,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout,
-        MHD_OPTION_CONNECTION_LIMIT, SRV_CONNECTION_LIMIT,
+        MHD_OPTION_CONNECTION_LIMIT, srv_conns_hard_limit(lim.slots),
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONNECTION_MEMORY,
-        MHD_OPTION_NOTIFY_COMPLETED, srv_on_completed, s,
+        MHD_OPTION_NOTIFY_COMPLETED, srv_http_on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, srv_conns_on_notify, s->conns,
         MHD_OPTION_URI_LOG_CALLBACK, srv_on_uri, s, /* the target as sent: request.c */
-        MHD_OPTION_ARRAY, pool,
+        MHD_OPTION_ARRAY, optional,
         MHD_OPTION_END);
     if (s->daemon == NULL) {
         srv_log_message("error", "cannot listen on %s port %u (in use, or not an address "
                                  "of this host?)", cfg->bind, cfg->port);
+        srv_conns_stop(s->conns);
+        s->conns = NULL;
         srv_lane_stop(&s->lane);
         srv_lane_deinit(&s->lane);
         return false;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = info != NULL ? info->port : (uint16_t)cfg->port;
+    if (cfg->admin && !srv_admin_start(s, cfg)) {
+        srv_http_stop(s);
+        return false;
+    }
     return true;
 }
 
@@ -169,10 +237,13 @@ void srv_http_stop(struct srv_server *s)
        jobs resume theirs (those not started answer 503). */
     srv_lane_stop(&s->lane);
     if (s->daemon != NULL)
-        MHD_stop_daemon(s->daemon);
+        MHD_stop_daemon(s->daemon); /* every connection closed, each one announced */
     srv_lane_deinit(&s->lane);
     s->daemon = NULL;
+    srv_conns_stop(s->conns); /* so the registry is empty, and the reaper may go */
+    s->conns = NULL;
     if (s->quiesced_fd >= 0)
         close(s->quiesced_fd);
     s->quiesced_fd = -1;
+    srv_admin_stop(s); /* last: the probes answered (/readyz 503) until now */
 }

@@ -22,6 +22,8 @@
 #include "server/lane.h"
 
 struct MHD_Daemon;
+struct srv_conns;
+struct sockaddr_storage;
 
 struct srv_server {
     const struct srv_config *cfg;  /* borrowed; outlives the server */
@@ -33,11 +35,21 @@ struct srv_server {
     struct srv_budget budget;      /* memory requests may hold at once */
     struct srv_lane lane;          /* large requests' threads (server/lane.h) */
     struct MHD_Daemon *daemon;
+    struct srv_conns *conns;       /* the data port's connections (server/conns.h); owned */
     int quiesced_fd;               /* the listen socket after srv_http_quiesce, else -1 */
     uint16_t port;                 /* the port actually bound */
+    struct MHD_Daemon *admin;      /* --admin-port's daemon (server/admin.h), or NULL */
+    uint16_t admin_port;           /* the admin port actually bound */
 };
 
-/* Binds and starts the worker threads. False (and a logged reason) on failure. */
+/* cfg's --bind address with `port`, for either listener. False when it does not parse. */
+bool srv_http_bind_addr(const struct srv_config *cfg, unsigned port,
+                        struct sockaddr_storage *ss);
+
+/*
+ * Binds and starts the worker threads, and the admin listener when asked for. False
+ * (and a logged reason) on failure.
+ */
 bool srv_http_start(struct srv_server *s, const struct srv_config *cfg);
 
 /* Not ready, stop accepting: new connections are refused, open ones keep going. */
@@ -48,7 +60,7 @@ long srv_http_in_flight(struct srv_server *s);
 /* Requests completed (answered, or ended by the client) since start. */
 unsigned long srv_http_completed(struct srv_server *s);
 
-/* Closes every connection and joins the threads. */
+/* Closes every connection and joins the threads; the admin listener last. */
 void srv_http_stop(struct srv_server *s);
 
 #endif

@@ -137,10 +137,12 @@ static unsigned srv_cpu_count(void)
     return n > 0 ? (unsigned)n : 1;
 }
 
-static void srv_print_listening(const struct srv_config *cfg, unsigned port)
+static void srv_print_listening(const struct srv_config *cfg, const struct srv_server *s)
 {
     const char *l = cfg->bind_ipv6 ? "[" : "", *r = cfg->bind_ipv6 ? "]" : "";
-    printf("attnd listening on http://%s%s%s:%u\n", l, cfg->bind, r, port);
+    if (s->admin != NULL) /* first: whoever waits for the line below knows both then */
+        printf("attnd admin listening on http://%s%s%s:%u\n", l, cfg->bind, r, s->admin_port);
+    printf("attnd listening on http://%s%s%s:%u\n", l, cfg->bind, r, s->port);
     fflush(stdout); /* tests and supervisors read this line to learn the port */
 }
 
@@ -210,7 +212,7 @@ static int srv_run(const struct srv_config *cfg)
     srv_signals_mask(SIG_UNBLOCK);
     if (!started)
         return 1;
-    srv_print_listening(cfg, s.port);
+    srv_print_listening(cfg, &s);
 
     int sig = srv_signals_wait_trimming(&s);
     srv_http_quiesce(&s); /* first: whoever reads the line below sees a server not ready */

@@ -65,6 +65,7 @@ struct srv_route_counters {
 };
 
 static struct srv_route_counters srv_counters[SRV_ROUTE_SLOTS];
+static atomic_ullong srv_conn_events[SRV_METRICS_CONN_EVENTS];
 static const char *srv_version = "unknown";
 static const char *srv_build = "unknown";
 
@@ -119,9 +120,16 @@ void srv_metrics_observe_cut(unsigned route, int status)
                               memory_order_relaxed);
 }
 
+void srv_metrics_connection(enum srv_metrics_conn what)
+{
+    if ((unsigned)what < SRV_METRICS_CONN_EVENTS)
+        atomic_fetch_add_explicit(&srv_conn_events[what], 1, memory_order_relaxed);
+}
+
 void srv_metrics_reset(void)
 {
     memset(srv_counters, 0, sizeof srv_counters);
+    memset(srv_conn_events, 0, sizeof srv_conn_events);
 }
 
 /* ---- the text ---- */
@@ -247,6 +255,36 @@ static void srv_render_bytes(struct srv_text *t, const char *name, const char *h
     }
 }
 
+static unsigned long long srv_conn_count(enum srv_metrics_conn what)
+{
+    return atomic_load_explicit(&srv_conn_events[what], memory_order_relaxed);
+}
+
+static void srv_render_connections(struct srv_text *t, const struct srv_metrics_gauges *g)
+{
+    srv_text_printf(t, "# HELP attnd_connections_open Connections of the data port holding "
+                       "a slot (--max-connections).\n# TYPE attnd_connections_open gauge\n"
+                       "attnd_connections_open %u\n", g->connections_open);
+    srv_text_printf(t, "# HELP attnd_connections_refused_total Connections answered 503 "
+                       "for being one too many: past --max-connections (slots) or past "
+                       "--max-client-connections (client).\n"
+                       "# TYPE attnd_connections_refused_total counter\n"
+                       "attnd_connections_refused_total{reason=\"slots\"} %llu\n"
+                       "attnd_connections_refused_total{reason=\"client\"} %llu\n",
+                    srv_conn_count(SRV_METRICS_CONN_REFUSED_SLOTS),
+                    srv_conn_count(SRV_METRICS_CONN_REFUSED_CLIENT));
+    srv_text_printf(t, "# HELP attnd_connections_timed_out_total Connections shut down past "
+                       "a deadline: still sending headers, still sending a body "
+                       "(--request-timeout), or refused and sending nothing.\n"
+                       "# TYPE attnd_connections_timed_out_total counter\n"
+                       "attnd_connections_timed_out_total{phase=\"headers\"} %llu\n"
+                       "attnd_connections_timed_out_total{phase=\"body\"} %llu\n"
+                       "attnd_connections_timed_out_total{phase=\"refused\"} %llu\n",
+                    srv_conn_count(SRV_METRICS_CONN_LATE_HEADERS),
+                    srv_conn_count(SRV_METRICS_CONN_LATE_BODY),
+                    srv_conn_count(SRV_METRICS_CONN_LATE_REFUSED));
+}
+
 bool srv_metrics_render(const struct srv_metrics_gauges *g, char **out, size_t *out_len)
 {
     struct srv_text t = { malloc(16384), 0, 16384, false };
@@ -265,6 +303,7 @@ bool srv_metrics_render(const struct srv_metrics_gauges *g, char **out, size_t *
     srv_text_printf(&t, "# HELP attnd_memory_budget_bytes The budget (--max-memory): past it, "
                         "new work is answered 503.\n# TYPE attnd_memory_budget_bytes gauge\n"
                         "attnd_memory_budget_bytes %zu\n", g->memory_budget);
+    srv_render_connections(&t, g);
     srv_render_bytes(&t, "attnd_request_bytes_total",
                      "Request body bytes received, by route template.", true);
     srv_render_bytes(&t, "attnd_response_bytes_total",

@@ -10,6 +10,9 @@
  *   attnd_memory_budget_bytes                   gauge: the budget's limit (--max-memory)
  *   attnd_request_bytes_total{route}            counter: request body bytes received
  *   attnd_response_bytes_total{route}           counter: response body bytes queued (0 for HEAD)
+ *   attnd_connections_open                      gauge: data-port connections holding a slot
+ *   attnd_connections_refused_total{reason}     counter: connections marked for a 503 (conns.h)
+ *   attnd_connections_timed_out_total{phase}    counter: connections shut down past a deadline
  *   attnd_build_info{version,build}             gauge, always 1
  *
  * `route` is a template from a small table (srv_metrics_route), never the raw path,
@@ -22,7 +25,8 @@
  * answer is queued, so a client that has its response can already see it counted.
  *
  * Not here: the HTTP side (request.c answers GET/HEAD /metrics), the gauges themselves
- * (http.c and budget.c keep them; the caller passes their values to srv_metrics_render).
+ * (http.c, budget.c and conns.c keep them; the caller passes their values to
+ * srv_metrics_render). The connection counters are counted here, by conns.c.
  */
 #ifndef SRV_METRICS_H
 #define SRV_METRICS_H
@@ -55,10 +59,23 @@ void srv_metrics_observe(unsigned route, int status, unsigned long long request_
  */
 void srv_metrics_observe_cut(unsigned route, int status);
 
+/* What became of a data-port connection (server/conns.c), for its counters. */
+enum srv_metrics_conn {
+    SRV_METRICS_CONN_REFUSED_SLOTS,  /* opened past --max-connections */
+    SRV_METRICS_CONN_REFUSED_CLIENT, /* opened past --max-client-connections */
+    SRV_METRICS_CONN_LATE_HEADERS,   /* shut down still sending a request's headers */
+    SRV_METRICS_CONN_LATE_BODY,      /* shut down still sending a body (--request-timeout) */
+    SRV_METRICS_CONN_LATE_REFUSED,   /* a refused one that sent no request in its grace */
+    SRV_METRICS_CONN_EVENTS
+};
+
+void srv_metrics_connection(enum srv_metrics_conn what);
+
 /* The server's gauges, read by the caller at the scrape. */
 struct srv_metrics_gauges {
     long in_flight;
     size_t memory_held, memory_budget;
+    unsigned connections_open; /* the data port's, holding a slot */
 };
 
 /*

@@ -18,8 +18,9 @@
  * What the server answers itself: OPTIONS (the CORS preflight), GET and HEAD
  * /metrics (its own counters, server/metrics.c), GET and HEAD of the playground's
  * files (server/www.c), requests that arrive on an open connection after
- * shutdown began (503, Connection: close), and requests whose head breaks RFC 9112
- * (400, 414, 501, each closing the connection: server/framing.h). Everything else, errors included, is
+ * shutdown began, or on a connection one too many (server/conns.h): 503,
+ * Connection: close; and requests whose head breaks RFC 9112 (400, 414, 501, each
+ * closing the connection: server/framing.h). Everything else, errors included, is
  * api/'s to word. Every answer is counted for /metrics when it is queued.
  *
  * Not here: routes, content negotiation, JSON: api/ decides all of them.
@@ -35,6 +36,7 @@
 
 #include "api/api.h"
 #include "server/body.h"
+#include "server/conns.h"
 #include "server/cors.h"
 #include "server/framing.h"
 #include "server/heap.h"
@@ -340,6 +342,7 @@ static enum MHD_Result srv_metrics_answer(struct srv_server *s, struct MHD_Conne
         .in_flight = srv_http_in_flight(s),
         .memory_held = srv_budget_held(&s->budget),
         .memory_budget = s->budget.limit,
+        .connections_open = srv_conns_open(s->conns),
     };
     if (!srv_metrics_render(&g, &res.body, &res.body_len))
         return srv_answer_unavailable(s, conn, r, "the server is out of memory");
@@ -493,6 +496,9 @@ static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connectio
     struct api_context ctx = srv_context(s);
     if (!ctx.ready)
         return srv_answer_unavailable(s, conn, r, "the server is shutting down");
+    const char *too_many = srv_conns_refusal(conn); /* one connection too many: conns.h */
+    if (too_many != NULL)
+        return srv_answer_unavailable(s, conn, r, too_many);
     if (strcmp(method, MHD_HTTP_METHOD_OPTIONS) == 0)
         return srv_preflight(s, conn, r);
     if (srv_is_metrics(url, method))
@@ -678,6 +684,12 @@ void *srv_on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     return r;
 }
 
+bool srv_request_first_call(const void *req_cls)
+{
+    const struct srv_request *r = req_cls;
+    return r == NULL || !r->started;
+}
+
 enum MHD_Result srv_on_request(void *cls, struct MHD_Connection *conn, const char *url,
                                const char *method, const char *version,
                                const char *upload_data, size_t *upload_data_size,
@@ -686,7 +698,7 @@ enum MHD_Result srv_on_request(void *cls, struct MHD_Connection *conn, const cha
     struct srv_server *s = cls;
     struct srv_request *r = *req_cls;
     url = srv_target_path(url); /* an absolute-form target is routed by its path */
-    if (r == NULL || !r->started)
+    if (srv_request_first_call(r))
         return srv_first_call(s, conn, url, method, version, req_cls);
     if (*upload_data_size > 0) {
         r->received += *upload_data_size;

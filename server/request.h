@@ -20,6 +20,7 @@
 #ifndef SRV_REQUEST_H
 #define SRV_REQUEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <microhttpd.h>
@@ -30,6 +31,12 @@ enum MHD_Result srv_on_request(void *cls, struct MHD_Connection *conn, const cha
                                const char *method, const char *version,
                                const char *upload_data, size_t *upload_data_size,
                                void **req_cls);
+
+/*
+ * Whether a call with this *req_cls is a request's first (its headers just in):
+ * srv_on_uri has made the state already, but the handler has not seen it.
+ */
+bool srv_request_first_call(const void *req_cls);
 
 void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                       enum MHD_RequestTerminationCode toe);

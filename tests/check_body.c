@@ -1,7 +1,8 @@
 /*
  * tests/check_body.c — server/body.c and server/budget.c without a server: how a
  * request body is stored, refused and drained as libmicrohttpd hands it over in
- * pieces, and how the memory budget charges, refuses and finds its default.
+ * pieces (its buffer, and its charge, following the bytes that arrived, never the
+ * length declared), and how the memory budget charges, refuses and finds its default.
  */
 #include <check.h>
 #include <stdint.h>
@@ -44,20 +45,22 @@ static enum srv_body_state feed(struct srv_body *b, size_t len, size_t piece)
     return st;
 }
 
-START_TEST(declared_length_is_allocated_once)
+START_TEST(a_declared_length_is_not_allocated_ahead)
 {
-    /* 3 MiB in MHD-sized pieces: one buffer of exactly the declared size, never moved. */
+    /* 3 MiB declared: the buffer follows what arrives, doubling, and stops at 3 MiB. */
     struct srv_body b;
     srv_body_init(&b, 16 * MIB, (long long)(3 * MIB), &roomy);
     ck_assert_ptr_null(b.data); /* a declaration alone allocates nothing */
     ck_assert_int_eq(srv_body_append(&b, "{", 1), SRV_BODY_OK);
-    ck_assert_uint_eq(b.cap, 3 * MIB);
-    const char *first = b.data;
-    ck_assert_int_eq(feed(&b, 3 * MIB - 1, 16384), SRV_BODY_OK);
-    ck_assert_ptr_eq(b.data, first);
+    ck_assert_uint_eq(b.cap, SRV_BODY_FIRST_MIN);
+    ck_assert_int_eq(feed(&b, MIB - 1, 16384), SRV_BODY_OK);
+    ck_assert_uint_eq(b.cap, MIB); /* within twice what has arrived */
+    ck_assert_int_eq(feed(&b, 2 * MIB, 16384), SRV_BODY_OK);
     ck_assert_uint_eq(b.len, 3 * MIB);
-    ck_assert_uint_eq(b.cap, 3 * MIB);
+    ck_assert_uint_eq(b.cap, 3 * MIB); /* not 4 MiB: no more than declared will come */
     ck_assert_int_eq(b.data[0], '{');
+    ck_assert_int_eq(b.data[1], 'a');
+    ck_assert_int_eq(b.data[3 * MIB - 1], (char)('a' + 16383 % 26)); /* a piece's last */
     srv_body_free(&b);
 }
 END_TEST
@@ -76,7 +79,8 @@ START_TEST(declaration_over_the_limit_costs_at_most_the_limit)
 {
     struct srv_body b;
     srv_body_init(&b, MIB, 9223372036854775807LL, &roomy);
-    ck_assert_uint_eq(b.first, MIB);
+    ck_assert_uint_eq(b.first, SRV_BODY_FIRST_MIN);
+    ck_assert_uint_eq(b.ceiling, MIB);
     ck_assert_int_eq(feed(&b, MIB, 65536), SRV_BODY_OK);
     ck_assert_uint_eq(b.cap, MIB);
     ck_assert_int_eq(srv_body_append(&b, "x", 1), SRV_BODY_TOO_LARGE);
@@ -118,6 +122,8 @@ START_TEST(the_buffer_is_charged_while_it_exists)
     srv_body_init(&b, 16 * MIB, (long long)(3 * MIB), &roomy);
     ck_assert_uint_eq(srv_budget_held(&roomy), 0); /* nothing allocated, nothing charged */
     ck_assert_int_eq(feed(&b, 1, 1), SRV_BODY_OK);
+    ck_assert_uint_eq(srv_budget_held(&roomy), SRV_BODY_FIRST_MIN); /* what exists, not 3 MiB */
+    ck_assert_int_eq(feed(&b, 3 * MIB - 1, 65536), SRV_BODY_OK);
     ck_assert_uint_eq(srv_budget_held(&roomy), 3 * MIB);
     srv_body_free(&b);
     ck_assert_uint_eq(srv_budget_held(&roomy), 0);
@@ -127,15 +133,18 @@ END_TEST
 
 START_TEST(a_body_past_the_budget_is_refused_and_drained)
 {
+    /* 3 MiB declared with 2 MiB held by others under 4 MiB: the first 2 MiB fit. */
     struct srv_budget budget;
     srv_budget_init(&budget, 4 * MIB);
     srv_budget_charge(&budget, 2 * MIB); /* other requests' answers, past the slack */
     struct srv_body b;
     srv_body_init(&b, 16 * MIB, (long long)(3 * MIB), &budget);
-    ck_assert_int_eq(feed(&b, 1, 1), SRV_BODY_OVER_BUDGET);
+    ck_assert_int_eq(feed(&b, 2 * MIB, 65536), SRV_BODY_OK);
+    ck_assert_uint_eq(srv_budget_held(&budget), 4 * MIB);
+    ck_assert_int_eq(feed(&b, 1, 1), SRV_BODY_OVER_BUDGET); /* growing to 3 MiB would pass */
     ck_assert_uint_eq(b.wanted, 3 * MIB);
     ck_assert_ptr_null(b.data);
-    ck_assert_uint_eq(srv_budget_held(&budget), 2 * MIB); /* nothing charged for it */
+    ck_assert_uint_eq(srv_budget_held(&budget), 2 * MIB); /* its charge went back */
     ck_assert_int_eq(feed(&b, MIB - 1, 65536), SRV_BODY_OVER_BUDGET); /* drained */
     srv_body_free(&b);
     ck_assert_uint_eq(srv_budget_held(&budget), 2 * MIB);
@@ -146,6 +155,32 @@ START_TEST(a_body_past_the_budget_is_refused_and_drained)
     ck_assert_int_eq(feed(&b, 5 * MIB, 65536), SRV_BODY_OK);
     ck_assert_uint_eq(srv_budget_held(&budget), 5 * MIB);
     srv_body_free(&b);
+    ck_assert_uint_eq(srv_budget_held(&budget), 0);
+}
+END_TEST
+
+START_TEST(declared_lengths_that_never_arrive_leave_the_budget_free)
+{
+    /*
+     * The slow-body attack: 45 bodies each declare a 45th of the budget and send one
+     * byte. They hold 45 first buffers, not the budget, so a small body still fits.
+     */
+    enum { N = 45 };
+    struct srv_budget budget;
+    srv_budget_init(&budget, 45 * 16 * MIB);
+    static struct srv_body slow[N];
+    for (int i = 0; i < N; i++) {
+        srv_body_init(&slow[i], 16 * MIB, (long long)(16 * MIB), &budget);
+        ck_assert_int_eq(srv_body_append(&slow[i], "{", 1), SRV_BODY_OK);
+    }
+    ck_assert_uint_eq(srv_budget_held(&budget), N * SRV_BODY_FIRST_MIN);
+    struct srv_body small;
+    srv_body_init(&small, 16 * MIB, 36, &budget);
+    ck_assert_int_eq(feed(&small, 36, 36), SRV_BODY_OK);
+    ck_assert_uint_eq(small.cap, 36);
+    srv_body_free(&small);
+    for (int i = 0; i < N; i++)
+        srv_body_free(&slow[i]);
     ck_assert_uint_eq(srv_budget_held(&budget), 0);
 }
 END_TEST
@@ -266,13 +301,14 @@ static Suite *body_suite(void)
     Suite *s = suite_create("body");
     TCase *core = tcase_create("Core");
     tcase_add_checked_fixture(core, setup, teardown);
-    tcase_add_test(core, declared_length_is_allocated_once);
+    tcase_add_test(core, a_declared_length_is_not_allocated_ahead);
     tcase_add_test(core, small_declared_length_is_not_rounded_up);
     tcase_add_test(core, declaration_over_the_limit_costs_at_most_the_limit);
     tcase_add_test(core, without_a_length_it_grows_to_the_limit);
     tcase_add_test(core, a_body_that_keeps_coming_is_cut_off);
     tcase_add_test(core, the_buffer_is_charged_while_it_exists);
     tcase_add_test(core, a_body_past_the_budget_is_refused_and_drained);
+    tcase_add_test(core, declared_lengths_that_never_arrive_leave_the_budget_free);
     tcase_add_test(core, a_growing_body_is_refused_when_it_would_pass_the_budget);
     tcase_add_test(core, budget_takes_until_the_limit_unless_alone);
     tcase_add_test(core, default_is_two_thirds_of_the_tightest_limit);

@@ -14,7 +14,8 @@ static char *render(void)
 {
     char *text = NULL;
     size_t len = 0;
-    struct srv_metrics_gauges g = { .in_flight = 1, .memory_held = 1234, .memory_budget = 5678 };
+    struct srv_metrics_gauges g = { .in_flight = 1, .memory_held = 1234, .memory_budget = 5678,
+                                    .connections_open = 42 };
     ck_assert(srv_metrics_render(&g, &text, &len));
     ck_assert_uint_eq(strlen(text), len);
     return text;
@@ -67,6 +68,10 @@ START_TEST(counts_by_route_and_status)
     srv_metrics_observe(srv_metrics_route("/nope"), 404, 0, 150, 0.0001);
     srv_metrics_observe(a, 0, 1, 1, 1);   /* no status: not counted */
     srv_metrics_observe(a, 600, 1, 1, 1); /* out of range: not counted */
+    srv_metrics_connection(SRV_METRICS_CONN_REFUSED_SLOTS);
+    srv_metrics_connection(SRV_METRICS_CONN_REFUSED_SLOTS);
+    srv_metrics_connection(SRV_METRICS_CONN_LATE_BODY);
+    srv_metrics_connection(SRV_METRICS_CONN_EVENTS); /* not an event: not counted */
     char *t = render();
     ck_assert_ptr_nonnull(strstr(t, "attnd_requests_total{route=\"/v1/attention\",status=\"200\"} 2\n"));
     ck_assert_ptr_nonnull(strstr(t, "attnd_requests_total{route=\"/v1/attention\",status=\"422\"} 1\n"));
@@ -76,6 +81,11 @@ START_TEST(counts_by_route_and_status)
     ck_assert_ptr_nonnull(strstr(t, "attnd_requests_in_flight 1\n"));
     ck_assert_ptr_nonnull(strstr(t, "attnd_memory_held_bytes 1234\n"));
     ck_assert_ptr_nonnull(strstr(t, "attnd_memory_budget_bytes 5678\n"));
+    ck_assert_ptr_nonnull(strstr(t, "attnd_connections_open 42\n"));
+    ck_assert_ptr_nonnull(strstr(t, "attnd_connections_refused_total{reason=\"slots\"} 2\n"));
+    ck_assert_ptr_nonnull(strstr(t, "attnd_connections_refused_total{reason=\"client\"} 0\n"));
+    ck_assert_ptr_nonnull(strstr(t, "attnd_connections_timed_out_total{phase=\"headers\"} 0\n"));
+    ck_assert_ptr_nonnull(strstr(t, "attnd_connections_timed_out_total{phase=\"body\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(t, "attnd_build_info{version=\"9.9.9\",build=\"abc123\"} 1\n"));
     /* A route that answered nothing has no series. */
     ck_assert_ptr_null(strstr(t, "route=\"/healthz\""));

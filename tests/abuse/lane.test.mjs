@@ -91,13 +91,16 @@ test('four clients looping on large requests: small ones keep a p99 under 50 ms'
   assert.ok(quantile(all, 0.99) < 50, `p99 ${quantile(all, 0.99).toFixed(1)} ms`);
   assert.ok(health[health.length - 1] < 1000, `/healthz max ${health[health.length - 1]} ms`);
   // A quiet second after the burst, the heap's free memory goes back to the kernel
-  // (server/heap.h), what the lane's threads allocated included.
+  // (server/heap.h), what the lane's threads allocated included: what stays resident is
+  // a small part of the burst's peak (hundreds of MB: answers of 260 MB are made).
   await new Promise((r) => setTimeout(r, 2500));
-  const rss = Number(readFileSync(`/proc/${s.proc.pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m)[1]);
-  console.log(`# resident after a quiet while: ${rss} KiB`);
+  const status = readFileSync(`/proc/${s.proc.pid}/status`, 'utf8');
+  const kib = (name) => Number(status.match(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm'))[1]);
+  const rss = kib('VmRSS'), peak = kib('VmHWM');
+  console.log(`# resident after a quiet while: ${rss} KiB, at the peak ${peak} KiB`);
   // ASan keeps freed memory in quarantine: its builds get a looser bound.
-  const bound = (process.env.ATTND_SANITIZER ? 256 : 96) * 1024;
-  assert.ok(rss < bound, `resident ${rss} KiB after the burst`);
+  const share = process.env.ATTND_SANITIZER ? 0.5 : 0.25;
+  assert.ok(rss < share * peak, `resident ${rss} KiB after the burst, peak ${peak} KiB`);
   await s.stop();
 });
 

@@ -7,9 +7,11 @@
 #      unless podman already has them (no registry is reachable here)
 #   3. build the image (docker format, so HEALTHCHECK is kept); its build stage runs
 #      `make unit`
-#   4. run it with host networking on a free loopback port; check /healthz, the seed 000
-#      example's exact weights, /metrics, the HEALTHCHECK, the image's settings
-#      (ATTND_BIND=0.0.0.0, OPENBLAS_NUM_THREADS=1, EXPOSE 8080) and that attnd is not root
+#   4. run it with host networking on free loopback ports; check /healthz, the seed 000
+#      example's exact weights, /metrics, the admin port (/healthz, /readyz, /metrics, and
+#      nothing else), the HEALTHCHECK (on the admin port), the image's settings
+#      (ATTND_BIND=0.0.0.0, ATTND_ADMIN_PORT=9090, OPENBLAS_NUM_THREADS=1, EXPOSE 8080
+#      and 9090) and that attnd is not root
 #   5. a second container under --memory 512m: the memory budget follows the limit, and
 #      slow clients get 503s instead of getting attnd killed
 #   6. podman stop (SIGTERM): attnd exits 0 within 10 s
@@ -51,12 +53,13 @@ lint_dockerfile() {
   [ -z "$out" ] || { echo "$out"; return 1; } # it exits 0 on warnings: any output fails
 }
 check "dockerfile-utils lint docker/Dockerfile: no findings" lint_dockerfile
-check "docker/compose.yaml builds docker/Dockerfile and publishes 8080" node -e '
+check "docker/compose.yaml builds docker/Dockerfile, publishes 8080 and the admin port locally" node -e '
   const y = require("js-yaml").load(require("fs").readFileSync("docker/compose.yaml", "utf8"));
   const s = y.services.attnd, assert = require("assert");
   assert.equal(s.build.dockerfile, "docker/Dockerfile");
   assert.equal(s.build.context, "..");
   assert.ok(s.ports.includes("8080:8080"));
+  assert.ok(s.ports.includes("127.0.0.1:9090:9090"), "the admin port, on this machine only");
   assert.equal(s.read_only, true);'
 
 # ---- 2. podman and the base images ----
@@ -135,7 +138,9 @@ inspect() { podman image inspect --format "$1" "$IMAGE"; }
 env_has() { inspect '{{range .Config.Env}}{{println .}}{{end}}' | grep -x "$1" >/dev/null; }
 check "the image sets ATTND_BIND=0.0.0.0" env_has ATTND_BIND=0.0.0.0
 check "the image sets OPENBLAS_NUM_THREADS=1" env_has OPENBLAS_NUM_THREADS=1
+check "the image sets ATTND_ADMIN_PORT=9090" env_has ATTND_ADMIN_PORT=9090
 check "the image exposes 8080/tcp" bash -c "podman image inspect --format '{{json .Config.ExposedPorts}}' '$IMAGE' | grep -q '8080/tcp'"
+check "the image exposes 9090/tcp (admin)" bash -c "podman image inspect --format '{{json .Config.ExposedPorts}}' '$IMAGE' | grep -q '9090/tcp'"
 check "the image has a HEALTHCHECK using --probe" bash -c "podman image inspect --format '{{json .Config.Healthcheck}}' '$IMAGE' | grep -q -- '--probe'"
 check "the image's user is not root" bash -c "u=\$(podman image inspect --format '{{.Config.User}}' '$IMAGE'); [ -n \"\$u\" ] && [ \"\${u%%:*}\" != 0 ] && [ \"\${u%%:*}\" != root ]"
 check "the image's entrypoint is exec-form attnd" bash -c "podman image inspect --format '{{json .Config.Entrypoint}}' '$IMAGE' | grep -qx '\\[\"/usr/local/bin/attnd\"\\]'"
@@ -148,12 +153,13 @@ echo "image $IMAGE: $size_mb MB ($size bytes)"
 
 # ---- 4. run ----
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+admin_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cleanup() { podman rm -f "$NAME" >/dev/null 2>&1; }
 trap cleanup EXIT
 # Host networking, bound to loopback only: nothing is published beyond this machine.
 if ! podman run -d --name "$NAME" --network host --read-only \
-     -e ATTND_PORT="$port" -e ATTND_BIND=127.0.0.1 -e ATTND_LOG=json "$IMAGE" \
-     >/dev/null 2>"$W/run.log"; then # podman notes there that systemd cannot time the healthcheck
+     -e ATTND_PORT="$port" -e ATTND_ADMIN_PORT="$admin_port" -e ATTND_BIND=127.0.0.1 \
+     -e ATTND_LOG=json "$IMAGE" >/dev/null 2>"$W/run.log"; then # podman notes there that systemd cannot time the healthcheck
   fail "podman run"
   finish
 fi
@@ -181,6 +187,11 @@ check "POST /v1/attention, seed 000: the exact weights and output" seed
 check "GET /readyz is 200" curl -fsS "$base/readyz"
 check "GET /metrics counts the seed request" bash -c \
   "curl -fsS '$base/metrics' | grep -q 'attnd_requests_total{route=\"/v1/attention\",status=\"200\"} 1'"
+admin="http://127.0.0.1:$admin_port"
+check "the admin port answers /healthz, /readyz and /metrics" bash -c \
+  "curl -fsS '$admin/healthz' && curl -fsS '$admin/readyz' && curl -fsS '$admin/metrics' | grep -q '^attnd_build_info'"
+check "the admin port serves nothing else (404)" bash -c \
+  "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$admin/version')\" = 404 ]"
 check "GET /version reports the build id $build_id" bash -c "curl -fsS '$base/version' | grep -qF '\"build\":\"$build_id\"'"
 not_root() { # attnd's own process, seen from the host: its real, effective, saved uids
   local pid uids
@@ -190,7 +201,7 @@ not_root() { # attnd's own process, seen from the host: its real, effective, sav
   [ -n "$uids" ] && ! printf '%s\n' $uids | grep -qx 0
 }
 check "attnd runs as a non-root user" not_root
-check "the HEALTHCHECK (attnd --probe) passes" podman healthcheck run "$NAME"
+check "the HEALTHCHECK (attnd --probe, on the admin port) passes" podman healthcheck run "$NAME"
 check "the access log is JSON on stderr" bash -c \
   "podman logs '$NAME' 2>&1 | grep '\"path\":\"/v1/attention\"' | head -1 | node -e 'let s=\"\"; process.stdin.on(\"data\", d => s += d).on(\"end\", () => JSON.parse(s))'"
 
@@ -205,7 +216,7 @@ mem_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 
 mem_base="http://127.0.0.1:$mem_port"
 mem_up() {
   podman run -d --name "$MEM_NAME" --network host --read-only --memory 512m \
-    -e ATTND_PORT="$mem_port" -e ATTND_BIND=127.0.0.1 -e ATTND_LOG=off "$IMAGE" \
+    -e ATTND_PORT="$mem_port" -e ATTND_ADMIN_PORT=off -e ATTND_BIND=127.0.0.1 -e ATTND_LOG=off "$IMAGE" \
     >/dev/null 2>>"$W/run.log" || return 1
   for _ in $(seq 50); do curl -fsS "$mem_base/healthz" >/dev/null 2>&1 && return 0; sleep 0.2; done
   return 1

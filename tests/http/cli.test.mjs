@@ -10,7 +10,9 @@ test('--help prints the usage on stdout and exits 0', () => {
   assert.equal(r.status, 0);
   assert.match(r.stdout, /^usage: attnd/);
   for (const flag of ['--bind', '--port', '--threads', '--max-body', '--max-cells',
-    '--max-batch', '--max-memory', '--max-request-bytes', '--timeout', '--cors-origin', '--log', '--probe',
+    '--max-batch', '--max-memory', '--max-request-bytes', '--timeout', '--request-timeout',
+    '--max-connections', '--max-client-connections', '--admin-port', '--cors-origin', '--log',
+    '--probe',
     '--version']) {
     assert.ok(r.stdout.includes(flag), `usage mentions ${flag}`);
   }
@@ -37,6 +39,10 @@ const bad = [
   [['--log', 'loud'], '--log', '"loud"', /text, json or off/],
   [['--timeout', '1x'], '--timeout', '"1x"', /1 to 86400/],
   [['--timeout', ' 5'], '--timeout', '" 5"', /1 to 86400/],
+  [['--request-timeout', '0'], '--request-timeout', '"0"', /1 to 86400/],
+  [['--max-connections', '0'], '--max-connections', '"0"', /1 to 65536/],
+  [['--max-client-connections', '-1'], '--max-client-connections', '"-1"', /0 to 65536.*0 = no limit/],
+  [['--admin-port', 'on'], '--admin-port', '"on"', /0 to 65535.*off = none/],
   [['--bind', 'localhost:80'], '--bind', '"localhost:80"', /IPv4 or IPv6/],
   [['--cors-origin', 'example.org'], '--cors-origin', '"example.org"', /origins/],
   [['--bogus'], '"--bogus"', 'unknown option', /see --help/],

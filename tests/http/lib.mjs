@@ -113,16 +113,16 @@ export function startServer(args = [], env = {}) {
 
 /**
  * One request on a fresh connection. body: string or Buffer (sent with Content-Length)
- * or an array of strings (sent chunked, one write each). Resolves
- * {status, headers, body (string), json()}.
+ * or an array of strings (sent chunked, one write each); localAddress: the loopback
+ * address to send from (another client). Resolves {status, headers, body (string), json()}.
  */
-export function request(port, { method = 'GET', path = '/', headers = {}, body } = {}) {
+export function request(port, { method = 'GET', path = '/', headers = {}, body, localAddress } = {}) {
   return new Promise((resolve, reject) => {
     const chunked = Array.isArray(body);
     const h = { ...headers };
     if (body !== undefined && !chunked) h['Content-Length'] = Buffer.byteLength(body);
     const req = http.request(
-      { host: '127.0.0.1', port, method, path, headers: h, agent: false },
+      { host: '127.0.0.1', port, method, path, headers: h, agent: false, localAddress },
       (res) => {
         const parts = [];
         res.on('data', (d) => parts.push(d));
@@ -280,3 +280,47 @@ export function assertProblem(assert, res, status) {
   assert.equal(p.status, status);
   return p;
 }
+
+/**
+ * n TCP connections, all connected, spread round-robin over the loopback source
+ * `addresses` (127.0.0.2 and so on are other clients to a per-client limit). Each
+ * socket gets closedByPeer (set on close) and closedAt (Date.now() then).
+ */
+export async function openMany(port, n, addresses = ['127.0.0.1']) {
+  const socks = [];
+  for (let i = 0; i < n; i += 200) // in batches: a burst of thousands overflows the backlog
+    socks.push(...await Promise.all(
+      Array.from({ length: Math.min(200, n - i) }, (_, j) => new Promise((resolve, reject) => {
+        const s = net.connect({ port, host: '127.0.0.1',
+          localAddress: addresses[(i + j) % addresses.length] });
+        s.closedByPeer = false;
+        s.on('close', () => { s.closedByPeer = true; s.closedAt = Date.now(); });
+        s.on('error', () => {});
+        s.once('connect', () => resolve(s));
+        s.once('error', reject);
+      })),
+    ));
+  return socks;
+}
+
+/** Resolves once every socket is closed, or rejects after ms with how many are still open. */
+export function allClosed(socks, ms) {
+  return new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const tick = setInterval(() => {
+      const open = socks.filter((s) => !s.closedByPeer).length;
+      if (open === 0) {
+        clearInterval(tick);
+        resolve(Date.now() - t0);
+      } else if (Date.now() - t0 > ms) {
+        clearInterval(tick);
+        reject(new Error(`${open} of ${socks.length} connections still open after ${ms} ms`));
+      }
+    }, 50);
+  });
+}
+
+/** `count` loopback source addresses, none of them 127.0.0.1: as many other clients. */
+export const loopbacks = (count, offset = 0) =>
+  Array.from({ length: count }, (_, i) => offset + i)
+    .map((n) => `127.${1 + Math.floor(n / 250)}.0.${(n % 250) + 1}`);

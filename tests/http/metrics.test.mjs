@@ -64,6 +64,9 @@ test('the text declares every metric and parses', async () => {
     attnd_memory_budget_bytes: 'gauge',
     attnd_request_bytes_total: 'counter',
     attnd_response_bytes_total: 'counter',
+    attnd_connections_open: 'gauge',
+    attnd_connections_refused_total: 'counter',
+    attnd_connections_timed_out_total: 'counter',
     attnd_build_info: 'gauge',
   });
   for (const key of m.samples.keys()) {

@@ -1,8 +1,8 @@
 // tests/k8s/manifests.test.mjs — docker/k8s as Kubernetes would take it: rendered by
 // `kubectl kustomize` (no cluster needed), every object checked against its API schema
-// (kubernetes-models), then the choices the README promises: probes, resources, a
-// locked-down pod, a grace period that covers attnd's drain, and a Service, HPA and
-// PodDisruptionBudget that point at the Deployment's pods.
+// (kubernetes-models), then the choices the README promises: probes and scrapes on the
+// admin port, resources, a locked-down pod, a grace period that covers attnd's drain,
+// and a Service, HPA and PodDisruptionBudget that point at the Deployment's pods.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -64,14 +64,43 @@ test('the Deployment: 2 replicas, probes on /readyz and /healthz, resources', ()
   assert.equal(http.containerPort, 8080);
   assert.equal(c.readinessProbe.httpGet.path, '/readyz');
   assert.equal(c.livenessProbe.httpGet.path, '/healthz');
-  for (const probe of [c.readinessProbe, c.livenessProbe])
-    assert.ok(probe.httpGet.port === 'http' || probe.httpGet.port === 8080);
   for (const kind of ['requests', 'limits'])
     for (const r of ['cpu', 'memory']) assert.ok(c.resources[kind]?.[r], `resources.${kind}.${r}`);
   const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
   const cpuLimit = Number(String(c.resources.limits.cpu).replace(/m$/, 'e-3'));
   assert.ok(Number(env.ATTND_THREADS) >= 1 && Number(env.ATTND_THREADS) <= Math.max(1, cpuLimit),
     'ATTND_THREADS is set and fits the CPU limit (the default would be the node\'s CPU count)');
+});
+
+test('probes and Prometheus use the admin port, which the Service does not expose', () => {
+  const d = one('Deployment');
+  const c = d.spec.template.spec.containers[0];
+  const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+  const admin = c.ports.find((p) => p.name === 'admin');
+  assert.ok(admin, 'a container port named admin');
+  assert.equal(String(admin.containerPort), env.ATTND_ADMIN_PORT, 'ATTND_ADMIN_PORT is that port');
+  assert.notEqual(admin.containerPort, c.ports.find((p) => p.name === 'http').containerPort);
+  for (const probe of [c.readinessProbe, c.livenessProbe, c.startupProbe])
+    assert.ok(probe.httpGet.port === 'admin' || probe.httpGet.port === admin.containerPort,
+      `${probe.httpGet.path} is probed on the admin port`);
+  const ann = d.spec.template.metadata.annotations;
+  assert.equal(ann['prometheus.io/scrape'], 'true');
+  assert.equal(ann['prometheus.io/port'], String(admin.containerPort));
+  assert.equal(ann['prometheus.io/path'], '/metrics');
+  const svc = one('Service');
+  for (const p of svc.spec.ports)
+    assert.ok(p.targetPort !== 'admin' && p.targetPort !== admin.containerPort,
+      'the Service sends clients to the data port only');
+});
+
+test('the per-client connection limit is set on purpose', () => {
+  const c = one('Deployment').spec.template.spec.containers[0];
+  const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+  const slots = Number(env.ATTND_MAX_CONNECTIONS);
+  const perClient = Number(env.ATTND_MAX_CLIENT_CONNECTIONS);
+  assert.ok(slots >= 1, 'ATTND_MAX_CONNECTIONS is set');
+  assert.ok(perClient === 0 || perClient < slots,
+    'ATTND_MAX_CLIENT_CONNECTIONS is 0 (behind a balancer) or leaves room for other clients');
 });
 
 test('the pod is locked down: non-root, read-only root filesystem, no privilege escalation', () => {
