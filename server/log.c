@@ -10,6 +10,7 @@
  */
 #include "server/log.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -213,8 +214,45 @@ void srv_log_message(const char *level, const char *fmt, ...)
     va_end(ap);
 }
 
+/*
+ * libmicrohttpd writes a line for each connection that fails, and any client can make
+ * connections fail ("Socket has been disconnected when reading request": one a
+ * connection reset mid-request, or cut by a deadline, server/conns.h). A flood of them
+ * must not fill the log, or the disk under it, so at most SRV_LOG_MHD_PER_SECOND of its
+ * lines are written each second; the first one written after some were dropped is
+ * preceded by a line that counts them.
+ */
+#define SRV_LOG_MHD_PER_SECOND 10
+
+static pthread_mutex_t srv_log_mhd_lock = PTHREAD_MUTEX_INITIALIZER;
+static time_t srv_log_mhd_second;      /* the window, CLOCK_MONOTONIC seconds */
+static unsigned srv_log_mhd_written;   /* lines written in it */
+static unsigned long srv_log_mhd_dropped; /* lines dropped since the last one written */
+
 void srv_log_mhd(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    unsigned long dropped = 0;
+    pthread_mutex_lock(&srv_log_mhd_lock);
+    if (now.tv_sec != srv_log_mhd_second) {
+        srv_log_mhd_second = now.tv_sec;
+        srv_log_mhd_written = 0;
+    }
+    bool write = srv_log_mhd_written < SRV_LOG_MHD_PER_SECOND;
+    if (write) {
+        srv_log_mhd_written++;
+        dropped = srv_log_mhd_dropped;
+        srv_log_mhd_dropped = 0;
+    } else {
+        srv_log_mhd_dropped++;
+    }
+    pthread_mutex_unlock(&srv_log_mhd_lock);
+    if (!write)
+        return;
+    if (dropped > 0)
+        srv_log_message("warn", "%lu more libmicrohttpd messages were not logged (at most %d "
+                        "a second)", dropped, SRV_LOG_MHD_PER_SECOND);
     srv_log_vmessage("error", fmt, ap);
 }

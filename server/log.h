@@ -42,7 +42,10 @@ void srv_log_access(const struct srv_access *a);
 void srv_log_message(const char *level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* libmicrohttpd's logger (MHD_OPTION_EXTERNAL_LOGGER): its messages as "error" lines. */
+/*
+ * libmicrohttpd's logger (MHD_OPTION_EXTERNAL_LOGGER): its messages as "error" lines, at
+ * most ten a second (the rest counted in a "warn" line before the next one written).
+ */
 void srv_log_mhd(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /*

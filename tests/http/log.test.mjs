@@ -209,3 +209,35 @@ test('startup: advice on OPENBLAS_CORETYPE exactly when OpenBLAS runs generic ke
     await t.stop();
   }
 });
+
+/** n connections that send half a request head each, then are reset: one libmicrohttpd error each. */
+async function resetMidHead(port, n) {
+  const socks = await Promise.all(Array.from({ length: n }, () => new Promise((resolve, reject) => {
+    const c = net.connect(port, '127.0.0.1', () => {
+      c.write('GET /healthz HTTP/1.1\r\nHo');
+      resolve(c);
+    });
+    c.on('error', () => {});
+    c.once('error', reject);
+  })));
+  await sleep(200); // each half head is read before the reset
+  for (const c of socks) c.resetAndDestroy();
+}
+
+test('libmicrohttpd\'s lines cannot flood the log: ten a second, the rest counted', async (t) => {
+  const s = await startServer();
+  t.after(() => s.proc.kill('SIGKILL'));
+  const errors = (e) => e.split('\n').filter((l) => / level=error Socket has been disconnected/.test(l));
+  await resetMidHead(s.port, 40);
+  await sleep(600);
+  const first = errors(s.stderr());
+  assert.ok(first.length >= 1 && first.length <= 20, `${first.length} lines for 40 resets`);
+  // A second later, the next line says how many were dropped.
+  await sleep(1100);
+  await resetMidHead(s.port, 1);
+  const err = await s.waitStderr((e) => /more libmicrohttpd messages were not logged/.test(e));
+  const m = err.match(/level=warn (\d+) more libmicrohttpd messages were not logged \(at most 10 a second\)/);
+  assert.ok(m, err);
+  assert.equal(Number(m[1]) + first.length, 40, 'every line is written or counted');
+  await s.stop();
+});
