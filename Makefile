@@ -8,7 +8,7 @@
 #   make alloc       every allocation of a request made to fail in turn, under ASan/LSan
 #   make tsan        the HTTP suite against a ThreadSanitizer build
 #   make load        wrk at 64 connections for 20 s, then SIGTERM under load
-#   make abuse       thousands of connections, slow headers and bodies, floods (about 40 s)
+#   make abuse       floods, slow headers and bodies, large answers and the lane (about a minute)
 #   make bench       core, JSON and HTTP benchmarks against the floors and a Python service
 #   make container   the Docker image built with podman, run, probed and stopped (CI; needs root)
 #
@@ -146,7 +146,7 @@ tsan: deps-test
 load: deps-test all
 	tests/load/run.sh $(ATTND)
 
-# Abuse (tests/abuse/): slow headers and bodies, one client's thousands of connections, every slot taken; each test under a minute.
+# Abuse (tests/abuse/): slow headers and bodies, one client's thousands of connections, every slot taken, a 703 MB answer, small requests beside large ones; each test under a minute.
 abuse: all node_modules/.package-lock.json
 	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=120000 tests/abuse/
 
