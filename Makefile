@@ -1,5 +1,6 @@
 # attnd — one non-recursive Makefile. Objects go under $(BUILD_DIR); `make help` lists targets.
 #
+#   make check       the quick loop: layer lint and unit tests; no root, no network
 #   make run         install missing Debian packages (as root), build, serve on 127.0.0.1:8080
 #   make test        the whole suite: unit (core, api, render), HTTP, README examples, browser
 #   make asan        the unit and HTTP suites built with AddressSanitizer + UBSan
@@ -13,7 +14,8 @@
 #   make container   the Docker image built with podman, run, probed and stopped (CI; needs root)
 #
 # Variables: BUILD_DIR (build), SANITIZER (e.g. address,undefined), PORT (8080), ARGS,
-# FUZZ_SECONDS (30), BENCH_SECONDS (5: each wrk run of `make bench`).
+# FUZZ_SECONDS (30), BENCH_SECONDS (5: each wrk run of `make bench`), DRAGONBOX_INCLUDE
+# (found under /usr/include).
 
 VERSION   := 0.1.0
 BUILD_ID  := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
@@ -34,8 +36,11 @@ CPPFLAGS := -I. -D_POSIX_C_SOURCE=200809L
 CFLAGS   := -std=c11 $(OPT) $(WARN) -Wstrict-prototypes -MMD -MP $(SAN)
 # dragonbox (shortest round-trip digits) and fast_float (correctly rounded reading)
 # are C++ headers; api/numfmt.cc and api/numparse.cc wrap them for the C code.
+# Debian's libdragonbox-dev puts its headers in a folder named by version: the newest
+# one found, unless DRAGONBOX_INCLUDE says where.
+DRAGONBOX_INCLUDE ?= $(lastword $(sort $(wildcard /usr/include/dragonbox-*)))
 CXXFLAGS := -std=c++17 $(OPT) $(WARN) -fno-exceptions -fno-rtti -MMD -MP $(SAN) \
-            -isystem /usr/include/dragonbox-1.1.3
+            $(if $(DRAGONBOX_INCLUDE),-isystem $(DRAGONBOX_INCLUDE))
 LDFLAGS  := $(SAN)
 LDLIBS   := -lmicrohttpd -ljansson -lopenblas -lm -lstdc++
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
@@ -59,11 +64,14 @@ UNIT_TESTS := $(BUILD_DIR)/tests/check_core $(BUILD_DIR)/tests/check_api \
 ALLOC_TEST := $(BUILD_DIR)/tests/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all run test unit http spec-lint asan valgrind lint deps deps-test clean help \
+.PHONY: all check run test unit http spec-lint asan valgrind lint deps deps-test clean help \
         fuzz fuzzers alloc tsan load abuse browser bench deps-bench contract k8s container
 
 # Build the server binary.
 all: $(ATTND)
+
+# The quick loop while editing: layer lint and the unit suites (no root, no network, no install).
+check: lint unit
 
 # Install missing Debian packages (as root), build, and serve on 127.0.0.1:$(PORT).
 run: deps
