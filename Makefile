@@ -2,7 +2,7 @@
 #
 #   make check       the quick loop: layer lint and unit tests; no root, no network
 #   make run         install missing Debian packages (as root), build, serve on 127.0.0.1:8080
-#   make test        the whole suite: unit (core, api, render), HTTP, README examples, browser
+#   make test        the whole suite: unit (core, api, render), HTTP, README and docs/ examples, browser
 #   make asan        the unit and HTTP suites built with AddressSanitizer + UBSan
 #   make valgrind    the unit suites under valgrind (CK_FORK=no)
 #   make fuzz        every libFuzzer harness for FUZZ_SECONDS each (clang)
@@ -86,7 +86,7 @@ deps:
 deps-test:
 	@tools/deps.sh test
 
-# The whole suite: layer lint, spec lint, unit tests, HTTP tests (README examples included), browser tests.
+# The whole suite: layer lint, spec lint, unit tests, HTTP tests (README and docs/ examples included), browser tests.
 test: deps-test
 	$(MAKE) lint spec-lint unit http contract k8s browser
 
@@ -94,7 +94,7 @@ test: deps-test
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 
-# HTTP tests: the built attnd on a free port over real HTTP (Node's test runner), README examples too.
+# HTTP tests: the built attnd on a free port over real HTTP (Node's test runner), README and docs/ examples too.
 http: $(ATTND)
 	ATTND_BIN=$(abspath $(ATTND)) ATTND_SANITIZER=$(SANITIZER) node --test --test-concurrency=1 tests/http/
 

@@ -127,7 +127,7 @@ struct api_context {
 /*
  * Process-wide setup, once before serving: the BLAS thread policy. The server
  * already runs requests on one thread per core, so BLAS gets one thread per call
- * rather than oversubscribing the cores (see the README, "Threads"). It also routes
+ * rather than oversubscribing the cores (see docs/design.md, "Threads"). It also routes
  * jansson's allocations through attnd's malloc (api_json_alloc_init).
  */
 void api_global_init(void);

@@ -3,8 +3,7 @@
  *
  * Why not json_loadb: a request is mostly numbers, and jansson reads them through a
  * character stream, one buffer append and one locale-aware strtod round trip at a
- * time, about 500 ns a number on this project's machines: the largest part of a
- * medium request's time. This reader scans the bytes directly and hands jansson
+ * time: the largest part of a medium request's time (docs/performance.md). This reader scans the bytes directly and hands jansson
  * finished values (json_real, json_array_append_new, ...), so every reader of
  * api/fields.h keeps working on jansson trees.
  *
@@ -40,7 +39,7 @@ struct api_json_error {
 json_t *api_json_read(const char *text, size_t len, struct api_json_error *err);
 
 /* Bodies from this size up may be read in two halves at once (smaller ones read in
- * less time than a thread takes to start and join, about 0.05 ms). */
+ * less time than a thread takes to start and join). */
 #define API_JSON_SPLIT_BYTES ((size_t)128 * 1024)
 
 /*

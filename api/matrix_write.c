@@ -51,7 +51,7 @@ static size_t rows_room(const struct attn_matrix *m, size_t rows)
  * thread writes a piece straight into the answer when every piece before it is there
  * already, and otherwise, like the helper, into a buffer of its own, which it takes
  * over (jw_adopt) in order. One helper for the whole matrix, not one per piece: a
- * thread's start costs 50 to 150 µs on the machines measured.
+ * thread's start costs as much as writing several pieces (docs/performance.md).
  */
 
 /* Pieces taken but not yet in the answer, at most: memory the answer holds twice

@@ -2,7 +2,8 @@
  * api/numfmt.cc — a shim over dragonbox's shortest round-trip digits (header-only,
  * C++17); with api/numparse.cc (fast_float) one of attnd's two C++ files, everything
  * else being C11. The layout rules are documented in numfmt.h. Built with -O3 (a row
- * 3-6% faster than at -O2) -fno-exceptions -fno-rtti; nothing here allocates.
+ * measured faster than at -O2; docs/performance.md) -fno-exceptions -fno-rtti; nothing
+ * here allocates.
  *
  * This is the hot loop of every large response (a million numbers for n = 512), and
  * was its largest cost, so it is written for the CPU:
@@ -392,7 +393,7 @@ inline __m512i eight_digits_x8(__m512i v)
  * integer by adding 2^52, is the floor or one more (its error is below 10^-6); one
  * more shows as a negative remainder, which is corrected. Every product fits 32-bit
  * lanes (vpmuludq) or narrower: left to itself, GCC vectorized a loop of the same
- * steps with 64-bit multiplications (vpmullq, three micro-operations each), 8% slower
+ * steps with 64-bit multiplications (vpmullq, three micro-operations each), slower
  * for a whole row. Without the vector loop, the same steps one number at a time were
  * slower than digit_groups_of's scalar division, hence vector lanes only (AVX-512
  * here, AVX2 in digit_groups_in_avx2_block).
@@ -776,8 +777,7 @@ constexpr unsigned lanes_supported = 0;
  * build) or ThreadSanitizer, as with core/softmax_row.c's clones (one code path for
  * those builds is enough). A single AVX2 pass making each four numbers' decimals and
  * then their digit groups, the significands kept in a register, measured slower
- * than the two passes in six of seven alternated pairs (a row of weights: 22-23 ns
- * a number, against 17-23).
+ * than the two passes (docs/performance.md).
  */
 inline void digit_groups_of_block(const uint64_t *significands, size_t m, uint64_t *tops,
                                   uint64_t *mids, uint64_t *lows, unsigned lanes)

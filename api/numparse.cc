@@ -62,7 +62,7 @@ __attribute__((noinline)) double from_text(const char *first, const char *last)
  * significand (the first `digits` digits, leading zeros included, wrapped past 19)
  * and the decimal exponent, by Eisel–Lemire where it decides, else by from_text.
  * Inlined into both readers: called from the vector reader (eight arguments, one on
- * the stack), reading medium's 12,288 numbers measured 340 against 262 us, best of 12.
+ * the stack), it made reading a body markedly slower (docs/performance.md).
  */
 __attribute__((always_inline)) inline void convert(const char *start, const char *past,
                                                    bool negative, uint64_t significand,
@@ -153,8 +153,8 @@ inline const char *skip_json_space(const char *p, const char *end)
  * api_read_number_row's loop, with one path's number reader inlined into it (each
  * row function below is flattened, in that path's target). Called through a pointer
  * a number and handing its result back in memory, as scan_number_rows did, reading
- * medium's body took 204 instructions a number (callgrind); this way 176, and 244-245
- * against 273-279 us (best of 400, five alternations, AMD EPYC).
+ * a body took more instructions and more time a number than this way
+ * (docs/performance.md).
  */
 template <typename ReadOne>
 __attribute__((always_inline)) ATTN_NO_SANITIZE_FUNCTION inline api_number_row
@@ -211,9 +211,8 @@ constexpr ptrdiff_t lane_bytes = 32;
  * anything else (an exponent, more than 19 digits, every error): the bytewise reader
  * takes those, so what is read is the same either way.
  * No branch depends on a run's length, which for printed doubles (16 or 17 digits)
- * the bytewise walk mispredicts often. Measured, reading a body alone (one thread,
- * best of 10-14 alternations): medium's 12,288 numbers 315-326 us bytewise, 260-263
- * this way; large's 98,304 numbers 2.81 against 2.35 ms.
+ * the bytewise walk mispredicts often; reading a body alone is faster this way
+ * (docs/performance.md).
  */
 ATTN_LANES_TARGET
 bool read_in_lanes(const char *p, struct api_json_number *out)

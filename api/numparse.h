@@ -4,8 +4,8 @@
  *
  * Why not strtod: a request is mostly numbers, and glibc's strtod needs a
  * NUL-terminated copy, consults the locale and falls back to multi-precision
- * arithmetic for the 17-digit numbers that printed doubles have: about 200 ns a
- * number, the largest part of reading a request. fast_float (Debian's
+ * arithmetic for the 17-digit numbers that printed doubles have: the largest part of
+ * reading a request (docs/performance.md). fast_float (Debian's
  * libfast-float-dev, header-only C++) gives the same correctly rounded result
  * (Eisel–Lemire, with an exact fallback). Its from_chars would scan the digits
  * again after the grammar check; here the check gathers the significand as it goes

@@ -2,7 +2,7 @@
  * api/random.h — reproducible inputs for /v1/multihead's `random` option.
  *
  * The generator is written down so anyone can regenerate the same numbers (the
- * README shows it in numpy). Value k (k = 0, 1, 2, ...) of stream s, row-major:
+ * docs/api.md shows it in numpy). Value k (k = 0, 1, 2, ...) of stream s, row-major:
  *
  *   state = seed + s·2^40 + (k + 1)·0x9E3779B97F4A7C15          (mod 2^64)
  *   z = state;  z = (z ^ z>>30)·0xBF58476D1CE4E5B9;  z = (z ^ z>>27)·0x94D049BB133111EB;

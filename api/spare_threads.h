@@ -28,8 +28,8 @@ void api_spare_threads_set(unsigned threads);
  * request is in progress; with nothing bracketed, a request is alone. Counting only
  * the requests inside api_handle lent the core of a worker that was receiving or
  * sending: medium's body at 8 connections on 2 cores was then read in halves beside
- * it. Counting whole requests, the server answered 2-13% more requests a second
- * there (four alternated pairs). */
+ * it. Counting whole requests, the server answers more requests a second there
+ * (docs/performance.md). */
 void api_spare_threads_request_begin(void);
 void api_spare_threads_request_end(void);
 

@@ -15,7 +15,7 @@ writes, into OUT_DIR (build/bench/ by default), the payloads named (default: all
                    difference between the two
 
 Q, K and V come from the generator /v1/multihead's `random` uses (splitmix64 by index,
-see the README), so anyone can rebuild the same bytes: seed 7, streams 0, 1 and 2,
+see docs/api.md), so anyone can rebuild the same bytes: seed 7, streams 0, 1 and 2,
 values in [-1, 1). Numbers are written as Python's repr writes them (shortest round
 trip, about 19 characters each), the way a numpy client's json.dumps sends them.
 

@@ -42,7 +42,7 @@ NPROC=$(nproc)
 PY=/usr/bin/python3
 export OPENBLAS_NUM_THREADS=1 # attnd sets it itself; the Python service is told here
 # OpenBLAS's CPU detection can miss a virtual CPU and fall back to generic kernels;
-# attnd then advises OPENBLAS_CORETYPE at startup (README, Performance). The bench
+# attnd then advises OPENBLAS_CORETYPE at startup (docs/design.md, "BLAS kernels"). The bench
 # follows that advice, for every process it starts (numpy uses the same OpenBLAS),
 # unless the variable is already set. BLAS_NOTE says which it was, for the header.
 BLAS_NOTE="OpenBLAS's own choice of kernels"

@@ -72,7 +72,7 @@ struct attn_problem {
     struct attn_mask mask;
     double scale;                   /* > 0; the usual choice is 1/sqrt(d_k) */
     /* The caller reads no summary but fully_masked: leave row sums, argmax, max weight
-     * and entropy at 0 (the entropy costs a log per weight, ~10% of a large forward). */
+     * and entropy at 0 (the entropy costs a log per weight, a good part of a forward). */
     bool skip_summary;
 };
 
@@ -131,8 +131,8 @@ enum attn_status attn_trace_alloc(struct attn_trace *t, size_t n_q, size_t n_k, 
  * The same, for a caller that reads only the steps in `keep` (ATTN_KEEP bits; weights
  * and output are always there), and reads the trace only after a forward pass, which
  * writes every cell of every step (zeroing the steps after a fault): this block is
- * not zero-filled. Reused heap memory would have to be cleared by hand, 3.7 ms for
- * an n = 2048 request's 35 MB. A step not kept shares its buffer with the next,
+ * not zero-filled. Reused heap memory would have to be cleared by hand, milliseconds
+ * on the critical path of an n = 2048 request's 35 MB. A step not kept shares its buffer with the next,
  * which overwrites it in place: for weights and output alone, one (n_q, n_k) buffer
  * instead of four, a quarter of the memory to fault in and stream through. Reading a
  * step that was not kept gives the next step's values. After a fault the steps past

@@ -5,7 +5,7 @@
 
 OUTDIR/api gets, for fuzz_api:
   - every request body of tests/check_api.c (the bad_cases table included, every
-    bad input the tests already know) and every `curl -d` body of the README, as a
+    bad input the tests already know) and every `curl -d` body of README.md and docs/*.md, as a
     bare body (POST /v1/attention) and as a body for each other POST route;
   - for every route of api/api.c's table (and every problem page of api/problem.c):
     each method, several Accept headers, ?format values and Content-Types, in the
@@ -118,7 +118,9 @@ def check_api_bodies():
 
 
 def readme_bodies():
-    text = open(os.path.join(ROOT, 'README.md'), 'rb').read()
+    pages = ['README.md'] + sorted(os.path.join('docs', f) for f in os.listdir(os.path.join(ROOT, 'docs'))
+                                   if f.endswith('.md'))
+    text = b''.join(open(os.path.join(ROOT, p), 'rb').read() for p in pages)
     return [m.group(1) for m in re.finditer(rb"curl [^\n]*?-d '([^']*)'", text)]
 
 

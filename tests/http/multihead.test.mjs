@@ -1,5 +1,5 @@
 // tests/http/multihead.test.mjs — /v1/multihead, /v1/shapes and /v1/attention/batch over
-// real HTTP, and the README's numpy generator against what `random` fills in.
+// real HTTP, and docs/api.md's numpy generator against what `random` fills in.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -102,10 +102,10 @@ test('POST /v1/attention/batch: items independent, absolute pointers, --max-batc
   assert.equal(svg.status, 406);
 });
 
-test("the README's numpy generator gives the numbers random fills in", async () => {
-  const readme = readFileSync(path.join(here, '..', '..', 'README.md'), 'utf8');
-  const m = readme.match(/<!-- random-generator -->\n```python\n([\s\S]*?)```/);
-  assert.ok(m, 'the README has the generator snippet');
+test("docs/api.md's numpy generator gives the numbers random fills in", async () => {
+  const page = readFileSync(path.join(here, '..', '..', 'docs', 'api.md'), 'utf8');
+  const m = page.match(/<!-- random-generator -->\n```python\n([\s\S]*?)```/);
+  assert.ok(m, 'docs/api.md has the generator snippet');
   const script = `${m[1]}
 import json, sys
 print(json.dumps({"x": x.tolist(), "w_q": w_q.tolist()}))

@@ -1,21 +1,26 @@
-// tests/http/readme.test.mjs — every example in the README is run and its output compared.
+// tests/http/readme.test.mjs — every example in README.md and docs/*.md is run and its
+// output compared.
 //
 // An example is a ```console block: lines starting with "$ " are a shell command
 // (a trailing backslash continues it), the lines up to the next command are its
 // expected output. localhost:8080 is rewritten to the test server's port, so the
-// README shows what a user types after `make run`.
+// pages show what a user types after `make run`. Each example's test is named by its file.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 import { startServer } from './lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const readme = readFileSync(path.join(here, '..', '..', 'README.md'), 'utf8');
+const root = path.join(here, '..', '..');
+const pages = ['README.md', ...readdirSync(path.join(root, 'docs'))
+  .filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const readPage = (page) => readFileSync(path.join(root, page), 'utf8');
+const readme = readPage('README.md');
 
 function examples(text) {
   const found = [];
@@ -51,10 +56,12 @@ test('the README has curl examples', () => {
   assert.ok(list.length >= 5, `only ${list.length} examples found`);
 });
 
-for (const [i, ex] of list.entries()) {
-  test(`README example ${i + 1}: ${ex.command.split('\n')[0].slice(0, 70)}`, () => {
-    const command = ex.command.replaceAll('localhost:8080', `127.0.0.1:${server.port}`);
-    const out = execFileSync('bash', ['-c', command], { encoding: 'utf8', timeout: 10000 });
-    assert.equal(out.trimEnd(), ex.output);
-  });
+for (const page of pages) {
+  for (const [i, ex] of examples(readPage(page)).entries()) {
+    test(`${page} example ${i + 1}: ${ex.command.split('\n')[0].slice(0, 70)}`, () => {
+      const command = ex.command.replaceAll('localhost:8080', `127.0.0.1:${server.port}`);
+      const out = execFileSync('bash', ['-c', command], { encoding: 'utf8', timeout: 10000 });
+      assert.equal(out.trimEnd(), ex.output);
+    });
+  }
 }

@@ -1,6 +1,6 @@
 // tests/k8s/manifests.test.mjs — docker/k8s as Kubernetes would take it: rendered by
 // `kubectl kustomize` (no cluster needed), every object checked against its API schema
-// (kubernetes-models), then the choices the README promises: probes and scrapes on the
+// (kubernetes-models), then the choices docs/deployment.md promises: probes and scrapes on the
 // admin port, resources, a locked-down pod, a grace period that covers attnd's drain,
 // and a Service, HPA and PodDisruptionBudget that point at the Deployment's pods.
 
