@@ -201,7 +201,7 @@ static int srv_run(const struct srv_config *cfg)
     if (core != NULL && getenv("OPENBLAS_CORETYPE") == NULL)
         srv_log_message("warn", "OpenBLAS chose generic kernels for this CPU, which supports "
                         "faster ones: start attnd with OPENBLAS_CORETYPE=%s for matrix "
-                        "products several times as fast (README, Performance)", core);
+                        "products several times as fast (docs/design.md, BLAS kernels)", core);
     if (!srv_signals_install()) {
         srv_log_message("error", "cannot install signal handlers");
         return 1;
