@@ -35,7 +35,7 @@ SAN      := $(if $(SANITIZER),-fsanitize=$(SANITIZER) -fno-omit-frame-pointer -f
 CPPFLAGS := -I. -D_POSIX_C_SOURCE=200809L
 CFLAGS   := -std=c11 $(OPT) $(WARN) -Wstrict-prototypes -MMD -MP $(SAN)
 # dragonbox (shortest round-trip digits) and fast_float (correctly rounded reading)
-# are C++ headers; api/numfmt.cc and api/numparse.cc wrap them for the C code.
+# are C++ headers; api/json/numfmt.cc and api/json/numparse.cc wrap them for the C code.
 # Debian's libdragonbox-dev puts its headers in a folder named by version: the newest
 # one found, unless DRAGONBOX_INCLUDE says where.
 DRAGONBOX_INCLUDE ?= $(lastword $(sort $(wildcard /usr/include/dragonbox-*)))
@@ -46,8 +46,8 @@ LDLIBS   := -lmicrohttpd -ljansson -lopenblas -lm -lstdc++
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
 
 CORE_SRC   := $(wildcard core/*.c)
-API_SRC    := $(wildcard api/*.c)
-API_CXX    := $(wildcard api/*.cc)
+API_SRC    := $(wildcard api/*.c api/*/*.c)
+API_CXX    := $(wildcard api/*/*.cc)
 SERVER_SRC := $(wildcard server/*.c)
 
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD_DIR)/%.o)
@@ -245,7 +245,7 @@ $(BUILD_DIR)/core/softmax_row.o $(BUILD_DIR)/tests/softmax_row_baseline.o: \
     CFLAGS += -O3 -fno-trapping-math -ffp-contract=off
 
 # The number formatter, the hot loop of large answers: a row 3-6% faster at -O3.
-$(BUILD_DIR)/api/numfmt.o: CXXFLAGS += -O3
+$(BUILD_DIR)/api/json/numfmt.o: CXXFLAGS += -O3
 
 $(BUILD_DIR)/%.o: %.c
 	@mkdir -p $(@D)
@@ -255,7 +255,7 @@ $(BUILD_DIR)/%.o: %.cc
 	@mkdir -p $(@D)
 	$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c -o $@ $<
 
-# The version and build id, rewritten only when they change (api/version.h says why).
+# The version and build id, rewritten only when they change (api/endpoints/version.h says why).
 $(BUILD_DIR)/gen/version.c: FORCE
 	@mkdir -p $(@D)
 	@printf 'const char attnd_version[] = "%s";\nconst char attnd_build[] = "%s";\n' \

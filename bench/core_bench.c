@@ -23,7 +23,7 @@
  *   absolute difference over every step is printed. Last, attn_forward_threads on
  *   two threads (an idle server's large request) and its speedup over one.
  * - JSON: "loadb" is json_loadb + json_decref of the request body (jansson's own
- *   parser: the baseline, since api/ reads bodies with api/json_read.c);
+ *   parser: the baseline, since api/ reads bodies with api/json/read.c);
  *   "handle" is api_handle on the body, every part included (parse, validate, copy,
  *   attn_forward, write); "handle[summary]" is the same numbers with include
  *   ["summary"], so its answer is small. Derived, and printed as such:
@@ -52,8 +52,8 @@
 #include <time.h>
 
 #include "api/api.h"
-#include "api/numfmt.h"
-#include "api/numparse.h"
+#include "api/json/numfmt.h"
+#include "api/json/numparse.h"
 #include "core/attention.h"
 
 #define D 64 /* d_k = d_v in every core run */

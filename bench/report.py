@@ -280,7 +280,7 @@ def table(tsv_path, meta_path):
                  [f"{100 * float(x) / h:.0f}%" for x in parts])
         print(f"  {p:<7} {fmt_ms(a) + ' ms':>10} {fmt_ms(f) + ' ms':>10} {fmt_ms(a - f) + ' ms':>9} | "
               f"{h:>7.3f} ms {split[0]:>6} {split[1]:>8} {split[2]:>6}")
-    print("  (read = parse (api/json_read.c) + validation + copy; forward = trace allocation + attn_forward; "
+    print("  (read = parse (api/json/read.c) + validation + copy; forward = trace allocation + attn_forward; "
           "write = the JSON writer)")
 
     print()

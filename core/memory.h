@@ -1,6 +1,6 @@
 /*
  * core/memory.h — a hint for large buffers, shared by the trace block (core) and the
- * answer buffer (api/jsonw.c).
+ * answer buffer (api/json/write.c).
  *
  * A block past glibc's mmap threshold (the server sets 32 MiB) is mapped afresh for
  * every request and faulted in page by page as it is first written; with 4 KiB pages

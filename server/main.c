@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
-#include "api/version.h"
+#include "api/endpoints/version.h"
 #include "server/config.h"
 #include "server/heap.h"
 #include "server/http.h"

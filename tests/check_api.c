@@ -19,15 +19,17 @@
 #include <jansson.h>
 
 #include "api/api.h"
-#include "api/attention.h"
-#include "api/fields.h"
-#include "api/json_arena.h"
-#include "api/jsonw.h"
-#include "api/matrix_write.h"
-#include "api/json_read.h"
-#include "api/numparse.h"
-#include "api/numfmt.h"
-#include "api/spare_threads.h"
+#include "api/endpoints/attention_request.h"
+#include "api/request/body.h"
+#include "api/request/fields.h"
+#include "api/request/matrix.h"
+#include "api/json/arena.h"
+#include "api/json/write.h"
+#include "api/json/matrix_write.h"
+#include "api/json/read.h"
+#include "api/json/numparse.h"
+#include "api/json/numfmt.h"
+#include "api/json/spare_threads.h"
 #include "core/multihead.h"
 
 #define SEED000 "\"q\":[[1,0,1,0],[0,1,0,1]],\"k\":[[1,0,1,0],[1,1,1,1]],\"v\":[[10,0],[0,10]]"
@@ -930,7 +932,7 @@ END_TEST
 
 /* ------------------------------------------------------------------- Reader */
 
-/* What api/json_read.c builds, compared with jansson's reading of the same text. */
+/* What api/json/read.c builds, compared with jansson's reading of the same text. */
 START_TEST(test_reader_values)
 {
     static const char text[] =

@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
-#include "api/random.h"
+#include "api/request/random.h"
 #include "core/multihead.h"
 
 #ifndef TEST_DATA_DIR

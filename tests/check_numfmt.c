@@ -1,7 +1,7 @@
 /*
  * tests/check_numfmt.c — the number printer against an independent, slow one.
  *
- * api/numfmt.cc prints digits with integer tricks that are easy to get subtly wrong
+ * api/json/numfmt.cc prints digits with integer tricks that are easy to get subtly wrong
  * (a lost leading zero, a digit pair swapped, a wrong count at a power of ten), and a
  * wrong digit still reads back as *some* number. So every string is compared byte for
  * byte with a reference built from nothing but glibc: the shortest digits found by
@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/jsonw.h"
-#include "api/numfmt.h"
-#include "api/numparse.h"
+#include "api/json/write.h"
+#include "api/json/numfmt.h"
+#include "api/json/numparse.h"
 
 /* ---- the reference: slow and plain ---- */
 

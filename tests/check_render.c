@@ -18,9 +18,9 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "api/buf.h"
-#include "api/render_svg.h"
-#include "api/render_text.h"
+#include "api/json/buf.h"
+#include "api/render/svg.h"
+#include "api/render/text.h"
 
 #define SEED000 "\"q\":[[1,0,1,0],[0,1,0,1]],\"k\":[[1,0,1,0],[1,1,1,1]],\"v\":[[10,0],[0,10]]"
 /* Seed 002's three queries with the lecture's labels, unscaled. */

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 bad=0
 forbid() { # folder, extended regex, why
   local hits
-  hits=$(grep -EnH "$2" "$1"/*.c "$1"/*.h "$1"/*.cc 2>/dev/null | grep -v '^\s*//' || true)
+  hits=$(find "$1" -name '*.c' -o -name '*.h' -o -name '*.cc' | sort | xargs grep -EnH "$2" |
+         grep -v '^\s*//' || true)
   if [ -n "$hits" ]; then
     printf '%s\n' "$hits" | sed "s|\$|   <- $3|"
     bad=1

@@ -30,7 +30,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
-#include "api/json_read.h"
+#include "api/json/read.h"
 
 #define FUZZ_MAX_PARAMS 16
 #define FUZZ_MAX_HEADERS 16

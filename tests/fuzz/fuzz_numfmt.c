@@ -1,5 +1,5 @@
 /*
- * tests/fuzz/fuzz_numfmt.c — libFuzzer harness for the number formatter (api/numfmt.h).
+ * tests/fuzz/fuzz_numfmt.c — libFuzzer harness for the number formatter (api/json/numfmt.h).
  *
  * Input: 8 bytes of a double (any bit pattern: subnormals, -0, NaN payloads), then
  * an optional byte whose low bits pick the decimals for api_round_decimals.
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/numfmt.h"
+#include "api/json/numfmt.h"
 
 /* -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? and nothing else. */
 static int is_json_number(const char *s)

@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_reader.c — libFuzzer harness for the two-thread JSON reader
- * (api_json_read_halves in api/json_read.h) against the one-thread reader.
+ * (api_json_read_halves in api/json/read.h) against the one-thread reader.
  *
  * The input is a request body, any bytes. Both readers read it, inside an arena
  * scope as api_handle reads bodies (so the second thread's nodes are merged into
@@ -16,7 +16,7 @@
  * every number is written as its double and every packed matrix as its numbers.
  *
  * Fourth, at every byte that may start a number, the number reader against its
- * bytewise walk (api/numparse.h): the vector path must read what the walk reads.
+ * bytewise walk (api/json/numparse.h): the vector path must read what the walk reads.
  *
  * Not here: what the fields mean (fuzz_api.c), numbers' digits (the unit tests).
  */
@@ -28,9 +28,9 @@
 #include <jansson.h>
 
 #include "api/api.h"
-#include "api/json_arena.h"
-#include "api/json_read.h"
-#include "api/numparse.h"
+#include "api/json/arena.h"
+#include "api/json/read.h"
+#include "api/json/numparse.h"
 
 /* v as text with every number as its double and a packed matrix as its numbers, so
  * that a document read with packing compares with one read as nodes. */

@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_render.c — libFuzzer harness for the text and SVG renderers
- * (api/render_text.h, api/render_svg.h), below the endpoints: any shape up to 24 x 24,
+ * (api/render/text.h, api/render/svg.h), below the endpoints: any shape up to 24 x 24,
  * any doubles (NaN, infinities, subnormals, 1e308), any decimals, any line budget,
  * and labels of any UTF-8 (wide, combining, control characters, very long).
  *
@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/buf.h"
-#include "api/render_svg.h"
-#include "api/render_text.h"
+#include "api/json/buf.h"
+#include "api/render/svg.h"
+#include "api/render/text.h"
 
 #define FUZZ_MAX_SIDE 24
 #define FUZZ_MAX_LABELS (2 * FUZZ_MAX_SIDE)

@@ -7,7 +7,7 @@ OUTDIR/api gets, for fuzz_api:
   - every request body of tests/check_api.c (the bad_cases table included, every
     bad input the tests already know) and every `curl -d` body of README.md and docs/*.md, as a
     bare body (POST /v1/attention) and as a body for each other POST route;
-  - for every route of api/api.c's table (and every problem page of api/problem.c):
+  - for every route of api/api.c's table (and every problem page of api/http/problem.c):
     each method, several Accept headers, ?format values and Content-Types, in the
     harness's HTTP-like form (see fuzz_api.c).
 The hand-written seeds and regressions of tests/fuzz/corpus/NAME are committed and
@@ -135,7 +135,7 @@ def routes():
 
 
 def problem_slugs():
-    src = open(os.path.join(ROOT, 'api/problem.c'), 'rb').read()
+    src = open(os.path.join(ROOT, 'api/http/problem.c'), 'rb').read()
     return [s.decode() for s in re.findall(rb'\]\s*=\s*\{\s*"([a-z-]+)"', src)]
 
 

@@ -75,9 +75,9 @@ test('the bench medium payload: attnd agrees with a naive reference to 1e-12', a
 });
 
 // An idle server with two workers lends both to a large request: it reads the body in
-// two halves (api/json_read.c, from 128 KiB; this one is about 500 KB), runs the
+// two halves (api/json/read.c, from 128 KiB; this one is about 500 KB), runs the
 // forward pass on two threads (core/attention.c) and writes the answer's matrices on
-// two (api/matrix_write.c). The answer must still be one valid document with every
+// two (api/json/matrix_write.c). The answer must still be one valid document with every
 // row in its place; rows are told apart by their values, so a misplaced or lost half,
 // read or written, would not match the reference. (make tsan runs this too.)
 test('a large request read, computed and written on two threads: as the naive reference', async () => {

@@ -1,8 +1,8 @@
 // tests/http/limits.test.mjs — small bodies that ask for huge work are refused before
 // any memory is spent on them: 422 in a blink, and the server's peak RSS (VmHWM) stays
 // where it was. Every allocation that a request's numbers size is checked against
-// --max-cells first (api/fields.c for inputs, check_limits for the trace), and their
-// sum with the answer against --max-request-bytes (api/admit.h).
+// --max-cells first (api/request/fields.c for inputs, check_limits for the trace), and their
+// sum with the answer against --max-request-bytes (api/http/admission.h).
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

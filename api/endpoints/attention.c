@@ -1,0 +1,85 @@
+/*
+ * api/endpoints/attention.c — POST /v1/attention through the one pipeline
+ * (endpoints/pipeline.h): parse (attention_parse.c), admit and run
+ * (attention_run.c), then the answer as JSON (attention_json.c), text or SVG
+ * (attention_page.c).
+ */
+#include "api/endpoints/attention_request.h"
+
+#include "api/endpoints/attention_page.h"
+#include "api/endpoints/handlers.h"
+#include "api/endpoints/pipeline.h"
+#include "api/http/admission.h"
+#include "api/http/respond.h"
+#include "api/json/matrix_write.h"
+
+/* The request and its results, on the handler's stack. */
+struct attention_state {
+    struct api_attention_req req;
+    struct attn_trace trace;
+    enum api_format format;
+};
+
+static bool parse(void *state, const json_t *doc, const struct api_context *ctx,
+                  enum api_format format, struct api_error *err)
+{
+    struct attention_state *st = state;
+    st->format = format;
+    if (!api_attention_parse(doc, "", &ctx->limits, &st->req, err))
+        return false;
+    st->req.for_page = format != API_FORMAT_JSON;
+    return true;
+}
+
+static bool admit(void *state, const struct api_context *ctx, size_t body_len,
+                  struct api_error *err)
+{
+    const struct attention_state *st = state;
+    return api_admit(ctx, api_attention_working_set(&st->req, body_len),
+                     api_attention_limit_field(&st->req), err);
+}
+
+static bool run(void *state, struct api_error *err)
+{
+    struct attention_state *st = state;
+    return api_attention_run(&st->req, "", &st->trace, err);
+}
+
+/* Answers 200 in the chosen format (or 503 when memory ran out). */
+static void respond(void *state, const struct api_context *ctx, struct api_response *res)
+{
+    const struct attention_state *st = state;
+    const struct api_attention_req *req = &st->req;
+    const struct attn_trace *trace = &st->trace;
+    if (st->format == API_FORMAT_JSON) {
+        struct jw w;
+        api_write_start(&w, req->grid.round,
+                        attn_trace_cells(trace->n_q, trace->n_k, trace->d_v), ctx->segments_ok);
+        api_attention_write(&w, req, trace);
+        api_respond_json(res, &w);
+        return;
+    }
+    struct api_buf b;
+    api_buf_init(&b);
+    if (st->format == API_FORMAT_SVG)
+        api_attention_svg(&b, req, trace);
+    else
+        api_attention_text(&b, req, trace);
+    api_respond_page(res, &b, st->format);
+}
+
+static void deinit(void *state)
+{
+    struct attention_state *st = state;
+    attn_trace_free(&st->trace);
+    api_attention_req_deinit(&st->req);
+}
+
+static const struct api_endpoint attention = { parse, admit, run, respond, deinit };
+
+void api_attention_handle(const struct api_context *ctx, const struct api_request *req,
+                          enum api_format format, struct api_response *res)
+{
+    struct attention_state state = { .format = format };
+    api_pipeline_run(&attention, &state, ctx, req, format, res);
+}

@@ -1,0 +1,196 @@
+/*
+ * api/endpoints/attention_json.c — a /v1/attention answer as JSON: shapes, the five
+ * steps with their operands, every included matrix, the summary and the warnings, as
+ * the contract's example shows.
+ *
+ * A vector q (one query, seed 002's case) is answered with vectors: the leading 1
+ * of every shape is dropped, as numpy prints (3,) rather than (1, 3).
+ */
+#include "api/endpoints/attention_request.h"
+
+#include <stdio.h>
+
+#include "api/json/matrix_write.h"
+
+static void write_matrix(struct jw *w, const struct attn_matrix *m, bool as_vector)
+{
+    if (as_vector)
+        jw_double_array(w, m->data, m->cols);
+    else
+        api_write_matrix(w, m);
+}
+
+static void write_shapes(struct jw *w, const struct api_attention_req *r)
+{
+    bool vec = r->q_is_vector;
+    JW_KEY(w, "shapes");
+    jw_object_begin(w);
+    JW_KEY(w, "q");
+    api_write_shape(w, r->q.rows, r->q.cols, vec);
+    JW_KEY(w, "k");
+    api_write_shape(w, r->k.rows, r->k.cols, false);
+    JW_KEY(w, "v");
+    api_write_shape(w, r->v.rows, r->v.cols, false);
+    api_grid_write_shapes(w, &r->grid);
+    JW_KEY(w, "weights");
+    api_write_shape(w, r->q.rows, r->k.rows, vec);
+    JW_KEY(w, "output");
+    api_write_shape(w, r->q.rows, r->v.cols, vec);
+    jw_object_end(w);
+}
+
+struct operand {
+    size_t rows, cols;
+    bool as_vector;
+};
+
+static void write_step(struct jw *w, int number, const char *name, const char *op,
+                       const struct operand *operands, size_t n_operands,
+                       const struct operand *shape)
+{
+    jw_object_begin(w);
+    JW_KEY(w, "step");
+    jw_int(w, number);
+    JW_KEY(w, "name");
+    jw_string(w, name);
+    JW_KEY(w, "op");
+    jw_string(w, op);
+    if (n_operands > 0) {
+        JW_KEY(w, "operands");
+        jw_array_begin(w);
+        for (size_t i = 0; i < n_operands; i++)
+            api_write_shape(w, operands[i].rows, operands[i].cols, operands[i].as_vector);
+        jw_array_end(w);
+    }
+    JW_KEY(w, "shape");
+    api_write_shape(w, shape->rows, shape->cols, shape->as_vector);
+    jw_object_end(w);
+}
+
+static void write_steps(struct jw *w, const struct api_attention_req *r)
+{
+    size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
+    bool vec = r->q_is_vector;
+    const struct operand qk[2] = { { n_q, d_k, vec }, { d_k, n_k, false } };
+    const struct operand wv[2] = { { n_q, n_k, vec }, { n_k, d_v, false } };
+    const struct operand grid = { n_q, n_k, vec }, out = { n_q, d_v, vec };
+
+    JW_KEY(w, "steps");
+    jw_array_begin(w);
+    write_step(w, 1, "scores", "Q @ K^T", qk, 2, &grid);
+    write_step(w, 2, "scaled", "scores * scale", NULL, 0, &grid);
+    write_step(w, 3, "masked", r->grid.block_semantics ? "scaled + bias, -inf where mask is 1"
+                                                  : "scaled + bias, -inf where mask is 0",
+               NULL, 0, &grid);
+    write_step(w, 4, "weights", "softmax(masked, axis=-1)", NULL, 0, &grid);
+    write_step(w, 5, "output", "weights @ V", wv, 2, &out);
+    jw_array_end(w);
+}
+
+/* One per-row summary value: a list for a matrix q, a scalar for a vector q. */
+static void write_row_values(struct jw *w, const double *xs, size_t n, bool as_vector)
+{
+    if (as_vector)
+        jw_double(w, xs[0]);
+    else
+        jw_double_array(w, xs, n);
+}
+
+static void write_argmax_value(struct jw *w, size_t index)
+{
+    if (index == ATTN_NO_INDEX)
+        jw_null(w);
+    else
+        jw_int(w, (long long)index);
+}
+
+static void write_summary(struct jw *w, const struct attn_trace *t, bool vec)
+{
+    const struct attn_summary *s = &t->summary;
+    JW_KEY(w, "summary");
+    jw_object_begin(w);
+    JW_KEY(w, "row_sums");
+    write_row_values(w, s->row_sums, t->n_q, vec);
+    JW_KEY(w, "argmax");
+    if (vec) {
+        write_argmax_value(w, s->argmax[0]);
+    } else {
+        jw_array_begin(w);
+        for (size_t i = 0; i < t->n_q; i++)
+            write_argmax_value(w, s->argmax[i]);
+        jw_array_end(w);
+    }
+    JW_KEY(w, "max_weight");
+    write_row_values(w, s->max_weight, t->n_q, vec);
+    JW_KEY(w, "entropy");
+    write_row_values(w, s->entropy, t->n_q, vec);
+    JW_KEY(w, "fully_masked_rows");
+    jw_array_begin(w);
+    for (size_t i = 0; i < t->n_q; i++)
+        if (s->fully_masked[i])
+            jw_int(w, (long long)i);
+    jw_array_end(w);
+    jw_object_end(w);
+}
+
+static void write_warnings(struct jw *w, const struct attn_trace *t)
+{
+    JW_KEY(w, "warnings");
+    jw_array_begin(w);
+    for (size_t i = 0; i < t->n_q; i++) {
+        if (!t->summary.fully_masked[i])
+            continue;
+        char message[160];
+        snprintf(message, sizeof message, "query %zu may attend to no key (its mask row blocks "
+                 "every key): its weights and output are 0", i);
+        jw_object_begin(w);
+        JW_KEY(w, "code");
+        jw_string(w, "row_fully_masked");
+        JW_KEY(w, "row");
+        jw_int(w, (long long)i);
+        JW_KEY(w, "message");
+        jw_string(w, message);
+        jw_object_end(w);
+    }
+    jw_array_end(w);
+}
+
+void api_attention_write(struct jw *w, const struct api_attention_req *r,
+                         const struct attn_trace *t)
+{
+    static const char *const part_keys[] = { "scores", "scaled", "masked", "weights", "output" };
+    const struct attn_matrix *parts[] = { &t->scores, &t->scaled, &t->masked, &t->weights,
+                                          &t->output };
+    bool vec = r->q_is_vector;
+
+    jw_object_begin(w);
+    JW_KEY(w, "d_k");
+    jw_int(w, (long long)r->q.cols);
+    JW_KEY(w, "scale");
+    jw_double(w, r->scale);
+    JW_KEY(w, "mask_semantics");
+    jw_string(w, r->grid.block_semantics ? "block" : "keep");
+    api_grid_write_labels(w, &r->grid);
+    write_shapes(w, r);
+    write_steps(w, r);
+    size_t scaled_from = 0, scaled_to = 0; /* where scaled's text is, once written */
+    for (int p = API_PART_SCORES; p <= API_PART_OUTPUT; p++) {
+        if (!(r->include & (1ul << p)))
+            continue;
+        jw_key(w, part_keys[p]); /* masked: blocked cells are -inf, written as null */
+        if (p == API_PART_MASKED && scaled_to > 0 && api_matrix_same_bits(&t->masked, &t->scaled)) {
+            jw_repeat(w, scaled_from, scaled_to); /* nothing masked or biased: same text */
+            continue;
+        }
+        size_t from = jw_offset(w);
+        write_matrix(w, parts[p], vec);
+        if (p == API_PART_SCALED) {
+            scaled_from = from;
+            scaled_to = jw_offset(w);
+        }
+    }
+    if (r->include & (1ul << API_PART_SUMMARY))
+        write_summary(w, t, vec);
+    write_warnings(w, t);
+    jw_object_end(w);
+}

@@ -1,0 +1,211 @@
+/*
+ * api/endpoints/attention_page.c — /v1/attention's text and SVG pages (see attention_page.h).
+ */
+#include "api/endpoints/attention_page.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/http/admission.h"
+#include "api/request/body.h"
+#include "api/request/fields.h"
+#include "api/json/matrix_write.h"
+#include "api/json/numfmt.h"
+#include "api/render/svg.h"
+
+const char **api_label_names(const json_t *labels, const char *which, size_t n)
+{
+    const json_t *list = labels != NULL ? json_object_get(labels, which) : NULL;
+    if (!json_is_array(list) || json_array_size(list) != n || n == 0)
+        return NULL;
+    const char **names = malloc(n * sizeof *names);
+    if (names == NULL)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        names[i] = json_string_value(json_array_get(list, i)); /* NULL falls back to q<i> */
+    return names;
+}
+
+/* The query and key labels of a request; free both arrays with labels_free. */
+struct axis_labels {
+    struct api_labels queries, keys;
+    const char **q_names, **k_names;
+};
+
+/* Fails b when labels were sent but no memory could hold them: never the wrong names. */
+static void labels_init(struct axis_labels *a, const struct api_attention_req *r,
+                        struct api_buf *b)
+{
+    static const char *const lone_query[] = { "q" };
+    a->q_names = api_label_names(r->grid.labels, "queries", r->q.rows);
+    a->k_names = api_label_names(r->grid.labels, "keys", r->k.rows);
+    a->queries = (struct api_labels){ a->q_names, r->q.rows, "q" };
+    if (a->q_names == NULL && r->q_is_vector)
+        a->queries.names = lone_query; /* one query sent as a vector is just "q" */
+    a->keys = (struct api_labels){ a->k_names, r->k.rows, "k" };
+    if ((a->q_names == NULL && api_member(r->grid.labels, "queries") != NULL) ||
+        (a->k_names == NULL && api_member(r->grid.labels, "keys") != NULL))
+        b->failed = true;
+}
+
+static void labels_free(struct axis_labels *a)
+{
+    free(a->q_names);
+    free(a->k_names);
+}
+
+/* The scale as JSON would print it: shortest, or rounded like every other number. */
+static void scale_text(char *buf, const struct api_attention_req *r)
+{
+    double s = r->grid.round >= 0 ? api_round_decimals(r->scale, r->grid.round) : r->scale;
+    api_format_double(s, buf);
+}
+
+static void mask_text(char *buf, size_t len, const struct api_attention_req *r)
+{
+    char shape[API_TEXT_SHAPE];
+    switch (r->grid.mask_kind) {
+    case ATTN_MASK_CAUSAL:
+        snprintf(buf, len, "causal");
+        break;
+    case ATTN_MASK_CELLS:
+        api_text_shape(shape, r->grid.mask_rows, r->k.rows, r->grid.mask_is_vector);
+        snprintf(buf, len, "%s%s", shape, r->grid.block_semantics ? " (1 = blocked)" : "");
+        break;
+    default:
+        snprintf(buf, len, "none");
+    }
+}
+
+/* "step 1  scores = Q @ K^T  (2, 4) @ (4, 2) -> (2, 2)" */
+static void step_line(struct api_buf *b, int number, const char *name, const char *op,
+                      const char *left, const char *right, const char *result)
+{
+    api_buf_printf(b, "\nstep %d  %s = %s  ", number, name, op);
+    if (left != NULL)
+        api_buf_printf(b, "%s @ %s ", left, right);
+    api_buf_printf(b, "-> %s\n", result);
+}
+
+static void summary_table(struct api_buf *b, const struct attn_trace *t,
+                          const struct axis_labels *a, int decimals)
+{
+    static const char *const header[] = { "query", "argmax", "max_weight", "entropy" };
+    size_t n = t->n_q;
+    /* Four strings a row, each in its own small slot of one block. */
+    enum { SLOT = API_TEXT_LABEL > API_TEXT_NUMBER ? API_TEXT_LABEL : API_TEXT_NUMBER };
+    char *text = malloc(n * 4 * SLOT);
+    const char **cells = malloc(n * 4 * sizeof *cells);
+    if (text == NULL || cells == NULL) {
+        b->failed = true; /* the page cannot be complete: say so with a 503 */
+        free(text);
+        free(cells);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *row = text + i * 4 * SLOT;
+        api_text_label(row, &a->queries, i);
+        if (t->summary.argmax[i] == ATTN_NO_INDEX)
+            snprintf(row + SLOT, SLOT, "-");
+        else
+            api_text_label(row + SLOT, &a->keys, t->summary.argmax[i]);
+        api_text_number(row + 2 * SLOT, t->summary.max_weight[i], decimals);
+        api_text_number(row + 3 * SLOT, t->summary.entropy[i], decimals);
+        for (size_t c = 0; c < 4; c++)
+            cells[i * 4 + c] = row + c * SLOT;
+    }
+    api_buf_puts(b, "\nsummary\n");
+    struct api_text_table tab = { header, cells, n, 4, "llrr", "  " };
+    api_text_table(b, &tab);
+    free(text);
+    free(cells);
+}
+
+void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
+                        const struct attn_trace *t)
+{
+    size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
+    bool vec = r->q_is_vector;
+    int decimals = r->grid.round >= 0 ? r->grid.round : 4;
+    struct axis_labels a;
+    labels_init(&a, r, b);
+
+    char sq[API_TEXT_SHAPE], sk[API_TEXT_SHAPE], sv[API_TEXT_SHAPE], skt[API_TEXT_SHAPE];
+    char sgrid[API_TEXT_SHAPE], sout[API_TEXT_SHAPE], scale[API_NUMBER_MAX], mask[80];
+    api_text_shape(sq, n_q, d_k, vec);
+    api_text_shape(sk, n_k, d_k, false);
+    api_text_shape(skt, d_k, n_k, false);
+    api_text_shape(sv, n_k, d_v, false);
+    api_text_shape(sgrid, n_q, n_k, vec);
+    api_text_shape(sout, n_q, d_v, vec);
+    scale_text(scale, r);
+    mask_text(mask, sizeof mask, r);
+
+    char bias[API_TEXT_SHAPE + 8] = "";
+    if (r->grid.bias.data != NULL) {
+        char sb[API_TEXT_SHAPE];
+        api_text_shape(sb, r->grid.bias.rows, r->grid.bias.cols, vec);
+        snprintf(bias, sizeof bias, "  bias %s", sb);
+    }
+    api_buf_printf(b, "attention  q %s  k %s  v %s  mask %s%s  d_k %zu  scale %s\n", sq, sk,
+                   sv, mask, bias, d_k, scale);
+
+    static const char *const names[] = { "scores", "scaled", "masked", "weights", "output" };
+    const struct attn_matrix *mats[] = { &t->scores, &t->scaled, &t->masked, &t->weights,
+                                         &t->output };
+    const char *ops[] = { "Q @ K^T", "scores * scale",
+                          r->grid.block_semantics ? "scaled + bias, -inf where mask is 1"
+                                                  : "scaled + bias, -inf where mask is 0",
+                          "softmax(masked, axis=-1)", "weights @ V" };
+    for (int s = 0; s < 5; s++) {
+        const char *left = s == 0 ? sq : s == 4 ? sgrid : NULL;
+        const char *right = s == 0 ? skt : sv;
+        step_line(b, s + 1, names[s], ops[s], left, right, s == 4 ? sout : sgrid);
+        if (!(r->include & (1ul << s)))
+            continue;
+        const struct attn_matrix *m = mats[s];
+        struct api_text_matrix tm = {
+            .data = m->data, .rows = m->rows, .cols = m->cols, .stride = m->stride,
+            .row_labels = a.queries,
+            .col_labels = s == 4 ? (struct api_labels){ NULL, 0, "" } : a.keys,
+            .extra = s == 3 ? t->summary.row_sums : NULL,
+            .extra_label = "sum",
+            .decimals = decimals,
+            .indent = "  ",
+        };
+        api_text_matrix(b, &tm);
+    }
+    if (r->include & (1ul << API_PART_SUMMARY))
+        summary_table(b, t, &a, decimals);
+    for (size_t i = 0; i < n_q; i++) {
+        if (!t->summary.fully_masked[i])
+            continue;
+        char label[API_TEXT_LABEL];
+        api_text_label(label, &a.queries, i);
+        api_buf_printf(b, "\nwarning: query %s may attend to no key (its mask row blocks every "
+                          "key): its weights and output are 0\n", label);
+    }
+    labels_free(&a);
+}
+
+void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
+                       const struct attn_trace *t)
+{
+    struct axis_labels a;
+    labels_init(&a, r, b);
+    char scale[API_NUMBER_MAX], subtitle[160];
+    scale_text(scale, r);
+    snprintf(subtitle, sizeof subtitle, "softmax(Q @ K^T * scale) with scale %s; %zu x %zu",
+             scale, r->q.rows, r->k.rows);
+    struct api_svg_heatmap h = {
+        .data = t->weights.data, .rows = t->weights.rows, .cols = t->weights.cols,
+        .stride = t->weights.stride,
+        .blocked = t->masked.data, .blocked_stride = t->masked.stride,
+        .empty_rows = t->summary.fully_masked,
+        .row_labels = a.queries, .col_labels = a.keys,
+        .title = NULL,
+    };
+    api_svg_heatmap_document(b, &h, "Attention weights", subtitle);
+    labels_free(&a);
+}

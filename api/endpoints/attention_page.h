@@ -1,0 +1,40 @@
+/*
+ * api/endpoints/attention_page.h — POST /v1/attention as text/plain and image/svg+xml.
+ *
+ * The page layouts for one attention answer, built from the generic pieces of
+ * render/text.h and render/svg.h: the text shows the header (shapes, scale),
+ * every step with its op and operand shapes and its matrix, row sums after the
+ * weights, the summary and the warnings; the SVG is the weights' heatmap.
+ *
+ * Problems are problem+json whatever format was asked for.
+ *
+ * Dimension legend: n_q queries, n_k keys, d_k query/key width, d_v value width.
+ */
+#ifndef API_ENDPOINTS_ATTENTION_PAGE_H
+#define API_ENDPOINTS_ATTENTION_PAGE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "api/endpoints/attention_request.h"
+#include "api/json/buf.h"
+#include "api/render/text.h"
+
+/*
+ * labels[which] (e.g. "queries") as an array of n borrowed strings, malloc'd (the
+ * caller frees the array, not the strings), for struct api_labels. NULL when the
+ * list is absent, has another length, or memory is short: the labels then fall
+ * back to their prefix and index, which is harmless.
+ */
+const char **api_label_names(const json_t *labels, const char *which, size_t n);
+
+/* The text/plain page for a request and its trace. */
+void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
+                        const struct attn_trace *t);
+
+/* The weights' heatmap as an SVG document. */
+void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
+                       const struct attn_trace *t);
+
+#endif

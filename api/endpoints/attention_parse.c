@@ -1,0 +1,178 @@
+/*
+ * api/endpoints/attention_parse.c — validating a POST /v1/attention request.
+ *
+ * Order of checks, so the first problem reported is the most useful one:
+ * the document's type, unknown fields (a typo would otherwise surface as a
+ * missing field), required fields, each matrix, the shapes between them, then
+ * the optional fields. The seeds' pitfalls (k transposed, v rows != k rows, a
+ * transposed mask) get hints.
+ */
+#include "api/endpoints/attention_request.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/request/fields.h"
+#include "api/request/matrix.h"
+
+static const struct api_field attention_fields[] = {
+    { "q", "the queries, (n_q, d_k) or one query (d_k)" },
+    { "k", "the keys, (n_k, d_k)" },
+    { "v", "the values, (n_k, d_v)" },
+    { "mask", "which keys each query may attend to: (n_q, n_k), (n_k) or \"causal\"" },
+    { "mask_semantics", "\"keep\" (1 = may attend) or \"block\" (1 = blocked)" },
+    { "bias", "added to the scaled scores, (n_q, n_k)" },
+    { "scale", "the factor on Q @ K^T, default 1/sqrt(d_k)" },
+    { "include", "which steps to return" },
+    { "labels", "names for the queries and keys" },
+    { "round", "decimals to round every number to" },
+};
+
+static const char *const part_names[API_PART_COUNT] = {
+    "scores", "scaled", "masked", "weights", "output", "summary",
+};
+
+static bool read_required(const json_t *doc, const char *prefix, const char *name,
+                          const struct api_matrix_spec *spec, const struct api_limits *limits,
+                          struct attn_matrix *out, bool *is_vector, struct api_error *err)
+{
+    char ptr[128];
+    API_FIELD_POINTER(ptr, prefix, name);
+    const json_t *node = api_member(doc, name);
+    if (node == NULL) {
+        api_error_set(err, API_MISSING_FIELD, "%s is required: %s %s", name,
+                      strcmp(name, "q") == 0 ? "the queries," :
+                      strcmp(name, "k") == 0 ? "the keys," : "the values,", spec->shape);
+        api_error_at(err, "%s", ptr);
+        api_error_hint(err, "attention needs q, k and v: softmax(q @ k^T * scale) @ v");
+        return false;
+    }
+    return api_read_matrix(node, ptr, spec, limits->max_cells, out, is_vector, err);
+}
+
+/* k must have d_k columns: the pitfall is passing K^T, (d_k, n_k). */
+static bool check_k(const struct api_attention_req *r, const char *prefix, struct api_error *err)
+{
+    if (r->k.cols == r->q.cols)
+        return true;
+    api_error_set(err, API_SHAPE_MISMATCH, "q has %zu columns but k has %zu: Q @ K^T needs both "
+                  "to have d_k columns", r->q.cols, r->k.cols);
+    api_error_at(err, "%s/k", prefix);
+    if (r->k.rows == r->q.cols)
+        api_error_hint(err, "k looks transposed: pass k as (n_k, d_k), one row per key; attnd "
+                       "computes the transpose itself");
+    else
+        api_error_hint(err, "each key needs as many numbers as each query (d_k = %zu)", r->q.cols);
+    return false;
+}
+
+/* v needs one row per key; a transposed v has n_k columns instead. */
+static bool check_v(const struct api_attention_req *r, const char *prefix, struct api_error *err)
+{
+    if (r->v.rows == r->k.rows)
+        return true;
+    api_error_set(err, API_SHAPE_MISMATCH, "k has %zu rows (keys) but v has %zu: weights @ V "
+                  "needs one row of v per key", r->k.rows, r->v.rows);
+    api_error_at(err, "%s/v", prefix);
+    if (r->v.cols == r->k.rows)
+        api_error_hint(err, "v looks transposed: pass v as (n_k, d_v), one row per key");
+    else
+        api_error_hint(err, "v needs one row per key: give it %zu rows, in the order of k's rows",
+                       r->k.rows);
+    return false;
+}
+
+static bool read_options(const json_t *doc, const char *prefix, struct api_attention_req *r,
+                         struct api_error *err)
+{
+    char ptr[128];
+    const json_t *node;
+    r->scale = 1.0 / sqrt((double)r->q.cols);
+    if ((node = api_member(doc, "scale")) != NULL) {
+        API_FIELD_POINTER(ptr, prefix, "scale");
+        if (!api_read_positive(node, ptr, "scale", &r->scale, err))
+            return false;
+    }
+    r->include = (1ul << API_PART_COUNT) - 1;
+    if ((node = api_member(doc, "include")) != NULL) {
+        API_FIELD_POINTER(ptr, prefix, "include");
+        if (!api_read_name_set(node, ptr, "include", part_names, API_PART_COUNT, &r->include, err))
+            return false;
+    }
+    return true;
+}
+
+static bool read_grid(const json_t *doc, const char *prefix, const struct api_limits *limits,
+                      struct api_attention_req *r, struct api_error *err)
+{
+    r->grid.n_q = r->q.rows;
+    r->grid.n_k = r->k.rows;
+    r->grid.q_is_vector = r->q_is_vector;
+    return api_grid_read(doc, prefix, limits, &r->grid, err);
+}
+
+/* The scores and the output are the matrices a request's sizes can blow up. */
+static bool check_limits(const struct api_attention_req *r, const char *prefix,
+                         const struct api_limits *limits, struct api_error *err)
+{
+    int overflow = 0;
+    size_t scores = attn_cells(r->q.rows, r->k.rows, &overflow);
+    size_t output = attn_cells(r->q.rows, r->v.cols, &overflow);
+    const char *field = NULL;
+    size_t cells = 0;
+    if (overflow || scores > limits->max_cells) {
+        field = r->q.rows >= r->k.rows ? "q" : "k";
+        cells = scores;
+    } else if (output > limits->max_cells) {
+        field = "q";
+        cells = output;
+    }
+    if (field == NULL)
+        return true;
+    api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a %s of %zu cells (%zu x %zu); this "
+                  "server computes at most %zu cells in one matrix", field,
+                  cells == scores ? "score matrix" : "output", cells, r->q.rows,
+                  cells == scores ? r->k.rows : r->v.cols, limits->max_cells);
+    api_error_at(err, "%s/%s", prefix, field);
+    api_error_hint(err, "send fewer queries or keys, or split the work with a batch");
+    return false;
+}
+
+bool api_attention_parse(const json_t *doc, const char *prefix, const struct api_limits *limits,
+                         struct api_attention_req *r, struct api_error *err)
+{
+    static const struct api_matrix_spec q_spec = { "q", "(n_q, d_k)", true, false };
+    static const struct api_matrix_spec k_spec = { "k", "(n_k, d_k)", false, false };
+    static const struct api_matrix_spec v_spec = { "v", "(n_k, d_v)", false, false };
+    bool k_vec, v_vec;
+
+    memset(r, 0, sizeof *r);
+    if (!json_is_object(doc)) {
+        api_error_set(err, API_INVALID_VALUE, "the body is %s; it must be a JSON object such as "
+                      "{\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}", api_json_kind(doc));
+        api_error_at(err, "%s", prefix);
+        return false;
+    }
+    if (!api_check_fields(doc, prefix, attention_fields,
+                          sizeof attention_fields / sizeof attention_fields[0], err))
+        return false;
+    bool ok = read_required(doc, prefix, "q", &q_spec, limits, &r->q, &r->q_is_vector, err) &&
+              read_required(doc, prefix, "k", &k_spec, limits, &r->k, &k_vec, err) &&
+              read_required(doc, prefix, "v", &v_spec, limits, &r->v, &v_vec, err) &&
+              check_k(r, prefix, err) && check_v(r, prefix, err) &&
+              check_limits(r, prefix, limits, err) && read_grid(doc, prefix, limits, r, err) &&
+              read_options(doc, prefix, r, err);
+    if (!ok)
+        api_attention_req_deinit(r);
+    return ok;
+}
+
+void api_attention_req_deinit(struct api_attention_req *r)
+{
+    api_matrix_free(&r->q);
+    api_matrix_free(&r->k);
+    api_matrix_free(&r->v);
+    api_grid_deinit(&r->grid);
+    memset(r, 0, sizeof *r);
+}

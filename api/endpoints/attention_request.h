@@ -1,0 +1,88 @@
+/*
+ * api/endpoints/attention_request.h — POST /v1/attention: the request as core needs
+ * it, and the steps that parse, admit, run and write it.
+ *
+ * Flow: api_attention_parse (JSON document → struct api_attention_req, every
+ * mistake a struct api_error) → api_attention_run (core's attn_forward_threads) →
+ * api_attention_write (trace → JSON), in attention_parse.c, attention_run.c and
+ * attention_json.c; endpoints/attention.c plugs them into the pipeline. Each step
+ * is separate so the batch endpoint can run the same three per item.
+ *
+ * Dimension legend: n_q queries, n_k keys, d_k query/key width, d_v value width.
+ */
+#ifndef API_ENDPOINTS_ATTENTION_REQUEST_H
+#define API_ENDPOINTS_ATTENTION_REQUEST_H
+
+#include <stdbool.h>
+
+#include <jansson.h>
+
+#include "api/http/context.h"
+#include "api/http/response.h"
+#include "api/request/grid.h"
+#include "api/json/write.h"
+#include "api/http/problem.h"
+#include "core/attention.h"
+
+/* What `include` can name, as bits of api_attention_req.include. */
+enum api_attention_part {
+    API_PART_SCORES = 0,
+    API_PART_SCALED,
+    API_PART_MASKED,
+    API_PART_WEIGHTS,
+    API_PART_OUTPUT,
+    API_PART_SUMMARY,
+    API_PART_COUNT
+};
+
+/* A validated request. Owns its matrices (and, through grid, the mask and bias). */
+struct api_attention_req {
+    struct attn_matrix q;      /* (n_q, d_k); one row when sent as a vector */
+    struct attn_matrix k;      /* (n_k, d_k) */
+    struct attn_matrix v;      /* (n_k, d_v) */
+    bool q_is_vector;          /* q was sent as (d_k): answer with vectors */
+    struct api_grid grid;      /* mask, bias, labels, round: shared with multi-head */
+    double scale;              /* given, or 1/sqrt(d_k) */
+    unsigned long include;     /* bits of enum api_attention_part */
+    bool for_page;             /* answered as text or SVG, which show the summary */
+};
+
+/*
+ * Validates `doc` against the contract and fills req. pointer is the prefix of
+ * every JSON pointer in errors ("" for a single request, "/items/3" in a batch).
+ * On failure req holds nothing (no deinit needed, though it is harmless).
+ */
+bool api_attention_parse(const json_t *doc, const char *pointer, const struct api_limits *limits,
+                         struct api_attention_req *req, struct api_error *err);
+
+void api_attention_req_deinit(struct api_attention_req *req);
+
+/*
+ * Runs the computation into trace (allocated here; free with attn_trace_free), on
+ * as many threads as api_spare_threads_for lends a problem of n_q × n_k cells.
+ */
+bool api_attention_run(const struct api_attention_req *req, const char *pointer,
+                       struct attn_trace *trace, struct api_error *err);
+
+/*
+ * What running and writing req will hold, for admission (api/http/admission.h): the bytes of
+ * its trace and how many numbers its answer writes (JSON: the included parts; pages:
+ * every step, an upper bound for the text and the heatmap).
+ */
+size_t api_attention_working_set(const struct api_attention_req *req, size_t body_len);
+
+/*
+ * The field whose size drives req's working set, as a pointer relative to the
+ * request ("/q"): q or k (whichever has more rows) when the (n_q, n_k) steps
+ * outweigh the output, else v.
+ */
+const char *api_attention_limit_field(const struct api_attention_req *req);
+
+/* How many runs so far were given more than one thread (for tests). */
+unsigned long api_attention_threaded_runs(void);
+
+/* Writes the 200 response object for req and its trace. */
+void api_attention_write(struct jw *w, const struct api_attention_req *req,
+                         const struct attn_trace *trace);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * api/endpoints/attention_run.c — a validated /v1/attention request's working set (for
+ * admission) and its computation, with the numeric faults turned into problems
+ * that point at the input they came from.
+ */
+#include "api/endpoints/attention_request.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/http/admission.h"
+#include "api/request/fields.h"
+#include "api/json/matrix_write.h"
+#include "api/json/spare_threads.h"
+
+/* The steps the answer shows: pages show every step, JSON what include lists. Steps
+ * not shown share memory with the next (attn_trace_alloc_keep). */
+static unsigned steps_read(const struct api_attention_req *r)
+{
+    static const enum attn_step step_of[] = {
+        [API_PART_SCORES] = ATTN_STEP_SCORES, [API_PART_SCALED] = ATTN_STEP_SCALED,
+        [API_PART_MASKED] = ATTN_STEP_MASKED,
+    };
+    if (r->for_page)
+        return ATTN_KEEP_ALL;
+    unsigned keep = ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT);
+    for (int p = API_PART_SCORES; p <= API_PART_MASKED; p++)
+        if (r->include & (1ul << p))
+            keep |= ATTN_KEEP(step_of[p]);
+    return keep;
+}
+
+size_t api_attention_working_set(const struct api_attention_req *r, size_t body_len)
+{
+    size_t n_q = r->q.rows, n_k = r->k.rows, d_v = r->v.cols; /* each <= --max-cells */
+    size_t qk = n_q * n_k, numbers = 0;
+    for (int p = API_PART_SCORES; p <= API_PART_WEIGHTS; p++)
+        if (r->for_page || (r->include & (1ul << p)))
+            numbers += qk;
+    if (r->for_page || (r->include & (1ul << API_PART_OUTPUT)))
+        numbers += n_q * d_v;
+    if (r->for_page || (r->include & (1ul << API_PART_SUMMARY)))
+        numbers += 5 * n_q; /* row_sums, max_weight, entropy, argmax, fully_masked */
+    return api_working_set(attn_trace_bytes_keep(n_q, n_k, d_v, steps_read(r)), numbers,
+                           body_len);
+}
+
+const char *api_attention_limit_field(const struct api_attention_req *r)
+{
+    if (r->k.rows >= r->v.cols)
+        return r->q.rows >= r->k.rows ? "/q" : "/k";
+    return "/v";
+}
+
+static atomic_ulong threaded_runs;
+
+unsigned long api_attention_threaded_runs(void)
+{
+    return atomic_load(&threaded_runs);
+}
+
+bool api_attention_run(const struct api_attention_req *r, const char *prefix,
+                       struct attn_trace *trace, struct api_error *err)
+{
+    if (attn_trace_alloc_keep(trace, r->q.rows, r->k.rows, r->v.cols, steps_read(r)) != ATTN_OK) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for a %zu x %zu attention", r->q.rows,
+                      r->k.rows);
+        return false;
+    }
+    struct attn_problem p = {
+        .q = &r->q, .k = &r->k, .v = &r->v,
+        .bias = api_grid_bias(&r->grid),
+        .mask = api_grid_mask(&r->grid),
+        .scale = r->scale,
+        .skip_summary = !r->for_page && !(r->include & (1ul << API_PART_SUMMARY)),
+    };
+    /* An idle server lends its other workers to a large problem: the same bits. */
+    unsigned threads = api_spare_threads_for(r->q.rows * r->k.rows);
+    enum attn_status st = attn_forward_threads(trace, &p, threads);
+    if (threads > 1)
+        atomic_fetch_add(&threaded_runs, 1);
+    if (st == ATTN_OK)
+        return true;
+
+    if (st == ATTN_EOVERFLOW) {
+        const struct attn_fault *f = &trace->fault;
+        const char *step = attn_step_name(f->step);
+        api_error_set(err, API_NUMERIC_OVERFLOW, "step %d (%s) produced a non-finite number at "
+                      "cell [%zu, %zu]", (int)f->step, step, f->row, f->col);
+        err->step = step;
+        err->cell[0] = (long long)f->row;
+        err->cell[1] = (long long)f->col;
+        err->has_cell = true;
+        /* Point at the input that the overflowing cell came from. */
+        switch (f->step) {
+        case ATTN_STEP_SCORES:
+            if (r->q_is_vector)
+                api_error_at(err, "%s/q", prefix);
+            else
+                api_error_at(err, "%s/q/%zu", prefix, f->row);
+            api_error_hint(err, "q row %zu . k row %zu is beyond the largest double (~1.8e308): "
+                           "scale q and k down", f->row, f->col);
+            break;
+        case ATTN_STEP_SCALED:
+            api_error_at(err, "%s/scale", prefix);
+            api_error_hint(err, "scores * scale overflows: use a smaller scale");
+            break;
+        case ATTN_STEP_MASKED:
+            api_error_at(err, "%s/bias", prefix);
+            api_error_hint(err, "scaled + bias overflows: use smaller bias values");
+            break;
+        default:
+            api_error_at(err, "%s/v", prefix);
+            api_error_hint(err, "the weighted sum of v's rows overflows: scale v down");
+        }
+    } else {
+        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
+                      "the computation failed: %s", attn_status_str(st));
+    }
+    attn_trace_free(trace);
+    return false;
+}

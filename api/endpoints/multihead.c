@@ -1,0 +1,88 @@
+/*
+ * api/endpoints/multihead.c — POST /v1/multihead through the one pipeline
+ * (endpoints/pipeline.h): parse (multihead_parse.c), admit before `random` fills
+ * anything large, run (multihead_run.c), then the answer as JSON
+ * (multihead_json.c), text or SVG (multihead_page.c).
+ */
+#include "api/endpoints/multihead_request.h"
+
+#include "api/endpoints/handlers.h"
+#include "api/endpoints/multihead_page.h"
+#include "api/endpoints/pipeline.h"
+#include "api/http/admission.h"
+#include "api/http/respond.h"
+#include "api/json/matrix_write.h"
+
+/* The request and its results, on the handler's stack. */
+struct multihead_state {
+    struct api_multihead_req req;
+    struct attn_mh_trace trace;
+    enum api_format format;
+};
+
+static bool parse(void *state, const json_t *doc, const struct api_context *ctx,
+                  enum api_format format, struct api_error *err)
+{
+    struct multihead_state *st = state;
+    st->format = format;
+    return api_multihead_parse(doc, "", &ctx->limits, &st->req, err);
+}
+
+/* The working set and its pointer (api/http/admission.h) once req is parsed. */
+static bool admit(void *state, const struct api_context *ctx, size_t body_len,
+                  struct api_error *err)
+{
+    const struct multihead_state *st = state;
+    const struct api_multihead_req *r = &st->req;
+    size_t n_q = r->x_q.rows, n_k = r->cross ? r->x_kv.rows : r->x_q.rows;
+    char ptr[160];
+    api_multihead_limit_pointer(r, "", n_q, n_k, ptr, sizeof ptr);
+    return api_admit(ctx, api_multihead_working_set(r, n_q, n_k, st->format != API_FORMAT_JSON,
+                                                    body_len), ptr, err);
+}
+
+static bool run(void *state, struct api_error *err)
+{
+    struct multihead_state *st = state;
+    return api_multihead_run(&st->req, "", &st->trace, err);
+}
+
+/* Answers 200 in the chosen format (or 503 when memory ran out). */
+static void respond(void *state, const struct api_context *ctx, struct api_response *res)
+{
+    const struct multihead_state *st = state;
+    const struct api_multihead_req *req = &st->req;
+    const struct attn_mh_trace *trace = &st->trace;
+    if (st->format == API_FORMAT_JSON) {
+        struct jw w;
+        api_write_start(&w, req->grid.round,
+                        attn_mh_trace_cells(trace->n_q, trace->n_k, trace->d_model, trace->heads,
+                                            trace->kv_heads), ctx->segments_ok);
+        api_multihead_write(&w, req, trace);
+        api_respond_json(res, &w);
+        return;
+    }
+    struct api_buf b;
+    api_buf_init(&b);
+    if (st->format == API_FORMAT_SVG)
+        api_multihead_svg(&b, req, trace);
+    else
+        api_multihead_text(&b, req, trace);
+    api_respond_page(res, &b, st->format);
+}
+
+static void deinit(void *state)
+{
+    struct multihead_state *st = state;
+    attn_mh_trace_free(&st->trace);
+    api_multihead_req_deinit(&st->req);
+}
+
+static const struct api_endpoint multihead = { parse, admit, run, respond, deinit };
+
+void api_multihead_handle(const struct api_context *ctx, const struct api_request *req,
+                          enum api_format format, struct api_response *res)
+{
+    struct multihead_state state = { .format = format };
+    api_pipeline_run(&multihead, &state, ctx, req, format, res);
+}

@@ -1,0 +1,307 @@
+/*
+ * api/endpoints/multihead_json.c — a /v1/multihead answer as JSON: sizes, shapes, the
+ * eleven steps with operands, the included inputs and steps (per-head arrays lead
+ * with the head), the per-head summary and warnings.
+ */
+#include "api/endpoints/multihead_request.h"
+
+#include <stdio.h>
+
+#include "api/json/matrix_write.h"
+
+/* [h][rows][cols]: one matrix per head, picked from the head traces. */
+static void write_per_head(struct jw *w, const struct attn_mh_trace *t, size_t offset)
+{
+    jw_array_begin(w);
+    for (size_t i = 0; i < t->heads; i++)
+        api_write_matrix(w, (const struct attn_matrix *)((const char *)&t->head[i] + offset));
+    jw_array_end(w);
+}
+
+/* Whether every head's masked scores are its scaled ones, bit for bit. */
+static bool masked_is_scaled(const struct attn_mh_trace *t)
+{
+    for (size_t i = 0; i < t->heads; i++)
+        if (!api_matrix_same_bits(&t->head[i].masked, &t->head[i].scaled))
+            return false;
+    return true;
+}
+
+static void write_shape3(struct jw *w, size_t a, size_t b, size_t c)
+{
+    jw_array_begin(w);
+    jw_int(w, (long long)a);
+    jw_int(w, (long long)b);
+    jw_int(w, (long long)c);
+    jw_array_end(w);
+}
+
+static void shape_member(struct jw *w, const char *key, size_t rows, size_t cols)
+{
+    jw_key(w, key);
+    api_write_shape(w, rows, cols, false);
+}
+
+static void write_shapes(struct jw *w, const struct api_multihead_req *r,
+                         const struct attn_mh_trace *t)
+{
+    size_t kv_cols = r->kv_heads * r->d_k;
+    JW_KEY(w, "shapes");
+    jw_object_begin(w);
+    if (r->cross) {
+        shape_member(w, "x_q", t->n_q, r->d_model);
+        shape_member(w, "x_kv", t->n_k, r->d_model);
+    } else {
+        shape_member(w, "x", t->n_q, r->d_model);
+    }
+    for (int i = 0; i < 4; i++) {
+        static const char *const names[] = { "w_q", "w_k", "w_v", "w_o" };
+        shape_member(w, names[i], r->w[i].rows, r->w[i].cols);
+    }
+    shape_member(w, "q", t->n_q, r->d_model);
+    shape_member(w, "k", t->n_k, kv_cols);
+    shape_member(w, "v", t->n_k, kv_cols);
+    api_grid_write_shapes(w, &r->grid);
+    JW_KEY(w, "weights");
+    write_shape3(w, r->heads, t->n_q, t->n_k);
+    JW_KEY(w, "head_outputs");
+    write_shape3(w, r->heads, t->n_q, r->d_k);
+    shape_member(w, "concat", t->n_q, r->d_model);
+    shape_member(w, "output", t->n_q, r->d_model);
+    jw_object_end(w);
+}
+
+/* One step: name, op, operand shapes (2-D, or [h, rows, cols] when per_head), result. */
+struct mh_step {
+    const char *name;
+    const char *op;
+    size_t operands[2][2];
+    size_t n_operands;
+    size_t shape[3]; /* shape[0] == 0: a 2-D result shape[1] x shape[2] */
+};
+
+static void write_steps(struct jw *w, const struct api_multihead_req *r,
+                        const struct attn_mh_trace *t)
+{
+    size_t n_q = t->n_q, n_k = t->n_k, d = r->d_model, h = r->heads, d_k = r->d_k;
+    size_t kv_cols = r->kv_heads * d_k;
+    bool tr = r->transposed;
+    const struct mh_step steps[] = {
+        { "q", tr ? "X_q @ W_Q^T + b_q" : "X_q @ W_Q + b_q", { { n_q, d }, { d, d } }, 2,
+          { 0, n_q, d } },
+        { "k", tr ? "X_kv @ W_K^T + b_k" : "X_kv @ W_K + b_k",
+          { { n_k, d }, { d, kv_cols } }, 2, { 0, n_k, kv_cols } },
+        { "v", tr ? "X_kv @ W_V^T + b_v" : "X_kv @ W_V + b_v",
+          { { n_k, d }, { d, kv_cols } }, 2, { 0, n_k, kv_cols } },
+        { "split", "head i takes columns [i*d_k, (i+1)*d_k) of Q; K and V columns of kv head "
+          "floor(i*kv_heads/heads)", { { n_q, d } }, 1, { h, n_q, d_k } },
+        { "scores", "Q_i @ K_i^T", { { n_q, d_k }, { d_k, n_k } }, 2, { h, n_q, n_k } },
+        { "scaled", "scores * scale", { { 0 } }, 0, { h, n_q, n_k } },
+        { "masked", r->grid.block_semantics ? "scaled + bias, -inf where mask is 1"
+                                            : "scaled + bias, -inf where mask is 0",
+          { { 0 } }, 0, { h, n_q, n_k } },
+        { "weights", "softmax(masked, axis=-1)", { { 0 } }, 0, { h, n_q, n_k } },
+        { "head_outputs", "weights_i @ V_i", { { n_q, n_k }, { n_k, d_k } }, 2, { h, n_q, d_k } },
+        { "concat", "concat(head_outputs, axis=-1)", { { 0 } }, 0, { 0, n_q, d } },
+        { "output", tr ? "concat @ W_O^T + b_o" : "concat @ W_O + b_o",
+          { { n_q, d }, { d, d } }, 2, { 0, n_q, d } },
+    };
+    JW_KEY(w, "steps");
+    jw_array_begin(w);
+    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+        const struct mh_step *st = &steps[s];
+        jw_object_begin(w);
+        JW_KEY(w, "step");
+        jw_int(w, (long long)s + 1);
+        JW_KEY(w, "name");
+        jw_string(w, st->name);
+        JW_KEY(w, "op");
+        jw_string(w, st->op);
+        if (st->n_operands > 0) {
+            JW_KEY(w, "operands");
+            jw_array_begin(w);
+            for (size_t o = 0; o < st->n_operands; o++)
+                api_write_shape(w, st->operands[o][0], st->operands[o][1], false);
+            jw_array_end(w);
+        }
+        JW_KEY(w, "shape");
+        if (st->shape[0] != 0)
+            write_shape3(w, st->shape[0], st->shape[1], st->shape[2]);
+        else
+            api_write_shape(w, st->shape[1], st->shape[2], false);
+        jw_object_end(w);
+    }
+    jw_array_end(w);
+}
+
+static void write_inputs(struct jw *w, const struct api_multihead_req *r)
+{
+    static const char *const names[] = { "w_q", "w_k", "w_v", "w_o" };
+    if (r->include & (1ul << API_MH_X)) {
+        jw_key(w, r->cross ? "x_q" : "x");
+        api_write_matrix(w, &r->x_q);
+        if (r->cross) {
+            JW_KEY(w, "x_kv");
+            api_write_matrix(w, &r->x_kv);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!(r->include & (1ul << (API_MH_W_Q + i))))
+            continue;
+        jw_key(w, names[i]);
+        api_write_matrix(w, &r->w[i]);
+    }
+}
+
+static void write_steps_data(struct jw *w, const struct api_multihead_req *r,
+                             const struct attn_mh_trace *t)
+{
+    static const struct { int part; const char *key; size_t offset; } per_head[] = {
+        { API_MH_SCORES, "scores", offsetof(struct attn_trace, scores) },
+        { API_MH_SCALED, "scaled", offsetof(struct attn_trace, scaled) },
+        { API_MH_MASKED, "masked", offsetof(struct attn_trace, masked) },
+        { API_MH_WEIGHTS, "weights", offsetof(struct attn_trace, weights) },
+        { API_MH_HEAD_OUTPUTS, "head_outputs", offsetof(struct attn_trace, output) },
+    };
+    const struct { int part; const char *key; const struct attn_matrix *m; } whole[] = {
+        { API_MH_Q, "q", &t->q }, { API_MH_K, "k", &t->k }, { API_MH_V, "v", &t->v },
+    };
+    const struct { int part; const char *key; const struct attn_matrix *m; } after[] = {
+        { API_MH_CONCAT, "concat", &t->concat }, { API_MH_OUTPUT, "output", &t->output },
+        { API_MH_WEIGHTS_MEAN, "weights_mean", &t->weights_mean },
+    };
+    for (size_t i = 0; i < 3; i++) {
+        if (r->include & (1ul << whole[i].part)) {
+            jw_key(w, whole[i].key);
+            api_write_matrix(w, whole[i].m);
+        }
+    }
+    size_t scaled_from = 0, scaled_to = 0; /* where scaled's text is, once written */
+    for (size_t i = 0; i < sizeof per_head / sizeof per_head[0]; i++) {
+        if (!(r->include & (1ul << per_head[i].part)))
+            continue;
+        jw_key(w, per_head[i].key); /* masked: blocked cells are -inf, written as null */
+        if (per_head[i].part == API_MH_MASKED && scaled_to > 0 && masked_is_scaled(t)) {
+            jw_repeat(w, scaled_from, scaled_to); /* nothing masked: the same text */
+            continue;
+        }
+        size_t from = jw_offset(w);
+        write_per_head(w, t, per_head[i].offset);
+        if (per_head[i].part == API_MH_SCALED) {
+            scaled_from = from;
+            scaled_to = jw_offset(w);
+        }
+    }
+    for (size_t i = 0; i < 3; i++) {
+        if (r->include & (1ul << after[i].part)) {
+            jw_key(w, after[i].key);
+            api_write_matrix(w, after[i].m);
+        }
+    }
+}
+
+static void write_summary(struct jw *w, const struct attn_mh_trace *t)
+{
+    static const char *const keys[] = { "row_sums", "argmax", "max_weight", "entropy" };
+    JW_KEY(w, "summary");
+    jw_object_begin(w);
+    for (int k = 0; k < 4; k++) {
+        jw_key(w, keys[k]);
+        jw_array_begin(w);
+        for (size_t i = 0; i < t->heads; i++) {
+            const struct attn_summary *s = &t->head[i].summary;
+            if (k == 1) {
+                jw_array_begin(w);
+                for (size_t row = 0; row < t->n_q; row++) {
+                    if (s->argmax[row] == ATTN_NO_INDEX)
+                        jw_null(w);
+                    else
+                        jw_int(w, (long long)s->argmax[row]);
+                }
+                jw_array_end(w);
+            } else {
+                const double *xs = k == 0 ? s->row_sums : k == 2 ? s->max_weight : s->entropy;
+                jw_double_array(w, xs, t->n_q);
+            }
+        }
+        jw_array_end(w);
+    }
+    /* The mask is the same in every head, so a fully masked row is one in all of them. */
+    JW_KEY(w, "fully_masked_rows");
+    jw_array_begin(w);
+    for (size_t row = 0; row < t->n_q; row++)
+        if (t->head[0].summary.fully_masked[row])
+            jw_int(w, (long long)row);
+    jw_array_end(w);
+    jw_object_end(w);
+}
+
+static void write_warnings(struct jw *w, const struct attn_mh_trace *t)
+{
+    JW_KEY(w, "warnings");
+    jw_array_begin(w);
+    for (size_t row = 0; row < t->n_q; row++) {
+        if (!t->head[0].summary.fully_masked[row])
+            continue;
+        char message[160];
+        snprintf(message, sizeof message, "query %zu may attend to no key (its mask row blocks "
+                 "every key): its weights and head outputs are 0 in every head", row);
+        jw_object_begin(w);
+        JW_KEY(w, "code");
+        jw_string(w, "row_fully_masked");
+        JW_KEY(w, "row");
+        jw_int(w, (long long)row);
+        JW_KEY(w, "message");
+        jw_string(w, message);
+        jw_object_end(w);
+    }
+    jw_array_end(w);
+}
+
+static void write_random(struct jw *w, const struct api_multihead_req *r)
+{
+    static const char *const names[API_IN_COUNT] = { "x_q", "x_kv", "w_q", "w_k", "w_v", "w_o" };
+    if (!r->has_random)
+        return;
+    JW_KEY(w, "random");
+    jw_object_begin(w);
+    JW_KEY(w, "seed");
+    jw_int(w, (long long)r->seed);
+    JW_KEY(w, "filled");
+    jw_array_begin(w);
+    for (int i = 0; i < API_IN_COUNT; i++)
+        if (r->filled[i])
+            jw_string(w, i == API_IN_X_Q && !r->cross ? "x" : names[i]);
+    jw_array_end(w);
+    jw_object_end(w);
+}
+
+void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
+                         const struct attn_mh_trace *t)
+{
+    jw_object_begin(w);
+    JW_KEY(w, "d_model");
+    jw_int(w, (long long)r->d_model);
+    JW_KEY(w, "heads");
+    jw_int(w, (long long)r->heads);
+    JW_KEY(w, "kv_heads");
+    jw_int(w, (long long)r->kv_heads);
+    JW_KEY(w, "d_k");
+    jw_int(w, (long long)r->d_k);
+    JW_KEY(w, "scale");
+    jw_double(w, r->scale);
+    JW_KEY(w, "mask_semantics");
+    jw_string(w, r->grid.block_semantics ? "block" : "keep");
+    JW_KEY(w, "weight_layout");
+    jw_string(w, r->transposed ? "out_in" : "in_out");
+    write_random(w, r);
+    api_grid_write_labels(w, &r->grid);
+    write_shapes(w, r, t);
+    write_steps(w, r, t);
+    write_inputs(w, r);
+    write_steps_data(w, r, t);
+    if (r->include & (1ul << API_MH_SUMMARY))
+        write_summary(w, t);
+    write_warnings(w, t);
+    jw_object_end(w);
+}

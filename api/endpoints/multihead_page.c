@@ -1,0 +1,242 @@
+/*
+ * api/endpoints/multihead_page.c — /v1/multihead as text/plain and image/svg+xml, and the
+ * /v1/shapes table as text/plain, from the generic pieces of render/text.h and
+ * render/svg.h.
+ *
+ * The text page follows the eleven steps: a header with the sizes, each step with
+ * its op and operand shapes, its matrices when included (per-head steps one block
+ * per head, labelled with its kv head), then the summary per head and warnings.
+ * The SVG draws one heatmap panel per head and one for the mean.
+ */
+#include "api/endpoints/multihead_page.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/endpoints/attention_page.h"
+#include "api/request/fields.h"
+#include "api/json/numfmt.h"
+#include "api/render/svg.h"
+#include "api/render/text.h"
+
+struct mh_labels {
+    struct api_labels queries, keys, none;
+    const char **q_names, **k_names;
+};
+
+static void mh_labels_init(struct mh_labels *a, const struct api_multihead_req *r,
+                           const struct attn_mh_trace *t)
+{
+    a->q_names = api_label_names(r->grid.labels, "queries", t->n_q);
+    a->k_names = api_label_names(r->grid.labels, "keys", t->n_k);
+    a->queries = (struct api_labels){ a->q_names, t->n_q, "q" };
+    a->keys = (struct api_labels){ a->k_names, t->n_k, "k" };
+    a->none = (struct api_labels){ NULL, 0, "" };
+}
+
+static void mh_labels_free(struct mh_labels *a)
+{
+    free(a->q_names);
+    free(a->k_names);
+}
+
+static int mh_decimals(const struct api_multihead_req *r)
+{
+    return r->grid.round >= 0 ? r->grid.round : 4;
+}
+
+static void print_matrix(struct api_buf *b, const struct attn_matrix *m,
+                         const struct api_labels *rows, const struct api_labels *cols,
+                         const double *extra, int decimals)
+{
+    struct api_text_matrix tm = {
+        .data = m->data, .rows = m->rows, .cols = m->cols, .stride = m->stride,
+        .row_labels = *rows, .col_labels = *cols,
+        .extra = extra, .extra_label = "sum",
+        .decimals = decimals, .indent = "  ",
+    };
+    api_text_matrix(b, &tm);
+}
+
+static void step_line(struct api_buf *b, int number, const char *name, const char *op,
+                      const char *operands, const char *result)
+{
+    api_buf_printf(b, "\nstep %d  %s = %s  %s%s-> %s\n", number, name, op,
+                   operands ? operands : "", operands ? " " : "", result);
+}
+
+/* "(2, 8) @ (8, 8)" into buf. */
+static void operands2(char *buf, size_t len, size_t a, size_t b, size_t c, size_t d)
+{
+    char l[API_TEXT_SHAPE], r[API_TEXT_SHAPE];
+    api_text_shape(l, a, b, false);
+    api_text_shape(r, c, d, false);
+    snprintf(buf, len, "%s @ %s", l, r);
+}
+
+/* One step computed per head: a block per head when it is included. */
+static void per_head_blocks(struct api_buf *b, const struct api_multihead_req *r,
+                            const struct attn_mh_trace *t, int part, const struct mh_labels *a)
+{
+    if (!(r->include & (1ul << part)))
+        return;
+    for (size_t h = 0; h < t->heads; h++) {
+        const struct attn_trace *ht = &t->head[h];
+        api_buf_printf(b, "  head %zu (kv head %zu)\n", h,
+                       attn_mh_kv_head(h, t->heads, t->kv_heads));
+        switch (part) {
+        case API_MH_SCORES: print_matrix(b, &ht->scores, &a->queries, &a->keys, NULL,
+                                         mh_decimals(r)); break;
+        case API_MH_SCALED: print_matrix(b, &ht->scaled, &a->queries, &a->keys, NULL,
+                                         mh_decimals(r)); break;
+        case API_MH_MASKED: print_matrix(b, &ht->masked, &a->queries, &a->keys, NULL,
+                                         mh_decimals(r)); break;
+        case API_MH_WEIGHTS: print_matrix(b, &ht->weights, &a->queries, &a->keys,
+                                          ht->summary.row_sums, mh_decimals(r)); break;
+        default: print_matrix(b, &ht->output, &a->queries, &a->none, NULL, mh_decimals(r));
+        }
+    }
+}
+
+static void whole_block(struct api_buf *b, const struct api_multihead_req *r, int part,
+                        const struct attn_matrix *m, const struct api_labels *rows,
+                        const struct api_labels *cols)
+{
+    if (r->include & (1ul << part))
+        print_matrix(b, m, rows, cols, NULL, mh_decimals(r));
+}
+
+static void summary_lines(struct api_buf *b, const struct attn_mh_trace *t,
+                          const struct mh_labels *a, int decimals)
+{
+    api_buf_puts(b, "\nsummary (argmax key, max weight, per head)\n");
+    for (size_t i = 0; i < t->n_q; i++) {
+        char label[API_TEXT_LABEL];
+        api_text_label(label, &a->queries, i);
+        api_buf_printf(b, "  %s:", label);
+        for (size_t h = 0; h < t->heads; h++) {
+            const struct attn_summary *s = &t->head[h].summary;
+            char key[API_TEXT_LABEL] = "-", weight[API_TEXT_NUMBER];
+            if (s->argmax[i] != ATTN_NO_INDEX)
+                api_text_label(key, &a->keys, s->argmax[i]);
+            api_text_number(weight, s->max_weight[i], decimals);
+            api_buf_printf(b, "  h%zu %s %s", h, key, weight);
+        }
+        api_buf_puts(b, "\n");
+    }
+}
+
+void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
+                        const struct attn_mh_trace *t)
+{
+    size_t n_q = t->n_q, n_k = t->n_k, d = r->d_model, h = r->heads, d_k = r->d_k;
+    size_t kv_cols = r->kv_heads * d_k;
+    struct mh_labels a;
+    mh_labels_init(&a, r, t);
+    char scale[API_NUMBER_MAX], ops[128], grid[API_TEXT_SHAPE + 8], head_out[64];
+    api_format_double(r->grid.round >= 0 ? api_round_decimals(r->scale, r->grid.round)
+                                         : r->scale, scale);
+    api_buf_printf(b, "multi-head %s-attention  n_q %zu  n_k %zu  d_model %zu  heads %zu  "
+                      "kv_heads %zu  d_k %zu  scale %s  weights %s\n",
+                   r->cross ? "cross" : "self", n_q, n_k, d, h, r->kv_heads, d_k, scale,
+                   r->transposed ? "out_in" : "in_out");
+    if (r->include & (1ul << API_MH_X)) {
+        api_buf_puts(b, r->cross ? "\nx_q\n" : "\nx\n");
+        print_matrix(b, &r->x_q, &a.queries, &a.none, NULL, mh_decimals(r));
+        if (r->cross) {
+            api_buf_puts(b, "\nx_kv\n");
+            print_matrix(b, &r->x_kv, &a.keys, &a.none, NULL, mh_decimals(r));
+        }
+    }
+    operands2(ops, sizeof ops, n_q, d, d, d);
+    api_text_shape(grid, n_q, d, false);
+    step_line(b, 1, "q", r->transposed ? "X_q @ W_Q^T + b_q" : "X_q @ W_Q + b_q", ops, grid);
+    whole_block(b, r, API_MH_Q, &t->q, &a.queries, &a.none);
+    operands2(ops, sizeof ops, n_k, d, d, kv_cols);
+    api_text_shape(grid, n_k, kv_cols, false);
+    step_line(b, 2, "k", r->transposed ? "X_kv @ W_K^T + b_k" : "X_kv @ W_K + b_k", ops, grid);
+    whole_block(b, r, API_MH_K, &t->k, &a.keys, &a.none);
+    step_line(b, 3, "v", r->transposed ? "X_kv @ W_V^T + b_v" : "X_kv @ W_V + b_v", ops, grid);
+    whole_block(b, r, API_MH_V, &t->v, &a.keys, &a.none);
+    snprintf(head_out, sizeof head_out, "(%zu, %zu, %zu)", h, n_q, d_k);
+    step_line(b, 4, "split", "head i takes columns [i*d_k, (i+1)*d_k)", NULL, head_out);
+
+    char per_head[64];
+    snprintf(per_head, sizeof per_head, "(%zu, %zu, %zu)", h, n_q, n_k);
+    operands2(ops, sizeof ops, n_q, d_k, d_k, n_k);
+    step_line(b, 5, "scores", "Q_i @ K_i^T", ops, per_head);
+    per_head_blocks(b, r, t, API_MH_SCORES, &a);
+    step_line(b, 6, "scaled", "scores * scale", NULL, per_head);
+    per_head_blocks(b, r, t, API_MH_SCALED, &a);
+    step_line(b, 7, "masked", r->grid.block_semantics ? "scaled + bias, -inf where mask is 1"
+                                                      : "scaled + bias, -inf where mask is 0",
+              NULL, per_head);
+    per_head_blocks(b, r, t, API_MH_MASKED, &a);
+    step_line(b, 8, "weights", "softmax(masked, axis=-1)", NULL, per_head);
+    per_head_blocks(b, r, t, API_MH_WEIGHTS, &a);
+    operands2(ops, sizeof ops, n_q, n_k, n_k, d_k);
+    step_line(b, 9, "head_outputs", "weights_i @ V_i", ops, head_out);
+    per_head_blocks(b, r, t, API_MH_HEAD_OUTPUTS, &a);
+    api_text_shape(grid, n_q, d, false);
+    step_line(b, 10, "concat", "concat(head_outputs, axis=-1)", NULL, grid);
+    whole_block(b, r, API_MH_CONCAT, &t->concat, &a.queries, &a.none);
+    operands2(ops, sizeof ops, n_q, d, d, d);
+    step_line(b, 11, "output", r->transposed ? "concat @ W_O^T + b_o" : "concat @ W_O + b_o",
+              ops, grid);
+    whole_block(b, r, API_MH_OUTPUT, &t->output, &a.queries, &a.none);
+    if (r->include & (1ul << API_MH_WEIGHTS_MEAN)) {
+        api_buf_puts(b, "\nweights_mean (the average over heads)\n");
+        print_matrix(b, &t->weights_mean, &a.queries, &a.keys, NULL, mh_decimals(r));
+    }
+    if (r->include & (1ul << API_MH_SUMMARY))
+        summary_lines(b, t, &a, mh_decimals(r));
+    for (size_t i = 0; i < n_q; i++) {
+        if (!t->head[0].summary.fully_masked[i])
+            continue;
+        char label[API_TEXT_LABEL];
+        api_text_label(label, &a.queries, i);
+        api_buf_printf(b, "\nwarning: query %s may attend to no key (its mask row blocks every "
+                          "key): its weights and head outputs are 0 in every head\n", label);
+    }
+    mh_labels_free(&a);
+}
+
+void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
+                       const struct attn_mh_trace *t)
+{
+    size_t n = t->heads + 1; /* a panel per head, then the mean */
+    struct api_svg_heatmap *panels = calloc(n, sizeof *panels);
+    char (*titles)[48] = calloc(n, sizeof *titles);
+    if (panels == NULL || titles == NULL) {
+        free(panels);
+        free(titles);
+        b->failed = true;
+        return;
+    }
+    struct mh_labels a;
+    mh_labels_init(&a, r, t);
+    for (size_t i = 0; i < n; i++) {
+        bool mean = i == t->heads;
+        const struct attn_matrix *w = mean ? &t->weights_mean : &t->head[i].weights;
+        if (mean)
+            snprintf(titles[i], sizeof titles[i], "mean of %zu heads", t->heads);
+        else
+            snprintf(titles[i], sizeof titles[i], "head %zu", i);
+        panels[i] = (struct api_svg_heatmap){
+            .data = w->data, .rows = w->rows, .cols = w->cols, .stride = w->stride,
+            /* The mask is shared, so head 0's masked cells mark the mean's too. */
+            .blocked = t->head[0].masked.data, .blocked_stride = t->head[0].masked.stride,
+            .empty_rows = t->head[0].summary.fully_masked,
+            .row_labels = a.queries, .col_labels = a.keys,
+            .title = titles[i],
+        };
+    }
+    char subtitle[160];
+    snprintf(subtitle, sizeof subtitle, "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu",
+             r->cross ? "cross" : "self", r->d_model, t->heads, t->kv_heads, t->n_q, t->n_k);
+    api_svg_panels_document(b, panels, n, 0, "Multi-head attention weights", subtitle);
+    mh_labels_free(&a);
+    free(panels);
+    free(titles);
+}

@@ -1,0 +1,21 @@
+/*
+ * api/endpoints/multihead_page.h — POST /v1/multihead as text/plain, and the multi-head
+ * weights as image/svg+xml (a panel per head, then the mean).
+ *
+ * Built from render/text.h and render/svg.h, like attention_page.h.
+ */
+#ifndef API_ENDPOINTS_MULTIHEAD_PAGE_H
+#define API_ENDPOINTS_MULTIHEAD_PAGE_H
+
+#include "api/json/buf.h"
+#include "api/endpoints/multihead_request.h"
+
+/* The text/plain page: header, the eleven steps, included matrices, summary, warnings. */
+void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
+                        const struct attn_mh_trace *t);
+
+/* One heatmap panel per head and one for the mean, with one colour bar. */
+void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
+                       const struct attn_mh_trace *t);
+
+#endif

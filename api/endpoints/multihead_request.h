@@ -1,0 +1,81 @@
+/*
+ * api/endpoints/multihead_request.h — POST /v1/multihead: self- and cross-attention
+ * with projections, multi-head, grouped-query (kv_heads) and reproducible random
+ * inputs.
+ *
+ * Flow as for /v1/attention: api_multihead_parse (document → struct
+ * api_multihead_req, random inputs filled in) → api_multihead_run (core's
+ * attn_mh_forward) → api_multihead_write (trace → JSON).
+ *
+ * Dimension legend: n_q rows of x_q (or x), n_k rows of x_kv (or x), d_model their
+ * width, h heads, kv kv_heads, d_k = d_model / h.
+ */
+#ifndef API_ENDPOINTS_MULTIHEAD_REQUEST_H
+#define API_ENDPOINTS_MULTIHEAD_REQUEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "api/http/context.h"
+#include "api/http/response.h"
+#include "api/request/grid.h"
+#include "api/json/write.h"
+#include "api/http/problem.h"
+#include "core/multihead.h"
+
+/* What `include` can name, as bits of api_multihead_req.include. */
+enum api_mh_part {
+    API_MH_X = 0, API_MH_W_Q, API_MH_W_K, API_MH_W_V, API_MH_W_O, /* inputs: off by default */
+    API_MH_Q, API_MH_K, API_MH_V, API_MH_SCORES, API_MH_SCALED, API_MH_MASKED, API_MH_WEIGHTS,
+    API_MH_HEAD_OUTPUTS, API_MH_CONCAT, API_MH_OUTPUT, API_MH_WEIGHTS_MEAN, API_MH_SUMMARY,
+    API_MH_PART_COUNT
+};
+
+/* The inputs a request can leave to `random`, in stream order. */
+enum api_mh_input { API_IN_X_Q = 0, API_IN_X_KV, API_IN_W_Q, API_IN_W_K, API_IN_W_V, API_IN_W_O,
+                    API_IN_COUNT };
+
+/* A validated request. Owns every matrix and bias vector (and, through grid, mask and bias). */
+struct api_multihead_req {
+    bool cross;                   /* x_q and x_kv (true) or x (false) */
+    struct attn_matrix x_q;       /* (n_q, d_model): x itself for self-attention */
+    struct attn_matrix x_kv;      /* (n_k, d_model): unused (data NULL) for self-attention */
+    struct attn_matrix w[4];      /* w_q, w_k, w_v, w_o in the request's layout */
+    double *b[4];                 /* b_q (d_model), b_k, b_v (kv·d_k), b_o (d_model); NULL = 0 */
+    bool transposed;              /* weight_layout "out_in" */
+    size_t d_model, heads, kv_heads, d_k;
+    bool has_random;
+    uint64_t seed;
+    bool filled[API_IN_COUNT];    /* which inputs random made */
+    struct api_grid grid;
+    double scale;
+    unsigned long include;        /* bits of enum api_mh_part */
+};
+
+/*
+ * What req holds at once, from its sizes alone (the parse checks it before any input
+ * is filled, the handler admits it with the body): the inputs, the whole trace, the
+ * numbers of the parts include asks for (every_part: all of them, as the text and
+ * the heatmap may draw any) as written, plus body_len.
+ */
+size_t api_multihead_working_set(const struct api_multihead_req *req, size_t n_q, size_t n_k,
+                                 bool every_part, size_t body_len);
+
+/* The pointer (prefix + field) of the size that drives req's working set, into out. */
+void api_multihead_limit_pointer(const struct api_multihead_req *req, const char *prefix,
+                                 size_t n_q, size_t n_k, char *out, size_t cap);
+
+bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api_limits *limits,
+                         struct api_multihead_req *req, struct api_error *err);
+void api_multihead_req_deinit(struct api_multihead_req *req);
+
+/* Runs the computation into trace (allocated here; free with attn_mh_trace_free). */
+bool api_multihead_run(const struct api_multihead_req *req, const char *prefix,
+                       struct attn_mh_trace *trace, struct api_error *err);
+
+void api_multihead_write(struct jw *w, const struct api_multihead_req *req,
+                         const struct attn_mh_trace *trace);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * api/endpoints/multihead_run.c — running a validated /v1/multihead request, with the
+ * numeric faults turned into problems that point at the input they came from.
+ */
+#include "api/endpoints/multihead_request.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/http/admission.h"
+#include "api/request/body.h"
+#include "api/request/fields.h"
+#include "api/json/matrix_write.h"
+#include "api/endpoints/multihead_page.h"
+#include "api/json/spare_threads.h"
+
+static const char *mh_step_pointer(enum attn_mh_step step, enum attn_step head_step)
+{
+    switch (step) {
+    case ATTN_MH_Q: return "w_q";
+    case ATTN_MH_K: return "w_k";
+    case ATTN_MH_V: return "w_v";
+    case ATTN_MH_OUTPUT: return "w_o";
+    default: break;
+    }
+    switch (head_step) {
+    case ATTN_STEP_SCALED: return "scale";
+    case ATTN_STEP_MASKED: return "bias";
+    case ATTN_STEP_OUTPUT: return "w_v";
+    default: return "w_q";
+    }
+}
+
+static const char *mh_step_name(const struct attn_mh_fault *f)
+{
+    static const char *const names[] = { "", "q", "k", "v", "", "output" };
+    if (f->step == ATTN_MH_HEAD)
+        return f->head_step == ATTN_STEP_OUTPUT ? "head_outputs" : attn_step_name(f->head_step);
+    return names[f->step];
+}
+
+static void overflow_error(const struct attn_mh_fault *f, const char *prefix,
+                           struct api_error *err)
+{
+    const char *step = mh_step_name(f);
+    if (f->step == ATTN_MH_HEAD)
+        api_error_set(err, API_NUMERIC_OVERFLOW, "head %zu, step %s, produced a non-finite "
+                      "number at cell [%zu, %zu]", f->head, step, f->row, f->col);
+    else
+        api_error_set(err, API_NUMERIC_OVERFLOW, "step %s produced a non-finite number at cell "
+                      "[%zu, %zu]", step, f->row, f->col);
+    err->step = step;
+    err->cell[0] = (long long)f->row;
+    err->cell[1] = (long long)f->col;
+    err->has_cell = true;
+    err->has_head = f->step == ATTN_MH_HEAD;
+    err->head = (long long)f->head;
+    api_error_at(err, "%s/%s", prefix, mh_step_pointer(f->step, f->head_step));
+    api_error_hint(err, "the numbers are too large for a double (~1.8e308): scale the inputs "
+                   "or weights down");
+}
+
+bool api_multihead_run(const struct api_multihead_req *r, const char *prefix,
+                       struct attn_mh_trace *trace, struct api_error *err)
+{
+    if (attn_mh_trace_alloc(trace, r->x_q.rows, r->cross ? r->x_kv.rows : r->x_q.rows,
+                            r->d_model, r->heads, r->kv_heads) != ATTN_OK) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %zu heads of %zu x %zu", r->heads,
+                      r->x_q.rows, r->cross ? r->x_kv.rows : r->x_q.rows);
+        return false;
+    }
+    struct attn_mh_problem p = {
+        .x_q = &r->x_q, .x_kv = r->cross ? &r->x_kv : &r->x_q,
+        .w_q = &r->w[0], .w_k = &r->w[1], .w_v = &r->w[2], .w_o = &r->w[3],
+        .b_q = r->b[0], .b_k = r->b[1], .b_v = r->b[2], .b_o = r->b[3],
+        .transposed_weights = r->transposed,
+        .heads = r->heads, .kv_heads = r->kv_heads,
+        .bias = api_grid_bias(&r->grid), .mask = api_grid_mask(&r->grid), .scale = r->scale,
+    };
+    /* An idle server lends its other workers to each large head: the same bits. */
+    size_t n_k = r->cross ? r->x_kv.rows : r->x_q.rows;
+    enum attn_status st =
+        attn_mh_forward_threads(trace, &p, api_spare_threads_for(r->x_q.rows * n_k));
+    if (st == ATTN_OK)
+        return true;
+    if (st == ATTN_EOVERFLOW)
+        overflow_error(&trace->fault, prefix, err);
+    else
+        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
+                      "the computation failed: %s", attn_status_str(st));
+    attn_mh_trace_free(trace);
+    return false;
+}

@@ -1,0 +1,21 @@
+/*
+ * api/http/context.c — the limit defaults and the query parameters (see context.h).
+ */
+#include "api/http/context.h"
+
+#include <string.h>
+
+struct api_limits api_default_limits(void)
+{
+    struct api_limits l = { API_DEFAULT_MAX_BODY, API_DEFAULT_MAX_CELLS, API_DEFAULT_MAX_BATCH,
+                            API_DEFAULT_MAX_REQUEST_BYTES };
+    return l;
+}
+
+const char *api_request_param(const struct api_request *req, const char *name)
+{
+    for (size_t i = 0; i < req->n_params; i++)
+        if (strcmp(req->params[i].name, name) == 0)
+            return req->params[i].value;
+    return NULL;
+}

@@ -1,0 +1,113 @@
+/*
+ * api/http/problem.h — every error attnd reports, in one shape: application/problem+json
+ * (RFC 9457) with errors[] that point into the request and hints that teach.
+ *
+ * struct api_error uses fixed buffers so that reporting a problem never needs
+ * memory: even "out of memory" can be described. A table maps each problem type
+ * to its status, title and the paragraph served at GET /problems/<type>.
+ *
+ * Not here: deciding what is wrong (parse.c, attention.c, api.c do that).
+ */
+#ifndef API_PROBLEM_H
+#define API_PROBLEM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/http/context.h"
+#include "api/http/response.h"
+#include "api/json/write.h"
+
+enum api_problem_type {
+    API_INVALID_JSON = 0,
+    API_NOT_FOUND,
+    API_METHOD_NOT_ALLOWED,
+    API_TOO_LARGE,
+    API_NOT_ACCEPTABLE,
+    API_UNSUPPORTED_MEDIA_TYPE,
+    API_MISSING_FIELD,
+    API_NOT_A_MATRIX,
+    API_NOT_A_NUMBER,
+    API_SHAPE_MISMATCH,
+    API_UNKNOWN_FIELD,
+    API_INVALID_VALUE,
+    API_NUMERIC_OVERFLOW,
+    API_LIMIT_EXCEEDED,
+    API_UNAVAILABLE,
+    API_INTERNAL,
+    API_BAD_REQUEST,
+    API_URI_TOO_LONG,
+    API_NOT_IMPLEMENTED,
+    API_PROBLEM_COUNT
+};
+
+struct api_problem_info {
+    const char *slug;        /* "shape-mismatch": the type is "/problems/" + slug */
+    int status;
+    const char *title;
+    const char *explanation; /* one paragraph, for GET /problems/<slug> */
+};
+
+const struct api_problem_info *api_problem_info(enum api_problem_type type);
+/* The type whose slug is `slug`; false when there is none. */
+bool api_problem_lookup(const char *slug, enum api_problem_type *type);
+
+/* One problem, described without allocating. Empty strings mean "absent". */
+struct api_error {
+    enum api_problem_type type;
+    char detail[512];
+    char pointer[256];   /* JSON pointer into the request body ("" = the whole body) */
+    bool has_pointer;    /* a body problem: errors[] is written with this pointer */
+    char hint[320];
+    char parameter[64];  /* the query parameter at fault, for query problems */
+    const char *step;    /* numeric-overflow: the step's name */
+    long long cell[2];   /* numeric-overflow: [row, col], or row only when cell[1] < 0 */
+    bool has_cell;
+    long long head;      /* numeric-overflow inside one head of /v1/multihead */
+    bool has_head;
+    bool deferred;       /* not a problem: admission sent the work elsewhere (api_admit) */
+};
+
+/* Resets e and sets its type and detail (printf-style). Returns e for chaining. */
+struct api_error *api_error_set(struct api_error *e, enum api_problem_type type,
+                                const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The JSON pointer of the culprit (printf-style), e.g. "/k/%zu/%zu". */
+void api_error_at(struct api_error *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The hint (printf-style). */
+void api_error_hint(struct api_error *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prefixes the pointer, e.g. "/items/2" for a batch item. */
+void api_error_prefix_pointer(struct api_error *e, const char *prefix);
+
+/* Writes e as one problem object (for a batch item's body). */
+void api_error_write(struct jw *w, const struct api_error *e);
+
+
+/*
+ * Writes e as problem+json into res (status, content type, body). 503 body-less if even
+ * that fails. A deferred e (api_admit) makes a deferred, empty res instead.
+ */
+void api_respond_error(struct api_response *res, const struct api_error *e);
+
+/* A problem of `type` whose detail is `detail` (no pointer, no hint). */
+void api_respond_problem(struct api_response *res, enum api_problem_type type,
+                         const char *detail);
+
+/* The server's own problems, in the one error shape. */
+void api_respond_too_large(const struct api_context *ctx, struct api_response *res);
+/* 503 `unavailable`, with Retry-After like every 503 attnd writes. */
+void api_respond_unavailable(struct api_response *res, const char *detail);
+/* 404 `not-found` with the server's own detail (a path its admin listener does not serve). */
+void api_respond_not_found(struct api_response *res, const char *detail);
+
+/*
+ * Malformed HTTP the server found before routing (server/framing.h): 400 `bad-request`,
+ * 414 `uri-too-long` and 501 `not-implemented`, each with the server's detail.
+ */
+void api_respond_bad_request(struct api_response *res, const char *detail);
+void api_respond_uri_too_long(struct api_response *res, const char *detail);
+void api_respond_not_implemented(struct api_response *res, const char *detail);
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * api/json/read.h — a strict JSON reader (RFC 8259) that builds jansson values.
+ *
+ * Why not json_loadb: a request is mostly numbers, and jansson reads them through a
+ * character stream, one buffer append and one locale-aware strtod round trip at a
+ * time: the largest part of a medium request's time (docs/performance.md). This
+ * reader scans the bytes directly and hands jansson finished values (json_real,
+ * json_array_append_new, ...), so every reader in api/request/ keeps working on
+ * jansson trees.
+ *
+ * Strict: one value, nothing after it but white space; duplicate keys refused;
+ * strings valid UTF-8 without raw control characters, escapes checked (\u0000
+ * refused, surrogates paired); numbers by the JSON grammar, a number that is not
+ * finite as a double refused; nesting at most API_JSON_MAX_DEPTH deep.
+ *
+ * Not here: what the fields mean (request/fields.c and the endpoints), HTTP.
+ */
+#ifndef API_JSON_READ_H
+#define API_JSON_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#define API_JSON_MAX_DEPTH 512
+
+struct api_json_error {
+    bool no_memory;  /* an allocation failed: not the body's fault */
+    char text[160];  /* what is wrong, e.g. "duplicate object key \"q\"" */
+    size_t line;     /* 1-based line of the offending byte */
+    size_t column;   /* 1-based column, in bytes */
+    size_t position; /* 0-based byte offset */
+};
+
+/*
+ * Reads the whole body as one JSON value. Returns a new reference (json_decref it),
+ * or NULL with *err describing the first problem.
+ */
+json_t *api_json_read(const char *text, size_t len, struct api_json_error *err);
+
+/* Bodies from this size up may be read in two halves at once (smaller ones read in
+ * less time than a thread takes to start and join). */
+#define API_JSON_SPLIT_BYTES ((size_t)128 * 1024)
+
+/*
+ * A request body, allowed `threads` threads, whose matrices go to api_read_matrix
+ * (api/request/fields.h). With two threads, a body of API_JSON_SPLIT_BYTES or more that is
+ * an object is read as two runs of its members on two threads, joined in document
+ * order; the value, or the error, is what one thread finds. Nodes are allocated as
+ * api_json_read's would be (the calling thread's arena scope, if any, owns them all).
+ * Inside an arena scope, an array that is a matrix of numbers (rows
+ * of numbers, all of one length) is read straight into numbers, filed with the arena
+ * (api_json_packed_add), and stands in the document as an array of as many empty
+ * rows. A number there costs its conversion and eight bytes, where a node costs
+ * about as much time again as the conversion (jansson's node, the array's table,
+ * and the walk that reads it back) and four or five times the memory. Anything else,
+ * including every matrix that is refused, is read as api_json_read reads it; what is
+ * accepted and every error message are the same. The rule that comes with it: a
+ * value that may be a matrix of numbers is read with api_read_matrix, which finds
+ * the numbers (api_json_packed_find); any other reader sees its rows as empty
+ * arrays, which is enough to refuse a matrix where names or labels belong.
+ */
+json_t *api_json_read_body(const char *text, size_t len, struct api_json_error *err,
+                           unsigned threads);
+
+/* api_json_read_body on two threads whatever the body's size (tests, fuzzing). */
+json_t *api_json_read_body_halves(const char *text, size_t len, struct api_json_error *err);
+
+/* How many matrices api_json_read_body read into numbers so far (for tests). */
+unsigned long api_json_matrices_packed(void);
+
+/* Whether api_json_read_body reads matrices into numbers (by default it does); off,
+ * every value is a node, as api_json_read makes it. For tests that compare the two. */
+void api_json_packing_set(bool on);
+
+/* api_json_read (every value a node) in two halves whatever the body's size (tests,
+ * fuzzing). */
+json_t *api_json_read_halves(const char *text, size_t len, struct api_json_error *err);
+
+/* How many bodies were read in two halves so far (for tests). */
+unsigned long api_json_halves_read(void);
+
+#endif

@@ -1,0 +1,313 @@
+/*
+ * api/request/fields.c — strict readers for request fields (see fields.h).
+ */
+#include "api/request/fields.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "api/json/arena.h"
+#include "api/json/spare_threads.h"
+#include "api/json/read.h"
+#include "api/json/numfmt.h"
+
+const char *api_json_kind(const json_t *node)
+{
+    switch (json_typeof(node)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER:
+    case JSON_REAL: return "a number";
+    case JSON_TRUE: return "true";
+    case JSON_FALSE: return "false";
+    case JSON_NULL: return "null";
+    }
+    return "a value";
+}
+
+void api_pointer_escape(const char *key, char *out, size_t size)
+{
+    size_t n = 0;
+    for (const char *p = key; *p != '\0' && n + 3 < size; p++) {
+        if (*p == '~' || *p == '/') {
+            out[n++] = '~';
+            out[n++] = *p == '~' ? '0' : '1';
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+/* Copies what fits of s into buf[at, size - 1); returns where the copy ended. */
+static size_t copy_cut(char *buf, size_t size, size_t at, const char *s)
+{
+    size_t n = strlen(s);
+    if (n > size - 1 - at)
+        n = size - 1 - at;
+    memcpy(buf + at, s, n);
+    return at + n;
+}
+
+void api_field_pointer(char *buf, size_t size, const char *prefix, const char *field)
+{
+    if (size == 0)
+        return;
+    size_t at = copy_cut(buf, size, 0, prefix);
+    at = copy_cut(buf, size, at, "/");
+    at = copy_cut(buf, size, at, field);
+    buf[at] = '\0';
+}
+
+json_t *api_member(const json_t *obj, const char *name)
+{
+    json_t *v = json_object_get(obj, name);
+    return json_is_null(v) ? NULL : v;
+}
+
+/* ---- nearest names ---- */
+
+/* Levenshtein distance ignoring ASCII case; words longer than 63 bytes are cut. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strnlen(a, 63), lb = strnlen(b, 63);
+    size_t prev[64], cur[64];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            size_t best = prev[j - 1] + cost;
+            if (prev[j] + 1 < best)
+                best = prev[j] + 1;
+            if (cur[j - 1] + 1 < best)
+                best = cur[j - 1] + 1;
+            cur[j] = best;
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof prev[0]);
+    }
+    return prev[lb];
+}
+
+const char *api_nearest_name(const char *word, const char *const *names, size_t n)
+{
+    const char *best = n > 0 ? names[0] : "";
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; i < n; i++) {
+        size_t d = edit_distance(word, names[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    return best;
+}
+
+/*
+ * Names people bring from papers and from PyTorch / JAX, mapped to attnd's.
+ * Edit distance alone would send "keys" to "bias".
+ */
+static const struct { const char *alias, *field; } aliases[] = {
+    { "query", "q" }, { "queries", "q" }, { "Q", "q" },
+    { "key", "k" }, { "keys", "k" }, { "K", "k" },
+    { "value", "v" }, { "values", "v" }, { "V", "v" },
+    { "attn_mask", "mask" }, { "attention_mask", "mask" }, { "key_padding_mask", "mask" },
+    { "is_causal", "mask" }, { "causal", "mask" },
+    { "attn_bias", "bias" }, { "temperature", "scale" }, { "decimals", "round" },
+    { "num_heads", "heads" }, { "n_heads", "heads" }, { "num_kv_heads", "kv_heads" },
+    { "n_kv_heads", "kv_heads" }, { "embed_dim", "d_model" },
+};
+
+static const char *alias_target(const char *word, const struct api_field *known, size_t n_known)
+{
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
+        if (strcmp(word, aliases[i].alias) != 0)
+            continue;
+        for (size_t j = 0; j < n_known; j++)
+            if (strcmp(known[j].name, aliases[i].field) == 0)
+                return known[j].name;
+    }
+    return NULL;
+}
+
+bool api_check_fields(const json_t *obj, const char *pointer, const struct api_field *known,
+                      size_t n_known, struct api_error *err)
+{
+    const char *key;
+    json_t *value;
+    json_object_foreach((json_t *)obj, key, value) {
+        bool found = false;
+        for (size_t i = 0; i < n_known && !found; i++)
+            found = strcmp(key, known[i].name) == 0;
+        if (found)
+            continue;
+
+        const char *names[32];
+        size_t n = n_known < 32 ? n_known : 32;
+        for (size_t i = 0; i < n; i++)
+            names[i] = known[i].name;
+        const char *near = alias_target(key, known, n_known);
+        if (near == NULL)
+            near = api_nearest_name(key, names, n);
+        const char *meaning = "";
+        for (size_t i = 0; i < n_known; i++)
+            if (strcmp(known[i].name, near) == 0)
+                meaning = known[i].meaning;
+
+        char escaped[128], list[256] = "";
+        api_pointer_escape(key, escaped, sizeof escaped);
+        for (size_t i = 0, used = 0; i < n && used < sizeof list; i++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                     names[i]);
+        api_error_set(err, API_UNKNOWN_FIELD, "unknown field \"%.64s\"; known fields: %s",
+                      key, list);
+        api_error_at(err, "%s/%s", pointer, escaped);
+        api_error_hint(err, "did you mean \"%s\" (%s)?", near, meaning);
+        return false;
+    }
+    return true;
+}
+
+/* ---- scalars ---- */
+
+bool api_read_positive(const json_t *node, const char *pointer, const char *name, double *out,
+                       struct api_error *err)
+{
+    if (json_is_number(node)) {
+        double x = json_number_value(node);
+        if (isfinite(x) && x > 0) {
+            *out = x;
+            return true;
+        }
+    }
+    char shown[API_NUMBER_MAX] = "";
+    if (json_is_number(node))
+        api_format_double(json_number_value(node), shown);
+    api_error_set(err, API_INVALID_VALUE, "%s must be a number above 0, not %s%s%s", name,
+                  api_json_kind(node), shown[0] ? " " : "", shown);
+    api_error_at(err, "%s", pointer);
+    api_error_hint(err, "leave %s out for 1/sqrt(d_k); 1 reproduces unscaled dot products",
+                   name);
+    return false;
+}
+
+bool api_read_int_range(const json_t *node, const char *pointer, const char *name, long long lo,
+                        long long hi, long long *out, struct api_error *err)
+{
+    if (json_is_number(node)) {
+        double x = json_number_value(node);
+        if (x == floor(x) && x >= (double)lo && x <= (double)hi) {
+            *out = (long long)x;
+            return true;
+        }
+    }
+    char shown[API_NUMBER_MAX] = "";
+    if (json_is_number(node))
+        api_format_double(json_number_value(node), shown);
+    api_error_set(err, API_INVALID_VALUE, "%s must be an integer from %lld to %lld, not %s%s%s",
+                  name, lo, hi, api_json_kind(node), shown[0] ? " " : "", shown);
+    api_error_at(err, "%s", pointer);
+    return false;
+}
+
+/* "a", "b" or "c" into out, for messages. */
+static void join_choices(const char *const *choices, size_t n, char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s\"%s\"",
+                                 i == 0 ? "" : (i + 1 == n ? " or " : ", "), choices[i]);
+}
+
+bool api_read_choice(const json_t *node, const char *pointer, const char *name,
+                     const char *const *choices, size_t n, size_t *index, struct api_error *err)
+{
+    char list[256];
+    join_choices(choices, n, list, sizeof list);
+    if (json_is_string(node)) {
+        const char *s = json_string_value(node);
+        for (size_t i = 0; i < n; i++) {
+            if (strcmp(s, choices[i]) == 0) {
+                *index = i;
+                return true;
+            }
+        }
+        api_error_set(err, API_INVALID_VALUE, "%s is \"%.64s\"; it must be %s", name, s, list);
+        api_error_hint(err, "did you mean \"%s\"?", api_nearest_name(s, choices, n));
+    } else {
+        api_error_set(err, API_INVALID_VALUE, "%s is %s; it must be %s", name,
+                      api_json_kind(node), list);
+    }
+    api_error_at(err, "%s", pointer);
+    return false;
+}
+
+bool api_read_name_set(const json_t *node, const char *pointer, const char *name,
+                       const char *const *names, size_t n, unsigned long *bits,
+                       struct api_error *err)
+{
+    char list[512];
+    join_choices(names, n, list, sizeof list);
+    if (!json_is_array(node)) {
+        api_error_set(err, API_INVALID_VALUE, "%s is %s; it must be a list of names: %s", name,
+                      api_json_kind(node), list);
+        api_error_at(err, "%s", pointer);
+        return false;
+    }
+    *bits = 0;
+    for (size_t i = 0; i < json_array_size(node); i++) {
+        const json_t *item = json_array_get(node, i);
+        const char *s = json_is_string(item) ? json_string_value(item) : NULL;
+        size_t j = 0;
+        while (s != NULL && j < n && strcmp(s, names[j]) != 0)
+            j++;
+        if (s != NULL && j < n) {
+            *bits |= 1ul << j;
+            continue;
+        }
+        if (s != NULL) {
+            api_error_set(err, API_INVALID_VALUE, "%s lists \"%.64s\", which is not one of %s",
+                          name, s, list);
+            api_error_hint(err, "did you mean \"%s\"?", api_nearest_name(s, names, n));
+        } else {
+            api_error_set(err, API_INVALID_VALUE, "%s item %zu is %s, not a name; names are %s",
+                          name, i, api_json_kind(item), list);
+        }
+        api_error_at(err, "%s/%zu", pointer, i);
+        return false;
+    }
+    return true;
+}
+
+bool api_read_string_list(const json_t *node, const char *pointer, const char *name,
+                          struct api_error *err)
+{
+    if (!json_is_array(node)) {
+        api_error_set(err, API_INVALID_VALUE, "%s is %s; it must be a list of strings", name,
+                      api_json_kind(node));
+        api_error_at(err, "%s", pointer);
+        return false;
+    }
+    for (size_t i = 0; i < json_array_size(node); i++) {
+        const json_t *item = json_array_get(node, i);
+        if (json_is_string(item))
+            continue;
+        api_error_set(err, API_INVALID_VALUE, "%s item %zu is %s, not a string", name, i,
+                      api_json_kind(item));
+        api_error_at(err, "%s/%zu", pointer, i);
+        api_error_hint(err, "labels are names shown next to the rows: write them in quotes");
+        return false;
+    }
+    return true;
+}

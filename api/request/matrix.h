@@ -1,0 +1,46 @@
+/*
+ * api/request/matrix.h — reading a matrix field (q, k, v, a mask, a bias, a weight)
+ * strictly: every mistake a problem naming the cell or row by JSON pointer, with the
+ * seeds' hints for the likely intent (a scalar where a matrix goes, a ragged row).
+ *
+ * Ownership: a matrix read here owns its data (malloc'd); api_matrix_free releases it.
+ */
+#ifndef API_REQUEST_MATRIX_H
+#define API_REQUEST_MATRIX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "api/http/problem.h"
+#include "core/matrix.h"
+
+/* How a matrix field reads: its name for messages and what the shape means. */
+struct api_matrix_spec {
+    const char *name;      /* "q" */
+    const char *shape;     /* "(n_q, d_k)" */
+    bool allow_vector;     /* a flat array is one row (q, a key-padding mask, ...) */
+    bool cells_are_flags;  /* mask: cells are true/false or 0/1, read as 1.0 / 0.0 */
+};
+
+/*
+ * Reads a matrix (an array of equal-length non-empty arrays of numbers), or a
+ * vector when spec->allow_vector. The cell count is checked against max_cells
+ * before anything is allocated. On success out->data is malloc'd (contiguous)
+ * and *is_vector tells which form was sent. On failure out is zeroed. A large
+ * matrix of a request alone on the server is read in two halves of rows at once
+ * (api/json/spare_threads.h); what is read, or the error reported, is the same. A
+ * matrix that api_json_read_body read into numbers (json/read.h) is copied from
+ * them: this is the one reader of such values.
+ */
+bool api_read_matrix(const json_t *node, const char *pointer, const struct api_matrix_spec *spec,
+                     size_t max_cells, struct attn_matrix *out, bool *is_vector,
+                     struct api_error *err);
+
+/* How many matrices were read in two halves so far (for tests). */
+unsigned long api_read_matrix_splits(void);
+
+void api_matrix_free(struct attn_matrix *m);
+
+#endif
