@@ -167,9 +167,11 @@ bench: deps-bench
 deps-bench:
 	@tools/deps.sh bench
 
-# Keep the layers clean: core/ knows no JSON or HTTP, api/ no sockets, server/ no math.
+# Layers clean (core/ no JSON or HTTP, api/ no sockets, server/ no math), api/'s doors one way, no cycle; self-tested.
 lint:
 	@tools/lint_layers.sh
+	@/usr/bin/python3 tools/lint_api.py
+	@tests/lint/run.sh
 
 # Remove every build product.
 clean:

@@ -14,7 +14,6 @@
 #include "api/request/body.h"
 #include "api/request/fields.h"
 #include "api/json/matrix_write.h"
-#include "api/endpoints/multihead_page.h"
 #include "api/json/spare_threads.h"
 
 static const char *mh_step_pointer(enum attn_mh_step step, enum attn_step head_step)
