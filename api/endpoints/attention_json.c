@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 
+#include "api/endpoints/answer.h"
 #include "api/json/matrix_write.h"
 
 static void write_matrix(struct jw *w, const struct attn_matrix *m, bool as_vector)
@@ -87,74 +88,6 @@ static void write_steps(struct jw *w, const struct api_attention_req *r)
     jw_array_end(w);
 }
 
-/* One per-row summary value: a list for a matrix q, a scalar for a vector q. */
-static void write_row_values(struct jw *w, const double *xs, size_t n, bool as_vector)
-{
-    if (as_vector)
-        jw_double(w, xs[0]);
-    else
-        jw_double_array(w, xs, n);
-}
-
-static void write_argmax_value(struct jw *w, size_t index)
-{
-    if (index == ATTN_NO_INDEX)
-        jw_null(w);
-    else
-        jw_int(w, (long long)index);
-}
-
-static void write_summary(struct jw *w, const struct attn_trace *t, bool vec)
-{
-    const struct attn_summary *s = &t->summary;
-    JW_KEY(w, "summary");
-    jw_object_begin(w);
-    JW_KEY(w, "row_sums");
-    write_row_values(w, s->row_sums, t->n_q, vec);
-    JW_KEY(w, "argmax");
-    if (vec) {
-        write_argmax_value(w, s->argmax[0]);
-    } else {
-        jw_array_begin(w);
-        for (size_t i = 0; i < t->n_q; i++)
-            write_argmax_value(w, s->argmax[i]);
-        jw_array_end(w);
-    }
-    JW_KEY(w, "max_weight");
-    write_row_values(w, s->max_weight, t->n_q, vec);
-    JW_KEY(w, "entropy");
-    write_row_values(w, s->entropy, t->n_q, vec);
-    JW_KEY(w, "fully_masked_rows");
-    jw_array_begin(w);
-    for (size_t i = 0; i < t->n_q; i++)
-        if (s->fully_masked[i])
-            jw_int(w, (long long)i);
-    jw_array_end(w);
-    jw_object_end(w);
-}
-
-static void write_warnings(struct jw *w, const struct attn_trace *t)
-{
-    JW_KEY(w, "warnings");
-    jw_array_begin(w);
-    for (size_t i = 0; i < t->n_q; i++) {
-        if (!t->summary.fully_masked[i])
-            continue;
-        char message[160];
-        snprintf(message, sizeof message, "query %zu may attend to no key (its mask row blocks "
-                 "every key): its weights and output are 0", i);
-        jw_object_begin(w);
-        JW_KEY(w, "code");
-        jw_string(w, "row_fully_masked");
-        JW_KEY(w, "row");
-        jw_int(w, (long long)i);
-        JW_KEY(w, "message");
-        jw_string(w, message);
-        jw_object_end(w);
-    }
-    jw_array_end(w);
-}
-
 void api_attention_write(struct jw *w, const struct api_attention_req *r,
                          const struct attn_trace *t)
 {
@@ -189,8 +122,11 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
             scaled_to = jw_offset(w);
         }
     }
-    if (r->include & (1ul << API_PART_SUMMARY))
-        write_summary(w, t, vec);
-    write_warnings(w, t);
+    if (r->include & (1ul << API_PART_SUMMARY)) {
+        struct api_summaries sums = { &t->summary, 0, 1, t->n_q,
+                                      vec ? API_SUMMARY_VECTOR : API_SUMMARY_ROWS };
+        api_write_summary(w, &sums);
+    }
+    api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT);
     jw_object_end(w);
 }

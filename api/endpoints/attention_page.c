@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/endpoints/answer.h"
 #include "api/http/admission.h"
 #include "api/request/body.h"
 #include "api/request/fields.h"
@@ -178,14 +179,7 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
     }
     if (r->include & (1ul << API_PART_SUMMARY))
         summary_table(b, t, &a, decimals);
-    for (size_t i = 0; i < n_q; i++) {
-        if (!t->summary.fully_masked[i])
-            continue;
-        char label[API_TEXT_LABEL];
-        api_text_label(label, &a.queries, i);
-        api_buf_printf(b, "\nwarning: query %s may attend to no key (its mask row blocks every "
-                          "key): its weights and output are 0\n", label);
-    }
+    api_text_masked_warnings(b, t->summary.fully_masked, n_q, &a.queries, API_ZEROED_OUTPUT);
     labels_free(&a);
 }
 

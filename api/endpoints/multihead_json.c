@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "api/endpoints/answer.h"
 #include "api/json/matrix_write.h"
 
 /* [h][rows][cols]: one matrix per head, picked from the head traces. */
@@ -200,64 +201,6 @@ static void write_steps_data(struct jw *w, const struct api_multihead_req *r,
     }
 }
 
-static void write_summary(struct jw *w, const struct attn_mh_trace *t)
-{
-    static const char *const keys[] = { "row_sums", "argmax", "max_weight", "entropy" };
-    JW_KEY(w, "summary");
-    jw_object_begin(w);
-    for (int k = 0; k < 4; k++) {
-        jw_key(w, keys[k]);
-        jw_array_begin(w);
-        for (size_t i = 0; i < t->heads; i++) {
-            const struct attn_summary *s = &t->head[i].summary;
-            if (k == 1) {
-                jw_array_begin(w);
-                for (size_t row = 0; row < t->n_q; row++) {
-                    if (s->argmax[row] == ATTN_NO_INDEX)
-                        jw_null(w);
-                    else
-                        jw_int(w, (long long)s->argmax[row]);
-                }
-                jw_array_end(w);
-            } else {
-                const double *xs = k == 0 ? s->row_sums : k == 2 ? s->max_weight : s->entropy;
-                jw_double_array(w, xs, t->n_q);
-            }
-        }
-        jw_array_end(w);
-    }
-    /* The mask is the same in every head, so a fully masked row is one in all of them. */
-    JW_KEY(w, "fully_masked_rows");
-    jw_array_begin(w);
-    for (size_t row = 0; row < t->n_q; row++)
-        if (t->head[0].summary.fully_masked[row])
-            jw_int(w, (long long)row);
-    jw_array_end(w);
-    jw_object_end(w);
-}
-
-static void write_warnings(struct jw *w, const struct attn_mh_trace *t)
-{
-    JW_KEY(w, "warnings");
-    jw_array_begin(w);
-    for (size_t row = 0; row < t->n_q; row++) {
-        if (!t->head[0].summary.fully_masked[row])
-            continue;
-        char message[160];
-        snprintf(message, sizeof message, "query %zu may attend to no key (its mask row blocks "
-                 "every key): its weights and head outputs are 0 in every head", row);
-        jw_object_begin(w);
-        JW_KEY(w, "code");
-        jw_string(w, "row_fully_masked");
-        JW_KEY(w, "row");
-        jw_int(w, (long long)row);
-        JW_KEY(w, "message");
-        jw_string(w, message);
-        jw_object_end(w);
-    }
-    jw_array_end(w);
-}
-
 static void write_random(struct jw *w, const struct api_multihead_req *r)
 {
     static const char *const names[API_IN_COUNT] = { "x_q", "x_kv", "w_q", "w_k", "w_v", "w_o" };
@@ -300,8 +243,12 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
     write_steps(w, r, t);
     write_inputs(w, r);
     write_steps_data(w, r, t);
-    if (r->include & (1ul << API_MH_SUMMARY))
-        write_summary(w, t);
-    write_warnings(w, t);
+    if (r->include & (1ul << API_MH_SUMMARY)) {
+        struct api_summaries sums = { &t->head[0].summary, sizeof t->head[0], t->heads, t->n_q,
+                                      API_SUMMARY_HEADS };
+        api_write_summary(w, &sums);
+    }
+    api_write_masked_warnings(w, t->head[0].summary.fully_masked, t->n_q,
+                              API_ZEROED_HEAD_OUTPUTS);
     jw_object_end(w);
 }

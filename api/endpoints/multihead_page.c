@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/endpoints/answer.h"
 #include "api/endpoints/attention_page.h"
 #include "api/request/fields.h"
 #include "api/json/numfmt.h"
@@ -191,14 +192,8 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     }
     if (r->include & (1ul << API_MH_SUMMARY))
         summary_lines(b, t, &a, mh_decimals(r));
-    for (size_t i = 0; i < n_q; i++) {
-        if (!t->head[0].summary.fully_masked[i])
-            continue;
-        char label[API_TEXT_LABEL];
-        api_text_label(label, &a.queries, i);
-        api_buf_printf(b, "\nwarning: query %s may attend to no key (its mask row blocks every "
-                          "key): its weights and head outputs are 0 in every head\n", label);
-    }
+    api_text_masked_warnings(b, t->head[0].summary.fully_masked, n_q, &a.queries,
+                             API_ZEROED_HEAD_OUTPUTS);
     mh_labels_free(&a);
 }
 

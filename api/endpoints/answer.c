@@ -1,0 +1,107 @@
+/*
+ * api/endpoints/answer.c — the summary and the masked-row warnings (see answer.h).
+ */
+#include "api/endpoints/answer.h"
+
+#include <stdio.h>
+
+/* The one wording of the warning, after "query <name> ". */
+static void masked_message(char *buf, size_t size, const char *query, const char *zeroed)
+{
+    snprintf(buf, size, "query %s may attend to no key (its mask row blocks every key): its "
+             "weights and %s", query, zeroed);
+}
+
+void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, size_t n_q,
+                               const char *zeroed)
+{
+    JW_KEY(w, "warnings");
+    jw_array_begin(w);
+    for (size_t i = 0; i < n_q; i++) {
+        if (!fully_masked[i])
+            continue;
+        char index[24], message[200];
+        snprintf(index, sizeof index, "%zu", i);
+        masked_message(message, sizeof message, index, zeroed);
+        jw_object_begin(w);
+        JW_KEY(w, "code");
+        jw_string(w, "row_fully_masked");
+        JW_KEY(w, "row");
+        jw_int(w, (long long)i);
+        JW_KEY(w, "message");
+        jw_string(w, message);
+        jw_object_end(w);
+    }
+    jw_array_end(w);
+}
+
+void api_text_masked_warnings(struct api_buf *b, const unsigned char *fully_masked, size_t n_q,
+                              const struct api_labels *queries, const char *zeroed)
+{
+    for (size_t i = 0; i < n_q; i++) {
+        if (!fully_masked[i])
+            continue;
+        char label[API_TEXT_LABEL], message[API_TEXT_LABEL + 200];
+        api_text_label(label, queries, i);
+        masked_message(message, sizeof message, label, zeroed);
+        api_buf_printf(b, "\nwarning: %s\n", message);
+    }
+}
+
+static const struct attn_summary *head_summary(const struct api_summaries *s, size_t h)
+{
+    return (const struct attn_summary *)((const char *)s->first + h * s->stride);
+}
+
+static void write_argmax(struct jw *w, size_t index)
+{
+    if (index == ATTN_NO_INDEX)
+        jw_null(w);
+    else
+        jw_int(w, (long long)index);
+}
+
+/* One head's values of one key: k is 0 row_sums, 1 argmax, 2 max_weight, 3 entropy. */
+static void write_values(struct jw *w, const struct attn_summary *a, int k, size_t n_q,
+                         bool as_scalar)
+{
+    const double *xs = k == 0 ? a->row_sums : k == 2 ? a->max_weight : a->entropy;
+    if (as_scalar) {
+        if (k == 1)
+            write_argmax(w, a->argmax[0]);
+        else
+            jw_double(w, xs[0]);
+    } else if (k == 1) {
+        jw_array_begin(w);
+        for (size_t i = 0; i < n_q; i++)
+            write_argmax(w, a->argmax[i]);
+        jw_array_end(w);
+    } else {
+        jw_double_array(w, xs, n_q);
+    }
+}
+
+void api_write_summary(struct jw *w, const struct api_summaries *s)
+{
+    static const char *const keys[] = { "row_sums", "argmax", "max_weight", "entropy" };
+    JW_KEY(w, "summary");
+    jw_object_begin(w);
+    for (int k = 0; k < 4; k++) {
+        jw_key(w, keys[k]);
+        if (s->layout != API_SUMMARY_HEADS) {
+            write_values(w, s->first, k, s->n_q, s->layout == API_SUMMARY_VECTOR);
+            continue;
+        }
+        jw_array_begin(w);
+        for (size_t h = 0; h < s->heads; h++)
+            write_values(w, head_summary(s, h), k, s->n_q, false);
+        jw_array_end(w);
+    }
+    JW_KEY(w, "fully_masked_rows");
+    jw_array_begin(w);
+    for (size_t i = 0; i < s->n_q; i++)
+        if (s->first->fully_masked[i])
+            jw_int(w, (long long)i);
+    jw_array_end(w);
+    jw_object_end(w);
+}

@@ -1,0 +1,59 @@
+/*
+ * api/endpoints/answer.h — what the answers of /v1/attention and /v1/multihead share:
+ * the per-query summary and the warnings for queries whose mask row blocks every key,
+ * in JSON and in text. One writer each, so that both endpoints (and the ones still to
+ * come) say the same thing in the same words.
+ */
+#ifndef API_ENDPOINTS_ANSWER_H
+#define API_ENDPOINTS_ANSWER_H
+
+#include <stddef.h>
+
+#include "api/json/buf.h"
+#include "api/json/write.h"
+#include "api/render/text.h"
+#include "core/attention.h"
+
+/* What a fully masked query's weights and results are, after "its weights and ". */
+#define API_ZEROED_OUTPUT "output are 0"
+#define API_ZEROED_HEAD_OUTPUTS "head outputs are 0 in every head"
+
+/*
+ * "warnings": [{"code": "row_fully_masked", "row": i, "message": "..."}], one per row i
+ * of fully_masked (n_q flags) that is set; an empty list when none is. `zeroed` is an
+ * API_ZEROED_* text.
+ */
+void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, size_t n_q,
+                               const char *zeroed);
+
+/* The same warnings as lines of a text page, each query named by its label. */
+void api_text_masked_warnings(struct api_buf *b, const unsigned char *fully_masked, size_t n_q,
+                              const struct api_labels *queries, const char *zeroed);
+
+/* How "summary" lays out its per-query values. */
+enum api_summary_layout {
+    API_SUMMARY_VECTOR, /* one query sent as a vector: each value a scalar */
+    API_SUMMARY_ROWS,   /* a list of n_q values */
+    API_SUMMARY_HEADS   /* a list per head of n_q values */
+};
+
+/*
+ * The heads' summaries to write: heads of them, the first at `first` and each next
+ * one `stride` bytes on (multi-head traces hold them inside per-head structs).
+ */
+struct api_summaries {
+    const struct attn_summary *first;
+    size_t stride;
+    size_t heads;
+    size_t n_q;
+    enum api_summary_layout layout;
+};
+
+/*
+ * "summary": {row_sums, argmax (null for a fully masked row), max_weight, entropy,
+ * fully_masked_rows}. The mask is the same in every head, so fully_masked_rows comes
+ * from the first head.
+ */
+void api_write_summary(struct jw *w, const struct api_summaries *s);
+
+#endif
