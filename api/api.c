@@ -35,7 +35,6 @@ struct route {
 };
 
 /* Shorthands for the table. */
-#define GET_HEAD (M_GET | M_HEAD)
 #define POST_ALLOW "POST, OPTIONS"
 #define GET_ALLOW "GET, HEAD, OPTIONS"
 #define PAGES (API_MEDIA_JSON | API_MEDIA_TEXT | API_MEDIA_SVG)
@@ -44,20 +43,23 @@ static const struct route routes[] = {
     { "/v1/attention", false, M_POST, true, PAGES, POST_ALLOW, api_attention_handle },
     { "/v1/attention/batch", false, M_POST, true, API_MEDIA_JSON, POST_ALLOW, api_batch_handle },
     { "/v1/multihead", false, M_POST, true, PAGES, POST_ALLOW, api_multihead_handle },
-    { "/v1/shapes", false, GET_HEAD, false, API_MEDIA_JSON | API_MEDIA_TEXT, GET_ALLOW,
+    { "/v1/shapes", false, M_GET | M_HEAD, false, API_MEDIA_JSON | API_MEDIA_TEXT, GET_ALLOW,
       api_shapes_handle },
-    { "/healthz", false, GET_HEAD, false, API_MEDIA_JSON, GET_ALLOW, api_healthz_handle },
-    { "/readyz", false, GET_HEAD, false, API_MEDIA_JSON, GET_ALLOW, api_readyz_handle },
-    { "/version", false, GET_HEAD, false, API_MEDIA_JSON, GET_ALLOW, api_version_handle },
-    { "/openapi.yaml", false, GET_HEAD, false, API_MEDIA_YAML, GET_ALLOW, api_openapi_yaml_handle },
-    { "/openapi.json", false, GET_HEAD, false, API_MEDIA_JSON, GET_ALLOW, api_openapi_json_handle },
-    { "/problems/", true, GET_HEAD, false, API_MEDIA_HTML, GET_ALLOW, api_problem_page_handle },
+    { "/healthz", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW, api_healthz_handle },
+    { "/readyz", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW, api_readyz_handle },
+    { "/version", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW, api_version_handle },
+    { "/openapi.yaml", false, M_GET | M_HEAD, false, API_MEDIA_YAML, GET_ALLOW,
+      api_openapi_yaml_handle },
+    { "/openapi.json", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
+      api_openapi_json_handle },
+    { "/problems/", true, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
+      api_problem_page_handle },
     /* GET and HEAD /metrics and the playground's files are answered by server/. */
-    { "/metrics", false, GET_HEAD, false, API_MEDIA_JSON, GET_ALLOW, api_metrics_elsewhere },
-    { "/", false, GET_HEAD, false, API_MEDIA_HTML, GET_ALLOW, api_playground_elsewhere },
-    { "/playground.js", false, GET_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
+    { "/metrics", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW, api_metrics_elsewhere },
+    { "/", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW, api_playground_elsewhere },
+    { "/playground.js", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
       api_playground_elsewhere },
-    { "/playground.css", false, GET_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
+    { "/playground.css", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
       api_playground_elsewhere },
 };
 

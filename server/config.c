@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/http/context.h"
+
 enum srv_opt_kind { OPT_UINT, OPT_SIZE, OPT_BIND, OPT_CORS, OPT_LOG, OPT_ADMIN };
 
 struct srv_opt {
@@ -72,9 +74,9 @@ void srv_config_defaults(struct srv_config *cfg, unsigned n_cpus)
     snprintf(cfg->bind, sizeof cfg->bind, "127.0.0.1");
     cfg->port = 8080;
     cfg->threads = n_cpus < 1 ? 1 : n_cpus > 1024 ? 1024 : n_cpus;
-    cfg->max_body = 16777216;
-    cfg->max_cells = 4194304;
-    cfg->max_batch = 64;
+    cfg->max_body = API_DEFAULT_MAX_BODY;
+    cfg->max_cells = API_DEFAULT_MAX_CELLS;
+    cfg->max_batch = API_DEFAULT_MAX_BATCH;
     cfg->timeout = 30;
     cfg->request_timeout = 60;
     cfg->max_connections = 2048;
@@ -366,9 +368,12 @@ const char *srv_config_usage(void)
            "  --bind ADDR         ATTND_BIND         numeric IPv4/IPv6 address (127.0.0.1)\n"
            "  --port N            ATTND_PORT         0..65535; 0 picks a free port (8080)\n"
            "  --threads N         ATTND_THREADS      1..1024 worker threads (number of CPUs)\n"
-           "  --max-body BYTES    ATTND_MAX_BODY     largest request body (16777216)\n"
-           "  --max-cells N       ATTND_MAX_CELLS    cells of any one matrix (4194304)\n"
-           "  --max-batch N       ATTND_MAX_BATCH    items of one batch, 1..4096 (64)\n"
+           "  --max-body BYTES    ATTND_MAX_BODY     largest request body ("
+           API_STR(API_DEFAULT_MAX_BODY) ")\n"
+           "  --max-cells N       ATTND_MAX_CELLS    cells of any one matrix ("
+           API_STR(API_DEFAULT_MAX_CELLS) ")\n"
+           "  --max-batch N       ATTND_MAX_BATCH    items of one batch, 1..4096 ("
+           API_STR(API_DEFAULT_MAX_BATCH) ")\n"
            "  --max-request-bytes BYTES  ATTND_MAX_REQUEST_BYTES\n"
            "                                         what one request may hold at once: body,\n"
            "                                         every matrix and the answer; 0 is 512 MiB\n"

@@ -54,7 +54,6 @@
 #include "server/request.h"
 
 #define SRV_CONNECTION_MEMORY ((size_t)64 * 1024)
-#define SRV_REQUEST_BYTES_DEFAULT ((size_t)512 << 20) /* api_default_limits' too */
 /* Descriptors kept for all but the data port's connections: the listeners, each
  * worker's wake-up channel, the admin daemon's connections, the log, /proc reads. */
 #define SRV_FD_RESERVE(threads) (64u + 2u * (threads) + SRV_ADMIN_CONNECTION_LIMIT)
@@ -138,9 +137,11 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
      * served one at a time.
      */
     size_t request_max = cfg->max_request_bytes;
-    if (request_max == 0)
-        request_max = SRV_REQUEST_BYTES_DEFAULT < s->budget.limit ? SRV_REQUEST_BYTES_DEFAULT
-                                                                  : s->budget.limit;
+    if (request_max == 0) {
+        request_max = api_default_limits().max_request_bytes;
+        if (s->budget.limit < request_max)
+            request_max = s->budget.limit;
+    }
     s->ctx.limits.max_request_bytes = request_max;
 
     struct sockaddr_storage addr;

@@ -46,11 +46,17 @@ enum api_admission {
     API_ADMIT_ELSEWHERE  /* not on this thread: too large to run among small requests */
 };
 
-/* The contract's defaults (api_default_limits). */
-#define API_DEFAULT_MAX_BODY ((size_t)16 * 1024 * 1024)
-#define API_DEFAULT_MAX_CELLS ((size_t)4194304)
-#define API_DEFAULT_MAX_BATCH ((size_t)64)
-#define API_DEFAULT_MAX_REQUEST_BYTES ((size_t)512 * 1024 * 1024)
+/*
+ * The contract's defaults (api_default_limits), as plain decimal literals so that
+ * the server's --help can print them (API_STR) from the same place: 16 MiB of body,
+ * 4,194,304 cells, 64 items, 512 MiB a request.
+ */
+#define API_DEFAULT_MAX_BODY 16777216
+#define API_DEFAULT_MAX_CELLS 4194304
+#define API_DEFAULT_MAX_BATCH 64
+#define API_DEFAULT_MAX_REQUEST_BYTES 536870912
+#define API_STR_(x) #x
+#define API_STR(x) API_STR_(x)
 
 struct api_limits {
     size_t max_body;  /* bytes of one request body */
