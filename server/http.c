@@ -114,14 +114,9 @@ static struct srv_conns_limits srv_http_limits(const struct srv_config *cfg)
     return lim;
 }
 
-bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
+/* The context api/ reads on every call: limits, the library's version, the budget. */
+static void srv_http_context_init(struct srv_server *s, const struct srv_config *cfg)
 {
-    memset(s, 0, sizeof *s);
-    s->cfg = cfg;
-    s->quiesced_fd = -1;
-    atomic_init(&s->ready, true);
-    atomic_init(&s->in_flight, 0);
-    atomic_init(&s->completed, 0);
     snprintf(s->http_library, sizeof s->http_library, "%s", MHD_get_version());
     s->ctx.limits.max_body = cfg->max_body;
     s->ctx.limits.max_cells = cfg->max_cells;
@@ -143,6 +138,57 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
             request_max = s->budget.limit;
     }
     s->ctx.limits.max_request_bytes = request_max;
+}
+
+/* The data port's daemon, or NULL. */
+static struct MHD_Daemon *srv_http_daemon_start(struct srv_server *s, const struct srv_config *cfg,
+                                                const struct srv_conns_limits *lim,
+                                                const struct sockaddr_storage *addr)
+{
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+                     (cfg->bind_ipv6 ? MHD_USE_IPv6 : 0);
+    /* Options that may be left out: one worker needs no pool, no limit needs no count. */
+    unsigned per_ip = lim->per_client > 0 ? 2 * lim->per_client : 0; /* conns.h: twice */
+    struct MHD_OptionItem optional[3];
+    size_t n = 0;
+    if (cfg->threads > 1)
+        optional[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL};
+    if (per_ip > 0)
+        optional[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL};
+    optional[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    return MHD_start_daemon(
+        flags, (uint16_t)cfg->port, NULL, NULL, srv_http_on_request, s,
+        MHD_OPTION_EXTERNAL_LOGGER, srv_log_mhd, NULL,
+        MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)addr,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout,
+        MHD_OPTION_CONNECTION_LIMIT, srv_conns_hard_limit(lim->slots),
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONNECTION_MEMORY,
+        MHD_OPTION_NOTIFY_COMPLETED, srv_http_on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, srv_conns_on_notify, s->conns,
+        MHD_OPTION_URI_LOG_CALLBACK, srv_on_uri, s, /* the target as sent: request.c */
+        MHD_OPTION_ARRAY, optional,
+        MHD_OPTION_END);
+}
+
+/* Undoes what srv_http_start started before its daemon (which did not start). */
+static void srv_http_unstart(struct srv_server *s)
+{
+    srv_conns_stop(s->conns);
+    s->conns = NULL;
+    srv_lane_stop(&s->lane);
+    srv_lane_deinit(&s->lane);
+}
+
+bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
+{
+    memset(s, 0, sizeof *s);
+    s->cfg = cfg;
+    s->quiesced_fd = -1;
+    atomic_init(&s->ready, true);
+    atomic_init(&s->in_flight, 0);
+    atomic_init(&s->completed, 0);
+    srv_http_context_init(s, cfg);
 
     struct sockaddr_storage addr;
     if (!srv_http_bind_addr(cfg, cfg->port, &addr)) {
@@ -159,41 +205,14 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
     s->conns = srv_conns_start(&lim);
     if (s->conns == NULL) {
         srv_log_message("error", "cannot start the connection registry (out of memory?)");
-        srv_lane_stop(&s->lane);
-        srv_lane_deinit(&s->lane);
+        srv_http_unstart(s);
         return false;
     }
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
-                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
-                     (cfg->bind_ipv6 ? MHD_USE_IPv6 : 0);
-    /* Options that may be left out: one worker needs no pool, no limit needs no count. */
-    unsigned per_ip = lim.per_client > 0 ? 2 * lim.per_client : 0; /* conns.h: twice */
-    struct MHD_OptionItem optional[3];
-    size_t n = 0;
-    if (cfg->threads > 1)
-        optional[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, cfg->threads, NULL};
-    if (per_ip > 0)
-        optional[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip, NULL};
-    optional[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    s->daemon = MHD_start_daemon(
-        flags, (uint16_t)cfg->port, NULL, NULL, srv_http_on_request, s,
-        MHD_OPTION_EXTERNAL_LOGGER, srv_log_mhd, NULL,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->timeout,
-        MHD_OPTION_CONNECTION_LIMIT, srv_conns_hard_limit(lim.slots),
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_CONNECTION_MEMORY,
-        MHD_OPTION_NOTIFY_COMPLETED, srv_http_on_completed, s,
-        MHD_OPTION_NOTIFY_CONNECTION, srv_conns_on_notify, s->conns,
-        MHD_OPTION_URI_LOG_CALLBACK, srv_on_uri, s, /* the target as sent: request.c */
-        MHD_OPTION_ARRAY, optional,
-        MHD_OPTION_END);
+    s->daemon = srv_http_daemon_start(s, cfg, &lim, &addr);
     if (s->daemon == NULL) {
         srv_log_message("error", "cannot listen on %s port %u (in use, or not an address "
                                  "of this host?)", cfg->bind, cfg->port);
-        srv_conns_stop(s->conns);
-        s->conns = NULL;
-        srv_lane_stop(&s->lane);
-        srv_lane_deinit(&s->lane);
+        srv_http_unstart(s);
         return false;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
