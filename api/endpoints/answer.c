@@ -1,9 +1,11 @@
 /*
- * api/endpoints/answer.c — the summary and the masked-row warnings (see answer.h).
+ * api/endpoints/answer.c — the parts attention answers share (see answer.h).
  */
 #include "api/endpoints/answer.h"
 
 #include <stdio.h>
+
+#include "api/request/fields.h"
 
 /* The one wording of the warning, after "query <name> ". */
 static void masked_message(char *buf, size_t size, const char *query, const char *zeroed)
@@ -103,5 +105,52 @@ void api_write_summary(struct jw *w, const struct api_summaries *s)
         if (s->first->fully_masked[i])
             jw_int(w, (long long)i);
     jw_array_end(w);
+    jw_object_end(w);
+}
+
+void api_write_shape(struct jw *w, size_t rows, size_t cols, bool as_vector)
+{
+    jw_array_begin(w);
+    if (!as_vector)
+        jw_int(w, (long long)rows);
+    jw_int(w, (long long)cols);
+    jw_array_end(w);
+}
+
+void api_grid_write_shapes(struct jw *w, const struct api_grid *g)
+{
+    JW_KEY(w, "mask");
+    if (g->mask_kind == ATTN_MASK_CAUSAL)
+        jw_string(w, "causal");
+    else if (g->mask_kind == ATTN_MASK_CELLS)
+        api_write_shape(w, g->mask_rows, g->n_k, g->mask_is_vector);
+    else
+        jw_null(w);
+    JW_KEY(w, "bias");
+    if (g->bias.data != NULL)
+        api_write_shape(w, g->bias.rows, g->bias.cols, g->q_is_vector);
+    else
+        jw_null(w);
+}
+
+void api_grid_write_labels(struct jw *w, const struct api_grid *g)
+{
+    static const char *const lists[] = { "queries", "keys" };
+    if (g->labels == NULL)
+        return;
+    JW_KEY(w, "labels");
+    jw_object_begin(w);
+    for (size_t l = 0; l < 2; l++) {
+        const json_t *list = api_member(g->labels, lists[l]);
+        if (list == NULL)
+            continue;
+        jw_key(w, lists[l]);
+        jw_array_begin(w);
+        for (size_t i = 0; i < json_array_size(list); i++) {
+            const json_t *s = json_array_get(list, i);
+            jw_string_n(w, json_string_value(s), json_string_length(s));
+        }
+        jw_array_end(w);
+    }
     jw_object_end(w);
 }

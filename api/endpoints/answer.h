@@ -1,8 +1,9 @@
 /*
  * api/endpoints/answer.h — what the answers of /v1/attention and /v1/multihead share:
- * the per-query summary and the warnings for queries whose mask row blocks every key,
- * in JSON and in text. One writer each, so that both endpoints (and the ones still to
- * come) say the same thing in the same words.
+ * shapes, the mask's and bias's shapes and the labels as sent, the per-query summary,
+ * and the warnings for queries whose mask row blocks every key, in JSON and in text.
+ * One writer each, so that both endpoints (and the ones still to come) say the same
+ * thing in the same words.
  */
 #ifndef API_ENDPOINTS_ANSWER_H
 #define API_ENDPOINTS_ANSWER_H
@@ -12,7 +13,17 @@
 #include "api/json/buf.h"
 #include "api/json/write.h"
 #include "api/render/text.h"
+#include "api/request/grid.h"
 #include "core/attention.h"
+
+/* "mask": its shape as sent, "causal" or null; then "bias": shape or null. */
+void api_grid_write_shapes(struct jw *w, const struct api_grid *g);
+
+/* "labels": {...} as sent, when sent. */
+void api_grid_write_labels(struct jw *w, const struct api_grid *g);
+
+/* [rows, cols], or [cols] when the leading 1 of a vector is dropped. */
+void api_write_shape(struct jw *w, size_t rows, size_t cols, bool as_vector);
 
 /* What a fully masked query's weights and results are, after "its weights and ". */
 #define API_ZEROED_OUTPUT "output are 0"

@@ -19,7 +19,6 @@
 
 #include "api/http/context.h"
 #include "api/http/response.h"
-#include "api/json/write.h"
 #include "api/http/problem.h"
 #include "core/attention.h"
 
@@ -48,14 +47,5 @@ struct attn_mask api_grid_mask(const struct api_grid *g);
 
 /* The bias as core takes it, or NULL. */
 const struct attn_matrix *api_grid_bias(const struct api_grid *g);
-
-/* "mask": its shape as sent, "causal" or null; then "bias": shape or null. */
-void api_grid_write_shapes(struct jw *w, const struct api_grid *g);
-
-/* "labels": {...} as sent, when sent. */
-void api_grid_write_labels(struct jw *w, const struct api_grid *g);
-
-/* [rows, cols], or [cols] when the leading 1 of a vector is dropped. */
-void api_write_shape(struct jw *w, size_t rows, size_t cols, bool as_vector);
 
 #endif
