@@ -11,6 +11,7 @@
  * control characters other than newline, and without bidi or other format characters
  * (they are shown as "<U+202E>" escapes); an SVG is one closed <svg> document.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,123 +86,174 @@ static void check_text(const char *what, const char *s, size_t n)
     }
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    if (size < 5)
-        return 0;
-    size_t rows = 1 + data[0] % FUZZ_MAX_SIDE, cols = 1 + data[1] % FUZZ_MAX_SIDE;
-    int decimals = data[2] % 16;
-    unsigned flags = data[3];
-    size_t width = data[4] < 16 ? 0 : (size_t)data[4];
-    data += 5;
-    size = size - 5;
-
+/* What one input decodes to: the matrix, its flags and the labels' text. */
+struct fuzz_case {
+    size_t rows, cols, width;
+    int decimals;
+    unsigned flags;
     double cells[FUZZ_MAX_SIDE * FUZZ_MAX_SIDE], blocked[FUZZ_MAX_SIDE * FUZZ_MAX_SIDE];
     double extra[FUZZ_MAX_SIDE];
     unsigned char empty[FUZZ_MAX_SIDE];
-    size_t cell_bytes = rows * cols * 8 < size ? rows * cols * 8 : size - size % 8;
-    for (size_t i = 0; i < rows * cols; i++) {
-        if (cell_bytes >= 8)
-            memcpy(&cells[i], data + (i * 8) % cell_bytes, 8);
-        else
-            cells[i] = (double)(i % 7) / 7.0;
-        blocked[i] = (flags & 1) && (i % 3 == 0) ? -1.0 / 0.0 : cells[i];
-    }
-    for (size_t i = 0; i < rows; i++) {
-        extra[i] = cells[i * cols];
-        empty[i] = (flags & 2) && i % 2 == 0;
-    }
+    char *text; /* owned: the labels, split in place */
+    const char *labels[FUZZ_MAX_LABELS];
+    size_t n_labels;
+};
 
-    /* Labels: the rest, split at '\n', ill-formed bytes made '?'. */
-    size_t rest = size - cell_bytes;
-    char *text = malloc(rest + 1);
-    if (text == NULL)
-        return 0;
-    memcpy(text, data + cell_bytes, rest);
-    text[rest] = '\0';
-    for (size_t i = 0; i < rest;) {
-        size_t len = text[i] == '\0' ? 0 : utf8_len((unsigned char *)text + i, rest - i);
+/* The header bytes and the cells (cycled when short); returns the bytes the cells took. */
+static size_t read_cells(struct fuzz_case *c, const uint8_t *data, size_t size)
+{
+    c->rows = 1 + data[0] % FUZZ_MAX_SIDE;
+    c->cols = 1 + data[1] % FUZZ_MAX_SIDE;
+    c->decimals = data[2] % 16;
+    c->flags = data[3];
+    c->width = data[4] < 16 ? 0 : (size_t)data[4];
+    data += 5;
+    size -= 5;
+    size_t n = c->rows * c->cols;
+    size_t cell_bytes = n * 8 < size ? n * 8 : size - size % 8;
+    for (size_t i = 0; i < n; i++) {
+        if (cell_bytes >= 8)
+            memcpy(&c->cells[i], data + (i * 8) % cell_bytes, 8);
+        else
+            c->cells[i] = (double)(i % 7) / 7.0;
+        c->blocked[i] = (c->flags & 1) && (i % 3 == 0) ? -1.0 / 0.0 : c->cells[i];
+    }
+    for (size_t i = 0; i < c->rows; i++) {
+        c->extra[i] = c->cells[i * c->cols];
+        c->empty[i] = (c->flags & 2) && i % 2 == 0;
+    }
+    return cell_bytes;
+}
+
+/* Labels: the rest, split at '\n', ill-formed bytes made '?'. False when out of memory. */
+static bool read_labels(struct fuzz_case *c, const uint8_t *rest, size_t n)
+{
+    c->text = malloc(n + 1);
+    if (c->text == NULL)
+        return false;
+    memcpy(c->text, rest, n);
+    c->text[n] = '\0';
+    for (size_t i = 0; i < n;) {
+        size_t len = c->text[i] == '\0' ? 0 : utf8_len((unsigned char *)c->text + i, n - i);
         if (len == 0) {
-            text[i++] = '?';
+            c->text[i++] = '?';
             continue;
         }
         i += len;
     }
-    const char *labels[FUZZ_MAX_LABELS];
-    size_t n_labels = 0;
-    for (char *p = text; n_labels < FUZZ_MAX_LABELS && rest > 0;) {
-        labels[n_labels++] = p;
+    c->n_labels = 0;
+    for (char *p = c->text; c->n_labels < FUZZ_MAX_LABELS && n > 0;) {
+        c->labels[c->n_labels++] = p;
         char *nl = strchr(p, '\n');
         if (nl == NULL)
             break;
         *nl = '\0';
         p = nl + 1;
     }
-    const char *const *row_names = (flags & 4) && n_labels >= rows ? labels : NULL;
-    const char *const *col_names =
-        (flags & 8) && n_labels >= rows + cols ? labels + rows : NULL;
+    return true;
+}
 
+static const char *const *row_names(const struct fuzz_case *c)
+{
+    return (c->flags & 4) && c->n_labels >= c->rows ? c->labels : NULL;
+}
+
+static const char *const *col_names(const struct fuzz_case *c)
+{
+    return (c->flags & 8) && c->n_labels >= c->rows + c->cols ? c->labels + c->rows : NULL;
+}
+
+/* Takes b's text and checks it (NULL when out of memory: nothing to check). */
+static char *checked(struct api_buf *b, const char *what, size_t *len)
+{
+    char *out = api_buf_take(b, len);
+    if (out != NULL)
+        check_text(what, out, *len);
+    return out;
+}
+
+static void check_matrix(const struct fuzz_case *c)
+{
     struct api_text_matrix m = {
-        .data = cells, .rows = rows, .cols = cols, .stride = cols,
-        .row_labels = { row_names, rows, "q" }, .col_labels = { col_names, cols, "k" },
-        .extra = (flags & 16) ? extra : NULL, .extra_label = "sum",
-        .decimals = decimals, .max_width = width, .indent = (flags & 32) ? "  " : NULL,
+        .data = c->cells, .rows = c->rows, .cols = c->cols, .stride = c->cols,
+        .row_labels = { row_names(c), c->rows, "q" }, .col_labels = { col_names(c), c->cols, "k" },
+        .extra = (c->flags & 16) ? c->extra : NULL, .extra_label = "sum",
+        .decimals = c->decimals, .max_width = c->width, .indent = (c->flags & 32) ? "  " : NULL,
     };
     struct api_buf b;
     size_t len;
     api_buf_init(&b);
     api_text_matrix(&b, &m);
-    char *out = api_buf_take(&b, &len);
-    if (out != NULL)
-        check_text("api_text_matrix", out, len);
-    free(out);
+    free(checked(&b, "api_text_matrix", &len));
+}
 
-    if (n_labels > 0) {
-        size_t tcols = 1 + (size_t)(flags >> 6) % 3, trows = n_labels / tcols;
-        const char *header[3] = { "a", "b", "c" };
-        struct api_text_table t = { header, labels, trows, tcols, (flags & 64) ? "lrl" : NULL,
-                                    NULL };
-        api_buf_init(&b);
-        api_text_table(&b, &t);
-        out = api_buf_take(&b, &len);
-        if (out != NULL)
-            check_text("api_text_table", out, len);
-        free(out);
-        char label[API_TEXT_LABEL];
-        struct api_labels l = { labels, n_labels, "q" };
-        for (size_t i = 0; i < n_labels; i++) {
-            api_text_label(label, &l, i);
-            check_text("api_text_label", label, strlen(label));
-            (void)api_text_width(labels[i]);
-        }
+static void check_table_and_labels(const struct fuzz_case *c)
+{
+    if (c->n_labels == 0)
+        return;
+    size_t tcols = 1 + (size_t)(c->flags >> 6) % 3, trows = c->n_labels / tcols;
+    const char *header[3] = { "a", "b", "c" };
+    struct api_text_table t = { header, c->labels, trows, tcols, (c->flags & 64) ? "lrl" : NULL,
+                                NULL };
+    struct api_buf b;
+    size_t len;
+    api_buf_init(&b);
+    api_text_table(&b, &t);
+    free(checked(&b, "api_text_table", &len));
+    char label[API_TEXT_LABEL];
+    struct api_labels l = { c->labels, c->n_labels, "q" };
+    for (size_t i = 0; i < c->n_labels; i++) {
+        api_text_label(label, &l, i);
+        check_text("api_text_label", label, strlen(label));
+        (void)api_text_width(c->labels[i]);
     }
+}
+
+static void check_numbers(const struct fuzz_case *c)
+{
     char number[API_TEXT_NUMBER];
-    for (size_t i = 0; i < rows * cols && i < 8; i++) {
-        api_text_number(number, cells[i], decimals);
+    for (size_t i = 0; i < c->rows * c->cols && i < 8; i++) {
+        api_text_number(number, c->cells[i], c->decimals);
         check_text("api_text_number", number, strlen(number));
     }
+}
 
+static void check_svg(const struct fuzz_case *c)
+{
     struct api_svg_heatmap h = {
-        .data = cells, .rows = rows, .cols = cols, .stride = cols,
-        .blocked = (flags & 1) ? blocked : NULL, .blocked_stride = cols,
-        .empty_rows = (flags & 2) ? empty : NULL,
-        .row_labels = { row_names, rows, "q" }, .col_labels = { col_names, cols, "k" },
-        .title = n_labels > 0 ? labels[0] : NULL,
+        .data = c->cells, .rows = c->rows, .cols = c->cols, .stride = c->cols,
+        .blocked = (c->flags & 1) ? c->blocked : NULL, .blocked_stride = c->cols,
+        .empty_rows = (c->flags & 2) ? c->empty : NULL,
+        .row_labels = { row_names(c), c->rows, "q" }, .col_labels = { col_names(c), c->cols, "k" },
+        .title = c->n_labels > 0 ? c->labels[0] : NULL,
     };
+    struct api_buf b;
+    size_t len;
     api_buf_init(&b);
-    api_svg_heatmap_document(&b, &h, "Attention weights", n_labels > 1 ? labels[1] : NULL);
-    out = api_buf_take(&b, &len);
-    if (out != NULL) {
-        check_text("api_svg_heatmap_document", out, len);
-        if (strncmp(out, "<?xml", 5) != 0 || strstr(out, "</svg>") == NULL ||
-            strstr(out, "</svg>") != strrchr(out, '<')) {
-            fprintf(stderr, "not one closed <svg> document:\n%s\n", out);
-            abort();
-        }
+    api_svg_heatmap_document(&b, &h, "Attention weights", c->n_labels > 1 ? c->labels[1] : NULL);
+    char *out = checked(&b, "api_svg_heatmap_document", &len);
+    if (out != NULL && (strncmp(out, "<?xml", 5) != 0 || strstr(out, "</svg>") == NULL ||
+                        strstr(out, "</svg>") != strrchr(out, '<'))) {
+        fprintf(stderr, "not one closed <svg> document:\n%s\n", out);
+        abort();
     }
     free(out);
-    free(text);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 5)
+        return 0;
+    static struct fuzz_case c; /* large; the fuzzer runs one input at a time */
+    size_t cell_bytes = read_cells(&c, data, size);
+    if (!read_labels(&c, data + 5 + cell_bytes, size - 5 - cell_bytes))
+        return 0;
+    check_matrix(&c);
+    check_table_and_labels(&c);
+    check_numbers(&c);
+    check_svg(&c);
+    free(c.text);
     return 0;
 }
