@@ -21,6 +21,7 @@
  *
  * Not here: sockets (the server's own tests cover them), numbers (fuzz_numfmt.c).
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,98 +112,129 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-    struct api_context ctx = {
-        .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
-    ctx.limits.max_cells = FUZZ_CELLS_DEFAULT;
-    struct api_request req = { "POST", "/v1/attention", NULL, 0, NULL, "application/json",
-                               (const char *)data, size };
+/* A request and its context, decoded from one input; head (owned) holds its strings. */
+struct fuzz_request {
+    struct api_context ctx;
+    struct api_request req;
     struct api_param params[FUZZ_MAX_PARAMS];
-    long long declared = (long long)size;
-    char *head = NULL;
+    long long declared;
+    char *head;
+};
 
-    if (size > 0 && data[0] >= 'A' && data[0] <= 'Z') {
-        /* The head is copied (NUL-terminated) so its strings can be cut in place. */
-        const uint8_t *blank = NULL;
-        for (size_t i = 0; i + 1 < size; i++)
-            if (data[i] == '\n' && data[i + 1] == '\n') {
-                blank = data + i;
-                break;
-            }
-        size_t head_len = blank != NULL ? (size_t)(blank - data) : size;
-        head = malloc(head_len + 1);
-        if (head == NULL)
-            return 0;
-        memcpy(head, data, head_len);
-        head[head_len] = '\0';
-        req.body = blank != NULL ? (const char *)blank + 2 : NULL;
-        req.body_len = blank != NULL ? size - head_len - 2 : 0;
-        req.content_type = NULL;
-        declared = -1;
+/* "METHOD SP TARGET": the method, the path and the query's parameters, cut in place. */
+static void read_request_line(struct fuzz_request *f, char *line)
+{
+    char *sp = strchr(line, ' ');
+    f->req.method = line;
+    f->req.path = "";
+    if (sp == NULL)
+        return;
+    *sp = '\0';
+    char *target = sp + 1, *qm = strchr(target, '?');
+    if (qm != NULL) {
+        *qm = '\0';
+        f->req.n_params = split_query(qm + 1, f->params);
+        f->req.params = f->params;
+    }
+    f->req.path = target;
+}
 
-        char *line = head, *next = strchr(line, '\n');
+/* One "NAME: VALUE" line: the headers api/ reads, and the harness's own X- settings. */
+static void read_header(struct fuzz_request *f, char *line)
+{
+    char *colon = strstr(line, ": ");
+    if (colon == NULL)
+        return;
+    *colon = '\0';
+    const char *value = colon + 2;
+    if (strcasecmp(line, "Accept") == 0)
+        f->req.accept = value;
+    else if (strcasecmp(line, "Content-Type") == 0)
+        f->req.content_type = value;
+    else if (strcasecmp(line, "Content-Length") == 0)
+        f->declared = strtoll(value, NULL, 10);
+    else if (strcasecmp(line, "X-Max-Cells") == 0)
+        f->ctx.limits.max_cells = parse_size(value, FUZZ_CELLS_CAP);
+    else if (strcasecmp(line, "X-Max-Body") == 0)
+        f->ctx.limits.max_body = parse_size(value, (size_t)1 << 24);
+    else if (strcasecmp(line, "X-Max-Batch") == 0)
+        f->ctx.limits.max_batch = parse_size(value, 64);
+    else if (strcasecmp(line, "X-Not-Ready") == 0)
+        f->ctx.ready = false;
+}
+
+/* The HTTP-like form (see the top of this file); false when out of memory. */
+static bool read_http_form(struct fuzz_request *f, const uint8_t *data, size_t size)
+{
+    /* The head is copied (NUL-terminated) so its strings can be cut in place. */
+    const uint8_t *blank = NULL;
+    for (size_t i = 0; i + 1 < size; i++)
+        if (data[i] == '\n' && data[i + 1] == '\n') {
+            blank = data + i;
+            break;
+        }
+    size_t head_len = blank != NULL ? (size_t)(blank - data) : size;
+    f->head = malloc(head_len + 1);
+    if (f->head == NULL)
+        return false;
+    memcpy(f->head, data, head_len);
+    f->head[head_len] = '\0';
+    f->req.body = blank != NULL ? (const char *)blank + 2 : NULL;
+    f->req.body_len = blank != NULL ? size - head_len - 2 : 0;
+    f->req.content_type = NULL;
+    f->declared = -1;
+
+    char *line = f->head, *next = strchr(line, '\n');
+    if (next != NULL)
+        *next++ = '\0';
+    read_request_line(f, line);
+    for (int h = 0; next != NULL && h < FUZZ_MAX_HEADERS; h++) {
+        line = next;
+        next = strchr(line, '\n');
         if (next != NULL)
             *next++ = '\0';
-        char *sp = strchr(line, ' ');
-        req.method = line;
-        req.path = "";
-        if (sp != NULL) {
-            *sp = '\0';
-            char *target = sp + 1, *qm = strchr(target, '?');
-            if (qm != NULL) {
-                *qm = '\0';
-                req.n_params = split_query(qm + 1, params);
-                req.params = params;
-            }
-            req.path = target;
-        }
-        for (int h = 0; next != NULL && h < FUZZ_MAX_HEADERS; h++) {
-            line = next;
-            next = strchr(line, '\n');
-            if (next != NULL)
-                *next++ = '\0';
-            char *colon = strstr(line, ": ");
-            if (colon == NULL)
-                continue;
-            *colon = '\0';
-            const char *value = colon + 2;
-            if (strcasecmp(line, "Accept") == 0)
-                req.accept = value;
-            else if (strcasecmp(line, "Content-Type") == 0)
-                req.content_type = value;
-            else if (strcasecmp(line, "Content-Length") == 0)
-                declared = strtoll(value, NULL, 10);
-            else if (strcasecmp(line, "X-Max-Cells") == 0)
-                ctx.limits.max_cells = parse_size(value, FUZZ_CELLS_CAP);
-            else if (strcasecmp(line, "X-Max-Body") == 0)
-                ctx.limits.max_body = parse_size(value, (size_t)1 << 24);
-            else if (strcasecmp(line, "X-Max-Batch") == 0)
-                ctx.limits.max_batch = parse_size(value, 64);
-            else if (strcasecmp(line, "X-Not-Ready") == 0)
-                ctx.ready = false;
-        }
+        read_header(f, line);
     }
+    return true;
+}
 
-    struct api_response res = { 0 };
-    if (api_precheck(&ctx, &req, declared, &res))
-        check_response(&res, "api_precheck");
-    api_response_deinit(&res);
-    api_handle(&ctx, &req, &res);
-    check_response(&res, "api_handle");
-    /* The same request with its matrices read as jansson nodes: the same answer. */
+/* The same request with its matrices read as jansson nodes: the same answer. */
+static void check_same_as_nodes(const struct fuzz_request *f, const struct api_response *res)
+{
     struct api_response nodes = { 0 };
     api_json_packing_set(false);
-    api_handle(&ctx, &req, &nodes);
+    api_handle(&f->ctx, &f->req, &nodes);
     api_json_packing_set(true);
-    if (nodes.status != res.status || nodes.body_len != res.body_len ||
-        (res.body_len > 0 && memcmp(nodes.body, res.body, res.body_len) != 0)) {
+    if (nodes.status != res->status || nodes.body_len != res->body_len ||
+        (res->body_len > 0 && memcmp(nodes.body, res->body, res->body_len) != 0)) {
         fprintf(stderr, "matrices read into numbers and as nodes answer differently: %d, %d\n",
-                res.status, nodes.status);
+                res->status, nodes.status);
         abort();
     }
     api_response_deinit(&nodes);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static struct fuzz_request f; /* the fuzzer runs one input at a time */
+    memset(&f, 0, sizeof f);
+    f.ctx = (struct api_context){
+        .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
+    f.ctx.limits.max_cells = FUZZ_CELLS_DEFAULT;
+    f.req = (struct api_request){ "POST", "/v1/attention", NULL, 0, NULL, "application/json",
+                                  (const char *)data, size };
+    f.declared = (long long)size;
+    if (size > 0 && data[0] >= 'A' && data[0] <= 'Z' && !read_http_form(&f, data, size))
+        return 0;
+
+    struct api_response res = { 0 };
+    if (api_precheck(&f.ctx, &f.req, f.declared, &res))
+        check_response(&res, "api_precheck");
     api_response_deinit(&res);
-    free(head);
+    api_handle(&f.ctx, &f.req, &res);
+    check_response(&res, "api_handle");
+    check_same_as_nodes(&f, &res);
+    api_response_deinit(&res);
+    free(f.head);
     return 0;
 }
