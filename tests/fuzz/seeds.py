@@ -4,7 +4,7 @@
     tests/fuzz/seeds.py OUTDIR
 
 OUTDIR/api gets, for fuzz_api:
-  - every request body of tests/check_api.c (the bad_cases table included, every
+  - every request body of tests/unit/check_api.c (the bad_cases table included, every
     bad input the tests already know) and every `curl -d` body of README.md and docs/*.md, as a
     bare body (POST /v1/attention) and as a body for each other POST route;
   - for every route of api/api.c's table (and every problem page of api/http/problem.c):
@@ -96,7 +96,7 @@ def string_runs(src, macros):
 
 
 def check_api_bodies():
-    src = strip_comments(open(os.path.join(ROOT, 'tests/check_api.c'), 'rb').read())
+    src = strip_comments(open(os.path.join(ROOT, 'tests/unit/check_api.c'), 'rb').read())
     macros = {}
     for m in re.finditer(rb'#define\s+(\w+)\s+((?:"(?:[^"\\\n]|\\.)*"\s*)+)\n', src):
         macros[m.group(1).decode()] = b''.join(
@@ -205,7 +205,7 @@ def reader_seeds(outdir):
 
 
 def numfmt_seeds(outdir):
-    src = open(os.path.join(ROOT, 'tests/check_api.c')).read()
+    src = open(os.path.join(ROOT, 'tests/unit/check_api.c')).read()
     xs = [0.1, 1 / 3, 1e-7, 5.0, -0.0, 0.0, 1e300, 5e-324, 2.2250738585072014e-308,
           1.7976931348623157e308, 1e16, 1e15, 9007199254740993.0, 0.0001, 0.00001, 2.675,
           float('inf'), float('-inf'), float('nan'), 1e22, 1e23, 123.456, -1.5]

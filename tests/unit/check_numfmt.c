@@ -1,5 +1,5 @@
 /*
- * tests/check_numfmt.c — the number printer against an independent, slow one.
+ * tests/unit/check_numfmt.c — the number printer against an independent, slow one.
  *
  * api/json/numfmt.cc prints digits with integer tricks that are easy to get subtly wrong
  * (a lost leading zero, a digit pair swapped, a wrong count at a power of ten), and a

@@ -1,5 +1,5 @@
 /*
- * tests/check_api.c — the api layer without a network: api_handle and api_precheck
+ * tests/unit/check_api.c — the api layer without a network: api_handle and api_precheck
  * called as the server calls them, responses read back with jansson.
  *
  * Suites: Numbers (the shortest round-trip printer and numpy-style rounding),
