@@ -56,11 +56,12 @@ API_OBJ    := $(API_SRC:%.c=$(BUILD_DIR)/%.o) $(API_CXX:%.cc=$(BUILD_DIR)/%.o) $
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD_DIR)/%.o) $(BUILD_DIR)/gen/www.o
 
 ATTND      := $(BUILD_DIR)/attnd
-UNIT_TESTS := $(BUILD_DIR)/tests/unit/check_core $(BUILD_DIR)/tests/unit/check_api \
-              $(BUILD_DIR)/tests/unit/check_render $(BUILD_DIR)/tests/unit/check_multihead \
-              $(BUILD_DIR)/tests/unit/check_metrics $(BUILD_DIR)/tests/unit/check_body \
-              $(BUILD_DIR)/tests/unit/check_numfmt $(BUILD_DIR)/tests/unit/check_framing \
-              $(BUILD_DIR)/tests/unit/check_clients
+# The api suites, one binary per module of api/ (tests/unit/check_<module>.c), each linked
+# with the api/ and core/ objects and the fixture they share (tests/unit/api_fixture.c).
+API_SUITES := check_json_read check_json_write check_json_arena check_numparse check_request \
+              check_attention check_router check_admission check_two_threads
+UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) check_render \
+                check_multihead check_metrics check_body check_numfmt check_framing check_clients)
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -188,16 +189,14 @@ $(BUILD_DIR)/tests/unit/check_core: $(BUILD_DIR)/tests/unit/check_core.o $(CORE_
                                $(BUILD_DIR)/tests/unit/softmax_row_baseline.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-$(BUILD_DIR)/tests/unit/check_api: $(BUILD_DIR)/tests/unit/check_api.o $(API_OBJ) $(CORE_OBJ)
+$(API_SUITES:%=$(BUILD_DIR)/tests/unit/%): $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/tests/unit/%.o \
+                                         $(BUILD_DIR)/tests/unit/api_fixture.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-$(BUILD_DIR)/tests/unit/check_render: $(BUILD_DIR)/tests/unit/check_render.o $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-$(BUILD_DIR)/tests/unit/check_multihead: $(BUILD_DIR)/tests/unit/check_multihead.o $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-$(BUILD_DIR)/tests/unit/check_numfmt: $(BUILD_DIR)/tests/unit/check_numfmt.o $(API_OBJ) $(CORE_OBJ)
+# The renderings, multi-head attention and the number printer: api/ and core/, no fixture.
+$(BUILD_DIR)/tests/unit/check_render $(BUILD_DIR)/tests/unit/check_multihead \
+$(BUILD_DIR)/tests/unit/check_numfmt: $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/tests/unit/%.o \
+                                      $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # server/metrics.c alone: it needs nothing but libc.
