@@ -56,12 +56,13 @@ API_OBJ    := $(API_SRC:%.c=$(BUILD_DIR)/%.o) $(API_CXX:%.cc=$(BUILD_DIR)/%.o) $
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD_DIR)/%.o) $(BUILD_DIR)/gen/www.o
 
 ATTND      := $(BUILD_DIR)/attnd
-UNIT_TESTS := $(BUILD_DIR)/tests/check_core $(BUILD_DIR)/tests/check_api \
-              $(BUILD_DIR)/tests/check_render $(BUILD_DIR)/tests/check_multihead \
-              $(BUILD_DIR)/tests/check_metrics $(BUILD_DIR)/tests/check_body \
-              $(BUILD_DIR)/tests/check_numfmt $(BUILD_DIR)/tests/check_framing \
-              $(BUILD_DIR)/tests/check_clients
-ALLOC_TEST := $(BUILD_DIR)/tests/check_alloc
+# The api suites, one binary per module of api/ (tests/unit/check_<module>.c), each linked
+# with the api/ and core/ objects and the fixture they share (tests/unit/api_fixture.c).
+API_SUITES := check_json_read check_json_write check_json_arena check_numparse check_request \
+              check_attention check_router check_admission check_two_threads
+UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) check_render \
+                check_multihead check_metrics check_body check_numfmt check_framing check_clients)
+ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all check run test unit http spec-lint asan valgrind lint deps deps-test clean help \
@@ -142,8 +143,8 @@ fuzzers: $(FUZZERS)
 
 # Fail every allocation of a request in turn (malloc/calloc/realloc and jansson's), under ASan + LSan.
 alloc: deps-test
-	$(MAKE) BUILD_DIR=build/asan SANITIZER=address,undefined build/asan/tests/check_alloc
-	CK_FORK=no build/asan/tests/check_alloc
+	$(MAKE) BUILD_DIR=build/asan SANITIZER=address,undefined build/asan/tests/unit/check_alloc
+	CK_FORK=no build/asan/tests/unit/check_alloc
 
 # The HTTP suite against a ThreadSanitizer build (build/tsan); tests/tsan.supp says what is suppressed.
 tsan: deps-test
@@ -186,42 +187,40 @@ help:
 $(ATTND): $(SERVER_OBJ) $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD_DIR)/tests/check_core: $(BUILD_DIR)/tests/check_core.o $(CORE_OBJ) \
-                               $(BUILD_DIR)/tests/softmax_row_baseline.o
+$(BUILD_DIR)/tests/unit/check_core: $(BUILD_DIR)/tests/unit/check_core.o $(CORE_OBJ) \
+                               $(BUILD_DIR)/tests/unit/softmax_row_baseline.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-$(BUILD_DIR)/tests/check_api: $(BUILD_DIR)/tests/check_api.o $(API_OBJ) $(CORE_OBJ)
+$(API_SUITES:%=$(BUILD_DIR)/tests/unit/%): $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/tests/unit/%.o \
+                                         $(BUILD_DIR)/tests/unit/api_fixture.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-$(BUILD_DIR)/tests/check_render: $(BUILD_DIR)/tests/check_render.o $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-$(BUILD_DIR)/tests/check_multihead: $(BUILD_DIR)/tests/check_multihead.o $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-$(BUILD_DIR)/tests/check_numfmt: $(BUILD_DIR)/tests/check_numfmt.o $(API_OBJ) $(CORE_OBJ)
+# The renderings, multi-head attention and the number printer: api/ and core/, no fixture.
+$(BUILD_DIR)/tests/unit/check_render $(BUILD_DIR)/tests/unit/check_multihead \
+$(BUILD_DIR)/tests/unit/check_numfmt: $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/tests/unit/%.o \
+                                      $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # server/metrics.c alone: it needs nothing but libc.
-$(BUILD_DIR)/tests/check_metrics: $(BUILD_DIR)/tests/check_metrics.o $(BUILD_DIR)/server/metrics.o
+$(BUILD_DIR)/tests/unit/check_metrics: $(BUILD_DIR)/tests/unit/check_metrics.o $(BUILD_DIR)/server/metrics.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # server/body.c and server/budget.c alone, likewise.
-$(BUILD_DIR)/tests/check_body: $(BUILD_DIR)/tests/check_body.o $(BUILD_DIR)/server/body.o \
+$(BUILD_DIR)/tests/unit/check_body: $(BUILD_DIR)/tests/unit/check_body.o $(BUILD_DIR)/server/body.o \
                                $(BUILD_DIR)/server/budget.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # server/framing.c alone: pure functions over header lists and targets.
-$(BUILD_DIR)/tests/check_framing: $(BUILD_DIR)/tests/check_framing.o $(BUILD_DIR)/server/framing.o
+$(BUILD_DIR)/tests/unit/check_framing: $(BUILD_DIR)/tests/unit/check_framing.o $(BUILD_DIR)/server/framing.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # server/clients.c alone, likewise.
-$(BUILD_DIR)/tests/check_clients: $(BUILD_DIR)/tests/check_clients.o $(BUILD_DIR)/server/clients.o
+$(BUILD_DIR)/tests/unit/check_clients: $(BUILD_DIR)/tests/unit/check_clients.o $(BUILD_DIR)/server/clients.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # The allocation-failure test replaces malloc, calloc and realloc at link time (ld --wrap):
 # the production objects are linked unchanged.
-$(ALLOC_TEST): $(BUILD_DIR)/tests/check_alloc.o $(API_OBJ) $(CORE_OBJ)
+$(ALLOC_TEST): $(BUILD_DIR)/tests/unit/check_alloc.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 .PRECIOUS: $(BUILD_DIR)/tests/fuzz/%.o
@@ -243,7 +242,7 @@ $(BUILD_DIR)/bench/core_bench: $(BUILD_DIR)/bench/core_bench.o $(API_OBJ) $(CORE
 # without -fno-trapping-math a comparison (which may raise a flag) cannot become a select;
 # no fused multiply-add, so that every target computes the same bits (GCC in ISO mode
 # fuses nothing anyway; clang would).
-$(BUILD_DIR)/core/softmax_row.o $(BUILD_DIR)/tests/softmax_row_baseline.o: \
+$(BUILD_DIR)/core/softmax_row.o $(BUILD_DIR)/tests/unit/softmax_row_baseline.o: \
     CFLAGS += -O3 -fno-trapping-math -ffp-contract=off
 
 # The number formatter, the hot loop of large answers: a row 3-6% faster at -O3.

@@ -4,8 +4,8 @@
     tests/fuzz/seeds.py OUTDIR
 
 OUTDIR/api gets, for fuzz_api:
-  - every request body of tests/check_api.c (the bad_cases table included, every
-    bad input the tests already know) and every `curl -d` body of README.md and docs/*.md, as a
+  - every request body of the unit suites, tests/unit/ (the bad_cases table of
+    check_attention.c included, every bad input the tests already know) and every `curl -d` body of README.md and docs/*.md, as a
     bare body (POST /v1/attention) and as a body for each other POST route;
   - for every route of api/api.c's table (and every problem page of api/http/problem.c):
     each method, several Accept headers, ?format values and Content-Types, in the
@@ -13,7 +13,7 @@ OUTDIR/api gets, for fuzz_api:
 The hand-written seeds and regressions of tests/fuzz/corpus/NAME are committed and
 given to the fuzzers beside these (tests/fuzz/run.sh).
 OUTDIR/reader gets the same bodies, bare, for fuzz_reader, and a few of its own;
-OUTDIR/numfmt gets the doubles of check_api.c's printing table and edge cases;
+OUTDIR/numfmt gets the doubles of check_numfmt.c's printing table and edge cases;
 OUTDIR/render, shapes with the seeds' weights and labels for fuzz_render.
 
 Derived rather than committed, so the corpus follows the tests and the route table
@@ -95,8 +95,16 @@ def string_runs(src, macros):
     return runs
 
 
-def check_api_bodies():
-    src = strip_comments(open(os.path.join(ROOT, 'tests/check_api.c'), 'rb').read())
+def unit_sources():
+    """The unit suites' sources as one text, the shared fixture (its macros) first."""
+    unit = os.path.join(ROOT, 'tests', 'unit')
+    names = sorted(f for f in os.listdir(unit) if f.endswith(('.c', '.h')))
+    names.sort(key=lambda f: not f.endswith('.h'))
+    return b'\n'.join(open(os.path.join(unit, f), 'rb').read() for f in names)
+
+
+def unit_bodies():
+    src = strip_comments(unit_sources())
     macros = {}
     for m in re.finditer(rb'#define\s+(\w+)\s+((?:"(?:[^"\\\n]|\\.)*"\s*)+)\n', src):
         macros[m.group(1).decode()] = b''.join(
@@ -149,7 +157,7 @@ def write(outdir, data):
 def api_seeds(outdir):
     rs = routes()
     post_routes = [p for p, pre, ms, body in rs if body and 'POST' in ms]
-    bodies = check_api_bodies() + readme_bodies()
+    bodies = unit_bodies() + readme_bodies()
     for body in bodies:
         write(outdir, body)  # bare: POST /v1/attention
         for path in post_routes:
@@ -198,14 +206,14 @@ def api_seeds(outdir):
 
 def reader_seeds(outdir):
     """The request bodies of api_seeds, bare, and a few cut by hand at the middle."""
-    for body in check_api_bodies() + readme_bodies():
+    for body in unit_bodies() + readme_bodies():
         write(outdir, body)
     write(outdir, b'{"a": [[1, 2], [3, 4]], "b": "], {\\"", "c": [5, [6]], "d": {}}')
     write(outdir, b'{"q": [[1,0],[0,1],[1,1]], "q": [[2]]}')
 
 
 def numfmt_seeds(outdir):
-    src = open(os.path.join(ROOT, 'tests/check_api.c')).read()
+    src = open(os.path.join(ROOT, 'tests/unit/check_numfmt.c')).read()
     xs = [0.1, 1 / 3, 1e-7, 5.0, -0.0, 0.0, 1e300, 5e-324, 2.2250738585072014e-308,
           1.7976931348623157e308, 1e16, 1e15, 9007199254740993.0, 0.0001, 0.00001, 2.675,
           float('inf'), float('-inf'), float('nan'), 1e22, 1e23, 123.456, -1.5]

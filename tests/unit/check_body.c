@@ -1,5 +1,5 @@
 /*
- * tests/check_body.c — server/body.c and server/budget.c without a server: how a
+ * tests/unit/check_body.c — server/body.c and server/budget.c without a server: how a
  * request body is stored, refused and drained as libmicrohttpd hands it over in
  * pieces (its buffer, and its charge, following the bytes that arrived, never the
  * length declared), and how the memory budget charges, refuses and finds its default.

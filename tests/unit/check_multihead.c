@@ -1,5 +1,5 @@
 /*
- * tests/check_multihead.c — multi-head attention (core and /v1/multihead), the shape
+ * tests/unit/check_multihead.c — multi-head attention (core and /v1/multihead), the shape
  * table (/v1/shapes) and batches (/v1/attention/batch).
  *
  * Suites: Core (attn_mh_forward against the naive attn_mh_reference over random

@@ -1,5 +1,5 @@
 /*
- * tests/check_framing.c — server/framing.c from tables: RFC 9112's rules for a
+ * tests/unit/check_framing.c — server/framing.c from tables: RFC 9112's rules for a
  * request's head, over header lists laid out as libmicrohttpd 0.9.75 lays them out,
  * and the request target's checks.
  */

@@ -1,5 +1,5 @@
 /*
- * tests/check_clients.c — server/clients.c without a server: the client a peer
+ * tests/unit/check_clients.c — server/clients.c without a server: the client a peer
  * address counts as (an IPv4 address, an IPv6 /64), and the counts under random
  * connections and disconnections, against a plain array, in a table small enough
  * that keys collide and every deletion has runs to repair.

@@ -1,5 +1,5 @@
 /*
- * tests/check_core.c — unit tests of core/: attention against the seeds' worked
+ * tests/unit/check_core.c — unit tests of core/: attention against the seeds' worked
  * examples, against the naive reference, at the numeric limits, and on bad input.
  *
  * What it is: one Check suite, "core", with the test cases
@@ -971,7 +971,7 @@ START_TEST(test_row_logs_vs_logl)
 }
 END_TEST
 
-/* core/softmax_row.c built for the baseline alone (tests/softmax_row_baseline.c). */
+/* core/softmax_row.c built for the baseline alone (tests/unit/softmax_row_baseline.c). */
 bool baseline_row_scale(const double *s, double *x, size_t n, double scale);
 double baseline_row_max(const double *x, size_t n);
 double baseline_row_exp(const double *x, double max, double *w, size_t n);

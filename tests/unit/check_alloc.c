@@ -1,5 +1,5 @@
 /*
- * tests/check_alloc.c — every allocation of a request fails in turn, and each
+ * tests/unit/check_alloc.c — every allocation of a request fails in turn, and each
  * request still ends in a 503 problem or in its normal answer: never a crash, a
  * leak, or a wrong 200.
  *

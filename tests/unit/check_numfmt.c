@@ -1,5 +1,5 @@
 /*
- * tests/check_numfmt.c — the number printer against an independent, slow one.
+ * tests/unit/check_numfmt.c — the number printer against an independent, slow one.
  *
  * api/json/numfmt.cc prints digits with integer tricks that are easy to get subtly wrong
  * (a lost leading zero, a digit pair swapped, a wrong count at a power of ten), and a
@@ -11,7 +11,8 @@
  * edges of the layout and of the digit groups.
  *
  * Suites: Numbers (api_format_double, the row writer behind jw_double_array and its
- * vector lanes, rounding).
+ * vector lanes, rounding), Examples (strings known by heart, round trips through
+ * strtod, null for what is not finite, rounding as numpy rounds).
  */
 #include <check.h>
 #include <math.h>
@@ -395,6 +396,84 @@ START_TEST(test_reported_lanes_fit_the_cpu)
 }
 END_TEST
 
+/* ---- examples: known strings, round trips, rounding ---- */
+
+static const struct {
+    double x;
+    const char *text;
+} shortest[] = {
+    { 0.1, "0.1" },
+    { 1.0 / 3.0, "0.3333333333333333" },
+    { 1e-7, "1e-07" },
+    { 5.0, "5" },
+    { -0.0, "-0" },
+    { 0.0, "0" },
+    { 1e300, "1e+300" },
+    { 5e-324, "5e-324" },
+    { 0.7310585786300049, "0.7310585786300049" },
+    { 2.6894142136999513, "2.6894142136999513" },
+    { 0.0001, "0.0001" },
+    { 0.00001, "1e-05" },
+    { 1e16, "1e+16" },
+    { 1234567890123456.0, "1234567890123456" },
+    { -1.5, "-1.5" },
+    { 1.7976931348623157e308, "1.7976931348623157e+308" },
+    { 123.456, "123.456" },
+};
+
+START_TEST(test_shortest_table)
+{
+    char buf[API_NUMBER_MAX];
+    size_t n = api_format_double(shortest[_i].x, buf);
+    ck_assert_str_eq(buf, shortest[_i].text);
+    ck_assert_uint_eq(n, strlen(shortest[_i].text));
+}
+END_TEST
+
+/* What is printed reads back as the same double, for doubles of every magnitude. */
+START_TEST(test_shortest_round_trips)
+{
+    unsigned long long s = 0x9e3779b97f4a7c15ull;
+    char buf[API_NUMBER_MAX];
+    for (int i = 0; i < 200000; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        double x;
+        memcpy(&x, &s, sizeof x);
+        if (!isfinite(x))
+            continue;
+        api_format_double(x, buf);
+        double back = strtod(buf, NULL);
+        ck_assert_msg(memcmp(&back, &x, sizeof x) == 0, "%.17g printed as %s", x, buf);
+    }
+}
+END_TEST
+
+START_TEST(test_non_finite_is_null)
+{
+    char buf[API_NUMBER_MAX];
+    api_format_double(INFINITY, buf);
+    ck_assert_str_eq(buf, "null");
+    api_format_double(NAN, buf);
+    ck_assert_str_eq(buf, "null");
+}
+END_TEST
+
+/* numpy.round: rint(x * 10^d) / 10^d (values checked against numpy 1.24). */
+START_TEST(test_round_like_numpy)
+{
+    ck_assert(api_round_decimals(0.2689414213699951, 2) == 0.27);
+    ck_assert(api_round_decimals(2.675, 2) == 2.68); /* numpy, unlike Python's round, gives 2.68 */
+    ck_assert(api_round_decimals(0.125, 2) == 0.12); /* halves go to even */
+    ck_assert(api_round_decimals(2.5, 0) == 2.0);
+    ck_assert(api_round_decimals(1.5, 0) == 2.0);
+    double neg = api_round_decimals(-0.001, 2);
+    ck_assert(neg == 0.0 && signbit(neg));
+    ck_assert(api_round_decimals(1e300, 15) == 1e300); /* no overflow to inf */
+}
+END_TEST
+
 static Suite *numfmt_suite(void)
 {
     Suite *s = suite_create("numfmt");
@@ -407,6 +486,13 @@ static Suite *numfmt_suite(void)
     tcase_add_loop_test(numbers, test_rows_match_reference, 0, 4);
     tcase_add_test(numbers, test_reported_lanes_fit_the_cpu);
     suite_add_tcase(s, numbers);
+
+    TCase *examples = tcase_create("Examples");
+    tcase_add_loop_test(examples, test_shortest_table, 0, sizeof shortest / sizeof shortest[0]);
+    tcase_add_test(examples, test_shortest_round_trips);
+    tcase_add_test(examples, test_non_finite_is_null);
+    tcase_add_test(examples, test_round_like_numpy);
+    suite_add_tcase(s, examples);
     return s;
 }
 

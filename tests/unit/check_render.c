@@ -1,5 +1,5 @@
 /*
- * tests/check_render.c — the text and SVG renderings, without a network.
+ * tests/unit/check_render.c — the text and SVG renderings, without a network.
  *
  * Suites: Text (display widths, numbers, labels with controls shown as escapes,
  * alignment, numpy-style elision, the attention page byte for byte), Svg (the Blues colormap, the seed 002

@@ -1,5 +1,5 @@
 /*
- * tests/check_metrics.c — server/metrics.c without a server: route templates, counting,
+ * tests/unit/check_metrics.c — server/metrics.c without a server: route templates, counting,
  * histogram buckets and the Prometheus text.
  *
  * The counters are process-wide, so each test starts from srv_metrics_reset().

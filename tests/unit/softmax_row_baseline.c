@@ -1,5 +1,5 @@
 /*
- * tests/softmax_row_baseline.c — core/softmax_row.c once more, built for the x86-64
+ * tests/unit/softmax_row_baseline.c — core/softmax_row.c once more, built for the x86-64
  * baseline alone (no target_clones) and under other names, so that check_core can
  * hold the version the program picked at load time (AVX-512 or AVX2 where the CPU
  * has them) to the baseline's bits: softmax_row.h promises the same bits on every

@@ -1,0 +1,330 @@
+/*
+ * tests/unit/check_admission.c — what a request asks the server's memory budget for
+ * (api/http/admission.c and each endpoint's estimate), over api_handle with a probe in
+ * place of the server: the working set asked once, 503 with Retry-After when refused,
+ * deferred with no answer when sent elsewhere, and --max-request-bytes naming the
+ * field that passes it.
+ *
+ * Suites: Admission.
+ *
+ * Not here: the server's budget itself (check_body.c).
+ */
+#include <check.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "api/http/admission.h"
+#include "core/attention.h"
+#include "core/multihead.h"
+#include "tests/unit/api_fixture.h"
+
+/* What api_context.admit saw, and what it answers. */
+struct admit_probe {
+    bool answer;
+    unsigned calls;
+    size_t bytes;
+};
+
+static enum api_admission admit_probe(void *cls, size_t bytes)
+{
+    struct admit_probe *p = cls;
+    p->calls++;
+    p->bytes = bytes;
+    return p->answer ? API_ADMIT_YES : API_ADMIT_NO;
+}
+
+static struct api_response call_admitting(struct admit_probe *probe, const char *path,
+                                          const char *body)
+{
+    struct api_context ctx = test_context();
+    ctx.admit = admit_probe;
+    ctx.admit_cls = probe;
+    return call_full(&ctx, "POST", path, NULL, "application/json", body, NULL, 0);
+}
+
+static const char *header_value(const struct api_response *res, const char *name)
+{
+    for (size_t i = 0; i < res->n_headers; i++)
+        if (strcmp(res->headers[i].name, name) == 0)
+            return res->headers[i].value;
+    return NULL;
+}
+
+/*
+ * Seed 000 (2 queries, 2 keys, d_v 2, every part by default): asked once, for the body,
+ * the trace's block and 24 bytes a number written.
+ */
+START_TEST(test_admission_asks_for_the_working_set)
+{
+    const char *body = "{" SEED000 "}";
+    struct admit_probe probe = { true, 0, 0 };
+    struct api_response res = call_admitting(&probe, "/v1/attention", body);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(probe.calls, 1);
+    size_t numbers = 4 * 4 + 4 + 5 * 2; /* four 2x2 steps, the 2x2 output, 5 summary rows */
+    size_t trace = attn_trace_bytes_keep(2, 2, 2, ATTN_KEEP_ALL);
+    ck_assert_uint_ge(trace, sizeof(double) * (4 * 4 + 4 + 3 * 2));
+    ck_assert_uint_eq(probe.bytes, strlen(body) + trace + 24 * numbers);
+    api_response_deinit(&res);
+
+    /* Weights alone: three 2x2 steps fewer in the trace, and 4 numbers written. */
+    const char *weights = "{" SEED000 ",\"include\":[\"weights\"]}";
+    probe = (struct admit_probe){ true, 0, 0 };
+    res = call_admitting(&probe, "/v1/attention", weights);
+    ck_assert_int_eq(res.status, 200);
+    size_t shared = attn_trace_bytes_keep(2, 2, 2, ATTN_KEEP(ATTN_STEP_WEIGHTS) |
+                                                       ATTN_KEEP(ATTN_STEP_OUTPUT));
+    ck_assert_uint_eq(trace - shared, 3 * 4 * sizeof(double));
+    ck_assert_uint_eq(probe.bytes, strlen(weights) + shared + 24 * 4);
+    api_response_deinit(&res);
+
+    /* A batch asks once for its valid items together; the invalid one costs nothing. */
+    const char *batch = "{\"items\":[{" SEED000 "},{\"q\":[[1]]},{" SEED000 "}]}";
+    probe = (struct admit_probe){ true, 0, 0 };
+    res = call_admitting(&probe, "/v1/attention/batch", batch);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(probe.calls, 1);
+    ck_assert_uint_eq(probe.bytes, strlen(batch) + 2 * (trace + 24 * numbers));
+    api_response_deinit(&res);
+
+    /* A request that fails validation never asks. */
+    probe = (struct admit_probe){ true, 0, 0 };
+    res = call_admitting(&probe, "/v1/attention", "{\"q\":[[1,2]],\"k\":[[1]],\"v\":[[1]]}");
+    ck_assert_int_eq(res.status, 422);
+    ck_assert_uint_eq(probe.calls, 0);
+    api_response_deinit(&res);
+}
+END_TEST
+
+static void assert_refused(struct api_response *res)
+{
+    ck_assert_int_eq(res->status, 503);
+    ck_assert_str_eq(res->content_type, "application/problem+json");
+    const char *retry = header_value(res, "Retry-After");
+    ck_assert_ptr_nonnull(retry);
+    ck_assert_str_eq(retry, "1");
+    json_t *doc = parse(res);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "type")), "/problems/unavailable");
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(doc, "detail")),
+                                 "memory budget"));
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(doc, "hint")),
+                                 "--max-memory"));
+    json_decref(doc);
+}
+
+START_TEST(test_admission_refused_is_503_with_retry_after)
+{
+    static const char *const cases[][2] = {
+        { "/v1/attention", "{" SEED000 "}" },
+        { "/v1/attention/batch", "{\"items\":[{" SEED000 "}]}" },
+        { "/v1/multihead", "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4}}" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct admit_probe probe = { false, 0, 0 };
+        struct api_response res = call_admitting(&probe, cases[i][0], cases[i][1]);
+        ck_assert_uint_eq(probe.calls, 1);
+        assert_refused(&res);
+        api_response_deinit(&res);
+    }
+    /*
+     * The multi-head estimate holds the inputs and every head's trace as doubles, and
+     * writes 24 bytes for each number of the included parts: n = 3, d_model = 4,
+     * h = 2 (d_k = 2): x (3, 4) and four (4, 4) weights are 76 cells; by default the
+     * answer has q, k, v, head_outputs, concat, output (3 x 4 each: 72 numbers), four
+     * per-head steps of (2, 3, 3) (72), weights_mean (3, 3) (9) and a summary of five
+     * values per head and row (30): 183 numbers.
+     */
+    struct admit_probe probe = { true, 0, 0 };
+    const char *mh = "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4}}";
+    struct api_response res = call_admitting(&probe, "/v1/multihead", mh);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(probe.bytes,
+                      strlen(mh) + 8 * (76 + attn_mh_trace_cells(3, 3, 4, 2, 2)) + 24 * 183);
+    ck_assert_uint_ge(attn_mh_trace_cells(3, 3, 4, 2, 2), 2 * attn_trace_cells(3, 3, 2));
+    api_response_deinit(&res);
+    /* The server's own refusal of a body says the same. */
+    api_respond_over_budget(&res, 5000000);
+    assert_refused(&res);
+    ck_assert_ptr_nonnull(strstr(res.body, "5.0 MB"));
+    api_response_deinit(&res);
+}
+END_TEST
+
+/* Admission that sends work elsewhere: the bytes it was asked for, and how often. */
+static enum api_admission admit_elsewhere(void *cls, size_t bytes)
+{
+    struct admit_probe *p = cls;
+    p->calls++;
+    p->bytes = bytes;
+    return API_ADMIT_ELSEWHERE;
+}
+
+START_TEST(test_admission_elsewhere_defers_with_no_answer)
+{
+    static const char *const cases[][3] = {
+        { "/v1/attention", "{" SEED000 "}", NULL },
+        { "/v1/attention", "{" SEED000 "}", "text/plain" },
+        { "/v1/attention/batch", "{\"items\":[{" SEED000 "}]}", NULL },
+        { "/v1/multihead", "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4}}",
+          "image/svg+xml" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct admit_probe probe = { false, 0, 0 };
+        struct api_context ctx = test_context();
+        ctx.admit = admit_elsewhere;
+        ctx.admit_cls = &probe;
+        struct api_response res = call_full(&ctx, "POST", cases[i][0], cases[i][2],
+                                            "application/json", cases[i][1], NULL, 0);
+        ck_assert_msg(res.deferred, "%s: deferred", cases[i][0]);
+        ck_assert_int_eq(res.status, 0);
+        ck_assert_ptr_null(res.body);
+        ck_assert_ptr_null(res.segments);
+        ck_assert_uint_eq(res.n_headers, 0);
+        ck_assert_uint_eq(probe.calls, 1);
+        api_response_deinit(&res);
+        /* The same request, admitted where it was sent, is answered in full. */
+        struct admit_probe yes = { true, 0, 0 };
+        ctx.admit = admit_probe;
+        ctx.admit_cls = &yes;
+        res = call_full(&ctx, "POST", cases[i][0], cases[i][2], "application/json", cases[i][1],
+                        NULL, 0);
+        ck_assert_int_eq(res.status, 200);
+        ck_assert(!res.deferred);
+        ck_assert_uint_eq(yes.bytes, probe.bytes); /* the same estimate both times */
+        api_response_deinit(&res);
+    }
+    /* A request refused by its own limit is a 422 before the server is asked at all. */
+    struct admit_probe probe = { false, 0, 0 };
+    struct api_context ctx = test_context();
+    ctx.limits.max_request_bytes = 1;
+    ctx.admit = admit_elsewhere;
+    ctx.admit_cls = &probe;
+    struct api_response res = call_full(&ctx, "POST", "/v1/attention", NULL, "application/json",
+                                        "{" SEED000 "}", NULL, 0);
+    ck_assert_int_eq(res.status, 422);
+    ck_assert(!res.deferred);
+    ck_assert_uint_eq(probe.calls, 0);
+    api_response_deinit(&res);
+}
+END_TEST
+
+/* The request limit: status, type and errors[0].pointer of one call under max_request_bytes. */
+static void assert_request_limit(size_t limit, const char *path, const char *body, int status,
+                                 const char *pointer)
+{
+    struct admit_probe probe = { true, 0, 0 };
+    struct api_context ctx = test_context();
+    ctx.limits.max_request_bytes = limit;
+    ctx.admit = admit_probe;
+    ctx.admit_cls = &probe;
+    struct api_response res = call_full(&ctx, "POST", path, NULL, "application/json", body,
+                                        NULL, 0);
+    ck_assert_msg(res.status == status, "%s %s: %d, not %d: %s", path, body, res.status, status,
+                  res.body);
+    if (status == 422) {
+        json_t *doc = parse(&res);
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "type")),
+                         "/problems/limit-exceeded");
+        const json_t *e0 = json_array_get(json_object_get(doc, "errors"), 0);
+        ck_assert_str_eq(json_string_value(json_object_get(e0, "pointer")), pointer);
+        ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(e0, "hint")),
+                                     "--max-request-bytes"));
+        json_decref(doc);
+        ck_assert_uint_eq(probe.calls, 0); /* refused before the budget is even asked */
+    }
+    api_response_deinit(&res);
+}
+
+/* The estimate the budget is asked for, which the limit compares with. */
+static size_t working_set_of(const char *path, const char *body)
+{
+    struct admit_probe probe = { true, 0, 0 };
+    struct api_response res = call_admitting(&probe, path, body);
+    ck_assert_int_eq(res.status, 200);
+    api_response_deinit(&res);
+    return probe.bytes;
+}
+
+START_TEST(test_request_limit_is_the_working_set)
+{
+    const char *body = "{" SEED000 "}";
+    size_t need = working_set_of("/v1/attention", body);
+    assert_request_limit(need, "/v1/attention", body, 200, NULL); /* the limit itself is served */
+    assert_request_limit(need - 1, "/v1/attention", body, 422, "/q"); /* n_q = n_k: q */
+    /* More keys than queries: k drives the (n_q, n_k) steps. */
+    const char *keys = "{\"q\":[[1]],\"k\":[[1],[2],[3]],\"v\":[[1],[2],[3]]}";
+    assert_request_limit(working_set_of("/v1/attention", keys) - 1, "/v1/attention", keys, 422,
+                         "/k");
+    /* A wide v: the output (n_q, d_v) outweighs the (n_q, n_k) steps. */
+    const char *wide = "{\"q\":[[1]],\"k\":[[1]],\"v\":[[1,2,3,4,5,6,7,8]]}";
+    assert_request_limit(working_set_of("/v1/attention", wide) - 1, "/v1/attention", wide, 422,
+                         "/v");
+}
+END_TEST
+
+START_TEST(test_request_limit_sums_a_batch)
+{
+    const char *one = "{\"items\":[{" SEED000 "}]}";
+    const char *two = "{\"items\":[{" SEED000 "},{" SEED000 "}]}";
+    size_t need_one = working_set_of("/v1/attention/batch", one);
+    size_t need_two = working_set_of("/v1/attention/batch", two);
+    ck_assert_uint_gt(need_two, need_one);
+    /* Each item fits alone; together they pass the limit at the second. */
+    assert_request_limit(need_two, "/v1/attention/batch", two, 200, NULL);
+    assert_request_limit(need_two - 1, "/v1/attention/batch", two, 422, "/items/1");
+    /* An item that is over the limit by itself is named down to its field. */
+    assert_request_limit(need_one - strlen(one) - 1, "/v1/attention/batch", one, 422,
+                         "/items/0/q");
+}
+END_TEST
+
+START_TEST(test_request_limit_on_multihead_sizes)
+{
+    /* The 55-byte request whose answer alone is 700 MB: refused by its sizes, before
+     * random fills any input, at the default limit. */
+    const char *big = "{\"heads\":1,\"random\":{\"seed\":1,\"n\":2048,\"d_model\":1024}}";
+    ck_assert_uint_eq(strlen(big), 55);
+    assert_request_limit(api_default_limits().max_request_bytes, "/v1/multihead", big, 422,
+                         "/random/n");
+    const char *n1536 = "{\"heads\":1,\"random\":{\"seed\":1,\"n\":1536,\"d_model\":1536}}";
+    assert_request_limit(api_default_limits().max_request_bytes, "/v1/multihead", n1536, 422,
+                         "/random/n");
+    /* Few rows, wide model: the weights (d_model, d_model) drive it. */
+    const char *wide = "{\"heads\":2,\"random\":{\"seed\":1,\"n\":4,\"d_model\":1024}}";
+    size_t need = working_set_of("/v1/multihead", wide);
+    assert_request_limit(need, "/v1/multihead", wide, 200, NULL);
+    assert_request_limit(need - 1, "/v1/multihead", wide, 422, "/random/d_model");
+    /* The limit counts what include asks for: output alone needs less. */
+    const char *out = "{\"heads\":2,\"random\":{\"seed\":1,\"n\":4,\"d_model\":1024},"
+                      "\"include\":[\"output\"]}";
+    ck_assert_uint_lt(working_set_of("/v1/multihead", out), need);
+    /* Cross-attention with more keys than queries: x_kv's rows drive the maps. */
+    const char *cross = "{\"heads\":1,\"x_q\":[[1,0]],\"x_kv\":[[1,0],[0,1],[1,1],[2,2],[3,3],"
+                        "[4,4],[5,5],[6,6]],\"random\":{\"seed\":1}}";
+    assert_request_limit(working_set_of("/v1/multihead", cross) - 1, "/v1/multihead", cross,
+                         422, "/x_kv");
+}
+END_TEST
+
+static Suite *admission_suite(void)
+{
+    Suite *s = suite_create("admission");
+
+    TCase *admission = tcase_create("Admission");
+    tcase_add_test(admission, test_admission_asks_for_the_working_set);
+    tcase_add_test(admission, test_admission_refused_is_503_with_retry_after);
+    tcase_add_test(admission, test_admission_elsewhere_defers_with_no_answer);
+    tcase_add_test(admission, test_request_limit_is_the_working_set);
+    tcase_add_test(admission, test_request_limit_sums_a_batch);
+    tcase_add_test(admission, test_request_limit_on_multihead_sizes);
+    suite_add_tcase(s, admission);
+    return s;
+}
+
+int main(void)
+{
+    return run_api_suite(admission_suite());
+}
