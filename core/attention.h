@@ -177,7 +177,7 @@ enum attn_status attn_forward(struct attn_trace *out, const struct attn_problem 
  * the queries' blocks of 64 rows, each computed with BLAS calls of its own, are
  * taken one at a time by whichever thread is free. The calls are the same whatever
  * the thread count, so the numbers are attn_forward's bit for bit
- * (tests/check_core.c compares them). Worth it for one large problem on an otherwise
+ * (tests/unit/check_core.c compares them). Worth it for one large problem on an otherwise
  * idle machine; the caller decides. The blocks of a thread that cannot be started
  * are taken by the others.
  * threads < 2 is attn_forward.

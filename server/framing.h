@@ -12,7 +12,7 @@
  * closed (request.c does that with the verdict below).
  *
  * Every function here is pure: no libmicrohttpd, no allocation, no globals, so the
- * rules are tested from tables (tests/check_framing.c) and fuzzed
+ * rules are tested from tables (tests/unit/check_framing.c) and fuzzed
  * (tests/fuzz/fuzz_framing.c).
  *
  * Not here: answering (request.c), wording the problem (api/).

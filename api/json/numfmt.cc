@@ -22,7 +22,7 @@
  *     number, comma or NUL overwrites the excess;
  *   - a row is written in three passes (api_format_row).
  * Every path is checked byte for byte against an independent formatter in
- * tests/check_numfmt.c.
+ * tests/unit/check_numfmt.c.
  */
 #include "api/json/numfmt.h"
 

@@ -14,7 +14,7 @@
 /*
  * jansson's own allocations go through api/json/arena.c: a request's nodes come
  * from its arena (api_handle opens one), and otherwise from attnd's malloc and free,
- * so that a test linking attnd with wrapped malloc (tests/check_alloc.c) reaches
+ * so that a test linking attnd with wrapped malloc (tests/unit/check_alloc.c) reaches
  * them too: inside libjansson.so the wrapper would not be seen. Requests are read by
  * api/json/read.c, not by jansson's parser, which does not survive every allocation
  * failure (2.14).
