@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import zlib from 'node:zlib';
 
@@ -340,6 +341,39 @@ describe('coded answers', () => {
       // The access log tells the coded bytes that went out, not the answer's size.
       const [line] = logLinesFor(await s.waitStderr((e) => logLinesFor(e, id).length > 0), id);
       assert.match(line, new RegExp(` status=200 bytes=${r.raw.length} `));
+    }
+  });
+
+  test('a coded answer cut off by --timeout is logged as cut with the coded bytes known sent, and its memory given back', async () => {
+    const c = await startServer(['--timeout', '1', '--log', 'json']);
+    try {
+      const body = '{"heads":1,"random":{"seed":1,"n":512,"d_model":8}}'; // an answer of about 28 MB
+      const whole = await send(c.port, {
+        method: 'POST', path: '/v1/multihead', headers: { ...JSON_TYPE, 'Accept-Encoding': 'gzip' }, body: Buffer.from(body),
+      });
+      assert.equal(whole.headers['content-encoding'], 'gzip');
+      const sock = net.connect(c.port, '127.0.0.1', () => {
+        sock.write(`POST /v1/multihead HTTP/1.1\r\nHost: t\r\nX-Request-Id: cut-gz\r\nAccept-Encoding: gzip\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      });
+      sock.on('error', () => {});
+      sock.once('data', () => sock.pause()); // read the first piece, then stop reading
+      const err = await c.waitStderr((e) => e.includes('"id":"cut-gz"'), 15000);
+      sock.destroy();
+      const line = JSON.parse(err.split('\n').find((l) => l.includes('"id":"cut-gz"')));
+      assert.equal(line.status, 200);
+      assert.equal(line.outcome, 'cut');
+      assert.ok(line.bytes > 0 && line.bytes < whole.raw.length, `${line.bytes} of ${whole.raw.length} coded bytes`);
+      let held;
+      for (let i = 0; i < 40; i++) {
+        const m = (await request(c.port, { path: '/metrics' })).body.match(/^attnd_memory_held_bytes (\d+)$/m);
+        held = Number(m[1]);
+        if (held === 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.equal(held, 0, 'the answer, zlib\'s state and its block are given back');
+    } finally {
+      await c.stop();
     }
   });
 
