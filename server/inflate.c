@@ -20,8 +20,10 @@ static voidpf srv_inflate_alloc(voidpf opaque, uInt items, uInt size)
 {
     struct srv_inflate *f = opaque;
     size_t n = (size_t)items * size; /* uInt by uInt: no overflow in a 64-bit size_t */
-    if (!srv_budget_take(f->budget, n + sizeof(size_t), f->charged))
+    if (!srv_budget_take(f->budget, n + sizeof(size_t), f->charged)) {
+        f->refused = n + sizeof(size_t);
         return Z_NULL;
+    }
     size_t *block = malloc(n + sizeof(size_t));
     if (block == NULL) {
         srv_budget_give(f->budget, n + sizeof(size_t));
@@ -67,12 +69,13 @@ static enum srv_body_state srv_inflate_corrupt(struct srv_inflate *f, struct srv
     return srv_body_refuse(b, SRV_BODY_CORRUPT, left);
 }
 
-/* zlib found no memory: the budget refused (an answer with Retry-After) or malloc did. */
+/* zlib found no memory: the budget refused its block (a 503 saying so) or malloc did. */
 static enum srv_body_state srv_inflate_no_memory(struct srv_inflate *f, struct srv_body *b,
                                                  size_t left)
 {
-    (void)f;
-    b->wanted = SRV_BODY_FIRST_MIN; /* the 503's words: even the decoder did not fit */
+    if (f->refused == 0)
+        return srv_body_refuse(b, SRV_BODY_NO_MEMORY, left);
+    b->wanted = b->cap + f->charged + f->refused; /* the 503's words: what it needed */
     return srv_body_refuse(b, SRV_BODY_OVER_BUDGET, left);
 }
 
@@ -122,6 +125,8 @@ enum srv_body_state srv_inflate_feed(struct srv_inflate *f, struct srv_body *b,
         f->in += before - f->z.avail_in;
         if (rc == Z_MEM_ERROR)
             return srv_inflate_no_memory(f, b, f->z.avail_in);
+        if (rc == Z_NEED_DICT) /* a zlib stream may name a preset dictionary; HTTP has none */
+            return srv_inflate_corrupt(f, b, "it asks for a preset dictionary", f->z.avail_in);
         if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
             return srv_inflate_corrupt(f, b, f->z.msg, f->z.avail_in);
         f->ended = rc == Z_STREAM_END;

@@ -39,6 +39,7 @@ struct srv_inflate {
     unsigned long long in;      /* compressed bytes read, for the detail */
     struct srv_budget *budget;  /* borrowed: zlib's own allocations are charged to it */
     size_t charged;             /* what zlib holds now */
+    size_t refused;             /* the block the budget refused zlib, or 0 */
     char detail[200];           /* why the stream could not be undone, once it could not */
 };
 
@@ -49,7 +50,8 @@ void srv_inflate_init(struct srv_inflate *f, enum srv_coding coding, struct srv_
  * Inflates n received bytes into b and returns b's state after them. A corrupt stream
  * refuses the body (SRV_BODY_CORRUPT, f->detail says why); so do bytes after the
  * stream's end (a gzip body may hold several members, each read in turn); zlib finding
- * no memory refuses it as out of memory or over the budget. Once b is refused, bytes
+ * no memory refuses it as over the budget (its allocations are charged first) or out
+ * of memory. Once b is refused, bytes
  * are only counted (drained).
  */
 enum srv_body_state srv_inflate_feed(struct srv_inflate *f, struct srv_body *b,

@@ -7,9 +7,15 @@
  * response's body (or its pieces, api_response.segments) moves from api_response to
  * libmicrohttpd, which frees it once sent.
  *
- * Memory: the body, the working set api/ asks for (api_context.admit) and the answer
- * until it is sent are charged to the server's budget (server/budget.h); each charge
- * has one place that gives it back (srv_body_free, srv_final_call, srv_on_completed).
+ * Memory: the body (and a coded body's zlib state), the working set api/ asks for
+ * (api_context.admit) and the answer until it is sent (a compressed one with zlib's
+ * state) are charged to the server's budget (server/budget.h); each charge has one
+ * place that gives it back (srv_body_free, srv_inflate_deinit, srv_final_call,
+ * srv_on_completed).
+ *
+ * Compression is transport, so it is the server's: a coded body is inflated before
+ * api/ sees it, and an answer is coded after api/ wrote it (server/coding.h says which
+ * coding; deflate.h how).
  *
  * Per request, on the path every POST takes: one allocation for the state (small
  * enough for malloc's per-thread cache: the rare answer that must wait for the final
