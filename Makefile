@@ -42,7 +42,7 @@ DRAGONBOX_INCLUDE ?= $(lastword $(sort $(wildcard /usr/include/dragonbox-*)))
 CXXFLAGS := -std=c++17 $(OPT) $(WARN) -fno-exceptions -fno-rtti -MMD -MP $(SAN) \
             $(if $(DRAGONBOX_INCLUDE),-isystem $(DRAGONBOX_INCLUDE))
 LDFLAGS  := $(SAN)
-LDLIBS   := -lmicrohttpd -ljansson -lopenblas -lm -lstdc++
+LDLIBS   := -lmicrohttpd -ljansson -lopenblas -lz -lm -lstdc++
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
 
 CORE_SRC   := $(wildcard core/*.c)
@@ -62,6 +62,8 @@ API_SUITES := check_json_read check_json_write check_json_arena check_numparse c
               check_attention check_router check_admission check_two_threads
 UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) check_render \
                 check_multihead check_metrics check_body check_numfmt check_framing check_clients)
+# server/coding.c and server/inflate.c (Content-Encoding, Accept-Encoding, coded bodies).
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_inflate
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -210,6 +212,12 @@ $(BUILD_DIR)/tests/unit/check_body: $(BUILD_DIR)/tests/unit/check_body.o $(BUILD
                                $(BUILD_DIR)/server/budget.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
+# server/coding.c and server/inflate.c over body.c and budget.c, with zlib to make the streams.
+$(BUILD_DIR)/tests/unit/check_inflate: $(BUILD_DIR)/tests/unit/check_inflate.o \
+        $(BUILD_DIR)/server/coding.o $(BUILD_DIR)/server/inflate.o $(BUILD_DIR)/server/body.o \
+        $(BUILD_DIR)/server/budget.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) -lz
+
 # server/framing.c alone: pure functions over header lists and targets.
 $(BUILD_DIR)/tests/unit/check_framing: $(BUILD_DIR)/tests/unit/check_framing.o $(BUILD_DIR)/server/framing.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
@@ -227,6 +235,10 @@ $(ALLOC_TEST): $(BUILD_DIR)/tests/unit/check_alloc.o $(API_OBJ) $(CORE_OBJ)
 # The framing harness needs server/framing.c alone (the rule below is the more specific).
 $(BUILD_DIR)/tests/fuzz/fuzz_framing: $(BUILD_DIR)/tests/fuzz/fuzz_framing.o $(BUILD_DIR)/server/framing.o
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^
+
+$(BUILD_DIR)/tests/fuzz/fuzz_inflate: $(BUILD_DIR)/tests/fuzz/fuzz_inflate.o $(BUILD_DIR)/server/coding.o \
+        $(BUILD_DIR)/server/inflate.o $(BUILD_DIR)/server/body.o $(BUILD_DIR)/server/budget.o
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ -lz
 
 $(BUILD_DIR)/tests/fuzz/fuzz_%: $(BUILD_DIR)/tests/fuzz/fuzz_%.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)

@@ -20,8 +20,7 @@ void srv_body_init(struct srv_body *b, size_t limit, long long declared,
 }
 
 /* Leaves SRV_BODY_OK: the stored bytes are of no further use, give them back now. */
-static enum srv_body_state srv_body_give_up(struct srv_body *b, enum srv_body_state why,
-                                            size_t n)
+enum srv_body_state srv_body_refuse(struct srv_body *b, enum srv_body_state why, size_t n)
 {
     srv_body_free(b);
     b->state = why;
@@ -53,17 +52,17 @@ enum srv_body_state srv_body_append(struct srv_body *b, const char *data, size_t
     if (n == 0)
         return SRV_BODY_OK;
     if (n > b->limit - b->len) /* len <= limit always, so this cannot wrap */
-        return srv_body_give_up(b, SRV_BODY_TOO_LARGE, n);
+        return srv_body_refuse(b, SRV_BODY_TOO_LARGE, n);
     if (b->len + n > b->cap) {
         size_t cap = srv_body_grow_to(b, b->len + n);
         if (!srv_budget_take(b->budget, cap - b->cap, b->cap)) {
             b->wanted = b->declared > cap ? b->declared : cap; /* the whole will not fit */
-            return srv_body_give_up(b, SRV_BODY_OVER_BUDGET, n);
+            return srv_body_refuse(b, SRV_BODY_OVER_BUDGET, n);
         }
         char *grown = realloc(b->data, cap); /* into a temporary: keep data on failure */
         if (grown == NULL) {
             srv_budget_give(b->budget, cap - b->cap);
-            return srv_body_give_up(b, SRV_BODY_NO_MEMORY, n);
+            return srv_body_refuse(b, SRV_BODY_NO_MEMORY, n);
         }
         b->data = grown;
         b->cap = cap;

@@ -38,6 +38,7 @@ enum srv_body_state {
     SRV_BODY_TOO_LARGE, /* over the limit: draining, answer 413 */
     SRV_BODY_NO_MEMORY, /* an allocation failed: draining, answer 503 */
     SRV_BODY_OVER_BUDGET, /* the memory budget had no room: draining, answer 503 */
+    SRV_BODY_CORRUPT,   /* its Content-Encoding could not be undone: draining, answer 400 */
     SRV_BODY_ABORT      /* drained too much: close the connection */
 };
 
@@ -61,6 +62,13 @@ void srv_body_init(struct srv_body *b, size_t limit, long long declared,
 
 /* Stores or drains n bytes; returns the state after them. */
 enum srv_body_state srv_body_append(struct srv_body *b, const char *data, size_t n);
+
+/*
+ * Leaves SRV_BODY_OK for `why` (a state that drains), from the decoder of a coded body
+ * (server/inflate.h): the bytes stored are freed, and the n bytes just received and all
+ * that follow are drained as for any refusal. Returns the state after them.
+ */
+enum srv_body_state srv_body_refuse(struct srv_body *b, enum srv_body_state why, size_t n);
 
 /* Frees the buffer and gives its charge back; safe twice and on a zeroed body. */
 void srv_body_free(struct srv_body *b);

@@ -7,9 +7,15 @@
  * response's body (or its pieces, api_response.segments) moves from api_response to
  * libmicrohttpd, which frees it once sent.
  *
- * Memory: the body, the working set api/ asks for (api_context.admit) and the answer
- * until it is sent are charged to the server's budget (server/budget.h); each charge
- * has one place that gives it back (srv_body_free, srv_final_call, srv_on_completed).
+ * Memory: the body (and a coded body's zlib state), the working set api/ asks for
+ * (api_context.admit) and the answer until it is sent (a compressed one with zlib's
+ * state) are charged to the server's budget (server/budget.h); each charge has one
+ * place that gives it back (srv_body_free, srv_inflate_deinit, srv_final_call,
+ * srv_on_completed).
+ *
+ * Compression is transport, so it is the server's: a coded body is inflated before
+ * api/ sees it, and an answer is coded after api/ wrote it (server/coding.h says which
+ * coding; deflate.h how).
  *
  * Per request, on the path every POST takes: one allocation for the state (small
  * enough for malloc's per-thread cache: the rare answer that must wait for the final
@@ -32,15 +38,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "api/api.h"
 #include "server/body.h"
+#include "server/coding.h"
 #include "server/conns.h"
 #include "server/cors.h"
+#include "server/deflate.h"
 #include "server/framing.h"
 #include "server/heap.h"
 #include "server/http.h"
+#include "server/inflate.h"
 #include "server/lane.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -65,7 +75,9 @@ struct srv_request {
     size_t n_params;
     long long declared;                /* Content-Length, or -1 */
     struct srv_body body;
+    struct srv_inflate *inflate;       /* owned; NULL unless the body is gzip or deflate */
     bool body_expected;                /* Content-Length > 0 or Transfer-Encoding */
+    bool coded;                        /* the answer is compressed as it is sent (deflate.h) */
     struct api_response *pending;      /* decided on the first call, sent on the final; owned */
     bool pending_close, pending_preflight;
     int status;                        /* sent status, 0 until a response is queued */
@@ -173,12 +185,18 @@ static double srv_ms_since(const struct timespec *t0)
 /* The headers every response carries: request id and CORS. False when one could not be added. */
 static bool srv_add_common_headers(struct srv_server *s, struct MHD_Connection *conn,
                                    struct MHD_Response *resp, const struct srv_request *r,
-                                   bool preflight)
+                                   bool preflight, bool codable)
 {
     bool ok = MHD_add_response_header(resp, "X-Request-Id", r->id) == MHD_YES;
     struct srv_cors c = srv_cors_decide(s->cfg, srv_header(conn, "Origin"));
-    if (c.vary_origin)
-        ok = ok && MHD_add_response_header(resp, "Vary", "Origin") == MHD_YES;
+    /* Caches learn what the answer depended on: the origin, and Accept-Encoding
+       whether or not this one was compressed (a small one is not). */
+    const char *vary = c.vary_origin && codable ? "Origin, Accept-Encoding"
+                       : c.vary_origin          ? "Origin"
+                       : codable                ? "Accept-Encoding"
+                                                : NULL;
+    if (vary != NULL)
+        ok = ok && MHD_add_response_header(resp, "Vary", vary) == MHD_YES;
     if (c.allow_origin == NULL)
         return ok;
     ok = ok && MHD_add_response_header(resp, "Access-Control-Allow-Origin", c.allow_origin) ==
@@ -248,6 +266,51 @@ static struct MHD_Response *srv_response_of_segments(struct api_segments *segs)
 }
 
 /*
+ * Whether an answer may be compressed at all: it has a body (204 and 304 have none),
+ * and api/ has not coded it itself. Every such answer carries Vary: Accept-Encoding.
+ */
+static bool srv_codable(const struct api_response *res)
+{
+    if (res->status == 204 || res->status == 304)
+        return false;
+    for (size_t i = 0; i < res->n_headers && i < API_MAX_HEADERS; i++)
+        if (strcmp(res->headers[i].name, "Content-Encoding") == 0)
+            return false;
+    return true;
+}
+
+/*
+ * A small answer, or any answer to HEAD, coded at once into a buffer of its own (see
+ * srv_deflate_whole): *body (or res's pieces) is replaced and freed. False, with
+ * nothing changed, when zlib found no memory: the answer then goes as is.
+ */
+static bool srv_code_whole(struct api_response *res, char **body, size_t *len,
+                           enum srv_coding coding)
+{
+    char *coded;
+    size_t coded_len;
+    if (!srv_deflate_whole(*body, res->segments, *len, coding, &coded, &coded_len))
+        return false;
+    free(*body);
+    api_segments_free(res->segments);
+    res->segments = NULL;
+    *body = coded;
+    *len = coded_len;
+    return true;
+}
+
+/* The coding res goes out in, from the request's Accept-Encoding (server/coding.h). */
+static enum srv_coding srv_answer_coding(struct MHD_Connection *conn,
+                                         const struct api_response *res, size_t len)
+{
+    if (!srv_codable(res))
+        return SRV_CODING_IDENTITY;
+    struct srv_accept_coding a =
+        srv_accept_coding_parse(srv_header(conn, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+    return srv_accept_coding_for(&a, len);
+}
+
+/*
  * Sends res (its body or pieces taken over) with the common headers. Always deinits
  * res. Returns MHD_NO only when not even a response could be made: MHD then drops the
  * connection, the one answer left when memory is gone.
@@ -260,9 +323,20 @@ static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *co
     size_t len = body != NULL || res->segments != NULL ? res->body_len : 0;
     struct MHD_Response *resp;
     res->body = NULL;
+    enum srv_coding coding = srv_answer_coding(conn, res, len);
+    bool whole = coding != SRV_CODING_IDENTITY && (len < SRV_SENT_TRACK_MIN || r->is_head);
+    if (whole && !srv_code_whole(res, &body, &len, coding)) { /* no memory for zlib: as is */
+        whole = false;
+        coding = SRV_CODING_IDENTITY;
+    }
     bool many_pieces = res->segments != NULL && res->segments->n > SRV_IOV_MAX;
-    /* A cut answer's bytes are known (sent.h); too many pieces for a vector (above). */
-    if ((len >= SRV_SENT_TRACK_MIN && !r->is_head) || many_pieces) {
+    /* A large answer is compressed as it is sent, its pieces never joined (deflate.h). */
+    r->coded = coding != SRV_CODING_IDENTITY && !whole;
+    if (r->coded) {
+        resp = srv_deflate_response(body, res->segments, len, coding, &r->sent);
+        res->segments = NULL;
+    } else if ((len >= SRV_SENT_TRACK_MIN && !r->is_head) || many_pieces) {
+        /* A cut answer's bytes are known (sent.h); too many pieces for a vector (above). */
         resp = srv_sent_response(body, res->segments, len, &r->sent);
         res->segments = NULL;
     } else if (res->segments != NULL) {
@@ -279,16 +353,23 @@ static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *co
     }
     close = close || !atomic_load(&s->ready); /* a draining server takes no further requests */
     bool ok = srv_add_api_headers(resp, res, close) &&
-              srv_add_common_headers(s, conn, resp, r, preflight);
+              srv_add_common_headers(s, conn, resp, r, preflight, srv_codable(res));
+    if (ok && coding != SRV_CODING_IDENTITY)
+        ok = MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
+                                     srv_coding_name(coding)) == MHD_YES;
     enum MHD_Result ret = MHD_NO;
     if (ok) {
         ret = MHD_queue_response(conn, (unsigned)res->status, resp);
-        /* The bytes exist already: charged whatever the total, held until completion. */
-        size_t held = len + (r->sent.tracked ? srv_sent_block(len) : 0);
+        /* The bytes exist already: charged whatever the total, held until completion;
+           a compressed one holds zlib's state and its block besides. */
+        size_t held = len + (r->coded              ? SRV_DEFLATE_BLOCK + SRV_DEFLATE_STATE
+                             : r->sent.tracked ? srv_sent_block(len)
+                                               : 0);
         srv_budget_charge(r->budget, held);
         r->charged_answer += held;
         r->status = res->status;
-        r->bytes = r->is_head ? 0 : len; /* MHD sends no body for HEAD */
+        r->bytes = r->is_head ? 0 : len; /* MHD sends no body for HEAD; the coded
+                                            length is known on completion */
         /* Counted now, not on completion: a client holding its answer sees it counted. */
         srv_metrics_observe(r->route, r->status, r->received, r->bytes,
                             srv_ms_since(&r->started_mono) / 1e3);
@@ -475,6 +556,53 @@ static void srv_request_start(struct srv_request *r, struct MHD_Connection *conn
                        srv_header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
 }
 
+static enum MHD_Result srv_content_coding_field(void *cls, enum MHD_ValueKind kind,
+                                                const char *key, const char *value)
+{
+    (void)kind;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_ENCODING) == 0)
+        srv_content_coding_feed(cls, value);
+    return MHD_YES;
+}
+
+/*
+ * The body's Content-Encoding (every such field, in order): false, with the answer
+ * (415, or 503) queued or pending in *ret, when it cannot be read; else the body is
+ * set up to be stored as it arrives, through an inflater when it is coded.
+ */
+static bool srv_body_setup(struct srv_server *s, struct MHD_Connection *conn,
+                           struct srv_request *r, size_t max_body, enum MHD_Result *ret)
+{
+    struct srv_content_coding cc;
+    srv_content_coding_init(&cc);
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, srv_content_coding_field, &cc);
+    if (!srv_content_coding_ok(&cc)) {
+        char detail[200];
+        snprintf(detail, sizeof detail,
+                 cc.unknown ? "Content-Encoding %s is not a coding attnd can undo: send the "
+                              "body as is, or as gzip or deflate"
+                            : "Content-Encoding names more than one coding (%s the second): "
+                              "send the body coded once, as gzip or deflate, or as is",
+                 cc.name);
+        struct api_response res = {0};
+        api_respond_problem(&res, API_UNSUPPORTED_MEDIA_TYPE, detail);
+        *ret = srv_answer(s, conn, r, &res, true, false);
+        return false;
+    }
+    long long declared = r->declared;
+    if (cc.coding != SRV_CODING_IDENTITY) {
+        r->inflate = malloc(sizeof *r->inflate);
+        if (r->inflate == NULL) {
+            *ret = srv_answer_unavailable(s, conn, r, "the server is out of memory");
+            return false;
+        }
+        srv_inflate_init(r->inflate, cc.coding, r->budget);
+        declared = -1; /* it counts coded bytes: the inflated body may grow to the limit */
+    }
+    srv_body_init(&r->body, max_body, declared, r->budget);
+    return true;
+}
+
 static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connection *conn,
                                       const char *url, const char *method, const char *version,
                                       void **req_cls)
@@ -517,7 +645,9 @@ static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connectio
     if (api_precheck(&ctx, &q, r->declared, &res))
         return srv_answer(s, conn, r, &res, false, false);
     api_response_deinit(&res);
-    srv_body_init(&r->body, ctx.limits.max_body, r->declared, r->budget);
+    enum MHD_Result refused_coding = MHD_YES;
+    if (!srv_body_setup(s, conn, r, ctx.limits.max_body, &refused_coding))
+        return refused_coding;
     return MHD_YES;
 }
 
@@ -630,6 +760,11 @@ static enum MHD_Result srv_final_call(struct srv_server *s, struct MHD_Connectio
     }
     struct api_context ctx = srv_context(s);
     struct api_response res = {0};
+    if (r->inflate != NULL) {
+        if (r->body.state == SRV_BODY_OK && !srv_inflate_finish(r->inflate))
+            srv_body_refuse(&r->body, SRV_BODY_CORRUPT, 0);
+        srv_inflate_deinit(r->inflate); /* its window is of no further use */
+    }
     switch (r->body.state) {
     case SRV_BODY_OK: {
         struct api_request q = srv_api_request(conn, r, url, method);
@@ -653,6 +788,9 @@ static enum MHD_Result srv_final_call(struct srv_server *s, struct MHD_Connectio
         return srv_queue(s, conn, r, &res, true, false);
     case SRV_BODY_OVER_BUDGET:
         api_respond_over_budget(&res, r->body.wanted);
+        return srv_queue(s, conn, r, &res, true, false);
+    case SRV_BODY_CORRUPT: /* only a coded body is: r->inflate says why */
+        api_respond_problem(&res, API_INVALID_JSON, r->inflate->detail);
         return srv_queue(s, conn, r, &res, true, false);
     case SRV_BODY_ABORT:
         break;
@@ -702,7 +840,10 @@ enum MHD_Result srv_on_request(void *cls, struct MHD_Connection *conn, const cha
         return srv_first_call(s, conn, url, method, version, req_cls);
     if (*upload_data_size > 0) {
         r->received += *upload_data_size;
-        enum srv_body_state st = srv_body_append(&r->body, upload_data, *upload_data_size);
+        enum srv_body_state st =
+            r->inflate != NULL
+                ? srv_inflate_feed(r->inflate, &r->body, upload_data, *upload_data_size)
+                : srv_body_append(&r->body, upload_data, *upload_data_size);
         *upload_data_size = 0; /* all consumed: stored or drained */
         /* Drained past the bound: close rather than read an endless upload. */
         return st == SRV_BODY_ABORT ? MHD_NO : MHD_YES;
@@ -731,7 +872,10 @@ void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         .method = r->method,
         .path = r->path,
         .status = r->status,
-        .bytes = !cut ? r->bytes : r->sent.tracked ? r->sent.at_least : 0,
+        .bytes = r->coded && !r->is_head ? r->sent.at_least /* coded: all asked for, or cut */
+                 : !cut                  ? r->bytes
+                 : r->sent.tracked       ? r->sent.at_least
+                                         : 0,
         .cut = cut,
         .duration_ms = srv_ms_since(&r->started_mono),
     };
@@ -743,6 +887,9 @@ void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         free(r->pending);
     }
     srv_body_free(&r->body);
+    if (r->inflate != NULL)
+        srv_inflate_deinit(r->inflate);
+    free(r->inflate);
     srv_budget_give(r->budget, r->charged_answer); /* MHD has let go of the answer */
     free(r->params);
     free(r);

@@ -10,7 +10,8 @@
  *   1. headers read (the state not started yet): refuse malformed framing (400/414/
  *      501 and close, server/framing.h), answer OPTIONS, ask api_precheck; when it has the final word, answer at once if a body is
  *      on its way (MHD discards it and closes), else on the final call;
- *   2. each piece of body (*upload_data_size > 0): store it (server/body.c);
+ *   2. each piece of body (*upload_data_size > 0): store it (server/body.c), inflated
+ *      first when its Content-Encoding is gzip or deflate (server/inflate.c);
  *   3. body complete (*upload_data_size == 0): api_handle (or 413/503), answer.
  * srv_on_completed (MHD_OPTION_NOTIFY_COMPLETED) writes the access-log line and frees
  * the state: the one place it is freed, whatever way the request ended.

@@ -9,7 +9,7 @@
 # line to run is printed and the script fails, so nothing half-works.
 set -euo pipefail
 
-build=(gcc g++ make pkg-config libmicrohttpd-dev libjansson-dev libopenblas-dev
+build=(gcc g++ make pkg-config libmicrohttpd-dev libjansson-dev libopenblas-dev zlib1g-dev
        libdragonbox-dev libfast-float-dev python3 python3-yaml)
 test=(check curl jq valgrind python3-numpy)
 # The browser tests drive Debian's chromium (playwright-core never downloads one);
