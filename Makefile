@@ -60,7 +60,8 @@ UNIT_TESTS := $(BUILD_DIR)/tests/check_core $(BUILD_DIR)/tests/check_api \
               $(BUILD_DIR)/tests/check_render $(BUILD_DIR)/tests/check_multihead \
               $(BUILD_DIR)/tests/check_metrics $(BUILD_DIR)/tests/check_body \
               $(BUILD_DIR)/tests/check_numfmt $(BUILD_DIR)/tests/check_framing \
-              $(BUILD_DIR)/tests/check_clients
+              $(BUILD_DIR)/tests/check_clients \
+              $(BUILD_DIR)/tests/unit/check_utf8
 ALLOC_TEST := $(BUILD_DIR)/tests/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -216,6 +217,11 @@ $(BUILD_DIR)/tests/check_framing: $(BUILD_DIR)/tests/check_framing.o $(BUILD_DIR
 # server/clients.c alone, likewise.
 $(BUILD_DIR)/tests/check_clients: $(BUILD_DIR)/tests/check_clients.o $(BUILD_DIR)/server/clients.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# api/json/utf8.h and its four callers, server/log.c's escaper among them.
+$(BUILD_DIR)/tests/unit/check_utf8: $(BUILD_DIR)/tests/unit/check_utf8.o $(BUILD_DIR)/server/log.o \
+                                    $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # The allocation-failure test replaces malloc, calloc and realloc at link time (ld --wrap):
 # the production objects are linked unchanged.
