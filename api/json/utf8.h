@@ -12,8 +12,9 @@
  * '?'), escaping, and display widths (api/render/text.c).
  *
  * It sits in the lowest room so that every room of api/ and server/ may use it. The
- * length check is inline: the JSON reader and writer run it on every non-ASCII
- * character of bodies and answers of megabytes, where a call would cost more than it.
+ * length check and the decoder are inline: the JSON reader and writer run the check on
+ * every non-ASCII character of bodies and answers of megabytes, the text renderer the
+ * decoder on every character of a label, and a call would cost more than either.
  */
 #ifndef ATTND_API_JSON_UTF8_H
 #define ATTND_API_JSON_UTF8_H
@@ -56,9 +57,21 @@ static inline size_t api_utf8_len(const unsigned char *s, size_t avail)
 /*
  * The well-formed sequence at s as api_utf8_len finds it (same avail, same reads):
  * returns its length and stores its code point in *cp; returns 0, *cp untouched,
- * when none starts there.
+ * when none starts there. Only api_utf8_len judges the bytes; this gathers the bits
+ * of a sequence known good.
  */
-size_t api_utf8_decode(const unsigned char *s, size_t avail, uint32_t *cp);
+static inline size_t api_utf8_decode(const unsigned char *s, size_t avail, uint32_t *cp)
+{
+    size_t len = api_utf8_len(s, avail);
+    if (len == 0)
+        return 0;
+    /* The lead byte keeps 7, 5, 4 or 3 bits of the code point; each other byte 6. */
+    uint32_t v = s[0] & (len == 1 ? 0x7Fu : 0x7Fu >> len);
+    for (size_t i = 1; i < len; i++)
+        v = (v << 6) | (s[i] & 0x3Fu);
+    *cp = v;
+    return len;
+}
 
 /*
  * Writes the sequence of code point cp at out (room for API_UTF8_MAX bytes, no NUL
