@@ -64,6 +64,8 @@ UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) chec
                 check_multihead check_metrics check_body check_numfmt check_framing check_clients)
 # server/coding.c and server/inflate.c (Content-Encoding, Accept-Encoding, coded bodies).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_inflate
+# api/json/utf8.h, the one UTF-8 decoder, against a reference encoder.
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_utf8
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -225,6 +227,11 @@ $(BUILD_DIR)/tests/unit/check_framing: $(BUILD_DIR)/tests/unit/check_framing.o $
 # server/clients.c alone, likewise.
 $(BUILD_DIR)/tests/unit/check_clients: $(BUILD_DIR)/tests/unit/check_clients.o $(BUILD_DIR)/server/clients.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# api/json/utf8.h and its four callers, server/log.c's escaper among them.
+$(BUILD_DIR)/tests/unit/check_utf8: $(BUILD_DIR)/tests/unit/check_utf8.o $(BUILD_DIR)/server/log.o \
+                                    $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # The allocation-failure test replaces malloc, calloc and realloc at link time (ld --wrap):
 # the production objects are linked unchanged.

@@ -6,7 +6,8 @@
  * writes can interleave with another thread's line. Client-controlled strings are
  * cut to a fixed length first, so every line fits in PIPE_BUF (4096) bytes.
  *
- * Not here: JSON libraries (the escaper below is all the server needs).
+ * Not here: JSON libraries (the escaper below is all the server needs), and deciding
+ * which bytes are UTF-8 (api/json/utf8.h, the rule every JSON answer follows too).
  */
 #include "server/log.h"
 
@@ -15,6 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "api/json/utf8.h"
 
 #define SRV_LOG_LINE 4096
 #define SRV_LOG_MAX_PATH 480  /* raw bytes of a path kept; each may grow to 6 escaped */
@@ -55,33 +58,6 @@ static void srv_iso_time(char *out, size_t out_len, struct timespec ts)
     snprintf(out, out_len, "%.19s.%03uZ", date, ms);
 }
 
-/* Length of the valid UTF-8 sequence at s (at most `left` bytes), or 0 when invalid. */
-static size_t srv_utf8_len(const unsigned char *s, size_t left)
-{
-    size_t n;
-    unsigned min;
-    unsigned cp;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        n = 2, min = 0x80, cp = s[0] & 0x1fu;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        n = 3, min = 0x800, cp = s[0] & 0x0fu;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        n = 4, min = 0x10000, cp = s[0] & 0x07u;
-    } else {
-        return 0;
-    }
-    if (n > left)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3fu);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-        return 0; /* overlong, out of range, or a surrogate */
-    return n;
-}
-
 size_t srv_json_escape(char *out, size_t out_len, const char *s, size_t max_in)
 {
     size_t o = 0;
@@ -99,7 +75,7 @@ size_t srv_json_escape(char *out, size_t out_len, const char *s, size_t max_in)
             piece_len = (size_t)snprintf(esc, sizeof esc, "\\u%04x", c);
         } else if (c < 0x80) {
             esc[0] = (char)c, piece_len = 1;
-        } else if ((take = srv_utf8_len(u + i, in_len - i)) > 0) {
+        } else if ((take = api_utf8_len(u + i, in_len - i)) > 0) {
             piece = s + i, piece_len = take;
         } else {
             take = 1;

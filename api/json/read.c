@@ -17,6 +17,7 @@
 #include "api/json/read.h"
 #include "api/json/arena.h"
 #include "api/json/numparse.h"
+#include "api/json/utf8.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -136,24 +137,6 @@ static void strbuf_free(struct strbuf *s)
         free(s->data);
 }
 
-/* The length of a well-formed UTF-8 sequence at p (2..4 bytes), or 0. */
-static size_t utf8_sequence(const unsigned char *p, const unsigned char *end)
-{
-    unsigned char c = p[0];
-    size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-    if (n == 0 || c > 0xF4 || (size_t)(end - p) < n)
-        return 0;
-    /* The second byte's range rules out overlong forms, surrogates and > U+10FFFF. */
-    unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
-    unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (p[i] < 0x80 || p[i] > 0xBF)
-            return 0;
-    return n;
-}
-
 static int hex4(const char *p, const char *end)
 {
     if (end - p < 4)
@@ -168,30 +151,6 @@ static int hex4(const char *p, const char *end)
         v = v * 16 + d;
     }
     return v;
-}
-
-static size_t utf8_encode(unsigned long cp, char *out)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | (cp >> 6));
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | (cp >> 12));
-        out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (cp >> 18));
-    out[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
 }
 
 /* One escape after the backslash at r->p; appends its bytes. */
@@ -242,8 +201,8 @@ static bool read_escape(struct reader *r, struct strbuf *s)
         fail_at(r, at, "\\u0000 is not allowed in strings");
         return false;
     }
-    char bytes[4];
-    if (strbuf_put(s, bytes, utf8_encode(cp, bytes)))
+    unsigned char bytes[API_UTF8_MAX]; /* cp is neither 0 nor a surrogate: it has its bytes */
+    if (strbuf_put(s, (const char *)bytes, api_utf8_encode((uint32_t)cp, bytes)))
         return true;
     no_memory(r);
     return false;
@@ -281,7 +240,8 @@ static bool read_string_into(struct reader *r, struct strbuf *s)
             fail_at(r, r->p, "control character 0x%02x in string: escape it", c);
             return false;
         }
-        size_t n = utf8_sequence((const unsigned char *)r->p, (const unsigned char *)r->end);
+        /* c >= 0x80 here: the bytes of one non-ASCII character, or a refusal */
+        size_t n = api_utf8_len((const unsigned char *)r->p, (size_t)(r->end - r->p));
         if (n == 0) {
             fail_at(r, r->p, "invalid UTF-8 in string");
             return false;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/json/numfmt.h"
+#include "api/json/utf8.h"
 #include "core/memory.h"
 
 void jw_init(struct jw *w, int round)
@@ -217,29 +218,6 @@ void jw_array_begin(struct jw *w) { open_container(w, '['); }
 void jw_array_end(struct jw *w) { close_container(w, ']'); }
 
 /*
- * The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms,
- * no surrogates, nothing above U+10FFFF), or 0 when there is none.
- */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
-    if (c > 0xF4 || len == 0 || len > n)
-        return 0;
-    unsigned char lo = 0x80, hi = 0xBF; /* the allowed range of the second byte */
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return len;
-}
-
-/*
  * A byte that goes out as it is inside a JSON string: ASCII from the space up but
  * the quote and the backslash. Any other needs a look (an escape, a UTF-8 check).
  */
@@ -304,7 +282,7 @@ static void put_escaped(struct jw *w, const char *s, size_t n)
             out += in - run;
             if (in == stop)
                 break;
-            size_t len = *in >= 0x80 ? utf8_len(in, (size_t)(end - in)) : 0;
+            size_t len = *in >= 0x80 ? api_utf8_len(in, (size_t)(end - in)) : 0;
             if (len > 0) { /* well-formed UTF-8 goes out as it is */
                 memcpy(out, in, len);
                 out += len;

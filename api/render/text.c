@@ -13,35 +13,25 @@
 #include <string.h>
 
 #include "api/json/numfmt.h"
+#include "api/json/utf8.h"
 
 /* ---- display width ---- */
 
 #define UTF8_INVALID 0xFFFFFFFFu /* not a code point: the byte is shown as '?' */
 
 /*
- * Decodes one UTF-8 sequence at s; returns its length. A byte that does not start a
- * well-formed sequence (RFC 3629: no overlong forms, surrogates or code points past
- * U+10FFFF) counts as one, decoded as UTF8_INVALID, so nothing but UTF-8 is written
- * whoever calls the renderers. Never reads past a NUL.
+ * Decodes one character at s (api/json/utf8.h: RFC 3629, no overlong forms,
+ * surrogates or code points past U+10FFFF); returns its length. A byte that does
+ * not start a well-formed sequence counts as one, decoded as UTF8_INVALID, so
+ * nothing but UTF-8 is written whoever calls the renderers. Never reads past a NUL.
  */
 static size_t utf8_next(const unsigned char *s, uint32_t *cp)
 {
-    static const uint32_t min_of[5] = { 0, 0, 0x80, 0x800, 0x10000 };
-    unsigned char c = s[0];
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    size_t n = api_utf8_decode(s, API_UTF8_MAX, cp); /* stops at a NUL, see utf8.h */
+    if (n > 0)
+        return n;
     *cp = UTF8_INVALID;
-    if (n == 0)
-        return 1;
-    uint32_t v = n == 1 ? c : n == 2 ? (c & 0x1Fu) : n == 3 ? (c & 0x0Fu) : (c & 0x07u);
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80) /* truncated sequence: the lead byte alone */
-            return 1;
-        v = (v << 6) | (s[i] & 0x3Fu);
-    }
-    if (v < min_of[n] || (v >= 0xD800 && v <= 0xDFFF) || v > 0x10FFFF)
-        return 1;
-    *cp = v;
-    return n;
+    return 1;
 }
 
 struct range {
