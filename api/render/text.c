@@ -242,105 +242,134 @@ static size_t col_width(const struct api_text_matrix *m, const struct span *rows
     return w;
 }
 
-void api_text_matrix(struct api_buf *b, const struct api_text_matrix *m)
+/* How a matrix is laid out: which rows and columns show, and how wide each part is. */
+struct matrix_layout {
+    const char *indent;
+    struct span rows, cols;
+    size_t label_w, extra_w;
+    size_t widths[64];  /* the shown columns' widths, when they fit here */
+    size_t *col_w;      /* widths, or NULL: recomputed per row when there are too many */
+};
+
+/* Row-label column and extra column widths, over the shown rows. */
+static void measure_rows(const struct api_text_matrix *m, struct matrix_layout *l)
 {
     char tmp[API_TEXT_NUMBER > API_TEXT_LABEL ? API_TEXT_NUMBER : API_TEXT_LABEL];
-    size_t budget = m->max_width != 0 ? m->max_width : API_TEXT_WIDTH;
-    const char *indent = m->indent != NULL ? m->indent : "";
-    struct span rows = { m->rows, m->rows > API_TEXT_MAX_ROWS ? API_TEXT_EDGE : 0 };
-
-    /* Row-label column and extra column widths, over the shown rows. */
-    size_t label_w = 0, extra_w = 0;
-    for (size_t k = 0; k < span_count(&rows); k++) {
-        size_t i = span_index(&rows, k);
+    l->label_w = 0;
+    l->extra_w = 0;
+    for (size_t k = 0; k < span_count(&l->rows); k++) {
+        size_t i = span_index(&l->rows, k);
         api_text_label(tmp, &m->row_labels, i);
         size_t w = api_text_width(tmp);
-        label_w = w > label_w ? w : label_w;
+        l->label_w = w > l->label_w ? w : l->label_w;
         if (m->extra != NULL) {
             api_text_number(tmp, m->extra[i], m->decimals);
-            extra_w = strlen(tmp) > extra_w ? strlen(tmp) : extra_w;
+            l->extra_w = strlen(tmp) > l->extra_w ? strlen(tmp) : l->extra_w;
         }
     }
-    if (span_gap_before(&rows, API_TEXT_EDGE) && label_w < 3)
-        label_w = 3;
-    if (m->extra != NULL && m->extra_label != NULL && api_text_width(m->extra_label) > extra_w)
-        extra_w = api_text_width(m->extra_label);
+    if (span_gap_before(&l->rows, API_TEXT_EDGE) && l->label_w < 3)
+        l->label_w = 3;
+    if (m->extra != NULL && m->extra_label != NULL && api_text_width(m->extra_label) > l->extra_w)
+        l->extra_w = api_text_width(m->extra_label);
+}
 
-    /* Columns: all when they fit the budget, else API_TEXT_EDGE (or fewer) each side. */
-    size_t fixed = api_text_width(indent) + label_w + (m->extra != NULL ? 3 + extra_w : 0);
+/* Columns: all when they fit the budget, else API_TEXT_EDGE (or fewer) each side. */
+static struct span fit_columns(const struct api_text_matrix *m, const struct matrix_layout *l)
+{
+    size_t budget = m->max_width != 0 ? m->max_width : API_TEXT_WIDTH;
+    size_t fixed = api_text_width(l->indent) + l->label_w + (m->extra != NULL ? 3 + l->extra_w : 0);
     struct span cols = { m->cols, 0 };
     size_t total = fixed;
-    for (size_t j = 0; j < m->cols && total <= budget; j++) {
-        total += 2 + col_width(m, &rows, j);
+    for (size_t j = 0; j < m->cols && total <= budget; j++)
+        total += 2 + col_width(m, &l->rows, j);
+    if (total <= budget || m->cols <= 2)
+        return cols;
+    size_t edge = API_TEXT_EDGE;
+    if (2 * edge >= m->cols)
+        edge = (m->cols - 1) / 2;
+    for (; edge > 1; edge--) {
+        size_t t = fixed + 2 + strlen(ELLIPSIS);
+        for (size_t j = 0; j < edge; j++)
+            t += 4 + col_width(m, &l->rows, j) + col_width(m, &l->rows, m->cols - 1 - j);
+        if (t <= budget)
+            break;
     }
-    if (total > budget && m->cols > 2) {
-        size_t edge = API_TEXT_EDGE;
-        if (2 * edge >= m->cols)
-            edge = (m->cols - 1) / 2;
-        for (; edge > 1; edge--) {
-            size_t t = fixed + 2 + strlen(ELLIPSIS);
-            for (size_t j = 0; j < edge; j++) {
-                t += 4 + col_width(m, &rows, j) + col_width(m, &rows, m->cols - 1 - j);
-            }
-            if (t <= budget)
-                break;
-        }
-        cols.edge = edge;
-    }
-    size_t n_shown = span_count(&cols);
-    /* Widths are kept for the rows below, or recomputed when there are too many to keep. */
-    size_t widths[64];
-    size_t *col_w = n_shown <= sizeof widths / sizeof widths[0] ? widths : NULL;
+    cols.edge = edge;
+    return cols;
+}
 
-    /* The header line. */
-    api_buf_puts(b, indent);
-    api_buf_fill(b, ' ', label_w);
-    for (size_t k = 0; k < n_shown; k++) {
-        size_t j = span_index(&cols, k), w = col_width(m, &rows, j);
-        if (span_gap_before(&cols, k)) {
-            api_buf_puts(b, "  ");
-            api_buf_puts(b, ELLIPSIS);
-        }
-        if (col_w != NULL)
-            col_w[k] = w;
+/* Before the k-th shown column: its two spaces, after an ellipsis where columns are cut. */
+static void column_gap(struct api_buf *b, const struct span *cols, size_t k)
+{
+    if (span_gap_before(cols, k)) {
         api_buf_puts(b, "  ");
+        api_buf_puts(b, ELLIPSIS);
+    }
+    api_buf_puts(b, "  ");
+}
+
+/* The header line: the column labels (and their widths kept for the rows). */
+static void matrix_header(struct api_buf *b, const struct api_text_matrix *m,
+                          struct matrix_layout *l)
+{
+    char tmp[API_TEXT_LABEL];
+    api_buf_puts(b, l->indent);
+    api_buf_fill(b, ' ', l->label_w);
+    for (size_t k = 0; k < span_count(&l->cols); k++) {
+        size_t j = span_index(&l->cols, k), w = col_width(m, &l->rows, j);
+        if (l->col_w != NULL)
+            l->col_w[k] = w;
+        column_gap(b, &l->cols, k);
         api_text_label(tmp, &m->col_labels, j);
         put_padded(b, tmp, w, true);
     }
     if (m->extra != NULL) {
         api_buf_puts(b, " | ");
-        put_padded(b, m->extra_label != NULL ? m->extra_label : "", extra_w, true);
+        put_padded(b, m->extra_label != NULL ? m->extra_label : "", l->extra_w, true);
     }
     api_buf_puts(b, "\n");
+}
 
-    /* One line per shown row. */
-    for (size_t r = 0; r < span_count(&rows); r++) {
-        size_t i = span_index(&rows, r);
-        if (span_gap_before(&rows, r)) {
-            api_buf_puts(b, indent);
+/* Row i: its label, its shown cells, its extra value. */
+static void matrix_row(struct api_buf *b, const struct api_text_matrix *m,
+                       const struct matrix_layout *l, size_t i)
+{
+    char tmp[API_TEXT_NUMBER > API_TEXT_LABEL ? API_TEXT_NUMBER : API_TEXT_LABEL];
+    api_buf_puts(b, l->indent);
+    api_text_label(tmp, &m->row_labels, i);
+    put_padded(b, tmp, l->label_w, false);
+    for (size_t k = 0; k < span_count(&l->cols); k++) {
+        size_t j = span_index(&l->cols, k);
+        size_t w = l->col_w != NULL ? l->col_w[k] : col_width(m, &l->rows, j);
+        column_gap(b, &l->cols, k);
+        api_text_number(tmp, m->data[i * m->stride + j], m->decimals);
+        put_padded(b, tmp, w, true);
+    }
+    if (m->extra != NULL) {
+        api_buf_puts(b, " | ");
+        api_text_number(tmp, m->extra[i], m->decimals);
+        put_padded(b, tmp, l->extra_w, true);
+    }
+    api_buf_puts(b, "\n");
+}
+
+void api_text_matrix(struct api_buf *b, const struct api_text_matrix *m)
+{
+    struct matrix_layout l = {
+        .indent = m->indent != NULL ? m->indent : "",
+        .rows = { m->rows, m->rows > API_TEXT_MAX_ROWS ? API_TEXT_EDGE : 0 },
+    };
+    measure_rows(m, &l);
+    l.cols = fit_columns(m, &l);
+    l.col_w = span_count(&l.cols) <= sizeof l.widths / sizeof l.widths[0] ? l.widths : NULL;
+    matrix_header(b, m, &l);
+    for (size_t r = 0; r < span_count(&l.rows); r++) {
+        if (span_gap_before(&l.rows, r)) {
+            api_buf_puts(b, l.indent);
             api_buf_puts(b, ELLIPSIS); /* no trailing spaces */
             api_buf_puts(b, "\n");
         }
-        api_buf_puts(b, indent);
-        api_text_label(tmp, &m->row_labels, i);
-        put_padded(b, tmp, label_w, false);
-        for (size_t k = 0; k < n_shown; k++) {
-            size_t j = span_index(&cols, k);
-            size_t w = col_w != NULL ? col_w[k] : col_width(m, &rows, j);
-            if (span_gap_before(&cols, k)) {
-                api_buf_puts(b, "  ");
-                api_buf_puts(b, ELLIPSIS);
-            }
-            api_buf_puts(b, "  ");
-            api_text_number(tmp, m->data[i * m->stride + j], m->decimals);
-            put_padded(b, tmp, w, true);
-        }
-        if (m->extra != NULL) {
-            api_buf_puts(b, " | ");
-            api_text_number(tmp, m->extra[i], m->decimals);
-            put_padded(b, tmp, extra_w, true);
-        }
-        api_buf_puts(b, "\n");
+        matrix_row(b, m, &l, span_index(&l.rows, r));
     }
 }
 
