@@ -79,11 +79,78 @@ static const char *array_value(const char *text, const char *key, size_t *len)
     return at;
 }
 
+/* The pieces of `parts` (or its one buffer), joined, are one.body's bytes. */
+static void assert_pieces_join_to(const struct api_response *parts, const struct api_response *one,
+                                  unsigned long aside)
+{
+    ck_assert_int_eq(parts->status, 200);
+    ck_assert_uint_eq(parts->body_len, one->body_len);
+    size_t at = 0;
+    if (parts->segments == NULL) {
+        ck_assert_uint_eq(aside, 0);
+        ck_assert_ptr_nonnull(parts->body);
+        ck_assert(memcmp(parts->body, one->body, one->body_len) == 0);
+        at = one->body_len;
+    } else {
+        ck_assert_ptr_null(parts->body);
+        ck_assert_uint_ge(parts->segments->n, aside);
+        ck_assert_uint_eq(parts->segments->total, one->body_len);
+        for (size_t i = 0; i < parts->segments->n; i++) {
+            const struct api_segment *g = &parts->segments->seg[i];
+            ck_assert(at + g->len <= one->body_len);
+            ck_assert_msg(memcmp(one->body + at, g->data, g->len) == 0, "piece %zu differs", i);
+            at += g->len;
+        }
+    }
+    ck_assert_uint_eq(at, one->body_len);
+}
+
+/*
+ * Not split (one thread), `whole` is one buffer, but for a masked step that repeats
+ * scaled's text, which is sent again from where that lies (jw_repeat): a borrowed
+ * piece of exactly masked's length between two owned ones.
+ */
+static void assert_repeat_borrowed(const struct api_response *whole, const struct api_response *one,
+                                   bool attention)
+{
+    bool repeated = true; /* multihead: no mask */
+    size_t masked_len = 0, scaled_len = 0;
+    if (attention) {
+        const char *scaled = array_value(one->body, "scaled", &scaled_len);
+        const char *masked = array_value(one->body, "masked", &masked_len);
+        repeated = scaled_len == masked_len && memcmp(scaled, masked, masked_len) == 0;
+    }
+    ck_assert_uint_eq(whole->body_len, one->body_len);
+    if (!repeated) {
+        ck_assert_ptr_null(whole->segments);
+        ck_assert(memcmp(whole->body, one->body, one->body_len) == 0);
+        return;
+    }
+    ck_assert_ptr_nonnull(whole->segments);
+    size_t owned = 0, borrowed = 0, at = 0;
+    for (size_t i = 0; i < whole->segments->n; i++) {
+        const struct api_segment *g = &whole->segments->seg[i];
+        ck_assert(memcmp(one->body + at, g->data, g->len) == 0);
+        at += g->len;
+        if (g->base == NULL)
+            borrowed += g->len;
+        else
+            owned++;
+    }
+    ck_assert_uint_eq(at, one->body_len);
+    ck_assert_uint_gt(borrowed, 0);
+    if (attention) { /* one masked step */
+        ck_assert_uint_eq(borrowed, masked_len);
+        ck_assert_uint_eq(owned, 2); /* the text before the repeat, and after it */
+    }
+}
+
 /* The same request answered with one thread and with two: the same bytes, and the
  * second did split its writing and (attention) its forward pass (only one request is
  * in flight here). */
 static void assert_split_changes_nothing(const char *path, const char *body)
 {
+    bool attention = strcmp(path, "/v1/attention") == 0;
     api_set_threads(1);
     unsigned long before = api_write_splits();
     unsigned long runs_before = api_attention_threaded_runs();
@@ -96,7 +163,7 @@ static void assert_split_changes_nothing(const char *path, const char *body)
     ck_assert_int_eq(one.status, 200);
     ck_assert_int_eq(two.status, 200);
     ck_assert_msg(api_write_splits() > before, "nothing was split");
-    if (strcmp(path, "/v1/attention") == 0) /* the forward pass ran on two threads too */
+    if (attention) /* the forward pass ran on two threads too */
         ck_assert_uint_gt(api_attention_threaded_runs(), runs_before);
     ck_assert_uint_eq(one.body_len, two.body_len);
     ck_assert(memcmp(one.body, two.body, one.body_len) == 0);
@@ -112,63 +179,13 @@ static void assert_split_changes_nothing(const char *path, const char *body)
                                           NULL, 0);
     aside = api_write_pieces_aside() - aside;
     api_set_threads(1);
-    ck_assert_int_eq(parts.status, 200);
-    ck_assert_uint_eq(parts.body_len, one.body_len);
-    size_t at = 0;
-    if (parts.segments == NULL) {
-        ck_assert_uint_eq(aside, 0);
-        ck_assert_ptr_nonnull(parts.body);
-        ck_assert(memcmp(parts.body, one.body, one.body_len) == 0);
-        at = one.body_len;
-    } else {
-        ck_assert_ptr_null(parts.body);
-        ck_assert_uint_ge(parts.segments->n, aside);
-        ck_assert_uint_eq(parts.segments->total, one.body_len);
-        for (size_t i = 0; i < parts.segments->n; i++) {
-            const struct api_segment *g = &parts.segments->seg[i];
-            ck_assert(at + g->len <= one.body_len);
-            ck_assert_msg(memcmp(one.body + at, g->data, g->len) == 0, "piece %zu differs", i);
-            at += g->len;
-        }
-    }
-    ck_assert_uint_eq(at, one.body_len);
-    /* Not split (one thread): the text is one buffer, but for a masked step that
-     * repeats scaled's text, which is sent again from where that lies (jw_repeat). */
-    bool attention = strcmp(path, "/v1/attention") == 0, repeated = true; /* multihead: */
-    size_t masked_len = 0, scaled_len = 0;                               /* no mask */
-    if (attention) {
-        const char *scaled = array_value(one.body, "scaled", &scaled_len);
-        const char *masked = array_value(one.body, "masked", &masked_len);
-        repeated = scaled_len == masked_len && memcmp(scaled, masked, masked_len) == 0;
-    }
+    assert_pieces_join_to(&parts, &one, aside);
+
     unsigned long splits = api_write_splits();
     struct api_response whole = call_full(&ctx, "POST", path, NULL, "application/json", body,
                                           NULL, 0);
     ck_assert_uint_eq(api_write_splits(), splits);
-    ck_assert_uint_eq(whole.body_len, one.body_len);
-    if (!repeated) {
-        ck_assert_ptr_null(whole.segments);
-        ck_assert(memcmp(whole.body, one.body, one.body_len) == 0);
-    } else {
-        ck_assert_ptr_nonnull(whole.segments);
-        size_t owned = 0, borrowed = 0;
-        at = 0;
-        for (size_t i = 0; i < whole.segments->n; i++) {
-            const struct api_segment *g = &whole.segments->seg[i];
-            ck_assert(memcmp(one.body + at, g->data, g->len) == 0);
-            at += g->len;
-            if (g->base == NULL)
-                borrowed += g->len;
-            else
-                owned++;
-        }
-        ck_assert_uint_eq(at, one.body_len);
-        ck_assert_uint_gt(borrowed, 0);
-        if (attention) { /* one masked step */
-            ck_assert_uint_eq(borrowed, masked_len);
-            ck_assert_uint_eq(owned, 2); /* the text before the repeat, and after it */
-        }
-    }
+    assert_repeat_borrowed(&whole, &one, attention);
     api_response_deinit(&whole);
     api_response_deinit(&parts);
     api_response_deinit(&one);
