@@ -2,6 +2,7 @@
  * tests/unit/api_fixture.c — the helpers of api_fixture.h.
  */
 #include "tests/unit/api_fixture.h"
+#include "tests/unit/suite_run.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -113,9 +114,5 @@ void random_number_token(uint64_t *state, char *out, size_t size)
 int run_api_suite(Suite *s)
 {
     api_global_init(); /* as the server: one BLAS thread, jansson through api/'s allocator */
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(s);
 }

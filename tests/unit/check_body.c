@@ -5,6 +5,8 @@
  * length declared), and how the memory budget charges, refuses and finds its default.
  */
 #include <check.h>
+
+#include "tests/unit/suite_run.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -318,9 +320,5 @@ static Suite *body_suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(body_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(body_suite());
 }

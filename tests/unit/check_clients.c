@@ -6,6 +6,8 @@
  */
 #include <arpa/inet.h>
 #include <check.h>
+
+#include "tests/unit/suite_run.h"
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -91,9 +93,5 @@ int main(void)
     tcase_add_test(core, a_client_is_an_ipv4_address_or_an_ipv6_64);
     tcase_add_test(core, counts_follow_connections_and_disconnections);
     suite_add_tcase(s, core);
-    SRunner *r = srunner_create(s);
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(s);
 }

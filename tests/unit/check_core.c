@@ -17,6 +17,8 @@
  * What it is not: a test of api/ or server/. Run under valgrind with CK_FORK=no.
  */
 #include <check.h>
+
+#include "tests/unit/suite_run.h"
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -1662,12 +1664,6 @@ static Suite *core_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(core_suite());
-    int failed;
-
     attn_blas_set_threads(1); /* as the server does; also keeps valgrind runs quick */
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(core_suite());
 }

@@ -4,6 +4,8 @@
  * and the request target's checks.
  */
 #include <check.h>
+
+#include "tests/unit/suite_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -242,9 +244,5 @@ int main(void)
     tcase_add_test(target, target_query_limits);
     tcase_add_test(target, target_absolute_form);
     suite_add_tcase(s, target);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(s);
 }

@@ -5,6 +5,8 @@
  * at the limit, damaged and cut streams refused with words that name the coding.
  */
 #include <check.h>
+
+#include "tests/unit/suite_run.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,9 +390,5 @@ static Suite *inflate_suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(inflate_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(inflate_suite());
 }

@@ -5,6 +5,8 @@
  * The counters are process-wide, so each test starts from srv_metrics_reset().
  */
 #include <check.h>
+
+#include "tests/unit/suite_run.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,9 +153,5 @@ static Suite *metrics_suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(metrics_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(metrics_suite());
 }

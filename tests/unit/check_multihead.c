@@ -9,6 +9,8 @@
  * Shapes, Batch.
  */
 #include <check.h>
+
+#include "tests/unit/suite_run.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -690,9 +692,5 @@ static Suite *multihead_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(multihead_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(multihead_suite());
 }

@@ -15,6 +15,8 @@
  * strtod, null for what is not finite, rounding as numpy rounds).
  */
 #include <check.h>
+
+#include "tests/unit/suite_run.h"
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -498,9 +500,5 @@ static Suite *numfmt_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(numfmt_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(numfmt_suite());
 }

@@ -12,6 +12,8 @@
  * from tests/data/.
  */
 #include <check.h>
+
+#include "tests/unit/suite_run.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -770,9 +772,5 @@ static Suite *render_suite(void)
 int main(void)
 {
     api_global_init();
-    SRunner *sr = srunner_create(render_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(render_suite());
 }

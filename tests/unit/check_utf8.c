@@ -16,6 +16,8 @@
  * '?' and <U+XXXX>, the access log's escaping).
  */
 #include <check.h>
+
+#include "tests/unit/suite_run.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -630,9 +632,5 @@ static Suite *utf8_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(utf8_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(utf8_suite());
 }
