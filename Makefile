@@ -61,6 +61,8 @@ UNIT_TESTS := $(BUILD_DIR)/tests/check_core $(BUILD_DIR)/tests/check_api \
               $(BUILD_DIR)/tests/check_metrics $(BUILD_DIR)/tests/check_body \
               $(BUILD_DIR)/tests/check_numfmt $(BUILD_DIR)/tests/check_framing \
               $(BUILD_DIR)/tests/check_clients
+# The V2 readers and answers (tests/unit/check_v2.c).
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2
 ALLOC_TEST := $(BUILD_DIR)/tests/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -200,6 +202,9 @@ $(BUILD_DIR)/tests/check_multihead: $(BUILD_DIR)/tests/check_multihead.o $(API_O
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD_DIR)/tests/check_numfmt: $(BUILD_DIR)/tests/check_numfmt.o $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD_DIR)/tests/unit/check_v2: $(BUILD_DIR)/tests/unit/check_v2.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # server/metrics.c alone: it needs nothing but libc.
