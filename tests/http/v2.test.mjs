@@ -18,6 +18,8 @@
 // naive attention loop written here; expected bytes are built with typed arrays.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
 
@@ -520,4 +522,14 @@ test('an unknown path under /v2 is the ordinary 404', async () => {
   const r = await request(s.port, { path: '/v2/repository/index' });
   assert.equal(r.status, 404);
   assert.match(r.headers['content-type'], /problem\+json/);
+});
+
+test("docs/v2.md's Python example (numpy and urllib only) prints what the page says", () => {
+  const page = fs.readFileSync(new URL('../../docs/v2.md', import.meta.url), 'utf8');
+  const program = page.match(/^```python\n([\s\S]*?)^```$/m)[1];
+  const printed = page.match(/It prints:\n\n```text\n([\s\S]*?)^```$/m)[1];
+  const out = execFileSync('/usr/bin/python3', ['-c', program], {
+    encoding: 'utf8', timeout: 30000, env: { ...process.env, ATTND_URL: `http://127.0.0.1:${s.port}` },
+  });
+  assert.equal(out, printed);
 });
