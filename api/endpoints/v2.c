@@ -231,7 +231,7 @@ void api_v2_handle(const struct api_context *ctx, const struct api_request *req,
 {
     (void)format;
     const char *path = req->path;
-    if (strcmp(path, "/v2") == 0 || strcmp(path, "/v2/") == 0) {
+    if (strcmp(path, "/v2") == 0) {
         if (method_ok(req, false, res))
             server_metadata(res);
     } else if (strcmp(path, "/v2/health/live") == 0) {

@@ -149,11 +149,16 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
 size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t body_len)
 {
     size_t problems = m->batch > 0 ? m->batch : 1;
+    size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
     size_t inputs = m->q.t->count + m->k.t->count + m->v.t->count +
                     (m->mask.t ? m->mask.t->count : 0) + (m->bias.t ? m->bias.t->count : 0);
-    /* One problem's trace and answer, times B for the answer's numbers; the inputs as
-       doubles; the mask's cells once more as bytes. */
-    size_t each = api_attention_working_set(&m->req, 0);
+    size_t outputs = 0; /* the answer's tensors as doubles, before they are written */
+    for (size_t i = 0; i < m->n_picked; i++)
+        outputs = api_v2_add(outputs, m->picked[i] == API_PART_OUTPUT ? n_q * d_v : n_q * n_k);
+    /* One problem's trace and written answer, B times over (the answer's numbers are
+       all there at the end; one trace at a time, but the bound stays simple); the
+       inputs and the outputs as doubles; the mask's cells once more as bytes. */
+    size_t each = api_v2_add(api_attention_working_set(&m->req, 0), outputs * sizeof(double));
     size_t bytes = api_v2_add(api_v2_mul(each, problems), api_v2_mul(inputs, sizeof(double)));
     bytes = api_v2_add(bytes, m->mask.t ? m->mask.t->count : 0);
     return api_v2_add(bytes, body_len);

@@ -31,11 +31,13 @@ bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const s
         out->shape[r++] = batch;
     for (size_t d = 0; d < rank; d++) {
         out->shape[r++] = shape[d];
-        count *= shape[d]; /* each factor was admitted: the product fits */
+        count = api_v2_mul(count, shape[d]);
     }
     out->rank = r;
     out->count = count;
-    out->data = malloc(count * sizeof *out->data);
+    /* Admission bounded it (unless the request limit is off): refuse what cannot be
+       counted rather than wrap. */
+    out->data = count <= SIZE_MAX / sizeof *out->data ? malloc(count * sizeof *out->data) : NULL;
     return out->data != NULL;
 }
 

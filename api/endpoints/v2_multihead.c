@@ -231,14 +231,26 @@ bool api_v2_multihead_parse(struct api_v2_multihead *m, const struct api_v2_infe
            check_weights(m, err) && read_rest(m, r, limits, err);
 }
 
+static size_t out_shape(const struct api_v2_multihead *m, int which, size_t *shape);
+
 size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t body_len)
 {
     const struct api_multihead_req *req = &m->req;
     size_t problems = m->batch > 0 ? m->batch : 1;
-    size_t each = api_multihead_working_set(req, req->grid.n_q, req->grid.n_k, false, 0);
-    size_t bytes = api_v2_add(api_v2_mul(each, problems),
-                              m->allow != NULL ? m->mask.t->count : 0);
-    return api_v2_add(bytes, body_len);
+    size_t outputs = 0; /* the answer's tensors as doubles, before they are written */
+    for (size_t i = 0; i < m->n_picked; i++) {
+        size_t shape[3], cells = 1, rank = out_shape(m, (int)m->picked[i], shape);
+        for (size_t d = 0; d < rank; d++)
+            cells = api_v2_mul(cells, shape[d]);
+        outputs = api_v2_add(outputs, cells);
+    }
+    /* /v1's working set of one problem (inputs, trace, answer), B times over, with the
+       outputs as doubles; the mask's and bias's cells and the mask as bytes. */
+    size_t each = api_v2_add(api_multihead_working_set(req, req->grid.n_q, req->grid.n_k, false, 0),
+                             api_v2_mul(outputs, sizeof(double)));
+    size_t grid = (m->mask.t ? m->mask.t->count * (sizeof(double) + 1) : 0) +
+                  (m->bias.t ? m->bias.t->count * sizeof(double) : 0);
+    return api_v2_add(api_v2_add(api_v2_mul(each, problems), grid), body_len);
 }
 
 const char *api_v2_multihead_limit_field(const struct api_v2_multihead *m)

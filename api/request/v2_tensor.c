@@ -104,6 +104,14 @@ static bool read_shape(const json_t *node, size_t i, size_t max_cells, struct ap
         t->shape[d] = (size_t)n;
         count *= (size_t)n;
     }
+    /* Its bytes, and its numbers as doubles, must be countable: a huge --max-cells
+       must not let count · 8 wrap. */
+    if (count > SIZE_MAX / sizeof(double)) {
+        api_error_set(err, API_LIMIT_EXCEEDED, "inputs[%zu] has more elements than this "
+                      "machine can count the bytes of", i);
+        api_error_at(err, "/inputs/%zu/shape", i);
+        return false;
+    }
     t->rank = rank;
     t->count = count;
     return true;
@@ -118,7 +126,7 @@ static bool take_binary(const json_t *params, size_t i, const unsigned char *bin
     if (size == NULL)
         return true;
     json_int_t n = json_is_integer(size) ? json_integer_value(size) : -1;
-    size_t want = t->count * api_v2_dtype_size(t->dtype); /* count <= max_cells: no overflow */
+    size_t want = t->count * api_v2_dtype_size(t->dtype); /* read_shape bounded count */
     if (n < 0 || (unsigned long long)n > bin_len - *used) {
         api_error_set(err, API_INVALID_VALUE, "inputs[%zu].parameters.binary_data_size is not "
                       "a byte count within the %zu binary bytes left after the header", i,

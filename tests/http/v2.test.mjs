@@ -513,6 +513,17 @@ test('415 and 413 on /v2 are V2 errors; the limits hold for binary bodies', asyn
     assert.equal(r.status, 400, r.body);
     assert.equal(r.json().type, '/problems/limit-exceeded');
     assert.match(r.json().errors[0].pointer, /^\/inputs\/[01]\/shape$/);
+    // One problem of 8 fits; a batch of 64 of them is admitted as 64 problems, and does not.
+    const problem = (b) => [
+      { name: 'Q', shape: b ? [b, 8, 1] : [8, 1], datatype: 'FP64', values: new Array(8 * (b || 1)).fill(1) },
+      { name: 'K', shape: b ? [b, 8, 1] : [8, 1], datatype: 'FP64', values: new Array(8 * (b || 1)).fill(1) },
+      { name: 'V', shape: b ? [b, 8, 1] : [8, 1], datatype: 'FP64', values: new Array(8 * (b || 1)).fill(1) },
+    ];
+    const one = await call(tight.port, { path: INFER, ...tritonBody(problem(0)) });
+    assert.equal(one.status, 200);
+    const many = await call(tight.port, { path: INFER, ...tritonBody(problem(64)) });
+    assert.equal(many.status, 400, many.body);
+    assert.equal(many.json().type, '/problems/limit-exceeded');
   } finally {
     await tight.stop();
   }
