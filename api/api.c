@@ -24,7 +24,7 @@
 enum method { M_GET = 1, M_HEAD = 2, M_POST = 4 };
 
 struct route {
-    const char *path;     /* exact, or a prefix ending in '/' when `prefix` */
+    const char *path;     /* exact (a '*' segment: any one), or a prefix ending in '/' */
     bool prefix;
     unsigned methods;
     bool takes_body;
@@ -39,7 +39,6 @@ struct route {
 #define POST_ALLOW "POST, OPTIONS"
 #define GET_ALLOW "GET, HEAD, OPTIONS"
 #define PAGES (API_MEDIA_JSON | API_MEDIA_TEXT | API_MEDIA_SVG)
-#define V2_ALLOW "GET, HEAD, POST, OPTIONS"
 #define V2_MEDIA (API_MEDIA_JSON | API_MEDIA_OCTETS)
 #define V2_BODIES (API_BODY_JSON | API_BODY_OCTETS)
 
@@ -64,12 +63,25 @@ static const struct route routes[] = {
       api_openapi_json_handle, 0, API_ERRORS_PROBLEM },
     { "/problems/", true, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
       api_problem_page_handle, 0, API_ERRORS_PROBLEM },
-    /* The Open Inference Protocol: endpoints/v2.c routes its paths (and their 404 and
-       405) itself, with V2's error shape. */
-    { "/v2", false, M_GET | M_HEAD | M_POST, true, V2_MEDIA, V2_ALLOW, api_v2_handle, V2_BODIES,
+    /* The Open Inference Protocol: a '*' segment is any one ({model}, {version}). */
+    { "/v2", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW, api_v2_server_handle, 0,
       API_ERRORS_V2 },
-    { "/v2/", true, M_GET | M_HEAD | M_POST, true, V2_MEDIA, V2_ALLOW, api_v2_handle, V2_BODIES,
-      API_ERRORS_V2 },
+    { "/v2/health/live", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
+      api_v2_live_handle, 0, API_ERRORS_V2 },
+    { "/v2/health/ready", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
+      api_v2_ready_handle, 0, API_ERRORS_V2 },
+    { "/v2/models/*", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
+      api_v2_model_handle, 0, API_ERRORS_V2 },
+    { "/v2/models/*/versions/*", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
+      api_v2_model_handle, 0, API_ERRORS_V2 },
+    { "/v2/models/*/ready", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
+      api_v2_model_ready_handle, 0, API_ERRORS_V2 },
+    { "/v2/models/*/versions/*/ready", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
+      api_v2_model_ready_handle, 0, API_ERRORS_V2 },
+    { "/v2/models/*/infer", false, M_POST, true, V2_MEDIA, POST_ALLOW, api_v2_infer_handle,
+      V2_BODIES, API_ERRORS_V2 },
+    { "/v2/models/*/versions/*/infer", false, M_POST, true, V2_MEDIA, POST_ALLOW,
+      api_v2_infer_handle, V2_BODIES, API_ERRORS_V2 },
     /* GET and HEAD /metrics and the playground's files are answered by server/. */
     { "/metrics", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
       api_metrics_elsewhere, 0, API_ERRORS_PROBLEM },
@@ -122,11 +134,28 @@ static unsigned method_bit(const char *method)
     return 0;
 }
 
+/* Whether path is the route's path, each '*' segment of it standing for one segment. */
+static bool path_matches(const char *pattern, const char *path)
+{
+    while (*pattern != '\0') {
+        if (*pattern == '*') {
+            size_t n = strcspn(path, "/");
+            if (n == 0)
+                return false;
+            path += n;
+            pattern++;
+        } else if (*pattern++ != *path++) {
+            return false;
+        }
+    }
+    return *path == '\0';
+}
+
 static const struct route *find_route(const char *path)
 {
     for (size_t i = 0; i < N_ROUTES; i++) {
         const struct route *r = &routes[i];
-        if (r->prefix ? strncmp(path, r->path, strlen(r->path)) == 0 : strcmp(path, r->path) == 0)
+        if (r->prefix ? strncmp(path, r->path, strlen(r->path)) == 0 : path_matches(r->path, path))
             return r;
     }
     return NULL;
@@ -142,12 +171,14 @@ static void respond_not_found(const char *path, struct api_response *res)
     api_respond_problem(res, API_NOT_FOUND, detail);
 }
 
-static void respond_method_not_allowed(const struct route *r, const char *method,
+static void respond_method_not_allowed(const struct route *r, const struct api_request *req,
                                        struct api_response *res)
 {
+    /* A pattern's path says '*': name the path as sent instead. */
+    const char *path = strchr(r->path, '*') != NULL ? req->path : r->path;
     struct api_error err;
-    api_error_set(&err, API_METHOD_NOT_ALLOWED, "%.16s is not allowed on %s; allowed: %s",
-                  method, r->path, r->allow);
+    api_error_set(&err, API_METHOD_NOT_ALLOWED, "%.16s is not allowed on %.100s; allowed: %s",
+                  req->method, path, r->allow);
     api_respond_error_as(res, &err, r->errors);
     api_response_add_header(res, "Allow", r->allow);
 }
@@ -161,10 +192,11 @@ static const struct route *admit(const struct api_request *req, struct api_respo
         return NULL;
     }
     if (!(method_bit(req->method) & r->methods)) {
-        respond_method_not_allowed(r, req->method, res);
+        respond_method_not_allowed(r, req, res);
         return NULL;
     }
-    if (!api_negotiate(req, r->path, r->media, r->errors, res))
+    if (!api_negotiate(req, strchr(r->path, '*') != NULL ? req->path : r->path, r->media,
+                       r->errors, res))
         return NULL;
     unsigned reads = r->reads;
     if (r->takes_body && !api_content_type_readable(req->content_type, reads)) {

@@ -1,9 +1,9 @@
 /*
- * api/endpoints/v2.c — the Open Inference Protocol's paths under /v2: the router
- * (api/api.c) hands every /v2 request here, and this file matches the path's
- * segments ({model}, the optional /versions/1), answers server and model health and
- * metadata, and passes infer to v2_infer.c. Its 404 and 405 are V2 errors
- * (application/json with "error"), as V2 clients parse them.
+ * api/endpoints/v2.c — the Open Inference Protocol's paths under /v2: server and model
+ * health and metadata, and infer handed to v2_infer.c. The router (api/api.c) matches
+ * each path's shape ({model} and {version} as any one segment) and its method; here
+ * the model and version are checked, an unknown one a V2 404 (application/json with
+ * "error", as V2 clients parse it).
  *
  * Not here: reading tensors (request/v2_tensor.c), the models (v2_attention.c,
  * v2_multihead.c).
@@ -66,37 +66,6 @@ static void respond_v2_error(struct api_response *res, enum api_problem_type typ
     struct api_error err;
     api_error_set(&err, type, "%s", detail);
     api_respond_error_as(res, &err, API_ERRORS_V2);
-}
-
-/*
- * A path under /v2 that is none of the protocol's: the 404 every unknown path gets
- * (problem+json, listing the endpoints), as it was before /v2 existed; V2 clients
- * only call the protocol's paths, whose unknown models and versions are V2 errors.
- */
-static void not_found(const char *path, struct api_response *res)
-{
-    char detail[400];
-    snprintf(detail, sizeof detail, "nothing is served at %.100s; attnd serves POST "
-             "/v1/attention, /v1/attention/batch, /v1/multihead, GET /v1/shapes and the V2 "
-             "paths /v2, /v2/health/live, /v2/health/ready and "
-             "/v2/models/{attention|multihead}[/versions/1][/ready|/infer]", path);
-    api_respond_not_found(res, detail);
-}
-
-/* GET and HEAD, or POST (infer): else a 405 naming what is allowed. */
-static bool method_ok(const struct api_request *req, bool post, struct api_response *res)
-{
-    bool get = strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0;
-    bool is_post = strcmp(req->method, "POST") == 0;
-    if (post ? is_post : get)
-        return true;
-    const char *allow = post ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
-    char detail[160];
-    snprintf(detail, sizeof detail, "%.16s is not allowed on %.80s; allowed: %s", req->method,
-             req->path, allow);
-    respond_v2_error(res, API_METHOD_NOT_ALLOWED, detail);
-    api_response_add_header(res, "Allow", allow);
-    return false;
 }
 
 static void server_metadata(struct api_response *res)
@@ -176,7 +145,7 @@ static void model_metadata(enum api_v2_model m, struct api_response *res)
     api_respond_json(res, &w);
 }
 
-/* ---- routing ---- */
+/* ---- the model in the path ---- */
 
 /* The segment at p (up to '/' or the end): its length. */
 static size_t segment(const char *p)
@@ -184,65 +153,85 @@ static size_t segment(const char *p)
     return strcspn(p, "/");
 }
 
-/* /v2/models/{model}[/versions/{v}][/ready|/infer], with p after "/v2/models/". */
-static void route_model(const struct api_context *ctx, const struct api_request *req,
-                        const char *p, struct api_response *res)
+/*
+ * The model of /v2/models/{model}[/versions/{version}]/...: false, with res the V2
+ * 404, for an unknown model or a version other than 1. The router matched the
+ * path's shape, so it starts with "/v2/models/".
+ */
+static bool model_of(const struct api_request *req, enum api_v2_model *out,
+                     struct api_response *res)
 {
+    const char *p = req->path + strlen("/v2/models/");
     size_t len = segment(p);
     int m = 0;
     while (m < API_V2_MODEL_COUNT &&
            !(strlen(models[m].name) == len && strncmp(p, models[m].name, len) == 0))
         m++;
+    char detail[200];
     if (m == API_V2_MODEL_COUNT) {
-        char detail[200];
         snprintf(detail, sizeof detail, "there is no model %.*s; the models are attention and "
                  "multihead", (int)(len > 64 ? 64 : len), p);
         respond_v2_error(res, API_NOT_FOUND, detail);
-        return;
+        return false;
     }
     p += len;
-    if (strncmp(p, "/versions/", 10) == 0) {
+    if (strncmp(p, "/versions/", 10) == 0 && !(segment(p + 10) == 1 && p[10] == '1')) {
         size_t vlen = segment(p + 10);
-        if (vlen != 1 || p[10] != '1') {
-            char detail[200];
-            snprintf(detail, sizeof detail, "model %s has no version %.*s; it has version 1",
-                     models[m].name, (int)(vlen > 32 ? 32 : vlen), p + 10);
-            respond_v2_error(res, API_NOT_FOUND, detail);
-            return;
-        }
-        p += 11;
+        snprintf(detail, sizeof detail, "model %s has no version %.*s; it has version 1",
+                 models[m].name, (int)(vlen > 32 ? 32 : vlen), p + 10);
+        respond_v2_error(res, API_NOT_FOUND, detail);
+        return false;
     }
-    if (*p == '\0') {
-        if (method_ok(req, false, res))
-            model_metadata((enum api_v2_model)m, res);
-    } else if (strcmp(p, "/ready") == 0) {
-        if (method_ok(req, false, res))
-            health(res, models[m].name, "ready", ctx->ready);
-    } else if (strcmp(p, "/infer") == 0) {
-        if (method_ok(req, true, res))
-            api_v2_infer(ctx, req, (enum api_v2_model)m, res);
-    } else {
-        not_found(req->path, res);
-    }
+    *out = (enum api_v2_model)m;
+    return true;
 }
 
-void api_v2_handle(const struct api_context *ctx, const struct api_request *req,
-                   enum api_format format, struct api_response *res)
+/* ---- the handlers (api/api.c routes each V2 path here) ---- */
+
+void api_v2_server_handle(const struct api_context *ctx, const struct api_request *req,
+                          enum api_format format, struct api_response *res)
+{
+    (void)ctx, (void)req, (void)format;
+    server_metadata(res);
+}
+
+void api_v2_live_handle(const struct api_context *ctx, const struct api_request *req,
+                        enum api_format format, struct api_response *res)
+{
+    (void)ctx, (void)req, (void)format;
+    health(res, NULL, "live", true);
+}
+
+void api_v2_ready_handle(const struct api_context *ctx, const struct api_request *req,
+                         enum api_format format, struct api_response *res)
+{
+    (void)req, (void)format;
+    health(res, NULL, "ready", ctx->ready);
+}
+
+void api_v2_model_handle(const struct api_context *ctx, const struct api_request *req,
+                         enum api_format format, struct api_response *res)
+{
+    (void)ctx, (void)format;
+    enum api_v2_model m;
+    if (model_of(req, &m, res))
+        model_metadata(m, res);
+}
+
+void api_v2_model_ready_handle(const struct api_context *ctx, const struct api_request *req,
+                               enum api_format format, struct api_response *res)
 {
     (void)format;
-    const char *path = req->path;
-    if (strcmp(path, "/v2") == 0) {
-        if (method_ok(req, false, res))
-            server_metadata(res);
-    } else if (strcmp(path, "/v2/health/live") == 0) {
-        if (method_ok(req, false, res))
-            health(res, NULL, "live", true);
-    } else if (strcmp(path, "/v2/health/ready") == 0) {
-        if (method_ok(req, false, res))
-            health(res, NULL, "ready", ctx->ready);
-    } else if (strncmp(path, "/v2/models/", 11) == 0) {
-        route_model(ctx, req, path + 11, res);
-    } else {
-        not_found(path, res);
-    }
+    enum api_v2_model m;
+    if (model_of(req, &m, res))
+        health(res, models[m].name, "ready", ctx->ready);
+}
+
+void api_v2_infer_handle(const struct api_context *ctx, const struct api_request *req,
+                         enum api_format format, struct api_response *res)
+{
+    (void)format;
+    enum api_v2_model m;
+    if (model_of(req, &m, res))
+        api_v2_infer(ctx, req, m, res);
 }
