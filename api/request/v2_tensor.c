@@ -432,11 +432,25 @@ static double binary_cell(enum api_v2_dtype t, const unsigned char *p)
     }
 }
 
+/* Whether this host stores numbers little-endian, as the wire does. */
+static bool host_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
 static bool read_binary(const struct api_v2_tensor *t, double *out, struct api_error *err)
 {
     size_t size = api_v2_dtype_size(t->dtype);
+    /* FP64 on a little-endian host is the wire's bytes as they are: one copy. */
+    bool as_is = t->dtype == API_V2_FP64 && host_little_endian();
+    if (as_is)
+        memcpy(out, t->bytes, t->count * sizeof *out);
     for (size_t i = 0; i < t->count; i++) {
-        out[i] = binary_cell(t->dtype, t->bytes + i * size);
+        if (!as_is)
+            out[i] = binary_cell(t->dtype, t->bytes + i * size);
         if (!isfinite(out[i])) {
             api_error_set(err, API_NOT_A_NUMBER, "inputs[%zu] (%.64s) element %zu is not a "
                           "finite number", t->index, t->name, i);
