@@ -31,12 +31,14 @@ static bool read_inputs(struct api_v2_attention *m, const struct api_v2_infer *r
     static const unsigned bits[IN_COUNT] = { API_V2_NUMBERS, API_V2_NUMBERS, API_V2_NUMBERS,
                                              API_V2_FLAGS, API_V2_NUMBERS };
     static const bool required[IN_COUNT] = { true, true, true, false, false };
-    return api_v2_check_inputs(r, "attention", input_names, bits, required, IN_COUNT, err) &&
-           api_v2_input_read(r, "Q", false, &m->q, err) &&
-           api_v2_input_read(r, "K", false, &m->k, err) &&
-           api_v2_input_read(r, "V", false, &m->v, err) &&
-           api_v2_input_read(r, "MASK", true, &m->mask, err) &&
-           api_v2_input_read(r, "BIAS", false, &m->bias, err);
+    if (!api_v2_check_inputs(r, "attention", input_names, bits, required, IN_COUNT, err))
+        return false;
+    api_v2_input_find(r, "Q", false, &m->q);
+    api_v2_input_find(r, "K", false, &m->k);
+    api_v2_input_find(r, "V", false, &m->v);
+    api_v2_input_find(r, "MASK", true, &m->mask);
+    api_v2_input_find(r, "BIAS", false, &m->bias);
+    return true;
 }
 
 /* err (already set) points at size dim of t's shape. */
@@ -103,9 +105,10 @@ static bool check_qkv(struct api_v2_attention *m, const struct api_limits *limit
         api_error_at(err, "/inputs/%zu/shape", t->index);
         return false;
     }
-    req->q = attn_matrix_view(m->q.data, n_q, d_k);
-    req->k = attn_matrix_view(m->k.data, n_k, d_k);
-    req->v = attn_matrix_view(m->v.data, n_k, cols_of(v));
+    /* Views whose cells come once the request is admitted (point_at). */
+    req->q = attn_matrix_view(NULL, n_q, d_k);
+    req->k = attn_matrix_view(NULL, n_k, d_k);
+    req->v = attn_matrix_view(NULL, n_k, cols_of(v));
     return true;
 }
 
@@ -116,7 +119,7 @@ static bool read_grid(struct api_v2_attention *m, const struct api_v2_infer *r,
     g->n_q = m->req.q.rows;
     g->n_k = m->req.k.rows;
     g->q_is_vector = m->req.q_is_vector;
-    return api_v2_read_grid(g, &m->mask, &m->bias, m->batch, r->parameters, &m->allow, err);
+    return api_v2_read_grid(g, &m->mask, &m->bias, m->batch, r->parameters, err);
 }
 
 static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *r,
@@ -242,7 +245,10 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
 {
     static const char *const v1_fields[] = { "q", "k", "v", "bias", "scale" };
     static const char *const v2_inputs[] = { "Q", "K", "V", "BIAS", "" };
-    if (!alloc_outputs(m, o, err))
+    if (!api_v2_input_load(&m->q, err) || !api_v2_input_load(&m->k, err) ||
+        !api_v2_input_load(&m->v, err) ||
+        !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err) ||
+        !alloc_outputs(m, o, err))
         return false;
     size_t problems = m->batch > 0 ? m->batch : 1;
     for (size_t b = 0; b < problems; b++) {

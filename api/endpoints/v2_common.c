@@ -41,19 +41,24 @@ bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const s
     return out->data != NULL;
 }
 
-bool api_v2_input_read(const struct api_v2_infer *r, const char *name, bool flags,
-                       struct api_v2_input *in, struct api_error *err)
+void api_v2_input_find(const struct api_v2_infer *r, const char *name, bool flags,
+                       struct api_v2_input *in)
 {
     in->t = api_v2_input(r, name);
+    in->flags = flags;
     in->data = NULL;
-    if (in->t == NULL)
+}
+
+bool api_v2_input_load(struct api_v2_input *in, struct api_error *err)
+{
+    if (in->t == NULL || in->data != NULL)
         return true;
     in->data = malloc(in->t->count * sizeof *in->data);
     if (in->data == NULL) {
-        api_error_set(err, API_UNAVAILABLE, "no memory to read %.64s", name);
+        api_error_set(err, API_UNAVAILABLE, "no memory to read %.64s", in->t->name);
         return false;
     }
-    return api_v2_tensor_read(in->t, flags, in->data, err);
+    return api_v2_tensor_read(in->t, in->flags, in->data, err);
 }
 
 void api_v2_input_free(struct api_v2_input *in)

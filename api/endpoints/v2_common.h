@@ -56,15 +56,21 @@ void api_v2_outs_deinit(struct api_v2_outs *o);
  */
 bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape);
 
-/* A tensor's numbers, read into an owned array (NULL when the input is absent). */
+/*
+ * An input tensor: found while the request is parsed (its shape is all admission
+ * needs), its numbers read into doubles only once the working set is admitted.
+ */
 struct api_v2_input {
-    const struct api_v2_tensor *t;
-    double *data;                 /* owned, t->count numbers */
+    const struct api_v2_tensor *t; /* NULL when the request has no such input */
+    bool flags;                   /* a mask: every cell 0 or 1 */
+    double *data;                 /* owned, t->count numbers; NULL until loaded */
 };
 
-/* An input tensor read into doubles (absent: in->t NULL, true). flags: a mask. */
-bool api_v2_input_read(const struct api_v2_infer *r, const char *name, bool flags,
-                       struct api_v2_input *in, struct api_error *err);
+/* Finds input `name` (in->t NULL when absent); reads nothing. */
+void api_v2_input_find(const struct api_v2_infer *r, const char *name, bool flags,
+                       struct api_v2_input *in);
+/* Reads a found input's numbers (nothing for an absent one); a bad number is err. */
+bool api_v2_input_load(struct api_v2_input *in, struct api_error *err);
 void api_v2_input_free(struct api_v2_input *in);
 
 /*

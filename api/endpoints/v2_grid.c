@@ -3,8 +3,10 @@
  * grid, shared by the models `attention` and `multihead`: MASK, BIAS, and the
  * parameters causal and mask_semantics, into the struct api_grid /v1 reads.
  *
- * The grid's mask and bias are views into the caller's inputs (and the allowed cells
- * it owns), moved from problem to problem of a batch by api_v2_grid_point.
+ * Shapes are checked while the request is parsed (api_v2_read_grid), the cells read
+ * once it is admitted (api_v2_grid_load). The grid's mask and bias are views into the
+ * caller's inputs (and the allowed cells it owns), moved from problem to problem of a
+ * batch by api_v2_grid_point.
  */
 #include "api/endpoints/v2_grid.h"
 
@@ -57,7 +59,7 @@ static bool read_semantics(const json_t *params, bool *causal, bool *block,
 
 bool api_v2_read_grid(struct api_grid *g, const struct api_v2_input *mask,
                       const struct api_v2_input *bias, size_t batch, const json_t *params,
-                      unsigned char **allow, struct api_error *err)
+                      struct api_error *err)
 {
     g->round = -1;
     bool causal = false;
@@ -74,6 +76,24 @@ bool api_v2_read_grid(struct api_grid *g, const struct api_v2_input *mask,
     if (mask->t != NULL) {
         if (!check_shape(g, mask->t, true, batch, &g->mask_rows, err))
             return false;
+        g->mask_kind = ATTN_MASK_CELLS;
+        g->mask_is_vector = mask->t->rank == 1;
+    }
+    if (bias->t != NULL) {
+        size_t rows;
+        if (!check_shape(g, bias->t, false, batch, &rows, err))
+            return false;
+        g->bias = attn_matrix_view(NULL, g->n_q, g->n_k); /* its cells: api_v2_grid_load */
+    }
+    return true;
+}
+
+bool api_v2_grid_load(struct api_grid *g, struct api_v2_input *mask, struct api_v2_input *bias,
+                      unsigned char **allow, struct api_error *err)
+{
+    if (!api_v2_input_load(mask, err) || !api_v2_input_load(bias, err))
+        return false;
+    if (mask->t != NULL) {
         *allow = malloc(mask->t->count);
         if (*allow == NULL) {
             api_error_set(err, API_UNAVAILABLE, "no memory for the mask");
@@ -82,16 +102,10 @@ bool api_v2_read_grid(struct api_grid *g, const struct api_v2_input *mask,
         /* After mask_semantics: 1 = may attend, as core reads it. */
         for (size_t i = 0; i < mask->t->count; i++)
             (*allow)[i] = (unsigned char)((mask->data[i] != 0.0) != g->block_semantics);
-        g->mask_kind = ATTN_MASK_CELLS;
         g->mask_allow = *allow;
-        g->mask_is_vector = mask->t->rank == 1;
     }
-    if (bias->t != NULL) {
-        size_t rows;
-        if (!check_shape(g, bias->t, false, batch, &rows, err))
-            return false;
-        g->bias = attn_matrix_view(bias->data, g->n_q, g->n_k);
-    }
+    if (bias->t != NULL)
+        g->bias.data = bias->data;
     return true;
 }
 

@@ -15,11 +15,18 @@
 
 /*
  * MASK, BIAS, causal and mask_semantics into g (whose n_q, n_k and q_is_vector the
- * caller set): shapes checked, the mask's allowed cells in *allow (owned by the
- * caller, all problems). The grid's cells are views: never api_grid_deinit it.
+ * caller set): shapes and parameters checked, nothing allocated. The grid's cells are
+ * views: never api_grid_deinit it.
  */
 bool api_v2_read_grid(struct api_grid *g, const struct api_v2_input *mask,
                       const struct api_v2_input *bias, size_t batch, const json_t *params,
+                      struct api_error *err);
+
+/*
+ * Once admitted: reads MASK and BIAS, the mask's allowed cells into *allow (owned by
+ * the caller, all problems), and points g at the first problem's cells.
+ */
+bool api_v2_grid_load(struct api_grid *g, struct api_v2_input *mask, struct api_v2_input *bias,
                       unsigned char **allow, struct api_error *err);
 
 /* Moves g's batched MASK and BIAS views to problem b. */

@@ -60,13 +60,16 @@ static bool read_inputs(struct api_v2_multihead *m, const struct api_v2_infer *r
         return false;
     }
     m->req.cross = cross;
-    bool ok = api_v2_input_read(r, cross ? "X_Q" : "X", false, &m->x_q, err) &&
-              (!cross || api_v2_input_read(r, "X_KV", false, &m->x_kv, err));
-    for (int i = 0; ok && i < 4; i++)
-        ok = api_v2_input_read(r, input_names[IN_W_Q + i], false, &m->w[i], err) &&
-             api_v2_input_read(r, input_names[IN_B_Q + i], false, &m->b[i], err);
-    return ok && api_v2_input_read(r, "MASK", true, &m->mask, err) &&
-           api_v2_input_read(r, "BIAS", false, &m->bias, err);
+    api_v2_input_find(r, cross ? "X_Q" : "X", false, &m->x_q);
+    if (cross)
+        api_v2_input_find(r, "X_KV", false, &m->x_kv);
+    for (int i = 0; i < 4; i++) {
+        api_v2_input_find(r, input_names[IN_W_Q + i], false, &m->w[i]);
+        api_v2_input_find(r, input_names[IN_B_Q + i], false, &m->b[i]);
+    }
+    api_v2_input_find(r, "MASK", true, &m->mask);
+    api_v2_input_find(r, "BIAS", false, &m->bias);
+    return true;
 }
 
 static bool read_heads(struct api_v2_multihead *m, const struct api_v2_infer *r,
@@ -146,9 +149,10 @@ static bool check_x(struct api_v2_multihead *m, const struct api_limits *limits,
         api_error_at(err, "/inputs/%zu/shape", q->index);
         return false;
     }
-    m->req.x_q = attn_matrix_view(m->x_q.data, n_q, q->shape[q->rank - 1]);
+    /* Views whose cells come once the request is admitted (api_v2_multihead_run). */
+    m->req.x_q = attn_matrix_view(NULL, n_q, q->shape[q->rank - 1]);
     if (m->req.cross)
-        m->req.x_kv = attn_matrix_view(m->x_kv.data, n_k, kv->shape[kv->rank - 1]);
+        m->req.x_kv = attn_matrix_view(NULL, n_k, kv->shape[kv->rank - 1]);
     return true;
 }
 
@@ -170,7 +174,7 @@ static bool check_weights(struct api_v2_multihead *m, struct api_error *err)
             api_error_at(err, "/inputs/%zu/shape", t->index);
             return false;
         }
-        req->w[i] = attn_matrix_view(m->w[i].data, rows, cols);
+        req->w[i] = attn_matrix_view(NULL, rows, cols);
         const struct api_v2_tensor *b = m->b[i].t;
         if (b == NULL)
             continue;
@@ -179,7 +183,6 @@ static bool check_weights(struct api_v2_multihead *m, struct api_error *err)
             api_error_at(err, "/inputs/%zu/shape", b->index);
             return false;
         }
-        req->b[i] = m->b[i].data;
     }
     return true;
 }
@@ -190,8 +193,7 @@ static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
     struct api_multihead_req *req = &m->req;
     req->grid.n_q = req->x_q.rows;
     req->grid.n_k = req->cross ? req->x_kv.rows : req->x_q.rows;
-    if (!api_v2_read_grid(&req->grid, &m->mask, &m->bias, m->batch, r->parameters, &m->allow,
-                          err))
+    if (!api_v2_read_grid(&req->grid, &m->mask, &m->bias, m->batch, r->parameters, err))
         return false;
     req->scale = 1.0 / sqrt((double)req->d_k);
     if (!api_v2_param_number(r->parameters, "scale", &req->scale, NULL, err))
@@ -323,6 +325,15 @@ bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
                                              "bias", "scale" };
     static const char *const v2_inputs[] = { "X", "X_Q", "X_KV", "W_Q", "W_K", "W_V", "W_O",
                                              "BIAS", "" };
+    struct api_multihead_req *req = &m->req;
+    bool ok = api_v2_input_load(&m->x_q, err) && api_v2_input_load(&m->x_kv, err);
+    for (int i = 0; ok && i < 4; i++) {
+        ok = api_v2_input_load(&m->w[i], err) && api_v2_input_load(&m->b[i], err);
+        req->w[i].data = m->w[i].data;
+        req->b[i] = m->b[i].data;
+    }
+    if (!ok || !api_v2_grid_load(&req->grid, &m->mask, &m->bias, &m->allow, err))
+        return false;
     size_t each[OUT_COUNT];
     for (size_t i = 0; i < m->n_picked; i++) {
         size_t shape[3];
@@ -337,7 +348,6 @@ bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
         each[i] = out->count / (m->batch > 0 ? m->batch : 1);
         o->n++;
     }
-    struct api_multihead_req *req = &m->req;
     size_t problems = m->batch > 0 ? m->batch : 1;
     for (size_t b = 0; b < problems; b++) {
         req->x_q.data = m->x_q.data + b * req->x_q.rows * req->d_model;

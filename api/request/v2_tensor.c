@@ -148,6 +148,34 @@ static bool take_binary(const json_t *params, size_t i, const unsigned char *bin
     return true;
 }
 
+/* How many leaves nested data has, at most limit + 1. */
+static size_t count_leaves(const json_t *node, size_t limit, size_t depth)
+{
+    if (!json_is_array(node))
+        return 1;
+    if (depth > API_V2_MAX_RANK)
+        return limit + 1;
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(node) && n <= limit; i++)
+        n += count_leaves(json_array_get(node, i), limit, depth + 1);
+    return n;
+}
+
+/* JSON data holds as many elements as the shape says (flat or nested, row-major). */
+static bool check_count(const struct api_v2_tensor *t, struct api_error *err)
+{
+    size_t leaves = count_leaves(t->data, t->count, 0);
+    if (leaves == t->count)
+        return true;
+    api_error_set(err, API_SHAPE_MISMATCH, "inputs[%zu] (%.64s) has shape of %zu elements "
+                  "but its data %s", t->index, t->name, t->count,
+                  leaves > t->count ? "has more" : "has fewer");
+    api_error_at(err, "/inputs/%zu/data", t->index);
+    api_error_hint(err, "data lists the elements row-major, flat or nested; its count "
+                   "must be the product of shape");
+    return false;
+}
+
 static bool read_input(const json_t *node, size_t i, const unsigned char *bin, size_t bin_len,
                        size_t *used, size_t max_cells, struct api_v2_tensor *t,
                        struct api_error *err)
@@ -196,7 +224,7 @@ static bool read_input(const json_t *node, size_t i, const unsigned char *bin, s
         api_error_at(err, "/inputs/%zu/data", i);
         return false;
     }
-    return true;
+    return t->bytes != NULL || check_count(t, err);
 }
 
 static bool read_outputs(const json_t *node, struct api_v2_infer *r, struct api_error *err)
@@ -370,31 +398,9 @@ static bool json_cells(const struct api_v2_tensor *t, const json_t *node, char *
     return true;
 }
 
-/* How many leaves nested data has, at most limit + 1. */
-static size_t count_leaves(const json_t *node, size_t limit, size_t depth)
-{
-    if (!json_is_array(node))
-        return 1;
-    if (depth > API_V2_MAX_RANK)
-        return limit + 1;
-    size_t n = 0;
-    for (size_t i = 0; i < json_array_size(node) && n <= limit; i++)
-        n += count_leaves(json_array_get(node, i), limit, depth + 1);
-    return n;
-}
 
 static bool read_json(const struct api_v2_tensor *t, double *out, struct api_error *err)
 {
-    size_t leaves = count_leaves(t->data, t->count, 0);
-    if (leaves != t->count) {
-        api_error_set(err, API_SHAPE_MISMATCH, "inputs[%zu] (%.64s) has shape of %zu elements "
-                      "but its data %s", t->index, t->name, t->count,
-                      leaves > t->count ? "has more" : "has fewer");
-        api_error_at(err, "/inputs/%zu/data", t->index);
-        api_error_hint(err, "data lists the elements row-major, flat or nested; its count "
-                       "must be the product of shape");
-        return false;
-    }
     char where[API_V2_MAX_RANK * 24 + 8] = "";
     size_t n = 0;
     return json_cells(t, t->data, where, sizeof where, out, &n, err);

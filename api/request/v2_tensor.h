@@ -82,9 +82,10 @@ bool api_v2_header_length(const char *value, size_t body_len, size_t *out,
 
 /*
  * Reads the header `doc` and splits the binary bytes bin[0, bin_len) among the
- * inputs that declare binary_data_size, in order. Every shape, datatype, size and
- * name is checked (not the numbers: api_v2_tensor_read does that); no bytes may be
- * left over. max_tensor_cells bounds each input's element count.
+ * inputs that declare binary_data_size, in order. Every shape, datatype, size, name
+ * and JSON data's element count is checked, without allocating (not the numbers
+ * themselves: api_v2_tensor_read reads them once the request is admitted); no bytes
+ * may be left over. max_tensor_cells bounds each input's element count.
  */
 bool api_v2_read_infer(const json_t *doc, const unsigned char *bin, size_t bin_len,
                        size_t max_tensor_cells, struct api_v2_infer *out,
