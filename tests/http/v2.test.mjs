@@ -491,6 +491,13 @@ test('415 and 413 on /v2 are V2 errors; the limits hold for binary bodies', asyn
     assert.equal(r.status, 413);
     assert.equal(r.headers['content-type'], 'application/json');
     assert.equal(r.json().type, '/problems/too-large');
+    // The same body chunked (no Content-Length to refuse early): the 413 the server finds
+    // while reading is a V2 error too.
+    const chunked = await request(small.port, { method: 'POST', path: INFER, headers,
+      body: [body.subarray(0, 200), body.subarray(200)] });
+    assert.equal(chunked.status, 413);
+    assert.equal(chunked.headers['content-type'], 'application/json');
+    assert.equal(chunked.json().type, '/problems/too-large');
     // 65 cells in one tensor, in a body under the limit: limit-exceeded, 400 here
     const cells = tritonBody([{ name: 'MASK', shape: [65], datatype: 'INT8', values: new Array(65).fill(1) }]);
     assert.ok(cells.body.length <= 300);
