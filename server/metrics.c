@@ -2,7 +2,7 @@
  * server/metrics.c — request counters and their Prometheus text (see metrics.h).
  *
  * Storage is static and fixed: two counters per (route, status 100..599), a histogram
- * per route, two byte counters per route. About 120 KiB, zero at start, never allocated,
+ * per route, two byte counters per route. About 8 KiB a route, zero at start, never allocated,
  * so counting cannot fail. Only the scrape allocates (its text).
  *
  * Not here: anything that knows HTTP beyond a status number and a path.
