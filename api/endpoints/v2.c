@@ -191,28 +191,34 @@ static bool model_of(const struct api_request *req, enum api_v2_model *out,
 void api_v2_server_handle(const struct api_context *ctx, const struct api_request *req,
                           enum api_format format, struct api_response *res)
 {
-    (void)ctx, (void)req, (void)format;
+    (void)ctx;
+    (void)req;
+    (void)format;
     server_metadata(res);
 }
 
 void api_v2_live_handle(const struct api_context *ctx, const struct api_request *req,
                         enum api_format format, struct api_response *res)
 {
-    (void)ctx, (void)req, (void)format;
+    (void)ctx;
+    (void)req;
+    (void)format;
     health(res, NULL, "live", true);
 }
 
 void api_v2_ready_handle(const struct api_context *ctx, const struct api_request *req,
                          enum api_format format, struct api_response *res)
 {
-    (void)req, (void)format;
+    (void)req;
+    (void)format;
     health(res, NULL, "ready", ctx->ready);
 }
 
 void api_v2_model_handle(const struct api_context *ctx, const struct api_request *req,
                          enum api_format format, struct api_response *res)
 {
-    (void)ctx, (void)format;
+    (void)ctx;
+    (void)format;
     enum api_v2_model m;
     if (model_of(req, &m, res))
         model_metadata(m, res);
