@@ -66,6 +66,8 @@ UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) chec
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_inflate
 # api/json/utf8.h, the one UTF-8 decoder, against a reference encoder.
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_utf8
+# The V2 readers and answers (tests/unit/check_v2.c).
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -203,6 +205,9 @@ $(API_SUITES:%=$(BUILD_DIR)/tests/unit/%): $(BUILD_DIR)/tests/unit/%: $(BUILD_DI
 $(BUILD_DIR)/tests/unit/check_render $(BUILD_DIR)/tests/unit/check_multihead \
 $(BUILD_DIR)/tests/unit/check_numfmt: $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/tests/unit/%.o \
                                       $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD_DIR)/tests/unit/check_v2: $(BUILD_DIR)/tests/unit/check_v2.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # server/metrics.c alone: it needs nothing but libc.

@@ -74,4 +74,11 @@ bool api_precheck(const struct api_context *ctx, const struct api_request *req,
 void api_handle(const struct api_context *ctx, const struct api_request *req,
                 struct api_response *res);
 
+/*
+ * The 413 for a body over --max-body that the server found while reading it, written
+ * as the request's route writes its errors (problem+json, or V2's on /v2).
+ */
+void api_respond_too_large_for(const struct api_context *ctx, const struct api_request *req,
+                               struct api_response *res);
+
 #endif

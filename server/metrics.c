@@ -2,7 +2,7 @@
  * server/metrics.c — request counters and their Prometheus text (see metrics.h).
  *
  * Storage is static and fixed: two counters per (route, status 100..599), a histogram
- * per route, two byte counters per route. About 120 KiB, zero at start, never allocated,
+ * per route, two byte counters per route. About 8 KiB a route, zero at start, never allocated,
  * so counting cannot fail. Only the scrape allocates (its text).
  *
  * Not here: anything that knows HTTP beyond a status number and a path.
@@ -20,7 +20,8 @@
  * The route templates. This table mirrors the routes of api/api.c and server/www.c
  * and the paths of api/openapi.yaml (tests/http/metrics.test.mjs checks that every
  * path of the spec has its own label): add a line here when a route is added there.
- * A path that matches no line is "other". A prefix line ends in '/'.
+ * A path that matches no line is "other". A prefix line ends in '/'; a '*' segment
+ * matches any one segment (the V2 paths' {model} and {version}).
  */
 struct srv_route_template {
     const char *path;
@@ -43,6 +44,15 @@ static const struct srv_route_template srv_routes[] = {
     { "/openapi.yaml", false, "/openapi.yaml" },
     { "/openapi.json", false, "/openapi.json" },
     { "/problems/", true, "/problems/{type}" },
+    { "/v2", false, "/v2" },
+    { "/v2/health/live", false, "/v2/health/live" },
+    { "/v2/health/ready", false, "/v2/health/ready" },
+    { "/v2/models/*", false, "/v2/models/{model}" },
+    { "/v2/models/*/ready", false, "/v2/models/{model}/ready" },
+    { "/v2/models/*/infer", false, "/v2/models/{model}/infer" },
+    { "/v2/models/*/versions/*", false, "/v2/models/{model}/versions/{version}" },
+    { "/v2/models/*/versions/*/ready", false, "/v2/models/{model}/versions/{version}/ready" },
+    { "/v2/models/*/versions/*/infer", false, "/v2/models/{model}/versions/{version}/infer" },
 };
 
 #define SRV_N_ROUTES (sizeof srv_routes / sizeof srv_routes[0])
@@ -75,11 +85,29 @@ void srv_metrics_init(const char *version, const char *build)
     srv_build = build;
 }
 
+/* Whether path is the template t, each '*' segment of t standing for one segment. */
+static bool srv_template_match(const char *t, const char *path)
+{
+    while (*t != '\0') {
+        if (*t == '*') {
+            size_t n = strcspn(path, "/");
+            if (n == 0)
+                return false;
+            path += n;
+            t++;
+        } else if (*t++ != *path++) {
+            return false;
+        }
+    }
+    return *path == '\0';
+}
+
 unsigned srv_metrics_route(const char *path)
 {
     for (unsigned i = 0; i < SRV_N_ROUTES; i++) {
         const struct srv_route_template *t = &srv_routes[i];
-        if (t->prefix ? strncmp(path, t->path, strlen(t->path)) == 0 : strcmp(path, t->path) == 0)
+        if (t->prefix ? strncmp(path, t->path, strlen(t->path)) == 0
+                      : srv_template_match(t->path, path))
             return i;
     }
     return SRV_ROUTE_OTHER;

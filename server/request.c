@@ -167,6 +167,7 @@ static struct api_request srv_api_request(struct MHD_Connection *conn,
         .n_params = r->n_params,
         .accept = srv_header(conn, MHD_HTTP_HEADER_ACCEPT),
         .content_type = srv_header(conn, MHD_HTTP_HEADER_CONTENT_TYPE),
+        .inference_header_length = srv_header(conn, "Inference-Header-Content-Length"),
         .body = r->body.data,
         .body_len = r->body.len,
     };
@@ -780,9 +781,11 @@ static enum MHD_Result srv_final_call(struct srv_server *s, struct MHD_Connectio
         srv_compute(r, &ctx, &q, &res);
         return srv_queue(s, conn, r, &res, false, false);
     }
-    case SRV_BODY_TOO_LARGE:
-        api_respond_too_large(&ctx, &res);
+    case SRV_BODY_TOO_LARGE: {
+        struct api_request q = srv_api_request(conn, r, url, method);
+        api_respond_too_large_for(&ctx, &q, &res);
         return srv_queue(s, conn, r, &res, true, false);
+    }
     case SRV_BODY_NO_MEMORY:
         api_respond_unavailable(&res, "the server is out of memory");
         return srv_queue(s, conn, r, &res, true, false);

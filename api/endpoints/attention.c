@@ -75,7 +75,9 @@ static void deinit(void *state)
     api_attention_req_deinit(&st->req);
 }
 
-static const struct api_endpoint attention = { parse, admit, run, respond, deinit };
+static const struct api_endpoint attention = {
+    parse, admit, run, respond, deinit, NULL, API_ERRORS_PROBLEM,
+};
 
 void api_attention_handle(const struct api_context *ctx, const struct api_request *req,
                           enum api_format format, struct api_response *res)

@@ -214,7 +214,9 @@ static void deinit(void *state)
     free_items(state);
 }
 
-static const struct api_endpoint batch = { parse, admit, NULL, respond, deinit };
+static const struct api_endpoint batch = {
+    parse, admit, NULL, respond, deinit, NULL, API_ERRORS_PROBLEM,
+};
 
 void api_batch_handle(const struct api_context *ctx, const struct api_request *req,
                       enum api_format format, struct api_response *res)

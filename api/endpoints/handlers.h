@@ -15,6 +15,11 @@ typedef void api_handler_fn(const struct api_context *ctx, const struct api_requ
 /* The computations (endpoints/attention.c, multihead.c, batch.c, shapes.c). */
 api_handler_fn api_attention_handle, api_multihead_handle, api_batch_handle, api_shapes_handle;
 
+/* The Open Inference Protocol under /v2 (endpoints/v2.c): /v2, /v2/health/live and
+   /ready, and /v2/models/{model}[/versions/{version}], .../ready and .../infer. */
+api_handler_fn api_v2_server_handle, api_v2_live_handle, api_v2_ready_handle,
+    api_v2_model_handle, api_v2_model_ready_handle, api_v2_infer_handle;
+
 /* The small ones (endpoints/meta.c): probes, version, the spec, the problem pages. */
 api_handler_fn api_healthz_handle, api_readyz_handle, api_version_handle,
     api_openapi_yaml_handle, api_openapi_json_handle, api_problem_page_handle;

@@ -78,7 +78,9 @@ static void deinit(void *state)
     api_multihead_req_deinit(&st->req);
 }
 
-static const struct api_endpoint multihead = { parse, admit, run, respond, deinit };
+static const struct api_endpoint multihead = {
+    parse, admit, run, respond, deinit, NULL, API_ERRORS_PROBLEM,
+};
 
 void api_multihead_handle(const struct api_context *ctx, const struct api_request *req,
                           enum api_format format, struct api_response *res)

@@ -10,9 +10,10 @@ void api_pipeline_run(const struct api_endpoint *e, void *state, const struct ap
                       struct api_response *res)
 {
     struct api_error err;
-    json_t *doc = api_parse_body(req->body, req->body_len, &err);
+    json_t *doc = e->read != NULL ? e->read(state, req, &err)
+                                  : api_parse_body(req->body, req->body_len, &err);
     if (doc == NULL) {
-        api_respond_error(res, &err);
+        api_respond_error_as(res, &err, e->errors);
         return;
     }
     bool parsed = e->parse(state, doc, ctx, format, &err);
@@ -20,7 +21,7 @@ void api_pipeline_run(const struct api_endpoint *e, void *state, const struct ap
         (e->run == NULL || e->run(state, &err)))
         e->respond(state, ctx, res);
     else
-        api_respond_error(res, &err);
+        api_respond_error_as(res, &err, e->errors);
     if (parsed)
         e->deinit(state);
     api_release_body(doc);

@@ -41,6 +41,15 @@ struct api_endpoint {
     void (*respond)(void *state, const struct api_context *ctx, struct api_response *res);
     /* Frees what parse and run made; called whenever parse succeeded. */
     void (*deinit)(void *state);
+    /*
+     * The document parse reads, from the request; NULL reads the whole body as JSON
+     * (api_parse_body). An endpoint whose body is not one JSON document (a V2
+     * request: a JSON header, then binary tensors kept in state) reads it here.
+     * Returns a document for api_release_body, or NULL with err set.
+     */
+    json_t *(*read)(void *state, const struct api_request *req, struct api_error *err);
+    /* How its errors are written (api/http/problem.h); zero: problem+json. */
+    enum api_error_style errors;
 };
 
 /* Answers req's body through e's steps, with state the endpoint's own (zeroed) struct. */

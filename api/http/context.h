@@ -27,6 +27,8 @@ struct api_request {
     const char *content_type;         /* Content-Type header, or NULL */
     const char *body;                 /* request body; need not be NUL-terminated */
     size_t body_len;
+    /* Inference-Header-Content-Length (a V2 body's JSON header length), raw, or NULL */
+    const char *inference_header_length;
 };
 
 /* The value of query parameter `name`, or NULL when the request has none. */

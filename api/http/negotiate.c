@@ -32,6 +32,8 @@ static unsigned range_pick(const char *range, size_t len, unsigned media)
         return API_MEDIA_TEXT;
     if ((media & API_MEDIA_SVG) && (IS("image/svg+xml") || IS("image/*")))
         return API_MEDIA_SVG;
+    if ((media & API_MEDIA_OCTETS) && (IS("application/octet-stream") || IS("application/*")))
+        return API_MEDIA_OCTETS;
     return 0;
 #undef IS
 }
@@ -107,7 +109,7 @@ static void media_names(unsigned media, char *buf, size_t len)
     static const struct { unsigned bit; const char *name; } names[] = {
         { API_MEDIA_JSON, "application/json" }, { API_MEDIA_YAML, "application/yaml" },
         { API_MEDIA_HTML, "text/html" }, { API_MEDIA_TEXT, "text/plain" },
-        { API_MEDIA_SVG, "image/svg+xml" },
+        { API_MEDIA_SVG, "image/svg+xml" }, { API_MEDIA_OCTETS, "application/octet-stream" },
     };
     size_t n = 0, total = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -124,7 +126,7 @@ static void media_names(unsigned media, char *buf, size_t len)
 }
 
 bool api_negotiate(const struct api_request *req, const char *path, unsigned media,
-                   struct api_response *res)
+                   enum api_error_style style, struct api_response *res)
 {
     const char *format = api_request_param(req, "format");
     if (format != NULL) {
@@ -141,23 +143,27 @@ bool api_negotiate(const struct api_request *req, const char *path, unsigned med
                           "text or svg", format);
         }
         snprintf(err.parameter, sizeof err.parameter, "format");
-        api_respond_error(res, &err);
+        api_respond_error_as(res, &err, style);
         return false;
     }
     if (accept_pick(req->accept, media) != 0)
         return true;
-    char detail[320], made[96];
+    char made[128];
     media_names(media, made, sizeof made);
-    snprintf(detail, sizeof detail, "Accept: %.160s cannot be served by %s, which produces %s",
-             req->accept, path, made);
-    api_respond_problem(res, API_NOT_ACCEPTABLE, detail);
+    struct api_error err;
+    api_error_set(&err, API_NOT_ACCEPTABLE, "Accept: %.160s cannot be served by %.100s, which "
+                  "produces %s", req->accept, path, made);
+    api_respond_error_as(res, &err, style);
     return false;
 }
 
-bool api_content_type_readable(const char *ct)
+bool api_content_type_readable(const char *ct, unsigned kinds)
 {
-    static const char *const accepted[] = { "application/json", "text/plain",
-                                            "application/x-www-form-urlencoded" };
+    static const struct { const char *type; unsigned kind; } accepted[] = {
+        { "application/json", API_BODY_JSON }, { "text/plain", API_BODY_JSON },
+        { "application/x-www-form-urlencoded", API_BODY_JSON },
+        { "application/octet-stream", API_BODY_OCTETS },
+    };
     if (ct == NULL)
         return true;
     while (*ct == ' ')
@@ -165,8 +171,9 @@ bool api_content_type_readable(const char *ct)
     size_t len = strcspn(ct, "; \t");
     if (len == 0)
         return true;
-    for (size_t i = 0; i < 3; i++)
-        if (len == strlen(accepted[i]) && strncasecmp(ct, accepted[i], len) == 0)
+    for (size_t i = 0; i < sizeof accepted / sizeof accepted[0]; i++)
+        if ((accepted[i].kind & kinds) && len == strlen(accepted[i].type) &&
+            strncasecmp(ct, accepted[i].type, len) == 0)
             return true;
     return false;
 }

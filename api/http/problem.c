@@ -145,19 +145,30 @@ void api_error_prefix_pointer(struct api_error *e, const char *prefix)
     memcpy(e->pointer, joined, sizeof joined);
 }
 
-void api_error_write(struct jw *w, const struct api_error *e)
+/* The status a problem answers with in `style` (V2 clients know no 422). */
+static int styled_status(const struct api_error *e, enum api_error_style style)
+{
+    int status = api_problem_info(e->type)->status;
+    return style == API_ERRORS_V2 && status == 422 ? 400 : status;
+}
+
+static void error_write_as(struct jw *w, const struct api_error *e, enum api_error_style style)
 {
     const struct api_problem_info *info = api_problem_info(e->type);
     char type[96];
     snprintf(type, sizeof type, "/problems/%s", info->slug);
 
     jw_object_begin(w);
+    if (style == API_ERRORS_V2) {
+        JW_KEY(w, "error");
+        jw_string(w, e->detail);
+    }
     JW_KEY(w, "type");
     jw_string(w, type);
     JW_KEY(w, "title");
     jw_string(w, info->title);
     JW_KEY(w, "status");
-    jw_int(w, info->status);
+    jw_int(w, styled_status(e, style));
     JW_KEY(w, "detail");
     jw_string(w, e->detail);
     if (e->parameter[0] != '\0') {
@@ -203,7 +214,18 @@ void api_error_write(struct jw *w, const struct api_error *e)
     jw_object_end(w);
 }
 
+void api_error_write(struct jw *w, const struct api_error *e)
+{
+    error_write_as(w, e, API_ERRORS_PROBLEM);
+}
+
 void api_respond_error(struct api_response *res, const struct api_error *e)
+{
+    api_respond_error_as(res, e, API_ERRORS_PROBLEM);
+}
+
+void api_respond_error_as(struct api_response *res, const struct api_error *e,
+                          enum api_error_style style)
 {
     if (e->deferred) {
         api_response_deinit(res);
@@ -212,12 +234,12 @@ void api_respond_error(struct api_response *res, const struct api_error *e)
     }
     struct jw w;
     jw_init(&w, -1);
-    api_error_write(&w, e);
+    error_write_as(&w, e, style);
 
     free(res->body);
     res->body = jw_take(&w, &res->body_len);
-    res->content_type = "application/problem+json";
-    res->status = api_problem_info(e->type)->status;
+    res->content_type = style == API_ERRORS_V2 ? "application/json" : "application/problem+json";
+    res->status = styled_status(e, style);
     if (res->body == NULL) {
         /* Not even the problem fit in memory: say so with the status alone. */
         res->status = 503;

@@ -91,6 +91,20 @@ void api_error_write(struct jw *w, const struct api_error *e);
  */
 void api_respond_error(struct api_response *res, const struct api_error *e);
 
+/*
+ * How errors are written on a route: problem+json everywhere, except on the Open
+ * Inference Protocol's /v2 paths, whose clients read `"error"` from application/json
+ * (tritonclient, KServe's InferenceRESTClient) and expect 400 for a bad request.
+ */
+enum api_error_style { API_ERRORS_PROBLEM = 0, API_ERRORS_V2 };
+
+/*
+ * api_respond_error in `style`. API_ERRORS_V2: application/json, `"error": detail`
+ * beside the problem members, and 400 (also in `status`) where the type says 422.
+ */
+void api_respond_error_as(struct api_response *res, const struct api_error *e,
+                          enum api_error_style style);
+
 /* A problem of `type` whose detail is `detail` (no pointer, no hint). */
 void api_respond_problem(struct api_response *res, enum api_problem_type type,
                          const char *detail);

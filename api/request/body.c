@@ -3,6 +3,7 @@
  */
 #include "api/request/body.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ void api_release_body(json_t *doc)
         json_decref(doc);
 }
 
-json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
+static json_t *parse(const char *body, size_t len, bool packed, struct api_error *err)
 {
     size_t start = 0;
     while (start < len && (body[start] == ' ' || body[start] == '\t' || body[start] == '\n' ||
@@ -51,7 +52,8 @@ json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
     }
     struct api_json_error jerr;
     /* A request alone on the server may read a large body on two threads. */
-    json_t *doc = api_json_read_body(body, len, &jerr, api_spare_threads());
+    json_t *doc = packed ? api_json_read_body(body, len, &jerr, api_spare_threads())
+                         : api_json_read(body, len, &jerr);
     if (doc != NULL)
         return doc;
     if (jerr.no_memory) {
@@ -64,4 +66,14 @@ json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
     api_error_hint(err, "check the brackets and commas near that position; keys and strings "
                    "need double quotes");
     return NULL;
+}
+
+json_t *api_parse_body(const char *body, size_t len, struct api_error *err)
+{
+    return parse(body, len, true, err);
+}
+
+json_t *api_parse_body_nodes(const char *body, size_t len, struct api_error *err)
+{
+    return parse(body, len, false, err);
 }

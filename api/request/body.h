@@ -19,6 +19,12 @@
 json_t *api_parse_body(const char *body, size_t len, struct api_error *err);
 
 /*
+ * The same, every value a jansson node (no matrix read into numbers, json/read.h):
+ * for documents whose arrays are not read with api_read_matrix (a V2 header's data).
+ */
+json_t *api_parse_body_nodes(const char *body, size_t len, struct api_error *err);
+
+/*
  * Releases a document from api_parse_body (NULL is fine). Inside api_handle its nodes
  * belong to the request's arena, which frees them all at once, so the tree is not
  * walked node by node; elsewhere it is json_decref.

@@ -85,7 +85,9 @@ static void check_response(const struct api_response *res, const char *where)
             abort();
         return;
     }
-    if (memchr(res->body, '\0', res->body_len) != NULL)
+    /* A V2 answer with binary tensors has NUL bytes of its own (fuzz_v2.c checks it). */
+    if (strcmp(res->content_type, "application/octet-stream") != 0 &&
+        memchr(res->body, '\0', res->body_len) != NULL)
         abort(); /* body_len counts less than what was written */
     if (strncmp(res->content_type, "application/json", 16) == 0 ||
         strcmp(res->content_type, "application/problem+json") == 0) {
@@ -222,7 +224,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
     f.ctx.limits.max_cells = FUZZ_CELLS_DEFAULT;
     f.req = (struct api_request){ "POST", "/v1/attention", NULL, 0, NULL, "application/json",
-                                  (const char *)data, size };
+                                  (const char *)data, size, NULL };
     f.declared = (long long)size;
     if (size > 0 && data[0] >= 'A' && data[0] <= 'Z' && !read_http_form(&f, data, size))
         return 0;

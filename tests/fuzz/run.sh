@@ -21,7 +21,7 @@ tests/fuzz/seeds.py "$work/seeds" >/dev/null
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-declare -A max_len=([api]=16384 [numfmt]=9 [reader]=16384 [render]=8192)
+declare -A max_len=([api]=16384 [numfmt]=9 [reader]=16384 [render]=8192 [v2]=16384)
 summary=()
 for h in "$build"/tests/fuzz/fuzz_*; do
   [ -x "$h" ] || continue

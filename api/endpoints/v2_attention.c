@@ -1,0 +1,279 @@
+/*
+ * api/endpoints/v2_attention.c — the V2 model `attention`: inputs Q (n_q, d_k) or
+ * (d_k), K (n_k, d_k), V (n_k, d_v), MASK and BIAS (n_q, n_k), each optionally with a
+ * leading batch size B, become one struct api_attention_req per problem, run by
+ * api_attention_run as POST /v1/attention runs them.
+ *
+ * The request's matrices are views into the inputs read here (this state owns them),
+ * so api_attention_req_deinit is never called on it.
+ */
+#include "api/endpoints/v2_attention.h"
+
+#include "api/endpoints/v2_grid.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/http/admission.h"
+
+enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_COUNT };
+static const char *const input_names[IN_COUNT] = { "Q", "K", "V", "MASK", "BIAS" };
+
+/* The outputs, in enum api_attention_part's order. */
+static const char *const output_names[] = { "SCORES", "SCALED", "MASKED", "WEIGHTS", "OUTPUT" };
+#define N_OUTPUTS (sizeof output_names / sizeof output_names[0])
+
+static bool read_inputs(struct api_v2_attention *m, const struct api_v2_infer *r,
+                        struct api_error *err)
+{
+    static const unsigned bits[IN_COUNT] = { API_V2_NUMBERS, API_V2_NUMBERS, API_V2_NUMBERS,
+                                             API_V2_FLAGS, API_V2_NUMBERS };
+    static const bool required[IN_COUNT] = { true, true, true, false, false };
+    if (!api_v2_check_inputs(r, "attention", input_names, bits, required, IN_COUNT, err))
+        return false;
+    api_v2_input_find(r, "Q", false, &m->q);
+    api_v2_input_find(r, "K", false, &m->k);
+    api_v2_input_find(r, "V", false, &m->v);
+    api_v2_input_find(r, "MASK", true, &m->mask);
+    api_v2_input_find(r, "BIAS", false, &m->bias);
+    return true;
+}
+
+/* err (already set) points at size dim of t's shape. */
+static bool at_size(const struct api_v2_tensor *t, size_t dim, struct api_error *err)
+{
+    api_error_at(err, "/inputs/%zu/shape/%zu", t->index, dim);
+    return false;
+}
+
+/* The last two sizes of a tensor (its problem's matrix); a vector is one row. */
+static size_t rows_of(const struct api_v2_tensor *t, size_t batch)
+{
+    size_t own = t->rank - (batch > 0 && t->rank == 3);
+    return own >= 2 ? t->shape[t->rank - 2] : 1;
+}
+
+static size_t cols_of(const struct api_v2_tensor *t)
+{
+    return t->shape[t->rank - 1];
+}
+
+/* Q, K, V: the batch, and shapes that fit (K's width is Q's, V's rows K's). */
+static bool check_qkv(struct api_v2_attention *m, const struct api_limits *limits,
+                      struct api_error *err)
+{
+    const struct api_v2_tensor *q = m->q.t, *k = m->k.t, *v = m->v.t;
+    size_t batch = 0;
+    if (!api_v2_batch_of(q, 2, true, &batch, err) || !api_v2_batch_of(k, 2, false, &batch, err) ||
+        !api_v2_batch_of(v, 2, false, &batch, err))
+        return false;
+    /* A batch is all or nothing: Q, K and V each lead with B. */
+    const struct api_v2_tensor *all[3] = { q, k, v };
+    for (int i = 0; batch > 0 && i < 3; i++)
+        if (all[i]->rank != 3) {
+            api_error_set(err, API_SHAPE_MISMATCH, "%s has no batch size but another input "
+                          "has a batch of %zu: Q, K and V are all (B, rows, cols) or none",
+                          all[i]->name, batch);
+            api_error_at(err, "/inputs/%zu/shape", all[i]->index);
+            return false;
+        }
+    m->batch = batch;
+    struct api_attention_req *req = &m->req;
+    req->q_is_vector = q->rank == 1;
+    size_t n_q = rows_of(q, batch), d_k = cols_of(q), n_k = rows_of(k, batch);
+    if (cols_of(k) != d_k) {
+        api_error_set(err, API_SHAPE_MISMATCH, "K has %zu columns but Q has %zu: Q @ K^T needs "
+                      "both to have d_k columns", cols_of(k), d_k);
+        if (rows_of(k, batch) == d_k)
+            api_error_hint(err, "K looks transposed: pass K as (n_k, d_k), one row per key");
+        return at_size(k, k->rank - 1, err);
+    }
+    if (rows_of(v, batch) != n_k) {
+        api_error_set(err, API_SHAPE_MISMATCH, "V has %zu rows but K has %zu: weights @ V "
+                      "needs one row of V per key", rows_of(v, batch), n_k);
+        return at_size(v, v->rank - 2, err);
+    }
+    int overflow = 0;
+    size_t scores = attn_cells(n_q, n_k, &overflow), out = attn_cells(n_q, cols_of(v), &overflow);
+    if (overflow || scores > limits->max_cells || out > limits->max_cells) {
+        const struct api_v2_tensor *t = n_q >= n_k ? q : k;
+        api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a matrix of more than %zu cells "
+                      "(%zu x %zu scores, %zu x %zu output)", t->name, limits->max_cells, n_q,
+                      n_k, n_q, cols_of(v));
+        api_error_at(err, "/inputs/%zu/shape", t->index);
+        return false;
+    }
+    /* Views whose cells come once the request is admitted (point_at). */
+    req->q = attn_matrix_view(NULL, n_q, d_k);
+    req->k = attn_matrix_view(NULL, n_k, d_k);
+    req->v = attn_matrix_view(NULL, n_k, cols_of(v));
+    return true;
+}
+
+static bool read_grid(struct api_v2_attention *m, const struct api_v2_infer *r,
+                      struct api_error *err)
+{
+    struct api_grid *g = &m->req.grid;
+    g->n_q = m->req.q.rows;
+    g->n_k = m->req.k.rows;
+    g->q_is_vector = m->req.q_is_vector;
+    return api_v2_read_grid(g, &m->mask, &m->bias, m->batch, r->parameters, err);
+}
+
+static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *r,
+                         struct api_error *err)
+{
+    static const char *const known[] = { "scale", "causal", "mask_semantics" };
+    if (!api_v2_no_variants(r->parameters, err) ||
+        !api_v2_check_params(r->parameters, known, 3, err))
+        return false;
+    m->req.scale = 1.0 / sqrt((double)m->req.q.cols);
+    if (!api_v2_param_number(r->parameters, "scale", &m->req.scale, NULL, err))
+        return false;
+    if (!(m->req.scale > 0)) {
+        api_error_set(err, API_INVALID_VALUE, "parameters.scale must be a number > 0");
+        api_error_at(err, "/parameters/scale");
+        return false;
+    }
+    static const size_t dflt[] = { API_PART_WEIGHTS, API_PART_OUTPUT };
+    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, 2, m->picked, m->binary,
+                             &m->n_picked, err))
+        return false;
+    /* Weights and output are always computed; the earlier steps only when asked. */
+    m->req.include = 0;
+    for (size_t i = 0; i < m->n_picked; i++)
+        m->req.include |= 1ul << m->picked[i];
+    m->fp32 = m->q.t->dtype == API_V2_FP32;
+    return true;
+}
+
+size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t body_len)
+{
+    size_t problems = m->batch > 0 ? m->batch : 1;
+    size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
+    size_t inputs = m->q.t->count + m->k.t->count + m->v.t->count +
+                    (m->mask.t ? m->mask.t->count : 0) + (m->bias.t ? m->bias.t->count : 0);
+    size_t outputs = 0; /* the answer's tensors as doubles, before they are written */
+    for (size_t i = 0; i < m->n_picked; i++)
+        outputs = api_v2_add(outputs, m->picked[i] == API_PART_OUTPUT ? n_q * d_v : n_q * n_k);
+    /* One problem's trace and written answer, B times over (the answer's numbers are
+       all there at the end; one trace at a time, but the bound stays simple); the
+       inputs and the outputs as doubles; the mask's cells once more as bytes. */
+    size_t each = api_v2_add(api_attention_working_set(&m->req, 0), outputs * sizeof(double));
+    size_t bytes = api_v2_add(api_v2_mul(each, problems), api_v2_mul(inputs, sizeof(double)));
+    bytes = api_v2_add(bytes, m->mask.t ? m->mask.t->count : 0);
+    return api_v2_add(bytes, body_len);
+}
+
+const char *api_v2_attention_limit_field(const struct api_v2_attention *m)
+{
+    return m->limit_pointer;
+}
+
+/* The input /v1 would name for the working set, as a pointer to its shape. */
+static void set_limit_pointer(struct api_v2_attention *m)
+{
+    const char *f = api_attention_limit_field(&m->req);
+    const struct api_v2_tensor *t = f[1] == 'q' ? m->q.t : f[1] == 'k' ? m->k.t : m->v.t;
+    snprintf(m->limit_pointer, sizeof m->limit_pointer, "/inputs/%zu/shape", t->index);
+}
+
+bool api_v2_attention_parse(struct api_v2_attention *m, const struct api_v2_infer *r,
+                            const struct api_limits *limits, struct api_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->header = r;
+    if (!(read_inputs(m, r, err) && check_qkv(m, limits, err) && read_grid(m, r, err) &&
+          read_options(m, r, err)))
+        return false;
+    set_limit_pointer(m);
+    return true;
+}
+
+/* Copies m (rows × cols, strided) into dst, row-major. */
+static void copy_matrix(double *dst, const struct attn_matrix *src)
+{
+    for (size_t i = 0; i < src->rows; i++)
+        memcpy(dst + i * src->cols, src->data + i * src->stride, src->cols * sizeof *dst);
+}
+
+static const struct attn_matrix *step_of(const struct attn_trace *t, size_t part)
+{
+    switch (part) {
+    case API_PART_SCORES: return &t->scores;
+    case API_PART_SCALED: return &t->scaled;
+    case API_PART_MASKED: return &t->masked;
+    case API_PART_WEIGHTS: return &t->weights;
+    default: return &t->output;
+    }
+}
+
+static bool alloc_outputs(const struct api_v2_attention *m, struct api_v2_outs *o,
+                          struct api_error *err)
+{
+    size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
+    for (size_t i = 0; i < m->n_picked; i++) {
+        size_t part = m->picked[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
+        struct api_v2_out *out = &o->out[o->n];
+        out->name = output_names[part];
+        out->binary = m->binary[i];
+        bool vec = m->req.q_is_vector;
+        if (!api_v2_out_alloc(out, m->batch, vec ? 1 : 2, vec ? shape + 1 : shape)) {
+            api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
+            return false;
+        }
+        o->n++;
+    }
+    return true;
+}
+
+/* Problem b's views into the inputs (a shared MASK or BIAS stays where it is). */
+static void point_at(struct api_v2_attention *m, size_t b)
+{
+    struct api_attention_req *req = &m->req;
+    size_t n_q = req->q.rows, n_k = req->k.rows;
+    req->q.data = m->q.data + b * n_q * req->q.cols;
+    req->k.data = m->k.data + b * n_k * req->k.cols;
+    req->v.data = m->v.data + b * n_k * req->v.cols;
+    api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, b);
+}
+
+bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
+                          struct api_error *err)
+{
+    static const char *const v1_fields[] = { "q", "k", "v", "bias", "scale" };
+    static const char *const v2_inputs[] = { "Q", "K", "V", "BIAS", "" };
+    if (!api_v2_input_load(&m->q, err) || !api_v2_input_load(&m->k, err) ||
+        !api_v2_input_load(&m->v, err) ||
+        !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err) ||
+        !alloc_outputs(m, o, err))
+        return false;
+    size_t problems = m->batch > 0 ? m->batch : 1;
+    for (size_t b = 0; b < problems; b++) {
+        point_at(m, b);
+        struct attn_trace trace;
+        if (!api_attention_run(&m->req, "", &trace, err)) {
+            api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
+            return false;
+        }
+        for (size_t i = 0; i < o->n; i++) {
+            const struct attn_matrix *s = step_of(&trace, m->picked[i]);
+            copy_matrix(o->out[i].data + b * s->rows * s->cols, s);
+        }
+        attn_trace_free(&trace);
+    }
+    return true;
+}
+
+void api_v2_attention_deinit(struct api_v2_attention *m)
+{
+    api_v2_input_free(&m->q);
+    api_v2_input_free(&m->k);
+    api_v2_input_free(&m->v);
+    api_v2_input_free(&m->mask);
+    api_v2_input_free(&m->bias);
+    free(m->allow);
+    m->allow = NULL;
+}

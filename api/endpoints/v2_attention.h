@@ -1,0 +1,39 @@
+/*
+ * api/endpoints/v2_attention.h — the V2 model `attention` (v2_attention.c): its state
+ * and the steps v2_infer.c runs.
+ */
+#ifndef API_ENDPOINTS_V2_ATTENTION_H
+#define API_ENDPOINTS_V2_ATTENTION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/endpoints/attention_request.h"
+#include "api/endpoints/v2_common.h"
+
+/* A model's state: its inputs read, one problem's request, the outputs it picked. */
+struct api_v2_attention {
+    struct api_v2_input q, k, v, mask, bias;
+    size_t batch;                 /* 0: no batch dimension */
+    struct api_attention_req req; /* one problem's request; its matrices are views */
+    unsigned char *allow;         /* the mask as allowed cells (all problems), owned */
+    size_t picked[API_V2_MAX_TENSORS];
+    bool binary[API_V2_MAX_TENSORS];
+    size_t n_picked;
+    bool fp32;
+    const struct api_v2_infer *header; /* borrowed: for pointers into it */
+    char limit_pointer[40];       /* the input whose size drives the working set */
+};
+
+/* Each reads and validates r into m (false: err; m holds what deinit frees). */
+bool api_v2_attention_parse(struct api_v2_attention *m, const struct api_v2_infer *r,
+                            const struct api_limits *limits, struct api_error *err);
+/* The working set of all B problems, the inputs and outputs included. */
+size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t body_len);
+const char *api_v2_attention_limit_field(const struct api_v2_attention *m);
+/* Runs every problem into o (allocated here; api_v2_outs_deinit frees it). */
+bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
+                          struct api_error *err);
+void api_v2_attention_deinit(struct api_v2_attention *m);
+
+#endif

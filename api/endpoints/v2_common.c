@@ -1,0 +1,211 @@
+/*
+ * api/endpoints/v2_common.c — what the V2 files share (see v2_common.h).
+ */
+#include "api/endpoints/v2_common.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/request/fields.h"
+
+static const char *const model_names[API_V2_MODEL_COUNT] = { "attention", "multihead" };
+
+const char *api_v2_model_name(enum api_v2_model model)
+{
+    return model_names[model];
+}
+
+void api_v2_outs_deinit(struct api_v2_outs *o)
+{
+    for (size_t i = 0; i < o->n; i++)
+        free(o->out[i].data);
+    memset(o, 0, sizeof *o);
+}
+
+bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape)
+{
+    size_t count = batch > 0 ? batch : 1, r = 0;
+    if (batch > 0)
+        out->shape[r++] = batch;
+    for (size_t d = 0; d < rank; d++) {
+        out->shape[r++] = shape[d];
+        count = api_v2_mul(count, shape[d]);
+    }
+    out->rank = r;
+    out->count = count;
+    /* Admission bounded it (unless the request limit is off): refuse what cannot be
+       counted rather than wrap. */
+    out->data = count <= SIZE_MAX / sizeof *out->data ? malloc(count * sizeof *out->data) : NULL;
+    return out->data != NULL;
+}
+
+void api_v2_input_find(const struct api_v2_infer *r, const char *name, bool flags,
+                       struct api_v2_input *in)
+{
+    in->t = api_v2_input(r, name);
+    in->flags = flags;
+    in->data = NULL;
+}
+
+bool api_v2_input_load(struct api_v2_input *in, struct api_error *err)
+{
+    if (in->t == NULL || in->data != NULL)
+        return true;
+    in->data = malloc(in->t->count * sizeof *in->data);
+    if (in->data == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory to read %.64s", in->t->name);
+        return false;
+    }
+    return api_v2_tensor_read(in->t, in->flags, in->data, err);
+}
+
+void api_v2_input_free(struct api_v2_input *in)
+{
+    free(in->data);
+    in->data = NULL;
+    in->t = NULL;
+}
+
+bool api_v2_batch_of(const struct api_v2_tensor *t, size_t rank, bool vector_ok, size_t *batch,
+                     struct api_error *err)
+{
+    size_t b = 0;
+    if (t->rank == rank + 1)
+        b = t->shape[0];
+    else if (t->rank != rank && !(vector_ok && t->rank == rank - 1)) {
+        api_error_set(err, API_SHAPE_MISMATCH, "inputs[%zu] (%.64s) has rank %zu; it takes %zu "
+                      "sizes%s, or %zu with a leading batch size", t->index, t->name, t->rank,
+                      rank, vector_ok ? " (one fewer for a single row)" : "", rank + 1);
+        api_error_at(err, "/inputs/%zu/shape", t->index);
+        return false;
+    }
+    if (b != 0 && *batch != 0 && b != *batch) {
+        api_error_set(err, API_SHAPE_MISMATCH, "inputs[%zu] (%.64s) has a batch of %zu, another "
+                      "input %zu", t->index, t->name, b, *batch);
+        api_error_at(err, "/inputs/%zu/shape/0", t->index);
+        return false;
+    }
+    if (b != 0)
+        *batch = b;
+    return true;
+}
+
+bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names, size_t n,
+                         const size_t *dflt, size_t n_dflt, size_t *picked, bool *binary,
+                         size_t *n_picked, struct api_error *err)
+{
+    if (r->n_outputs == 0) {
+        for (size_t i = 0; i < n_dflt; i++) {
+            picked[i] = dflt[i];
+            binary[i] = r->binary_output;
+        }
+        *n_picked = n_dflt;
+        return true;
+    }
+    for (size_t i = 0; i < r->n_outputs; i++) {
+        size_t j = 0;
+        while (j < n && strcmp(names[j], r->outputs[i].name) != 0)
+            j++;
+        if (j == n) {
+            api_error_set(err, API_UNKNOWN_FIELD, "outputs[%zu] asks for %.64s, which this model "
+                          "does not make", i, r->outputs[i].name);
+            api_error_at(err, "/outputs/%zu/name", i);
+            api_error_hint(err, "did you mean %s? (GET the model's metadata for its outputs)",
+                           api_nearest_name(r->outputs[i].name, names, n));
+            return false;
+        }
+        picked[i] = j;
+        binary[i] = r->outputs[i].binary;
+    }
+    *n_picked = r->n_outputs;
+    return true;
+}
+
+bool api_v2_check_inputs(const struct api_v2_infer *r, const char *model,
+                         const char *const *names, const unsigned *bits, const bool *required,
+                         size_t n, struct api_error *err)
+{
+    for (size_t i = 0; i < r->n_inputs; i++) {
+        const struct api_v2_tensor *t = &r->inputs[i];
+        size_t j = 0;
+        while (j < n && strcmp(names[j], t->name) != 0)
+            j++;
+        if (j == n) {
+            api_error_set(err, API_UNKNOWN_FIELD, "inputs[%zu] is called %.64s, which the %s "
+                          "model does not take", i, t->name, model);
+            api_error_at(err, "/inputs/%zu/name", i);
+            api_error_hint(err, "did you mean %s? (names are upper case, as the model's "
+                           "metadata lists them)", api_nearest_name(t->name, names, n));
+            return false;
+        }
+        if (!(bits[j] & (1u << t->dtype))) {
+            api_error_set(err, API_INVALID_VALUE, "inputs[%zu] (%.64s) is %s, which %s is not "
+                          "read as", i, t->name, api_v2_dtype_name(t->dtype), t->name);
+            api_error_at(err, "/inputs/%zu/datatype", i);
+            api_error_hint(err, (bits[j] & (1u << API_V2_BOOL))
+                                    ? "a mask is BOOL, or UINT8, INT8, INT32 or INT64 of 0 and 1"
+                                    : "send FP32 or FP64 (INT32 and INT64 are read too)");
+            return false;
+        }
+    }
+    for (size_t j = 0; j < n; j++)
+        if (required[j] && api_v2_input(r, names[j]) == NULL) {
+            api_error_set(err, API_MISSING_FIELD, "the %s model needs an input called %s", model,
+                          names[j]);
+            api_error_at(err, "/inputs");
+            return false;
+        }
+    return true;
+}
+
+bool api_v2_no_variants(const json_t *params, struct api_error *err)
+{
+    static const char *const variants[] = {
+        "softcap", "window_left", "window_right", "sink_tokens", "sink_logit", "alibi",
+        "rope_base", "rope_layout", "rope_fraction", "dropout_p", "dropout_seed",
+    };
+    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
+        if (json_object_get(params, variants[i]) != NULL) {
+            api_error_set(err, API_INVALID_VALUE, "parameters.%s names an attention variant "
+                          "this server does not compute yet", variants[i]);
+            api_error_at(err, "/parameters/%s", variants[i]);
+            return false;
+        }
+    return true;
+}
+
+void api_v2_repoint(struct api_error *err, const struct api_v2_infer *r,
+                    const char *const *v1_fields, const char *const *v2_inputs, size_t n)
+{
+    if (!err->has_pointer)
+        return;
+    char was[sizeof err->pointer];
+    memcpy(was, err->pointer, sizeof was);
+    const char *p = was[0] == '/' ? was + 1 : was;
+    size_t len = strcspn(p, "/");
+    for (size_t i = 0; i < n; i++) {
+        if (strlen(v1_fields[i]) != len || strncmp(p, v1_fields[i], len) != 0)
+            continue;
+        const struct api_v2_tensor *t = api_v2_input(r, v2_inputs[i]);
+        if (t != NULL)
+            api_error_at(err, "/inputs/%zu/%s", t->index,
+                         t->bytes != NULL ? "parameters/binary_data_size" : "data");
+        else
+            api_error_at(err, "/parameters/%.*s", (int)len, p);
+        return;
+    }
+    api_error_at(err, "/inputs");
+}
+
+size_t api_v2_add(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+size_t api_v2_mul(size_t a, size_t b)
+{
+    return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+

@@ -1,0 +1,116 @@
+/*
+ * api/endpoints/v2_common.h — what the Open Inference Protocol's files share: the
+ * outputs an answer carries, the inputs read into doubles, the checks every model
+ * makes (names, datatypes, batch sizes, outputs asked for, parameters), and the
+ * models' names.
+ *
+ * The V2 files: v2.c routes /v2 and answers health and metadata; v2_infer.c runs
+ * POST .../infer through the one pipeline and writes the answer (JSON or binary
+ * tensors); v2_attention.c and v2_multihead.c turn V2 tensors into the /v1 requests
+ * (struct api_attention_req, api_multihead_req) so that the math, the limits and the
+ * faults are /v1's; v2_grid.c reads MASK and BIAS for both. A leading batch size B on
+ * the inputs is B independent problems of one shape: each runs alone and its outputs
+ * are copied into the answer's (B, ...) tensors, so one trace is alive at a time.
+ *
+ * Dimension legend: B batch, n_q queries, n_k keys, d_k, d_v, d_model widths, h heads.
+ */
+#ifndef API_ENDPOINTS_V2_COMMON_H
+#define API_ENDPOINTS_V2_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "api/http/problem.h"
+#include "api/request/v2_tensor.h"
+
+/* The models served, by name: "attention" and "multihead". */
+enum api_v2_model { API_V2_ATTENTION = 0, API_V2_MULTIHEAD, API_V2_MODEL_COUNT };
+
+/* The model's name ("attention"). */
+const char *api_v2_model_name(enum api_v2_model model);
+
+
+/* One output of the answer: float64 numbers, row-major, with its V2 shape. */
+struct api_v2_out {
+    const char *name;             /* static, e.g. "WEIGHTS" */
+    size_t rank;
+    size_t shape[API_V2_MAX_RANK];
+    size_t count;
+    double *data;                 /* owned (v2_outs_deinit); -inf where MASKED blocks */
+    bool binary;
+};
+
+struct api_v2_outs {
+    struct api_v2_out out[API_V2_MAX_TENSORS];
+    size_t n;
+};
+
+/* Frees every output's numbers. */
+void api_v2_outs_deinit(struct api_v2_outs *o);
+
+/*
+ * Allocates out's numbers for the shape (B problems of `rank` sizes each; B == 0:
+ * no batch dimension). False when memory runs out.
+ */
+bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape);
+
+/*
+ * An input tensor: found while the request is parsed (its shape is all admission
+ * needs), its numbers read into doubles only once the working set is admitted.
+ */
+struct api_v2_input {
+    const struct api_v2_tensor *t; /* NULL when the request has no such input */
+    bool flags;                   /* a mask: every cell 0 or 1 */
+    double *data;                 /* owned, t->count numbers; NULL until loaded */
+};
+
+/* Finds input `name` (in->t NULL when absent); reads nothing. */
+void api_v2_input_find(const struct api_v2_infer *r, const char *name, bool flags,
+                       struct api_v2_input *in);
+/* Reads a found input's numbers (nothing for an absent one); a bad number is err. */
+bool api_v2_input_load(struct api_v2_input *in, struct api_error *err);
+void api_v2_input_free(struct api_v2_input *in);
+
+/*
+ * The batch an input declares when its rank is `rank` + 1 (its first size), or 0 when
+ * it has `rank`; false (a shape error at /inputs/i/shape) for any other rank or a
+ * batch that differs from *batch once set (*batch 0 = not yet set).
+ */
+bool api_v2_batch_of(const struct api_v2_tensor *t, size_t rank, bool vector_ok,
+                     size_t *batch, struct api_error *err);
+
+/*
+ * The outputs the request asks for, as indices into names[] (n names), each with its
+ * binary flag; none asked gives the defaults (indices in dflt[], n_dflt of them).
+ * An unknown name is unknown-field at /outputs/i/name.
+ */
+bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names, size_t n,
+                         const size_t *dflt, size_t n_dflt, size_t *picked, bool *binary,
+                         size_t *n_picked, struct api_error *err);
+
+/*
+ * The inputs' names and datatypes against the model's: an unknown input is
+ * unknown-field at /inputs/i/name, a datatype outside bits[i] (enum api_v2_dtype bits)
+ * invalid-value at /inputs/i/datatype, a missing required[i] missing-field at /inputs.
+ */
+bool api_v2_check_inputs(const struct api_v2_infer *r, const char *model, const char *const *names,
+                         const unsigned *bits, const bool *required, size_t n,
+                         struct api_error *err);
+
+/*
+ * Refuses the attention variants' parameters (softcap, window_left, ...), which this
+ * server does not compute yet, with a 400 naming the parameter; false when one is there.
+ */
+bool api_v2_no_variants(const json_t *params, struct api_error *err);
+
+/* Points err (a /v1 pointer such as "/q/1/3" or "/scale") into the V2 header instead. */
+void api_v2_repoint(struct api_error *err, const struct api_v2_infer *r,
+                    const char *const *v1_fields, const char *const *v2_inputs, size_t n);
+
+/* Saturating sums for working sets. */
+size_t api_v2_add(size_t a, size_t b);
+size_t api_v2_mul(size_t a, size_t b);
+
+#endif

@@ -1,0 +1,253 @@
+/*
+ * api/endpoints/v2_infer.c — POST /v2/models/{model}/infer through the one pipeline
+ * (endpoints/pipeline.h): read (the JSON header and the binary bytes after it),
+ * parse (the model's inputs), admit, run (every problem of the batch), respond (the
+ * outputs as JSON data or binary tensors); and the helpers the models share.
+ *
+ * Not here: what each model's inputs mean (v2_attention.c, v2_multihead.c), routing.
+ */
+#include "api/endpoints/v2_infer.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/endpoints/pipeline.h"
+#include "api/endpoints/v2_attention.h"
+#include "api/endpoints/v2_multihead.h"
+#include "api/http/admission.h"
+#include "api/http/respond.h"
+#include "api/json/write.h"
+#include "api/request/body.h"
+#include "api/request/fields.h"
+
+/* ---- the pipeline ---- */
+
+struct infer_state {
+    enum api_v2_model model;
+    const struct api_context *ctx;
+    const unsigned char *bin;     /* the bytes after the JSON header (borrowed) */
+    size_t bin_len;
+    struct api_v2_infer header;
+    union {
+        struct api_v2_attention attention;
+        struct api_v2_multihead multihead;
+    } m;
+    struct api_v2_outs outs;
+};
+
+static json_t *read_body(void *state, const struct api_request *req, struct api_error *err)
+{
+    struct infer_state *st = state;
+    size_t json_len;
+    if (!api_v2_header_length(req->inference_header_length, req->body_len, &json_len, err))
+        return NULL;
+    st->bin = (const unsigned char *)req->body + json_len;
+    st->bin_len = req->body_len - json_len;
+    return api_parse_body_nodes(req->body, json_len, err);
+}
+
+static bool parse(void *state, const json_t *doc, const struct api_context *ctx,
+                  enum api_format format, struct api_error *err)
+{
+    (void)format;
+    struct infer_state *st = state;
+    st->ctx = ctx;
+    if (!api_v2_read_infer(doc, st->bin, st->bin_len, ctx->limits.max_cells, &st->header, err))
+        return false;
+    bool ok = st->model == API_V2_ATTENTION
+                  ? api_v2_attention_parse(&st->m.attention, &st->header, &ctx->limits, err)
+                  : api_v2_multihead_parse(&st->m.multihead, &st->header, &ctx->limits, err);
+    if (!ok) {
+        if (st->model == API_V2_ATTENTION)
+            api_v2_attention_deinit(&st->m.attention);
+        else
+            api_v2_multihead_deinit(&st->m.multihead);
+    }
+    return ok;
+}
+
+static bool admit(void *state, const struct api_context *ctx, size_t body_len,
+                  struct api_error *err)
+{
+    const struct infer_state *st = state;
+    if (st->model == API_V2_ATTENTION)
+        return api_admit(ctx, api_v2_attention_working_set(&st->m.attention, body_len),
+                         api_v2_attention_limit_field(&st->m.attention), err);
+    return api_admit(ctx, api_v2_multihead_working_set(&st->m.multihead, body_len),
+                     api_v2_multihead_limit_field(&st->m.multihead), err);
+}
+
+static bool run(void *state, struct api_error *err)
+{
+    struct infer_state *st = state;
+    return st->model == API_V2_ATTENTION
+               ? api_v2_attention_run(&st->m.attention, &st->outs, err)
+               : api_v2_multihead_run(&st->m.multihead, &st->outs, err);
+}
+
+/* ---- the answer ---- */
+
+static bool fp32_of(const struct infer_state *st)
+{
+    return st->model == API_V2_ATTENTION ? st->m.attention.fp32 : st->m.multihead.fp32;
+}
+
+/* Little-endian stores, whatever the host's order. */
+static void store_le(unsigned char *p, uint64_t v, size_t size)
+{
+    for (size_t b = 0; b < size; b++, v >>= 8)
+        p[b] = (unsigned char)v;
+}
+
+/* Whether this host stores numbers little-endian, as the wire does. */
+static bool host_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+static void write_binary(unsigned char *p, const struct api_v2_out *o, bool fp32)
+{
+    if (!fp32 && host_little_endian()) { /* the doubles are the wire's bytes already */
+        memcpy(p, o->data, o->count * sizeof *o->data);
+        return;
+    }
+    for (size_t i = 0; i < o->count; i++) {
+        if (fp32) {
+            float f = (float)o->data[i];
+            uint32_t u;
+            memcpy(&u, &f, sizeof u);
+            store_le(p + 4 * i, u, 4);
+        } else {
+            uint64_t u;
+            memcpy(&u, &o->data[i], sizeof u);
+            store_le(p + 8 * i, u, 8);
+        }
+    }
+}
+
+static void write_header(struct jw *w, const struct infer_state *st, bool fp32)
+{
+    jw_object_begin(w);
+    JW_KEY(w, "model_name");
+    jw_string(w, api_v2_model_name(st->model));
+    JW_KEY(w, "model_version");
+    jw_string(w, "1");
+    if (st->header.id != NULL) {
+        JW_KEY(w, "id");
+        jw_string(w, st->header.id);
+    }
+    JW_KEY(w, "outputs");
+    jw_array_begin(w);
+    for (size_t i = 0; i < st->outs.n; i++) {
+        const struct api_v2_out *o = &st->outs.out[i];
+        jw_object_begin(w);
+        JW_KEY(w, "name");
+        jw_string(w, o->name);
+        JW_KEY(w, "datatype");
+        jw_string(w, fp32 ? "FP32" : "FP64");
+        JW_KEY(w, "shape");
+        jw_array_begin(w);
+        for (size_t d = 0; d < o->rank; d++)
+            jw_int(w, (long long)o->shape[d]);
+        jw_array_end(w);
+        if (o->binary) {
+            JW_KEY(w, "parameters");
+            jw_object_begin(w);
+            JW_KEY(w, "binary_data_size");
+            jw_int(w, (long long)(o->count * (fp32 ? 4 : 8)));
+            jw_object_end(w);
+        } else {
+            /* V2 data is flat, row-major; blocked MASKED cells are null (no -inf in JSON). */
+            JW_KEY(w, "data");
+            jw_array_begin(w);
+            for (size_t j = 0; j < o->count; j++) {
+                double x = fp32 ? (double)(float)o->data[j] : o->data[j];
+                if (isfinite(x))
+                    jw_double(w, x);
+                else
+                    jw_null(w);
+            }
+            jw_array_end(w);
+        }
+        jw_object_end(w);
+    }
+    jw_array_end(w);
+    jw_object_end(w);
+}
+
+static void out_of_memory(struct api_response *res)
+{
+    struct api_error e;
+    api_error_set(&e, API_UNAVAILABLE, "no memory for the response");
+    api_respond_error_as(res, &e, API_ERRORS_V2);
+}
+
+static void respond(void *state, const struct api_context *ctx, struct api_response *res)
+{
+    (void)ctx;
+    const struct infer_state *st = state;
+    bool fp32 = fp32_of(st);
+    size_t binary_bytes = 0;
+    for (size_t i = 0; i < st->outs.n; i++)
+        if (st->outs.out[i].binary)
+            binary_bytes += st->outs.out[i].count * (fp32 ? 4 : 8); /* admitted: it fits */
+    struct jw w;
+    jw_init(&w, -1);
+    write_header(&w, st, fp32);
+    if (binary_bytes == 0) {
+        api_respond_json(res, &w);
+        return;
+    }
+    size_t json_len;
+    char *json = jw_take(&w, &json_len);
+    char *body = json != NULL ? realloc(json, json_len + binary_bytes + 1) : NULL;
+    if (body == NULL) {
+        free(json);
+        out_of_memory(res);
+        return;
+    }
+    unsigned char *p = (unsigned char *)body + json_len;
+    for (size_t i = 0; i < st->outs.n; i++) {
+        const struct api_v2_out *o = &st->outs.out[i];
+        if (!o->binary)
+            continue;
+        write_binary(p, o, fp32);
+        p += o->count * (fp32 ? 4 : 8);
+    }
+    char length[24];
+    snprintf(length, sizeof length, "%zu", json_len);
+    res->status = 200;
+    res->content_type = "application/octet-stream";
+    res->body = body;
+    res->body_len = json_len + binary_bytes;
+    api_response_add_header(res, "Inference-Header-Content-Length", length);
+}
+
+static void deinit(void *state)
+{
+    struct infer_state *st = state;
+    api_v2_outs_deinit(&st->outs);
+    if (st->model == API_V2_ATTENTION)
+        api_v2_attention_deinit(&st->m.attention);
+    else
+        api_v2_multihead_deinit(&st->m.multihead);
+}
+
+static const struct api_endpoint infer = {
+    parse, admit, run, respond, deinit, read_body, API_ERRORS_V2,
+};
+
+void api_v2_infer(const struct api_context *ctx, const struct api_request *req,
+                  enum api_v2_model model, struct api_response *res)
+{
+    struct infer_state state;
+    memset(&state, 0, sizeof state);
+    state.model = model;
+    api_pipeline_run(&infer, &state, ctx, req, API_FORMAT_JSON, res);
+}

@@ -1,0 +1,381 @@
+/*
+ * api/endpoints/v2_multihead.c — the V2 model `multihead`: X (n, d_model), or X_Q
+ * (n_q, d_model) with X_KV (n_k, d_model), each optionally with a leading batch size
+ * B; W_Q, W_O (d_model, d_model), W_K, W_V (d_model, kv_heads·d_k) (transposed with
+ * weight_layout "out_in"), optional B_Q … B_O, MASK and BIAS (n_q, n_k); parameters
+ * heads (required), kv_heads, weight_layout, scale, causal, mask_semantics. Each
+ * problem becomes one struct api_multihead_req run by api_multihead_run, as POST
+ * /v1/multihead runs it; weights and biases are shared by the batch.
+ *
+ * The request's matrices are views into the inputs read here (this state owns them),
+ * so api_multihead_req_deinit is never called on it.
+ */
+#include "api/endpoints/v2_multihead.h"
+
+#include "api/endpoints/v2_grid.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/http/admission.h"
+
+enum { IN_X, IN_X_Q, IN_X_KV, IN_W_Q, IN_W_K, IN_W_V, IN_W_O, IN_B_Q, IN_B_K, IN_B_V, IN_B_O,
+       IN_MASK, IN_BIAS, IN_COUNT };
+static const char *const input_names[IN_COUNT] = {
+    "X", "X_Q", "X_KV", "W_Q", "W_K", "W_V", "W_O", "B_Q", "B_K", "B_V", "B_O", "MASK", "BIAS",
+};
+
+enum { OUT_OUTPUT, OUT_WEIGHTS, OUT_WEIGHTS_MEAN, OUT_Q, OUT_K, OUT_V, OUT_SCORES, OUT_SCALED,
+       OUT_MASKED, OUT_HEAD_OUTPUTS, OUT_CONCAT, OUT_COUNT };
+static const char *const output_names[OUT_COUNT] = {
+    "OUTPUT", "WEIGHTS", "WEIGHTS_MEAN", "Q", "K", "V", "SCORES", "SCALED", "MASKED",
+    "HEAD_OUTPUTS", "CONCAT",
+};
+/* What each output is among /v1's include parts (for the working set). */
+static const enum api_mh_part part_of[OUT_COUNT] = {
+    API_MH_OUTPUT, API_MH_WEIGHTS, API_MH_WEIGHTS_MEAN, API_MH_Q, API_MH_K, API_MH_V,
+    API_MH_SCORES, API_MH_SCALED, API_MH_MASKED, API_MH_HEAD_OUTPUTS, API_MH_CONCAT,
+};
+
+static bool read_inputs(struct api_v2_multihead *m, const struct api_v2_infer *r,
+                        struct api_error *err)
+{
+    unsigned bits[IN_COUNT];
+    bool required[IN_COUNT] = { false };
+    for (int i = 0; i < IN_COUNT; i++)
+        bits[i] = i == IN_MASK ? API_V2_FLAGS : API_V2_NUMBERS;
+    for (int i = IN_W_Q; i <= IN_W_O; i++)
+        required[i] = true;
+    if (!api_v2_check_inputs(r, "multihead", input_names, bits, required, IN_COUNT, err))
+        return false;
+    bool self = api_v2_input(r, "X") != NULL;
+    bool cross = api_v2_input(r, "X_Q") != NULL || api_v2_input(r, "X_KV") != NULL;
+    if (self == cross || (cross && (!api_v2_input(r, "X_Q") || !api_v2_input(r, "X_KV")))) {
+        api_error_set(err, self ? API_INVALID_VALUE : API_MISSING_FIELD, "the multihead model "
+                      "takes X (self-attention) or X_Q with X_KV (cross-attention)%s",
+                      self ? ", not both" : "");
+        api_error_at(err, "/inputs");
+        return false;
+    }
+    m->req.cross = cross;
+    api_v2_input_find(r, cross ? "X_Q" : "X", false, &m->x_q);
+    if (cross)
+        api_v2_input_find(r, "X_KV", false, &m->x_kv);
+    for (int i = 0; i < 4; i++) {
+        api_v2_input_find(r, input_names[IN_W_Q + i], false, &m->w[i]);
+        api_v2_input_find(r, input_names[IN_B_Q + i], false, &m->b[i]);
+    }
+    api_v2_input_find(r, "MASK", true, &m->mask);
+    api_v2_input_find(r, "BIAS", false, &m->bias);
+    return true;
+}
+
+static bool read_heads(struct api_v2_multihead *m, const struct api_v2_infer *r,
+                       struct api_error *err)
+{
+    static const char *const known[] = { "heads", "kv_heads", "weight_layout", "scale",
+                                         "causal", "mask_semantics" };
+    if (!api_v2_no_variants(r->parameters, err) ||
+        !api_v2_check_params(r->parameters, known, 6, err))
+        return false;
+    double heads = 0, kv = 0;
+    bool has_heads, has_kv;
+    if (!api_v2_param_number(r->parameters, "heads", &heads, &has_heads, err) ||
+        !api_v2_param_number(r->parameters, "kv_heads", &kv, &has_kv, err))
+        return false;
+    size_t d_model = m->x_q.t->shape[m->x_q.t->rank - 1];
+    if (!has_heads || heads < 1 || heads != floor(heads) || heads > (double)d_model ||
+        d_model % (size_t)heads != 0) {
+        api_error_set(err, has_heads ? API_INVALID_VALUE : API_MISSING_FIELD, "parameters.heads "
+                      "must be a whole number of heads dividing d_model = %zu", d_model);
+        api_error_at(err, "/parameters/heads");
+        return false;
+    }
+    if (!has_kv)
+        kv = heads;
+    if (kv < 1 || kv != floor(kv) || kv > heads || (size_t)heads % (size_t)kv != 0) {
+        api_error_set(err, API_INVALID_VALUE, "parameters.kv_heads must divide heads = %zu",
+                      (size_t)heads);
+        api_error_at(err, "/parameters/kv_heads");
+        return false;
+    }
+    const char *layout = "in_out";
+    if (!api_v2_param_string(r->parameters, "weight_layout", &layout, err))
+        return false;
+    if (strcmp(layout, "in_out") != 0 && strcmp(layout, "out_in") != 0) {
+        api_error_set(err, API_INVALID_VALUE, "parameters.weight_layout is \"in_out\" (Q = X W) "
+                      "or \"out_in\" (PyTorch's, Q = X W^T)");
+        api_error_at(err, "/parameters/weight_layout");
+        return false;
+    }
+    struct api_multihead_req *req = &m->req;
+    req->transposed = layout[0] == 'o';
+    req->d_model = d_model;
+    req->heads = (size_t)heads;
+    req->kv_heads = (size_t)kv;
+    req->d_k = d_model / req->heads;
+    return true;
+}
+
+/* X (or X_Q, X_KV): the batch and the rows. */
+static bool check_x(struct api_v2_multihead *m, const struct api_limits *limits,
+                    struct api_error *err)
+{
+    size_t batch = 0;
+    if (!api_v2_batch_of(m->x_q.t, 2, false, &batch, err) ||
+        (m->req.cross && !api_v2_batch_of(m->x_kv.t, 2, false, &batch, err)))
+        return false;
+    if (m->req.cross && (m->x_q.t->rank != m->x_kv.t->rank)) {
+        api_error_set(err, API_SHAPE_MISMATCH, "X_Q and X_KV both lead with a batch size, or "
+                      "neither does");
+        api_error_at(err, "/inputs/%zu/shape", m->x_kv.t->index);
+        return false;
+    }
+    m->batch = batch;
+    const struct api_v2_tensor *q = m->x_q.t, *kv = m->req.cross ? m->x_kv.t : q;
+    size_t n_q = q->shape[q->rank - 2], n_k = kv->shape[kv->rank - 2];
+    if (kv->shape[kv->rank - 1] != q->shape[q->rank - 1]) {
+        api_error_set(err, API_SHAPE_MISMATCH, "X_KV has %zu columns but X_Q has %zu: both are "
+                      "d_model wide", kv->shape[kv->rank - 1], q->shape[q->rank - 1]);
+        api_error_at(err, "/inputs/%zu/shape/%zu", kv->index, kv->rank - 1);
+        return false;
+    }
+    int overflow = 0;
+    if (attn_cells(n_q, n_k, &overflow) > limits->max_cells || overflow) {
+        api_error_set(err, API_LIMIT_EXCEEDED, "%zu queries and %zu keys make a score matrix "
+                      "of more than %zu cells", n_q, n_k, limits->max_cells);
+        api_error_at(err, "/inputs/%zu/shape", q->index);
+        return false;
+    }
+    /* Views whose cells come once the request is admitted (api_v2_multihead_run). */
+    m->req.x_q = attn_matrix_view(NULL, n_q, q->shape[q->rank - 1]);
+    if (m->req.cross)
+        m->req.x_kv = attn_matrix_view(NULL, n_k, kv->shape[kv->rank - 1]);
+    return true;
+}
+
+/* W_* and B_*: their shapes from d_model, heads and kv_heads. */
+static bool check_weights(struct api_v2_multihead *m, struct api_error *err)
+{
+    struct api_multihead_req *req = &m->req;
+    size_t kv_cols = req->kv_heads * req->d_k;
+    for (int i = 0; i < 4; i++) {
+        const struct api_v2_tensor *t = m->w[i].t;
+        size_t out = i == 1 || i == 2 ? kv_cols : req->d_model;
+        size_t rows = req->transposed ? out : req->d_model;
+        size_t cols = req->transposed ? req->d_model : out;
+        if (t->rank != 2 || t->shape[0] != rows || t->shape[1] != cols) {
+            api_error_set(err, API_SHAPE_MISMATCH, "%s must be (%zu, %zu): d_model = %zu, heads "
+                          "= %zu, kv_heads = %zu, weight_layout %s", t->name, rows, cols,
+                          req->d_model, req->heads, req->kv_heads,
+                          req->transposed ? "out_in" : "in_out");
+            api_error_at(err, "/inputs/%zu/shape", t->index);
+            return false;
+        }
+        req->w[i] = attn_matrix_view(NULL, rows, cols);
+        const struct api_v2_tensor *b = m->b[i].t;
+        if (b == NULL)
+            continue;
+        if (b->rank != 1 || b->shape[0] != out) {
+            api_error_set(err, API_SHAPE_MISMATCH, "%s must be a vector of %zu", b->name, out);
+            api_error_at(err, "/inputs/%zu/shape", b->index);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
+                      const struct api_limits *limits, struct api_error *err)
+{
+    struct api_multihead_req *req = &m->req;
+    req->grid.n_q = req->x_q.rows;
+    req->grid.n_k = req->cross ? req->x_kv.rows : req->x_q.rows;
+    if (!api_v2_read_grid(&req->grid, &m->mask, &m->bias, m->batch, r->parameters, err))
+        return false;
+    req->scale = 1.0 / sqrt((double)req->d_k);
+    if (!api_v2_param_number(r->parameters, "scale", &req->scale, NULL, err))
+        return false;
+    if (!(req->scale > 0)) {
+        api_error_set(err, API_INVALID_VALUE, "parameters.scale must be a number > 0");
+        api_error_at(err, "/parameters/scale");
+        return false;
+    }
+    static const size_t dflt[] = { OUT_WEIGHTS, OUT_OUTPUT };
+    if (!api_v2_pick_outputs(r, output_names, OUT_COUNT, dflt, 2, m->picked, m->binary,
+                             &m->n_picked, err))
+        return false;
+    req->include = 0;
+    for (size_t i = 0; i < m->n_picked; i++)
+        req->include |= 1ul << part_of[m->picked[i]];
+    if (attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model, req->heads,
+                            req->kv_heads) == 0 ||
+        !api_within_request_limit(limits, api_multihead_working_set(req, req->grid.n_q,
+                                  req->grid.n_k, false, 0), "", err)) {
+        api_error_set(err, API_LIMIT_EXCEEDED, "the %zu heads of %zu x %zu need more memory "
+                      "than one request may use", req->heads, req->grid.n_q, req->grid.n_k);
+        api_error_at(err, "/inputs/%zu/shape", m->x_q.t->index);
+        return false;
+    }
+    m->fp32 = m->x_q.t->dtype == API_V2_FP32;
+    snprintf(m->limit_pointer, sizeof m->limit_pointer, "/inputs/%zu/shape", m->x_q.t->index);
+    return true;
+}
+
+bool api_v2_multihead_parse(struct api_v2_multihead *m, const struct api_v2_infer *r,
+                            const struct api_limits *limits, struct api_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->header = r;
+    return read_inputs(m, r, err) && read_heads(m, r, err) && check_x(m, limits, err) &&
+           check_weights(m, err) && read_rest(m, r, limits, err);
+}
+
+static size_t out_shape(const struct api_v2_multihead *m, int which, size_t *shape);
+
+size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t body_len)
+{
+    const struct api_multihead_req *req = &m->req;
+    size_t problems = m->batch > 0 ? m->batch : 1;
+    size_t outputs = 0; /* the answer's tensors as doubles, before they are written */
+    for (size_t i = 0; i < m->n_picked; i++) {
+        size_t shape[3], cells = 1, rank = out_shape(m, (int)m->picked[i], shape);
+        for (size_t d = 0; d < rank; d++)
+            cells = api_v2_mul(cells, shape[d]);
+        outputs = api_v2_add(outputs, cells);
+    }
+    /* /v1's working set of one problem (inputs, trace, answer), B times over, with the
+       outputs as doubles; the mask's and bias's cells and the mask as bytes. */
+    size_t each = api_v2_add(api_multihead_working_set(req, req->grid.n_q, req->grid.n_k, false, 0),
+                             api_v2_mul(outputs, sizeof(double)));
+    size_t grid = (m->mask.t ? m->mask.t->count * (sizeof(double) + 1) : 0) +
+                  (m->bias.t ? m->bias.t->count * sizeof(double) : 0);
+    return api_v2_add(api_v2_add(api_v2_mul(each, problems), grid), body_len);
+}
+
+const char *api_v2_multihead_limit_field(const struct api_v2_multihead *m)
+{
+    return m->limit_pointer;
+}
+
+/* The sizes of one problem's output `which`. */
+static size_t out_shape(const struct api_v2_multihead *m, int which, size_t *shape)
+{
+    const struct api_multihead_req *r = &m->req;
+    size_t n_q = r->grid.n_q, n_k = r->grid.n_k, kv_cols = r->kv_heads * r->d_k;
+    switch (which) {
+    case OUT_WEIGHTS: case OUT_SCORES: case OUT_SCALED: case OUT_MASKED:
+        shape[0] = r->heads, shape[1] = n_q, shape[2] = n_k;
+        return 3;
+    case OUT_HEAD_OUTPUTS:
+        shape[0] = r->heads, shape[1] = n_q, shape[2] = r->d_k;
+        return 3;
+    case OUT_WEIGHTS_MEAN:
+        shape[0] = n_q, shape[1] = n_k;
+        return 2;
+    case OUT_K: case OUT_V:
+        shape[0] = n_k, shape[1] = kv_cols;
+        return 2;
+    default: /* OUTPUT, Q, CONCAT */
+        shape[0] = n_q, shape[1] = r->d_model;
+        return 2;
+    }
+}
+
+/* Copies m (rows × cols, strided) to dst, row-major; returns the end. */
+static double *copy_matrix(double *dst, const struct attn_matrix *src)
+{
+    for (size_t i = 0; i < src->rows; i++)
+        memcpy(dst + i * src->cols, src->data + i * src->stride, src->cols * sizeof *dst);
+    return dst + src->rows * src->cols;
+}
+
+static const struct attn_matrix *head_step(const struct attn_trace *h, int which)
+{
+    switch (which) {
+    case OUT_SCORES: return &h->scores;
+    case OUT_SCALED: return &h->scaled;
+    case OUT_MASKED: return &h->masked;
+    case OUT_WEIGHTS: return &h->weights;
+    default: return &h->output;
+    }
+}
+
+static void copy_output(double *dst, const struct attn_mh_trace *t, int which)
+{
+    switch (which) {
+    case OUT_OUTPUT: copy_matrix(dst, &t->output); return;
+    case OUT_WEIGHTS_MEAN: copy_matrix(dst, &t->weights_mean); return;
+    case OUT_Q: copy_matrix(dst, &t->q); return;
+    case OUT_K: copy_matrix(dst, &t->k); return;
+    case OUT_V: copy_matrix(dst, &t->v); return;
+    case OUT_CONCAT: copy_matrix(dst, &t->concat); return;
+    default:
+        for (size_t h = 0; h < t->heads; h++)
+            dst = copy_matrix(dst, head_step(&t->head[h], which));
+    }
+}
+
+bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
+                          struct api_error *err)
+{
+    static const char *const v1_fields[] = { "x", "x_q", "x_kv", "w_q", "w_k", "w_v", "w_o",
+                                             "bias", "scale" };
+    static const char *const v2_inputs[] = { "X", "X_Q", "X_KV", "W_Q", "W_K", "W_V", "W_O",
+                                             "BIAS", "" };
+    struct api_multihead_req *req = &m->req;
+    bool ok = api_v2_input_load(&m->x_q, err) && api_v2_input_load(&m->x_kv, err);
+    for (int i = 0; ok && i < 4; i++) {
+        ok = api_v2_input_load(&m->w[i], err) && api_v2_input_load(&m->b[i], err);
+        req->w[i].data = m->w[i].data;
+        req->b[i] = m->b[i].data;
+    }
+    if (!ok || !api_v2_grid_load(&req->grid, &m->mask, &m->bias, &m->allow, err))
+        return false;
+    size_t each[OUT_COUNT];
+    for (size_t i = 0; i < m->n_picked; i++) {
+        size_t shape[3];
+        size_t rank = out_shape(m, (int)m->picked[i], shape);
+        struct api_v2_out *out = &o->out[o->n];
+        out->name = output_names[m->picked[i]];
+        out->binary = m->binary[i];
+        if (!api_v2_out_alloc(out, m->batch, rank, shape)) {
+            api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
+            return false;
+        }
+        each[i] = out->count / (m->batch > 0 ? m->batch : 1);
+        o->n++;
+    }
+    size_t problems = m->batch > 0 ? m->batch : 1;
+    for (size_t b = 0; b < problems; b++) {
+        req->x_q.data = m->x_q.data + b * req->x_q.rows * req->d_model;
+        if (req->cross)
+            req->x_kv.data = m->x_kv.data + b * req->x_kv.rows * req->d_model;
+        api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, b);
+        struct attn_mh_trace trace;
+        if (!api_multihead_run(req, "", &trace, err)) {
+            api_v2_repoint(err, m->header, v1_fields, v2_inputs, 9);
+            return false;
+        }
+        for (size_t i = 0; i < o->n; i++)
+            copy_output(o->out[i].data + b * each[i], &trace, (int)m->picked[i]);
+        attn_mh_trace_free(&trace);
+    }
+    return true;
+}
+
+void api_v2_multihead_deinit(struct api_v2_multihead *m)
+{
+    api_v2_input_free(&m->x_q);
+    api_v2_input_free(&m->x_kv);
+    for (int i = 0; i < 4; i++) {
+        api_v2_input_free(&m->w[i]);
+        api_v2_input_free(&m->b[i]);
+    }
+    api_v2_input_free(&m->mask);
+    api_v2_input_free(&m->bias);
+    free(m->allow);
+    m->allow = NULL;
+}

@@ -1,0 +1,36 @@
+/*
+ * api/endpoints/v2_multihead.h — the V2 model `multihead` (v2_multihead.c): its state
+ * and the steps v2_infer.c runs.
+ */
+#ifndef API_ENDPOINTS_V2_MULTIHEAD_H
+#define API_ENDPOINTS_V2_MULTIHEAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "api/endpoints/multihead_request.h"
+#include "api/endpoints/v2_common.h"
+
+/* A model's state: its inputs read, one problem's request, the outputs it picked. */
+struct api_v2_multihead {
+    struct api_v2_input x_q, x_kv, w[4], b[4], mask, bias;
+    size_t batch;
+    struct api_multihead_req req; /* one problem's request; its matrices are views */
+    unsigned char *allow;
+    size_t picked[API_V2_MAX_TENSORS];
+    bool binary[API_V2_MAX_TENSORS];
+    size_t n_picked;
+    bool fp32;
+    const struct api_v2_infer *header; /* borrowed: for pointers into it */
+    char limit_pointer[40];       /* the input whose size drives the working set */
+};
+
+bool api_v2_multihead_parse(struct api_v2_multihead *m, const struct api_v2_infer *r,
+                            const struct api_limits *limits, struct api_error *err);
+size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t body_len);
+const char *api_v2_multihead_limit_field(const struct api_v2_multihead *m);
+bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
+                          struct api_error *err);
+void api_v2_multihead_deinit(struct api_v2_multihead *m);
+
+#endif
