@@ -13,6 +13,12 @@ writes, into OUT_DIR (build/bench/ by default), the payloads named (default: all
     NAME-summary.json   the same numbers with include ["summary"], for medium, large
                    and xl: the in-process JSON bench times the response writer as the
                    difference between the two
+    NAME.v2.bin    for each of tiny, medium, large, xl, the same Q, K, V as a V2 binary
+                   request exactly as tritonclient.http sends it: a compact JSON header
+                   (inputs Q, K, V as FP64 with binary_data_size; outputs SCORES, SCALED,
+                   MASKED, WEIGHTS, OUTPUT, each binary_data), then the three tensors'
+                   little-endian bytes; every step asked, xl's too
+    NAME.v2.hlen   the header's length in bytes (Inference-Header-Content-Length)
 
 Q, K and V come from the generator /v1/multihead's `random` uses (splitmix64 by index,
 see docs/api.md), so anyone can rebuild the same bytes: seed 7, streams 0, 1 and 2,
@@ -54,12 +60,36 @@ def attnd_random(seed, stream, shape, amplitude=1.0):
     return ((2 * u - 1) * amplitude).reshape(shape)
 
 
+V2_OUTPUTS = ("SCORES", "SCALED", "MASKED", "WEIGHTS", "OUTPUT")
+
+
+def write_atomic(path, data):
+    with open(path + ".tmp", "wb") as f:
+        f.write(data)
+    os.replace(path + ".tmp", path)  # a reader never sees half a file
+
+
+def write_v2(out_dir, name, doc):
+    """NAME.v2.bin and NAME.v2.hlen: doc's q, k, v as tritonclient.http's binary request."""
+    tensors = [np.ascontiguousarray(doc[n], dtype="<f8") for n in ("q", "k", "v")]
+    header = {
+        "inputs": [{"name": n, "shape": list(t.shape), "datatype": "FP64",
+                    "parameters": {"binary_data_size": t.nbytes}}
+                   for n, t in zip("QKV", tensors)],
+        "outputs": [{"name": n, "parameters": {"binary_data": True}} for n in V2_OUTPUTS],
+    }
+    head = json.dumps(header, separators=(",", ":")).encode()  # rapidjson's compact dump
+    path = os.path.join(out_dir, name + ".v2.bin")
+    body = head + b"".join(t.tobytes() for t in tensors)
+    write_atomic(path, body)
+    write_atomic(os.path.join(out_dir, name + ".v2.hlen"), b"%d\n" % len(head))
+    return path, len(body)
+
+
 def write(out_dir, name, doc):
     path = os.path.join(out_dir, name + ".json")
     text = json.dumps(doc, separators=(",", ":"))
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)  # a reader never sees half a file
+    write_atomic(path, text.encode())
     return path, len(text)
 
 
@@ -70,7 +100,7 @@ def main():
     if unknown:
         sys.exit(f"gen_payloads: unknown payload {unknown[0]}; known: tiny, {', '.join(SIZES)}")
     os.makedirs(out_dir, exist_ok=True)
-    written = [write(out_dir, "tiny", TINY)] if "tiny" in names else []
+    written = [write(out_dir, "tiny", TINY), write_v2(out_dir, "tiny", TINY)] if "tiny" in names else []
     with np.errstate(over="ignore"):  # splitmix64 wraps around on purpose
         for name, (n, d, include) in SIZES.items():
             if name not in names:
@@ -80,6 +110,7 @@ def main():
                 "k": attnd_random(SEED, 1, (n, d)).tolist(),
                 "v": attnd_random(SEED, 2, (n, d)).tolist(),
             }
+            written.append(write_v2(out_dir, name, doc))
             if include is not None:
                 doc["include"] = include
             written.append(write(out_dir, name, doc))

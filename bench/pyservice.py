@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""bench/pyservice.py — POST /v1/attention in FastAPI + numpy, the service attnd is measured against.
+"""bench/pyservice.py — POST /v1/attention and /v2/models/attention/infer in FastAPI + numpy, the service attnd is measured against.
 
     OPENBLAS_NUM_THREADS=1 /usr/bin/python3 bench/pyservice.py --port N [--workers 2]
 
@@ -22,6 +22,17 @@ output, summary, warnings); fully masked rows get weights 0, never NaN; softmax
 subtracts the row's max. Errors are problem+json 400/422 with a pointer, but without
 attnd's hints and nearest-field suggestions: the bench only sends valid requests.
 
+POST /v2/models/attention/infer is the V2 protocol's attention model with binary
+tensors as tritonclient.http sends them (DESIGN.md, docs/v2.md): the header's length
+in Inference-Header-Content-Length, each binary input read with np.frombuffer on a
+view of the body (FP64, FP32, INT32, INT64; MASK BOOL or integers of 0 and 1), the
+same five steps computed in float64 by the same function as /v1, each output asked
+with binary_data written with ndarray.tobytes() after the answer's JSON header (each
+with binary_data_size, in the order asked), and Inference-Header-Content-Length on
+the answer; outputs not asked binary go as JSON data. Parameters scale, causal,
+mask_semantics; the id echoed; errors are 400 {"error"}. Not a batch dimension, not
+multihead: the bench sends one problem.
+
 Not here: the other endpoints, text and SVG, limits beyond the body size.
 """
 import argparse
@@ -34,7 +45,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one request per worker at 
 import numpy as np  # noqa: E402
 import ujson  # noqa: E402
 from fastapi import FastAPI, Request  # noqa: E402
-from fastapi.responses import JSONResponse, UJSONResponse  # noqa: E402
+from fastapi.responses import JSONResponse, Response, UJSONResponse  # noqa: E402
 
 PARTS = ("scores", "scaled", "masked", "weights", "output", "summary")
 
@@ -120,6 +131,36 @@ def parse_mask(doc, n_q, n_k):
     return allow, shape, semantics
 
 
+def forward(q, k, v, scale, bias, allow):
+    """The five steps, each kept, in float64: (scores, scaled, masked, weights, output,
+    fully masked rows). q (n_q, d_k), k (n_k, d_k), v (n_k, d_v); bias (n_q, n_k) or
+    None; allow (n_q, n_k) bool or None. Both routes compute with this one function."""
+    n_q = q.shape[0]
+    scores = q @ k.T                                     # (n_q, n_k)
+    scaled = scores * scale                              # (n_q, n_k)
+    masked = scaled + bias if bias is not None else scaled.copy()
+    for step, m in (("scores", scores), ("scaled", scaled), ("masked", masked)):
+        if not np.isfinite(m).all():
+            i, j = np.argwhere(~np.isfinite(m))[0].tolist()
+            raise Problem(422, "numeric-overflow", "Numeric overflow",
+                          f"{step} overflowed at [{i}, {j}]", "/q")
+    if allow is not None:
+        masked[~allow] = -np.inf
+    fully = ~allow.any(axis=1) if allow is not None else np.zeros(n_q, dtype=bool)
+    row_max = masked.max(axis=1, keepdims=True)
+    row_max[fully] = 0.0                                 # a row of -inf would give NaN
+    e = np.exp(masked - row_max)                         # only for numerical stability
+    sums = e.sum(axis=1, keepdims=True)
+    sums[fully] = 1.0
+    weights = e / sums                                   # (n_q, n_k); fully masked rows 0
+    output = weights @ v                                 # (n_q, d_v)
+    if not np.isfinite(output).all():
+        i, j = np.argwhere(~np.isfinite(output))[0].tolist()
+        raise Problem(422, "numeric-overflow", "Numeric overflow",
+                      f"output overflowed at [{i}, {j}]", "/v")
+    return scores, scaled, masked, weights, output, fully
+
+
 def attention(doc):
     if not isinstance(doc, dict):
         raise invalid("", "the body must be a JSON object")
@@ -161,29 +202,7 @@ def attention(doc):
     if rnd is not None and (type(rnd) is not int or not 0 <= rnd <= 15):
         raise invalid("/round", "round is an integer 0..15")
 
-    # The five steps, each kept.
-    scores = q @ k.T                                     # (n_q, n_k)
-    scaled = scores * scale                              # (n_q, n_k)
-    masked = scaled + bias if bias is not None else scaled.copy()
-    for step, m in (("scores", scores), ("scaled", scaled), ("masked", masked)):
-        if not np.isfinite(m).all():
-            i, j = np.argwhere(~np.isfinite(m))[0].tolist()
-            raise Problem(422, "numeric-overflow", "Numeric overflow",
-                          f"{step} overflowed at [{i}, {j}]", "/q")
-    if allow is not None:
-        masked[~allow] = -np.inf
-    fully = ~allow.any(axis=1) if allow is not None else np.zeros(n_q, dtype=bool)
-    row_max = masked.max(axis=1, keepdims=True)
-    row_max[fully] = 0.0                                 # a row of -inf would give NaN
-    e = np.exp(masked - row_max)                         # only for numerical stability
-    sums = e.sum(axis=1, keepdims=True)
-    sums[fully] = 1.0
-    weights = e / sums                                   # (n_q, n_k); fully masked rows 0
-    output = weights @ v                                 # (n_q, d_v)
-    if not np.isfinite(output).all():
-        i, j = np.argwhere(~np.isfinite(output))[0].tolist()
-        raise Problem(422, "numeric-overflow", "Numeric overflow",
-                      f"output overflowed at [{i}, {j}]", "/v")
+    scores, scaled, masked, weights, output, fully = forward(q, k, v, scale, bias, allow)
 
     def num(x):
         return round(x, rnd) if rnd is not None else x
@@ -270,6 +289,156 @@ async def post_attention(request: Request):
         return UJSONResponse(attention(doc))
     except Problem as p:
         return p.response()
+
+
+# ---- POST /v2/models/attention/infer: the V2 protocol's binary tensors ----
+
+V2_OUTPUTS = ("SCORES", "SCALED", "MASKED", "WEIGHTS", "OUTPUT")
+V2_FLOATS = {"FP64": "<f8", "FP32": "<f4", "INT32": "<i4", "INT64": "<i8"}
+V2_MASKS = {"BOOL": "u1", "UINT8": "u1", "INT8": "i1", "INT32": "<i4", "INT64": "<i8"}
+
+
+class V2Error(Exception):
+    """A 400 as V2 clients read it: {"error": message}."""
+
+    def response(self):
+        return UJSONResponse({"error": str(self)}, status_code=400)
+
+
+def v2_inputs(header, body):
+    """{name: (array as sent, datatype)}: binary inputs read in order after the header
+    (np.frombuffer on a view of the body: no copy), JSON ones from "data"."""
+    inputs, at = {}, 0
+    view = memoryview(body)
+    for i, t in enumerate(header.get("inputs") or []):
+        if not isinstance(t, dict) or not isinstance(t.get("shape"), list):
+            raise V2Error(f"inputs[{i}] needs a name, a shape and a datatype")
+        name, shape, datatype = t.get("name"), t["shape"], t.get("datatype")
+        dtype = (V2_MASKS if name == "MASK" else V2_FLOATS).get(datatype)
+        if dtype is None:
+            raise V2Error(f"{name}: datatype {datatype} is not taken")
+        size = (t.get("parameters") or {}).get("binary_data_size")
+        try:
+            if size is not None:
+                if type(size) is not int or size < 0 or at + size > len(view):
+                    raise V2Error(f"{name}: binary_data_size {size} is past the body")
+                a = np.frombuffer(view[at:at + size], dtype=dtype)
+                at += size
+            else:
+                a = np.array(t.get("data"), dtype=dtype).ravel()
+            inputs[name] = (a.reshape(shape), datatype)
+        except (TypeError, ValueError) as e:
+            raise V2Error(f"{name}: its data does not fill the shape {shape}: {e}") from None
+    if at != len(view):
+        raise V2Error(f"{len(view) - at} bytes after the last binary input")
+    return inputs
+
+
+def v2_problem(inputs, parameters):
+    """(q, k, v, scale, bias, allow, vector q, FP32 in) in float64, checked as /v1 checks."""
+    unknown = set(inputs) - {"Q", "K", "V", "MASK", "BIAS"}
+    if unknown:
+        raise V2Error(f"unknown input {sorted(unknown)[0]}; the inputs are Q, K, V, MASK, BIAS")
+    for name in ("Q", "K", "V"):
+        if name not in inputs:
+            raise V2Error(f"input {name} is required")
+    q, q_type = inputs["Q"]
+    k, v = inputs["K"][0], inputs["V"][0]
+    q_vec = q.ndim == 1
+    q = q.reshape(1, -1) if q_vec else q
+    if q.ndim != 2 or k.ndim != 2 or v.ndim != 2 or 0 in q.shape + k.shape + v.shape:
+        raise V2Error("Q, K and V are non-empty matrices (no batch here)")
+    q, k, v = (x.astype(np.float64, copy=False) for x in (q, k, v))
+    (n_q, d_k), n_k = q.shape, k.shape[0]
+    if k.shape[1] != d_k or v.shape[0] != n_k:
+        raise V2Error(f"shapes do not fit: Q {list(q.shape)}, K {list(k.shape)}, V {list(v.shape)}")
+    semantics = parameters.get("mask_semantics", "keep")
+    if semantics not in ("keep", "block"):
+        raise V2Error('mask_semantics is "keep" or "block"')
+    allow = None
+    if "MASK" in inputs:
+        m = inputs["MASK"][0]
+        if not np.isin(m, (0, 1)).all():
+            raise V2Error("MASK holds 0 and 1")
+        m = m.astype(bool)
+        if m.shape == (n_k,):
+            m = np.broadcast_to(m, (n_q, n_k))
+        elif m.shape != (n_q, n_k):
+            raise V2Error(f"MASK must be ({n_q}, {n_k}) or ({n_k})")
+        allow = ~m if semantics == "block" else m
+    if parameters.get("causal") is True:
+        if allow is not None:
+            raise V2Error("causal combines with no MASK")
+        allow = np.arange(n_k)[None, :] <= np.arange(n_q)[:, None] + (n_k - n_q)
+    bias = None
+    if "BIAS" in inputs:
+        bias = inputs["BIAS"][0].astype(np.float64, copy=False).reshape(-1, n_k)
+        if bias.shape != (n_q, n_k):
+            raise V2Error(f"BIAS must be ({n_q}, {n_k})")
+    scale = parameters.get("scale", 1.0 / math.sqrt(d_k))
+    if type(scale) not in (int, float) or not (scale > 0 and math.isfinite(scale)):
+        raise V2Error("scale is a number > 0")
+    return q, k, v, scale, bias, allow, q_vec, q_type == "FP32"
+
+
+def v2_attention(header, body):
+    """The answer as (JSON header, [binary pieces]), the pieces in the header's order."""
+    if not isinstance(header, dict):
+        raise V2Error("the inference header is a JSON object")
+    parameters = header.get("parameters") or {}
+    q, k, v, scale, bias, allow, q_vec, fp32 = v2_problem(v2_inputs(header, body), parameters)
+    try:
+        scores, scaled, masked, weights, output, _ = forward(q, k, v, scale, bias, allow)
+    except Problem as p:
+        raise V2Error(p.detail) from None
+    steps = dict(zip(V2_OUTPUTS, (scores, scaled, masked, weights, output)))
+    asked = header.get("outputs") or [{"name": "WEIGHTS"}, {"name": "OUTPUT"}]
+    all_binary = parameters.get("binary_data_output") is True
+    datatype, dtype = ("FP32", "<f4") if fp32 else ("FP64", "<f8")
+    outputs, pieces = [], []
+    for o in asked:
+        name = o.get("name") if isinstance(o, dict) else None
+        if name not in steps:
+            raise V2Error(f"unknown output {name}; the outputs are " + ", ".join(V2_OUTPUTS))
+        a = steps[name][0] if q_vec else steps[name]
+        entry = {"name": name, "datatype": datatype, "shape": list(a.shape)}
+        if (o.get("parameters") or {}).get("binary_data", all_binary):
+            raw = a.astype(dtype, copy=False).tobytes()
+            entry["parameters"] = {"binary_data_size": len(raw)}
+            pieces.append(raw)
+        else:
+            entry["data"] = np.where(np.isneginf(a), None, a).ravel().tolist() \
+                if name == "MASKED" and allow is not None else a.ravel().tolist()
+        outputs.append(entry)
+    answer = {"model_name": "attention", "model_version": "1"}
+    if "id" in header:
+        answer["id"] = header["id"]
+    answer["outputs"] = outputs
+    return answer, pieces
+
+
+@app.post("/v2/models/attention/infer")
+async def post_v2_attention(request: Request):
+    # As tritonclient.http sends it: the JSON header's length in
+    # Inference-Header-Content-Length, the tensors' bytes after it, any Content-Type.
+    body = await request.body()
+    length = request.headers.get("inference-header-content-length")
+    try:
+        n = len(body) if length is None else int(length)
+        if not 0 < n <= len(body):
+            raise V2Error(f"Inference-Header-Content-Length {length} is not within the body")
+        try:
+            header = ujson.loads(body[:n])
+        except ValueError as e:
+            raise V2Error(f"the inference header is not JSON: {e}") from None
+        answer, pieces = v2_attention(header, memoryview(body)[n:])
+    except V2Error as e:
+        return e.response()
+    if not pieces:
+        return UJSONResponse(answer)
+    head = ujson.dumps(answer, ensure_ascii=False).encode()
+    return Response(b"".join([head, *pieces]), media_type="application/octet-stream",
+                    headers={"Inference-Header-Content-Length": str(len(head))})
 
 
 @app.get("/healthz")

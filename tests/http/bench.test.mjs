@@ -2,16 +2,20 @@
 //
 // The bench's medium payload (bench/gen_payloads.py: n = 64, d = 64, every step) is
 // sent to attnd, and its weights and output are compared with a naive reference
-// computed here in plain loops. The bench itself is never run by the tests.
+// computed here in plain loops; the V2 binary payloads are checked byte by byte and
+// answered; the Python V2 service is compared with attnd. The bench itself is never
+// run by the tests.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
+import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
+import { assertContract } from './contract.mjs';
 import { request, startServer } from './lib.mjs';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -146,4 +150,158 @@ test('the bench report: the bound under each floor target', () => {
   assert.ok(bounds[1].includes(`at most ${ms(mediumBudget)} ms of CPU a request`), bounds[1]);
   assert.ok(bounds[1].includes('take 1.03 ms'), bounds[1]); // 0.130 + 0.9
   assert.equal(bounds[1].includes('out of reach'), 1.03 > mediumBudget, bounds[1]);
+});
+
+// ---- the binary path (V2): the payloads, the report's target lines, the Python V2 service ----
+
+/** POSTs raw bytes; resolves {status, headers, raw} once the answer passes the contract check. */
+function postRaw(port, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, agent: false,
+      headers: { ...headers, 'Content-Length': body.length } }, (res) => {
+      const parts = [];
+      res.on('data', (d) => parts.push(d));
+      res.on('end', () => {
+        const raw = Buffer.concat(parts);
+        const binary = /octet-stream/.test(res.headers['content-type'] ?? '');
+        const out = { status: res.statusCode, headers: res.headers, body: raw.toString(binary ? 'latin1' : 'utf8') };
+        try {
+          assertContract({ method: 'POST', path }, out);
+        } catch (e) {
+          reject(e);
+          return;
+        }
+        resolve({ status: res.statusCode, headers: res.headers, raw });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** A V2 binary body or answer split as tritonclient.http splits it: {header, pieces (Buffers, by name)}. */
+function splitV2(raw, headerLength, list) {
+  const header = JSON.parse(raw.subarray(0, headerLength).toString('utf8'));
+  const pieces = {};
+  let at = headerLength;
+  for (const t of header[list]) {
+    const size = t.parameters.binary_data_size;
+    pieces[t.name] = raw.subarray(at, at + size);
+    at += size;
+  }
+  assert.equal(at, raw.length, 'the binary pieces fill the body exactly');
+  return { header, pieces };
+}
+
+const doubles = (buf) => Array.from({ length: buf.length / 8 }, (_, i) => buf.readDoubleLE(8 * i));
+const STEPS = ['SCORES', 'SCALED', 'MASKED', 'WEIGHTS', 'OUTPUT'];
+const V2_PATH = '/v2/models/attention/infer';
+
+// What the bench posts to /v2 (bench/gen_payloads.py NAME.v2.bin): tritonclient.http's
+// bytes (compact header, Inference-Header-Content-Length, no Content-Type), Q, K, V as
+// binary FP64 holding the JSON payload's own numbers, every step asked as binary. attnd
+// answers each 200 with the five steps in order, FP64, (n, n) four times and (n, d),
+// 8 bytes a cell. xl's answer (every step of n = 2048) is past the default
+// --max-request-bytes, so the server here runs with the bench's 1 GiB.
+test('the bench V2 payloads: tritonclient bytes of the JSON numbers, every step answered in binary', async () => {
+  execFileSync('/usr/bin/python3', [path.join(root, 'bench', 'gen_payloads.py'), dir], { stdio: 'ignore' });
+  const s = await startServer(['--log', 'off', '--max-request-bytes', '1073741824']);
+  try {
+    const dims = { tiny: [2, 4, 2], medium: [64, 64, 64], large: [512, 64, 64], xl: [2048, 64, 64] };
+    for (const [name, [n, d, dv]] of Object.entries(dims)) {
+      const body = readFileSync(path.join(dir, `${name}.v2.bin`));
+      const hlen = Number(readFileSync(path.join(dir, `${name}.v2.hlen`), 'utf8'));
+      const head = body.subarray(0, hlen).toString('utf8');
+      assert.equal(head, JSON.stringify(JSON.parse(head)), `${name}: the header is compact JSON`);
+      const { header, pieces } = splitV2(body, hlen, 'inputs');
+      assert.deepEqual(header.inputs.map((i) => [i.name, i.datatype, i.shape]),
+        [['Q', 'FP64', [n, d]], ['K', 'FP64', [n, d]], ['V', 'FP64', [n, dv]]], name);
+      assert.deepEqual(header.outputs, STEPS.map((o) => ({ name: o, parameters: { binary_data: true } })), name);
+      const json = JSON.parse(readFileSync(path.join(dir, `${name}.json`), 'utf8'));
+      for (const [t, m] of [['Q', json.q], ['K', json.k], ['V', json.v]])
+        assert.deepEqual(doubles(pieces[t]), m.flat(), `${name}: ${t} holds the JSON payload's numbers`);
+
+      const r = await postRaw(s.port, V2_PATH, { 'Inference-Header-Content-Length': String(hlen) }, body);
+      assert.equal(r.status, 200, `${name}: ${r.raw.subarray(0, 300)}`);
+      assert.equal(r.headers['content-type'], 'application/octet-stream');
+      const answer = splitV2(r.raw, Number(r.headers['inference-header-content-length']), 'outputs');
+      assert.deepEqual(answer.header.outputs.map((o) => [o.name, o.datatype, o.shape, o.parameters.binary_data_size]),
+        [...STEPS.slice(0, 4).map((o) => [o, 'FP64', [n, n], 8 * n * n]), ['OUTPUT', 'FP64', [n, dv], 8 * n * dv]], name);
+      if (name === 'medium') {
+        const want = reference(json.q, json.k, json.v, 1 / 8);
+        const w = doubles(answer.pieces.WEIGHTS);
+        assert.ok(w.every((x, i) => Math.abs(x - want.weights.flat()[i]) <= 1e-12), 'medium: weights');
+      }
+    }
+  } finally {
+    await s.stop();
+  }
+});
+
+/** Whether Debian's FastAPI stack is here (tools/deps.sh bench installs it). */
+function haveFastApi() {
+  try {
+    execFileSync('/usr/bin/python3', ['-c', 'import fastapi, uvicorn, numpy, ujson'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// What the bench times as Python's V2 service (bench/pyservice.py's V2 route) answers
+// the medium V2 payload as attnd does: the same outputs, datatypes, shapes and sizes in
+// the same order, and the same numbers (weights to 1e-9, as the bench checks before timing).
+test('the bench Python V2 service agrees with attnd on the medium payload', { skip: !haveFastApi() && 'FastAPI is not installed' }, async () => {
+  execFileSync('/usr/bin/python3', [path.join(root, 'bench', 'gen_payloads.py'), dir, 'medium'], { stdio: 'ignore' });
+  const body = readFileSync(path.join(dir, 'medium.v2.bin'));
+  const headers = { 'Inference-Header-Content-Length': readFileSync(path.join(dir, 'medium.v2.hlen'), 'utf8').trim() };
+  const py = spawn('/usr/bin/python3', [path.join(root, 'bench', 'pyservice.py'), '--port', '0', '--workers', '1'], {
+    env: { ...process.env, OPENBLAS_NUM_THREADS: '1', PYTHONDONTWRITEBYTECODE: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    const port = await new Promise((resolve, reject) => {
+      let text = '';
+      const timer = setTimeout(() => reject(new Error(`pyservice did not start: ${text}`)), 20000);
+      py.stdout.on('data', (d) => {
+        text += d;
+        const m = /listening on port (\d+)/.exec(text);
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      });
+      py.on('exit', (code) => reject(new Error(`pyservice exited with ${code}`)));
+    });
+    let got;
+    for (let i = 0; i < 100 && got === undefined; i++) {
+      got = await new Promise((resolve) => {
+        const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: V2_PATH, agent: false,
+          headers: { ...headers, 'Content-Length': body.length } }, (res) => {
+          const parts = [];
+          res.on('data', (d) => parts.push(d));
+          res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, raw: Buffer.concat(parts) }));
+        });
+        req.on('error', () => setTimeout(resolve, 100)); // the worker is still starting
+        req.end(body);
+      });
+    }
+    assert.ok(got, 'the Python service answered');
+    assert.equal(got.status, 200, got.raw.subarray(0, 300).toString());
+    assert.equal(got.headers['content-type'], 'application/octet-stream');
+    const want = await postRaw(server.port, V2_PATH, headers, body);
+    const a = splitV2(want.raw, Number(want.headers['inference-header-content-length']), 'outputs');
+    const b = splitV2(got.raw, Number(got.headers['inference-header-content-length']), 'outputs');
+    assert.deepEqual(b.header.outputs, a.header.outputs, 'the same layout');
+    for (const name of STEPS) {
+      const x = doubles(a.pieces[name]);
+      const y = doubles(b.pieces[name]);
+      const worst = x.reduce((m, xi, i) => Math.max(m, Math.abs(xi - y[i])), 0);
+      assert.ok(worst <= 1e-9, `${name}: ${worst}`);
+    }
+  } finally {
+    py.kill('SIGTERM');
+    await new Promise((resolve) => (py.exitCode !== null ? resolve() : py.on('exit', resolve)));
+  }
 });
