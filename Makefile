@@ -10,7 +10,7 @@
 #   make tsan        the HTTP suite against a ThreadSanitizer build
 #   make load        wrk at 64 connections for 20 s, then SIGTERM under load
 #   make abuse       floods, slow headers and bodies, large answers and the lane (about a minute)
-#   make bench       core, JSON and HTTP benchmarks against the floors and a Python service
+#   make bench       core, JSON and HTTP (JSON and V2 binary) benchmarks against the floors and a Python service
 #   make container   the Docker image built with podman, run, probed and stopped (CI; needs root)
 #
 # Variables: BUILD_DIR (build), SANITIZER (e.g. address,undefined), PORT (8080), ARGS,
@@ -165,7 +165,7 @@ load: deps-test all
 abuse: all node_modules/.package-lock.json
 	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=120000 tests/abuse/
 
-# Benchmarks (bench/): core and JSON in process, then wrk vs the floors and the Python service; one table.
+# Benchmarks (bench/): core and JSON in process, then wrk vs the floors and the Python service, JSON and V2 binary; one report.
 bench: deps-bench
 	$(MAKE) all $(BUILD_DIR)/bench/floor $(BUILD_DIR)/bench/core_bench
 	BENCH_SECONDS=$(BENCH_SECONDS) bench/run.sh $(BUILD_DIR)

@@ -4,6 +4,11 @@
  *   floor fixed  PORT          answers every request with a fixed 16-byte JSON reply
  *   floor replay PORT FILE     answers every request with FILE's bytes (attnd's real
  *                              response to the payload being measured)
+ *   floor replay-v2 PORT FILE HLEN
+ *                              the same for a V2 binary answer: FILE's bytes as
+ *                              application/octet-stream with
+ *                              Inference-Header-Content-Length: HLEN, the headers
+ *                              attnd sends with it
  *
  * PORT 0 picks a free port. Either way it prints "floor listening on port N" and
  * serves until SIGTERM or SIGINT.
@@ -93,8 +98,21 @@ static char *floor_read_file(const char *path, size_t *len)
 
 static int floor_usage(void)
 {
-    fprintf(stderr, "usage: floor fixed PORT | floor replay PORT FILE\n");
+    fprintf(stderr, "usage: floor fixed PORT | floor replay PORT FILE | floor replay-v2 PORT FILE HLEN\n");
     return 2;
+}
+
+/* A V2 binary answer's header length, as it goes on the wire; NULL if s is not one. */
+static const char *floor_header_length(const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0' || end == s || s[0] == '-' || n == 0) {
+        fprintf(stderr, "floor: HLEN must be a byte count, not %s\n", s);
+        return NULL;
+    }
+    return s;
 }
 
 int main(int argc, char **argv)
@@ -110,10 +128,19 @@ int main(int argc, char **argv)
     }
 
     char *body = NULL; /* replay only; outlives the daemon */
+    const char *type = "application/json";
+    const char *header_length = NULL; /* replay-v2 only */
     if (strcmp(argv[1], "fixed") == 0 && argc == 3) {
         g_reply = MHD_create_response_from_buffer(sizeof FIXED_REPLY - 1, (void *)FIXED_REPLY,
                                                   MHD_RESPMEM_PERSISTENT);
-    } else if (strcmp(argv[1], "replay") == 0 && argc == 4) {
+    } else if ((strcmp(argv[1], "replay") == 0 && argc == 4) ||
+               (strcmp(argv[1], "replay-v2") == 0 && argc == 5)) {
+        if (argc == 5) {
+            header_length = floor_header_length(argv[4]);
+            if (header_length == NULL)
+                return 2;
+            type = "application/octet-stream";
+        }
         size_t len = 0;
         body = floor_read_file(argv[3], &len);
         if (body == NULL)
@@ -123,7 +150,9 @@ int main(int argc, char **argv)
         return floor_usage();
     }
     if (g_reply == NULL ||
-        MHD_add_response_header(g_reply, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") != MHD_YES) {
+        MHD_add_response_header(g_reply, MHD_HTTP_HEADER_CONTENT_TYPE, type) != MHD_YES ||
+        (header_length != NULL &&
+         MHD_add_response_header(g_reply, "Inference-Header-Content-Length", header_length) != MHD_YES)) {
         fprintf(stderr, "floor: cannot build the response\n");
         return 1;
     }

@@ -1,9 +1,12 @@
--- bench/post.lua — wrk sends one JSON body as a POST, again and again, and reports in one line.
+-- bench/post.lua — wrk sends one body as a POST, again and again, and reports in one line.
 --
 --   BENCH_BODY=build/bench/medium.json wrk -s bench/post.lua --latency -c 8 -d 5s URL
+--   BENCH_BODY=build/bench/medium.v2.bin BENCH_HEADER_LENGTH=546 wrk -s bench/post.lua ... URL
 --
--- BENCH_BODY is the file whose bytes every request carries (Content-Type:
--- application/json). Besides wrk's own report, done() prints one line that
+-- BENCH_BODY is the file whose bytes every request carries (read as bytes: a V2 binary
+-- body is sent as it is). Without BENCH_HEADER_LENGTH it goes as Content-Type:
+-- application/json; with it, as tritonclient.http sends a binary request: with
+-- Inference-Header-Content-Length: BENCH_HEADER_LENGTH and no Content-Type. Besides wrk's own report, done() prints one line that
 -- bench/run.sh reads:
 --
 --   BENCH requests=N seconds=S rps=R p50_ms=A p99_ms=B errors=E non2xx=X bytes=Y
@@ -22,7 +25,12 @@ f:close()
 
 wrk.method = "POST"
 wrk.body = body
-wrk.headers["Content-Type"] = "application/json"
+local header_length = os.getenv("BENCH_HEADER_LENGTH")
+if header_length ~= nil and header_length ~= "" then
+  wrk.headers["Inference-Header-Content-Length"] = header_length
+else
+  wrk.headers["Content-Type"] = "application/json"
+end
 
 function done(summary, latency, requests)
   local e = summary.errors

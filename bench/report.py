@@ -6,6 +6,12 @@
         matrix and summary field. Exits 1 when the shapes differ or weights differ by
         more than 1e-9, so nothing is timed between services that disagree.
 
+    report.py compare-v2 ATTND.bin PYTHON.bin
+        The same for two V2 binary answers (each with its header's length, from
+        Inference-Header-Content-Length, in FILE.hlen): every output's shape and
+        datatype, and its largest |attnd − python| (−∞ where both block); exits 1 when
+        they differ, or weights by more than 1e-9.
+
     report.py pyjson DIR NAME...
         For reference beside attnd's JSON figures: ujson.loads of DIR/NAME.json (the
         request) and ujson.dumps of attnd's response to it (DIR/NAME.response.json,
@@ -17,11 +23,14 @@
         measured, or a pass against a Python run that left one of its cores idle); under
         each target against a floor, the bound that target sets on attnd's CPU a request.
         HTTP.tsv: payload conns target requests seconds rps p50_ms p99_ms errors
-        [cpu_ms] (target: attnd, fixed, replay, python), one line a run; a server run
+        [cpu_ms] (target: attnd, fixed, replay, python for JSON; v2, replay_v2,
+        python_v2 for V2 binary), one line a run; a server run
         several times at the same payload and connections (rounds, in turn with the
         others) is reported by its medians, and each ratio against a floor is the median
         of the rounds' ratios, each round's pair measured seconds apart. META: key=value
-        lines from bench/run.sh.
+        lines from bench/run.sh. The binary path has its own table and targets (attnd V2
+        against its binary replay floor, attnd's own JSON and the Python V2 service), and
+        the JSON path's floor targets are restated as the CPU a request they leave.
 
 Standard library only (and numpy for compare), run with /usr/bin/python3. Not here:
 running anything; the targets are printed, never asserted.
@@ -34,6 +43,9 @@ import sys
 PAYLOADS = ("tiny", "medium", "large", "xl")
 TOLERANCE = 1e-9
 PYTHON_WORKERS = 2  # bench/run.sh starts bench/pyservice.py with --workers 2
+TARGET_CONNS = (("tiny", 64), ("medium", 8), ("large", 1), ("xl", 1))  # each payload's target
+NAMES = {"attnd": "attnd", "v2": "attnd V2", "replay_v2": "the binary replay floor",
+         "python_v2": "the Python V2 service"}
 
 
 def compare(path_a, path_b):
@@ -76,6 +88,51 @@ def compare(path_a, path_b):
     print("  max |attnd - python|: " + ", ".join(parts))
     print(f"  agreement: {'OK' if ok else 'FAILED'} (weights within {TOLERANCE:g}: "
           f"{'yes' if worst.get('weights', 1) <= TOLERANCE else 'no'})")
+    return 0 if ok else 1
+
+
+def read_v2_answer(path):
+    """{name: (datatype, float64 array)} of a V2 binary answer and its FILE.hlen."""
+    import numpy as np
+
+    with open(path + ".hlen") as f:
+        n = int(f.read())
+    with open(path, "rb") as f:
+        raw = f.read()
+    header, at, out = json.loads(raw[:n]), n, {}
+    for o in header["outputs"]:
+        dtype = {"FP64": "<f8", "FP32": "<f4"}[o["datatype"]]
+        size = o["parameters"]["binary_data_size"]
+        a = np.frombuffer(raw[at:at + size], dtype=dtype).reshape(o["shape"])
+        out[o["name"]] = (o["datatype"], a.astype(np.float64))
+        at += size
+    if at != len(raw):
+        raise ValueError(f"{path}: {len(raw) - at} bytes after the last output")
+    return out
+
+
+def compare_v2(path_a, path_b):
+    import numpy as np
+
+    a, b = read_v2_answer(path_a), read_v2_answer(path_b)
+    ok, parts, worst = list(a) == list(b), [], {}
+    if not ok:
+        parts.append(f"outputs {list(a)} vs {list(b)}")
+    for name in [n for n in a if n in b]:
+        (ta, xa), (tb, xb) = a[name], b[name]
+        if ta != tb or xa.shape != xb.shape:
+            parts.append(f"{name}: {ta} {list(xa.shape)} vs {tb} {list(xb.shape)}")
+            ok = False
+            continue
+        same_inf = np.isinf(xa) & (xa == xb)  # a blocked cell on both sides
+        d = np.where(same_inf, 0.0, np.abs(xa - xb))
+        worst[name] = float(np.max(np.where(np.isnan(d), np.inf, d))) if d.size else 0.0
+        parts.append(f"{name} {worst[name]:.1e}")
+    if worst.get("WEIGHTS", np.inf) > TOLERANCE:
+        ok = False
+    print("  max |attnd - python|: " + ", ".join(parts))
+    print(f"  agreement: {'OK' if ok else 'FAILED'} (WEIGHTS within {TOLERANCE:g}: "
+          f"{'yes' if worst.get('WEIGHTS', 1) <= TOLERANCE else 'no'})")
     return 0 if ok else 1
 
 
@@ -165,6 +222,63 @@ def summary_of(rs):
                 p50=med("p50"), p99=med("p99"), err=sum(r["err"] for r in rs),
                 cpu=None if None in cpus else sum(cpus), n=len(rs),
                 secs_total=sum(r["secs"] for r in rs))
+
+
+def v2_tables(runs, paired, get, cpu_per_req, conns_all, meta):
+    """The binary path's rows: attnd V2 against its binary replay floor, attnd's own JSON
+    and the Python V2 service, then their CPU a request."""
+    if not any(t == "v2" for (_, _, t) in runs):
+        return
+    print()
+    print("HTTP, V2 binary: wrk, POST /v2/models/attention/infer with the payload's Q, K, V as "
+          "binary FP64 (tritonclient.http's bytes), every step asked as binary FP64 (xl's "
+          "too); runs and rounds as above")
+    print("  replay_v2 = libmicrohttpd answering attnd's real binary answer with its headers; "
+          "python_v2 = the Python service's V2 route (np.frombuffer in, tobytes out)")
+    head = (f"  {'payload':<7} {'response':>9} {'conn':>4} {'s':>3} {'r':>1} | {'V2 req/s':>10} "
+            f"{'n':>6} {'p50':>7} {'p99':>7} {'err':>3} | {'replay_v2':>9} | {'py_v2 req/s':>11} "
+            f"{'n':>5} {'s':>3} {'p50':>7} {'p99':>7} {'err':>3} | {'of floor':>8} {'x py_v2':>7} "
+            f"{'x JSON':>6}")
+    print(head)
+    print("  " + "-" * (len(head) - 2))
+    for p in PAYLOADS:
+        for c in conns_all:
+            a = runs.get((p, c, "v2"))
+            if a is None:
+                continue
+            py = runs.get((p, c, "python_v2"))
+            share, _ = paired(p, c, "v2", "replay_v2", "rps")
+            x_json, _ = paired(p, c, "v2", "attnd", "rps")
+            x_py = f"{a['rps'] / py['rps']:.1f}x" if py and py["rps"] > 0 else "-"
+            resp = int(meta.get("resp_v2_" + p, "0"))
+            print(f"  {p:<7} {human_bytes(resp):>9} {c:>4} {a['secs']:>3.0f} {a['n']:>1} | "
+                  f"{fmt_rps(a['rps']):>10} {a['req']:>6} {fmt_ms(a['p50']):>7} "
+                  f"{fmt_ms(a['p99']):>7} {a['err']:>3} | {fmt_rps(get(p, c, 'replay_v2')):>9} | "
+                  f"{fmt_rps(py and py['rps']):>11} {(py['req'] if py else '-'):>5} "
+                  f"{(format(py['secs'], '.0f') if py else '-'):>3} "
+                  f"{fmt_ms(py and py['p50']):>7} {fmt_ms(py and py['p99']):>7} "
+                  f"{(py['err'] if py else '-'):>3} | "
+                  f"{(f'{100 * share:.0f}%' if share is not None else '-'):>8} "
+                  f"{x_py:>7} "
+                  f"{(f'{x_json:.1f}x' if x_json is not None else '-'):>6}")
+    print("  (of floor: V2 req/s as a share of replay_v2's; x py_v2: over the Python V2 "
+          "service's; x JSON: over attnd's own JSON req/s at the same connections, both "
+          "medians of the rounds' ratios)")
+    print()
+    print("server CPU per request, V2 binary (as above, in ms)")
+    print(f"  {'payload':<7} {'conn':>4} | {'V2':>8} {'replay_v2':>9} {'python_v2':>9} "
+          f"{'JSON':>8} | {'py_v2/V2':>8} {'JSON/V2':>8} {'V2-replay_v2':>12}")
+    for p in PAYLOADS:
+        for c in conns_all:
+            v2, rv, pv, js = (cpu_per_req(p, c, t) for t in ("v2", "replay_v2", "python_v2", "attnd"))
+            if v2 is None:
+                continue
+            print(f"  {p:<7} {c:>4} | {fmt_ms(v2):>8} {fmt_ms(rv):>9} {fmt_ms(pv):>9} "
+                  f"{fmt_ms(js):>8} | {(f'{pv / v2:.1f}x' if pv is not None and v2 > 0 else '-'):>8} "
+                  f"{(f'{js / v2:.1f}x' if js is not None and v2 > 0 else '-'):>8} "
+                  f"{(fmt_ms(v2 - rv) if rv is not None else '-'):>12}")
+    print("  (V2-replay_v2: what attnd spends on a binary request above sending its answer; "
+          "JSON: attnd's CPU a request on the same payload as JSON)")
 
 
 def table(tsv_path, meta_path):
@@ -283,6 +397,8 @@ def table(tsv_path, meta_path):
     print("  (read = parse (api/json/read.c) + validation + copy; forward = trace allocation + attn_forward; "
           "write = the JSON writer)")
 
+    v2_tables(runs, paired, get, cpu_per_req, conns_all, meta)
+
     print()
     print("targets (reported, not asserted):")
 
@@ -295,8 +411,8 @@ def table(tsv_path, meta_path):
         return " (rounds: " + ", ".join(f"{100 * v:.0f}%" if as_share else f"{v:.1f}x"
                                         for v in values) + ")"
 
-    def ratio_target(p, c, other, want, label, as_share):
-        a, o = get(p, c, "attnd"), get(p, c, other)
+    def ratio_target(p, c, other, want, label, as_share, t="attnd"):
+        a, o = get(p, c, t), get(p, c, other)
         if a is None or o is None:
             line(None, f"{p} @{c}: {label} (not measured)")
             return
@@ -304,14 +420,14 @@ def table(tsv_path, meta_path):
             line(None if a == 0 else True,
                  f"{p} @{c}: {label}: {other} completed no request in the run")
             return
-        r, each = paired(p, c, "attnd", other, "rps")
+        r, each = paired(p, c, t, other, "rps")
         got = f"{100 * r:.0f}%" if as_share else f"{r:.1f}x"
-        text = f"{p} @{c}: attnd {fmt_rps(a)} req/s is {got} {label}{each_of(each, as_share)}"
+        text = f"{p} @{c}: {NAMES[t]} {fmt_rps(a)} req/s is {got} {label}{each_of(each, as_share)}"
         # A Python run that kept one core idle (its workers' sockets got the connections
         # unevenly: rare since each has its own, see bench/pyservice.py) makes attnd's
         # ratio look better than it is, so such a pass is not counted (a miss stands)
-        py = runs.get((p, c, "python"))
-        if other == "python" and r >= want and py is not None and py["cpu"] is not None:
+        py = runs.get((p, c, other))
+        if other in ("python", "python_v2") and r >= want and py is not None and py["cpu"] is not None:
             could = min(c, PYTHON_WORKERS, os.cpu_count() or 1)
             used = py["cpu"] / (1000 * py["secs_total"]) if py["secs_total"] > 0 else 0
             if used < 0.75 * could:
@@ -375,12 +491,84 @@ def table(tsv_path, meta_path):
              f" = {bound / 1e6:.0f} MB; idle RSS before it {int(meta.get('rss_idle', '0')) / 1e6:.0f} MB")
     else:
         line(None, "memory: not measured")
+
+    cores = os.cpu_count() or 1
+    print("  JSON, CPU a request (the floor targets above as the bound they set, and against "
+          "the Python service):")
+
+    def cpu_bound_target(p, c, floor, want):
+        """The floor target restated as its bound: attnd's CPU a request against what want
+        of the floor's req/s leaves a request on these cores with a client that cost nothing."""
+        f, a = get(p, c, floor), cpu_per_req(p, c, "attnd")
+        if not f or a is None:
+            line(None, f"{p} @{c}: attnd's CPU a request against {100 * want:.0f}% of {floor} "
+                       "(not measured)")
+            return
+        budget = 1000 * cores / (want * f)
+        line(a <= budget, f"{p} @{c}: attnd's CPU a request {fmt_ms(a)} ms against the "
+             f"{fmt_ms(budget)} ms that {100 * want:.0f}% of {floor} ({fmt_rps(want * f)} req/s) "
+             f"leaves on {cores} cores (want within)")
+
+    def cpu_vs_python(p, c, t, py, want, label):
+        a, b = cpu_per_req(p, c, t), cpu_per_req(p, c, py)
+        if a is None or b is None or a == 0:
+            line(None, f"{p} @{c}: {label}'s CPU a request over {NAMES[t]}'s (not measured)")
+            return
+        x_rps = (f"{get(p, c, t) / get(p, c, py):.1f}x" if get(p, c, py) else "-")
+        line(b / a >= want, f"{p} @{c}: {label} spends {b / a:.1f}x {NAMES[t]}'s CPU a request "
+             f"({fmt_ms(b)} ms against {fmt_ms(a)}; want >= {want:g}x); in req/s {x_rps}")
+
+    cpu_bound_target("tiny", 64, "fixed", 0.8)
+    cpu_bound_target("medium", 8, "replay", 0.6)
+    for p, c in TARGET_CONNS:
+        cpu_vs_python(p, c, "attnd", "python", 10, "the Python service")
+
+    if not any(t == "v2" for (_, _, t) in runs):
+        return 0
+    print("  V2 binary (every step asked as binary FP64):")
+
+    def v2_bound(p, c, want):
+        """What want of the binary floor leaves attnd V2 a request, with a client that cost
+        nothing, beside what attnd V2 spent a request in this run and the floor's own."""
+        f, fc, a = get(p, c, "replay_v2"), cpu_per_req(p, c, "replay_v2"), cpu_per_req(p, c, "v2")
+        if not f or fc is None or a is None:
+            return
+        budget = 1000 * cores / (want * f)
+        verdict = ("more than that: out of reach on these cores at that cost, however fast "
+                   "the client" if a > budget else "within it, so this bound does not rule it out")
+        print(f"        bound: {100 * want:.0f}% of replay_v2 is {fmt_rps(want * f)} req/s; on "
+              f"{cores} cores with a client that cost nothing, at most {fmt_ms(budget)} ms of "
+              f"CPU a request. attnd V2 spent {fmt_ms(a)} ms a request in this run "
+              f"(replay_v2's own serving {fmt_ms(fc)} ms), {verdict}")
+
+    ratio_target("medium", 8, "replay_v2", 0.6, "of the binary replay floor (want >= 60%)",
+                 True, t="v2")
+    v2_bound("medium", 8, 0.6)
+    ratio_target("medium", 8, "python_v2", 2, "the Python V2 service (want >= 2x)", False, t="v2")
+    for p in ("large", "xl"):
+        ratio_target(p, 1, "replay_v2", 0.5, "of the binary replay floor (want >= 50%: "
+                     "within 2x)", True, t="v2")
+        v2_bound(p, 1, 0.5)
+        ratio_target(p, 1, "attnd", 3, "attnd's own JSON (want >= 3x)", False, t="v2")
+        ratio_target(p, 1, "python_v2", 3, "the Python V2 service (want >= 3x)", False, t="v2")
+    ratio_target("tiny", 64, "python_v2", 5, "the Python V2 service (want >= 5x)", False, t="v2")
+    hwm, req, resp = (int(meta.get(k, "0")) for k in ("hwm_v2_xl", "req_v2_xl", "resp_v2_xl"))
+    if hwm and resp:
+        bound = 2 * (req + resp)
+        line(hwm < bound, f"memory: attnd peak RSS (VmHWM) serving one xl V2 binary request "
+             f"{hwm / 1e6:.0f} MB, 2 x (request {req / 1e6:.1f} MB + response {resp / 1e6:.1f} MB)"
+             f" = {bound / 1e6:.0f} MB (want under); idle RSS before it "
+             f"{int(meta.get('rss_idle_v2', '0')) / 1e6:.0f} MB")
+    else:
+        line(None, "memory, V2: not measured")
     return 0
 
 
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "compare":
         return compare(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 4 and sys.argv[1] == "compare-v2":
+        return compare_v2(sys.argv[2], sys.argv[3])
     if len(sys.argv) >= 4 and sys.argv[1] == "pyjson":
         return pyjson(sys.argv[2], sys.argv[3:])
     if len(sys.argv) == 4 and sys.argv[1] == "table":

@@ -4,16 +4,21 @@
 #   bench/run.sh [BUILD_DIR]        (make bench builds BUILD_DIR/attnd and the bench binaries first)
 #
 # In order, and all printed as one report (also saved to BUILD_DIR/bench/report.txt):
-#   1. payloads: bench/gen_payloads.py writes tiny, medium, large, xl into BUILD_DIR/bench/
+#   1. payloads: bench/gen_payloads.py writes tiny, medium, large, xl into BUILD_DIR/bench/,
+#      each as JSON and as a V2 binary request (NAME.v2.bin: every step asked, binary FP64)
 #   2. core: attn_forward vs attn_reference vs bare cblas_dgemm (core_bench core)
 #   3. JSON: jansson's parse and api_handle in process (core_bench json)
-#   4. memory: a fresh attnd's peak RSS (VmHWM) after serving one xl request
+#   4. memory: a fresh attnd's peak RSS (VmHWM) after serving one xl request, and another
+#      fresh one's after one xl V2 binary request
 #   5. HTTP: wrk against attnd, the two libmicrohttpd floors (bench/floor.c: a fixed reply,
 #      and a replay of attnd's real response) and the FastAPI + numpy service
 #      (bench/pyservice.py), for each payload and connection count, interleaved so every
 #      ratio compares runs made seconds apart, each with the server's CPU time over it
-#      (per request in the report). The services' answers to the medium payload are
-#      compared first (weights to 1e-9); a disagreement stops the bench.
+#      (per request in the report); and the same for V2 binary: attnd's
+#      /v2/models/attention/infer (target v2), a replay of attnd's binary answer with its
+#      headers (replay_v2) and the Python service's V2 route (python_v2). The services'
+#      answers to the medium payload are compared first, JSON and V2 (weights to 1e-9);
+#      a disagreement stops the bench.
 #   6. the targets, PASS or MISS (bench/report.py); never asserted.
 #
 # Settings (environment): BENCH_SECONDS (5) per wrk run, or longer, up to BENCH_MAX_SECONDS
@@ -25,6 +30,9 @@
 # 64 … 2048). Between runs the bench waits until the server it just loaded has gone
 # idle (its CPU time stops moving), so a backlog never spills into the next run.
 # Every server runs with its access log off: the bench measures the work, not logging.
+# attnd runs with --max-request-bytes of 1 GiB: xl's V2 request asks for every step, and
+# attnd's estimate of what it holds at once (body, every matrix, the answer) is over the
+# default 512 MiB; the memory section measures what it really holds.
 #
 # Not here: building (the Makefile), installing (tools/deps.sh bench), asserting.
 set -euo pipefail
@@ -149,6 +157,20 @@ post() { # PORT PAYLOAD OUTFILE: the answer into OUTFILE, its time in ms into OU
   echo "$ms" > "$3.ms"
 }
 
+# POSTs a payload's V2 binary request as tritonclient.http does (the header's length in
+# Inference-Header-Content-Length, no Content-Type); the answer in OUTFILE, the
+# answer's header length in OUTFILE.hlen, its time in ms in OUTFILE.ms; fails unless 200.
+post_v2() { # PORT PAYLOAD OUTFILE
+  local code ms
+  read -r code ms < <(curl -s -o "$3" -D "$3.headers" -w '%{http_code} %{time_total}' -H 'Content-Type:' \
+    -H "Inference-Header-Content-Length: $(cat "$OUT/$2.v2.hlen")" --data-binary "@$OUT/$2.v2.bin" \
+    "http://127.0.0.1:$1/v2/models/attention/infer" | awk '{ print $1, $2 * 1000 }')
+  [ "$code" = 200 ] || { echo "bench: V2 $2 on port $1 answered $code: $(head -c 300 "$3")" >&2; return 1; }
+  tr -d '\r' < "$3.headers" | awk -F': *' 'tolower($1) == "inference-header-content-length" { print $2 }' > "$3.hlen"
+  [ -s "$3.hlen" ] || { echo "bench: V2 $2 on port $1: no Inference-Header-Content-Length" >&2; return 1; }
+  echo "$ms" > "$3.ms"
+}
+
 kib_to_bytes() { awk '{ print $2 * 1024 }'; }
 
 # ---- 0. the machine ----
@@ -166,7 +188,10 @@ echo
 # ---- 1. payloads ----
 note "writing payloads into $OUT"
 "$PY" bench/gen_payloads.py "$OUT" >&2
-for p in $PAYLOADS; do echo "req_$p=$(stat -c %s "$OUT/$p.json")" >> "$META"; done
+for p in $PAYLOADS; do
+  echo "req_$p=$(stat -c %s "$OUT/$p.json")" >> "$META"
+  echo "req_v2_$p=$(stat -c %s "$OUT/$p.v2.bin")" >> "$META"
+done
 
 # ---- 2, 3. in process ----
 note "core bench (the naive reference takes about a minute at n = 2048)"
@@ -179,7 +204,7 @@ BENCH_META=$META "$OUT/core_bench" json "$OUT" $PAYLOADS
 echo
 
 # ---- 4. memory: a fresh attnd, one xl request ----
-ATTND_ARGS=(--port 0 --log off --bind 127.0.0.1)
+ATTND_ARGS=(--port 0 --log off --bind 127.0.0.1 --max-request-bytes 1073741824)
 if [[ " $PAYLOADS " == *" xl "* ]]; then
   note "memory: one xl request to a fresh attnd"
   start "$OUT/attnd-mem.out" "$BUILD/attnd" "${ATTND_ARGS[@]}"
@@ -188,6 +213,14 @@ if [[ " $PAYLOADS " == *" xl "* ]]; then
   echo "rss_idle=$(grep VmRSS "/proc/$MEMPID/status" | kib_to_bytes)" >> "$META"
   post "$port" xl "$OUT/xl.response.json"
   echo "hwm_xl=$(grep VmHWM "/proc/$MEMPID/status" | kib_to_bytes)" >> "$META"
+  stop "$MEMPID"
+  note "memory: one xl V2 binary request to a fresh attnd"
+  start "$OUT/attnd-mem.out" "$BUILD/attnd" "${ATTND_ARGS[@]}"
+  MEMPID=$STARTED
+  port=$(port_of "$OUT/attnd-mem.out" "$MEMPID")
+  echo "rss_idle_v2=$(grep VmRSS "/proc/$MEMPID/status" | kib_to_bytes)" >> "$META"
+  post_v2 "$port" xl "$OUT/xl.v2.response.bin"
+  echo "hwm_v2_xl=$(grep VmHWM "/proc/$MEMPID/status" | kib_to_bytes)" >> "$META"
   stop "$MEMPID"
 fi
 
@@ -214,6 +247,11 @@ for p in $PAYLOADS; do
   fi
   echo "resp_$p=$(stat -c %s "$OUT/$p.response.json")" >> "$META"
   post "$PYPORT" "$p" "$OUT/$p.python.json" # also warms both workers' code paths up
+  if [ "$p" != xl ] || [ ! -s "$OUT/xl.v2.response.bin" ]; then
+    post_v2 "$ATTND_PORT" "$p" "$OUT/$p.v2.response.bin"
+  fi
+  echo "resp_v2_$p=$(stat -c %s "$OUT/$p.v2.response.bin")" >> "$META"
+  post_v2 "$PYPORT" "$p" "$OUT/$p.python_v2.bin"
 done
 # shellcheck disable=SC2086
 "$PY" bench/report.py pyjson "$OUT" $PAYLOADS
@@ -222,6 +260,9 @@ if [[ " $PAYLOADS " == *" medium "* ]]; then
   echo "agreement on the medium payload, attnd vs the Python service (before any timing):"
   "$PY" bench/report.py compare "$OUT/medium.response.json" "$OUT/medium.python.json" ||
     { echo "bench: attnd and the Python service disagree; not timing them" >&2; exit 1; }
+  echo "agreement on the medium payload's V2 binary answers, attnd vs the Python service:"
+  "$PY" bench/report.py compare-v2 "$OUT/medium.v2.response.bin" "$OUT/medium.python_v2.bin" ||
+    { echo "bench: attnd and the Python service disagree on V2; not timing them" >&2; exit 1; }
   echo
 fi
 
@@ -242,8 +283,13 @@ fi
 run_seconds() { # PAYLOAD CONNS SERVER
   local t1 below
   t1=$(awk -v p="$1" -v t="$3" '$1 == p && $2 == 1 && $3 == t { x = $7 } END { print x + 0 }' "$TSV")
-  local first="$OUT/$1.$3.json.ms" # post()'s time for the server's first answer
-  [ "$3" = attnd ] && first="$OUT/$1.response.json.ms"
+  local first # post()'s or post_v2()'s time for the server's first answer
+  case $3 in
+    attnd) first="$OUT/$1.response.json.ms" ;;
+    v2) first="$OUT/$1.v2.response.bin.ms" ;;
+    python_v2) first="$OUT/$1.python_v2.bin.ms" ;;
+    *) first="$OUT/$1.$3.json.ms" ;;
+  esac
   if [ "$t1" = 0 ] && [ -s "$first" ]; then
     t1=$(cat "$first")
   fi
@@ -259,6 +305,12 @@ run_seconds() { # PAYLOAD CONNS SERVER
 
 run_wrk() { # TARGET PAYLOAD CONNS PORT PID SECONDS
   local target=$1 p=$2 c=$3 port=$4 pid=$5 secs=$6 threads line
+  # V2 targets post the binary body to the V2 path, with its header's length.
+  local body="$OUT/$p.json" hlen="" url="http://127.0.0.1:$port/v1/attention"
+  case $target in
+    v2 | replay_v2 | python_v2)
+      body="$OUT/$p.v2.bin" hlen=$(cat "$OUT/$p.v2.hlen") url="http://127.0.0.1:$port/v2/models/attention/infer" ;;
+  esac
   threads=$((c < NPROC ? c : NPROC))
   # Every server quiet, not only this one: after wrk stops, the Python service can
   # still be working through the requests that 64 connections queued (seconds of CPU
@@ -269,8 +321,8 @@ run_wrk() { # TARGET PAYLOAD CONNS PORT PID SECONDS
   # requests in flight when wrk stops blur it a little (more at 64 connections).
   local cpu0 cpu_ms
   cpu0=$(ticks "$pid")
-  line=$(BENCH_BODY="$OUT/$p.json" wrk -t"$threads" -c"$c" -d"${secs}s" --timeout "$TIMEOUT" \
-           --latency -s bench/post.lua "http://127.0.0.1:$port/v1/attention" 2>&1 |
+  line=$(BENCH_BODY="$body" BENCH_HEADER_LENGTH="$hlen" wrk -t"$threads" -c"$c" -d"${secs}s" --timeout "$TIMEOUT" \
+           --latency -s bench/post.lua "$url" 2>&1 |
          tee -a "$WRKLOG" | grep '^BENCH ' || true)
   cpu_ms=$(( ($(ticks "$pid") - cpu0) * 1000 / HZ ))
   if [ -z "$line" ]; then
@@ -286,23 +338,45 @@ run_wrk() { # TARGET PAYLOAD CONNS PORT PID SECONDS
 for p in $PAYLOADS; do
   start "$OUT/replay.out" "$OUT/floor" replay 0 "$OUT/$p.response.json"; REPLAY_PID=$STARTED
   REPLAY_PORT=$(port_of "$OUT/replay.out" "$REPLAY_PID")
+  start "$OUT/replay_v2.out" "$OUT/floor" replay-v2 0 "$OUT/$p.v2.response.bin" \
+    "$(cat "$OUT/$p.v2.response.bin.hlen")"; REPLAY_V2_PID=$STARTED
+  REPLAY_V2_PORT=$(port_of "$OUT/replay_v2.out" "$REPLAY_V2_PID")
+  # The binary floor gives back attnd's answer byte for byte, with its header length.
+  post_v2 "$REPLAY_V2_PORT" "$p" "$OUT/$p.replay_v2.bin"
+  if ! cmp -s "$OUT/$p.replay_v2.bin" "$OUT/$p.v2.response.bin" ||
+     ! cmp -s "$OUT/$p.replay_v2.bin.hlen" "$OUT/$p.v2.response.bin.hlen"; then
+    echo "bench: the binary replay floor does not give back attnd's answer for $p" >&2
+    exit 1
+  fi
   for c in $CONNS; do
     echo "=== $p, $c connection(s)" >> "$WRKLOG"
     secs=$(run_seconds "$p" "$c" attnd)
+    secs_v2=$(run_seconds "$p" "$c" v2)
     # Two runs of 5 s made a few seconds apart on this shared machine can differ by more
     # than a target's margin, so short runs are made ROUNDS times, attnd and its floors
     # in turn, and the report takes medians (and each ratio round by round). A longer
     # run averages over its own length and is made once.
-    rounds=$ROUNDS
+    # The binary path the same way, in the same rounds: attnd V2 and its binary floor
+    # after attnd JSON and its floors, so V2 over JSON is also a pair seconds apart.
+    rounds=$ROUNDS rounds_v2=$ROUNDS
     [ "$secs" -gt "$SECS" ] && rounds=1
-    for _ in $(seq "$rounds"); do
-      run_wrk attnd "$p" "$c" "$ATTND_PORT" "$ATTND_PID" "$secs"
-      run_wrk fixed "$p" "$c" "$FIXED_PORT" "$FIXED_PID" "$secs"
-      run_wrk replay "$p" "$c" "$REPLAY_PORT" "$REPLAY_PID" "$secs"
+    [ "$secs_v2" -gt "$SECS" ] && rounds_v2=1
+    for i in $(seq $((rounds > rounds_v2 ? rounds : rounds_v2))); do
+      if [ "$i" -le "$rounds" ]; then
+        run_wrk attnd "$p" "$c" "$ATTND_PORT" "$ATTND_PID" "$secs"
+        run_wrk fixed "$p" "$c" "$FIXED_PORT" "$FIXED_PID" "$secs"
+        run_wrk replay "$p" "$c" "$REPLAY_PORT" "$REPLAY_PID" "$secs"
+      fi
+      if [ "$i" -le "$rounds_v2" ]; then
+        run_wrk v2 "$p" "$c" "$ATTND_PORT" "$ATTND_PID" "$secs_v2"
+        run_wrk replay_v2 "$p" "$c" "$REPLAY_V2_PORT" "$REPLAY_V2_PID" "$secs_v2"
+      fi
     done
     run_wrk python "$p" "$c" "$PYPORT" "$PY_PID" "$(run_seconds "$p" "$c" python)"
+    run_wrk python_v2 "$p" "$c" "$PYPORT" "$PY_PID" "$(run_seconds "$p" "$c" python_v2)"
   done
   stop "$REPLAY_PID"
+  stop "$REPLAY_V2_PID"
 done
 settle "$PY_PID"
 

@@ -3,8 +3,8 @@
 // The bench's medium payload (bench/gen_payloads.py: n = 64, d = 64, every step) is
 // sent to attnd, and its weights and output are compared with a naive reference
 // computed here in plain loops; the V2 binary payloads are checked byte by byte and
-// answered; the Python V2 service is compared with attnd. The bench itself is never
-// run by the tests.
+// answered; bench/report.py's verdicts are checked on made-up runs; the Python V2
+// service is compared with attnd. The bench itself is never run by the tests.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -237,6 +237,84 @@ test('the bench V2 payloads: tritonclient bytes of the JSON numbers, every step 
   } finally {
     await s.stop();
   }
+});
+
+// The report's lines for the binary path and the JSON path's CPU a request
+// (bench/report.py table): one made-up run of each target, each verdict worked out here.
+test('the bench report: the V2 targets and JSON CPU a request, PASS or MISS', () => {
+  const tsv = path.join(dir, 'http-v2.tsv');
+  const meta = path.join(dir, 'meta-v2.txt');
+  // payload conns target requests seconds rps p50 p99 errors cpu_ms
+  const row = (p, c, t, rps, cpuMs) => `${p} ${c} ${t} ${rps * 5} 5.000 ${rps.toFixed(2)} 1.0 2.0 0 ${cpuMs}`;
+  writeFileSync(tsv, [
+    'payload conns target requests seconds rps p50_ms p99_ms errors cpu_ms',
+    row('tiny', 64, 'attnd', 30000, 4500), // 0.030 ms a request
+    row('tiny', 64, 'fixed', 50000, 4750),
+    row('tiny', 64, 'python', 5000, 7500), // 0.300 ms a request: 10.0x
+    row('tiny', 64, 'v2', 30000, 4500),
+    row('tiny', 64, 'python_v2', 5000, 7500), // 6.0x in req/s
+    row('medium', 8, 'attnd', 1400, 7000), // 1.0 ms a request
+    row('medium', 8, 'replay', 6000, 3900),
+    row('medium', 8, 'python', 180, 8100), // 9.0 ms a request: 9.0x
+    row('medium', 8, 'v2', 3000, 2400), // 0.16 ms a request
+    row('medium', 8, 'replay_v2', 6000, 1500),
+    row('medium', 8, 'python_v2', 1000, 8000), // 3.0x, both cores busy
+    row('large', 1, 'attnd', 10, 1800),
+    row('large', 1, 'python', 2, 4100),
+    row('large', 1, 'v2', 40, 4000),
+    row('large', 1, 'replay_v2', 60, 1000), // 67%
+    row('large', 1, 'python_v2', 20, 4500), // 2.0x
+    row('xl', 1, 'attnd', 1, 1000),
+    row('xl', 1, 'python', 0.6, 4500), // 3 requests, 1,500 ms each
+    row('xl', 1, 'v2', 5, 4000),
+    row('xl', 1, 'replay_v2', 12, 800), // 42%
+    row('xl', 1, 'python_v2', 1, 4500), // 5.0x
+    '',
+  ].join('\n'));
+  writeFileSync(meta, ['seconds=5', 'handle_ms_tiny=0.007', 'handle_ms_medium=0.9',
+    'hwm_v2_xl=200000000', 'req_v2_xl=3000000', 'resp_v2_xl=135000000', ''].join('\n'));
+  const out = execFileSync('/usr/bin/python3', [path.join(root, 'bench', 'report.py'), 'table', tsv, meta], {
+    encoding: 'utf8',
+  });
+  const lines = out.split('\n');
+  /** The one target line holding every piece; its verdict. */
+  const verdict = (...pieces) => {
+    const found = lines.filter((l) => pieces.every((p) => l.includes(p)));
+    assert.equal(found.length, 1, `${pieces.join(' | ')}:\n${out}`);
+    return found[0].trim().slice(0, 4);
+  };
+  const cores = cpus().length;
+  const ms = (x) => (x >= 10 ? x.toFixed(1) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
+
+  assert.equal(verdict('medium @8: attnd V2 3,000 req/s is 50% of the binary replay floor'), 'MISS');
+  assert.equal(verdict('medium @8: attnd V2 3,000 req/s is 3.0x the Python V2 service (want >= 2x)'), 'PASS');
+  assert.equal(verdict('large @1: attnd V2 40.00 req/s is 67% of the binary replay floor'), 'PASS');
+  assert.equal(verdict('large @1: attnd V2 40.00 req/s is 4.0x attnd\'s own JSON (want >= 3x)'), 'PASS');
+  assert.equal(verdict('large @1: attnd V2 40.00 req/s is 2.0x the Python V2 service (want >= 3x)'), 'MISS');
+  assert.equal(verdict('xl @1: attnd V2 5.00 req/s is 42% of the binary replay floor'), 'MISS');
+  assert.equal(verdict('xl @1: attnd V2 5.00 req/s is 5.0x attnd\'s own JSON'), 'PASS');
+  assert.equal(verdict('xl @1: attnd V2 5.00 req/s is 5.0x the Python V2 service'), 'PASS');
+  assert.equal(verdict('tiny @64: attnd V2 30,000 req/s is 6.0x the Python V2 service (want >= 5x)'), 'PASS');
+  // 2 x (3.0 + 135.0) MB = 276 MB, and 200 MB is under it
+  assert.equal(verdict('xl V2 binary request 200 MB', '= 276 MB'), 'PASS');
+
+  // The JSON floor targets as the CPU a request they leave: cores / (share x floor's req/s).
+  const tinyBudget = (1000 * cores) / (0.8 * 50000);
+  assert.equal(verdict(`tiny @64: attnd's CPU a request 0.030 ms against the ${ms(tinyBudget)} ms`),
+    0.030 <= tinyBudget ? 'PASS' : 'MISS');
+  const mediumBudget = (1000 * cores) / (0.6 * 6000);
+  assert.equal(verdict(`medium @8: attnd's CPU a request 1.00 ms against the ${ms(mediumBudget)} ms`),
+    1.0 <= mediumBudget ? 'PASS' : 'MISS');
+  // The Python service's CPU a request over attnd's, want >= 10x, beside req/s.
+  assert.equal(verdict('tiny @64: the Python service spends 10.0x attnd\'s CPU a request', 'in req/s 6.0x'), 'PASS');
+  assert.equal(verdict('medium @8: the Python service spends 9.0x attnd\'s CPU a request', 'in req/s 7.8x'), 'MISS');
+  assert.equal(verdict('large @1: the Python service spends 11.4x attnd\'s CPU a request', 'in req/s 5.0x'), 'PASS');
+  assert.equal(verdict('xl @1: the Python service spends 7.5x attnd\'s CPU a request', 'in req/s 1.7x'), 'MISS');
+  // a bound under each floor target of the binary path
+  const bounds = lines.filter((l) => l.trim().startsWith('bound:') && l.includes('replay_v2'));
+  assert.equal(bounds.length, 3, out);
+  assert.ok(bounds[0].includes(`at most ${ms((1000 * cores) / (0.6 * 6000))} ms of CPU a request`), bounds[0]);
+  assert.ok(bounds[0].includes('attnd V2 spent 0.160 ms a request'), bounds[0]);
 });
 
 /** Whether Debian's FastAPI stack is here (tools/deps.sh bench installs it). */
