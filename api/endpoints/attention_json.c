@@ -122,11 +122,12 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
             scaled_to = jw_offset(w);
         }
     }
+    const struct api_tie_source ties = { t, 1, t->n_q, vec, false };
     if (r->include & (1ul << API_PART_SUMMARY)) {
         struct api_summaries sums = { &t->summary, 0, 1, t->n_q,
-                                      vec ? API_SUMMARY_VECTOR : API_SUMMARY_ROWS };
+                                      vec ? API_SUMMARY_VECTOR : API_SUMMARY_ROWS, &ties };
         api_write_summary(w, &sums);
     }
-    api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT);
+    api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT, &ties);
     jw_object_end(w);
 }

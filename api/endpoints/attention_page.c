@@ -107,10 +107,7 @@ static void summary_table(struct api_buf *b, const struct attn_trace *t,
     for (size_t i = 0; i < n; i++) {
         char *row = text + i * 4 * SLOT;
         api_text_label(row, &a->queries, i);
-        if (t->summary.argmax[i] == ATTN_NO_INDEX)
-            snprintf(row + SLOT, SLOT, "-");
-        else
-            api_text_label(row + SLOT, &a->keys, t->summary.argmax[i]);
+        api_text_winner(row + SLOT, t, i, &a->keys); /* a tie names no winner */
         api_text_number(row + 2 * SLOT, t->summary.max_weight[i], decimals);
         api_text_number(row + 3 * SLOT, t->summary.entropy[i], decimals);
         for (size_t c = 0; c < 4; c++)
@@ -180,6 +177,8 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
     if (r->include & (1ul << API_PART_SUMMARY))
         summary_table(b, t, &a, decimals);
     api_text_masked_warnings(b, t->summary.fully_masked, n_q, &a.queries, API_ZEROED_OUTPUT);
+    const struct api_tie_source ties = { t, 1, n_q, vec, false };
+    api_text_tie_warnings(b, &ties, &a.queries, &a.keys);
     labels_free(&a);
 }
 
@@ -188,10 +187,11 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
 {
     struct axis_labels a;
     labels_init(&a, r, b);
-    char scale[API_NUMBER_MAX], subtitle[160];
+    char scale[API_NUMBER_MAX], subtitle[160 + 2 * API_TEXT_LABEL], tie[2 * API_TEXT_LABEL];
     scale_text(scale, r);
-    snprintf(subtitle, sizeof subtitle, "softmax(Q @ K^T * scale) with scale %s; %zu x %zu",
-             scale, r->q.rows, r->k.rows);
+    api_text_tie_rows(tie, sizeof tie, t, r->q.rows, &a.queries); /* a tie names no winner */
+    snprintf(subtitle, sizeof subtitle, "softmax(Q @ K^T * scale) with scale %s; %zu x %zu%s%s",
+             scale, r->q.rows, r->k.rows, tie[0] != '\0' ? "; " : "", tie);
     struct api_svg_heatmap h = {
         .data = t->weights.data, .rows = t->weights.rows, .cols = t->weights.cols,
         .stride = t->weights.stride,

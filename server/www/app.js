@@ -327,7 +327,7 @@ function renderAttention(body, r) {
     col(s.argmax).forEach((a, i) => {
       const tr = el('tr');
       tr.append(el('th', L.queries[i]));
-      tr.append(el('td', a === null ? '—' : L.keys[a]));
+      tr.append(el('td', a === null ? '—' : winnerText(col(s.tied_keys)[i], a, L.keys)));
       tr.append(el('td', fmt(col(s.max_weight)[i])));
       tr.append(el('td', fmt(col(s.entropy)[i])));
       tr.append(el('td', fmt(col(s.row_sums)[i])));
@@ -336,6 +336,32 @@ function renderAttention(body, r) {
     t.append(tb);
   }
   showWarnings(r.warnings);
+}
+
+// A tie names no winner: the words the playground writes for ties, in one place.
+const TIE_WORDS = {
+  tie: 'tie',
+  nowTie: 'now a tie',
+  tieBroken: 'tie broken',
+  stillTie: 'still a tie',
+  tieChanged: 'tied keys changed',
+};
+
+// "사과" when one key wins, "tie (사람, 과일)" when several share the largest weight.
+function winnerText(tied, argmax, keys) {
+  if (!tied || tied.length < 2) return keys[argmax];
+  return `${TIE_WORDS.tie} (${tied.map((k) => keys[k]).join(', ')})`;
+}
+
+// What changed between two rows of the experiment table, ties read as ties.
+function comparison(beforeTied, afterTied, before, after, wBefore, wAfter) {
+  const tiedB = beforeTied && beforeTied.length > 1;
+  const tiedA = afterTied && afterTied.length > 1;
+  if (tiedB && tiedA) return beforeTied.join() === afterTied.join() ? TIE_WORDS.stillTie : TIE_WORDS.tieChanged;
+  if (tiedA) return TIE_WORDS.nowTie;
+  if (tiedB) return TIE_WORDS.tieBroken;
+  return after !== before ? 'winner changed'
+    : Math.abs(wAfter - wBefore) > 5e-5 ? 'same key, weight changed' : 'no change';
 }
 
 function showWarnings(warnings) {
@@ -371,11 +397,10 @@ async function renderComparison(body, r) {
   a.argmax.forEach((k, i) => {
     const tr = el('tr');
     tr.append(el('th', L.queries[i]));
-    tr.append(el('td', `${SEED002.keys[b.argmax[i]]} ${fmt(b.max_weight[i])}`));
-    tr.append(el('td', `${L.keys[k]} ${fmt(a.max_weight[i])}`));
-    const changed = k !== b.argmax[i] ? 'winner changed'
-      : Math.abs(a.max_weight[i] - b.max_weight[i]) > 5e-5 ? 'same key, weight changed' : 'no change';
-    tr.append(el('td', changed));
+    tr.append(el('td', `${winnerText(b.tied_keys[i], b.argmax[i], SEED002.keys)} ${fmt(b.max_weight[i])}`));
+    tr.append(el('td', `${winnerText(a.tied_keys[i], k, L.keys)} ${fmt(a.max_weight[i])}`));
+    tr.append(el('td', comparison(b.tied_keys[i], a.tied_keys[i], b.argmax[i], k,
+      b.max_weight[i], a.max_weight[i])));
     tb.append(tr);
   });
   t.append(tb);

@@ -1,0 +1,119 @@
+/*
+ * tests/unit/check_teach.c — what attnd teaches beyond the matrices, as the notes teach
+ * it: ties (core/ties.c, api/endpoints/ties.c) and the sentences with numbered holes
+ * (api/render/fill.c).
+ *
+ * Suites: Ties (which keys share a row's largest weight, against hand-made rows and the
+ * notes' examples over api_handle), Fill (holes, order, cutting).
+ */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "api/render/fill.h"
+#include "core/ties.h"
+#include "tests/unit/api_fixture.h"
+
+/* ---------------------------------------------------------------- Ties */
+
+START_TEST(test_row_ties)
+{
+    size_t keys[4];
+    const double three[] = { 1.0 / 3, 1.0 / 3, 1.0 / 3 };
+    ck_assert_uint_eq(attn_row_ties(three, 3, keys), 3);
+    ck_assert_uint_eq(keys[0], 0);
+    ck_assert_uint_eq(keys[2], 2);
+
+    /* softmax(0, 2) of the first note's second row: 0.73 wins alone. */
+    const double seed_row1[] = { 1 / (1 + exp(1.0)), exp(1.0) / (1 + exp(1.0)) };
+    ck_assert_uint_eq(attn_row_ties(seed_row1, 2, keys), 1);
+    ck_assert_uint_eq(keys[0], 1);
+
+    /* Within 1e-9 relative ties, 1e-8 does not. */
+    const double close[] = { 0.5, 0.5 * (1 - 5e-10), 0.5 * (1 - 1e-8), 0.1 };
+    ck_assert_uint_eq(attn_row_ties(close, 4, keys), 2);
+    ck_assert_uint_eq(keys[1], 1);
+
+    /* A fully masked row (all 0) ties nothing. */
+    const double zero[] = { 0, 0, 0 };
+    ck_assert_uint_eq(attn_row_ties(zero, 3, NULL), 0);
+    ck_assert(!attn_weight_ties(0, 0));
+}
+END_TEST
+
+/* The second note's Q3 over api_handle: three keys tie, the warning says so. */
+START_TEST(test_note_tie_answer)
+{
+    struct api_response res = call("POST", "/v1/attention",
+        "{\"q\":[[0.5,0.5]],\"k\":[[1,0],[0,1],[0.8,0.2]],\"v\":[[10,0],[0,20],[8,4]],"
+        "\"scale\":1,\"include\":[\"summary\"]}");
+    ck_assert_int_eq(res.status, 200);
+    json_t *doc = parse(&res);
+    json_t *tied = json_array_get(json_object_get(json_object_get(doc, "summary"), "tied_keys"), 0);
+    ck_assert_uint_eq(json_array_size(tied), 3);
+    json_t *warn = json_array_get(json_object_get(doc, "warnings"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(warn, "code")), "tie");
+    ck_assert_str_eq(json_string_value(json_object_get(warn, "message")),
+                     "query 0 ties keys 0, 1 and 2 for the largest weight: no key wins, and "
+                     "argmax names only the lowest index");
+    json_decref(doc);
+    api_response_deinit(&res);
+}
+END_TEST
+
+/* Twelve tied keys: the message names eight and counts the rest; "keys" lists all. */
+START_TEST(test_long_tie_is_cut)
+{
+    struct api_response res = call("POST", "/v1/attention",
+        "{\"q\":[[0,0]],\"k\":[[1,0],[1,0],[1,0],[1,0],[1,0],[1,0],[1,0],[1,0],[1,0],[1,0],"
+        "[1,0],[1,0]],\"v\":[[1],[1],[1],[1],[1],[1],[1],[1],[1],[1],[1],[1]],"
+        "\"include\":[]}");
+    ck_assert_int_eq(res.status, 200);
+    json_t *doc = parse(&res);
+    json_t *warn = json_array_get(json_object_get(doc, "warnings"), 0);
+    ck_assert_uint_eq(json_array_size(json_object_get(warn, "keys")), 12);
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(warn, "message")),
+                                 "keys 0, 1, 2, 3, 4, 5, 6, 7 and 4 more for"));
+    json_decref(doc);
+    api_response_deinit(&res);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- Fill */
+
+START_TEST(test_fill)
+{
+    char buf[64];
+    const char *args[] = { "Q3", "k0 and k1", "2" };
+    ck_assert_uint_eq(api_fill(buf, sizeof buf, "query {1} ties {2}", args, 3), 23);
+    ck_assert_str_eq(buf, "query Q3 ties k0 and k1");
+    /* Holes in another order, a hole past the arguments and stray braces stay. */
+    api_fill(buf, sizeof buf, "{2}: {1} {4} {x} {", args, 3);
+    ck_assert_str_eq(buf, "k0 and k1: Q3 {4} {x} {");
+    /* Cut when full, always terminated. */
+    char small[6];
+    ck_assert_uint_eq(api_fill(small, sizeof small, "ab{2}cd", args, 3), 5);
+    ck_assert_str_eq(small, "abk0 ");
+}
+END_TEST
+
+static Suite *teach_suite(void)
+{
+    Suite *s = suite_create("teach");
+    TCase *ties = tcase_create("Ties");
+    tcase_add_test(ties, test_row_ties);
+    tcase_add_test(ties, test_note_tie_answer);
+    tcase_add_test(ties, test_long_tie_is_cut);
+    suite_add_tcase(s, ties);
+    TCase *fill = tcase_create("Fill");
+    tcase_add_test(fill, test_fill);
+    suite_add_tcase(s, fill);
+    return s;
+}
+
+int main(void)
+{
+    return run_api_suite(teach_suite());
+}
