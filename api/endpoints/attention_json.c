@@ -88,6 +88,16 @@ static void write_steps(struct jw *w, const struct api_attention_req *r)
     jw_array_end(w);
 }
 
+struct api_explain_row api_attention_explain_row(const struct api_attention_req *r,
+                                                 const struct attn_trace *t)
+{
+    size_t i = r->explain.row;
+    return (struct api_explain_row){
+        .row = i, .query = r->q.data + i * r->q.stride, .keys = r->k, .values = r->v,
+        .trace = t, .scale = r->scale, .vector = r->q_is_vector,
+    };
+}
+
 void api_attention_write(struct jw *w, const struct api_attention_req *r,
                          const struct attn_trace *t)
 {
@@ -127,6 +137,10 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
         struct api_summaries sums = { &t->summary, 0, 1, t->n_q,
                                       vec ? API_SUMMARY_VECTOR : API_SUMMARY_ROWS, &ties };
         api_write_summary(w, &sums);
+    }
+    if (r->explain.on) {
+        const struct api_explain_row x = api_attention_explain_row(r, t);
+        api_explain_write(w, &x);
     }
     api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT, &ties);
     jw_object_end(w);

@@ -176,6 +176,10 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
     }
     if (r->include & (1ul << API_PART_SUMMARY))
         summary_table(b, t, &a, decimals);
+    if (r->explain.on) {
+        const struct api_explain_row x = api_attention_explain_row(r, t);
+        api_explain_text(b, &x, decimals, &a.queries, &a.keys);
+    }
     api_text_masked_warnings(b, t->summary.fully_masked, n_q, &a.queries, API_ZEROED_OUTPUT);
     const struct api_tie_source ties = { t, 1, n_q, vec, false };
     api_text_tie_warnings(b, &ties, &a.queries, &a.keys);

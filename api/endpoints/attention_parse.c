@@ -27,6 +27,7 @@ static const struct api_field attention_fields[] = {
     { "include", "which steps to return" },
     { "labels", "names for the queries and keys" },
     { "round", "decimals to round every number to" },
+    { "explain", "one query row worked out by hand: {\"row\": i}" },
 };
 
 static const char *const part_names[API_PART_COUNT] = {
@@ -112,6 +113,13 @@ static bool read_grid(const json_t *doc, const char *prefix, const struct api_li
     return api_grid_read(doc, prefix, limits, &r->grid, err);
 }
 
+static bool read_explain(const json_t *doc, const char *prefix, struct api_attention_req *r,
+                         struct api_error *err)
+{
+    const struct api_explain_sizes n = { r->q.rows, r->k.rows, r->q.cols, r->v.cols, 0 };
+    return api_explain_read(doc, prefix, &n, &r->explain, err);
+}
+
 /* The scores and the output are the matrices a request's sizes can blow up. */
 static bool check_limits(const struct api_attention_req *r, const char *prefix,
                          const struct api_limits *limits, struct api_error *err)
@@ -162,7 +170,7 @@ bool api_attention_parse(const json_t *doc, const char *prefix, const struct api
               read_required(doc, prefix, "v", &v_spec, limits, &r->v, &v_vec, err) &&
               check_k(r, prefix, err) && check_v(r, prefix, err) &&
               check_limits(r, prefix, limits, err) && read_grid(doc, prefix, limits, r, err) &&
-              read_options(doc, prefix, r, err);
+              read_options(doc, prefix, r, err) && read_explain(doc, prefix, r, err);
     if (!ok)
         api_attention_req_deinit(r);
     return ok;

@@ -20,6 +20,7 @@
 #include "api/http/context.h"
 #include "api/http/response.h"
 #include "api/request/grid.h"
+#include "api/endpoints/explain.h"
 #include "api/json/write.h"
 #include "api/http/problem.h"
 #include "core/attention.h"
@@ -45,6 +46,7 @@ struct api_attention_req {
     double scale;              /* given, or 1/sqrt(d_k) */
     unsigned long include;     /* bits of enum api_attention_part */
     bool for_page;             /* answered as text or SVG, which show the summary */
+    struct api_explain_req explain; /* one row worked out by hand, when asked */
 };
 
 /*
@@ -80,6 +82,10 @@ const char *api_attention_limit_field(const struct api_attention_req *req);
 
 /* How many runs so far were given more than one thread (for tests). */
 unsigned long api_attention_threaded_runs(void);
+
+/* The row `explain` asked for, as views into req and trace (explain.h). */
+struct api_explain_row api_attention_explain_row(const struct api_attention_req *req,
+                                                 const struct attn_trace *trace);
 
 /* Writes the 200 response object for req and its trace. */
 void api_attention_write(struct jw *w, const struct api_attention_req *req,

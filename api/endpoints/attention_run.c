@@ -23,7 +23,7 @@ static unsigned steps_read(const struct api_attention_req *r)
         [API_PART_SCORES] = ATTN_STEP_SCORES, [API_PART_SCALED] = ATTN_STEP_SCALED,
         [API_PART_MASKED] = ATTN_STEP_MASKED,
     };
-    if (r->for_page)
+    if (r->for_page || r->explain.on) /* explain reads every step of its row */
         return ATTN_KEEP_ALL;
     unsigned keep = ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT);
     for (int p = API_PART_SCORES; p <= API_PART_MASKED; p++)
@@ -43,6 +43,8 @@ size_t api_attention_working_set(const struct api_attention_req *r, size_t body_
         numbers += n_q * d_v;
     if (r->for_page || (r->include & (1ul << API_PART_SUMMARY)))
         numbers += 5 * n_q; /* row_sums, max_weight, entropy, argmax, fully_masked */
+    const struct api_explain_sizes sizes = { n_q, n_k, r->q.cols, d_v, 0 };
+    numbers += api_explain_numbers(&r->explain, &sizes);
     return api_working_set(attn_trace_bytes_keep(n_q, n_k, d_v, steps_read(r)), numbers,
                            body_len);
 }

@@ -191,6 +191,10 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     }
     if (r->include & (1ul << API_MH_SUMMARY))
         summary_lines(b, t, &a, mh_decimals(r));
+    if (r->explain.on) {
+        const struct api_explain_row x = api_multihead_explain_row(r, t);
+        api_explain_text(b, &x, mh_decimals(r), &a.queries, &a.keys);
+    }
     api_text_masked_warnings(b, t->head[0].summary.fully_masked, n_q, &a.queries,
                              API_ZEROED_HEAD_OUTPUTS);
     const struct api_tie_source ties = { t->head, t->heads, n_q, false, true };

@@ -21,6 +21,7 @@
 #include "api/http/context.h"
 #include "api/http/response.h"
 #include "api/request/grid.h"
+#include "api/endpoints/explain.h"
 #include "api/json/write.h"
 #include "api/http/problem.h"
 #include "core/multihead.h"
@@ -52,6 +53,7 @@ struct api_multihead_req {
     struct api_grid grid;
     double scale;
     unsigned long include;        /* bits of enum api_mh_part */
+    struct api_explain_req explain; /* one row of one head worked out by hand, when asked */
 };
 
 /*
@@ -77,5 +79,9 @@ bool api_multihead_run(const struct api_multihead_req *req, const char *prefix,
 
 void api_multihead_write(struct jw *w, const struct api_multihead_req *req,
                          const struct attn_mh_trace *trace);
+
+/* The head and row `explain` asked for, as views into the trace (explain.h). */
+struct api_explain_row api_multihead_explain_row(const struct api_multihead_req *req,
+                                                 const struct attn_mh_trace *trace);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * tests/unit/check_teach.c — what attnd teaches beyond the matrices, as the notes teach
- * it: ties (core/ties.c, api/endpoints/ties.c) and the sentences with numbered holes
+ * it: ties (core/ties.c, api/endpoints/ties.c), one row explained (api/endpoints/explain.c)
+ * and the sentences with numbered holes
  * (api/render/fill.c).
  *
  * Suites: Ties (which keys share a row's largest weight, against hand-made rows and the
@@ -81,6 +82,30 @@ START_TEST(test_long_tie_is_cut)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- Explain */
+
+/* Seed 000's second row, as the first note works it: e^1 ≈ 2.72, sum 3.72, 0.27/0.73. */
+START_TEST(test_explain_seed000_row1)
+{
+    struct api_response res = call("POST", "/v1/attention", "{" SEED000 ",\"explain\":{\"row\":1}}");
+    ck_assert_int_eq(res.status, 200);
+    json_t *doc = parse(&res);
+    assert_close(num_at(doc, "explain/keys/0/dot"), 0, "dot 0");
+    assert_close(num_at(doc, "explain/keys/1/dot"), 2, "dot 1");
+    assert_close(num_at(doc, "explain/keys/1/scaled"), 1, "2 / 2");
+    assert_close(num_at(doc, "explain/keys/0/exp_unshifted"), 1, "e^0");
+    assert_close(num_at(doc, "explain/keys/1/exp_unshifted"), exp(1.0), "e^1");
+    assert_close(num_at(doc, "explain/exp_unshifted_sum"), 1 + exp(1.0), "sum");
+    ck_assert(fabs(num_at(doc, "explain/exp_unshifted_sum") - 3.72) < 0.005);
+    assert_close(num_at(doc, "explain/keys/0/weight"), 1 / (1 + exp(1.0)), "weight 0");
+    ck_assert(fabs(num_at(doc, "explain/keys/1/weight") - 0.73) < 0.005);
+    assert_close(num_at(doc, "explain/output/value/0"), 10 / (1 + exp(1.0)), "output 0");
+    ck_assert(fabs(num_at(doc, "explain/output/value/1") - 7.3) < 0.05);
+    json_decref(doc);
+    api_response_deinit(&res);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- Fill */
 
 START_TEST(test_fill)
@@ -107,6 +132,9 @@ static Suite *teach_suite(void)
     tcase_add_test(ties, test_note_tie_answer);
     tcase_add_test(ties, test_long_tie_is_cut);
     suite_add_tcase(s, ties);
+    TCase *explain = tcase_create("Explain");
+    tcase_add_test(explain, test_explain_seed000_row1);
+    suite_add_tcase(s, explain);
     TCase *fill = tcase_create("Fill");
     tcase_add_test(fill, test_fill);
     suite_add_tcase(s, fill);
