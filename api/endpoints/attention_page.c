@@ -174,11 +174,18 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
         };
         api_text_matrix(b, &tm);
     }
+    api_text_softmax_parts(b, t, API_SOFTMAX_PARTS(r->include), decimals, &a.queries, &a.keys);
     if (r->include & (1ul << API_PART_SUMMARY))
         summary_table(b, t, &a, decimals);
     if (r->explain.on) {
         const struct api_explain_row x = api_attention_explain_row(r, t);
         api_explain_text(b, &x, decimals, &a.queries, &a.keys);
+    }
+    if (r->pitfall != API_PITFALL_NONE) {
+        struct api_pitfall_result p;
+        api_attention_pitfall(&p, r, t);
+        api_pitfall_text(b, &p, decimals, &a.queries, &a.keys);
+        api_pitfall_result_free(&p);
     }
     api_text_masked_warnings(b, t->summary.fully_masked, n_q, &a.queries, API_ZEROED_OUTPUT);
     const struct api_tie_source ties = { t, 1, n_q, vec, false };

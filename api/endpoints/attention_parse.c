@@ -28,10 +28,11 @@ static const struct api_field attention_fields[] = {
     { "labels", "names for the queries and keys" },
     { "round", "decimals to round every number to" },
     { "explain", "one query row worked out by hand: {\"row\": i}" },
+    { "pitfall", "a learner's mistake to compute beside the answer" },
 };
 
 static const char *const part_names[API_PART_COUNT] = {
-    "scores", "scaled", "masked", "weights", "output", "summary",
+    "scores", "scaled", "masked", "weights", "output", "summary", "row_max", "shifted", "exp",
 };
 
 static bool read_required(const json_t *doc, const char *prefix, const char *name,
@@ -95,7 +96,7 @@ static bool read_options(const json_t *doc, const char *prefix, struct api_atten
         if (!api_read_positive(node, ptr, "scale", &r->scale, err))
             return false;
     }
-    r->include = (1ul << API_PART_COUNT) - 1;
+    r->include = API_PART_DEFAULT;
     if ((node = api_member(doc, "include")) != NULL) {
         API_FIELD_POINTER(ptr, prefix, "include");
         if (!api_read_name_set(node, ptr, "include", part_names, API_PART_COUNT, &r->include, err))
@@ -117,7 +118,8 @@ static bool read_explain(const json_t *doc, const char *prefix, struct api_atten
                          struct api_error *err)
 {
     const struct api_explain_sizes n = { r->q.rows, r->k.rows, r->q.cols, r->v.cols, 0 };
-    return api_explain_read(doc, prefix, &n, &r->explain, err);
+    return api_explain_read(doc, prefix, &n, &r->explain, err) &&
+           api_pitfall_read(doc, prefix, &r->pitfall, err);
 }
 
 /* The scores and the output are the matrices a request's sizes can blow up. */

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/json/numfmt.h"
@@ -474,4 +475,104 @@ void api_explain_text(struct api_buf *b, const struct api_explain_row *x, int de
     mask_lines(b, x, decimals, keys);
     softmax_lines(b, x, decimals);
     mix_line(b, x, decimals);
+}
+
+/* ---------------------------------------------------------------- softmax's inner steps */
+
+enum { PART_ROW_MAX = 1, PART_SHIFTED = 2, PART_EXP = 4 };
+
+/* Row i's shifted scores (part PART_SHIFTED) or their exponentials into out (n_k). */
+static void softmax_part_row(double *out, const struct attn_trace *t, size_t i, unsigned part)
+{
+    double max = -INFINITY;
+    for (size_t j = 0; j < t->n_k; j++) {
+        double m = cell(&t->masked, i, j);
+        if (!blocked(m) && m > max)
+            max = m;
+    }
+    for (size_t j = 0; j < t->n_k; j++) {
+        double m = cell(&t->masked, i, j);
+        out[j] = part == PART_SHIFTED ? (blocked(m) ? NAN : m - max) : exp_shifted(m, max);
+    }
+}
+
+static double row_max_of(const struct attn_trace *t, size_t i)
+{
+    double max = -INFINITY;
+    for (size_t j = 0; j < t->n_k; j++)
+        if (!blocked(cell(&t->masked, i, j)) && cell(&t->masked, i, j) > max)
+            max = cell(&t->masked, i, j);
+    return max; /* -inf, written null, for a fully masked row */
+}
+
+void api_write_softmax_parts(struct jw *w, const struct attn_trace *t, unsigned parts,
+                             bool as_vector)
+{
+    if (parts == 0)
+        return;
+    if (parts & PART_ROW_MAX) {
+        JW_KEY(w, "row_max");
+        if (!as_vector)
+            jw_array_begin(w);
+        for (size_t i = 0; i < t->n_q; i++)
+            jw_double(w, row_max_of(t, i));
+        if (!as_vector)
+            jw_array_end(w);
+    }
+    double *row = malloc(t->n_k * sizeof *row);
+    if (row == NULL) {
+        w->failed = true;
+        return;
+    }
+    for (unsigned part = PART_SHIFTED; part <= PART_EXP; part <<= 1) {
+        if (!(parts & part))
+            continue;
+        jw_key(w, part == PART_SHIFTED ? "shifted" : "exp");
+        if (!as_vector)
+            jw_array_begin(w);
+        for (size_t i = 0; i < t->n_q; i++) {
+            softmax_part_row(row, t, i, part);
+            jw_double_array(w, row, t->n_k);
+        }
+        if (!as_vector)
+            jw_array_end(w);
+    }
+    free(row);
+}
+
+void api_text_softmax_parts(struct api_buf *b, const struct attn_trace *t, unsigned parts,
+                            int decimals, const struct api_labels *queries,
+                            const struct api_labels *keys)
+{
+    if (parts == 0)
+        return;
+    double *m = malloc(t->n_q * (t->n_k + 1) * sizeof *m);
+    if (m == NULL) {
+        b->failed = true;
+        return;
+    }
+    static const char *const name[] = { "row_max", "shifted = masked - row_max",
+                                        "exp = e^shifted" };
+    for (unsigned k = 0; k < 3; k++) {
+        unsigned part = 1u << k;
+        if (!(parts & part))
+            continue;
+        size_t cols = part == PART_ROW_MAX ? 1 : t->n_k;
+        for (size_t i = 0; i < t->n_q; i++) {
+            if (part == PART_ROW_MAX)
+                m[i] = row_max_of(t, i);
+            else
+                softmax_part_row(m + i * cols, t, i, part);
+        }
+        api_buf_printf(b, "\n%s\n", name[k]);
+        static const char *const max_label[] = { "max" };
+        struct api_text_matrix tm = {
+            .data = m, .rows = t->n_q, .cols = cols, .stride = cols,
+            .row_labels = *queries,
+            .col_labels = part == PART_ROW_MAX ? (struct api_labels){ max_label, 1, "" } : *keys,
+            .decimals = decimals, .indent = "  ",
+        };
+        api_text_matrix(b, &tm);
+    }
+    free(m);
 }

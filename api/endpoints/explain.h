@@ -81,4 +81,18 @@ void api_explain_write(struct jw *w, const struct api_explain_row *x);
 void api_explain_text(struct api_buf *b, const struct api_explain_row *x, int decimals,
                       const struct api_labels *queries, const struct api_labels *keys);
 
+/*
+ * Softmax's inner steps for every row, when `include` asks for them: parts bit 0
+ * "row_max" (n_q; null for a fully masked row), bit 1 "shifted" (masked − row_max,
+ * null where blocked), bit 2 "exp" (e^shifted, 0 where blocked); weights = exp / Σ exp.
+ * A vector q writes a scalar and vectors.
+ */
+void api_write_softmax_parts(struct jw *w, const struct attn_trace *t, unsigned parts,
+                             bool as_vector);
+
+/* The same as labelled matrices on a text page (row_max as one column). */
+void api_text_softmax_parts(struct api_buf *b, const struct attn_trace *t, unsigned parts,
+                            int decimals, const struct api_labels *queries,
+                            const struct api_labels *keys);
+
 #endif

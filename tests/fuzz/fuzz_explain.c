@@ -1,10 +1,13 @@
 /*
  * tests/fuzz/fuzz_explain.c — libFuzzer harness for `explain` (api/endpoints/explain.c):
- * its reader and both renderings, on /v1/attention and /v1/multihead.
+ * its reader and both renderings, on /v1/attention and /v1/multihead; with the
+ * attention's `pitfall` (api/endpoints/pitfall.c) and softmax's inner steps.
  *
  * Input: one byte of flags (bit 0 multihead, bit 1 text page, bit 2 a mask that blocks
- * a row, bit 3 huge scores so that e^masked overflows), one byte for round (values past
- * 15 mean none), then the bytes of the "explain" member's JSON value, any bytes.
+ * a row, bit 3 huge scores so that e^masked overflows, bits 4-5 a pitfall (none,
+ * no_transpose, column_softmax, no_max_subtraction), bit 6 include row_max, shifted and
+ * exp), one byte for round (values past 15 mean none), then the bytes of the "explain"
+ * member's JSON value, any bytes.
  * Properties: no crash, leak or undefined behaviour; the answer is 200, 400 or 422
  * (never 500 or 503 at these sizes) with a body of body_len bytes.
  */
@@ -34,9 +37,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     unsigned flags = data[0], round = data[1];
     static char body[MAX_VALUE + 512];
-    char extra[64] = "";
+    char extra[160] = "";
+    static const char *const pitfalls[] = { "", ",\"pitfall\":\"no_transpose\"",
+                                            ",\"pitfall\":\"column_softmax\"",
+                                            ",\"pitfall\":\"no_max_subtraction\"" };
     if (round <= 15)
         snprintf(extra, sizeof extra, ",\"round\":%u", round);
+    if (!(flags & 1)) { /* /v1/attention's own options */
+        size_t used = strlen(extra);
+        snprintf(extra + used, sizeof extra - used, "%s%s", pitfalls[(flags >> 4) & 3],
+                 flags & 64 ? ",\"include\":[\"row_max\",\"shifted\",\"exp\"]" : "");
+    }
     int n;
     if (flags & 1)
         n = snprintf(body, sizeof body, "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":5,\"n\":3,"

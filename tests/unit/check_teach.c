@@ -1,6 +1,7 @@
 /*
  * tests/unit/check_teach.c — what attnd teaches beyond the matrices, as the notes teach
- * it: ties (core/ties.c, api/endpoints/ties.c), one row explained (api/endpoints/explain.c)
+ * it: ties (core/ties.c, api/endpoints/ties.c), one row explained (api/endpoints/explain.c),
+ * the learner's mistakes (core/pitfall.c)
  * and the sentences with numbered holes
  * (api/render/fill.c).
  *
@@ -14,6 +15,7 @@
 #include <jansson.h>
 
 #include "api/render/fill.h"
+#include "core/pitfall.h"
 #include "core/ties.h"
 #include "tests/unit/api_fixture.h"
 
@@ -106,6 +108,46 @@ START_TEST(test_explain_seed000_row1)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- Pitfalls */
+
+/* The learner's softmaxes against the formula, cell by cell. */
+START_TEST(test_wrong_softmaxes)
+{
+    double in[6] = { 1, 2, 0, 0, -INFINITY, 1000 }; /* (2, 3) */
+    double out[6];
+    struct attn_matrix m = attn_matrix_view(in, 2, 3), o = attn_matrix_view(out, 2, 3);
+    attn_softmax_columns(&o, &m);
+    assert_close(out[0], exp(1.0) / (exp(1.0) + 1), "column 0, row 0");
+    assert_close(out[3], 1 / (exp(1.0) + 1), "column 0, row 1");
+    assert_close(out[1], 1, "column 1: the blocked cell takes nothing");
+    assert_close(out[4], 0, "column 1, blocked");
+    assert_close(out[2] + out[5], 1, "column 2 sums to 1");
+    attn_softmax_rows_unshifted(&o, &m);
+    assert_close(out[0], exp(1.0) / (exp(1.0) + exp(2.0) + 1), "row 0 is finite");
+    ck_assert(isnan(out[5]));     /* e^1000 / inf */
+    assert_close(out[3], 0, "1 / inf");
+    assert_close(out[4], 0, "e^-inf / inf");
+    double allblocked[2] = { -INFINITY, -INFINITY }, w[2];
+    struct attn_matrix b = attn_matrix_view(allblocked, 1, 2), bw = attn_matrix_view(w, 1, 2);
+    attn_softmax_rows_unshifted(&bw, &b);
+    ck_assert(isnan(w[0]) && isnan(w[1])); /* 0 / 0, as numpy */
+    attn_softmax_columns(&bw, &b);
+    ck_assert(isnan(w[0]) && isnan(w[1])); /* -inf - -inf */
+}
+END_TEST
+
+START_TEST(test_plain_products)
+{
+    double a[6] = { 1, 2, 3, 4, 5, 6 }, t[6], p[4];
+    struct attn_matrix ma = attn_matrix_view(a, 2, 3), mt = attn_matrix_view(t, 3, 2);
+    attn_transpose(&mt, &ma);
+    ck_assert(t[0] == 1 && t[1] == 4 && t[2] == 2 && t[5] == 6);
+    struct attn_matrix mp = attn_matrix_view(p, 2, 2);
+    attn_matmul_plain(&mp, &ma, &mt); /* A·Aᵀ */
+    ck_assert(p[0] == 14 && p[1] == 32 && p[2] == 32 && p[3] == 77);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- Fill */
 
 START_TEST(test_fill)
@@ -135,6 +177,10 @@ static Suite *teach_suite(void)
     TCase *explain = tcase_create("Explain");
     tcase_add_test(explain, test_explain_seed000_row1);
     suite_add_tcase(s, explain);
+    TCase *pitfalls = tcase_create("Pitfalls");
+    tcase_add_test(pitfalls, test_wrong_softmaxes);
+    tcase_add_test(pitfalls, test_plain_products);
+    suite_add_tcase(s, pitfalls);
     TCase *fill = tcase_create("Fill");
     tcase_add_test(fill, test_fill);
     suite_add_tcase(s, fill);
