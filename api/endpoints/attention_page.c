@@ -3,6 +3,7 @@
  */
 #include "api/endpoints/attention_page.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,26 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
     labels_free(&a);
 }
 
+void api_weights_range(const struct attn_matrix *w, const struct attn_matrix *masked,
+                       const unsigned char *empty_rows, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (size_t i = 0; i < w->rows; i++) {
+        if (empty_rows != NULL && empty_rows[i])
+            continue; /* hatched, not drawn */
+        for (size_t j = 0; j < w->cols; j++) {
+            double m = attn_at(masked, i, j), x = attn_at(w, i, j);
+            if (isinf(m) && m < 0)
+                continue;
+            *lo = x < *lo ? x : *lo;
+            *hi = x > *hi ? x : *hi;
+        }
+    }
+    if (*lo > *hi) /* nothing drawn */
+        *lo = 0, *hi = 1;
+}
+
 void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
                        const struct attn_trace *t)
 {
@@ -211,6 +232,10 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
         .row_labels = a.queries, .col_labels = a.keys,
         .title = NULL,
     };
-    api_svg_heatmap_document(b, &h, "Attention weights", subtitle);
+    double lo, hi;
+    api_weights_range(&t->weights, &t->masked, t->summary.fully_masked, &lo, &hi);
+    api_heatmap_bounds(&r->heatmap, lo, hi, &h.vmin, &h.vmax);
+    api_svg_heatmap_document(b, &h, r->heatmap.title != NULL ? r->heatmap.title
+                                                             : "Attention weights", subtitle);
     labels_free(&a);
 }

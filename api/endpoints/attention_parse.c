@@ -29,6 +29,8 @@ static const struct api_field attention_fields[] = {
     { "round", "decimals to round every number to" },
     { "explain", "one query row worked out by hand: {\"row\": i}" },
     { "pitfall", "a learner's mistake to compute beside the answer" },
+    { "name", "a name for the problem, e.g. a batch's experiment" },
+    { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
 };
 
 static const char *const part_names[API_PART_COUNT] = {
@@ -118,8 +120,18 @@ static bool read_explain(const json_t *doc, const char *prefix, struct api_atten
                          struct api_error *err)
 {
     const struct api_explain_sizes n = { r->q.rows, r->k.rows, r->q.cols, r->v.cols, 0 };
+    const json_t *name = api_member(doc, "name");
+    if (name != NULL && !json_is_string(name)) {
+        api_error_set(err, API_INVALID_VALUE, "name is %s; it must be a string",
+                      api_json_kind(name));
+        api_error_at(err, "%s/name", prefix);
+        api_error_hint(err, "name the problem, e.g. \"name\": \"Q1 bigger\"");
+        return false;
+    }
+    r->name = json_string_value(name); /* borrowed: the document outlives the request */
     return api_explain_read(doc, prefix, &n, &r->explain, err) &&
-           api_pitfall_read(doc, prefix, &r->pitfall, err);
+           api_pitfall_read(doc, prefix, &r->pitfall, err) &&
+           api_heatmap_read(doc, prefix, &r->heatmap, err);
 }
 
 /* The scores and the output are the matrices a request's sizes can blow up. */

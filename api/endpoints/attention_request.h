@@ -20,6 +20,7 @@
 #include "api/http/context.h"
 #include "api/http/response.h"
 #include "api/request/grid.h"
+#include "api/request/heatmap.h"
 #include "api/endpoints/explain.h"
 #include "api/endpoints/pitfall.h"
 #include "api/json/write.h"
@@ -56,6 +57,8 @@ struct api_attention_req {
     bool for_page;             /* answered as text or SVG, which show the summary */
     struct api_explain_req explain; /* one row worked out by hand, when asked */
     enum api_pitfall pitfall;  /* a learner's mistake to compute beside the answer */
+    const char *name;          /* the problem's name (a batch's experiment), borrowed, or NULL */
+    struct api_heatmap heatmap; /* the SVG's colour scale and title */
 };
 
 /*

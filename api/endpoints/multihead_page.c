@@ -10,6 +10,7 @@
  */
 #include "api/endpoints/multihead_page.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,10 +240,25 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
             .title = titles[i],
         };
     }
+    /* One scale for every panel, "auto" over all of them, so the panels compare. */
+    double lo = INFINITY, hi = -INFINITY, vmin, vmax;
+    for (size_t i = 0; i < n; i++) {
+        double l, h2;
+        api_weights_range(i == t->heads ? &t->weights_mean : &t->head[i].weights,
+                          &t->head[0].masked, t->head[0].summary.fully_masked, &l, &h2);
+        lo = l < lo ? l : lo;
+        hi = h2 > hi ? h2 : hi;
+    }
+    api_heatmap_bounds(&r->heatmap, lo, hi, &vmin, &vmax);
+    for (size_t i = 0; i < n; i++) {
+        panels[i].vmin = vmin;
+        panels[i].vmax = vmax;
+    }
     char subtitle[160];
     snprintf(subtitle, sizeof subtitle, "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu",
              r->cross ? "cross" : "self", r->d_model, t->heads, t->kv_heads, t->n_q, t->n_k);
-    api_svg_panels_document(b, panels, n, 0, "Multi-head attention weights", subtitle);
+    api_svg_panels_document(b, panels, n, 0, r->heatmap.title != NULL ? r->heatmap.title
+                                                 : "Multi-head attention weights", subtitle);
     mh_labels_free(&a);
     free(panels);
     free(titles);

@@ -45,6 +45,7 @@ static const struct api_field mh_fields[] = {
     { "labels", "names for the queries and keys" },
     { "round", "decimals to round every number to" },
     { "explain", "one query row of one head worked out by hand: {\"row\": i, \"head\": h}" },
+    { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
 };
 
 static const struct api_field random_fields[] = {
@@ -566,7 +567,8 @@ static bool read_explain(const json_t *doc, const char *prefix, size_t n_q, size
                          struct api_multihead_req *r, struct api_error *err)
 {
     const struct api_explain_sizes n = { n_q, n_k, r->d_k, r->d_k, r->heads };
-    return api_explain_read(doc, prefix, &n, &r->explain, err);
+    return api_explain_read(doc, prefix, &n, &r->explain, err) &&
+           api_heatmap_read(doc, prefix, &r->heatmap, err);
 }
 
 static bool read_scalars(const json_t *doc, const char *prefix, struct random_in *rnd,

@@ -21,6 +21,7 @@
 #include "api/http/context.h"
 #include "api/http/response.h"
 #include "api/request/grid.h"
+#include "api/request/heatmap.h"
 #include "api/endpoints/explain.h"
 #include "api/json/write.h"
 #include "api/http/problem.h"
@@ -54,6 +55,7 @@ struct api_multihead_req {
     double scale;
     unsigned long include;        /* bits of enum api_mh_part */
     struct api_explain_req explain; /* one row of one head worked out by hand, when asked */
+    struct api_heatmap heatmap;   /* the SVG's colour scale and title */
 };
 
 /*
