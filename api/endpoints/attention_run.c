@@ -4,6 +4,7 @@
  * that point at the input they came from.
  */
 #include "api/endpoints/attention_request.h"
+#include "api/endpoints/ties.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@ size_t api_attention_working_set(const struct api_attention_req *r, size_t body_
     const struct api_explain_sizes sizes = { n_q, n_k, r->q.cols, d_v, 0 };
     numbers += api_explain_numbers(&r->explain, &sizes);
     numbers += api_pitfall_cells(r->pitfall, n_q, n_k, d_v);
+    numbers += api_tie_numbers(1, n_q, n_k); /* the warnings are always written */
     if (r->include & (1ul << API_PART_SHIFTED))
         numbers += qk;
     if (r->include & (1ul << API_PART_EXP))

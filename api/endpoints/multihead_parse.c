@@ -9,6 +9,7 @@
  * /v1/attention. A weight sent in the other layout gets a hint that says so.
  */
 #include "api/endpoints/multihead_request.h"
+#include "api/endpoints/ties.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -367,9 +368,10 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
     size_t trace = attn_mh_trace_cells(n_q, n_k, r->d_model, r->heads, r->kv_heads);
     size_t cells = add_sat(inputs, trace == 0 ? SIZE_MAX : trace);
     const struct api_explain_sizes sizes = { n_q, n_k, r->d_k, r->d_k, r->heads };
-    return api_working_set(mul_sat(cells, sizeof(double)),
-                           add_sat(answer_numbers(r, n_q, n_k, every_part),
-                                   api_explain_numbers(&r->explain, &sizes)), body_len);
+    size_t numbers = add_sat(answer_numbers(r, n_q, n_k, every_part),
+                             api_explain_numbers(&r->explain, &sizes));
+    numbers = add_sat(numbers, api_tie_numbers(r->heads, n_q, n_k)); /* warnings: always */
+    return api_working_set(mul_sat(cells, sizeof(double)), numbers, body_len);
 }
 
 /* The fields that fix n_q, n_k and d_model: inputs given, or random's sizes. */

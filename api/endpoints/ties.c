@@ -64,6 +64,16 @@ static void write_head_rows(struct jw *w, const struct attn_trace *t, size_t n_q
     jw_array_end(w);
 }
 
+size_t api_tie_numbers(size_t heads, size_t n_q, size_t n_k)
+{
+    int overflow = 0;
+    size_t rows = attn_cells(heads, n_q, &overflow);
+    size_t cells = attn_cells(rows, n_k, &overflow);
+    if (overflow || cells > (size_t)-1 - 8 * rows)
+        return (size_t)-1;
+    return cells + 8 * rows;
+}
+
 void api_write_tied_keys(struct jw *w, const struct api_tie_source *s)
 {
     JW_KEY(w, "tied_keys");

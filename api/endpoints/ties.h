@@ -30,6 +30,13 @@ struct api_tie_source {
     bool per_head; /* multihead: tied_keys is [h][n_q], warnings name the head */
 };
 
+/*
+ * The numbers the ties may add to an answer, for admission: at worst every key of every
+ * row ties, and each index is written twice (tied_keys and the warning), an index a
+ * third of a number's bytes or less; each tied row's sentence counts as 8 numbers.
+ */
+size_t api_tie_numbers(size_t heads, size_t n_q, size_t n_k);
+
 /* "tied_keys": the tied keys of every row ([] for a fully masked row). */
 void api_write_tied_keys(struct jw *w, const struct api_tie_source *s);
 
