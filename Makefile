@@ -59,7 +59,7 @@ ATTND      := $(BUILD_DIR)/attnd
 # The api suites, one binary per module of api/ (tests/unit/check_<module>.c), each linked
 # with the api/ and core/ objects and the fixture they share (tests/unit/api_fixture.c).
 API_SUITES := check_json_read check_json_write check_json_arena check_numparse check_request \
-              check_attention check_router check_admission check_two_threads
+              check_attention check_router check_admission check_two_threads check_teach
 UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) check_render \
                 check_multihead check_metrics check_body check_numfmt check_framing check_clients)
 # server/coding.c and server/inflate.c (Content-Encoding, Accept-Encoding, coded bodies).

@@ -45,7 +45,7 @@ struct route {
 static const struct route routes[] = {
     { "/v1/attention", false, M_POST, true, PAGES, POST_ALLOW,
       api_attention_handle, API_BODY_JSON, API_ERRORS_PROBLEM },
-    { "/v1/attention/batch", false, M_POST, true, API_MEDIA_JSON, POST_ALLOW,
+    { "/v1/attention/batch", false, M_POST, true, API_MEDIA_JSON | API_MEDIA_TEXT, POST_ALLOW,
       api_batch_handle, API_BODY_JSON, API_ERRORS_PROBLEM },
     { "/v1/multihead", false, M_POST, true, PAGES, POST_ALLOW,
       api_multihead_handle, API_BODY_JSON, API_ERRORS_PROBLEM },

@@ -15,7 +15,7 @@ static void masked_message(char *buf, size_t size, const char *query, const char
 }
 
 void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, size_t n_q,
-                               const char *zeroed)
+                               const char *zeroed, const struct api_tie_source *ties)
 {
     JW_KEY(w, "warnings");
     jw_array_begin(w);
@@ -34,6 +34,8 @@ void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, 
         jw_string(w, message);
         jw_object_end(w);
     }
+    if (ties != NULL)
+        api_write_tie_warnings(w, ties);
     jw_array_end(w);
 }
 
@@ -105,6 +107,8 @@ void api_write_summary(struct jw *w, const struct api_summaries *s)
         if (s->first->fully_masked[i])
             jw_int(w, (long long)i);
     jw_array_end(w);
+    if (s->ties != NULL)
+        api_write_tied_keys(w, s->ties);
     jw_object_end(w);
 }
 

@@ -14,6 +14,7 @@
 #include "api/json/write.h"
 #include "api/render/text.h"
 #include "api/request/grid.h"
+#include "api/endpoints/ties.h"
 #include "core/attention.h"
 
 /* "mask": its shape as sent, "causal" or null; then "bias": shape or null. */
@@ -31,11 +32,11 @@ void api_write_shape(struct jw *w, size_t rows, size_t cols, bool as_vector);
 
 /*
  * "warnings": [{"code": "row_fully_masked", "row": i, "message": "..."}], one per row i
- * of fully_masked (n_q flags) that is set; an empty list when none is. `zeroed` is an
- * API_ZEROED_* text.
+ * of fully_masked (n_q flags) that is set, then the "tie" warnings of ties (or NULL,
+ * ties.h); an empty list when there are none. `zeroed` is an API_ZEROED_* text.
  */
 void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, size_t n_q,
-                               const char *zeroed);
+                               const char *zeroed, const struct api_tie_source *ties);
 
 /* The same warnings as lines of a text page, each query named by its label. */
 void api_text_masked_warnings(struct api_buf *b, const unsigned char *fully_masked, size_t n_q,
@@ -58,11 +59,12 @@ struct api_summaries {
     size_t heads;
     size_t n_q;
     enum api_summary_layout layout;
+    const struct api_tie_source *ties; /* the weights whose tied_keys are written, or NULL */
 };
 
 /*
  * "summary": {row_sums, argmax (null for a fully masked row), max_weight, entropy,
- * fully_masked_rows}. The mask is the same in every head, so fully_masked_rows comes
+ * fully_masked_rows, tied_keys (when s->ties is set)}. The mask is the same in every head, so fully_masked_rows comes
  * from the first head.
  */
 void api_write_summary(struct jw *w, const struct api_summaries *s);

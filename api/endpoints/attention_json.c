@@ -88,6 +88,27 @@ static void write_steps(struct jw *w, const struct api_attention_req *r)
     jw_array_end(w);
 }
 
+struct api_explain_row api_attention_explain_row(const struct api_attention_req *r,
+                                                 const struct attn_trace *t)
+{
+    size_t i = r->explain.row;
+    return (struct api_explain_row){
+        .row = i, .query = r->q.data + i * r->q.stride, .keys = r->k, .values = r->v,
+        .trace = t, .scale = r->scale, .vector = r->q_is_vector,
+    };
+}
+
+void api_attention_pitfall(struct api_pitfall_result *out, const struct api_attention_req *r,
+                           const struct attn_trace *t)
+{
+    const struct api_pitfall_inputs in = {
+        .which = r->pitfall, .q = &r->q, .k = &r->k, .v = &r->v,
+        .bias = api_grid_bias(&r->grid), .mask = api_grid_mask(&r->grid), .scale = r->scale,
+        .right = t,
+    };
+    api_pitfall_compute(out, &in);
+}
+
 void api_attention_write(struct jw *w, const struct api_attention_req *r,
                          const struct attn_trace *t)
 {
@@ -122,11 +143,23 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
             scaled_to = jw_offset(w);
         }
     }
+    const struct api_tie_source ties = { t, 1, t->n_q, vec, false };
+    api_write_softmax_parts(w, t, API_SOFTMAX_PARTS(r->include), vec);
     if (r->include & (1ul << API_PART_SUMMARY)) {
         struct api_summaries sums = { &t->summary, 0, 1, t->n_q,
-                                      vec ? API_SUMMARY_VECTOR : API_SUMMARY_ROWS };
+                                      vec ? API_SUMMARY_VECTOR : API_SUMMARY_ROWS, &ties };
         api_write_summary(w, &sums);
     }
-    api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT);
+    if (r->explain.on) {
+        const struct api_explain_row x = api_attention_explain_row(r, t);
+        api_explain_write(w, &x);
+    }
+    if (r->pitfall != API_PITFALL_NONE) {
+        struct api_pitfall_result p;
+        api_attention_pitfall(&p, r, t);
+        api_pitfall_write(w, &p, vec);
+        api_pitfall_result_free(&p);
+    }
+    api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT, &ties);
     jw_object_end(w);
 }

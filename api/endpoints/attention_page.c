@@ -3,6 +3,7 @@
  */
 #include "api/endpoints/attention_page.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,10 +108,7 @@ static void summary_table(struct api_buf *b, const struct attn_trace *t,
     for (size_t i = 0; i < n; i++) {
         char *row = text + i * 4 * SLOT;
         api_text_label(row, &a->queries, i);
-        if (t->summary.argmax[i] == ATTN_NO_INDEX)
-            snprintf(row + SLOT, SLOT, "-");
-        else
-            api_text_label(row + SLOT, &a->keys, t->summary.argmax[i]);
+        api_text_winner(row + SLOT, t, i, &a->keys); /* a tie names no winner */
         api_text_number(row + 2 * SLOT, t->summary.max_weight[i], decimals);
         api_text_number(row + 3 * SLOT, t->summary.entropy[i], decimals);
         for (size_t c = 0; c < 4; c++)
@@ -177,10 +175,43 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
         };
         api_text_matrix(b, &tm);
     }
+    api_text_softmax_parts(b, t, API_SOFTMAX_PARTS(r->include), decimals, &a.queries, &a.keys);
     if (r->include & (1ul << API_PART_SUMMARY))
         summary_table(b, t, &a, decimals);
+    if (r->explain.on) {
+        const struct api_explain_row x = api_attention_explain_row(r, t);
+        api_explain_text(b, &x, decimals, &a.queries, &a.keys);
+    }
+    if (r->pitfall != API_PITFALL_NONE) {
+        struct api_pitfall_result p;
+        api_attention_pitfall(&p, r, t);
+        api_pitfall_text(b, &p, decimals, &a.queries, &a.keys);
+        api_pitfall_result_free(&p);
+    }
     api_text_masked_warnings(b, t->summary.fully_masked, n_q, &a.queries, API_ZEROED_OUTPUT);
+    const struct api_tie_source ties = { t, 1, n_q, vec, false };
+    api_text_tie_warnings(b, &ties, &a.queries, &a.keys);
     labels_free(&a);
+}
+
+void api_weights_range(const struct attn_matrix *w, const struct attn_matrix *masked,
+                       const unsigned char *empty_rows, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (size_t i = 0; i < w->rows; i++) {
+        if (empty_rows != NULL && empty_rows[i])
+            continue; /* hatched, not drawn */
+        for (size_t j = 0; j < w->cols; j++) {
+            double m = attn_at(masked, i, j), x = attn_at(w, i, j);
+            if (isinf(m) && m < 0)
+                continue;
+            *lo = x < *lo ? x : *lo;
+            *hi = x > *hi ? x : *hi;
+        }
+    }
+    if (*lo > *hi) /* nothing drawn */
+        *lo = 0, *hi = 1;
 }
 
 void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
@@ -188,10 +219,11 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
 {
     struct axis_labels a;
     labels_init(&a, r, b);
-    char scale[API_NUMBER_MAX], subtitle[160];
+    char scale[API_NUMBER_MAX], subtitle[160 + 2 * API_TEXT_LABEL], tie[2 * API_TEXT_LABEL];
     scale_text(scale, r);
-    snprintf(subtitle, sizeof subtitle, "softmax(Q @ K^T * scale) with scale %s; %zu x %zu",
-             scale, r->q.rows, r->k.rows);
+    api_text_tie_rows(tie, sizeof tie, t, r->q.rows, &a.queries); /* a tie names no winner */
+    snprintf(subtitle, sizeof subtitle, "softmax(Q @ K^T * scale) with scale %s; %zu x %zu%s%s",
+             scale, r->q.rows, r->k.rows, tie[0] != '\0' ? "; " : "", tie);
     struct api_svg_heatmap h = {
         .data = t->weights.data, .rows = t->weights.rows, .cols = t->weights.cols,
         .stride = t->weights.stride,
@@ -200,6 +232,10 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
         .row_labels = a.queries, .col_labels = a.keys,
         .title = NULL,
     };
-    api_svg_heatmap_document(b, &h, "Attention weights", subtitle);
+    double lo, hi;
+    api_weights_range(&t->weights, &t->masked, t->summary.fully_masked, &lo, &hi);
+    api_heatmap_bounds(&r->heatmap, lo, hi, &h.vmin, &h.vmax);
+    api_svg_heatmap_document(b, &h, r->heatmap.title != NULL ? r->heatmap.title
+                                                             : "Attention weights", subtitle);
     labels_free(&a);
 }

@@ -33,6 +33,13 @@ const char **api_label_names(const json_t *labels, const char *which, size_t n);
 void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
                         const struct attn_trace *t);
 
+/*
+ * The smallest and largest weight a heatmap draws: blocked cells (-inf in masked) and
+ * empty rows are hatched instead; 0 and 1 when nothing is drawn.
+ */
+void api_weights_range(const struct attn_matrix *w, const struct attn_matrix *masked,
+                       const unsigned char *empty_rows, double *lo, double *hi);
+
 /* The weights' heatmap as an SVG document. */
 void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
                        const struct attn_trace *t);

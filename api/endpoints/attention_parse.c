@@ -27,10 +27,14 @@ static const struct api_field attention_fields[] = {
     { "include", "which steps to return" },
     { "labels", "names for the queries and keys" },
     { "round", "decimals to round every number to" },
+    { "explain", "one query row worked out by hand: {\"row\": i}" },
+    { "pitfall", "a learner's mistake to compute beside the answer" },
+    { "name", "a name for the problem, e.g. a batch's experiment" },
+    { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
 };
 
 static const char *const part_names[API_PART_COUNT] = {
-    "scores", "scaled", "masked", "weights", "output", "summary",
+    "scores", "scaled", "masked", "weights", "output", "summary", "row_max", "shifted", "exp",
 };
 
 static bool read_required(const json_t *doc, const char *prefix, const char *name,
@@ -94,7 +98,7 @@ static bool read_options(const json_t *doc, const char *prefix, struct api_atten
         if (!api_read_positive(node, ptr, "scale", &r->scale, err))
             return false;
     }
-    r->include = (1ul << API_PART_COUNT) - 1;
+    r->include = API_PART_DEFAULT;
     if ((node = api_member(doc, "include")) != NULL) {
         API_FIELD_POINTER(ptr, prefix, "include");
         if (!api_read_name_set(node, ptr, "include", part_names, API_PART_COUNT, &r->include, err))
@@ -110,6 +114,24 @@ static bool read_grid(const json_t *doc, const char *prefix, const struct api_li
     r->grid.n_k = r->k.rows;
     r->grid.q_is_vector = r->q_is_vector;
     return api_grid_read(doc, prefix, limits, &r->grid, err);
+}
+
+static bool read_explain(const json_t *doc, const char *prefix, struct api_attention_req *r,
+                         struct api_error *err)
+{
+    const struct api_explain_sizes n = { r->q.rows, r->k.rows, r->q.cols, r->v.cols, 0 };
+    const json_t *name = api_member(doc, "name");
+    if (name != NULL && !json_is_string(name)) {
+        api_error_set(err, API_INVALID_VALUE, "name is %s; it must be a string",
+                      api_json_kind(name));
+        api_error_at(err, "%s/name", prefix);
+        api_error_hint(err, "name the problem, e.g. \"name\": \"Q1 bigger\"");
+        return false;
+    }
+    r->name = json_string_value(name); /* borrowed: the document outlives the request */
+    return api_explain_read(doc, prefix, &n, &r->explain, err) &&
+           api_pitfall_read(doc, prefix, &r->pitfall, err) &&
+           api_heatmap_read(doc, prefix, &r->heatmap, err);
 }
 
 /* The scores and the output are the matrices a request's sizes can blow up. */
@@ -162,7 +184,7 @@ bool api_attention_parse(const json_t *doc, const char *prefix, const struct api
               read_required(doc, prefix, "v", &v_spec, limits, &r->v, &v_vec, err) &&
               check_k(r, prefix, err) && check_v(r, prefix, err) &&
               check_limits(r, prefix, limits, err) && read_grid(doc, prefix, limits, r, err) &&
-              read_options(doc, prefix, r, err);
+              read_options(doc, prefix, r, err) && read_explain(doc, prefix, r, err);
     if (!ok)
         api_attention_req_deinit(r);
     return ok;

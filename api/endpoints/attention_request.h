@@ -20,6 +20,9 @@
 #include "api/http/context.h"
 #include "api/http/response.h"
 #include "api/request/grid.h"
+#include "api/request/heatmap.h"
+#include "api/endpoints/explain.h"
+#include "api/endpoints/pitfall.h"
 #include "api/json/write.h"
 #include "api/http/problem.h"
 #include "core/attention.h"
@@ -32,8 +35,15 @@ enum api_attention_part {
     API_PART_WEIGHTS,
     API_PART_OUTPUT,
     API_PART_SUMMARY,
+    API_PART_ROW_MAX,  /* softmax's inner steps, only when asked for: */
+    API_PART_SHIFTED,  /*   row_max, masked - row_max, e^shifted */
+    API_PART_EXP,
     API_PART_COUNT
 };
+/* What `include` gives when absent: every step and the summary, not softmax's inner steps. */
+#define API_PART_DEFAULT ((1ul << (API_PART_SUMMARY + 1)) - 1)
+/* The softmax parts of an include, as api_write_softmax_parts takes them (explain.h). */
+#define API_SOFTMAX_PARTS(include) (((include) >> API_PART_ROW_MAX) & 7u)
 
 /* A validated request. Owns its matrices (and, through grid, the mask and bias). */
 struct api_attention_req {
@@ -45,6 +55,10 @@ struct api_attention_req {
     double scale;              /* given, or 1/sqrt(d_k) */
     unsigned long include;     /* bits of enum api_attention_part */
     bool for_page;             /* answered as text or SVG, which show the summary */
+    struct api_explain_req explain; /* one row worked out by hand, when asked */
+    enum api_pitfall pitfall;  /* a learner's mistake to compute beside the answer */
+    const char *name;          /* the problem's name (a batch's experiment), borrowed, or NULL */
+    struct api_heatmap heatmap; /* the SVG's colour scale and title */
 };
 
 /*
@@ -80,6 +94,14 @@ const char *api_attention_limit_field(const struct api_attention_req *req);
 
 /* How many runs so far were given more than one thread (for tests). */
 unsigned long api_attention_threaded_runs(void);
+
+/* The row `explain` asked for, as views into req and trace (explain.h). */
+struct api_explain_row api_attention_explain_row(const struct api_attention_req *req,
+                                                 const struct attn_trace *trace);
+
+/* The mistake `pitfall` asked for, computed from req and its trace (pitfall.h). */
+void api_attention_pitfall(struct api_pitfall_result *out, const struct api_attention_req *req,
+                           const struct attn_trace *trace);
 
 /* Writes the 200 response object for req and its trace. */
 void api_attention_write(struct jw *w, const struct api_attention_req *req,

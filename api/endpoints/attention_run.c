@@ -4,6 +4,7 @@
  * that point at the input they came from.
  */
 #include "api/endpoints/attention_request.h"
+#include "api/endpoints/ties.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
@@ -23,7 +24,9 @@ static unsigned steps_read(const struct api_attention_req *r)
         [API_PART_SCORES] = ATTN_STEP_SCORES, [API_PART_SCALED] = ATTN_STEP_SCALED,
         [API_PART_MASKED] = ATTN_STEP_MASKED,
     };
-    if (r->for_page)
+    /* explain reads every step of its row, a pitfall the masked scores */
+    if (r->for_page || r->explain.on || r->pitfall != API_PITFALL_NONE ||
+        API_SOFTMAX_PARTS(r->include) != 0)
         return ATTN_KEEP_ALL;
     unsigned keep = ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT);
     for (int p = API_PART_SCORES; p <= API_PART_MASKED; p++)
@@ -43,6 +46,14 @@ size_t api_attention_working_set(const struct api_attention_req *r, size_t body_
         numbers += n_q * d_v;
     if (r->for_page || (r->include & (1ul << API_PART_SUMMARY)))
         numbers += 5 * n_q; /* row_sums, max_weight, entropy, argmax, fully_masked */
+    const struct api_explain_sizes sizes = { n_q, n_k, r->q.cols, d_v, 0 };
+    numbers += api_explain_numbers(&r->explain, &sizes);
+    numbers += api_pitfall_cells(r->pitfall, n_q, n_k, d_v);
+    numbers += api_tie_numbers(1, n_q, n_k); /* the warnings are always written */
+    if (r->include & (1ul << API_PART_SHIFTED))
+        numbers += qk;
+    if (r->include & (1ul << API_PART_EXP))
+        numbers += qk;
     return api_working_set(attn_trace_bytes_keep(n_q, n_k, d_v, steps_read(r)), numbers,
                            body_len);
 }

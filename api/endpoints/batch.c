@@ -5,6 +5,9 @@
  * computed on its own; one bad item gets its own problem (pointers absolute:
  * /items/2/k/1) and does not fail the others.
  *
+ * Items may carry a `name` (the experiment's, echoed in its result); ?format=text is
+ * the notes' experiment table (batch_page.h).
+ *
  * Limits: at most --max-batch items, and the items' largest matrices together at
  * most --max-cells, checked after validation and before anything is computed, so
  * a small body cannot ask for more work than one large request may.
@@ -17,6 +20,7 @@
 #include <jansson.h>
 
 #include "api/endpoints/attention_request.h"
+#include "api/endpoints/batch_page.h"
 #include "api/endpoints/handlers.h"
 #include "api/endpoints/pipeline.h"
 #include "api/http/admission.h"
@@ -106,6 +110,10 @@ static void write_item(struct jw *w, struct batch_item *item, const char *prefix
     jw_object_begin(w);
     JW_KEY(w, "status");
     jw_int(w, ok ? 200 : api_problem_info(item->err.type)->status);
+    if (item->ok && item->req.name != NULL) {
+        JW_KEY(w, "name");
+        jw_string(w, item->req.name);
+    }
     JW_KEY(w, "body");
     if (ok) {
         w->round = item->req.grid.round; /* each item rounds as it asked */
@@ -146,6 +154,7 @@ static bool admit_items(const struct api_context *ctx, const struct batch_item *
 
 /* The items, parsed, on the handler's stack. */
 struct batch_state {
+    enum api_format format;    /* JSON, or text: the experiment table */
     size_t n;
     struct batch_item *parsed; /* n items, owned */
 };
@@ -163,8 +172,8 @@ static void free_items(struct batch_state *st)
 static bool parse(void *state, const json_t *doc, const struct api_context *ctx,
                   enum api_format format, struct api_error *err)
 {
-    (void)format; /* JSON only (the route says so) */
     struct batch_state *st = state;
+    st->format = format;
     const json_t *items = NULL;
     if (!read_items(doc, &ctx->limits, &items, err))
         return false;
@@ -189,11 +198,37 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
     return admit_items(ctx, st->parsed, st->n, body_len, err);
 }
 
+/* The experiment table: each item run and added in turn, one trace at a time. */
+static void respond_text(struct batch_state *st, struct api_response *res)
+{
+    struct api_batch_table table;
+    api_batch_table_init(&table);
+    for (size_t i = 0; i < st->n; i++) {
+        char prefix[32];
+        struct batch_item *item = &st->parsed[i];
+        struct attn_trace trace = { 0 };
+        snprintf(prefix, sizeof prefix, "/items/%zu", i);
+        bool ok = item->ok && api_attention_run(&item->req, prefix, &trace, &item->err);
+        api_batch_table_add(&table, i, item->ok ? item->req.name : NULL, &item->req,
+                            ok ? &trace : NULL, &item->err);
+        attn_trace_free(&trace);
+    }
+    struct api_buf b;
+    api_buf_init(&b);
+    api_batch_table_write(&table, &b);
+    api_batch_table_deinit(&table);
+    api_respond_page(res, &b, API_FORMAT_TEXT);
+}
+
 /* Each item is run as its result is written: one trace at a time. */
 static void respond(void *state, const struct api_context *ctx, struct api_response *res)
 {
     (void)ctx;
     struct batch_state *st = state;
+    if (st->format == API_FORMAT_TEXT) {
+        respond_text(st, res);
+        return;
+    }
     struct jw w;
     jw_init(&w, -1);
     jw_object_begin(&w);

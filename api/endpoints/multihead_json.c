@@ -219,6 +219,21 @@ static void write_random(struct jw *w, const struct api_multihead_req *r)
     jw_object_end(w);
 }
 
+struct api_explain_row api_multihead_explain_row(const struct api_multihead_req *r,
+                                                 const struct attn_mh_trace *t)
+{
+    size_t i = r->explain.row, h = r->explain.head, d_k = t->d_k;
+    size_t g = attn_mh_kv_head(h, t->heads, t->kv_heads);
+    /* The head's slices: columns [h·d_k, (h+1)·d_k) of Q, its kv head's of K and V. */
+    const struct attn_matrix keys = { t->k.data + g * d_k, t->n_k, d_k, t->k.stride };
+    const struct attn_matrix values = { t->v.data + g * d_k, t->n_k, d_k, t->v.stride };
+    return (struct api_explain_row){
+        .row = i, .has_head = true, .head = h,
+        .query = t->q.data + i * t->q.stride + h * d_k, .keys = keys, .values = values,
+        .trace = &t->head[h], .scale = r->scale,
+    };
+}
+
 void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
                          const struct attn_mh_trace *t)
 {
@@ -243,12 +258,17 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
     write_steps(w, r, t);
     write_inputs(w, r);
     write_steps_data(w, r, t);
+    const struct api_tie_source ties = { t->head, t->heads, t->n_q, false, true };
     if (r->include & (1ul << API_MH_SUMMARY)) {
         struct api_summaries sums = { &t->head[0].summary, sizeof t->head[0], t->heads, t->n_q,
-                                      API_SUMMARY_HEADS };
+                                      API_SUMMARY_HEADS, &ties };
         api_write_summary(w, &sums);
     }
+    if (r->explain.on) {
+        const struct api_explain_row x = api_multihead_explain_row(r, t);
+        api_explain_write(w, &x);
+    }
     api_write_masked_warnings(w, t->head[0].summary.fully_masked, t->n_q,
-                              API_ZEROED_HEAD_OUTPUTS);
+                              API_ZEROED_HEAD_OUTPUTS, &ties);
     jw_object_end(w);
 }

@@ -10,6 +10,7 @@
  */
 #include "api/endpoints/multihead_page.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,9 +119,8 @@ static void summary_lines(struct api_buf *b, const struct attn_mh_trace *t,
         api_buf_printf(b, "  %s:", label);
         for (size_t h = 0; h < t->heads; h++) {
             const struct attn_summary *s = &t->head[h].summary;
-            char key[API_TEXT_LABEL] = "-", weight[API_TEXT_NUMBER];
-            if (s->argmax[i] != ATTN_NO_INDEX)
-                api_text_label(key, &a->keys, s->argmax[i]);
+            char key[API_TEXT_LABEL], weight[API_TEXT_NUMBER];
+            api_text_winner(key, &t->head[h], i, &a->keys); /* a tie names no winner */
             api_text_number(weight, s->max_weight[i], decimals);
             api_buf_printf(b, "  h%zu %s %s", h, key, weight);
         }
@@ -192,8 +192,14 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     }
     if (r->include & (1ul << API_MH_SUMMARY))
         summary_lines(b, t, &a, mh_decimals(r));
+    if (r->explain.on) {
+        const struct api_explain_row x = api_multihead_explain_row(r, t);
+        api_explain_text(b, &x, mh_decimals(r), &a.queries, &a.keys);
+    }
     api_text_masked_warnings(b, t->head[0].summary.fully_masked, n_q, &a.queries,
                              API_ZEROED_HEAD_OUTPUTS);
+    const struct api_tie_source ties = { t->head, t->heads, n_q, false, true };
+    api_text_tie_warnings(b, &ties, &a.queries, &a.keys);
     mh_labels_free(&a);
 }
 
@@ -202,7 +208,7 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
 {
     size_t n = t->heads + 1; /* a panel per head, then the mean */
     struct api_svg_heatmap *panels = calloc(n, sizeof *panels);
-    char (*titles)[48] = calloc(n, sizeof *titles);
+    char (*titles)[48 + API_TEXT_LABEL] = calloc(n, sizeof *titles);
     if (panels == NULL || titles == NULL) {
         free(panels);
         free(titles);
@@ -218,6 +224,13 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
             snprintf(titles[i], sizeof titles[i], "mean of %zu heads", t->heads);
         else
             snprintf(titles[i], sizeof titles[i], "head %zu", i);
+        if (!mean) { /* a tie names no winner: the panel's title says where */
+            char tie[API_TEXT_LABEL];
+            api_text_tie_rows(tie, sizeof tie, &t->head[i], t->n_q, &a.queries);
+            if (tie[0] != '\0')
+                snprintf(titles[i] + strlen(titles[i]), sizeof titles[i] - strlen(titles[i]),
+                         " (%s)", tie);
+        }
         panels[i] = (struct api_svg_heatmap){
             .data = w->data, .rows = w->rows, .cols = w->cols, .stride = w->stride,
             /* The mask is shared, so head 0's masked cells mark the mean's too. */
@@ -227,10 +240,25 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
             .title = titles[i],
         };
     }
+    /* One scale for every panel, "auto" over all of them, so the panels compare. */
+    double lo = INFINITY, hi = -INFINITY, vmin, vmax;
+    for (size_t i = 0; i < n; i++) {
+        double l, h2;
+        api_weights_range(i == t->heads ? &t->weights_mean : &t->head[i].weights,
+                          &t->head[0].masked, t->head[0].summary.fully_masked, &l, &h2);
+        lo = l < lo ? l : lo;
+        hi = h2 > hi ? h2 : hi;
+    }
+    api_heatmap_bounds(&r->heatmap, lo, hi, &vmin, &vmax);
+    for (size_t i = 0; i < n; i++) {
+        panels[i].vmin = vmin;
+        panels[i].vmax = vmax;
+    }
     char subtitle[160];
     snprintf(subtitle, sizeof subtitle, "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu",
              r->cross ? "cross" : "self", r->d_model, t->heads, t->kv_heads, t->n_q, t->n_k);
-    api_svg_panels_document(b, panels, n, 0, "Multi-head attention weights", subtitle);
+    api_svg_panels_document(b, panels, n, 0, r->heatmap.title != NULL ? r->heatmap.title
+                                                 : "Multi-head attention weights", subtitle);
     mh_labels_free(&a);
     free(panels);
     free(titles);

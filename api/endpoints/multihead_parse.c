@@ -9,6 +9,7 @@
  * /v1/attention. A weight sent in the other layout gets a hint that says so.
  */
 #include "api/endpoints/multihead_request.h"
+#include "api/endpoints/ties.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -44,6 +45,8 @@ static const struct api_field mh_fields[] = {
     { "include", "which inputs and steps to return" },
     { "labels", "names for the queries and keys" },
     { "round", "decimals to round every number to" },
+    { "explain", "one query row of one head worked out by hand: {\"row\": i, \"head\": h}" },
+    { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
 };
 
 static const struct api_field random_fields[] = {
@@ -364,8 +367,11 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
     inputs = add_sat(inputs, mul_sat(2 * r->d_model, add_sat(r->d_model, kv_cols)));
     size_t trace = attn_mh_trace_cells(n_q, n_k, r->d_model, r->heads, r->kv_heads);
     size_t cells = add_sat(inputs, trace == 0 ? SIZE_MAX : trace);
-    return api_working_set(mul_sat(cells, sizeof(double)),
-                           answer_numbers(r, n_q, n_k, every_part), body_len);
+    const struct api_explain_sizes sizes = { n_q, n_k, r->d_k, r->d_k, r->heads };
+    size_t numbers = add_sat(answer_numbers(r, n_q, n_k, every_part),
+                             api_explain_numbers(&r->explain, &sizes));
+    numbers = add_sat(numbers, api_tie_numbers(r->heads, n_q, n_k)); /* warnings: always */
+    return api_working_set(mul_sat(cells, sizeof(double)), numbers, body_len);
 }
 
 /* The fields that fix n_q, n_k and d_model: inputs given, or random's sizes. */
@@ -559,6 +565,14 @@ static bool read_options(const json_t *doc, const char *prefix, const struct api
     return true;
 }
 
+static bool read_explain(const json_t *doc, const char *prefix, size_t n_q, size_t n_k,
+                         struct api_multihead_req *r, struct api_error *err)
+{
+    const struct api_explain_sizes n = { n_q, n_k, r->d_k, r->d_k, r->heads };
+    return api_explain_read(doc, prefix, &n, &r->explain, err) &&
+           api_heatmap_read(doc, prefix, &r->heatmap, err);
+}
+
 static bool read_scalars(const json_t *doc, const char *prefix, struct random_in *rnd,
                          struct api_multihead_req *r, struct api_error *err)
 {
@@ -598,6 +612,7 @@ bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api
               resolve_sizes(prefix, &rnd, r, &n_q, &n_k, err) &&
               check_divides(prefix, r, err) && check_limits(prefix, r, n_q, n_k, limits, err) &&
               read_options(doc, prefix, limits, n_q, n_k, r, err) &&
+              read_explain(doc, prefix, n_q, n_k, r, err) &&
               check_request_limit(prefix, r, n_q, n_k, limits, err) &&
               read_x_random(&rnd, n_q, n_k, r, err) &&
               read_projections(doc, prefix, &rnd, limits, r, err);

@@ -21,6 +21,8 @@
 #include "api/http/context.h"
 #include "api/http/response.h"
 #include "api/request/grid.h"
+#include "api/request/heatmap.h"
+#include "api/endpoints/explain.h"
 #include "api/json/write.h"
 #include "api/http/problem.h"
 #include "core/multihead.h"
@@ -52,6 +54,8 @@ struct api_multihead_req {
     struct api_grid grid;
     double scale;
     unsigned long include;        /* bits of enum api_mh_part */
+    struct api_explain_req explain; /* one row of one head worked out by hand, when asked */
+    struct api_heatmap heatmap;   /* the SVG's colour scale and title */
 };
 
 /*
@@ -77,5 +81,9 @@ bool api_multihead_run(const struct api_multihead_req *req, const char *prefix,
 
 void api_multihead_write(struct jw *w, const struct api_multihead_req *req,
                          const struct attn_mh_trace *trace);
+
+/* The head and row `explain` asked for, as views into the trace (explain.h). */
+struct api_explain_row api_multihead_explain_row(const struct api_multihead_req *req,
+                                                 const struct attn_mh_trace *trace);
 
 #endif

@@ -174,6 +174,14 @@ static bool row_empty(const struct api_svg_heatmap *h, size_t i)
     return h->empty_rows != NULL && h->empty_rows[i];
 }
 
+/* v on the panel's colour scale, 0 at vmin and 1 at vmax (clamped when drawn). */
+static double on_scale(const struct api_svg_heatmap *h, double v)
+{
+    if (!(h->vmax > h->vmin))
+        return v;
+    return (v - h->vmin) / (h->vmax - h->vmin);
+}
+
 static void draw_cells(struct api_buf *b, const struct api_svg_heatmap *h,
                        const struct api_svg_layout *L, int gx, int gy)
 {
@@ -200,14 +208,14 @@ static void draw_cells(struct api_buf *b, const struct api_svg_heatmap *h,
                 continue;
             }
             char fill[8];
-            api_svg_blues(fill, v);
+            api_svg_blues(fill, on_scale(h, v));
             api_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
                            x, y, c, c, fill);
             if (L->annotate)
                 api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
                                   "dominant-baseline=\"central\" font-size=\"%d\" "
                                   "fill=\"%s\">%.2f</text>\n",
-                               x + c / 2, y + c / 2, font, api_svg_text_colour(v),
+                               x + c / 2, y + c / 2, font, api_svg_text_colour(on_scale(h, v)),
                                isfinite(v) ? v : 0.0);
         }
     }
@@ -265,14 +273,23 @@ void api_svg_panel(struct api_buf *b, const struct api_svg_heatmap *h, int x, in
 
 void api_svg_colorbar(struct api_buf *b, int x, int y, int height)
 {
+    api_svg_colorbar_range(b, x, y, height, 0, 1);
+}
+
+void api_svg_colorbar_range(struct api_buf *b, int x, int y, int height, double vmin,
+                            double vmax)
+{
+    double range = vmax - vmin;
+    /* 0.0 … 1.0 as the note's colour bar; narrower ranges need more digits per tick. */
+    int decimals = range >= 1 ? 1 : range >= 0.1 ? 2 : range >= 0.01 ? 3 : 4;
     api_buf_printf(b, "<g>\n<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"%d\" "
                       "fill=\"url(#attnd-blues)\" stroke=\"#808080\"/>\n", x, y, height);
     for (int t = 0; t <= 5; t++) {
         int ty = y + height - t * height / 5;
         api_buf_printf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#808080\"/>"
                           "<text x=\"%d\" y=\"%d\" dominant-baseline=\"central\" "
-                          "font-size=\"11\" fill=\"#1a1a1a\">%.1f</text>\n",
-                       x + 14, ty, x + 18, ty, x + 21, ty, t / 5.0);
+                          "font-size=\"11\" fill=\"#1a1a1a\">%.*f</text>\n",
+                       x + 14, ty, x + 18, ty, x + 21, ty, decimals, vmin + range * t / 5.0);
     }
     api_buf_puts(b, "</g>\n");
 }
@@ -371,7 +388,10 @@ void api_svg_panels_document(struct api_buf *b, const struct api_svg_heatmap *pa
         x += L.width + 8;
         row_h = L.height > row_h ? L.height : row_h;
     }
-    api_svg_colorbar(b, bar_x, bar_y, bar_h);
+    if (panels[0].vmax > panels[0].vmin)
+        api_svg_colorbar_range(b, bar_x, bar_y, bar_h, panels[0].vmin, panels[0].vmax);
+    else
+        api_svg_colorbar(b, bar_x, bar_y, bar_h);
     if (masked)
         api_svg_note(b, API_SVG_MARGIN, y + row_h + 12, NOTE);
     api_svg_end(b);

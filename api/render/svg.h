@@ -36,6 +36,7 @@ struct api_svg_heatmap {
     const unsigned char *empty_rows; /* (rows) nonzero when every key of the row is blocked, or NULL */
     struct api_labels row_labels, col_labels; /* queries on y, keys on x */
     const char *title;         /* the panel's title, e.g. "head 0"; NULL or "" for none */
+    double vmin, vmax;         /* the colour scale's ends; vmax <= vmin (zeroed) means 0 to 1 */
 };
 
 /* Where a panel's parts go, relative to its top-left corner, in pixels. */
@@ -69,6 +70,10 @@ void api_svg_panel(struct api_buf *b, const struct api_svg_heatmap *h, int x, in
 
 /* The colour bar, 0 at the bottom and 1 at the top, `height` pixels tall at (x, y). */
 void api_svg_colorbar(struct api_buf *b, int x, int y, int height);
+
+/* The same from vmin to vmax (its ticks with as many decimals as the range needs). */
+void api_svg_colorbar_range(struct api_buf *b, int x, int y, int height, double vmin,
+                            double vmax);
 
 /* A note line (e.g. about hatched rows) with its baseline at (x, y). */
 void api_svg_note(struct api_buf *b, int x, int y, const char *text);

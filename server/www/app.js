@@ -74,7 +74,7 @@ const PRESETS = [
 // Multi-head needs POST /v1/multihead; the preset is added only when the server has it.
 const MULTIHEAD_PRESET = {
   id: 'multihead', name: 'Multi-head: 2 heads, random inputs', multihead: true,
-  body: { heads: 2, random: { seed: 7, n: 4, d_model: 8 }, scale: 4, round: 4 },
+  body: { heads: 2, random: { seed: 7, n: 4, d_model: 8 }, scale: 4, round: 4, heatmap: { vmax: 'auto' } },
   note: 'X·W_Q, X·W_K, X·W_V split into 2 heads, each with its own weights. Scale 4 ' +
     '(instead of 1/√d_k) sharpens the random heads so their preferences show.',
 };
@@ -99,10 +99,20 @@ let current = PRESETS[0];
 function fillPresets(list) {
   const sel = $('preset');
   sel.textContent = '';
+  const groups = {};
   for (const p of list) {
     const o = el('option', p.name);
     o.value = p.id;
-    sel.append(o);
+    if (!p.group) {
+      sel.append(o);
+      continue;
+    }
+    if (!groups[p.group]) {
+      groups[p.group] = el('optgroup');
+      groups[p.group].label = p.group;
+      sel.append(groups[p.group]);
+    }
+    groups[p.group].append(o);
   }
 }
 
@@ -127,6 +137,8 @@ function loadPreset(p) {
     $('f-scale').value = b.scale === undefined ? '' : String(b.scale);
     $('f-lq').value = b.labels?.queries ? b.labels.queries.join(', ') : '';
     $('f-lk').value = b.labels?.keys ? b.labels.keys.join(', ') : '';
+    $('f-pitfall').value = b.pitfall || '';
+    $('f-auto').checked = b.heatmap?.vmax === 'auto';
   }
   clearErrors();
 }
@@ -193,6 +205,8 @@ function readForm() {
     if (queries) body.labels.queries = queries;
     if (keys) body.labels.keys = keys;
   }
+  if ($('f-pitfall').value) body.pitfall = $('f-pitfall').value;
+  if ($('f-auto').checked) body.heatmap = { vmax: 'auto' };
   return body;
 }
 
@@ -224,10 +238,12 @@ async function post(path, body, format) {
 // ---- rendering ----
 
 function resetResult() {
-  for (const id of ['overview', 'heatmap-box', 'compare-box', 'steps-box', 'summary-box', 'warnings-box']) {
+  for (const id of ['overview', 'heatmap-box', 'compare-box', 'steps-box', 'summary-box', 'warnings-box',
+    'explain-box', 'pitfall-box']) {
     $(id).hidden = true;
   }
-  for (const id of ['facts', 'heatmap', 'compare', 'steps', 'summary', 'warnings']) $(id).textContent = '';
+  for (const id of ['facts', 'heatmap', 'compare', 'steps', 'summary', 'warnings', 'explain',
+    'explain-buttons', 'pitfall']) $(id).textContent = '';
 }
 
 function showProblem(p) {
@@ -327,7 +343,7 @@ function renderAttention(body, r) {
     col(s.argmax).forEach((a, i) => {
       const tr = el('tr');
       tr.append(el('th', L.queries[i]));
-      tr.append(el('td', a === null ? '—' : L.keys[a]));
+      tr.append(el('td', a === null ? '—' : winnerText(col(s.tied_keys)[i], a, L.keys)));
       tr.append(el('td', fmt(col(s.max_weight)[i])));
       tr.append(el('td', fmt(col(s.entropy)[i])));
       tr.append(el('td', fmt(col(s.row_sums)[i])));
@@ -336,6 +352,32 @@ function renderAttention(body, r) {
     t.append(tb);
   }
   showWarnings(r.warnings);
+}
+
+// A tie names no winner: the words the playground writes for ties, in one place.
+const TIE_WORDS = {
+  tie: 'tie',
+  nowTie: 'now a tie',
+  tieBroken: 'tie broken',
+  stillTie: 'still a tie',
+  tieChanged: 'tied keys changed',
+};
+
+// "사과" when one key wins, "tie (사람, 과일)" when several share the largest weight.
+function winnerText(tied, argmax, keys) {
+  if (!tied || tied.length < 2) return keys[argmax];
+  return `${TIE_WORDS.tie} (${tied.map((k) => keys[k]).join(', ')})`;
+}
+
+// What changed between two rows of the experiment table, ties read as ties.
+function comparison(beforeTied, afterTied, before, after, wBefore, wAfter) {
+  const tiedB = beforeTied && beforeTied.length > 1;
+  const tiedA = afterTied && afterTied.length > 1;
+  if (tiedB && tiedA) return beforeTied.join() === afterTied.join() ? TIE_WORDS.stillTie : TIE_WORDS.tieChanged;
+  if (tiedA) return TIE_WORDS.nowTie;
+  if (tiedB) return TIE_WORDS.tieBroken;
+  return after !== before ? 'winner changed'
+    : Math.abs(wAfter - wBefore) > 5e-5 ? 'same key, weight changed' : 'no change';
 }
 
 function showWarnings(warnings) {
@@ -371,11 +413,10 @@ async function renderComparison(body, r) {
   a.argmax.forEach((k, i) => {
     const tr = el('tr');
     tr.append(el('th', L.queries[i]));
-    tr.append(el('td', `${SEED002.keys[b.argmax[i]]} ${fmt(b.max_weight[i])}`));
-    tr.append(el('td', `${L.keys[k]} ${fmt(a.max_weight[i])}`));
-    const changed = k !== b.argmax[i] ? 'winner changed'
-      : Math.abs(a.max_weight[i] - b.max_weight[i]) > 5e-5 ? 'same key, weight changed' : 'no change';
-    tr.append(el('td', changed));
+    tr.append(el('td', `${winnerText(b.tied_keys[i], b.argmax[i], SEED002.keys)} ${fmt(b.max_weight[i])}`));
+    tr.append(el('td', `${winnerText(a.tied_keys[i], k, L.keys)} ${fmt(a.max_weight[i])}`));
+    tr.append(el('td', comparison(b.tied_keys[i], a.tied_keys[i], b.argmax[i], k,
+      b.max_weight[i], a.max_weight[i])));
     tb.append(tr);
   });
   t.append(tb);
@@ -392,13 +433,13 @@ function blues(v) {
   return { rgb: `rgb(${c.join(',')})`, dark: 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2] < 140 };
 }
 
-function headHeatmap(title, weights, n) {
+function headHeatmap(title, weights, n, scale = [0, 1]) {
   const fig = el('figure', null, 'head');
   fig.append(el('figcaption', title));
   const keys = Array.from({ length: weights[0].length }, (_, j) => `k${j}`);
   const wrap = matrixTable(weights, Array.from({ length: n }, (_, i) => `q${i}`), keys, null);
   wrap.querySelectorAll('tbody td').forEach((td) => {
-    const c = blues(td.textContent);
+    const c = blues((Number(td.textContent) - scale[0]) / (scale[1] - scale[0]));
     td.style.backgroundColor = c.rgb;
     td.style.color = c.dark ? '#fff' : '#1a1a1a';
   });
@@ -406,7 +447,7 @@ function headHeatmap(title, weights, n) {
   return fig;
 }
 
-function renderMultihead(r) {
+function renderMultihead(r, body) {
   $('overview').hidden = false;
   const facts = [];
   for (const [k, v] of Object.entries(r.shapes || {})) facts.push(`${k} ${shape(v)}`);
@@ -423,8 +464,9 @@ function renderMultihead(r) {
   if (Array.isArray(r.weights)) {
     $('heatmap-box').hidden = false;
     const box = el('div', null, 'heads');
-    r.weights.forEach((w, h) => box.append(headHeatmap(`head ${h}`, w, w.length)));
-    if (r.weights_mean) box.append(headHeatmap('mean of the heads', r.weights_mean, r.weights_mean.length));
+    const scale = heatScale(body?.heatmap, [r.weights, r.weights_mean || []]);
+    r.weights.forEach((w, h) => box.append(headHeatmap(`head ${h}`, w, w.length, scale)));
+    if (r.weights_mean) box.append(headHeatmap('mean of the heads', r.weights_mean, r.weights_mean.length, scale));
     $('heatmap').append(box);
   }
   showWarnings(r.warnings);
@@ -460,11 +502,15 @@ async function run() {
     return;
   }
   if (current.multihead) {
-    renderMultihead(res.json);
+    renderMultihead(res.json, body);
   } else {
     renderAttention(body, res.json);
+    const L = labelsOf(body, res.json);
+    showPitfall(res.json.pitfall, L.queries, L.keys, matrixTable);
     const svg = await post(path, body, 'svg');
     if (svg.status === 200) showSvg(svg.text);
+    const drawn = $('heatmap').querySelector('svg');
+    if (drawn) offerExplain(drawn, body, L.queries);
     if (current.compare) await renderComparison(body, res.json);
   }
   $('status').textContent = 'Done.';
@@ -472,7 +518,7 @@ async function run() {
 }
 
 async function init() {
-  const list = [...PRESETS];
+  const list = [...PRESETS, ...PITFALL_PRESETS];
   // Offer multi-head only when the server serves it (an OPTIONS-free probe: GET gives 405).
   try {
     const probe = await fetch('/v1/multihead', { method: 'GET' });

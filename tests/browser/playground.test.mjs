@@ -137,7 +137,7 @@ describe('the playground', () => {
       if (id.startsWith('exp-')) {
         const rows = await page.$$eval('#compare tbody tr', (r) => r.map((x) => x.textContent));
         assert.equal(rows.length, 3);
-        assert.ok(rows.some((r) => /changed/.test(r)), rows.join(' | '));
+        assert.ok(rows.some((r) => /changed|tie broken/.test(r)), rows.join(' | '));
       }
       if (id === 'causal') {
         assert.deepEqual((await stepTable(page, 'masked'))[0].slice(1), ['-inf', '-inf']);
@@ -162,6 +162,28 @@ describe('the playground', () => {
     assert.equal(turned[2][1], '사과');
     const opposite = await summary('exp-opposite');
     assert.notEqual(opposite[0][1], base[0][1], 'Q1 needs another key');
+    await page.close();
+  });
+
+  test('a tie is shown as a tie, in the summary and in the experiments', async () => {
+    const page = await openPlayground();
+    const rowsOf = (sel) => page.$$eval(sel, (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
+    await page.selectOption('#preset', 'seed002-queries');
+    await runForm(page);
+    // Q3 = [0.5, 0.5] scores 0.5 against every key: no winner to name.
+    assert.equal((await rowsOf('#summary tbody tr'))[2][1], 'tie (사과, 사람, 과일)');
+    await page.selectOption('#preset', 'exp-direction');
+    await runForm(page);
+    const turned = await rowsOf('#compare tbody tr');
+    assert.deepEqual(turned[2].slice(1, 2), ['tie (사과, 사람, 과일) 0.3333']);
+    assert.equal(turned[2][3], 'tie broken');
+    assert.equal(turned[0][3], 'no change');
+    await page.selectOption('#preset', 'exp-opposite');
+    await runForm(page);
+    const flipped = await rowsOf('#compare tbody tr');
+    assert.equal(flipped[2][2], 'tie (사람, 과일) 0.4223');
+    assert.equal(flipped[2][3], 'tied keys changed');
+    assert.equal(flipped[0][3], 'winner changed');
     await page.close();
   });
 
@@ -248,8 +270,9 @@ describe('the playground', () => {
     await page.fill('#f-mask', '[[1,1,0],[0,0,0],[1,1,1]]');
     assert.equal(await runForm(page), 'Done.');
     const warnings = await page.$$eval('#warnings li', (l) => l.map((x) => x.textContent));
-    assert.equal(warnings.length, 1);
+    assert.equal(warnings.length, 2);
     assert.match(warnings[0], /^row_fully_masked: query 1 /);
+    assert.match(warnings[1], /^tie: query 2 ties keys 0, 1 and 2 /); // Q3 = [0.5, 0.5]
     assert.deepEqual((await stepTable(page, 'masked'))[1], ['-inf', '-inf', '-inf']);
     assert.deepEqual((await stepTable(page, 'weights'))[1], ['0.0000', '0.0000', '0.0000']);
     assert.equal(await page.textContent('#summary tbody tr:nth-child(2) td:nth-child(2)'), '—');

@@ -54,7 +54,7 @@ describe('/v1/attention', () => {
     assert.equal(r.status, 200);
     const b = r.json();
     assert.deepEqual(b.summary, {
-      row_sums: 0, argmax: null, max_weight: 0, entropy: 0, fully_masked_rows: [0],
+      row_sums: 0, argmax: null, max_weight: 0, entropy: 0, fully_masked_rows: [0], tied_keys: [],
     });
     assert.deepEqual(b.warnings.map((w) => w.message), [sentence('0', 'output are 0')]);
   });

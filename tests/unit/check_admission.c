@@ -55,7 +55,7 @@ static const char *header_value(const struct api_response *res, const char *name
 
 /*
  * Seed 000 (2 queries, 2 keys, d_v 2, every part by default): asked once, for the body,
- * the trace's block and 24 bytes a number written.
+ * the trace's block and 24 bytes a number written, the ties' worst case included.
  */
 START_TEST(test_admission_asks_for_the_working_set)
 {
@@ -65,12 +65,14 @@ START_TEST(test_admission_asks_for_the_working_set)
     ck_assert_int_eq(res.status, 200);
     ck_assert_uint_eq(probe.calls, 1);
     size_t numbers = 4 * 4 + 4 + 5 * 2; /* four 2x2 steps, the 2x2 output, 5 summary rows */
+    size_t ties = 2 * 2 + 8 * 2;        /* at worst every key ties; a sentence a row */
+    numbers += ties;
     size_t trace = attn_trace_bytes_keep(2, 2, 2, ATTN_KEEP_ALL);
     ck_assert_uint_ge(trace, sizeof(double) * (4 * 4 + 4 + 3 * 2));
     ck_assert_uint_eq(probe.bytes, strlen(body) + trace + 24 * numbers);
     api_response_deinit(&res);
 
-    /* Weights alone: three 2x2 steps fewer in the trace, and 4 numbers written. */
+    /* Weights alone: three 2x2 steps fewer in the trace, and 4 numbers (and the ties). */
     const char *weights = "{" SEED000 ",\"include\":[\"weights\"]}";
     probe = (struct admit_probe){ true, 0, 0 };
     res = call_admitting(&probe, "/v1/attention", weights);
@@ -78,7 +80,7 @@ START_TEST(test_admission_asks_for_the_working_set)
     size_t shared = attn_trace_bytes_keep(2, 2, 2, ATTN_KEEP(ATTN_STEP_WEIGHTS) |
                                                        ATTN_KEEP(ATTN_STEP_OUTPUT));
     ck_assert_uint_eq(trace - shared, 3 * 4 * sizeof(double));
-    ck_assert_uint_eq(probe.bytes, strlen(weights) + shared + 24 * 4);
+    ck_assert_uint_eq(probe.bytes, strlen(weights) + shared + 24 * (4 + ties));
     api_response_deinit(&res);
 
     /* A batch asks once for its valid items together; the invalid one costs nothing. */
@@ -135,14 +137,15 @@ START_TEST(test_admission_refused_is_503_with_retry_after)
      * h = 2 (d_k = 2): x (3, 4) and four (4, 4) weights are 76 cells; by default the
      * answer has q, k, v, head_outputs, concat, output (3 x 4 each: 72 numbers), four
      * per-head steps of (2, 3, 3) (72), weights_mean (3, 3) (9) and a summary of five
-     * values per head and row (30): 183 numbers.
+     * values per head and row (30): 183 numbers. The ties may add, at worst, every key of
+     * every head's row (2 x 3 x 3 = 18) and a sentence of 8 numbers a row (48): 249.
      */
     struct admit_probe probe = { true, 0, 0 };
     const char *mh = "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4}}";
     struct api_response res = call_admitting(&probe, "/v1/multihead", mh);
     ck_assert_int_eq(res.status, 200);
     ck_assert_uint_eq(probe.bytes,
-                      strlen(mh) + 8 * (76 + attn_mh_trace_cells(3, 3, 4, 2, 2)) + 24 * 183);
+                      strlen(mh) + 8 * (76 + attn_mh_trace_cells(3, 3, 4, 2, 2)) + 24 * 249);
     ck_assert_uint_ge(attn_mh_trace_cells(3, 3, 4, 2, 2), 2 * attn_trace_cells(3, 3, 2));
     api_response_deinit(&res);
     /* The server's own refusal of a body says the same. */

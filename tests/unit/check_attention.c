@@ -22,7 +22,8 @@
 
 /* ---------------------------------------------------------------- Attention */
 
-/* The contract's example response, byte for byte (DESIGN.md, POST /v1/attention). */
+/* The contract's example response, byte for byte (DESIGN.md, POST /v1/attention), with
+ * the tie its first row is ("Teaching what the notes teach"). */
 START_TEST(test_seed000_exact_bytes)
 {
     static const char want[] =
@@ -39,8 +40,12 @@ START_TEST(test_seed000_exact_bytes)
         "\"weights\":[[0.5,0.5],[0.2689414213699951,0.7310585786300049]],"
         "\"output\":[[5,5],[2.6894142136999513,7.310585786300049]],"
         "\"summary\":{\"row_sums\":[1,1],\"argmax\":[0,1],\"max_weight\":[0.5,0.7310585786300049],"
-        "\"entropy\":[0.6931471805599453,0.5822031088882179],\"fully_masked_rows\":[]},"
-        "\"warnings\":[]}";
+        "\"entropy\":[0.6931471805599453,0.5822031088882179],\"fully_masked_rows\":[],"
+        "\"tied_keys\":[[0,1],[1]]},"
+        /* Row 0 scores 2 against both keys: the note's own example is a tie. */
+        "\"warnings\":[{\"code\":\"tie\",\"row\":0,\"keys\":[0,1],\"message\":\"query 0 "
+        "ties keys 0 and 1 for the largest weight: no key wins, and argmax names only the "
+        "lowest index\"}]}";
     struct api_response res = call("POST", "/v1/attention", "{" SEED000 "}");
     ck_assert_int_eq(res.status, 200);
     ck_assert_str_eq(res.content_type, "application/json");

@@ -341,7 +341,10 @@ static const char SEED000_TEXT[] =
     "step 5  output = weights @ V  (2, 2) @ (2, 2) -> (2, 2)\n"
     "           0       1\n"
     "  q0  5.0000  5.0000\n"
-    "  q1  2.6894  7.3106\n";
+    "  q1  2.6894  7.3106\n"
+    "\n"
+    "warning: query q0 ties keys k0 and k1 for the largest weight: no key wins, and argmax "
+    "names only the lowest index\n";
 
 START_TEST(test_attention_text_page)
 {

@@ -1,0 +1,98 @@
+/*
+ * api/endpoints/explain.h — `explain`: one query row worked out as the first note works
+ * it by hand, on /v1/attention and /v1/multihead.
+ *
+ * For row i (and, in multi-head, head h) every key's dot product term by term, the
+ * scaled and masked score, e^masked as the note computes it (e^0 = 1, e^1 ≈ 2.72,
+ * sum 3.72; null where it overflows, which is the NaN pitfall) beside the stable
+ * e^(masked − row max) that gives the same weights, each weight, and the output as the
+ * weighted sum of the value rows. JSON ("explain") and text (the same arithmetic as
+ * sentences: "0×1 + 1×0 + … = 0", "e^1 ≈ 2.72", "1 ÷ 3.72 ≈ 0.27",
+ * "0.27×[10, 0] + 0.73×[0, 10] = [2.7, 7.3]").
+ *
+ * The numbers are the trace's (scores, scaled, masked, weights, output: the same bits
+ * as the matrices of the answer) and, for the exponentials, libm's exp.
+ *
+ * Dimension legend: n_q queries, n_k keys, d_k query/key width, d_v value width.
+ */
+#ifndef API_ENDPOINTS_EXPLAIN_H
+#define API_ENDPOINTS_EXPLAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "api/http/problem.h"
+#include "api/json/buf.h"
+#include "api/json/write.h"
+#include "api/render/text.h"
+#include "core/attention.h"
+
+/* More terms than this (n_k·(d_k + d_v)) is 422 limit-exceeded at /explain. */
+#define API_EXPLAIN_MAX_TERMS 65536
+
+/* What `explain` asked for. */
+struct api_explain_req {
+    bool on;
+    size_t row;
+    size_t head; /* multi-head only */
+};
+
+/* The sizes `explain` is checked against. heads is 0 for /v1/attention (no "head"). */
+struct api_explain_sizes {
+    size_t n_q, n_k, d_k, d_v, heads;
+};
+
+/*
+ * Reads the request's "explain" member (absent or null: off). Errors: not an object,
+ * an unknown member, a row or head out of range (invalid-value at /explain/row,
+ * /explain/head), too many terms (limit-exceeded at /explain).
+ */
+bool api_explain_read(const json_t *doc, const char *prefix, const struct api_explain_sizes *n,
+                      struct api_explain_req *out, struct api_error *err);
+
+/* How many numbers the explanation writes, for admission; 0 when off. */
+size_t api_explain_numbers(const struct api_explain_req *e, const struct api_explain_sizes *n);
+
+/*
+ * One row worked out: views into the request and the trace, all borrowed. For
+ * multi-head, query, keys and values are the head's slices of the projections.
+ */
+struct api_explain_row {
+    size_t row;
+    bool has_head;
+    size_t head;
+    const double *query;             /* (d_k) */
+    struct attn_matrix keys;         /* (n_k, d_k) */
+    struct attn_matrix values;       /* (n_k, d_v) */
+    const struct attn_trace *trace;  /* the head's trace: scores … output */
+    double scale;
+    bool vector;                     /* one query sent as a vector */
+};
+
+/* "explain": {...} as DESIGN.md gives it. */
+void api_explain_write(struct jw *w, const struct api_explain_row *x);
+
+/*
+ * The same on a text page, numbers with `decimals` decimals (trailing zeros dropped,
+ * "≈" where rounding changed a value), queries and keys by their labels.
+ */
+void api_explain_text(struct api_buf *b, const struct api_explain_row *x, int decimals,
+                      const struct api_labels *queries, const struct api_labels *keys);
+
+/*
+ * Softmax's inner steps for every row, when `include` asks for them: parts bit 0
+ * "row_max" (n_q; null for a fully masked row), bit 1 "shifted" (masked − row_max,
+ * null where blocked), bit 2 "exp" (e^shifted, 0 where blocked); weights = exp / Σ exp.
+ * A vector q writes a scalar and vectors.
+ */
+void api_write_softmax_parts(struct jw *w, const struct attn_trace *t, unsigned parts,
+                             bool as_vector);
+
+/* The same as labelled matrices on a text page (row_max as one column). */
+void api_text_softmax_parts(struct api_buf *b, const struct attn_trace *t, unsigned parts,
+                            int decimals, const struct api_labels *queries,
+                            const struct api_labels *keys);
+
+#endif

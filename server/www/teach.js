@@ -1,0 +1,154 @@
+// server/www/teach.js — the playground's teaching parts, beside app.js: one heatmap row
+// worked out by hand (`explain`, as the first note works it), the notes' pitfalls as
+// presets with the mistake shown beside the right answer (`pitfall`), and the heatmap's
+// colour scale ("auto": the largest weight drawn, every head together).
+//
+// Loaded before app.js, which calls these functions; the same rules hold: DOM calls
+// only, never innerHTML from a response, and no other host.
+'use strict';
+
+// Every sentence this file shows; a language adds its own table.
+const TEACH_WORDS = {
+  explainTitle: (q) => `Query ${q} worked out by hand`,
+  explainHelp: 'Click a row of the heatmap, or a button, to see its arithmetic.',
+  explainButton: (q) => `Explain ${q}`,
+  pitfallTitle: (name) => `Pitfall: ${name}`,
+  numpyError: (e) => `numpy raises ValueError: ${e}`,
+  wrongStep: (s) => `${s}, computed the wrong way`,
+  nonFinite: (n) => `Cells that are not finite (inf or nan, shown as null): ${n}`,
+  difference: (what, d) => `Largest |wrong − right| over the ${what}: ${d}`,
+  noDifference: (what) => `No finite cell of the ${what} to compare.`,
+};
+
+// The notes' pitfalls, a group of presets of their own.
+const PITFALL_PRESETS = [
+  {
+    id: 'pitfall-no-transpose', group: 'Pitfalls', name: 'Pitfall: Q @ K instead of Q @ K.T',
+    body: { q: [[1, 0, 1, 0], [0, 1, 0, 1]], k: [[1, 0, 1, 0], [1, 1, 1, 1]], v: [[10, 0], [0, 10]], pitfall: 'no_transpose' },
+    note: 'Forgetting .T: with these shapes numpy refuses; when n_k = d_k it runs and is silently wrong.',
+  },
+  {
+    id: 'pitfall-column-softmax', group: 'Pitfalls', name: 'Pitfall: softmax down the columns',
+    body: {
+      q: [[1, 0], [0, 1], [0.5, 0.5]], k: [[1, 0], [0, 1], [0.8, 0.2]], v: [[10, 0], [0, 20], [8, 4]],
+      scale: 1, labels: { queries: ['Q1', 'Q2', 'Q3'], keys: ['사과', '사람', '과일'] }, pitfall: 'column_softmax',
+    },
+    note: 'softmax(axis=0): every column sums to 1, the rows do not.',
+  },
+  {
+    id: 'pitfall-no-max', group: 'Pitfalls', name: 'Pitfall: exp without subtracting the max',
+    body: { q: [[1000, 0], [0, 1]], k: [[1, 0], [0, 1]], v: [[10, 0], [0, 20]], scale: 1, pitfall: 'no_max_subtraction' },
+    note: 'e^1000 overflows to inf, and inf ÷ inf is nan; subtracting each row\'s max gives the same ratios.',
+  },
+];
+
+const teachEl = (tag, text, cls) => {
+  const e = document.createElement(tag);
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (cls) e.className = cls;
+  return e;
+};
+
+// ---- one row by hand ----
+
+// The explain lines of a text page: from "explain" to the blank line after it.
+function explainLines(text) {
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => l.startsWith('explain  '));
+  if (start < 0) return [];
+  const end = lines.findIndex((l, i) => i > start && l === '');
+  return lines.slice(start, end < 0 ? undefined : end);
+}
+
+async function explainRow(body, row, queryLabel) {
+  const box = document.getElementById('explain-box');
+  const out = document.getElementById('explain');
+  const res = await fetch('/v1/attention?format=text', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ ...body, include: [], pitfall: undefined, explain: { row } }),
+  });
+  const text = await res.text();
+  box.hidden = false;
+  document.getElementById('explain-title').textContent = TEACH_WORDS.explainTitle(queryLabel);
+  out.textContent = res.status === 200 ? explainLines(text).join('\n') : text;
+  out.dataset.row = String(row);
+}
+
+// The server's heatmap cells (square rects): each row's top and the cells' side.
+function heatmapGrid(svg) {
+  const rects = [...svg.querySelectorAll('rect')].filter((r) => r.getAttribute('y') !== null);
+  const square = rects.find((r) => r.getAttribute('width') === r.getAttribute('height'));
+  const side = square ? Number(square.getAttribute('height')) : 0;
+  // Cells and the hatched band of a fully masked row are all one cell high.
+  const ys = new Set(rects.filter((r) => Number(r.getAttribute('height')) === side)
+    .map((r) => Number(r.getAttribute('y'))));
+  return { tops: [...ys].sort((a, b) => a - b), side };
+}
+
+// The row under a click: a cell, its number or the query's label (all at the row's y).
+function rowAt(grid, target) {
+  if (!target.getAttribute || target.getAttribute('y') === null) return -1;
+  const y = Number(target.getAttribute('y'));
+  return grid.tops.findIndex((top) => y >= top && y < top + grid.side);
+}
+
+// A click on a row of the heatmap, or a button per query, explains that row.
+function offerExplain(svg, body, queries) {
+  const grid = heatmapGrid(svg);
+  svg.style.cursor = 'pointer';
+  svg.addEventListener('click', (ev) => {
+    const row = rowAt(grid, ev.target);
+    if (row >= 0 && row < queries.length) explainRow(body, row, queries[row]);
+  });
+  const bar = document.getElementById('explain-buttons');
+  bar.textContent = '';
+  bar.append(teachEl('span', TEACH_WORDS.explainHelp, 'note'));
+  queries.forEach((q, i) => {
+    const b = teachEl('button', TEACH_WORDS.explainButton(q));
+    b.type = 'button';
+    b.dataset.row = String(i);
+    b.addEventListener('click', () => explainRow(body, i, q));
+    bar.append(b);
+  });
+}
+
+// ---- pitfalls ----
+
+function showPitfall(p, queries, keys, table) {
+  const box = document.getElementById('pitfall-box');
+  const out = document.getElementById('pitfall');
+  if (!p) return;
+  box.hidden = false;
+  out.textContent = '';
+  out.append(teachEl('h3', TEACH_WORDS.pitfallTitle(p.name)));
+  out.append(teachEl('p', p.what, 'note'));
+  if (p.error) {
+    out.append(teachEl('p', TEACH_WORDS.numpyError(p.error), 'pitfall-error'));
+    return;
+  }
+  for (const [name, values] of Object.entries(p.steps)) {
+    const sec = teachEl('section', null, 'step');
+    sec.dataset.wrong = name;
+    sec.append(teachEl('h4', TEACH_WORDS.wrongStep(name)));
+    const byKey = p.name !== 'no_transpose' && name !== 'output';
+    const t = table(values, queries, byKey ? keys : null, null);
+    t.querySelectorAll('td.blocked').forEach((td) => { td.textContent = 'inf/nan'; });
+    sec.append(t);
+    out.append(sec);
+  }
+  const compared = p.name === 'no_transpose' ? 'output' : 'weights';
+  out.append(teachEl('p', TEACH_WORDS.nonFinite(p.non_finite), 'note'));
+  out.append(teachEl('p', p.max_abs_difference === null ? TEACH_WORDS.noDifference(compared)
+    : TEACH_WORDS.difference(compared, p.max_abs_difference.toFixed(4)), 'note'));
+}
+
+// ---- the colour scale ----
+
+// The [vmin, vmax] to colour weights with: the note's 0..1, or "auto" over every panel.
+function heatScale(heatmap, panels) {
+  const all = panels.flat(2).filter((x) => typeof x === 'number');
+  const lo = heatmap?.vmin === 'auto' ? Math.min(...all) : heatmap?.vmin ?? 0;
+  const hi = heatmap?.vmax === 'auto' ? Math.max(...all) : heatmap?.vmax ?? 1;
+  return hi > lo ? [lo, hi] : [lo, lo + 1];
+}
