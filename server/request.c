@@ -882,9 +882,10 @@ void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         .cut = cut,
         .duration_ms = srv_ms_since(&r->started_mono),
     };
-    srv_log_access(&a);
+    /* Counted before it is logged: whoever reads the line and then /metrics sees it. */
     if (cut)
         srv_metrics_observe_cut(r->route, r->status);
+    srv_log_access(&a);
     if (r->pending != NULL) { /* unsent when the client left first */
         api_response_deinit(r->pending);
         free(r->pending);
