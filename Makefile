@@ -68,6 +68,8 @@ UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_inflate
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_utf8
 # The V2 readers and answers (tests/unit/check_v2.c).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2
+# server/trace.c (traceparent) and api/http/instance.c (a problem's instance).
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_trace
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -225,6 +227,12 @@ $(BUILD_DIR)/tests/unit/check_inflate: $(BUILD_DIR)/tests/unit/check_inflate.o \
         $(BUILD_DIR)/server/budget.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) -lz
 
+# server/trace.c, and api/http/instance.c over api/http/response.c.
+$(BUILD_DIR)/tests/unit/check_trace: $(BUILD_DIR)/tests/unit/check_trace.o $(BUILD_DIR)/server/trace.o \
+                                     $(BUILD_DIR)/api/http/instance.o $(BUILD_DIR)/api/http/response.o \
+                                     $(BUILD_DIR)/api/json/segments.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
 # server/framing.c alone: pure functions over header lists and targets.
 $(BUILD_DIR)/tests/unit/check_framing: $(BUILD_DIR)/tests/unit/check_framing.o $(BUILD_DIR)/server/framing.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
@@ -251,6 +259,10 @@ $(BUILD_DIR)/tests/fuzz/fuzz_framing: $(BUILD_DIR)/tests/fuzz/fuzz_framing.o $(B
 $(BUILD_DIR)/tests/fuzz/fuzz_inflate: $(BUILD_DIR)/tests/fuzz/fuzz_inflate.o $(BUILD_DIR)/server/coding.o \
         $(BUILD_DIR)/server/inflate.o $(BUILD_DIR)/server/body.o $(BUILD_DIR)/server/budget.o
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ -lz
+
+$(BUILD_DIR)/tests/fuzz/fuzz_trace: $(BUILD_DIR)/tests/fuzz/fuzz_trace.o $(BUILD_DIR)/server/trace.o \
+        $(BUILD_DIR)/server/config.o
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^
 
 $(BUILD_DIR)/tests/fuzz/fuzz_%: $(BUILD_DIR)/tests/fuzz/fuzz_%.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)

@@ -22,6 +22,7 @@
 #include <microhttpd.h>
 
 #include "api/api.h"
+#include "api/http/instance.h"
 #include "server/conns.h"
 #include "server/http.h"
 #include "server/log.h"
@@ -126,6 +127,7 @@ static void srv_admin_decide(struct srv_server *s, struct MHD_Connection *conn,
 static enum MHD_Result srv_admin_queue(struct MHD_Connection *conn, struct srv_admin_request *r,
                                        struct api_response *res, bool is_head, bool close)
 {
+    api_problem_stamp_instance(res, r->id); /* as on the data port (api/http/instance.h) */
     struct MHD_Response *resp =
         MHD_create_response_from_buffer_with_free_callback(res->body_len, res->body, free);
     if (resp == NULL) {

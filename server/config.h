@@ -16,6 +16,16 @@
 #define SRV_CORS_MAX_ORIGINS 32
 #define SRV_CORS_BUF 2048
 #define SRV_BIND_BUF 64
+#define SRV_CORS_HEADERS_BUF 1024
+/*
+ * The request headers a cross-origin script may send (--cors-headers). Beyond attnd's
+ * own: Authorization, for an auth proxy in front; traceparent and tracestate, which
+ * OpenTelemetry's browser instrumentation adds to every fetch; Content-Encoding, for a
+ * gzip body; Inference-Header-Content-Length, for V2's binary tensors.
+ */
+#define SRV_CORS_DEFAULT_HEADERS "Content-Type, Accept, X-Request-Id, Authorization, " \
+                                 "traceparent, tracestate, Content-Encoding, "         \
+                                 "Inference-Header-Content-Length"
 
 enum srv_log_format { SRV_LOG_TEXT, SRV_LOG_JSON, SRV_LOG_OFF };
 
@@ -48,6 +58,7 @@ struct srv_config {
     char cors_buf[SRV_CORS_BUF];   /* the origin list, NUL-separated; cors_origins point here */
     const char *cors_origins[SRV_CORS_MAX_ORIGINS];
     size_t n_cors_origins;
+    char cors_headers[SRV_CORS_HEADERS_BUF]; /* Access-Control-Allow-Headers: "A, B, C" */
     enum srv_log_format log;
     const char *probe_url;         /* borrowed from argv, SRV_MODE_PROBE only */
 };

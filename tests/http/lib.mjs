@@ -27,6 +27,12 @@ export const SEED = {
 export const SEED_WEIGHTS = [[0.5, 0.5], [0.2689414213699951, 0.7310585786300049]];
 export const SEED_OUTPUT = [[5, 5], [2.6894142136999513, 7.310585786300049]];
 
+// CORS, as docs/deployment.md promises it: what a page's script may read, and the request
+// headers a preflight allows by default (auth proxies, OpenTelemetry, coded and V2 bodies).
+export const CORS_EXPOSED = 'X-Request-Id, Retry-After, Inference-Header-Content-Length, traceparent';
+export const CORS_ALLOWED = 'Content-Type, Accept, X-Request-Id, Authorization, traceparent, ' +
+  'tracestate, Content-Encoding, Inference-Header-Content-Length';
+
 /** process.env without ATTND_* (plus `extra`). */
 export function cleanEnv(extra = {}) {
   const env = {};
@@ -278,6 +284,8 @@ export function assertProblem(assert, res, status) {
   const p = res.json();
   for (const f of ['type', 'title', 'status', 'detail']) assert.ok(f in p, `problem has ${f}`);
   assert.equal(p.status, status);
+  // Every problem names its request: the id the response carries (and the log writes).
+  assert.equal(p.instance, res.headers['x-request-id'], 'instance is the request id');
   return p;
 }
 
