@@ -70,6 +70,10 @@ UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_utf8
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2
 # server/trace.c (traceparent) and api/http/instance.c (a problem's instance).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_trace
+# server/cpus.c: the cgroup CPU quota on fake cgroup trees.
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_cpus
+# server/process.c: the process_* series' reader on a fake /proc.
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_process
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -231,6 +235,14 @@ $(BUILD_DIR)/tests/unit/check_inflate: $(BUILD_DIR)/tests/unit/check_inflate.o \
 $(BUILD_DIR)/tests/unit/check_trace: $(BUILD_DIR)/tests/unit/check_trace.o $(BUILD_DIR)/server/trace.o \
                                      $(BUILD_DIR)/api/http/instance.o $(BUILD_DIR)/api/http/response.o \
                                      $(BUILD_DIR)/api/json/segments.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# server/process.c alone.
+$(BUILD_DIR)/tests/unit/check_process: $(BUILD_DIR)/tests/unit/check_process.o $(BUILD_DIR)/server/process.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# server/cpus.c alone.
+$(BUILD_DIR)/tests/unit/check_cpus: $(BUILD_DIR)/tests/unit/check_cpus.o $(BUILD_DIR)/server/cpus.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # server/framing.c alone: pure functions over header lists and targets.

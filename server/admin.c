@@ -27,6 +27,7 @@
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/process.h"
 #include "server/reqid.h"
 
 #define SRV_ADMIN_MEMORY ((size_t)16 * 1024) /* a probe's request line and headers */
@@ -102,11 +103,13 @@ static void srv_admin_decide(struct srv_server *s, struct MHD_Connection *conn,
     bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
                strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     if (get && srv_admin_is(url, SRV_METRICS_PATH)) {
+        struct srv_process_stats proc;
         struct srv_metrics_gauges g = {
             .in_flight = srv_http_in_flight(s),
             .memory_held = srv_budget_held(&s->budget),
             .memory_budget = s->budget.limit,
             .connections_open = srv_conns_open(s->conns),
+            .process = srv_process_read("/proc", &proc) ? &proc : NULL,
         };
         res->status = 200;
         res->content_type = SRV_METRICS_CONTENT_TYPE;

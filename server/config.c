@@ -292,6 +292,8 @@ static bool srv_apply(struct srv_config *cfg, const struct srv_opt *o, const cha
     case OPT_UINT:
     case OPT_SIZE:
         ok = srv_set_number(cfg, o, value, why, sizeof why);
+        if (ok && o->offset == offsetof(struct srv_config, threads))
+            cfg->threads_given = true;
         break;
     case OPT_BIND:
         ok = srv_set_bind(cfg, value, why, sizeof why);
@@ -427,7 +429,8 @@ const char *srv_config_usage(void)
            "options (flags beat environment variables, which beat defaults):\n"
            "  --bind ADDR         ATTND_BIND         numeric IPv4/IPv6 address (127.0.0.1)\n"
            "  --port N            ATTND_PORT         0..65535; 0 picks a free port (8080)\n"
-           "  --threads N         ATTND_THREADS      1..1024 worker threads (number of CPUs)\n"
+           "  --threads N         ATTND_THREADS      1..1024 worker threads (the cgroup's CPU\n"
+           "                                         quota rounded up, else the CPUs)\n"
            "  --max-body BYTES    ATTND_MAX_BODY     largest request body ("
            API_STR(API_DEFAULT_MAX_BODY) ")\n"
            "  --max-cells N       ATTND_MAX_CELLS    cells of any one matrix ("

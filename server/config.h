@@ -43,6 +43,7 @@ struct srv_config {
     bool bind_ipv6;                /* bind holds an IPv6 literal */
     unsigned port;                 /* 0..65535; 0 = let the kernel pick */
     unsigned threads;              /* MHD worker threads, 1..1024 */
+    bool threads_given;            /* by --threads or ATTND_THREADS, not the default */
     size_t max_body;               /* bytes of one request body */
     size_t max_cells;              /* cells of any one matrix */
     size_t max_batch;              /* items of one batch */
@@ -63,7 +64,7 @@ struct srv_config {
     const char *probe_url;         /* borrowed from argv, SRV_MODE_PROBE only */
 };
 
-/* The contract's defaults; threads is the caller's CPU count (at least 1). */
+/* The contract's defaults; threads is the caller's count of usable CPUs (server/cpus.h). */
 void srv_config_defaults(struct srv_config *cfg, unsigned n_cpus);
 
 /*

@@ -172,6 +172,24 @@ void srv_log_access(const struct srv_access *a)
     srv_log_write(line, (size_t)n);
 }
 
+void srv_log_listening(const char *who, const char *url)
+{
+    if (srv_log_format != SRV_LOG_JSON) {
+        printf("%s listening on %s\n", who, url);
+        fflush(stdout);
+        return;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    char when[40], w[64], u[256];
+    srv_iso_time(when, sizeof when, now);
+    srv_json_escape(w, sizeof w, who, 32);
+    srv_json_escape(u, sizeof u, url, 128);
+    printf("{\"time\":\"%s\",\"level\":\"info\",\"message\":\"%s listening on %s\","
+           "\"url\":\"%s\"}\n", when, w, u, u);
+    fflush(stdout);
+}
+
 static void srv_log_vmessage(const char *level, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 

@@ -41,6 +41,14 @@ struct srv_access {
 
 void srv_log_access(const struct srv_access *a);
 
+/*
+ * "attnd listening on URL" (who = "attnd", or "attnd admin") on stdout, where tests and
+ * supervisors wait for it: plain text, or under --log json one JSON object with the
+ * time, level, message and url, so that a log collector reading both streams never
+ * meets a line that is not JSON.
+ */
+void srv_log_listening(const char *who, const char *url);
+
 /* A server message ("listening failed: ..."), in the access log's format; not when off. */
 void srv_log_message(const char *level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

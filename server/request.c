@@ -55,6 +55,7 @@
 #include "server/lane.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/process.h"
 #include "server/reqid.h"
 #include "server/sent.h"
 #include "server/trace.h"
@@ -426,11 +427,13 @@ static enum MHD_Result srv_metrics_answer(struct srv_server *s, struct MHD_Conne
                                           struct srv_request *r)
 {
     struct api_response res = {.status = 200, .content_type = SRV_METRICS_CONTENT_TYPE};
+    struct srv_process_stats proc;
     struct srv_metrics_gauges g = {
         .in_flight = srv_http_in_flight(s),
         .memory_held = srv_budget_held(&s->budget),
         .memory_budget = s->budget.limit,
         .connections_open = srv_conns_open(s->conns),
+        .process = srv_process_read("/proc", &proc) ? &proc : NULL,
     };
     if (!srv_metrics_render(&g, &res.body, &res.body_len))
         return srv_answer_unavailable(s, conn, r, "the server is out of memory");

@@ -2,9 +2,9 @@
 // talk to it over plain node:http or raw sockets, stop it.
 //
 // The binary comes from ATTND_BIN. Each server runs with --port 0 and --log text;
-// its "attnd listening on http://ADDR:PORT" line gives the port. ATTND_* variables of
-// the calling shell are not passed on, so a developer's environment cannot change
-// what a test sees.
+// its "attnd listening on http://ADDR:PORT" line (a JSON one under --log json) gives
+// the port. ATTND_* variables of the calling shell are not passed on, so a developer's
+// environment cannot change what a test sees.
 //
 // Every response that request(), postJson() and rawConnect()'s nextResponse() receive
 // is checked against api/openapi.yaml (contract.mjs): a response the spec does not
@@ -71,7 +71,9 @@ export function startServer(args = [], env = {}) {
     proc.stdout.setEncoding('utf8');
     proc.stdout.on('data', (d) => {
       out += d;
-      const m = out.match(/^attnd listening on http:\/\/(\S+):(\d+)\n/m);
+      // Plain, or under --log json an object whose message says the same.
+      const m = out.match(/^attnd listening on http:\/\/(\S+):(\d+)\n/m) ??
+        out.match(/^\{.*"message":"attnd listening on http:\/\/([^"]+):(\d+)".*\}\n/m);
       if (!m) return;
       clearTimeout(timer);
       const server = {
