@@ -10,6 +10,7 @@
 #   make tsan        the HTTP suite against a ThreadSanitizer build
 #   make load        wrk at 64 connections for 20 s, then SIGTERM under load
 #   make abuse       floods, slow headers and bodies, large answers and the lane (about a minute)
+#   make faults      two replicas behind HAProxy under load: rolling restart, SIGKILL, drain (about a minute)
 #   make bench       core, JSON and HTTP (JSON and V2 binary) benchmarks against the floors and a Python service
 #   make container   the Docker image built with podman, run, probed and stopped (CI; needs root)
 #
@@ -78,7 +79,7 @@ ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all check run test unit http spec-lint asan valgrind lint deps deps-test clean help \
-        fuzz fuzzers alloc tsan load abuse browser bench deps-bench contract k8s container
+        fuzz fuzzers alloc tsan load abuse faults browser bench deps-bench contract k8s container
 
 # Build the server binary.
 all: $(ATTND)
@@ -170,6 +171,10 @@ load: deps-test all
 # Abuse (tests/abuse/): slow headers and bodies, one client's thousands of connections, every slot taken, a 703 MB answer, small requests beside large ones; each test under a minute.
 abuse: all node_modules/.package-lock.json
 	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=120000 tests/abuse/
+
+# Faults behind a balancer (tests/faults/): two replicas behind HAProxy under wrk: a rolling restart and a drain lose nothing, SIGKILL only answers cut mid-transfer; loopback only, about a minute.
+faults: deps-test all
+	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=180000 tests/faults/
 
 # Benchmarks (bench/): core and JSON in process, then wrk vs the floors and the Python service, JSON and V2 binary; one report.
 bench: deps-bench
