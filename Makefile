@@ -12,7 +12,7 @@
 #   make abuse       floods, slow headers and bodies, large answers and the lane (about a minute)
 #   make faults      two replicas behind HAProxy under load: rolling restart, SIGKILL, drain (about a minute)
 #   make bench       core, JSON and HTTP (JSON and V2 binary) benchmarks against the floors and a Python service
-#   make container   the Docker image built with podman, run, probed and stopped (CI; needs root)
+#   make container   the Docker image built with podman, run, probed, played as the k8s Deployment, stopped (CI; root)
 #
 # Variables: BUILD_DIR (build), SANITIZER (e.g. address,undefined), PORT (8080), ARGS,
 # FUZZ_SECONDS (30), BENCH_SECONDS (5: each wrk run of `make bench`), DRAGONBOX_INCLUDE
@@ -123,11 +123,11 @@ node_modules/.package-lock.json: package.json package-lock.json
 contract: $(ATTND) node_modules/.package-lock.json
 	ATTND_BIN=$(abspath $(ATTND)) node --test tests/contract/
 
-# The Kubernetes manifests (docker/k8s/): rendered by kubectl kustomize, every object checked against its schema.
+# The Kubernetes manifests (docker/k8s/, docker/kserve/): rendered by kubectl kustomize, every object checked against its schema.
 k8s: node_modules/.package-lock.json
 	node --test tests/k8s/
 
-# The Docker image: Dockerfile lint, podman build (its build stage runs `make unit`), run, probe, SIGTERM. Root, ~2 min.
+# The Docker image: Dockerfile lint, podman build (its build stage runs `make unit`), run, probe, `podman kube play` of docker/k8s, SIGTERM. Root, ~3 min.
 container: node_modules/.package-lock.json
 	tests/container/run.sh
 
