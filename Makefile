@@ -10,8 +10,9 @@
 #   make tsan        the HTTP suite against a ThreadSanitizer build
 #   make load        wrk at 64 connections for 20 s, then SIGTERM under load
 #   make abuse       floods, slow headers and bodies, large answers and the lane (about a minute)
+#   make faults      two replicas behind HAProxy under load: rolling restart, SIGKILL, drain (about a minute)
 #   make bench       core, JSON and HTTP (JSON and V2 binary) benchmarks against the floors and a Python service
-#   make container   the Docker image built with podman, run, probed and stopped (CI; needs root)
+#   make container   the Docker image built with podman, run, probed, played as the k8s Deployment, stopped (CI; root)
 #
 # Variables: BUILD_DIR (build), SANITIZER (e.g. address,undefined), PORT (8080), ARGS,
 # FUZZ_SECONDS (30), BENCH_SECONDS (5: each wrk run of `make bench`), DRAGONBOX_INCLUDE
@@ -68,11 +69,17 @@ UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_inflate
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_utf8
 # The V2 readers and answers (tests/unit/check_v2.c).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2
+# server/trace.c (traceparent) and api/http/instance.c (a problem's instance).
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_trace
+# server/cpus.c: the cgroup CPU quota on fake cgroup trees.
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_cpus
+# server/process.c: the process_* series' reader on a fake /proc.
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_process
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
 .PHONY: all check run test unit http spec-lint asan valgrind lint deps deps-test clean help \
-        fuzz fuzzers alloc tsan load abuse browser bench deps-bench contract k8s container
+        fuzz fuzzers alloc tsan load abuse faults browser bench deps-bench contract k8s container
 
 # Build the server binary.
 all: $(ATTND)
@@ -116,11 +123,11 @@ node_modules/.package-lock.json: package.json package-lock.json
 contract: $(ATTND) node_modules/.package-lock.json
 	ATTND_BIN=$(abspath $(ATTND)) node --test tests/contract/
 
-# The Kubernetes manifests (docker/k8s/): rendered by kubectl kustomize, every object checked against its schema.
+# The Kubernetes manifests (docker/k8s/, docker/kserve/): rendered by kubectl kustomize, every object checked against its schema.
 k8s: node_modules/.package-lock.json
 	node --test tests/k8s/
 
-# The Docker image: Dockerfile lint, podman build (its build stage runs `make unit`), run, probe, SIGTERM. Root, ~2 min.
+# The Docker image: Dockerfile lint, podman build (its build stage runs `make unit`), run, probe, `podman kube play` of docker/k8s, SIGTERM. Root, ~3 min.
 container: node_modules/.package-lock.json
 	tests/container/run.sh
 
@@ -164,6 +171,10 @@ load: deps-test all
 # Abuse (tests/abuse/): slow headers and bodies, one client's thousands of connections, every slot taken, a 703 MB answer, small requests beside large ones; each test under a minute.
 abuse: all node_modules/.package-lock.json
 	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=120000 tests/abuse/
+
+# Faults behind a balancer (tests/faults/): two replicas behind HAProxy under wrk: a rolling restart and a drain lose nothing, SIGKILL only answers cut mid-transfer; loopback only, about a minute.
+faults: deps-test all
+	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=180000 tests/faults/
 
 # Benchmarks (bench/): core and JSON in process, then wrk vs the floors and the Python service, JSON and V2 binary; one report.
 bench: deps-bench
@@ -225,6 +236,20 @@ $(BUILD_DIR)/tests/unit/check_inflate: $(BUILD_DIR)/tests/unit/check_inflate.o \
         $(BUILD_DIR)/server/budget.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) -lz
 
+# server/trace.c, and api/http/instance.c over api/http/response.c.
+$(BUILD_DIR)/tests/unit/check_trace: $(BUILD_DIR)/tests/unit/check_trace.o $(BUILD_DIR)/server/trace.o \
+                                     $(BUILD_DIR)/api/http/instance.o $(BUILD_DIR)/api/http/response.o \
+                                     $(BUILD_DIR)/api/json/segments.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# server/process.c alone.
+$(BUILD_DIR)/tests/unit/check_process: $(BUILD_DIR)/tests/unit/check_process.o $(BUILD_DIR)/server/process.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# server/cpus.c alone.
+$(BUILD_DIR)/tests/unit/check_cpus: $(BUILD_DIR)/tests/unit/check_cpus.o $(BUILD_DIR)/server/cpus.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
 # server/framing.c alone: pure functions over header lists and targets.
 $(BUILD_DIR)/tests/unit/check_framing: $(BUILD_DIR)/tests/unit/check_framing.o $(BUILD_DIR)/server/framing.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
@@ -251,6 +276,10 @@ $(BUILD_DIR)/tests/fuzz/fuzz_framing: $(BUILD_DIR)/tests/fuzz/fuzz_framing.o $(B
 $(BUILD_DIR)/tests/fuzz/fuzz_inflate: $(BUILD_DIR)/tests/fuzz/fuzz_inflate.o $(BUILD_DIR)/server/coding.o \
         $(BUILD_DIR)/server/inflate.o $(BUILD_DIR)/server/body.o $(BUILD_DIR)/server/budget.o
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ -lz
+
+$(BUILD_DIR)/tests/fuzz/fuzz_trace: $(BUILD_DIR)/tests/fuzz/fuzz_trace.o $(BUILD_DIR)/server/trace.o \
+        $(BUILD_DIR)/server/config.o
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^
 
 $(BUILD_DIR)/tests/fuzz/fuzz_%: $(BUILD_DIR)/tests/fuzz/fuzz_%.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)

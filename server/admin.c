@@ -22,10 +22,12 @@
 #include <microhttpd.h>
 
 #include "api/api.h"
+#include "api/http/instance.h"
 #include "server/conns.h"
 #include "server/http.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/process.h"
 #include "server/reqid.h"
 
 #define SRV_ADMIN_MEMORY ((size_t)16 * 1024) /* a probe's request line and headers */
@@ -101,11 +103,13 @@ static void srv_admin_decide(struct srv_server *s, struct MHD_Connection *conn,
     bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
                strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     if (get && srv_admin_is(url, SRV_METRICS_PATH)) {
+        struct srv_process_stats proc;
         struct srv_metrics_gauges g = {
             .in_flight = srv_http_in_flight(s),
             .memory_held = srv_budget_held(&s->budget),
             .memory_budget = s->budget.limit,
             .connections_open = srv_conns_open(s->conns),
+            .process = srv_process_read("/proc", &proc) ? &proc : NULL,
         };
         res->status = 200;
         res->content_type = SRV_METRICS_CONTENT_TYPE;
@@ -126,6 +130,7 @@ static void srv_admin_decide(struct srv_server *s, struct MHD_Connection *conn,
 static enum MHD_Result srv_admin_queue(struct MHD_Connection *conn, struct srv_admin_request *r,
                                        struct api_response *res, bool is_head, bool close)
 {
+    api_problem_stamp_instance(res, r->id); /* as on the data port (api/http/instance.h) */
     struct MHD_Response *resp =
         MHD_create_response_from_buffer_with_free_callback(res->body_len, res->body, free);
     if (resp == NULL) {

@@ -19,7 +19,7 @@
 
 #include "api/http/context.h"
 
-enum srv_opt_kind { OPT_UINT, OPT_SIZE, OPT_BIND, OPT_CORS, OPT_LOG, OPT_ADMIN };
+enum srv_opt_kind { OPT_UINT, OPT_SIZE, OPT_BIND, OPT_CORS, OPT_CORS_HEADERS, OPT_LOG, OPT_ADMIN };
 
 struct srv_opt {
     const char *flag;        /* without the leading "--" */
@@ -63,6 +63,7 @@ static const struct srv_opt srv_opts[] = {
     {"admin-port", "ATTND_ADMIN_PORT", OPT_ADMIN, offsetof(struct srv_config, admin_port), 0,
      65535, "0 picks a free port; off = none"},
     {"cors-origin", "ATTND_CORS_ORIGIN", OPT_CORS, 0, 0, 0, NULL},
+    {"cors-headers", "ATTND_CORS_HEADERS", OPT_CORS_HEADERS, 0, 0, 0, NULL},
     {"log", "ATTND_LOG", OPT_LOG, 0, 0, 0, NULL},
 };
 
@@ -82,6 +83,7 @@ void srv_config_defaults(struct srv_config *cfg, unsigned n_cpus)
     cfg->max_connections = 2048;
     cfg->max_client_connections = 256;
     cfg->cors_any = true;
+    snprintf(cfg->cors_headers, sizeof cfg->cors_headers, "%s", SRV_CORS_DEFAULT_HEADERS);
     cfg->log = SRV_LOG_TEXT;
 }
 
@@ -210,6 +212,61 @@ static bool srv_set_cors(struct srv_config *cfg, const char *value, char *why, s
     return true;
 }
 
+/* A header name as RFC 9110 writes it: one or more tchar. */
+static bool srv_header_name_ok(const char *s, size_t len)
+{
+    if (len == 0)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/*
+ * --cors-headers: the list replaces the default whole (an operator who lists headers
+ * means exactly those). Each name is trimmed and checked, and the list is kept as
+ * "A, B, C", ready to be sent: a name with a space or a colon would break the header.
+ */
+static bool srv_set_cors_headers(struct srv_config *cfg, const char *value, char *why,
+                                 size_t why_len)
+{
+    char joined[SRV_CORS_HEADERS_BUF];
+    size_t o = 0;
+    const char *p = value;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        while (len > 0 && (*p == ' ' || *p == '\t'))
+            p++, len--;
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        if (!srv_header_name_ok(p, len)) {
+            snprintf(why, why_len, "expected a comma-separated list of header names such as "
+                                   "\"Content-Type, Authorization, traceparent\"");
+            return false;
+        }
+        if (o + len + 3 > sizeof joined) {
+            snprintf(why, why_len, "the list is longer than %zu bytes", sizeof joined - 1);
+            return false;
+        }
+        if (o > 0)
+            joined[o++] = ',', joined[o++] = ' ';
+        memcpy(joined + o, p, len);
+        o += len;
+        if (comma == NULL)
+            break;
+        p = comma + 1;
+    }
+    joined[o] = '\0';
+    memcpy(cfg->cors_headers, joined, o + 1);
+    return true;
+}
+
 static bool srv_set_log(struct srv_config *cfg, const char *value, char *why, size_t why_len)
 {
     if (strcmp(value, "text") == 0)
@@ -235,12 +292,17 @@ static bool srv_apply(struct srv_config *cfg, const struct srv_opt *o, const cha
     case OPT_UINT:
     case OPT_SIZE:
         ok = srv_set_number(cfg, o, value, why, sizeof why);
+        if (ok && o->offset == offsetof(struct srv_config, threads))
+            cfg->threads_given = true;
         break;
     case OPT_BIND:
         ok = srv_set_bind(cfg, value, why, sizeof why);
         break;
     case OPT_CORS:
         ok = srv_set_cors(cfg, value, why, sizeof why);
+        break;
+    case OPT_CORS_HEADERS:
+        ok = srv_set_cors_headers(cfg, value, why, sizeof why);
         break;
     case OPT_LOG:
         ok = srv_set_log(cfg, value, why, sizeof why);
@@ -367,7 +429,8 @@ const char *srv_config_usage(void)
            "options (flags beat environment variables, which beat defaults):\n"
            "  --bind ADDR         ATTND_BIND         numeric IPv4/IPv6 address (127.0.0.1)\n"
            "  --port N            ATTND_PORT         0..65535; 0 picks a free port (8080)\n"
-           "  --threads N         ATTND_THREADS      1..1024 worker threads (number of CPUs)\n"
+           "  --threads N         ATTND_THREADS      1..1024 worker threads (the cgroup's CPU\n"
+           "                                         quota rounded up, else the CPUs)\n"
            "  --max-body BYTES    ATTND_MAX_BODY     largest request body ("
            API_STR(API_DEFAULT_MAX_BODY) ")\n"
            "  --max-cells N       ATTND_MAX_CELLS    cells of any one matrix ("
@@ -396,6 +459,12 @@ const char *srv_config_usage(void)
            "                                         listener of their own; 0 picks a free\n"
            "                                         port (off)\n"
            "  --cors-origin LIST  ATTND_CORS_ORIGIN  * or comma-separated origins (*)\n"
+           "  --cors-headers LIST ATTND_CORS_HEADERS\n"
+           "                                         request headers a cross-origin script\n"
+           "                                         may send, comma-separated (Content-Type,\n"
+           "                                         Accept, X-Request-Id, Authorization,\n"
+           "                                         traceparent, tracestate, Content-Encoding,\n"
+           "                                         Inference-Header-Content-Length)\n"
            "  --log FORMAT        ATTND_LOG          access log on stderr: text, json, off "
            "(text)\n"
            "  --probe URL         GET URL once; exit 0 on a 2xx status, 1 otherwise\n"

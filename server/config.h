@@ -16,6 +16,16 @@
 #define SRV_CORS_MAX_ORIGINS 32
 #define SRV_CORS_BUF 2048
 #define SRV_BIND_BUF 64
+#define SRV_CORS_HEADERS_BUF 1024
+/*
+ * The request headers a cross-origin script may send (--cors-headers). Beyond attnd's
+ * own: Authorization, for an auth proxy in front; traceparent and tracestate, which
+ * OpenTelemetry's browser instrumentation adds to every fetch; Content-Encoding, for a
+ * gzip body; Inference-Header-Content-Length, for V2's binary tensors.
+ */
+#define SRV_CORS_DEFAULT_HEADERS "Content-Type, Accept, X-Request-Id, Authorization, " \
+                                 "traceparent, tracestate, Content-Encoding, "         \
+                                 "Inference-Header-Content-Length"
 
 enum srv_log_format { SRV_LOG_TEXT, SRV_LOG_JSON, SRV_LOG_OFF };
 
@@ -33,6 +43,7 @@ struct srv_config {
     bool bind_ipv6;                /* bind holds an IPv6 literal */
     unsigned port;                 /* 0..65535; 0 = let the kernel pick */
     unsigned threads;              /* MHD worker threads, 1..1024 */
+    bool threads_given;            /* by --threads or ATTND_THREADS, not the default */
     size_t max_body;               /* bytes of one request body */
     size_t max_cells;              /* cells of any one matrix */
     size_t max_batch;              /* items of one batch */
@@ -48,11 +59,12 @@ struct srv_config {
     char cors_buf[SRV_CORS_BUF];   /* the origin list, NUL-separated; cors_origins point here */
     const char *cors_origins[SRV_CORS_MAX_ORIGINS];
     size_t n_cors_origins;
+    char cors_headers[SRV_CORS_HEADERS_BUF]; /* Access-Control-Allow-Headers: "A, B, C" */
     enum srv_log_format log;
     const char *probe_url;         /* borrowed from argv, SRV_MODE_PROBE only */
 };
 
-/* The contract's defaults; threads is the caller's CPU count (at least 1). */
+/* The contract's defaults; threads is the caller's count of usable CPUs (server/cpus.h). */
 void srv_config_defaults(struct srv_config *cfg, unsigned n_cpus);
 
 /*

@@ -7,8 +7,10 @@
  *                       always (caches must not serve one origin's answer to another)
  *   disallowed origin   no Access-Control-* header at all
  *
- * Whenever Allow-Origin is sent, X-Request-Id and Retry-After are exposed to scripts. A
- * preflight (OPTIONS) adds the allowed methods and headers and a max-age.
+ * Whenever Allow-Origin is sent, X-Request-Id, Retry-After, Inference-Header-Content-Length
+ * (V2's binary answers) and traceparent (server/trace.h) are exposed to scripts. A
+ * preflight (OPTIONS) adds the allowed methods, the allowed request headers
+ * (--cors-headers, SRV_CORS_DEFAULT_HEADERS in config.h) and a max-age.
  *
  * Not here: the headers' transport (http.c adds them to the MHD response).
  */
@@ -20,8 +22,8 @@
 #include "server/config.h"
 
 #define SRV_CORS_ALLOW_METHODS "GET, POST, HEAD, OPTIONS"
-#define SRV_CORS_ALLOW_HEADERS "Content-Type, Accept, X-Request-Id"
-#define SRV_CORS_EXPOSE_HEADERS "X-Request-Id, Retry-After"
+#define SRV_CORS_EXPOSE_HEADERS \
+    "X-Request-Id, Retry-After, Inference-Header-Content-Length, traceparent"
 #define SRV_CORS_MAX_AGE "600"
 
 struct srv_cors {

@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -58,6 +59,18 @@ static void srv_iso_time(char *out, size_t out_len, struct timespec ts)
     snprintf(out, out_len, "%.19s.%03uZ", date, ms);
 }
 
+/*
+ * Valid characters a log reader should still not see raw: the C1 controls (a terminal
+ * may act on them), the bidirectional controls (U+202E turns the rest of a line around,
+ * so a path could make a log line read as something else: "Trojan Source") and the
+ * line and paragraph separators (some viewers break the line there).
+ */
+static bool srv_log_must_escape(uint32_t cp)
+{
+    return (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c || cp == 0x200e || cp == 0x200f ||
+           (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 size_t srv_json_escape(char *out, size_t out_len, const char *s, size_t max_in)
 {
     size_t o = 0;
@@ -65,6 +78,7 @@ size_t srv_json_escape(char *out, size_t out_len, const char *s, size_t max_in)
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < in_len;) {
         char esc[8];
+        uint32_t cp = 0;
         const char *piece = esc;
         size_t piece_len;
         unsigned char c = u[i];
@@ -75,8 +89,11 @@ size_t srv_json_escape(char *out, size_t out_len, const char *s, size_t max_in)
             piece_len = (size_t)snprintf(esc, sizeof esc, "\\u%04x", c);
         } else if (c < 0x80) {
             esc[0] = (char)c, piece_len = 1;
-        } else if ((take = api_utf8_len(u + i, in_len - i)) > 0) {
-            piece = s + i, piece_len = take;
+        } else if ((take = api_utf8_decode(u + i, in_len - i, &cp)) > 0) {
+            if (srv_log_must_escape(cp)) /* all below U+10000: one \uXXXX */
+                piece_len = (size_t)snprintf(esc, sizeof esc, "\\u%04x", (unsigned)cp);
+            else
+                piece = s + i, piece_len = take;
         } else {
             take = 1;
             piece = "\\ufffd", piece_len = 6;
@@ -127,19 +144,25 @@ void srv_log_access(const struct srv_access *a)
     esc(id, sizeof id, a->id != NULL ? a->id : "-", SRV_LOG_MAX_FIELD);
     esc(method, sizeof method, a->method != NULL ? a->method : "-", SRV_LOG_MAX_FIELD);
     esc(path, sizeof path, a->path != NULL ? a->path : "-", SRV_LOG_MAX_PATH);
+    /* The traceparent was checked (server/trace.h): hex and dashes, nothing to escape. */
+    char trace[SRV_LOG_MAX_FIELD];
+    trace[0] = '\0';
+    if (a->trace != NULL && a->trace[0] != '\0')
+        snprintf(trace, sizeof trace, json ? ",\"traceparent\":\"%.55s\"" : " traceparent=%.55s",
+                 a->trace);
     char line[SRV_LOG_LINE];
     int n;
     if (json)
         n = snprintf(line, sizeof line,
                      "{\"time\":\"%s\",\"id\":\"%s\",\"method\":\"%s\",\"path\":\"%s\","
-                     "\"status\":%d,\"bytes\":%llu,\"duration_ms\":%.3f%s}\n",
+                     "\"status\":%d,\"bytes\":%llu,\"duration_ms\":%.3f%s%s}\n",
                      when, id, method, path, a->status, a->bytes, a->duration_ms,
-                     a->cut ? ",\"outcome\":\"cut\"" : "");
+                     a->cut ? ",\"outcome\":\"cut\"" : "", trace);
     else
         n = snprintf(line, sizeof line,
-                     "%s id=%s method=%s path=%s status=%d bytes=%llu duration_ms=%.3f%s\n",
+                     "%s id=%s method=%s path=%s status=%d bytes=%llu duration_ms=%.3f%s%s\n",
                      when, id, method, path, a->status, a->bytes, a->duration_ms,
-                     a->cut ? " outcome=cut" : "");
+                     a->cut ? " outcome=cut" : "", trace);
     if (n < 0)
         return;
     if ((size_t)n >= sizeof line) { /* cannot happen with the caps above; stay one line */
@@ -147,6 +170,24 @@ void srv_log_access(const struct srv_access *a)
         line[n - 1] = '\n';
     }
     srv_log_write(line, (size_t)n);
+}
+
+void srv_log_listening(const char *who, const char *url)
+{
+    if (srv_log_format != SRV_LOG_JSON) {
+        printf("%s listening on %s\n", who, url);
+        fflush(stdout);
+        return;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    char when[40], w[64], u[256];
+    srv_iso_time(when, sizeof when, now);
+    srv_json_escape(w, sizeof w, who, 32);
+    srv_json_escape(u, sizeof u, url, 128);
+    printf("{\"time\":\"%s\",\"level\":\"info\",\"message\":\"%s listening on %s\","
+           "\"url\":\"%s\"}\n", when, w, u, u);
+    fflush(stdout);
 }
 
 static void srv_log_vmessage(const char *level, const char *fmt, va_list ap)

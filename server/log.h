@@ -5,8 +5,10 @@
  * threads never interleave (each line stays under PIPE_BUF). Formats: text
  * (key=value), json (one object per line), off. An answer that was queued but not
  * all sent (the client stopped reading, --timeout cut it) ends with outcome=cut
- * ("outcome":"cut"), its bytes what is known to have been sent. Client text (method, path, id) is
- * escaped before it is written: a path cannot forge a log line.
+ * ("outcome":"cut"), its bytes what is known to have been sent. A valid traceparent
+ * (server/trace.h) ends the line (traceparent=..., "traceparent":"..."). Client text
+ * (method, path, id) is escaped before it is written: a path cannot forge a log line,
+ * nor turn one around with bidirectional controls.
  *
  * Not here: deciding what to log (http.c), metrics.
  */
@@ -27,6 +29,7 @@ void srv_log_init(enum srv_log_format format);
 struct srv_access {
     struct timespec started;   /* CLOCK_REALTIME when the request's headers were read */
     const char *id;            /* X-Request-Id as sent back */
+    const char *trace;         /* a valid traceparent (server/trace.h), "" or NULL: none */
     const char *method;
     const char *path;
     int status;                /* 0 when no response was queued (client gone, timeout) */
@@ -37,6 +40,14 @@ struct srv_access {
 };
 
 void srv_log_access(const struct srv_access *a);
+
+/*
+ * "attnd listening on URL" (who = "attnd", or "attnd admin") on stdout, where tests and
+ * supervisors wait for it: plain text, or under --log json one JSON object with the
+ * time, level, message and url, so that a log collector reading both streams never
+ * meets a line that is not JSON.
+ */
+void srv_log_listening(const char *who, const char *url);
 
 /* A server message ("listening failed: ..."), in the access log's format; not when off. */
 void srv_log_message(const char *level, const char *fmt, ...)

@@ -31,6 +31,7 @@
 #include "api/api.h"
 #include "api/endpoints/version.h"
 #include "server/config.h"
+#include "server/cpus.h"
 #include "server/heap.h"
 #include "server/http.h"
 #include "server/log.h"
@@ -131,19 +132,29 @@ static int srv_signals_wait_trimming(struct srv_server *s)
     }
 }
 
-static unsigned srv_cpu_count(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
-}
-
 static void srv_print_listening(const struct srv_config *cfg, const struct srv_server *s)
 {
     const char *l = cfg->bind_ipv6 ? "[" : "", *r = cfg->bind_ipv6 ? "]" : "";
-    if (s->admin != NULL) /* first: whoever waits for the line below knows both then */
-        printf("attnd admin listening on http://%s%s%s:%u\n", l, cfg->bind, r, s->admin_port);
-    printf("attnd listening on http://%s%s%s:%u\n", l, cfg->bind, r, s->port);
-    fflush(stdout); /* tests and supervisors read this line to learn the port */
+    char url[128];
+    if (s->admin != NULL) { /* first: whoever waits for the line below knows both then */
+        snprintf(url, sizeof url, "http://%s%s%s:%u", l, cfg->bind, r, s->admin_port);
+        srv_log_listening("attnd admin", url);
+    }
+    snprintf(url, sizeof url, "http://%s%s%s:%u", l, cfg->bind, r, s->port);
+    srv_log_listening("attnd", url); /* tests and supervisors read this line for the port */
+}
+
+/* Says where the worker count came from: an operator wondering about it needs no guess. */
+static void srv_log_threads(const struct srv_config *cfg, double quota, unsigned online)
+{
+    if (cfg->threads_given)
+        srv_log_message("info", "%u worker threads, as set (%u CPUs online)", cfg->threads,
+                        online);
+    else if (quota > 0 && quota < (double)online)
+        srv_log_message("info", "%u worker threads: the cgroup's CPU quota of %.2f CPUs, "
+                        "rounded up (%u CPUs online)", cfg->threads, quota, online);
+    else
+        srv_log_message("info", "%u worker threads: one per CPU online", cfg->threads);
 }
 
 /*
@@ -189,10 +200,11 @@ static void srv_malloc_policy(void)
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
 }
 
-static int srv_run(const struct srv_config *cfg)
+static int srv_run(const struct srv_config *cfg, double quota, unsigned online)
 {
     srv_malloc_policy();
     srv_log_init(cfg->log);
+    srv_log_threads(cfg, quota, online);
     srv_reqid_init();
     srv_metrics_init(attnd_version, attnd_build);
     api_global_init(); /* one BLAS thread per request: the workers already use every core */
@@ -227,8 +239,10 @@ int main(int argc, char *argv[])
 {
     struct srv_config cfg;
     char err[512];
-    enum srv_mode mode =
-        srv_config_parse(&cfg, argc, argv, environ, srv_cpu_count(), err, sizeof err);
+    double quota = 0;
+    unsigned online = 1;
+    unsigned cpus = srv_cpus_here(&quota, &online); /* --threads' default: server/cpus.h */
+    enum srv_mode mode = srv_config_parse(&cfg, argc, argv, environ, cpus, err, sizeof err);
     switch (mode) {
     case SRV_MODE_HELP:
         fputs(srv_config_usage(), stdout);
@@ -244,5 +258,5 @@ int main(int argc, char *argv[])
     case SRV_MODE_RUN:
         break;
     }
-    return srv_run(&cfg);
+    return srv_run(&cfg, quota, online);
 }

@@ -313,6 +313,35 @@ static void srv_render_connections(struct srv_text *t, const struct srv_metrics_
                     srv_conn_count(SRV_METRICS_CONN_LATE_REFUSED));
 }
 
+/* The process collector's series, with the help texts the client libraries give them. */
+static void srv_render_process(struct srv_text *t, const struct srv_process_stats *p)
+{
+    static const struct {
+        const char *name, *type, *help;
+        size_t offset;
+    } series[] = {
+        {"process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
+         offsetof(struct srv_process_stats, cpu_seconds)},
+        {"process_open_fds", "gauge", "Number of open file descriptors.",
+         offsetof(struct srv_process_stats, open_fds)},
+        {"process_max_fds", "gauge", "Maximum number of open file descriptors.",
+         offsetof(struct srv_process_stats, max_fds)},
+        {"process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
+         offsetof(struct srv_process_stats, virtual_bytes)},
+        {"process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
+         offsetof(struct srv_process_stats, resident_bytes)},
+        {"process_start_time_seconds", "gauge",
+         "Start time of the process since unix epoch in seconds.",
+         offsetof(struct srv_process_stats, start_time_seconds)},
+    };
+    for (size_t i = 0; i < sizeof series / sizeof series[0]; i++) {
+        double v;
+        memcpy(&v, (const char *)p + series[i].offset, sizeof v);
+        srv_text_printf(t, "# HELP %s %s\n# TYPE %s %s\n%s %.15g\n", series[i].name,
+                        series[i].help, series[i].name, series[i].type, series[i].name, v);
+    }
+}
+
 bool srv_metrics_render(const struct srv_metrics_gauges *g, char **out, size_t *out_len)
 {
     struct srv_text t = { malloc(16384), 0, 16384, false };
@@ -341,6 +370,8 @@ bool srv_metrics_render(const struct srv_metrics_gauges *g, char **out, size_t *
                         "# TYPE attnd_build_info gauge\n"
                         "attnd_build_info{version=\"%s\",build=\"%s\"} 1\n",
                     srv_version, srv_build);
+    if (g->process != NULL)
+        srv_render_process(&t, g->process);
     if (t.failed) {
         free(t.data);
         return false;

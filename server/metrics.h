@@ -14,6 +14,8 @@
  *   attnd_connections_refused_total{reason}     counter: connections marked for a 503 (conns.h)
  *   attnd_connections_timed_out_total{phase}    counter: connections shut down past a deadline
  *   attnd_build_info{version,build}             gauge, always 1
+ *   process_*                                   the process collector's six series,
+ *                                               when the caller read them (process.h)
  *
  * `route` is a template from a small table (srv_metrics_route), never the raw path,
  * so a client cannot grow the label set: "/problems/{type}" for every problem page,
@@ -33,6 +35,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include "server/process.h"
 
 #define SRV_METRICS_PATH "/metrics"
 #define SRV_METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -76,6 +80,7 @@ struct srv_metrics_gauges {
     long in_flight;
     size_t memory_held, memory_budget;
     unsigned connections_open; /* the data port's, holding a slot */
+    const struct srv_process_stats *process; /* NULL: no process_* series */
 };
 
 /*

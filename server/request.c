@@ -42,6 +42,7 @@
 #include <time.h>
 
 #include "api/api.h"
+#include "api/http/instance.h"
 #include "server/body.h"
 #include "server/coding.h"
 #include "server/conns.h"
@@ -54,8 +55,10 @@
 #include "server/lane.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/process.h"
 #include "server/reqid.h"
 #include "server/sent.h"
+#include "server/trace.h"
 #include "server/www.h"
 
 #define SRV_LOG_METHOD 32  /* bytes of method kept for the log */
@@ -66,6 +69,7 @@ struct srv_request {
     struct srv_target target;          /* the target as sent, read by srv_on_uri */
     struct srv_sent sent;              /* the answer's progress on the wire */
     char id[SRV_REQID_BUF];
+    char trace[SRV_TRACEPARENT_BUF];   /* a valid traceparent, or "" (trace.h) */
     struct timespec started_real;      /* for the log's time */
     struct timespec started_mono;      /* for the duration */
     char method[SRV_LOG_METHOD + 1];   /* copies: MHD's strings are not promised to */
@@ -189,6 +193,8 @@ static bool srv_add_common_headers(struct srv_server *s, struct MHD_Connection *
                                    bool preflight, bool codable)
 {
     bool ok = MHD_add_response_header(resp, "X-Request-Id", r->id) == MHD_YES;
+    if (r->trace[0] != '\0')
+        ok = ok && MHD_add_response_header(resp, "traceparent", r->trace) == MHD_YES;
     struct srv_cors c = srv_cors_decide(s->cfg, srv_header(conn, "Origin"));
     /* Caches learn what the answer depended on: the origin, and Accept-Encoding
        whether or not this one was compressed (a small one is not). */
@@ -208,7 +214,7 @@ static bool srv_add_common_headers(struct srv_server *s, struct MHD_Connection *
         ok = ok && MHD_add_response_header(resp, "Access-Control-Allow-Methods",
                                            SRV_CORS_ALLOW_METHODS) == MHD_YES;
         ok = ok && MHD_add_response_header(resp, "Access-Control-Allow-Headers",
-                                           SRV_CORS_ALLOW_HEADERS) == MHD_YES;
+                                           s->cfg->cors_headers) == MHD_YES;
         ok = ok && MHD_add_response_header(resp, "Access-Control-Max-Age",
                                            SRV_CORS_MAX_AGE) == MHD_YES;
     }
@@ -320,6 +326,7 @@ static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *co
                                  struct srv_request *r, struct api_response *res, bool close,
                                  bool preflight)
 {
+    api_problem_stamp_instance(res, r->id); /* a problem names its request (instance.h) */
     char *body = res->body;
     size_t len = body != NULL || res->segments != NULL ? res->body_len : 0;
     struct MHD_Response *resp;
@@ -420,11 +427,13 @@ static enum MHD_Result srv_metrics_answer(struct srv_server *s, struct MHD_Conne
                                           struct srv_request *r)
 {
     struct api_response res = {.status = 200, .content_type = SRV_METRICS_CONTENT_TYPE};
+    struct srv_process_stats proc;
     struct srv_metrics_gauges g = {
         .in_flight = srv_http_in_flight(s),
         .memory_held = srv_budget_held(&s->budget),
         .memory_budget = s->budget.limit,
         .connections_open = srv_conns_open(s->conns),
+        .process = srv_process_read("/proc", &proc) ? &proc : NULL,
     };
     if (!srv_metrics_render(&g, &res.body, &res.body_len))
         return srv_answer_unavailable(s, conn, r, "the server is out of memory");
@@ -546,6 +555,7 @@ static void srv_request_start(struct srv_request *r, struct MHD_Connection *conn
     clock_gettime(CLOCK_REALTIME, &r->started_real);
     clock_gettime(CLOCK_MONOTONIC, &r->started_mono);
     srv_reqid_pick(r->id, srv_header(conn, "X-Request-Id"));
+    srv_traceparent_pick(r->trace, srv_header(conn, "traceparent"));
     srv_copy_cut(r->method, sizeof r->method, method);
     /* A NUL cut the decoded path short: log (and count) the target as sent, from srv_on_uri. */
     if (!r->target.has_nul)
@@ -872,6 +882,7 @@ void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     struct srv_access a = {
         .started = r->started_real,
         .id = r->id,
+        .trace = r->trace,
         .method = r->method,
         .path = r->path,
         .status = r->status,

@@ -17,6 +17,8 @@ test=(check curl jq valgrind python3-numpy)
 test+=(chromium fonts-nanum)
 # Hardening (make fuzz, make tsan, make load): clang's libFuzzer and sanitizers, wrk.
 test+=(clang libclang-rt-14-dev wrk)
+# `make faults`: replicas behind HAProxy (run unprivileged on loopback ports).
+test+=(haproxy)
 # `make bench`: wrk, and the FastAPI + numpy service it compares with (uvloop and
 # httptools are uvicorn's fast event loop and HTTP parser, which it picks when present).
 bench=(curl wrk python3-numpy python3-fastapi python3-uvicorn python3-ujson python3-uvloop

@@ -14,8 +14,13 @@
 #      and 9090) and that attnd is not root
 #   5. a second container under --memory 512m: the memory budget follows the limit, and
 #      slow clients get 503s instead of getting attnd killed
-#   6. podman stop (SIGTERM): attnd exits 0 within 10 s
-#   7. print the image size
+#   6. the worker count under --cpus 1.5: two workers, from the cgroup's CPU quota
+#   7. the Kubernetes manifests on a real engine: docker/k8s's Deployment through
+#      `podman kube play` (its env, probes, resources and security contexts; ports
+#      moved to loopback by tests/container/kube.mjs), answering /readyz and seed 000,
+#      then `podman kube down`
+#   8. podman stop (SIGTERM): attnd exits 0 within 10 s
+#   9. print the image size
 #
 # As root (it installs podman, runc and debootstrap when missing). Called by .ci/run and
 # `make container`; not by `make test`, which must stay quick and need no podman.
@@ -254,7 +259,85 @@ else
 fi
 podman rm -f "$MEM_NAME" >/dev/null 2>&1
 
-# ---- 6. stop ----
+# ---- 6. the worker count from the CPU quota ----
+# A container limited to 1.5 CPUs on a machine with any number of them: the quota,
+# rounded up, is the default --threads (server/cpus.h), and the first log line says so.
+CPU_NAME=$NAME-cpu
+cleanup() { podman rm -f "$NAME" "$CPU_NAME" >/dev/null 2>&1; }
+cpu_workers() {
+  local p line
+  p=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  podman run -d --name "$CPU_NAME" --network host --read-only --cpus 1.5 \
+    -e ATTND_PORT="$p" -e ATTND_ADMIN_PORT=off -e ATTND_BIND=127.0.0.1 -e ATTND_LOG=text "$IMAGE" \
+    >/dev/null 2>>"$W/run.log" || return 1
+  for _ in $(seq 50); do curl -fsS "http://127.0.0.1:$p/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
+  line=$(podman logs "$CPU_NAME" 2>&1 | grep 'worker threads')
+  podman rm -f "$CPU_NAME" >/dev/null 2>&1
+  echo "$line"
+  printf '%s\n' "$line" | grep -q "level=info 2 worker threads: the cgroup's CPU quota of 1.50 CPUs, rounded up"
+}
+check "--cpus 1.5: 2 workers, from the cgroup's CPU quota" cpu_workers
+
+# ---- 7. the Kubernetes manifests, played by podman ----
+KUBE=$W/kube-attnd.yaml
+kube_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+kube_admin=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cleanup() { # one name at a time: a failure on one must not leave the others behind
+  for c in "$NAME" "$CPU_NAME" "$MEM_NAME"; do podman rm -f "$c" >/dev/null 2>&1; done
+  [ -f "$KUBE" ] && podman kube down "$KUBE" >/dev/null 2>&1
+  return 0
+}
+kube_render() {
+  kubectl kustomize docker/k8s | node tests/container/kube.mjs "localhost/$IMAGE" "$kube_port" "$kube_admin" >"$KUBE"
+}
+kube_play() {
+  podman kube play --network host "$KUBE" >"$W/kube.log" 2>&1 || { cat "$W/kube.log"; return 1; }
+  for _ in $(seq 100); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$kube_admin/readyz")" = 200 ] && return 0
+    sleep 0.2
+  done
+  echo "/readyz on the admin port never answered 200"; podman pod ps; return 1
+}
+kube_ctr() { podman ps --format '{{.Names}}' | grep -m1 -- '-attnd$'; } # the pod's name, then the container's
+kube_seed() {
+  curl -fsS "http://127.0.0.1:$kube_port/v1/attention" -H 'Content-Type: application/json' \
+    -d '{"q":[[1,0,1,0],[0,1,0,1]],"k":[[1,0,1,0],[1,1,1,1]],"v":[[10,0],[0,10]]}' |
+  node -e '
+    let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+      const r = JSON.parse(s);
+      require("assert").deepStrictEqual(r.weights, [[0.5, 0.5], [0.2689414213699951, 0.7310585786300049]]);
+    });'
+}
+kube_settings() { # the manifest's env and security context, as the engine applied them
+  local c pid
+  c=$(kube_ctr) || { echo "no attnd container in the pod"; return 1; }
+  podman inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$c" | grep -x 'ATTND_LOG=json' || return 1
+  podman inspect --format '{{range .Config.Env}}{{println .}}{{end}}' "$c" | grep -q '^ATTND_THREADS=' && { echo "ATTND_THREADS set"; return 1; }
+  [ "$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}}' "$c")" = true ] || { echo "root not read-only"; return 1; }
+  pid=$(podman inspect --format '{{.State.Pid}}' "$c")
+  awk '/^Uid:/ {print "uids", $2, $3, $4}' "/proc/$pid/status"
+  awk '/^Uid:/ {exit !($2 == 10001 && $3 == 10001)}' "/proc/$pid/status"
+}
+kube_down() {
+  podman kube down "$KUBE" >/dev/null 2>&1 || return 1
+  ! podman ps -a --format '{{.Names}}' | grep -q -- '-attnd$'
+}
+if ! kube_render_out=$(kube_render 2>&1) || [ ! -s "$KUBE" ]; then
+  fail "kubectl kustomize docker/k8s, made playable on loopback"
+  printf '%s\n' "$kube_render_out" | tail -20 | sed 's/^/     /'
+elif kube_play_out=$(kube_play 2>&1); then
+  ok "podman kube play: the Deployment's pod is ready (/readyz 200 on its admin port)"
+  check "the played pod answers seed 000 on its data port" kube_seed
+  check "the played pod has the manifest's env (ATTND_LOG=json, no ATTND_THREADS), uid 10001, a read-only root" kube_settings
+  check "the played pod's probes pass on the admin port (/healthz)" curl -fsS "http://127.0.0.1:$kube_admin/healthz"
+  check "podman kube down removes it" kube_down
+else
+  fail "podman kube play --network host docker/k8s's Deployment"
+  printf '%s\n' "${kube_play_out:-}" | tail -20 | sed 's/^/     /'
+  podman kube down "$KUBE" >/dev/null 2>&1
+fi
+
+# ---- 8. stop ----
 t0=$(date +%s%N)
 podman stop -t 10 "$NAME" >/dev/null 2>&1
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))

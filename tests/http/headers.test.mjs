@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
-import { SEED, postJson, request, startServer } from './lib.mjs';
+import { CORS_ALLOWED, CORS_EXPOSED, SEED, postJson, request, runAttnd, startServer } from './lib.mjs';
 
 describe('X-Request-Id', () => {
   let s;
@@ -70,7 +70,7 @@ describe('CORS with --cors-origin * (the default)', () => {
     const r = await postJson(s.port, '/v1/attention', SEED, { Origin: 'https://anywhere.example' });
     assert.equal(r.status, 200);
     assert.equal(r.headers['access-control-allow-origin'], '*');
-    assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id, Retry-After');
+    assert.equal(r.headers['access-control-expose-headers'], CORS_EXPOSED);
     // Any origin gets the same answer: no Vary: Origin (Vary: Accept-Encoding, which
     // every answer with a body carries, is compression's: compression.test.mjs).
     assert.doesNotMatch(r.headers.vary ?? '', /Origin/);
@@ -96,9 +96,9 @@ describe('CORS with --cors-origin * (the default)', () => {
       assert.equal(r.body, '');
       assert.equal(r.headers['access-control-allow-origin'], '*');
       assert.equal(r.headers['access-control-allow-methods'], 'GET, POST, HEAD, OPTIONS');
-      assert.equal(r.headers['access-control-allow-headers'], 'Content-Type, Accept, X-Request-Id');
+      assert.equal(r.headers['access-control-allow-headers'], CORS_ALLOWED);
       assert.equal(r.headers['access-control-max-age'], '600');
-      assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id, Retry-After');
+      assert.equal(r.headers['access-control-expose-headers'], CORS_EXPOSED);
     }
   });
 });
@@ -116,7 +116,7 @@ describe('CORS with a list of origins', () => {
   test('an allowed origin is echoed, with Vary: Origin', async () => {
     const r = await request(s.port, { path: '/healthz', headers: { Origin: allowed } });
     assert.equal(r.headers['access-control-allow-origin'], allowed);
-    assert.equal(r.headers['access-control-expose-headers'], 'X-Request-Id, Retry-After');
+    assert.equal(r.headers['access-control-expose-headers'], CORS_EXPOSED);
     assert.match(r.headers.vary, /Origin/);
   });
 
@@ -139,10 +139,70 @@ describe('CORS with a list of origins', () => {
     assert.equal(ok.status, 204);
     assert.equal(ok.headers['access-control-allow-origin'], 'https://app.example');
     assert.equal(ok.headers['access-control-allow-methods'], 'GET, POST, HEAD, OPTIONS');
-    assert.equal(ok.headers['access-control-allow-headers'], 'Content-Type, Accept, X-Request-Id');
+    assert.equal(ok.headers['access-control-allow-headers'], CORS_ALLOWED);
     assert.equal(ok.headers['access-control-max-age'], '600');
     const no = await pre('https://evil.example');
     assert.equal(no.status, 204);
     assert.deepEqual(Object.keys(no.headers).filter((h) => h.startsWith('access-control-')), []);
+  });
+});
+
+describe('--cors-headers: the request headers a preflight allows', () => {
+  const preflight = (port, wanted) => request(port, {
+    method: 'OPTIONS', path: '/v1/attention',
+    headers: {
+      Origin: 'https://app.example',
+      'Access-Control-Request-Method': 'POST',
+      'Access-Control-Request-Headers': wanted,
+    },
+  });
+
+  test('the default lets an auth proxy, OpenTelemetry, a gzip body and V2 binary through', async () => {
+    const s = await startServer();
+    try {
+      // What a browser asks for before such a fetch; it goes ahead only when each
+      // name is in Allow-Headers (case-insensitively).
+      const r = await preflight(s.port,
+        'authorization,traceparent,tracestate,content-encoding,inference-header-content-length');
+      assert.equal(r.status, 204);
+      const allowed = r.headers['access-control-allow-headers'].split(', ').map((h) => h.toLowerCase());
+      for (const h of ['authorization', 'traceparent', 'tracestate', 'content-encoding',
+        'inference-header-content-length', 'content-type', 'accept', 'x-request-id']) {
+        assert.ok(allowed.includes(h), `${h} in ${allowed}`);
+      }
+      // The V2 binary answer's header length is readable by the page's script.
+      const e = r.headers['access-control-expose-headers'].split(', ');
+      assert.ok(e.includes('Inference-Header-Content-Length'), e);
+      assert.ok(e.includes('traceparent'), e);
+    } finally {
+      await s.stop();
+    }
+  });
+
+  test('a list replaces the default, trimmed and joined; the environment works too', async () => {
+    const s = await startServer(['--cors-headers', ' Content-Type ,X-Api-Key,  Authorization']);
+    const t = await startServer([], { ATTND_CORS_HEADERS: 'Content-Type,X-Tenant' });
+    try {
+      assert.equal((await preflight(s.port, 'x-api-key')).headers['access-control-allow-headers'],
+        'Content-Type, X-Api-Key, Authorization');
+      assert.equal((await preflight(t.port, 'x-tenant')).headers['access-control-allow-headers'],
+        'Content-Type, X-Tenant');
+    } finally {
+      await s.stop();
+      await t.stop();
+    }
+  });
+
+  test('a list that is not header names exits 2, naming the flag or variable', () => {
+    for (const bad of ['', 'Content-Type,,Accept', 'X Api', 'a:b', 'Content-Type, ', 'é']) {
+      const r = runAttnd(['--cors-headers', bad]);
+      assert.equal(r.status, 2, bad);
+      assert.match(r.stderr, /^attnd: --cors-headers: invalid value .*header names/, bad);
+    }
+    const e = runAttnd([], { ATTND_CORS_HEADERS: 'a;b' });
+    assert.equal(e.status, 2);
+    assert.match(e.stderr, /^attnd: ATTND_CORS_HEADERS: invalid value "a;b"/);
+    const long = Array.from({ length: 200 }, (_, i) => `X-H${i}`).join(',');
+    assert.match(runAttnd(['--cors-headers', long]).stderr, /longer than 1023 bytes/);
   });
 });

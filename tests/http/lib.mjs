@@ -2,9 +2,9 @@
 // talk to it over plain node:http or raw sockets, stop it.
 //
 // The binary comes from ATTND_BIN. Each server runs with --port 0 and --log text;
-// its "attnd listening on http://ADDR:PORT" line gives the port. ATTND_* variables of
-// the calling shell are not passed on, so a developer's environment cannot change
-// what a test sees.
+// its "attnd listening on http://ADDR:PORT" line (a JSON one under --log json) gives
+// the port. ATTND_* variables of the calling shell are not passed on, so a developer's
+// environment cannot change what a test sees.
 //
 // Every response that request(), postJson() and rawConnect()'s nextResponse() receive
 // is checked against api/openapi.yaml (contract.mjs): a response the spec does not
@@ -26,6 +26,12 @@ export const SEED = {
 };
 export const SEED_WEIGHTS = [[0.5, 0.5], [0.2689414213699951, 0.7310585786300049]];
 export const SEED_OUTPUT = [[5, 5], [2.6894142136999513, 7.310585786300049]];
+
+// CORS, as docs/deployment.md promises it: what a page's script may read, and the request
+// headers a preflight allows by default (auth proxies, OpenTelemetry, coded and V2 bodies).
+export const CORS_EXPOSED = 'X-Request-Id, Retry-After, Inference-Header-Content-Length, traceparent';
+export const CORS_ALLOWED = 'Content-Type, Accept, X-Request-Id, Authorization, traceparent, ' +
+  'tracestate, Content-Encoding, Inference-Header-Content-Length';
 
 /** process.env without ATTND_* (plus `extra`). */
 export function cleanEnv(extra = {}) {
@@ -65,7 +71,9 @@ export function startServer(args = [], env = {}) {
     proc.stdout.setEncoding('utf8');
     proc.stdout.on('data', (d) => {
       out += d;
-      const m = out.match(/^attnd listening on http:\/\/(\S+):(\d+)\n/m);
+      // Plain, or under --log json an object whose message says the same.
+      const m = out.match(/^attnd listening on http:\/\/(\S+):(\d+)\n/m) ??
+        out.match(/^\{.*"message":"attnd listening on http:\/\/([^"]+):(\d+)".*\}\n/m);
       if (!m) return;
       clearTimeout(timer);
       const server = {
@@ -278,6 +286,8 @@ export function assertProblem(assert, res, status) {
   const p = res.json();
   for (const f of ['type', 'title', 'status', 'detail']) assert.ok(f in p, `problem has ${f}`);
   assert.equal(p.status, status);
+  // Every problem names its request: the id the response carries (and the log writes).
+  assert.equal(p.instance, res.headers['x-request-id'], 'instance is the request id');
   return p;
 }
 

@@ -68,6 +68,12 @@ test('the text declares every metric and parses', async () => {
     attnd_connections_refused_total: 'counter',
     attnd_connections_timed_out_total: 'counter',
     attnd_build_info: 'gauge',
+    process_cpu_seconds_total: 'counter', // process.test.mjs checks their values
+    process_open_fds: 'gauge',
+    process_max_fds: 'gauge',
+    process_virtual_memory_bytes: 'gauge',
+    process_resident_memory_bytes: 'gauge',
+    process_start_time_seconds: 'gauge',
   });
   for (const key of m.samples.keys()) {
     const name = key.split('{')[0].replace(/_(bucket|sum|count)$/, '');

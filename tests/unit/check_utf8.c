@@ -586,6 +586,29 @@ START_TEST(test_log_cut_sequence)
 }
 END_TEST
 
+/* Valid characters a log reader must not see raw: C1, bidi controls, line separators. */
+START_TEST(test_log_escapes_invisible_controls)
+{
+    static const struct {
+        const char *in, *want;
+    } cases[] = {
+        {"\xC2\x85", "\\u0085"},           /* NEXT LINE, C1 */
+        {"\xC2\x80\xC2\x9F", "\\u0080\\u009f"},
+        {"\xE2\x80\xAE", "\\u202e"},       /* RIGHT-TO-LEFT OVERRIDE */
+        {"\xE2\x81\xA6\xE2\x81\xA9", "\\u2066\\u2069"}, /* isolates */
+        {"\xE2\x80\x8F\xD8\x9C", "\\u200f\\u061c"},      /* marks */
+        {"\xE2\x80\xA8", "\\u2028"},       /* LINE SEPARATOR */
+        {"\xC2\xA0\xE2\x80\xAF\xE2\x81\xAA", "\xC2\xA0\xE2\x80\xAF\xE2\x81\xAA"}, /* kept */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char got[64];
+        size_t len = srv_json_escape(got, sizeof got, cases[i].in, 64);
+        ck_assert_str_eq(got, cases[i].want);
+        ck_assert_uint_eq(len, strlen(cases[i].want));
+    }
+}
+END_TEST
+
 #define N_CASES(a) ((int)(sizeof(a) / sizeof(a)[0]))
 
 /* A test case of the suite, with room for the sweeps (seconds under AddressSanitizer). */
@@ -627,6 +650,7 @@ static Suite *utf8_suite(void)
     tcase_add_test(callers, test_text_characters_and_escapes);
     tcase_add_loop_test(callers, test_log_replaces_each_ill_formed_byte, 0, N_CASES(refused));
     tcase_add_test(callers, test_log_cut_sequence);
+    tcase_add_test(callers, test_log_escapes_invisible_controls);
     return s;
 }
 
