@@ -240,6 +240,47 @@ static void point_at(struct api_v2_attention *m, size_t b)
     api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, b);
 }
 
+static void trace_free(void *trace)
+{
+    attn_trace_free(trace);
+    free(trace);
+}
+
+/*
+ * One problem: its outputs borrow the trace's steps, and o takes the trace over, so
+ * that the answer's tensors are sent from where they were computed (v2_common.h).
+ */
+static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct api_error *err)
+{
+    struct attn_trace *trace = malloc(sizeof *trace);
+    if (trace == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
+        return false;
+    }
+    point_at(m, 0);
+    if (!api_attention_run(&m->req, "", trace, err)) {
+        free(trace);
+        return false;
+    }
+    o->owner = trace;
+    o->owner_free = trace_free;
+    o->owner_bytes = api_attention_trace_bytes(&m->req);
+    size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
+    bool vec = m->req.q_is_vector;
+    for (size_t i = 0; i < m->n_picked; i++) {
+        size_t part = m->picked[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
+        struct api_v2_out *out = &o->out[o->n++];
+        out->name = output_names[part];
+        out->binary = m->binary[i];
+        if (!api_v2_out_borrow(out, vec ? 1 : 2, vec ? shape + 1 : shape, 1)) {
+            api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
+            return false;
+        }
+        out->parts[0] = step_of(trace, part)->data; /* contiguous: rows × cols */
+    }
+    return true;
+}
+
 bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
                           struct api_error *err)
 {
@@ -247,11 +288,18 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
     static const char *const v2_inputs[] = { "Q", "K", "V", "BIAS", "" };
     if (!api_v2_input_load(&m->q, err) || !api_v2_input_load(&m->k, err) ||
         !api_v2_input_load(&m->v, err) ||
-        !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err) ||
-        !alloc_outputs(m, o, err))
+        !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err))
         return false;
-    size_t problems = m->batch > 0 ? m->batch : 1;
-    for (size_t b = 0; b < problems; b++) {
+    if (m->batch == 0) {
+        if (run_one(m, o, err))
+            return true;
+        api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
+        return false;
+    }
+    /* A batch: each problem's trace in turn, its outputs copied into the answer's. */
+    if (!alloc_outputs(m, o, err))
+        return false;
+    for (size_t b = 0; b < m->batch; b++) {
         point_at(m, b);
         struct attn_trace trace;
         if (!api_attention_run(&m->req, "", &trace, err)) {

@@ -19,12 +19,44 @@ const char *api_v2_model_name(enum api_v2_model model)
 
 void api_v2_outs_deinit(struct api_v2_outs *o)
 {
-    for (size_t i = 0; i < o->n; i++)
+    for (size_t i = 0; i < o->n; i++) {
         free(o->out[i].data);
+        free(o->out[i].parts);
+    }
+    if (o->owner_free != NULL)
+        o->owner_free(o->owner);
     memset(o, 0, sizeof *o);
 }
 
-bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape)
+size_t api_v2_outs_bytes(const struct api_v2_outs *o)
+{
+    size_t bytes = o->owner_bytes;
+    for (size_t i = 0; i < o->n; i++)
+        if (o->out[i].data != NULL)
+            bytes = api_v2_add(bytes, api_v2_mul(o->out[i].count, sizeof(double)));
+    return bytes;
+}
+
+struct api_v2_outs *api_v2_outs_move(struct api_v2_outs *o)
+{
+    struct api_v2_outs *moved = malloc(sizeof *moved);
+    if (moved != NULL) {
+        *moved = *o;
+        memset(o, 0, sizeof *o);
+    }
+    return moved;
+}
+
+void api_v2_outs_free(void *outs)
+{
+    if (outs == NULL)
+        return;
+    api_v2_outs_deinit(outs);
+    free(outs);
+}
+
+/* out's shape: B (when > 0) then `rank` sizes; returns the count of numbers. */
+static size_t set_shape(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape)
 {
     size_t count = batch > 0 ? batch : 1, r = 0;
     if (batch > 0)
@@ -35,10 +67,39 @@ bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const s
     }
     out->rank = r;
     out->count = count;
+    return count;
+}
+
+bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape)
+{
+    size_t count = set_shape(out, batch, rank, shape);
     /* Admission bounded it (unless the request limit is off): refuse what cannot be
        counted rather than wrap. */
     out->data = count <= SIZE_MAX / sizeof *out->data ? malloc(count * sizeof *out->data) : NULL;
-    return out->data != NULL;
+    out->parts = malloc(sizeof *out->parts);
+    if (out->data == NULL || out->parts == NULL) {
+        free(out->data);
+        free(out->parts);
+        out->data = NULL;
+        out->parts = NULL;
+        return false;
+    }
+    out->parts[0] = out->data;
+    out->n_parts = 1;
+    out->part_len = count;
+    return true;
+}
+
+bool api_v2_out_borrow(struct api_v2_out *out, size_t rank, const size_t *shape, size_t n_parts)
+{
+    size_t count = set_shape(out, 0, rank, shape);
+    out->data = NULL;
+    out->parts = calloc(n_parts, sizeof *out->parts);
+    if (out->parts == NULL)
+        return false;
+    out->n_parts = n_parts;
+    out->part_len = count / n_parts;
+    return true;
 }
 
 void api_v2_input_find(const struct api_v2_infer *r, const char *name, bool flags,

@@ -11,6 +11,8 @@
  * faults are /v1's; v2_grid.c reads MASK and BIAS for both. A leading batch size B on
  * the inputs is B independent problems of one shape: each runs alone and its outputs
  * are copied into the answer's (B, ...) tensors, so one trace is alive at a time.
+ * Without a batch, the outputs are the trace's own matrices: the answer takes the
+ * trace over and sends its binary tensors from there, never copied.
  *
  * Dimension legend: B batch, n_q queries, n_k keys, d_k, d_v, d_model widths, h heads.
  */
@@ -32,29 +34,60 @@ enum api_v2_model { API_V2_ATTENTION = 0, API_V2_MULTIHEAD, API_V2_MODEL_COUNT }
 const char *api_v2_model_name(enum api_v2_model model);
 
 
-/* One output of the answer: float64 numbers, row-major, with its V2 shape. */
+/*
+ * One output of the answer: float64 numbers, row-major, with its V2 shape, in n_parts
+ * runs of part_len numbers each (count in all), in order. The runs lie in the trace
+ * that computed them (borrowed: api_v2_outs.owner holds it) or, for a batch, in `data`.
+ */
 struct api_v2_out {
     const char *name;             /* static, e.g. "WEIGHTS" */
     size_t rank;
     size_t shape[API_V2_MAX_RANK];
     size_t count;
-    double *data;                 /* owned (v2_outs_deinit); -inf where MASKED blocks */
+    double *data;                 /* owned (a batch's numbers), or NULL; -inf where MASKED
+                                     blocks */
+    const double **parts;         /* owned list; the numbers are data's or the owner's */
+    size_t n_parts, part_len;
     bool binary;
 };
 
+/*
+ * The answer's outputs, and what their borrowed numbers lie in: a trace, taken over
+ * with owner_free (NULL when none), holding owner_bytes. The whole struct may move
+ * into the answer's pieces (api_v2_outs_move), which then free it once sent.
+ */
 struct api_v2_outs {
     struct api_v2_out out[API_V2_MAX_TENSORS];
     size_t n;
+    void *owner;
+    void (*owner_free)(void *owner);
+    size_t owner_bytes;
 };
 
-/* Frees every output's numbers. */
+/* Frees every output's numbers and parts, and the owner. */
 void api_v2_outs_deinit(struct api_v2_outs *o);
+
+/* The memory o holds: its outputs' own numbers and the owner's bytes. */
+size_t api_v2_outs_bytes(const struct api_v2_outs *o);
+
+/*
+ * o moved into a malloc'd copy (o is zeroed), for api_segments.owner; NULL (o kept)
+ * when memory runs out. api_v2_outs_free(copy) frees it.
+ */
+struct api_v2_outs *api_v2_outs_move(struct api_v2_outs *o);
+void api_v2_outs_free(void *outs);
 
 /*
  * Allocates out's numbers for the shape (B problems of `rank` sizes each; B == 0:
- * no batch dimension). False when memory runs out.
+ * no batch dimension), as one part. False when memory runs out.
  */
 bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape);
+
+/*
+ * Sets out's shape (no batch) and room for n_parts parts of count / n_parts numbers,
+ * which the caller points into the owner's memory. False when memory runs out.
+ */
+bool api_v2_out_borrow(struct api_v2_out *out, size_t rank, const size_t *shape, size_t n_parts);
 
 /*
  * An input tensor: found while the request is parsed (its shape is all admission

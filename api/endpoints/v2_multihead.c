@@ -318,6 +318,79 @@ static void copy_output(double *dst, const struct attn_mh_trace *t, int which)
     }
 }
 
+static void trace_free(void *trace)
+{
+    attn_mh_trace_free(trace);
+    free(trace);
+}
+
+/* Where output `which` lies in t: one matrix, or one per head (parts[h]). */
+static size_t point_parts(const double **parts, const struct attn_mh_trace *t, int which)
+{
+    switch (which) {
+    case OUT_OUTPUT: parts[0] = t->output.data; return 1;
+    case OUT_WEIGHTS_MEAN: parts[0] = t->weights_mean.data; return 1;
+    case OUT_Q: parts[0] = t->q.data; return 1;
+    case OUT_K: parts[0] = t->k.data; return 1;
+    case OUT_V: parts[0] = t->v.data; return 1;
+    case OUT_CONCAT: parts[0] = t->concat.data; return 1;
+    default:
+        for (size_t h = 0; h < t->heads; h++)
+            parts[h] = head_step(&t->head[h], which)->data;
+        return t->heads;
+    }
+}
+
+/* The number of parts output `which` lies in (point_parts). */
+static size_t parts_of(const struct api_multihead_req *r, int which)
+{
+    switch (which) {
+    case OUT_SCORES: case OUT_SCALED: case OUT_MASKED: case OUT_WEIGHTS: case OUT_HEAD_OUTPUTS:
+        return r->heads;
+    default:
+        return 1;
+    }
+}
+
+/*
+ * One problem: its outputs borrow the trace's matrices (each contiguous), and o takes
+ * the trace over, so that the answer's tensors are sent from where they were computed.
+ */
+static bool run_one(struct api_v2_multihead *m, struct api_v2_outs *o, struct api_error *err)
+{
+    struct api_multihead_req *req = &m->req;
+    struct attn_mh_trace *trace = malloc(sizeof *trace);
+    if (trace == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
+        return false;
+    }
+    req->x_q.data = m->x_q.data;
+    if (req->cross)
+        req->x_kv.data = m->x_kv.data;
+    api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, 0);
+    if (!api_multihead_run(req, "", trace, err)) {
+        free(trace);
+        return false;
+    }
+    o->owner = trace;
+    o->owner_free = trace_free;
+    o->owner_bytes = api_v2_mul(attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model,
+                                                    req->heads, req->kv_heads), sizeof(double));
+    for (size_t i = 0; i < m->n_picked; i++) {
+        int which = (int)m->picked[i];
+        size_t shape[3], rank = out_shape(m, which, shape);
+        struct api_v2_out *out = &o->out[o->n++];
+        out->name = output_names[which];
+        out->binary = m->binary[i];
+        if (!api_v2_out_borrow(out, rank, shape, parts_of(req, which))) {
+            api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
+            return false;
+        }
+        point_parts(out->parts, trace, which);
+    }
+    return true;
+}
+
 bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
                           struct api_error *err)
 {
@@ -334,6 +407,13 @@ bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
     }
     if (!ok || !api_v2_grid_load(&req->grid, &m->mask, &m->bias, &m->allow, err))
         return false;
+    if (m->batch == 0) {
+        if (run_one(m, o, err))
+            return true;
+        api_v2_repoint(err, m->header, v1_fields, v2_inputs, 9);
+        return false;
+    }
+    /* A batch: each problem's trace in turn, its outputs copied into the answer's. */
     size_t each[OUT_COUNT];
     for (size_t i = 0; i < m->n_picked; i++) {
         size_t shape[3];

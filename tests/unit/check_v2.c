@@ -4,7 +4,8 @@
  * that is draining).
  *
  * Cases: Core (header length, splitting the binary pieces, numbers of every
- * datatype), Errors (each malformed size or shape with its type and pointer), Probes.
+ * datatype), Errors (each malformed size or shape with its type and pointer), Probes,
+ * Memory (a binary answer's pieces lie in the trace it owns; what it holds).
  */
 #include <check.h>
 #include <math.h>
@@ -16,7 +17,9 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "api/endpoints/v2_common.h"
 #include "api/request/v2_tensor.h"
+#include "core/attention.h"
 
 static json_t *doc_of(const char *text)
 {
@@ -317,6 +320,133 @@ START_TEST(test_binary_request_through_api_handle)
 }
 END_TEST
 
+/*
+ * Seed 000 as a binary request (Q, K, V FP64 or FP32), asking SCORES, WEIGHTS and
+ * OUTPUT as binary FP64 (FP32 when Q is): the answer through api_handle.
+ */
+static struct api_response seed000_binary(bool fp32, bool segments_ok, char *body, size_t size)
+{
+    static const double q[] = { 1, 0, 1, 0, 0, 1, 0, 1 }, k[] = { 1, 0, 1, 0, 1, 1, 1, 1 },
+                        v[] = { 10, 0, 0, 10 };
+    const char *dt = fp32 ? "FP32" : "FP64";
+    size_t w = fp32 ? 4 : 8;
+    int len = snprintf(body, size,
+        "{\"inputs\":[{\"name\":\"Q\",\"shape\":[2,4],\"datatype\":\"%s\",\"parameters\":{\"binary_data_size\":%zu}},"
+        "{\"name\":\"K\",\"shape\":[2,4],\"datatype\":\"%s\",\"parameters\":{\"binary_data_size\":%zu}},"
+        "{\"name\":\"V\",\"shape\":[2,2],\"datatype\":\"%s\",\"parameters\":{\"binary_data_size\":%zu}}],"
+        "\"parameters\":{\"binary_data_output\":true},"
+        "\"outputs\":[{\"name\":\"SCORES\"},{\"name\":\"WEIGHTS\"},{\"name\":\"OUTPUT\"}]}",
+        dt, 8 * w, dt, 8 * w, dt, 4 * w);
+    ck_assert(len > 0 && (size_t)len + 20 * w <= size);
+    static char hlen[16];
+    snprintf(hlen, sizeof hlen, "%d", len);
+    char *p = body + len;
+    const double *all[3] = { q, k, v };
+    const size_t n[3] = { 8, 8, 4 };
+    for (int t = 0; t < 3; t++)
+        for (size_t i = 0; i < n[t]; i++, p += w) {
+            float f = (float)all[t][i];
+            memcpy(p, fp32 ? (const void *)&f : (const void *)&all[t][i], w);
+        }
+    struct api_context ctx = { .limits = api_default_limits(), .ready = true,
+                               .segments_ok = segments_ok };
+    struct api_request req = { .method = "POST", .path = "/v2/models/attention/infer",
+                               .body = body, .body_len = (size_t)(p - body),
+                               .inference_header_length = hlen };
+    struct api_response res = { 0 };
+    api_handle(&ctx, &req, &res);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_str_eq(res.content_type, "application/octet-stream");
+    return res;
+}
+
+/* Seed 000's steps (DESIGN.md's worked example, scale 1/2): scores, weights, output. */
+static void seed000_expected(double *want)
+{
+    double e = exp(1.0), lo = 1 / (1 + e), hi = e / (1 + e);
+    const double w[12] = { 2, 2, 0, 2,                       /* SCORES */
+                           0.5, 0.5, lo, hi,                 /* WEIGHTS */
+                           5, 5, 10 * lo, 10 * hi };         /* OUTPUT */
+    memcpy(want, w, 12 * sizeof *want);
+}
+
+START_TEST(test_binary_answer_borrows_the_trace)
+{
+    char body[1024];
+    struct api_response res = seed000_binary(false, true, body, sizeof body);
+    ck_assert_ptr_null(res.body);
+    struct api_segments *segs = res.segments;
+    ck_assert_ptr_nonnull(segs);
+    /* The header, then SCORES, WEIGHTS and OUTPUT, each where the trace holds it. */
+    ck_assert_uint_eq(segs->n, 4);
+    size_t hlen = strtoul(res.headers[0].value, NULL, 10);
+    ck_assert_uint_eq(segs->seg[0].len, hlen);
+    ck_assert_uint_eq(segs->total, hlen + 12 * 8);
+    ck_assert_uint_eq(res.body_len, segs->total);
+    const struct api_v2_outs *outs = segs->owner;
+    ck_assert_ptr_nonnull(outs);
+    ck_assert(segs->owner_free == api_v2_outs_free);
+    const struct attn_trace *t = outs->owner;
+    ck_assert_ptr_nonnull(t);
+    const double *steps[3] = { t->scores.data, t->weights.data, t->output.data };
+    double want[12];
+    seed000_expected(want);
+    for (int i = 0; i < 3; i++) {
+        const struct api_segment *s = &segs->seg[1 + i];
+        ck_assert_ptr_null(s->base); /* borrowed, not a copy */
+        ck_assert_ptr_eq(s->data, (const char *)steps[i]);
+        ck_assert_uint_eq(s->len, 4 * 8);
+        for (int j = 0; j < 4; j++) {
+            double x;
+            memcpy(&x, s->data + 8 * j, 8);
+            ck_assert_msg(fabs(x - want[4 * i + j]) <= 1e-12, "step %d cell %d: %.17g", i, j, x);
+        }
+    }
+    /* What the budget is charged: the header and the whole trace, which the pieces own. */
+    size_t trace = attn_trace_bytes_keep(2, 2, 2, ATTN_KEEP(ATTN_STEP_SCORES) |
+                                         ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT));
+    ck_assert_uint_eq(segs->owner_bytes, trace);
+    ck_assert_uint_eq(api_segments_held(segs), hlen + trace);
+    api_response_deinit(&res); /* frees the trace too: valgrind and ASan would say */
+}
+END_TEST
+
+START_TEST(test_binary_answer_fp32_and_one_buffer)
+{
+    double want[12];
+    seed000_expected(want);
+    /* FP32: each output converted once into a piece of its own. */
+    char body[1024];
+    struct api_response res = seed000_binary(true, true, body, sizeof body);
+    struct api_segments *segs = res.segments;
+    ck_assert_ptr_nonnull(segs);
+    ck_assert_uint_eq(segs->n, 4);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_ptr_nonnull(segs->seg[1 + i].base);
+        ck_assert_uint_eq(segs->seg[1 + i].len, 4 * 4);
+        for (int j = 0; j < 4; j++) {
+            float f;
+            memcpy(&f, segs->seg[1 + i].data + 4 * j, 4);
+            ck_assert_msg(f == (float)want[4 * i + j], "step %d cell %d: %.9g", i, j, f);
+        }
+    }
+    /* Owned pieces are counted once more besides the trace. */
+    ck_assert_uint_eq(api_segments_held(segs), segs->seg[0].len + 3 * 16 + segs->owner_bytes);
+    /* A caller that takes one buffer gets the same bytes, joined. */
+    char body2[1024];
+    struct api_response one = seed000_binary(true, false, body2, sizeof body2);
+    ck_assert_ptr_null(one.segments);
+    ck_assert_uint_eq(one.body_len, segs->total);
+    size_t at = 0;
+    for (size_t i = 0; i < segs->n; i++) {
+        ck_assert(memcmp(one.body + at, segs->seg[i].data, segs->seg[i].len) == 0);
+        at += segs->seg[i].len;
+    }
+    api_response_deinit(&one);
+    api_response_deinit(&res);
+}
+END_TEST
+
 static Suite *v2_suite(void)
 {
     Suite *s = suite_create("v2");
@@ -335,6 +465,10 @@ static Suite *v2_suite(void)
     tcase_add_test(probes, test_ready_is_503_while_draining);
     tcase_add_test(probes, test_binary_request_through_api_handle);
     suite_add_tcase(s, probes);
+    TCase *memory = tcase_create("Memory");
+    tcase_add_test(memory, test_binary_answer_borrows_the_trace);
+    tcase_add_test(memory, test_binary_answer_fp32_and_one_buffer);
+    suite_add_tcase(s, memory);
     return s;
 }
 
