@@ -149,22 +149,29 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
     return true;
 }
 
-size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t body_len)
+/* Slack for what does not grow with the tensors: the request's JSON header parsed (an
+   arena of 16 KiB chunks and up), the answer's header, the outputs' lists and the core's
+   scratch (tests/unit/check_v2_memory.c holds the estimate to what is allocated). */
+#define HEADER_BYTES ((size_t)48 * 1024)
+
+size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t body_len,
+                                    bool pieces)
 {
     size_t problems = m->batch > 0 ? m->batch : 1;
     size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
-    size_t inputs = m->q.t->count + m->k.t->count + m->v.t->count +
-                    (m->mask.t ? m->mask.t->count : 0) + (m->bias.t ? m->bias.t->count : 0);
-    size_t outputs = 0; /* the answer's tensors as doubles, before they are written */
-    for (size_t i = 0; i < m->n_picked; i++)
-        outputs = api_v2_add(outputs, m->picked[i] == API_PART_OUTPUT ? n_q * d_v : n_q * n_k);
-    /* One problem's trace and written answer, B times over (the answer's numbers are
-       all there at the end; one trace at a time, but the bound stays simple); the
-       inputs and the outputs as doubles; the mask's cells once more as bytes. */
-    size_t each = api_v2_add(api_attention_working_set(&m->req, 0), outputs * sizeof(double));
-    size_t bytes = api_v2_add(api_v2_mul(each, problems), api_v2_mul(inputs, sizeof(double)));
-    bytes = api_v2_add(bytes, m->mask.t ? m->mask.t->count : 0);
-    return api_v2_add(bytes, body_len);
+    size_t inputs = api_v2_input_bytes(&m->q) + api_v2_input_bytes(&m->k) +
+                    api_v2_input_bytes(&m->v) + api_v2_input_bytes(&m->mask) +
+                    api_v2_input_bytes(&m->bias);
+    /* One trace at a time; a batch's outputs copied out of each, the answer sent from
+       the trace (one problem) or from those copies. */
+    size_t bytes = api_v2_add(api_v2_add(body_len, inputs), api_attention_trace_bytes(&m->req));
+    for (size_t i = 0; i < m->n_picked; i++) {
+        size_t cells = api_v2_mul(problems, m->picked[i] == API_PART_OUTPUT ? n_q * d_v : n_q * n_k);
+        if (m->batch > 0)
+            bytes = api_v2_add(bytes, api_v2_mul(cells, sizeof(double)));
+        bytes = api_v2_add(bytes, api_v2_answer_bytes(cells, m->binary[i], m->fp32, pieces));
+    }
+    return api_v2_add(bytes, HEADER_BYTES);
 }
 
 const char *api_v2_attention_limit_field(const struct api_v2_attention *m)

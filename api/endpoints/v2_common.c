@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/json/numfmt.h"
 #include "api/request/fields.h"
 
 static const char *const model_names[API_V2_MODEL_COUNT] = { "attention", "multihead" };
@@ -258,6 +259,31 @@ void api_v2_repoint(struct api_error *err, const struct api_v2_infer *r,
         return;
     }
     api_error_at(err, "/inputs");
+}
+
+size_t api_v2_input_bytes(const struct api_v2_input *in)
+{
+    if (in->t == NULL)
+        return 0;
+    return api_v2_mul(in->t->count, sizeof(double) + (in->flags ? 1 : 0));
+}
+
+/* Whether this host stores doubles as the wire does (little-endian). */
+static bool host_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+size_t api_v2_answer_bytes(size_t cells, bool binary, bool fp32, bool pieces)
+{
+    if (!binary)
+        return api_v2_mul(cells, API_ANSWER_BYTES_PER_NUMBER);
+    if (fp32)
+        return api_v2_mul(cells, sizeof(float));
+    return pieces && host_little_endian() ? 0 : api_v2_mul(cells, sizeof(double));
 }
 
 size_t api_v2_add(size_t a, size_t b)

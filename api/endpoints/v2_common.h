@@ -142,6 +142,16 @@ bool api_v2_no_variants(const json_t *params, struct api_error *err);
 void api_v2_repoint(struct api_error *err, const struct api_v2_infer *r,
                     const char *const *v1_fields, const char *const *v2_inputs, size_t n);
 
+/*
+ * Working sets, counted as they are held (v2_attention.c, v2_multihead.c): an input's
+ * bytes once read (its doubles, and a mask's allowed cells besides), and the bytes an
+ * output of `cells` numbers adds to the trace it comes from in the answer: JSON text,
+ * an FP32 piece, or nothing for FP64 sent from the trace as it lies (`pieces`: the
+ * caller sends api_response.segments; else the answer is one copied buffer).
+ */
+size_t api_v2_input_bytes(const struct api_v2_input *in);
+size_t api_v2_answer_bytes(size_t cells, bool binary, bool fp32, bool pieces);
+
 /* Saturating sums for working sets. */
 size_t api_v2_add(size_t a, size_t b);
 size_t api_v2_mul(size_t a, size_t b);

@@ -19,6 +19,7 @@
 #include "api/endpoints/v2_multihead.h"
 #include "api/http/admission.h"
 #include "api/http/respond.h"
+#include "api/json/numfmt.h"
 #include "api/json/write.h"
 #include "api/request/body.h"
 #include "api/request/fields.h"
@@ -74,9 +75,11 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
 {
     const struct infer_state *st = state;
     if (st->model == API_V2_ATTENTION)
-        return api_admit(ctx, api_v2_attention_working_set(&st->m.attention, body_len),
+        return api_admit(ctx, api_v2_attention_working_set(&st->m.attention, body_len,
+                                                           ctx->segments_ok),
                          api_v2_attention_limit_field(&st->m.attention), err);
-    return api_admit(ctx, api_v2_multihead_working_set(&st->m.multihead, body_len),
+    return api_admit(ctx, api_v2_multihead_working_set(&st->m.multihead, body_len,
+                                                       ctx->segments_ok),
                      api_v2_multihead_limit_field(&st->m.multihead), err);
 }
 
@@ -283,12 +286,16 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
 {
     struct infer_state *st = state;
     bool fp32 = fp32_of(st);
-    size_t binary_bytes = 0;
+    size_t binary_bytes = 0, json_numbers = 0;
     for (size_t i = 0; i < st->outs.n; i++)
         if (st->outs.out[i].binary)
             binary_bytes += st->outs.out[i].count * (fp32 ? 4 : 8); /* admitted: it fits */
+        else
+            json_numbers += st->outs.out[i].count;
     struct jw w;
     jw_init(&w, -1);
+    /* The text at once, as admission counted it, rather than grown by doubling. */
+    jw_presize(&w, 1024 + json_numbers * API_ANSWER_BYTES_PER_NUMBER);
     write_header(&w, st, fp32);
     if (binary_bytes == 0) {
         api_respond_json(res, &w);

@@ -210,16 +210,17 @@ static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
     req->include = 0;
     for (size_t i = 0; i < m->n_picked; i++)
         req->include |= 1ul << part_of[m->picked[i]];
+    m->fp32 = m->x_q.t->dtype == API_V2_FP32;
+    /* The least this request can hold (its answer sent as pieces); admission counts
+       the body and how the answer is sent besides. */
     if (attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model, req->heads,
                             req->kv_heads) == 0 ||
-        !api_within_request_limit(limits, api_multihead_working_set(req, req->grid.n_q,
-                                  req->grid.n_k, false, 0), "", err)) {
+        !api_within_request_limit(limits, api_v2_multihead_working_set(m, 0, true), "", err)) {
         api_error_set(err, API_LIMIT_EXCEEDED, "the %zu heads of %zu x %zu need more memory "
                       "than one request may use", req->heads, req->grid.n_q, req->grid.n_k);
         api_error_at(err, "/inputs/%zu/shape", m->x_q.t->index);
         return false;
     }
-    m->fp32 = m->x_q.t->dtype == API_V2_FP32;
     snprintf(m->limit_pointer, sizeof m->limit_pointer, "/inputs/%zu/shape", m->x_q.t->index);
     return true;
 }
@@ -235,24 +236,37 @@ bool api_v2_multihead_parse(struct api_v2_multihead *m, const struct api_v2_infe
 
 static size_t out_shape(const struct api_v2_multihead *m, int which, size_t *shape);
 
-size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t body_len)
+/* Slack for what does not grow with the tensors: the request's JSON header parsed (an
+   arena of 16 KiB chunks and up), the answer's header, the outputs' lists and the core's
+   scratch (tests/unit/check_v2_memory.c holds the estimate to what is allocated). */
+#define HEADER_BYTES ((size_t)48 * 1024)
+
+size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t body_len,
+                                    bool pieces)
 {
     const struct api_multihead_req *req = &m->req;
     size_t problems = m->batch > 0 ? m->batch : 1;
-    size_t outputs = 0; /* the answer's tensors as doubles, before they are written */
+    size_t inputs = api_v2_input_bytes(&m->x_q) + api_v2_input_bytes(&m->x_kv) +
+                    api_v2_input_bytes(&m->mask) + api_v2_input_bytes(&m->bias);
+    for (int i = 0; i < 4; i++)
+        inputs = api_v2_add(api_v2_add(inputs, api_v2_input_bytes(&m->w[i])),
+                            api_v2_input_bytes(&m->b[i]));
+    size_t cells = attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model, req->heads,
+                                       req->kv_heads);
+    /* One trace at a time (its doubles and each head's record); a batch's outputs
+       copied out of each, the answer sent from the trace (one problem) or the copies. */
+    size_t trace = api_v2_add(api_v2_mul(cells == 0 ? SIZE_MAX : cells, sizeof(double)),
+                              api_v2_mul(req->heads, sizeof(struct attn_trace)));
+    size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
     for (size_t i = 0; i < m->n_picked; i++) {
-        size_t shape[3], cells = 1, rank = out_shape(m, (int)m->picked[i], shape);
+        size_t shape[3], n = problems, rank = out_shape(m, (int)m->picked[i], shape);
         for (size_t d = 0; d < rank; d++)
-            cells = api_v2_mul(cells, shape[d]);
-        outputs = api_v2_add(outputs, cells);
+            n = api_v2_mul(n, shape[d]);
+        if (m->batch > 0)
+            bytes = api_v2_add(bytes, api_v2_mul(n, sizeof(double)));
+        bytes = api_v2_add(bytes, api_v2_answer_bytes(n, m->binary[i], m->fp32, pieces));
     }
-    /* /v1's working set of one problem (inputs, trace, answer), B times over, with the
-       outputs as doubles; the mask's and bias's cells and the mask as bytes. */
-    size_t each = api_v2_add(api_multihead_working_set(req, req->grid.n_q, req->grid.n_k, false, 0),
-                             api_v2_mul(outputs, sizeof(double)));
-    size_t grid = (m->mask.t ? m->mask.t->count * (sizeof(double) + 1) : 0) +
-                  (m->bias.t ? m->bias.t->count * sizeof(double) : 0);
-    return api_v2_add(api_v2_add(api_v2_mul(each, problems), grid), body_len);
+    return api_v2_add(bytes, HEADER_BYTES);
 }
 
 const char *api_v2_multihead_limit_field(const struct api_v2_multihead *m)

@@ -27,7 +27,9 @@ struct api_v2_multihead {
 
 bool api_v2_multihead_parse(struct api_v2_multihead *m, const struct api_v2_infer *r,
                             const struct api_limits *limits, struct api_error *err);
-size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t body_len);
+/* As api_v2_attention_working_set, for the multi-head trace. */
+size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t body_len,
+                                    bool pieces);
 const char *api_v2_multihead_limit_field(const struct api_v2_multihead *m);
 bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
                           struct api_error *err);

@@ -661,7 +661,7 @@ test('415 and 413 on /v2 are V2 errors; the limits hold for binary bodies', asyn
   } finally {
     await small.stop();
   }
-  const tight = await startServer(['--max-request-bytes', '20000']);
+  const tight = await startServer(['--max-request-bytes', '80000']);
   try {
     const n = 40;
     const { body, headers } = tritonBody([
