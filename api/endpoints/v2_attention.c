@@ -138,14 +138,13 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
         return false;
     }
     static const size_t dflt[] = { API_PART_WEIGHTS, API_PART_OUTPUT };
-    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, 2, m->picked, m->binary,
-                             &m->n_picked, err))
+    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, 2, &m->out, err))
         return false;
     /* Weights and output are always computed; the earlier steps only when asked. */
     m->req.include = 0;
-    for (size_t i = 0; i < m->n_picked; i++)
-        m->req.include |= 1ul << m->picked[i];
-    m->fp32 = m->q.t->dtype == API_V2_FP32;
+    for (size_t i = 0; i < m->out.n; i++)
+        m->req.include |= 1ul << m->out.index[i];
+    m->out.fp32 = m->q.t->dtype == API_V2_FP32;
     return true;
 }
 
@@ -165,11 +164,11 @@ size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t bod
     /* One trace at a time; a batch's outputs copied out of each, the answer sent from
        the trace (one problem) or from those copies. */
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), api_attention_trace_bytes(&m->req));
-    for (size_t i = 0; i < m->n_picked; i++) {
-        size_t cells = api_v2_mul(problems, m->picked[i] == API_PART_OUTPUT ? n_q * d_v : n_q * n_k);
+    for (size_t i = 0; i < m->out.n; i++) {
+        size_t cells = api_v2_mul(problems, m->out.index[i] == API_PART_OUTPUT ? n_q * d_v : n_q * n_k);
         if (m->batch > 0)
             bytes = api_v2_add(bytes, api_v2_mul(cells, sizeof(double)));
-        bytes = api_v2_add(bytes, api_v2_answer_bytes(cells, m->binary[i], m->fp32, pieces));
+        bytes = api_v2_add(bytes, api_v2_answer_bytes(cells, m->out.binary[i], m->out.fp32, pieces));
     }
     return api_v2_add(bytes, HEADER_BYTES);
 }
@@ -221,11 +220,11 @@ static bool alloc_outputs(const struct api_v2_attention *m, struct api_v2_outs *
                           struct api_error *err)
 {
     size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
-    for (size_t i = 0; i < m->n_picked; i++) {
-        size_t part = m->picked[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
+    for (size_t i = 0; i < m->out.n; i++) {
+        size_t part = m->out.index[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
         struct api_v2_out *out = &o->out[o->n];
         out->name = output_names[part];
-        out->binary = m->binary[i];
+        out->binary = m->out.binary[i];
         bool vec = m->req.q_is_vector;
         if (!api_v2_out_alloc(out, m->batch, vec ? 1 : 2, vec ? shape + 1 : shape)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
@@ -274,11 +273,11 @@ static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct ap
     o->owner_bytes = api_attention_trace_bytes(&m->req);
     size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
     bool vec = m->req.q_is_vector;
-    for (size_t i = 0; i < m->n_picked; i++) {
-        size_t part = m->picked[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
+    for (size_t i = 0; i < m->out.n; i++) {
+        size_t part = m->out.index[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
         struct api_v2_out *out = &o->out[o->n++];
         out->name = output_names[part];
-        out->binary = m->binary[i];
+        out->binary = m->out.binary[i];
         if (!api_v2_out_borrow(out, vec ? 1 : 2, vec ? shape + 1 : shape, 1)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;
@@ -314,7 +313,7 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
             return false;
         }
         for (size_t i = 0; i < o->n; i++) {
-            const struct attn_matrix *s = step_of(&trace, m->picked[i]);
+            const struct attn_matrix *s = step_of(&trace, m->out.index[i]);
             copy_matrix(o->out[i].data + b * s->rows * s->cols, s);
         }
         attn_trace_free(&trace);

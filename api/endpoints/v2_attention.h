@@ -17,10 +17,7 @@ struct api_v2_attention {
     size_t batch;                 /* 0: no batch dimension */
     struct api_attention_req req; /* one problem's request; its matrices are views */
     unsigned char *allow;         /* the mask as allowed cells (all problems), owned */
-    size_t picked[API_V2_MAX_TENSORS];
-    bool binary[API_V2_MAX_TENSORS];
-    size_t n_picked;
-    bool fp32;
+    struct api_v2_picks out;      /* the outputs asked for */
     const struct api_v2_infer *header; /* borrowed: for pointers into it */
     char limit_pointer[40];       /* the input whose size drives the working set */
 };

@@ -155,15 +155,15 @@ bool api_v2_batch_of(const struct api_v2_tensor *t, size_t rank, bool vector_ok,
 }
 
 bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names, size_t n,
-                         const size_t *dflt, size_t n_dflt, size_t *picked, bool *binary,
-                         size_t *n_picked, struct api_error *err)
+                         const size_t *dflt, size_t n_dflt, struct api_v2_picks *picks,
+                         struct api_error *err)
 {
     if (r->n_outputs == 0) {
         for (size_t i = 0; i < n_dflt; i++) {
-            picked[i] = dflt[i];
-            binary[i] = r->binary_output;
+            picks->index[i] = dflt[i];
+            picks->binary[i] = r->binary_output;
         }
-        *n_picked = n_dflt;
+        picks->n = n_dflt;
         return true;
     }
     for (size_t i = 0; i < r->n_outputs; i++) {
@@ -178,10 +178,10 @@ bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names,
                            api_nearest_name(r->outputs[i].name, names, n));
             return false;
         }
-        picked[i] = j;
-        binary[i] = r->outputs[i].binary;
+        picks->index[i] = j;
+        picks->binary[i] = r->outputs[i].binary;
     }
-    *n_picked = r->n_outputs;
+    picks->n = r->n_outputs;
     return true;
 }
 

@@ -115,13 +115,24 @@ bool api_v2_batch_of(const struct api_v2_tensor *t, size_t rank, bool vector_ok,
                      size_t *batch, struct api_error *err);
 
 /*
+ * The outputs a request asks for, in its order, as a model names them (indices into its
+ * list of output names), each binary or JSON data, and the datatype they all have.
+ */
+struct api_v2_picks {
+    size_t index[API_V2_MAX_TENSORS];
+    bool binary[API_V2_MAX_TENSORS];
+    size_t n;
+    bool fp32;                    /* FP32 outputs (Q or X is FP32), else FP64 */
+};
+
+/*
  * The outputs the request asks for, as indices into names[] (n names), each with its
- * binary flag; none asked gives the defaults (indices in dflt[], n_dflt of them).
- * An unknown name is unknown-field at /outputs/i/name.
+ * binary flag, into picks (its fp32 untouched); none asked gives the defaults (indices
+ * in dflt[], n_dflt of them). An unknown name is unknown-field at /outputs/i/name.
  */
 bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names, size_t n,
-                         const size_t *dflt, size_t n_dflt, size_t *picked, bool *binary,
-                         size_t *n_picked, struct api_error *err);
+                         const size_t *dflt, size_t n_dflt, struct api_v2_picks *picks,
+                         struct api_error *err);
 
 /*
  * The inputs' names and datatypes against the model's: an unknown input is

@@ -95,7 +95,7 @@ static bool run(void *state, struct api_error *err)
 
 static bool fp32_of(const struct infer_state *st)
 {
-    return st->model == API_V2_ATTENTION ? st->m.attention.fp32 : st->m.multihead.fp32;
+    return st->model == API_V2_ATTENTION ? st->m.attention.out.fp32 : st->m.multihead.out.fp32;
 }
 
 /* Little-endian stores, whatever the host's order. */
