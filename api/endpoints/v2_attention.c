@@ -164,6 +164,12 @@ size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t bod
     /* One trace at a time; a batch's outputs copied out of each, the answer sent from
        the trace (one problem) or from those copies. */
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), api_attention_trace_bytes(&m->req));
+    size_t binary = 0;
+    for (size_t i = 0; i < m->out.n; i++)
+        if (m->out.binary[i])
+            binary = api_v2_add(binary, api_v2_mul(problems, m->out.index[i] == API_PART_OUTPUT
+                                                                 ? n_q * d_v : n_q * n_k));
+    pieces = api_v2_in_pieces(api_v2_mul(binary, m->out.fp32 ? 4 : 8), pieces);
     for (size_t i = 0; i < m->out.n; i++) {
         size_t cells = api_v2_mul(problems, m->out.index[i] == API_PART_OUTPUT ? n_q * d_v : n_q * n_k);
         if (m->batch > 0)

@@ -277,6 +277,11 @@ static bool host_little_endian(void)
     return first == 1;
 }
 
+bool api_v2_in_pieces(size_t bytes, bool segments_ok)
+{
+    return segments_ok && bytes >= API_V2_PIECES_MIN;
+}
+
 size_t api_v2_answer_bytes(size_t cells, bool binary, bool fp32, bool pieces)
 {
     if (!binary)

@@ -161,6 +161,15 @@ void api_v2_repoint(struct api_error *err, const struct api_v2_infer *r,
  * caller sends api_response.segments; else the answer is one copied buffer).
  */
 size_t api_v2_input_bytes(const struct api_v2_input *in);
+
+/*
+ * Whether a binary answer with `bytes` of tensors goes as pieces from the trace: when
+ * the caller sends pieces (segments_ok) and from API_V2_PIECES_MIN. Below it, one
+ * buffer: copying a few KB costs less than the server writing a vector beside the
+ * headers it sends.
+ */
+#define API_V2_PIECES_MIN ((size_t)64 * 1024)
+bool api_v2_in_pieces(size_t bytes, bool segments_ok);
 size_t api_v2_answer_bytes(size_t cells, bool binary, bool fp32, bool pieces);
 
 /* Saturating sums for working sets. */

@@ -303,7 +303,7 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
     }
     size_t json_len;
     char *json = jw_take(&w, &json_len);
-    if (json != NULL && ctx->segments_ok)
+    if (json != NULL && api_v2_in_pieces(binary_bytes, ctx->segments_ok))
         res->segments = binary_pieces(st, json, json_len, fp32);
     else if (json != NULL)
         res->body = binary_body(st, json, json_len, binary_bytes, fp32);

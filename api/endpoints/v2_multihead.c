@@ -257,6 +257,15 @@ size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t bod
     size_t trace = api_v2_add(api_v2_mul(cells == 0 ? SIZE_MAX : cells, sizeof(double)),
                               api_v2_mul(req->heads, sizeof(struct attn_trace)));
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
+    size_t binary = 0;
+    for (size_t i = 0; i < m->out.n; i++) {
+        size_t shape[3], n = problems, rank = out_shape(m, (int)m->out.index[i], shape);
+        for (size_t d = 0; d < rank; d++)
+            n = api_v2_mul(n, shape[d]);
+        if (m->out.binary[i])
+            binary = api_v2_add(binary, n);
+    }
+    pieces = api_v2_in_pieces(api_v2_mul(binary, m->out.fp32 ? 4 : 8), pieces);
     for (size_t i = 0; i < m->out.n; i++) {
         size_t shape[3], n = problems, rank = out_shape(m, (int)m->out.index[i], shape);
         for (size_t d = 0; d < rank; d++)
