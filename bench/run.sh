@@ -137,7 +137,8 @@ start() { # FILE CMD...
 # Waits for "... port N" or "http://ADDR:N" in FILE; prints N.
 port_of() { # FILE PID
   local port
-  for _ in $(seq 1 200); do
+  # Up to 60 s: on a loaded machine the replay floor reads xl's 135 MB answer first.
+  for _ in $(seq 1 1200); do
     port=$(grep -oE '(port |:)[0-9]+$' "$1" 2>/dev/null | grep -oE '[0-9]+$' | head -1 || true)
     [ -n "$port" ] && { echo "$port"; return 0; }
     kill -0 "$2" 2>/dev/null || break
