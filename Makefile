@@ -75,6 +75,8 @@ UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_trace
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_cpus
 # server/process.c: the process_* series' reader on a fake /proc.
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_process
+# The V2 working set against the bytes a request really allocates (ld --wrap, as alloc).
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2_memory
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -266,6 +268,9 @@ $(BUILD_DIR)/tests/unit/check_utf8: $(BUILD_DIR)/tests/unit/check_utf8.o $(BUILD
 # The allocation-failure test replaces malloc, calloc and realloc at link time (ld --wrap):
 # the production objects are linked unchanged.
 $(ALLOC_TEST): $(BUILD_DIR)/tests/unit/check_alloc.o $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD_DIR)/tests/unit/check_v2_memory: $(BUILD_DIR)/tests/unit/check_v2_memory.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 .PRECIOUS: $(BUILD_DIR)/tests/fuzz/%.o

@@ -337,6 +337,8 @@ static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *co
         whole = false;
         coding = SRV_CODING_IDENTITY;
     }
+    /* Pieces may lie in memory larger than the body (a V2 answer's trace, segments.h). */
+    size_t holds = res->segments != NULL ? api_segments_held(res->segments) : len;
     bool many_pieces = res->segments != NULL && res->segments->n > SRV_IOV_MAX;
     /* A large answer is compressed as it is sent, its pieces never joined (deflate.h). */
     r->coded = coding != SRV_CODING_IDENTITY && !whole;
@@ -370,9 +372,9 @@ static enum MHD_Result srv_queue(struct srv_server *s, struct MHD_Connection *co
         ret = MHD_queue_response(conn, (unsigned)res->status, resp);
         /* The bytes exist already: charged whatever the total, held until completion;
            a compressed one holds zlib's state and its block besides. */
-        size_t held = len + (r->coded              ? SRV_DEFLATE_BLOCK + SRV_DEFLATE_STATE
-                             : r->sent.tracked ? srv_sent_block(len)
-                                               : 0);
+        size_t held = holds + (r->coded            ? SRV_DEFLATE_BLOCK + SRV_DEFLATE_STATE
+                               : r->sent.tracked ? srv_sent_block(len)
+                                                 : 0);
         srv_budget_charge(r->budget, held);
         r->charged_answer += held;
         r->status = res->status;

@@ -85,6 +85,9 @@ bool api_attention_run(const struct api_attention_req *req, const char *pointer,
  */
 size_t api_attention_working_set(const struct api_attention_req *req, size_t body_len);
 
+/* The bytes of the trace api_attention_run allocates for req (its steps read only). */
+size_t api_attention_trace_bytes(const struct api_attention_req *req);
+
 /*
  * The field whose size drives req's working set, as a pointer relative to the
  * request ("/q"): q or k (whichever has more rows) when the (n_q, n_k) steps

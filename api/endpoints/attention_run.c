@@ -58,6 +58,11 @@ size_t api_attention_working_set(const struct api_attention_req *r, size_t body_
                            body_len);
 }
 
+size_t api_attention_trace_bytes(const struct api_attention_req *r)
+{
+    return attn_trace_bytes_keep(r->q.rows, r->k.rows, r->v.cols, steps_read(r));
+}
+
 const char *api_attention_limit_field(const struct api_attention_req *r)
 {
     if (r->k.rows >= r->v.cols)

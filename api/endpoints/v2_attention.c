@@ -138,33 +138,45 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
         return false;
     }
     static const size_t dflt[] = { API_PART_WEIGHTS, API_PART_OUTPUT };
-    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, 2, m->picked, m->binary,
-                             &m->n_picked, err))
+    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, 2, &m->out, err))
         return false;
     /* Weights and output are always computed; the earlier steps only when asked. */
     m->req.include = 0;
-    for (size_t i = 0; i < m->n_picked; i++)
-        m->req.include |= 1ul << m->picked[i];
-    m->fp32 = m->q.t->dtype == API_V2_FP32;
+    for (size_t i = 0; i < m->out.n; i++)
+        m->req.include |= 1ul << m->out.index[i];
+    m->out.fp32 = m->q.t->dtype == API_V2_FP32;
     return true;
 }
 
-size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t body_len)
+/* Slack for what does not grow with the tensors: the request's JSON header parsed (an
+   arena of 16 KiB chunks and up), the answer's header, the outputs' lists and the core's
+   scratch (tests/unit/check_v2_memory.c holds the estimate to what is allocated). */
+#define HEADER_BYTES ((size_t)48 * 1024)
+
+size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t body_len,
+                                    bool pieces)
 {
     size_t problems = m->batch > 0 ? m->batch : 1;
     size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
-    size_t inputs = m->q.t->count + m->k.t->count + m->v.t->count +
-                    (m->mask.t ? m->mask.t->count : 0) + (m->bias.t ? m->bias.t->count : 0);
-    size_t outputs = 0; /* the answer's tensors as doubles, before they are written */
-    for (size_t i = 0; i < m->n_picked; i++)
-        outputs = api_v2_add(outputs, m->picked[i] == API_PART_OUTPUT ? n_q * d_v : n_q * n_k);
-    /* One problem's trace and written answer, B times over (the answer's numbers are
-       all there at the end; one trace at a time, but the bound stays simple); the
-       inputs and the outputs as doubles; the mask's cells once more as bytes. */
-    size_t each = api_v2_add(api_attention_working_set(&m->req, 0), outputs * sizeof(double));
-    size_t bytes = api_v2_add(api_v2_mul(each, problems), api_v2_mul(inputs, sizeof(double)));
-    bytes = api_v2_add(bytes, m->mask.t ? m->mask.t->count : 0);
-    return api_v2_add(bytes, body_len);
+    size_t inputs = api_v2_input_bytes(&m->q) + api_v2_input_bytes(&m->k) +
+                    api_v2_input_bytes(&m->v) + api_v2_input_bytes(&m->mask) +
+                    api_v2_input_bytes(&m->bias);
+    /* One trace at a time; a batch's outputs copied out of each, the answer sent from
+       the trace (one problem) or from those copies. */
+    size_t bytes = api_v2_add(api_v2_add(body_len, inputs), api_attention_trace_bytes(&m->req));
+    size_t binary = 0;
+    for (size_t i = 0; i < m->out.n; i++)
+        if (m->out.binary[i])
+            binary = api_v2_add(binary, api_v2_mul(problems, m->out.index[i] == API_PART_OUTPUT
+                                                                 ? n_q * d_v : n_q * n_k));
+    pieces = api_v2_in_pieces(api_v2_mul(binary, m->out.fp32 ? 4 : 8), pieces);
+    for (size_t i = 0; i < m->out.n; i++) {
+        size_t cells = api_v2_mul(problems, m->out.index[i] == API_PART_OUTPUT ? n_q * d_v : n_q * n_k);
+        if (m->batch > 0)
+            bytes = api_v2_add(bytes, api_v2_mul(cells, sizeof(double)));
+        bytes = api_v2_add(bytes, api_v2_answer_bytes(cells, m->out.binary[i], m->out.fp32, pieces));
+    }
+    return api_v2_add(bytes, HEADER_BYTES);
 }
 
 const char *api_v2_attention_limit_field(const struct api_v2_attention *m)
@@ -214,11 +226,11 @@ static bool alloc_outputs(const struct api_v2_attention *m, struct api_v2_outs *
                           struct api_error *err)
 {
     size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
-    for (size_t i = 0; i < m->n_picked; i++) {
-        size_t part = m->picked[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
+    for (size_t i = 0; i < m->out.n; i++) {
+        size_t part = m->out.index[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
         struct api_v2_out *out = &o->out[o->n];
         out->name = output_names[part];
-        out->binary = m->binary[i];
+        out->binary = m->out.binary[i];
         bool vec = m->req.q_is_vector;
         if (!api_v2_out_alloc(out, m->batch, vec ? 1 : 2, vec ? shape + 1 : shape)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
@@ -240,6 +252,47 @@ static void point_at(struct api_v2_attention *m, size_t b)
     api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, b);
 }
 
+static void trace_free(void *trace)
+{
+    attn_trace_free(trace);
+    free(trace);
+}
+
+/*
+ * One problem: its outputs borrow the trace's steps, and o takes the trace over, so
+ * that the answer's tensors are sent from where they were computed (v2_common.h).
+ */
+static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct api_error *err)
+{
+    struct attn_trace *trace = malloc(sizeof *trace);
+    if (trace == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
+        return false;
+    }
+    point_at(m, 0);
+    if (!api_attention_run(&m->req, "", trace, err)) {
+        free(trace);
+        return false;
+    }
+    o->owner = trace;
+    o->owner_free = trace_free;
+    o->owner_bytes = api_attention_trace_bytes(&m->req);
+    size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
+    bool vec = m->req.q_is_vector;
+    for (size_t i = 0; i < m->out.n; i++) {
+        size_t part = m->out.index[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
+        struct api_v2_out *out = &o->out[o->n++];
+        out->name = output_names[part];
+        out->binary = m->out.binary[i];
+        if (!api_v2_out_borrow(out, vec ? 1 : 2, vec ? shape + 1 : shape, 1)) {
+            api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
+            return false;
+        }
+        out->parts[0] = step_of(trace, part)->data; /* contiguous: rows × cols */
+    }
+    return true;
+}
+
 bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
                           struct api_error *err)
 {
@@ -247,11 +300,18 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
     static const char *const v2_inputs[] = { "Q", "K", "V", "BIAS", "" };
     if (!api_v2_input_load(&m->q, err) || !api_v2_input_load(&m->k, err) ||
         !api_v2_input_load(&m->v, err) ||
-        !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err) ||
-        !alloc_outputs(m, o, err))
+        !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err))
         return false;
-    size_t problems = m->batch > 0 ? m->batch : 1;
-    for (size_t b = 0; b < problems; b++) {
+    if (m->batch == 0) {
+        if (run_one(m, o, err))
+            return true;
+        api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
+        return false;
+    }
+    /* A batch: each problem's trace in turn, its outputs copied into the answer's. */
+    if (!alloc_outputs(m, o, err))
+        return false;
+    for (size_t b = 0; b < m->batch; b++) {
         point_at(m, b);
         struct attn_trace trace;
         if (!api_attention_run(&m->req, "", &trace, err)) {
@@ -259,7 +319,7 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
             return false;
         }
         for (size_t i = 0; i < o->n; i++) {
-            const struct attn_matrix *s = step_of(&trace, m->picked[i]);
+            const struct attn_matrix *s = step_of(&trace, m->out.index[i]);
             copy_matrix(o->out[i].data + b * s->rows * s->cols, s);
         }
         attn_trace_free(&trace);

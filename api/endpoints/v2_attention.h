@@ -17,10 +17,7 @@ struct api_v2_attention {
     size_t batch;                 /* 0: no batch dimension */
     struct api_attention_req req; /* one problem's request; its matrices are views */
     unsigned char *allow;         /* the mask as allowed cells (all problems), owned */
-    size_t picked[API_V2_MAX_TENSORS];
-    bool binary[API_V2_MAX_TENSORS];
-    size_t n_picked;
-    bool fp32;
+    struct api_v2_picks out;      /* the outputs asked for */
     const struct api_v2_infer *header; /* borrowed: for pointers into it */
     char limit_pointer[40];       /* the input whose size drives the working set */
 };
@@ -28,8 +25,13 @@ struct api_v2_attention {
 /* Each reads and validates r into m (false: err; m holds what deinit frees). */
 bool api_v2_attention_parse(struct api_v2_attention *m, const struct api_v2_infer *r,
                             const struct api_limits *limits, struct api_error *err);
-/* The working set of all B problems, the inputs and outputs included. */
-size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t body_len);
+/*
+ * The working set of all B problems, as held: the body, the inputs read, one trace,
+ * a batch's outputs copied out of it, and the answer (v2_common.h; pieces: the caller
+ * sends api_response.segments).
+ */
+size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t body_len,
+                                    bool pieces);
 const char *api_v2_attention_limit_field(const struct api_v2_attention *m);
 /* Runs every problem into o (allocated here; api_v2_outs_deinit frees it). */
 bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/json/numfmt.h"
 #include "api/request/fields.h"
 
 static const char *const model_names[API_V2_MODEL_COUNT] = { "attention", "multihead" };
@@ -19,12 +20,44 @@ const char *api_v2_model_name(enum api_v2_model model)
 
 void api_v2_outs_deinit(struct api_v2_outs *o)
 {
-    for (size_t i = 0; i < o->n; i++)
+    for (size_t i = 0; i < o->n; i++) {
         free(o->out[i].data);
+        free(o->out[i].parts);
+    }
+    if (o->owner_free != NULL)
+        o->owner_free(o->owner);
     memset(o, 0, sizeof *o);
 }
 
-bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape)
+size_t api_v2_outs_bytes(const struct api_v2_outs *o)
+{
+    size_t bytes = o->owner_bytes;
+    for (size_t i = 0; i < o->n; i++)
+        if (o->out[i].data != NULL)
+            bytes = api_v2_add(bytes, api_v2_mul(o->out[i].count, sizeof(double)));
+    return bytes;
+}
+
+struct api_v2_outs *api_v2_outs_move(struct api_v2_outs *o)
+{
+    struct api_v2_outs *moved = malloc(sizeof *moved);
+    if (moved != NULL) {
+        *moved = *o;
+        memset(o, 0, sizeof *o);
+    }
+    return moved;
+}
+
+void api_v2_outs_free(void *outs)
+{
+    if (outs == NULL)
+        return;
+    api_v2_outs_deinit(outs);
+    free(outs);
+}
+
+/* out's shape: B (when > 0) then `rank` sizes; returns the count of numbers. */
+static size_t set_shape(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape)
 {
     size_t count = batch > 0 ? batch : 1, r = 0;
     if (batch > 0)
@@ -35,10 +68,39 @@ bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const s
     }
     out->rank = r;
     out->count = count;
+    return count;
+}
+
+bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape)
+{
+    size_t count = set_shape(out, batch, rank, shape);
     /* Admission bounded it (unless the request limit is off): refuse what cannot be
        counted rather than wrap. */
     out->data = count <= SIZE_MAX / sizeof *out->data ? malloc(count * sizeof *out->data) : NULL;
-    return out->data != NULL;
+    out->parts = malloc(sizeof *out->parts);
+    if (out->data == NULL || out->parts == NULL) {
+        free(out->data);
+        free(out->parts);
+        out->data = NULL;
+        out->parts = NULL;
+        return false;
+    }
+    out->parts[0] = out->data;
+    out->n_parts = 1;
+    out->part_len = count;
+    return true;
+}
+
+bool api_v2_out_borrow(struct api_v2_out *out, size_t rank, const size_t *shape, size_t n_parts)
+{
+    size_t count = set_shape(out, 0, rank, shape);
+    out->data = NULL;
+    out->parts = calloc(n_parts, sizeof *out->parts);
+    if (out->parts == NULL)
+        return false;
+    out->n_parts = n_parts;
+    out->part_len = count / n_parts;
+    return true;
 }
 
 void api_v2_input_find(const struct api_v2_infer *r, const char *name, bool flags,
@@ -93,15 +155,15 @@ bool api_v2_batch_of(const struct api_v2_tensor *t, size_t rank, bool vector_ok,
 }
 
 bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names, size_t n,
-                         const size_t *dflt, size_t n_dflt, size_t *picked, bool *binary,
-                         size_t *n_picked, struct api_error *err)
+                         const size_t *dflt, size_t n_dflt, struct api_v2_picks *picks,
+                         struct api_error *err)
 {
     if (r->n_outputs == 0) {
         for (size_t i = 0; i < n_dflt; i++) {
-            picked[i] = dflt[i];
-            binary[i] = r->binary_output;
+            picks->index[i] = dflt[i];
+            picks->binary[i] = r->binary_output;
         }
-        *n_picked = n_dflt;
+        picks->n = n_dflt;
         return true;
     }
     for (size_t i = 0; i < r->n_outputs; i++) {
@@ -116,10 +178,10 @@ bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names,
                            api_nearest_name(r->outputs[i].name, names, n));
             return false;
         }
-        picked[i] = j;
-        binary[i] = r->outputs[i].binary;
+        picks->index[i] = j;
+        picks->binary[i] = r->outputs[i].binary;
     }
-    *n_picked = r->n_outputs;
+    picks->n = r->n_outputs;
     return true;
 }
 
@@ -197,6 +259,36 @@ void api_v2_repoint(struct api_error *err, const struct api_v2_infer *r,
         return;
     }
     api_error_at(err, "/inputs");
+}
+
+size_t api_v2_input_bytes(const struct api_v2_input *in)
+{
+    if (in->t == NULL)
+        return 0;
+    return api_v2_mul(in->t->count, sizeof(double) + (in->flags ? 1 : 0));
+}
+
+/* Whether this host stores doubles as the wire does (little-endian). */
+static bool host_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 1;
+}
+
+bool api_v2_in_pieces(size_t bytes, bool segments_ok)
+{
+    return segments_ok && bytes >= API_V2_PIECES_MIN;
+}
+
+size_t api_v2_answer_bytes(size_t cells, bool binary, bool fp32, bool pieces)
+{
+    if (!binary)
+        return api_v2_mul(cells, API_ANSWER_BYTES_PER_NUMBER);
+    if (fp32)
+        return api_v2_mul(cells, sizeof(float));
+    return pieces && host_little_endian() ? 0 : api_v2_mul(cells, sizeof(double));
 }
 
 size_t api_v2_add(size_t a, size_t b)

@@ -11,6 +11,8 @@
  * faults are /v1's; v2_grid.c reads MASK and BIAS for both. A leading batch size B on
  * the inputs is B independent problems of one shape: each runs alone and its outputs
  * are copied into the answer's (B, ...) tensors, so one trace is alive at a time.
+ * Without a batch, the outputs are the trace's own matrices: the answer takes the
+ * trace over and sends its binary tensors from there, never copied.
  *
  * Dimension legend: B batch, n_q queries, n_k keys, d_k, d_v, d_model widths, h heads.
  */
@@ -32,29 +34,60 @@ enum api_v2_model { API_V2_ATTENTION = 0, API_V2_MULTIHEAD, API_V2_MODEL_COUNT }
 const char *api_v2_model_name(enum api_v2_model model);
 
 
-/* One output of the answer: float64 numbers, row-major, with its V2 shape. */
+/*
+ * One output of the answer: float64 numbers, row-major, with its V2 shape, in n_parts
+ * runs of part_len numbers each (count in all), in order. The runs lie in the trace
+ * that computed them (borrowed: api_v2_outs.owner holds it) or, for a batch, in `data`.
+ */
 struct api_v2_out {
     const char *name;             /* static, e.g. "WEIGHTS" */
     size_t rank;
     size_t shape[API_V2_MAX_RANK];
     size_t count;
-    double *data;                 /* owned (v2_outs_deinit); -inf where MASKED blocks */
+    double *data;                 /* owned (a batch's numbers), or NULL; -inf where MASKED
+                                     blocks */
+    const double **parts;         /* owned list; the numbers are data's or the owner's */
+    size_t n_parts, part_len;
     bool binary;
 };
 
+/*
+ * The answer's outputs, and what their borrowed numbers lie in: a trace, taken over
+ * with owner_free (NULL when none), holding owner_bytes. The whole struct may move
+ * into the answer's pieces (api_v2_outs_move), which then free it once sent.
+ */
 struct api_v2_outs {
     struct api_v2_out out[API_V2_MAX_TENSORS];
     size_t n;
+    void *owner;
+    void (*owner_free)(void *owner);
+    size_t owner_bytes;
 };
 
-/* Frees every output's numbers. */
+/* Frees every output's numbers and parts, and the owner. */
 void api_v2_outs_deinit(struct api_v2_outs *o);
+
+/* The memory o holds: its outputs' own numbers and the owner's bytes. */
+size_t api_v2_outs_bytes(const struct api_v2_outs *o);
+
+/*
+ * o moved into a malloc'd copy (o is zeroed), for api_segments.owner; NULL (o kept)
+ * when memory runs out. api_v2_outs_free(copy) frees it.
+ */
+struct api_v2_outs *api_v2_outs_move(struct api_v2_outs *o);
+void api_v2_outs_free(void *outs);
 
 /*
  * Allocates out's numbers for the shape (B problems of `rank` sizes each; B == 0:
- * no batch dimension). False when memory runs out.
+ * no batch dimension), as one part. False when memory runs out.
  */
 bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape);
+
+/*
+ * Sets out's shape (no batch) and room for n_parts parts of count / n_parts numbers,
+ * which the caller points into the owner's memory. False when memory runs out.
+ */
+bool api_v2_out_borrow(struct api_v2_out *out, size_t rank, const size_t *shape, size_t n_parts);
 
 /*
  * An input tensor: found while the request is parsed (its shape is all admission
@@ -82,13 +115,24 @@ bool api_v2_batch_of(const struct api_v2_tensor *t, size_t rank, bool vector_ok,
                      size_t *batch, struct api_error *err);
 
 /*
+ * The outputs a request asks for, in its order, as a model names them (indices into its
+ * list of output names), each binary or JSON data, and the datatype they all have.
+ */
+struct api_v2_picks {
+    size_t index[API_V2_MAX_TENSORS];
+    bool binary[API_V2_MAX_TENSORS];
+    size_t n;
+    bool fp32;                    /* FP32 outputs (Q or X is FP32), else FP64 */
+};
+
+/*
  * The outputs the request asks for, as indices into names[] (n names), each with its
- * binary flag; none asked gives the defaults (indices in dflt[], n_dflt of them).
- * An unknown name is unknown-field at /outputs/i/name.
+ * binary flag, into picks (its fp32 untouched); none asked gives the defaults (indices
+ * in dflt[], n_dflt of them). An unknown name is unknown-field at /outputs/i/name.
  */
 bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names, size_t n,
-                         const size_t *dflt, size_t n_dflt, size_t *picked, bool *binary,
-                         size_t *n_picked, struct api_error *err);
+                         const size_t *dflt, size_t n_dflt, struct api_v2_picks *picks,
+                         struct api_error *err);
 
 /*
  * The inputs' names and datatypes against the model's: an unknown input is
@@ -108,6 +152,25 @@ bool api_v2_no_variants(const json_t *params, struct api_error *err);
 /* Points err (a /v1 pointer such as "/q/1/3" or "/scale") into the V2 header instead. */
 void api_v2_repoint(struct api_error *err, const struct api_v2_infer *r,
                     const char *const *v1_fields, const char *const *v2_inputs, size_t n);
+
+/*
+ * Working sets, counted as they are held (v2_attention.c, v2_multihead.c): an input's
+ * bytes once read (its doubles, and a mask's allowed cells besides), and the bytes an
+ * output of `cells` numbers adds to the trace it comes from in the answer: JSON text,
+ * an FP32 piece, or nothing for FP64 sent from the trace as it lies (`pieces`: the
+ * caller sends api_response.segments; else the answer is one copied buffer).
+ */
+size_t api_v2_input_bytes(const struct api_v2_input *in);
+
+/*
+ * Whether a binary answer with `bytes` of tensors goes as pieces from the trace: when
+ * the caller sends pieces (segments_ok) and from API_V2_PIECES_MIN. Below it, one
+ * buffer: copying a few KB costs less than the server writing a vector beside the
+ * headers it sends.
+ */
+#define API_V2_PIECES_MIN ((size_t)64 * 1024)
+bool api_v2_in_pieces(size_t bytes, bool segments_ok);
+size_t api_v2_answer_bytes(size_t cells, bool binary, bool fp32, bool pieces);
 
 /* Saturating sums for working sets. */
 size_t api_v2_add(size_t a, size_t b);

@@ -19,6 +19,7 @@
 #include "api/endpoints/v2_multihead.h"
 #include "api/http/admission.h"
 #include "api/http/respond.h"
+#include "api/json/numfmt.h"
 #include "api/json/write.h"
 #include "api/request/body.h"
 #include "api/request/fields.h"
@@ -74,9 +75,11 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
 {
     const struct infer_state *st = state;
     if (st->model == API_V2_ATTENTION)
-        return api_admit(ctx, api_v2_attention_working_set(&st->m.attention, body_len),
+        return api_admit(ctx, api_v2_attention_working_set(&st->m.attention, body_len,
+                                                           ctx->segments_ok),
                          api_v2_attention_limit_field(&st->m.attention), err);
-    return api_admit(ctx, api_v2_multihead_working_set(&st->m.multihead, body_len),
+    return api_admit(ctx, api_v2_multihead_working_set(&st->m.multihead, body_len,
+                                                       ctx->segments_ok),
                      api_v2_multihead_limit_field(&st->m.multihead), err);
 }
 
@@ -92,7 +95,7 @@ static bool run(void *state, struct api_error *err)
 
 static bool fp32_of(const struct infer_state *st)
 {
-    return st->model == API_V2_ATTENTION ? st->m.attention.fp32 : st->m.multihead.fp32;
+    return st->model == API_V2_ATTENTION ? st->m.attention.out.fp32 : st->m.multihead.out.fp32;
 }
 
 /* Little-endian stores, whatever the host's order. */
@@ -111,23 +114,38 @@ static bool host_little_endian(void)
     return first == 1;
 }
 
-static void write_binary(unsigned char *p, const struct api_v2_out *o, bool fp32)
+/* n numbers of x as the wire's FP32 or FP64, little-endian, at p. */
+static void store_numbers(unsigned char *p, const double *x, size_t n, bool fp32)
 {
-    if (!fp32 && host_little_endian()) { /* the doubles are the wire's bytes already */
-        memcpy(p, o->data, o->count * sizeof *o->data);
-        return;
-    }
-    for (size_t i = 0; i < o->count; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (fp32) {
-            float f = (float)o->data[i];
+            float f = (float)x[i];
             uint32_t u;
             memcpy(&u, &f, sizeof u);
             store_le(p + 4 * i, u, 4);
         } else {
             uint64_t u;
-            memcpy(&u, &o->data[i], sizeof u);
+            memcpy(&u, &x[i], sizeof u);
             store_le(p + 8 * i, u, 8);
         }
+    }
+}
+
+/* Whether o's numbers are the wire's bytes as they lie (FP64 on a little-endian host). */
+static bool sent_as_they_lie(bool fp32)
+{
+    return !fp32 && host_little_endian();
+}
+
+/* o's tensor at p, in the wire's bytes (count × 4 or 8). */
+static void write_binary(unsigned char *p, const struct api_v2_out *o, bool fp32)
+{
+    size_t part_bytes = o->part_len * (fp32 ? 4 : 8);
+    for (size_t k = 0; k < o->n_parts; k++, p += part_bytes) {
+        if (sent_as_they_lie(fp32))
+            memcpy(p, o->parts[k], part_bytes);
+        else
+            store_numbers(p, o->parts[k], o->part_len, fp32);
     }
 }
 
@@ -166,13 +184,14 @@ static void write_header(struct jw *w, const struct infer_state *st, bool fp32)
             /* V2 data is flat, row-major; blocked MASKED cells are null (no -inf in JSON). */
             JW_KEY(w, "data");
             jw_array_begin(w);
-            for (size_t j = 0; j < o->count; j++) {
-                double x = fp32 ? (double)(float)o->data[j] : o->data[j];
-                if (isfinite(x))
-                    jw_double(w, x);
-                else
-                    jw_null(w);
-            }
+            for (size_t k = 0; k < o->n_parts; k++)
+                for (size_t j = 0; j < o->part_len; j++) {
+                    double x = fp32 ? (double)(float)o->parts[k][j] : o->parts[k][j];
+                    if (isfinite(x))
+                        jw_double(w, x);
+                    else
+                        jw_null(w);
+                }
             jw_array_end(w);
         }
         jw_object_end(w);
@@ -188,29 +207,69 @@ static void out_of_memory(struct api_response *res)
     api_respond_error_as(res, &e, API_ERRORS_V2);
 }
 
-static void respond(void *state, const struct api_context *ctx, struct api_response *res)
+/* Appends data[0, len) to segs (room made); base, when not NULL, is now theirs. */
+static void push_piece(struct api_segments *segs, void *base, const void *data, size_t len)
 {
-    (void)ctx;
-    const struct infer_state *st = state;
-    bool fp32 = fp32_of(st);
-    size_t binary_bytes = 0;
+    segs->seg[segs->n++] = (struct api_segment){ base, data, len };
+    segs->total += len;
+}
+
+/*
+ * The binary outputs as pieces after the JSON header (taken over): FP64 on this host's
+ * order is borrowed from the outputs where they lie, FP32 converted in one pass into a
+ * piece of its own; the pieces then own the outputs (and the trace they lie in), so
+ * nothing is copied and everything is freed once the answer is sent. NULL (the header
+ * freed, st's outputs kept) when memory runs out.
+ */
+static struct api_segments *binary_pieces(struct infer_state *st, char *json, size_t json_len,
+                                          bool fp32)
+{
+    size_t n = 1;
     for (size_t i = 0; i < st->outs.n; i++)
         if (st->outs.out[i].binary)
-            binary_bytes += st->outs.out[i].count * (fp32 ? 4 : 8); /* admitted: it fits */
-    struct jw w;
-    jw_init(&w, -1);
-    write_header(&w, st, fp32);
-    if (binary_bytes == 0) {
-        api_respond_json(res, &w);
-        return;
+            n += sent_as_they_lie(fp32) ? st->outs.out[i].n_parts : 1;
+    struct api_segments *segs = api_segments_alloc(n);
+    if (segs == NULL) {
+        free(json);
+        return NULL;
     }
-    size_t json_len;
-    char *json = jw_take(&w, &json_len);
-    char *body = json != NULL ? realloc(json, json_len + binary_bytes + 1) : NULL;
+    push_piece(segs, json, json, json_len);
+    for (size_t i = 0; i < st->outs.n; i++) {
+        const struct api_v2_out *o = &st->outs.out[i];
+        if (!o->binary)
+            continue;
+        if (sent_as_they_lie(fp32)) {
+            for (size_t k = 0; k < o->n_parts; k++)
+                push_piece(segs, NULL, o->parts[k], o->part_len * sizeof(double));
+            continue;
+        }
+        size_t bytes = o->count * (fp32 ? 4 : 8);
+        unsigned char *p = malloc(bytes);
+        if (p == NULL) {
+            api_segments_free(segs);
+            return NULL;
+        }
+        write_binary(p, o, fp32);
+        push_piece(segs, p, p, bytes);
+    }
+    segs->owner_bytes = api_v2_outs_bytes(&st->outs);
+    segs->owner = api_v2_outs_move(&st->outs);
+    if (segs->owner == NULL) {
+        api_segments_free(segs);
+        return NULL;
+    }
+    segs->owner_free = api_v2_outs_free;
+    return segs;
+}
+
+/* The binary outputs copied after the JSON header, into one body (json taken over). */
+static char *binary_body(const struct infer_state *st, char *json, size_t json_len,
+                         size_t binary_bytes, bool fp32)
+{
+    char *body = realloc(json, json_len + binary_bytes + 1);
     if (body == NULL) {
         free(json);
-        out_of_memory(res);
-        return;
+        return NULL;
     }
     unsigned char *p = (unsigned char *)body + json_len;
     for (size_t i = 0; i < st->outs.n; i++) {
@@ -220,11 +279,42 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
         write_binary(p, o, fp32);
         p += o->count * (fp32 ? 4 : 8);
     }
+    return body;
+}
+
+static void respond(void *state, const struct api_context *ctx, struct api_response *res)
+{
+    struct infer_state *st = state;
+    bool fp32 = fp32_of(st);
+    size_t binary_bytes = 0, json_numbers = 0;
+    for (size_t i = 0; i < st->outs.n; i++)
+        if (st->outs.out[i].binary)
+            binary_bytes += st->outs.out[i].count * (fp32 ? 4 : 8); /* admitted: it fits */
+        else
+            json_numbers += st->outs.out[i].count;
+    struct jw w;
+    jw_init(&w, -1);
+    /* The text at once, as admission counted it, rather than grown by doubling. */
+    jw_presize(&w, 1024 + json_numbers * API_ANSWER_BYTES_PER_NUMBER);
+    write_header(&w, st, fp32);
+    if (binary_bytes == 0) {
+        api_respond_json(res, &w);
+        return;
+    }
+    size_t json_len;
+    char *json = jw_take(&w, &json_len);
+    if (json != NULL && api_v2_in_pieces(binary_bytes, ctx->segments_ok))
+        res->segments = binary_pieces(st, json, json_len, fp32);
+    else if (json != NULL)
+        res->body = binary_body(st, json, json_len, binary_bytes, fp32);
+    if (res->segments == NULL && res->body == NULL) {
+        out_of_memory(res);
+        return;
+    }
     char length[24];
     snprintf(length, sizeof length, "%zu", json_len);
     res->status = 200;
     res->content_type = "application/octet-stream";
-    res->body = body;
     res->body_len = json_len + binary_bytes;
     api_response_add_header(res, "Inference-Header-Content-Length", length);
 }

@@ -204,22 +204,22 @@ static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
         return false;
     }
     static const size_t dflt[] = { OUT_WEIGHTS, OUT_OUTPUT };
-    if (!api_v2_pick_outputs(r, output_names, OUT_COUNT, dflt, 2, m->picked, m->binary,
-                             &m->n_picked, err))
+    if (!api_v2_pick_outputs(r, output_names, OUT_COUNT, dflt, 2, &m->out, err))
         return false;
     req->include = 0;
-    for (size_t i = 0; i < m->n_picked; i++)
-        req->include |= 1ul << part_of[m->picked[i]];
+    for (size_t i = 0; i < m->out.n; i++)
+        req->include |= 1ul << part_of[m->out.index[i]];
+    m->out.fp32 = m->x_q.t->dtype == API_V2_FP32;
+    /* The least this request can hold (its answer sent as pieces); admission counts
+       the body and how the answer is sent besides. */
     if (attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model, req->heads,
                             req->kv_heads) == 0 ||
-        !api_within_request_limit(limits, api_multihead_working_set(req, req->grid.n_q,
-                                  req->grid.n_k, false, 0), "", err)) {
+        !api_within_request_limit(limits, api_v2_multihead_working_set(m, 0, true), "", err)) {
         api_error_set(err, API_LIMIT_EXCEEDED, "the %zu heads of %zu x %zu need more memory "
                       "than one request may use", req->heads, req->grid.n_q, req->grid.n_k);
         api_error_at(err, "/inputs/%zu/shape", m->x_q.t->index);
         return false;
     }
-    m->fp32 = m->x_q.t->dtype == API_V2_FP32;
     snprintf(m->limit_pointer, sizeof m->limit_pointer, "/inputs/%zu/shape", m->x_q.t->index);
     return true;
 }
@@ -235,24 +235,46 @@ bool api_v2_multihead_parse(struct api_v2_multihead *m, const struct api_v2_infe
 
 static size_t out_shape(const struct api_v2_multihead *m, int which, size_t *shape);
 
-size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t body_len)
+/* Slack for what does not grow with the tensors: the request's JSON header parsed (an
+   arena of 16 KiB chunks and up), the answer's header, the outputs' lists and the core's
+   scratch (tests/unit/check_v2_memory.c holds the estimate to what is allocated). */
+#define HEADER_BYTES ((size_t)48 * 1024)
+
+size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t body_len,
+                                    bool pieces)
 {
     const struct api_multihead_req *req = &m->req;
     size_t problems = m->batch > 0 ? m->batch : 1;
-    size_t outputs = 0; /* the answer's tensors as doubles, before they are written */
-    for (size_t i = 0; i < m->n_picked; i++) {
-        size_t shape[3], cells = 1, rank = out_shape(m, (int)m->picked[i], shape);
+    size_t inputs = api_v2_input_bytes(&m->x_q) + api_v2_input_bytes(&m->x_kv) +
+                    api_v2_input_bytes(&m->mask) + api_v2_input_bytes(&m->bias);
+    for (int i = 0; i < 4; i++)
+        inputs = api_v2_add(api_v2_add(inputs, api_v2_input_bytes(&m->w[i])),
+                            api_v2_input_bytes(&m->b[i]));
+    size_t cells = attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model, req->heads,
+                                       req->kv_heads);
+    /* One trace at a time (its doubles and each head's record); a batch's outputs
+       copied out of each, the answer sent from the trace (one problem) or the copies. */
+    size_t trace = api_v2_add(api_v2_mul(cells == 0 ? SIZE_MAX : cells, sizeof(double)),
+                              api_v2_mul(req->heads, sizeof(struct attn_trace)));
+    size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
+    size_t binary = 0;
+    for (size_t i = 0; i < m->out.n; i++) {
+        size_t shape[3], n = problems, rank = out_shape(m, (int)m->out.index[i], shape);
         for (size_t d = 0; d < rank; d++)
-            cells = api_v2_mul(cells, shape[d]);
-        outputs = api_v2_add(outputs, cells);
+            n = api_v2_mul(n, shape[d]);
+        if (m->out.binary[i])
+            binary = api_v2_add(binary, n);
     }
-    /* /v1's working set of one problem (inputs, trace, answer), B times over, with the
-       outputs as doubles; the mask's and bias's cells and the mask as bytes. */
-    size_t each = api_v2_add(api_multihead_working_set(req, req->grid.n_q, req->grid.n_k, false, 0),
-                             api_v2_mul(outputs, sizeof(double)));
-    size_t grid = (m->mask.t ? m->mask.t->count * (sizeof(double) + 1) : 0) +
-                  (m->bias.t ? m->bias.t->count * sizeof(double) : 0);
-    return api_v2_add(api_v2_add(api_v2_mul(each, problems), grid), body_len);
+    pieces = api_v2_in_pieces(api_v2_mul(binary, m->out.fp32 ? 4 : 8), pieces);
+    for (size_t i = 0; i < m->out.n; i++) {
+        size_t shape[3], n = problems, rank = out_shape(m, (int)m->out.index[i], shape);
+        for (size_t d = 0; d < rank; d++)
+            n = api_v2_mul(n, shape[d]);
+        if (m->batch > 0)
+            bytes = api_v2_add(bytes, api_v2_mul(n, sizeof(double)));
+        bytes = api_v2_add(bytes, api_v2_answer_bytes(n, m->out.binary[i], m->out.fp32, pieces));
+    }
+    return api_v2_add(bytes, HEADER_BYTES);
 }
 
 const char *api_v2_multihead_limit_field(const struct api_v2_multihead *m)
@@ -318,6 +340,79 @@ static void copy_output(double *dst, const struct attn_mh_trace *t, int which)
     }
 }
 
+static void trace_free(void *trace)
+{
+    attn_mh_trace_free(trace);
+    free(trace);
+}
+
+/* Where output `which` lies in t: one matrix, or one per head (parts[h]). */
+static size_t point_parts(const double **parts, const struct attn_mh_trace *t, int which)
+{
+    switch (which) {
+    case OUT_OUTPUT: parts[0] = t->output.data; return 1;
+    case OUT_WEIGHTS_MEAN: parts[0] = t->weights_mean.data; return 1;
+    case OUT_Q: parts[0] = t->q.data; return 1;
+    case OUT_K: parts[0] = t->k.data; return 1;
+    case OUT_V: parts[0] = t->v.data; return 1;
+    case OUT_CONCAT: parts[0] = t->concat.data; return 1;
+    default:
+        for (size_t h = 0; h < t->heads; h++)
+            parts[h] = head_step(&t->head[h], which)->data;
+        return t->heads;
+    }
+}
+
+/* The number of parts output `which` lies in (point_parts). */
+static size_t parts_of(const struct api_multihead_req *r, int which)
+{
+    switch (which) {
+    case OUT_SCORES: case OUT_SCALED: case OUT_MASKED: case OUT_WEIGHTS: case OUT_HEAD_OUTPUTS:
+        return r->heads;
+    default:
+        return 1;
+    }
+}
+
+/*
+ * One problem: its outputs borrow the trace's matrices (each contiguous), and o takes
+ * the trace over, so that the answer's tensors are sent from where they were computed.
+ */
+static bool run_one(struct api_v2_multihead *m, struct api_v2_outs *o, struct api_error *err)
+{
+    struct api_multihead_req *req = &m->req;
+    struct attn_mh_trace *trace = malloc(sizeof *trace);
+    if (trace == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
+        return false;
+    }
+    req->x_q.data = m->x_q.data;
+    if (req->cross)
+        req->x_kv.data = m->x_kv.data;
+    api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, 0);
+    if (!api_multihead_run(req, "", trace, err)) {
+        free(trace);
+        return false;
+    }
+    o->owner = trace;
+    o->owner_free = trace_free;
+    o->owner_bytes = api_v2_mul(attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model,
+                                                    req->heads, req->kv_heads), sizeof(double));
+    for (size_t i = 0; i < m->out.n; i++) {
+        int which = (int)m->out.index[i];
+        size_t shape[3], rank = out_shape(m, which, shape);
+        struct api_v2_out *out = &o->out[o->n++];
+        out->name = output_names[which];
+        out->binary = m->out.binary[i];
+        if (!api_v2_out_borrow(out, rank, shape, parts_of(req, which))) {
+            api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
+            return false;
+        }
+        point_parts(out->parts, trace, which);
+    }
+    return true;
+}
+
 bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
                           struct api_error *err)
 {
@@ -334,13 +429,20 @@ bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
     }
     if (!ok || !api_v2_grid_load(&req->grid, &m->mask, &m->bias, &m->allow, err))
         return false;
+    if (m->batch == 0) {
+        if (run_one(m, o, err))
+            return true;
+        api_v2_repoint(err, m->header, v1_fields, v2_inputs, 9);
+        return false;
+    }
+    /* A batch: each problem's trace in turn, its outputs copied into the answer's. */
     size_t each[OUT_COUNT];
-    for (size_t i = 0; i < m->n_picked; i++) {
+    for (size_t i = 0; i < m->out.n; i++) {
         size_t shape[3];
-        size_t rank = out_shape(m, (int)m->picked[i], shape);
+        size_t rank = out_shape(m, (int)m->out.index[i], shape);
         struct api_v2_out *out = &o->out[o->n];
-        out->name = output_names[m->picked[i]];
-        out->binary = m->binary[i];
+        out->name = output_names[m->out.index[i]];
+        out->binary = m->out.binary[i];
         if (!api_v2_out_alloc(out, m->batch, rank, shape)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;
@@ -360,7 +462,7 @@ bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
             return false;
         }
         for (size_t i = 0; i < o->n; i++)
-            copy_output(o->out[i].data + b * each[i], &trace, (int)m->picked[i]);
+            copy_output(o->out[i].data + b * each[i], &trace, (int)m->out.index[i]);
         attn_mh_trace_free(&trace);
     }
     return true;

@@ -17,17 +17,16 @@ struct api_v2_multihead {
     size_t batch;
     struct api_multihead_req req; /* one problem's request; its matrices are views */
     unsigned char *allow;
-    size_t picked[API_V2_MAX_TENSORS];
-    bool binary[API_V2_MAX_TENSORS];
-    size_t n_picked;
-    bool fp32;
+    struct api_v2_picks out;      /* the outputs asked for */
     const struct api_v2_infer *header; /* borrowed: for pointers into it */
     char limit_pointer[40];       /* the input whose size drives the working set */
 };
 
 bool api_v2_multihead_parse(struct api_v2_multihead *m, const struct api_v2_infer *r,
                             const struct api_limits *limits, struct api_error *err);
-size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t body_len);
+/* As api_v2_attention_working_set, for the multi-head trace. */
+size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t body_len,
+                                    bool pieces);
 const char *api_v2_multihead_limit_field(const struct api_v2_multihead *m);
 bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
                           struct api_error *err);

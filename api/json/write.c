@@ -41,8 +41,11 @@ static bool piece_room(struct jw *w, size_t more)
     struct api_segments *grown = realloc(w->done, sizeof *grown + cap * sizeof grown->seg[0]);
     if (grown == NULL)
         return false;
-    if (w->done == NULL)
-        grown->n = grown->total = 0;
+    if (w->done == NULL) { /* a fresh list: no pieces, no owner (segments.h) */
+        grown->n = grown->total = grown->owner_bytes = 0;
+        grown->owner = NULL;
+        grown->owner_free = NULL;
+    }
     w->done = grown;
     w->done_cap = cap;
     return true;

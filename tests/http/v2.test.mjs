@@ -25,7 +25,9 @@ import { after, before, test } from 'node:test';
 import zlib from 'node:zlib';
 
 import { assertContract } from './contract.mjs';
-import { SEED, SEED_OUTPUT, SEED_WEIGHTS, postJson, request, startServer } from './lib.mjs';
+import {
+  SEED, SEED_OUTPUT, SEED_WEIGHTS, postJson, rawConnect, request, sleep, startServer,
+} from './lib.mjs';
 
 let s;
 before(async () => {
@@ -384,6 +386,57 @@ test('application/octet-stream bodies are read too; the client-reserved paramete
   assert.deepEqual(pieces.OUTPUT, bytesOf('FP64', flat(SEED_OUTPUT)));
 });
 
+// ---------------------------------------------------------------- memory
+
+/**
+ * attnd_memory_held_bytes once ok(held, answered): answered counts the 200s of the
+ * infer route, counted as their answer is queued. Polled for a minute at most
+ * (sanitizer builds compute slowly); returns the last held.
+ */
+async function heldWhen(port, ok) {
+  const gauges = async () => {
+    const text = (await request(port, { path: '/metrics' })).body;
+    const answered = text.match(/^attnd_requests_total\{route="\/v2\/models\/\{model\}\/infer",status="200"\} (\d+)$/m);
+    return [Number(text.match(/^attnd_memory_held_bytes (\d+)$/m)[1]), Number(answered?.[1] ?? 0)];
+  };
+  let [h, answered] = await gauges();
+  for (let waited = 0; waited < 60000 && !ok(h, answered); waited += 50) {
+    await sleep(50);
+    [h, answered] = await gauges();
+  }
+  return h;
+}
+
+// A binary answer is sent from the trace that computed it, which it holds until sent:
+// the budget is charged for the trace (8 bytes a cell) besides the FP32 piece made
+// from it (4), more than the 4-byte cells the body has, and gets all of it back.
+test('an unread binary answer is charged for the trace it holds, and gives it all back', async (t) => {
+  const c = await startServer(['--log', 'off']);
+  t.after(() => c.proc.kill('SIGKILL'));
+  const n = 2048, d = 4;
+  const values = Array.from({ length: n * d }, (_, i) => ((i * 7919) % 2003) / 2003 - 0.5);
+  const inputs = ['Q', 'K', 'V'].map((name) => ({ name, shape: [n, d], datatype: 'FP32', values }));
+  const { body, headers } = tritonBody(inputs, { outputs: ['WEIGHTS'] });
+  const slow = await rawConnect(c.port, { contract: false });
+  slow.sock.pause(); // read nothing: the answer waits in the server
+  await slow.write(Buffer.concat([Buffer.from(`POST ${INFER} HTTP/1.1\r\nHost: attnd\r\n` +
+    `Inference-Header-Content-Length: ${headers['Inference-Header-Content-Length']}\r\n` +
+    `Content-Length: ${body.length}\r\n\r\n`), body]));
+  const cells = n * n;
+  // Once the answer is queued (the working set of its computation given back):
+  const held = await heldWhen(c.port, (h, answered) => answered === 1);
+  assert.ok(held >= cells * 12, `the trace and the FP32 piece are charged (${held} bytes held)`);
+  slow.sock.resume();
+  const answer = await slow.nextResponse(60000);
+  assert.equal(answer.status, 200);
+  assert.equal(answer.headers['content-type'], 'application/octet-stream');
+  assert.equal(Number(answer.headers['content-length']),
+    Number(answer.headers['inference-header-content-length']) + cells * 4);
+  assert.equal(await heldWhen(c.port, (h) => h === 0), 0, 'every charge is given back');
+  slow.sock.destroy();
+  await c.stop();
+});
+
 // -------------------------------------------------------------------- batches
 
 test('a leading batch dimension is B problems; MASK shared or per problem', async () => {
@@ -413,6 +466,56 @@ test('a leading batch dimension is B problems; MASK shared or per problem', asyn
 });
 
 // -------------------------------------------------------------------- multihead
+
+// 256 heads of d_k = 1, five per-head outputs: an answer of 1,281 pieces (one per head
+// and step, each where the trace holds it), more than one vector takes, so the server
+// sends it through its reader; plain and gzip, against plain loops and the JSON answer.
+test('multihead: 256 heads, five per-head outputs sent from the trace in 1,281 pieces', async () => {
+  const h = 256, n = 3;
+  const rnd = (len, seed) => Array.from({ length: len }, (_, i) => (((i + 1) * seed) % 1009) / 1009 - 0.5);
+  const x = rnd(n * h, 7), w = [rnd(h * h, 11), rnd(h * h, 13), rnd(h * h, 17), rnd(h * h, 19)];
+  const inputs = [{ name: 'X', shape: [n, h], datatype: 'FP64', values: x },
+    ...['W_Q', 'W_K', 'W_V', 'W_O'].map((name, i) => ({ name, shape: [h, h], datatype: 'FP64', values: w[i] }))];
+  const names = ['SCORES', 'SCALED', 'MASKED', 'WEIGHTS', 'HEAD_OUTPUTS'];
+  const path = '/v2/models/multihead/infer';
+  const req = tritonBody(inputs, { outputs: names, parameters: { heads: h } });
+  const r = await call(s.port, { path, ...req });
+  const { header, pieces } = readBinaryAnswer(r);
+  // X·W (in_out), then head i is column i: scores q_i[r]·k_i[c] (scale 1/√1), softmax, ·v_i.
+  const proj = (W) => Array.from({ length: n }, (_, r0) => Array.from({ length: h }, (_, c) => {
+    let acc = 0;
+    for (let k = 0; k < h; k++) acc += x[r0 * h + k] * W[k * h + c];
+    return acc;
+  }));
+  const [q, k, v] = [proj(w[0]), proj(w[1]), proj(w[2])];
+  const want = { SCORES: [], WEIGHTS: [], HEAD_OUTPUTS: [] };
+  for (let i = 0; i < h; i++)
+    for (let a = 0; a < n; a++) {
+      const row = Array.from({ length: n }, (_, b) => q[a][i] * k[b][i]);
+      const top = Math.max(...row), e = row.map((z) => Math.exp(z - top)), sum = e.reduce((p, z) => p + z, 0);
+      const wts = e.map((z) => z / sum);
+      want.SCORES.push(...row);
+      want.WEIGHTS.push(...wts);
+      want.HEAD_OUTPUTS.push(wts.reduce((p, z, b) => p + z * v[b][i], 0));
+    }
+  const doubles = (b) => Array.from(new Float64Array(new Uint8Array(b).buffer));
+  assertClose(doubles(pieces.SCORES), want.SCORES, 1e-12, 'SCORES');
+  assertClose(doubles(pieces.SCALED), want.SCORES, 1e-12, 'SCALED');
+  assertClose(doubles(pieces.MASKED), want.SCORES, 1e-12, 'MASKED');
+  assertClose(doubles(pieces.WEIGHTS), want.WEIGHTS, 1e-12, 'WEIGHTS');
+  assertClose(doubles(pieces.HEAD_OUTPUTS), want.HEAD_OUTPUTS, 1e-12, 'HEAD_OUTPUTS');
+  assert.deepEqual(header.outputs[3].shape, [h, n, n]);
+  // The same request answered in JSON data carries the same doubles, bit for bit.
+  const json = await call(s.port, { path, headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ inputs: inputs.map(({ values, ...t }) => ({ ...t, data: values })),
+      outputs: names.map((name) => ({ name })), parameters: { heads: h } }) });
+  assert.equal(json.status, 200);
+  for (const o of json.json().outputs) assert.deepEqual(pieces[o.name], bytesOf('FP64', o.data), o.name);
+  // Compressed as it is sent, the pieces never joined: the same bytes once inflated.
+  const gz = await call(s.port, { path, headers: { ...req.headers, 'Accept-Encoding': 'gzip' }, body: req.body });
+  assert.equal(gz.headers['content-encoding'], 'gzip');
+  assert.deepEqual(zlib.gunzipSync(gz.raw), r.raw);
+});
 
 test('multihead: every output matches /v1/multihead on the same numbers, batched too', async () => {
   const x = [[1, 0, 2, -1], [0.5, 1, 0, 0], [0, -1, 1, 3]];
@@ -558,7 +661,7 @@ test('415 and 413 on /v2 are V2 errors; the limits hold for binary bodies', asyn
   } finally {
     await small.stop();
   }
-  const tight = await startServer(['--max-request-bytes', '20000']);
+  const tight = await startServer(['--max-request-bytes', '80000']);
   try {
     const n = 40;
     const { body, headers } = tritonBody([

@@ -4,7 +4,8 @@
  * that is draining).
  *
  * Cases: Core (header length, splitting the binary pieces, numbers of every
- * datatype), Errors (each malformed size or shape with its type and pointer), Probes.
+ * datatype), Errors (each malformed size or shape with its type and pointer), Probes,
+ * Memory (a binary answer's pieces lie in the trace it owns; what it holds).
  */
 #include <check.h>
 #include <math.h>
@@ -16,7 +17,9 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "api/endpoints/v2_common.h"
 #include "api/request/v2_tensor.h"
+#include "core/attention.h"
 
 static json_t *doc_of(const char *text)
 {
@@ -317,6 +320,184 @@ START_TEST(test_binary_request_through_api_handle)
 }
 END_TEST
 
+/*
+ * Seed 000 tiled: n (even) queries and keys alternating seed 000's two rows, V's rows
+ * alternating [10, 0] and [0, 10], as a binary request (Q, K, V FP64 or FP32) asking
+ * SCORES, WEIGHTS and OUTPUT as binary (FP32 when Q is). The answer through api_handle;
+ * *body (malloc'd) must outlive it, as the server's body does.
+ */
+static struct api_response seed000_tiled(size_t n, bool fp32, bool segments_ok, char **body)
+{
+    static const double q2[2][4] = { { 1, 0, 1, 0 }, { 0, 1, 0, 1 } },
+                        k2[2][4] = { { 1, 0, 1, 0 }, { 1, 1, 1, 1 } },
+                        v2[2][2] = { { 10, 0 }, { 0, 10 } };
+    const char *dt = fp32 ? "FP32" : "FP64";
+    size_t w = fp32 ? 4 : 8;
+    char header[1024];
+    int len = snprintf(header, sizeof header,
+        "{\"inputs\":[{\"name\":\"Q\",\"shape\":[%zu,4],\"datatype\":\"%s\",\"parameters\":{\"binary_data_size\":%zu}},"
+        "{\"name\":\"K\",\"shape\":[%zu,4],\"datatype\":\"%s\",\"parameters\":{\"binary_data_size\":%zu}},"
+        "{\"name\":\"V\",\"shape\":[%zu,2],\"datatype\":\"%s\",\"parameters\":{\"binary_data_size\":%zu}}],"
+        "\"parameters\":{\"binary_data_output\":true},"
+        "\"outputs\":[{\"name\":\"SCORES\"},{\"name\":\"WEIGHTS\"},{\"name\":\"OUTPUT\"}]}",
+        n, dt, 4 * n * w, n, dt, 4 * n * w, n, dt, 2 * n * w);
+    ck_assert(len > 0 && (size_t)len < sizeof header);
+    *body = malloc((size_t)len + 10 * n * w);
+    ck_assert_ptr_nonnull(*body);
+    memcpy(*body, header, (size_t)len);
+    char *p = *body + len;
+    for (int t = 0; t < 3; t++)
+        for (size_t r = 0; r < n; r++)
+            for (size_t c = 0; c < (t == 2 ? 2u : 4u); c++, p += w) {
+                double x = t == 0 ? q2[r % 2][c] : t == 1 ? k2[r % 2][c] : v2[r % 2][c];
+                float f = (float)x;
+                memcpy(p, fp32 ? (const void *)&f : (const void *)&x, w);
+            }
+    static char hlen[16];
+    snprintf(hlen, sizeof hlen, "%d", len);
+    struct api_context ctx = { .limits = api_default_limits(), .ready = true,
+                               .segments_ok = segments_ok };
+    struct api_request req = { .method = "POST", .path = "/v2/models/attention/infer",
+                               .body = *body, .body_len = (size_t)(p - *body),
+                               .inference_header_length = hlen };
+    struct api_response res = { 0 };
+    api_handle(&ctx, &req, &res);
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_str_eq(res.content_type, "application/octet-stream");
+    return res;
+}
+
+/*
+ * seed000_tiled's step (0 SCORES, 1 WEIGHTS, 2 OUTPUT) at cell (i, j), worked out as
+ * DESIGN.md works seed 000 (scale 1/2): scores q_i . k_j are 2, except 0 for an odd
+ * query and an even key; an even query weighs every key 1/n; an odd one weighs even
+ * keys 1/(1+e) and odd keys e/(1+e), over n/2 keys each; outputs follow from V.
+ */
+static double seed000_tiled_want(int step, size_t i, size_t j, size_t n)
+{
+    double e = exp(1.0), half = (double)n / 2;
+    bool odd_q = i % 2, odd_k = j % 2;
+    if (step == 0)
+        return odd_q && !odd_k ? 0 : 2;
+    if (step == 1)
+        return !odd_q ? 1.0 / (double)n : (odd_k ? e : 1) / ((1 + e) * half);
+    return !odd_q ? 5 : (j == 0 ? 10 / (1 + e) : 10 * e / (1 + e));
+}
+
+START_TEST(test_binary_answer_borrows_the_trace)
+{
+    /* n = 128: 265 KB of binary FP64, past API_V2_PIECES_MIN. */
+    const size_t n = 128;
+    char *body;
+    struct api_response res = seed000_tiled(n, false, true, &body);
+    ck_assert_ptr_null(res.body);
+    struct api_segments *segs = res.segments;
+    ck_assert_ptr_nonnull(segs);
+    /* The header, then SCORES, WEIGHTS and OUTPUT, each where the trace holds it. */
+    ck_assert_uint_eq(segs->n, 4);
+    size_t hlen = strtoul(res.headers[0].value, NULL, 10);
+    ck_assert_uint_eq(segs->seg[0].len, hlen);
+    ck_assert_uint_eq(segs->total, hlen + (2 * n * n + 2 * n) * 8);
+    ck_assert_uint_eq(res.body_len, segs->total);
+    const struct api_v2_outs *outs = segs->owner;
+    ck_assert_ptr_nonnull(outs);
+    ck_assert(segs->owner_free == api_v2_outs_free);
+    const struct attn_trace *t = outs->owner;
+    ck_assert_ptr_nonnull(t);
+    const double *steps[3] = { t->scores.data, t->weights.data, t->output.data };
+    const size_t cols[3] = { n, n, 2 };
+    for (int i = 0; i < 3; i++) {
+        const struct api_segment *s = &segs->seg[1 + i];
+        ck_assert_ptr_null(s->base); /* borrowed, not a copy */
+        ck_assert_ptr_eq(s->data, (const char *)steps[i]);
+        ck_assert_uint_eq(s->len, n * cols[i] * 8);
+        for (size_t r = 0; r < n; r++)
+            for (size_t c = 0; c < cols[i]; c++) {
+                double x, want = seed000_tiled_want(i, r, c, n);
+                memcpy(&x, s->data + 8 * (r * cols[i] + c), 8);
+                ck_assert_msg(fabs(x - want) <= 1e-12 + 1e-12 * fabs(want),
+                              "step %d cell [%zu, %zu]: %.17g, want %.17g", i, r, c, x, want);
+            }
+    }
+    /* What the budget is charged: the header and the whole trace, which the pieces own. */
+    size_t trace = attn_trace_bytes_keep(n, n, 2, ATTN_KEEP(ATTN_STEP_SCORES) |
+                                         ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT));
+    ck_assert_uint_eq(segs->owner_bytes, trace);
+    ck_assert_uint_eq(api_segments_held(segs), hlen + trace);
+    api_response_deinit(&res); /* frees the trace too: valgrind and ASan would say */
+    free(body);
+}
+END_TEST
+
+/* The answer's bytes, whether in pieces or one buffer, into out (len bytes). */
+static void answer_bytes(const struct api_response *res, char *out, size_t len)
+{
+    ck_assert_uint_eq(res->body_len, len);
+    if (res->segments == NULL) {
+        memcpy(out, res->body, len);
+        return;
+    }
+    for (size_t i = 0, at = 0; i < res->segments->n; at += res->segments->seg[i++].len)
+        memcpy(out + at, res->segments->seg[i].data, res->segments->seg[i].len);
+}
+
+START_TEST(test_binary_answer_fp32_small_and_one_buffer)
+{
+    /* FP32 at n = 128 (132 KB): each output converted once into a piece of its own. */
+    const size_t n = 128;
+    char *body, *body2, *body3;
+    struct api_response res = seed000_tiled(n, true, true, &body);
+    struct api_segments *segs = res.segments;
+    ck_assert_ptr_nonnull(segs);
+    ck_assert_uint_eq(segs->n, 4);
+    const size_t cols[3] = { n, n, 2 };
+    for (int i = 0; i < 3; i++) {
+        ck_assert_ptr_nonnull(segs->seg[1 + i].base);
+        ck_assert_uint_eq(segs->seg[1 + i].len, n * cols[i] * 4);
+        for (size_t r = 0; r < n; r++)
+            for (size_t c = 0; c < cols[i]; c++) {
+                float f;
+                memcpy(&f, segs->seg[1 + i].data + 4 * (r * cols[i] + c), 4);
+                ck_assert_msg(f == (float)seed000_tiled_want(i, r, c, n),
+                              "step %d cell [%zu, %zu]: %.9g", i, r, c, f);
+            }
+    }
+    /* Owned pieces are counted once more besides the trace. */
+    ck_assert_uint_eq(api_segments_held(segs),
+                      segs->seg[0].len + (2 * n * n + 2 * n) * 4 + segs->owner_bytes);
+    /* A caller that takes one buffer gets the same bytes, joined. */
+    struct api_response one = seed000_tiled(n, true, false, &body2);
+    ck_assert_ptr_null(one.segments);
+    char *a = malloc(res.body_len), *b = malloc(res.body_len);
+    answer_bytes(&res, a, res.body_len);
+    answer_bytes(&one, b, res.body_len);
+    ck_assert(memcmp(a, b, res.body_len) == 0);
+    /* Seed 000 itself (n = 2, 96 bytes of tensors): one buffer, copied, as small
+       answers go whatever the caller takes; its numbers are the seed's. */
+    struct api_response small = seed000_tiled(2, false, true, &body3);
+    ck_assert_ptr_null(small.segments);
+    ck_assert_ptr_nonnull(small.body);
+    size_t hlen = strtoul(small.headers[0].value, NULL, 10);
+    ck_assert_uint_eq(small.body_len, hlen + 12 * 8);
+    for (int i = 0, at = 0; i < 3; i++)
+        for (size_t r = 0; r < 2; r++)
+            for (size_t c = 0; c < 2; c++, at++) {
+                double x;
+                memcpy(&x, small.body + hlen + 8 * at, 8);
+                ck_assert_msg(fabs(x - seed000_tiled_want(i, r, c, 2)) <= 1e-12,
+                              "seed 000 step %d cell [%zu, %zu]: %.17g", i, r, c, x);
+            }
+    free(a);
+    free(b);
+    api_response_deinit(&small);
+    api_response_deinit(&one);
+    api_response_deinit(&res);
+    free(body);
+    free(body2);
+    free(body3);
+}
+END_TEST
+
 static Suite *v2_suite(void)
 {
     Suite *s = suite_create("v2");
@@ -335,6 +516,10 @@ static Suite *v2_suite(void)
     tcase_add_test(probes, test_ready_is_503_while_draining);
     tcase_add_test(probes, test_binary_request_through_api_handle);
     suite_add_tcase(s, probes);
+    TCase *memory = tcase_create("Memory");
+    tcase_add_test(memory, test_binary_answer_borrows_the_trace);
+    tcase_add_test(memory, test_binary_answer_fp32_small_and_one_buffer);
+    suite_add_tcase(s, memory);
     return s;
 }
 
