@@ -68,6 +68,8 @@ UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_inflate
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_utf8
 # The V2 readers and answers (tests/unit/check_v2.c).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2
+# The attention variants against independent values and the reference (tests/unit/check_variants.c).
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_variants
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -195,6 +197,9 @@ $(ATTND): $(SERVER_OBJ) $(API_OBJ) $(CORE_OBJ)
 
 $(BUILD_DIR)/tests/unit/check_core: $(BUILD_DIR)/tests/unit/check_core.o $(CORE_OBJ) \
                                $(BUILD_DIR)/tests/unit/softmax_row_baseline.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD_DIR)/tests/unit/check_variants: $(BUILD_DIR)/tests/unit/check_variants.o $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(API_SUITES:%=$(BUILD_DIR)/tests/unit/%): $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/tests/unit/%.o \
