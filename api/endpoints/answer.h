@@ -58,11 +58,12 @@ struct api_summaries {
     size_t heads;
     size_t n_q;
     enum api_summary_layout layout;
+    const double *sink_weight; /* (heads, n_q), the sink logit's share of each row; or NULL */
 };
 
 /*
  * "summary": {row_sums, argmax (null for a fully masked row), max_weight, entropy,
- * fully_masked_rows}. The mask is the same in every head, so fully_masked_rows comes
+ * [sink_weight,] fully_masked_rows}. The mask is the same in every head, so fully_masked_rows comes
  * from the first head.
  */
 void api_write_summary(struct jw *w, const struct api_summaries *s);

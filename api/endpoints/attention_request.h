@@ -20,6 +20,7 @@
 #include "api/http/context.h"
 #include "api/http/response.h"
 #include "api/request/grid.h"
+#include "api/request/variants.h"
 #include "api/json/write.h"
 #include "api/http/problem.h"
 #include "core/attention.h"
@@ -32,6 +33,11 @@ enum api_attention_part {
     API_PART_WEIGHTS,
     API_PART_OUTPUT,
     API_PART_SUMMARY,
+    API_PART_Q_ROPE,       /* the variants' steps (core/variants.h), when they run */
+    API_PART_K_ROPE,
+    API_PART_SOFTCAPPED,
+    API_PART_DROPOUT_KEEP,
+    API_PART_DROPPED,
     API_PART_COUNT
 };
 
@@ -45,6 +51,8 @@ struct api_attention_req {
     double scale;              /* given, or 1/sqrt(d_k) */
     unsigned long include;     /* bits of enum api_attention_part */
     bool for_page;             /* answered as text or SVG, which show the summary */
+    struct api_variants variants; /* rope, softcap, alibi, window, sinks, dropout */
+    struct attn_vtrace *vsteps;   /* the variants' own steps, filled by run; owned (heap) */
 };
 
 /*
@@ -80,6 +88,16 @@ const char *api_attention_limit_field(const struct api_attention_req *req);
 
 /* How many runs so far were given more than one thread (for tests). */
 unsigned long api_attention_threaded_runs(void);
+
+/*
+ * attention_variants.c: the run with variants (api_attention_run calls it when
+ * req->variants.any), its extra bytes for admission, and the variants' parts of the
+ * JSON and text answers.
+ */
+bool api_attention_run_variants(const struct api_attention_req *req, const char *pointer,
+                                struct attn_trace *trace, struct api_error *err);
+size_t api_attention_variants_bytes(const struct api_attention_req *req);
+void api_attention_write_variant_steps(struct jw *w, const struct api_attention_req *req);
 
 /* Writes the 200 response object for req and its trace. */
 void api_attention_write(struct jw *w, const struct api_attention_req *req,

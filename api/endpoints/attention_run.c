@@ -43,6 +43,8 @@ size_t api_attention_working_set(const struct api_attention_req *r, size_t body_
         numbers += n_q * d_v;
     if (r->for_page || (r->include & (1ul << API_PART_SUMMARY)))
         numbers += 5 * n_q; /* row_sums, max_weight, entropy, argmax, fully_masked */
+    if (r->variants.any) /* every step kept, the variants' own included */
+        return api_working_set(api_attention_variants_bytes(r), numbers + 5 * qk, body_len);
     return api_working_set(attn_trace_bytes_keep(n_q, n_k, d_v, steps_read(r)), numbers,
                            body_len);
 }
@@ -64,6 +66,8 @@ unsigned long api_attention_threaded_runs(void)
 bool api_attention_run(const struct api_attention_req *r, const char *prefix,
                        struct attn_trace *trace, struct api_error *err)
 {
+    if (r->variants.any)
+        return api_attention_run_variants(r, prefix, trace, err);
     if (attn_trace_alloc_keep(trace, r->q.rows, r->k.rows, r->v.cols, steps_read(r)) != ATTN_OK) {
         api_error_set(err, API_UNAVAILABLE, "no memory for a %zu x %zu attention", r->q.rows,
                       r->k.rows);

@@ -245,7 +245,7 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
     write_steps_data(w, r, t);
     if (r->include & (1ul << API_MH_SUMMARY)) {
         struct api_summaries sums = { &t->head[0].summary, sizeof t->head[0], t->heads, t->n_q,
-                                      API_SUMMARY_HEADS };
+                                      API_SUMMARY_HEADS, NULL };
         api_write_summary(w, &sums);
     }
     api_write_masked_warnings(w, t->head[0].summary.fully_masked, t->n_q,

@@ -1,0 +1,255 @@
+// tests/http/variants.test.mjs — the attention variants over HTTP (DESIGN.md, "Attention
+// variants, each its own step"): RoPE, softcap, ALiBi, the window and sinks, the sink
+// logit and dropout on /v1/attention and its batch items; each step in `steps` with its
+// shape; the text page; and every bad value a 422 naming its pointer with a hint.
+//
+// Expected numbers come from the formulas, computed here (Math.tanh, Math.exp, the
+// generator in BigInt) or by numpy (quoted with the expression that gave them); never
+// from attnd.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { SEED, SEED_OUTPUT, SEED_WEIGHTS, assertProblem, postJson, request, startServer } from './lib.mjs';
+
+let s;
+before(async () => {
+  s = await startServer();
+});
+after(async () => {
+  await s.stop();
+});
+
+const near = (got, want, tol = 1e-12) =>
+  assert.ok(Math.abs(got - want) <= tol * (1 + Math.abs(want)), `${got} vs ${want}`);
+const nearAll = (got, want, tol) => {
+  assert.equal(got.length, want.length);
+  got.forEach((g, i) => (Array.isArray(g) ? nearAll(g, want[i], tol) : near(g, want[i], tol)));
+};
+
+const attention = async (body) => {
+  const r = await postJson(s.port, '/v1/attention', body);
+  assert.equal(r.status, 200, r.body);
+  return r.json();
+};
+
+/* The documented generator (core/random.h), value k of stream 7, as u in [0, 1). */
+const M = (1n << 64n) - 1n;
+const mix = (z) => {
+  z = ((z ^ (z >> 30n)) * 0xBF58476D1CE4E5B9n) & M;
+  z = ((z ^ (z >> 27n)) * 0x94D049BB133111EBn) & M;
+  return z ^ (z >> 31n);
+};
+const unit = (seed, stream, k) =>
+  Number(mix((BigInt(seed) + (BigInt(stream) << 40n) + (BigInt(k) + 1n) * 0x9E3779B97F4A7C15n) & M) >> 11n) * 2 ** -53;
+
+describe('RoPE', () => {
+  // x = [1, 2, 3, 4] at position 1 (n_q = 1, n_k = 2: off = 1), base 10000, r = 4.
+  // numpy, Hugging Face's rotate_half: x*cos(cat(θ,θ)) + cat(-x[2:], x[:2])*sin(cat(θ,θ))
+  const HALF = [-1.9841106485555495, 1.9599006674966641, 2.4623779024123156, 4.019799668334995];
+  // numpy, Meta's complex form: (x[0::2] + 1j*x[1::2]) * exp(1j*θ), interleaved back
+  const INTER = [-1.1426396637476532, 1.922075596544176, 2.9598506679133294, 4.029799501669161];
+  const body = (layout) => ({ q: [1, 2, 3, 4], k: [[1, 2, 3, 4], [1, 2, 3, 4]], v: [[1], [2]], rope: { layout } });
+
+  test('"half" matches rotate_half, "interleaved" the complex form, and they differ', async () => {
+    const half = await attention(body('half'));
+    const inter = await attention(body('interleaved'));
+    nearAll(half.q_rope, HALF, 1e-15);
+    nearAll(inter.q_rope, INTER, 1e-15);
+    nearAll(half.k_rope[1], HALF, 1e-15); // key 1 sits at position 1 too
+    assert.deepEqual(half.k_rope[0], [1, 2, 3, 4]); // key 0 at position 0: unturned
+    assert.ok(Math.abs(half.q_rope[0] - inter.q_rope[0]) > 0.8);
+    // its steps, with their shapes (a vector q drops the leading 1)
+    assert.deepEqual(half.steps.map((st) => [st.step, st.name]),
+      [[1, 'q_rope'], [2, 'k_rope'], [3, 'scores'], [4, 'scaled'], [5, 'masked'], [6, 'weights'], [7, 'output']]);
+    assert.deepEqual(half.steps[0].shape, [4]);
+    assert.deepEqual(half.steps[1].shape, [2, 4]);
+    assert.equal(half.steps[2].op, 'Q_rope @ K_rope^T');
+  });
+
+  test('fraction 0.5 of d_k = 4 turns the first pair only', async () => {
+    const b = await attention({ ...body('half'), rope: { fraction: 0.5 } });
+    near(b.q_rope[0], Math.cos(1) - 2 * Math.sin(1), 1e-15);
+    near(b.q_rope[1], 2 * Math.cos(1) + Math.sin(1), 1e-15);
+    assert.deepEqual(b.q_rope.slice(2), [3, 4]);
+  });
+});
+
+describe('softcap', () => {
+  test('c·tanh(scaled/c) on the seed, before the mask', async () => {
+    const b = await attention({ ...SEED, softcap: 0.5 });
+    const cap = (x) => 0.5 * Math.tanh(x / 0.5);
+    nearAll(b.softcapped, [[cap(1), cap(1)], [cap(0), cap(1)]], 1e-15);
+    nearAll(b.masked, b.softcapped, 0);
+    // numpy softmax of [0, 0.5·tanh(2)]: [0.3817767109287995, 0.6182232890712004]
+    nearAll(b.weights[1], [0.3817767109287995, 0.6182232890712004], 1e-15);
+    assert.deepEqual(b.steps.map((st) => st.name), ['scores', 'scaled', 'softcapped', 'masked', 'weights', 'output']);
+    assert.deepEqual(b.steps[2].shape, [2, 2]);
+  });
+});
+
+describe('ALiBi', () => {
+  test('"auto" for one head is 2^-8, times |i + n_k - n_q - j|, with causal', async () => {
+    const b = await attention({ q: [[0], [0]], k: [[1], [2], [3]], v: [[1], [2], [3]], alibi: 'auto', mask: 'causal' });
+    const m = 2 ** -8; // off = 1
+    assert.deepEqual(b.masked, [[-m, 0, null], [-2 * m, -m, 0]]);
+  });
+  test('a slope given as a number', async () => {
+    const b = await attention({ q: [[0], [0]], k: [[1], [2], [3]], v: [[1], [2], [3]], alibi: 0.5 });
+    assert.deepEqual(b.masked, [[-0.5, 0, -0.5], [-1, -0.5, 0]]);
+    near(b.weights[0][0], Math.exp(-0.5) / (2 * Math.exp(-0.5) + 1));
+  });
+});
+
+describe('window and sinks', () => {
+  // FlashAttention's window_size (1, 0) with n_q = 3, n_k = 5, bottom-right aligned (off = 2):
+  // query i sees keys i + 1 and i + 2.
+  const body = { q: [[0], [0], [0]], k: [[0], [0], [0], [0], [0]], v: [[1], [2], [3], [4], [5]], window: { left: 1, right: 0 } };
+  test('n_q != n_k: the window of FlashAttention, bottom-right aligned', async () => {
+    const b = await attention(body);
+    assert.deepEqual(b.masked, [[null, 0, 0, null, null], [null, null, 0, 0, null], [null, null, null, 0, 0]]);
+    assert.deepEqual(b.output, [[2.5], [3.5], [4.5]]);
+  });
+  test('sink_tokens 1 keeps key 0 visible through the window', async () => {
+    const b = await attention({ ...body, sink_tokens: 1 });
+    assert.deepEqual(b.masked.map((row) => row.map((x) => x !== null)), [
+      [true, true, true, false, false], [true, false, true, true, false], [true, false, false, true, true]]);
+  });
+  test('a window that empties a row is a fully masked row, not an error', async () => {
+    const b = await attention({ q: [[1], [1], [1]], k: [[1], [1]], v: [[3], [5]], window: { left: 0, right: 0 } });
+    assert.deepEqual(b.output, [[0], [3], [5]]);
+    assert.deepEqual(b.summary.fully_masked_rows, [0]);
+    assert.equal(b.warnings[0].code, 'row_fully_masked');
+    assert.equal(b.warnings[0].row, 0);
+  });
+  test('null sides are unbounded: {left: null, right: 0} is causal', async () => {
+    const w = await attention({ ...SEED, window: { left: null, right: 0 } });
+    const c = await attention({ ...SEED, mask: 'causal' });
+    assert.deepEqual(w.weights, c.weights);
+  });
+});
+
+describe('sink logit', () => {
+  test('rows sum to 1 - sink_weight; the sink carries no value', async () => {
+    const b = await attention({ ...SEED, sink_logit: 0 });
+    const e = Math.E;
+    // masked [[1, 1], [0, 1]] with z = 0: row 0 sink 1/(2e + 1), row 1 1/(e + 2)
+    nearAll(b.summary.sink_weight, [1 / (2 * e + 1), 1 / (e + 2)], 1e-15);
+    nearAll(b.weights, [[e / (2 * e + 1), e / (2 * e + 1)], [1 / (e + 2), e / (e + 2)]], 1e-15);
+    b.summary.row_sums.forEach((sum, i) => near(sum, 1 - b.summary.sink_weight[i], 1e-15));
+    nearAll(b.output[0], [10 * e / (2 * e + 1), 10 * e / (2 * e + 1)], 1e-14);
+  });
+  test('a fully masked row gives all to the sink', async () => {
+    const b = await attention({ ...SEED, sink_logit: 2, mask: [[0, 0], [1, 1]] });
+    assert.equal(b.summary.sink_weight[0], 1);
+    assert.deepEqual(b.weights[0], [0, 0]);
+    assert.equal(b.warnings[0].row, 0);
+  });
+});
+
+describe('dropout', () => {
+  const body = { q: [[0], [0], [0]], k: [[0], [0], [0], [0]], v: [[1], [2], [3], [4]] };
+  test('keep from the documented generator (stream 7), scaled by 1/(1 - p)', async () => {
+    const p = 0.5, seed = 42;
+    const b = await attention({ ...body, dropout: { p, seed } });
+    const keep = [0, 1, 2].map((i) => [0, 1, 2, 3].map((j) => (unit(seed, 7, i * 4 + j) >= p ? 1 : 0)));
+    assert.deepEqual(keep, [[1, 1, 0, 1], [0, 1, 0, 1], [0, 0, 0, 1]]); // numpy agrees
+    assert.deepEqual(b.dropout_keep, keep);
+    assert.deepEqual(b.dropped, keep.map((row) => row.map((x) => (x * 0.25) / (1 - p))));
+    assert.deepEqual(b.weights, keep.map((row) => row.map(() => 0.25))); // the weights stay
+    nearAll(b.output, [[3.5], [3], [2]], 1e-15);
+    assert.deepEqual(b.steps.map((st) => st.name).slice(-3), ['dropout_keep', 'dropped', 'output']);
+    assert.equal(b.steps.at(-1).op, 'dropped @ V');
+  });
+  test('the same seed gives the same draws; p = 0 is no dropout', async () => {
+    const a = await attention({ ...body, dropout: { p: 0.3, seed: 7 } });
+    const b = await attention({ ...body, dropout: { p: 0.3, seed: 7 } });
+    assert.deepEqual(a.dropout_keep, b.dropout_keep);
+    const zero = await attention({ ...SEED, dropout: { p: 0, seed: 3 } });
+    assert.deepEqual(zero.weights, SEED_WEIGHTS);
+    assert.deepEqual(zero.output, SEED_OUTPUT);
+  });
+});
+
+describe('every variant at once', () => {
+  test('ten steps in order, include picks among them, the text page shows each', async () => {
+    const all = { ...SEED, rope: {}, softcap: 5, alibi: 'auto', window: { left: 1, right: 0 },
+      sink_tokens: 1, sink_logit: -1, dropout: { p: 0.1, seed: 1 } };
+    const b = await attention(all);
+    assert.deepEqual(b.steps.map((st) => st.step), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert.deepEqual(b.steps.map((st) => st.name), ['q_rope', 'k_rope', 'scores', 'scaled',
+      'softcapped', 'masked', 'weights', 'dropout_keep', 'dropped', 'output']);
+    const only = await attention({ ...all, include: ['softcapped', 'weights'] });
+    assert.deepEqual(Object.keys(only).filter((k) => !['d_k', 'scale', 'mask_semantics', 'shapes', 'steps', 'warnings'].includes(k)),
+      ['weights', 'softcapped']);
+    assert.deepEqual(only.weights, b.weights);
+    const r = await request(s.port, { method: 'POST', path: '/v1/attention?format=text', body: JSON.stringify(all) });
+    assert.equal(r.status, 200);
+    for (const line of ['step 1  q_rope', 'step 5  softcapped = softcap * tanh(scaled / softcap)',
+      'step 8  dropout_keep', 'step 10  output = dropped @ V', 'sink_weight'])
+      assert.ok(r.body.includes(line), line);
+  });
+  test('without variants the answer is the seed\'s, bit for bit', async () => {
+    const b = await attention(SEED);
+    assert.deepEqual(b.weights, SEED_WEIGHTS);
+    assert.deepEqual(b.steps.map((st) => st.name), ['scores', 'scaled', 'masked', 'weights', 'output']);
+  });
+});
+
+describe('bad values: 422 naming the pointer, with a hint', () => {
+  const cases = [
+    [{ rope: { fraction: 0.25 } }, 'invalid-value', '/rope/fraction', /rotate no column/],
+    [{ rope: { fraction: 1.5 } }, 'invalid-value', '/rope/fraction', /\(0, 1\]/],
+    [{ rope: { base: 0 } }, 'invalid-value', '/rope/base', /above 0/],
+    [{ rope: { layout: 'sideways' } }, 'invalid-value', '/rope/layout', /layout/],
+    [{ rope: { bse: 10 } }, 'unknown-field', '/rope/bse', /base/],
+    [{ rope: { positions_q: [1, 2, 3] } }, 'invalid-value', '/rope/positions_q', /2 queries/],
+    [{ rope: 1 }, 'invalid-value', '/rope', /object/],
+    [{ softcap: 0 }, 'invalid-value', '/softcap', /above 0/],
+    [{ softcap: -1 }, 'invalid-value', '/softcap', /above 0/],
+    [{ alibi: [0.5, 0.25] }, 'invalid-value', '/alibi', /2 numbers but there is 1 heads|heads/],
+    [{ alibi: 'sometimes' }, 'invalid-value', '/alibi', /auto/],
+    [{ alibi: -1 }, 'invalid-value', '/alibi', /negative/],
+    [{ window: { left: -1 } }, 'invalid-value', '/window/left', /window|left/],
+    [{ window: { left: 1.5 } }, 'invalid-value', '/window/left', /left/],
+    [{ window: { top: 1 } }, 'unknown-field', '/window/top', /left|right/],
+    [{ sink_tokens: -2 }, 'invalid-value', '/sink_tokens', /sink_tokens/],
+    [{ sink_logit: 'big' }, 'invalid-value', '/sink_logit', /sink_logit/],
+    [{ dropout: { p: 1 } }, 'invalid-value', '/dropout/p', /\[0, 1\)/],
+    [{ dropout: { p: -0.1 } }, 'invalid-value', '/dropout/p', /\[0, 1\)/],
+    [{ dropout: { seed: 1 } }, 'missing-field', '/dropout/p', /p/],
+    [{ dropout: { p: 0.1, seed: -1 } }, 'invalid-value', '/dropout/seed', /seed/],
+    [{ windw: { left: 1 } }, 'unknown-field', '/windw', /window/],
+  ];
+  for (const [extra, type, pointer, detail] of cases)
+    test(`${JSON.stringify(extra)} → ${type} at ${pointer}`, async () => {
+      const p = assertProblem(assert, await postJson(s.port, '/v1/attention', { ...SEED, ...extra }), 422);
+      assert.equal(p.type, `/problems/${type}`);
+      assert.equal(p.errors[0].pointer, pointer);
+      assert.ok(p.errors[0].hint, 'a hint');
+      assert.match(`${p.detail} ${p.errors[0].hint}`, detail);
+    });
+
+  test('overflow in q_rope names that step and q\'s row', async () => {
+    const p = assertProblem(assert, await postJson(s.port, '/v1/attention', {
+      q: [[1.7e308, 1.7e308]], k: [[1, 1]], v: [[1]], rope: { positions_q: [1] } }), 422);
+    assert.equal(p.type, '/problems/numeric-overflow');
+    assert.equal(p.errors[0].step, 'q_rope');
+    assert.deepEqual(p.errors[0].cell, [0, 1]);
+    assert.equal(p.errors[0].pointer, '/q/0');
+  });
+});
+
+describe('batch items', () => {
+  test('each item with its own variants; a bad one fails alone, with its absolute pointer', async () => {
+    const r = await postJson(s.port, '/v1/attention/batch', { items: [
+      { ...SEED, softcap: 0.5 }, { ...SEED, dropout: { p: 2 } }, SEED] });
+    assert.equal(r.status, 200);
+    const [a, bad, plain] = r.json().results;
+    assert.equal(a.status, 200);
+    nearAll(a.body.weights[1], [0.3817767109287995, 0.6182232890712004], 1e-15);
+    assert.equal(bad.status, 422);
+    assert.equal(bad.body.errors[0].pointer, '/items/1/dropout/p');
+    assert.deepEqual(plain.body.weights, SEED_WEIGHTS);
+  });
+});
