@@ -205,8 +205,10 @@ size_t attn_vtrace_bytes(size_t n_q, size_t n_k, size_t d_k, size_t d_v,
     return base + extra * sizeof(double);
 }
 
-enum attn_status attn_vtrace_alloc(struct attn_vtrace *t, size_t n_q, size_t n_k, size_t d_k,
-                                   size_t d_v, const struct attn_variants *v)
+/* The variants' own steps into t (zeroed first); with_base: the five steps too. */
+static enum attn_status attn_vtrace_alloc_as(struct attn_vtrace *t, size_t n_q, size_t n_k,
+                                             size_t d_k, size_t d_v,
+                                             const struct attn_variants *v, bool with_base)
 {
     static const struct attn_variants none = { 0 };
     int overflow = 0;
@@ -220,7 +222,7 @@ enum attn_status attn_vtrace_alloc(struct attn_vtrace *t, size_t n_q, size_t n_k
     size_t cells = attn_vtrace_cells(n_q, n_k, d_k, v, &overflow);
     if (overflow || cells > SIZE_MAX / sizeof(double))
         return ATTN_ENOMEM;
-    enum attn_status st = attn_trace_alloc(&t->base, n_q, n_k, d_v);
+    enum attn_status st = with_base ? attn_trace_alloc(&t->base, n_q, n_k, d_v) : ATTN_OK;
     if (st != ATTN_OK)
         return st;
     double *d = cells > 0 ? calloc(cells, sizeof(double)) : NULL;
@@ -248,6 +250,18 @@ enum attn_status attn_vtrace_alloc(struct attn_vtrace *t, size_t n_q, size_t n_k
     if (v->sink)
         t->sink_weight = d;
     return ATTN_OK;
+}
+
+enum attn_status attn_vtrace_alloc(struct attn_vtrace *t, size_t n_q, size_t n_k, size_t d_k,
+                                   size_t d_v, const struct attn_variants *v)
+{
+    return attn_vtrace_alloc_as(t, n_q, n_k, d_k, d_v, v, true);
+}
+
+enum attn_status attn_vtrace_alloc_steps(struct attn_vtrace *t, size_t n_q, size_t n_k,
+                                         size_t d_k, const struct attn_variants *v)
+{
+    return attn_vtrace_alloc_as(t, n_q, n_k, d_k, 1, v, false);
 }
 
 void attn_vtrace_free(struct attn_vtrace *t)

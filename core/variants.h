@@ -137,6 +137,13 @@ struct attn_vtrace {
 enum attn_status attn_vtrace_alloc(struct attn_vtrace *t, size_t n_q, size_t n_k, size_t d_k,
                                    size_t d_v, const struct attn_variants *v);
 
+/*
+ * Only the variants' own steps, base left zeroed: for a caller whose five steps live
+ * elsewhere (multi-head's head traces), lent to base for each pass. The same errors.
+ */
+enum attn_status attn_vtrace_alloc_steps(struct attn_vtrace *t, size_t n_q, size_t n_k,
+                                         size_t d_k, const struct attn_variants *v);
+
 /* What attn_vtrace_alloc would allocate, in bytes; 0 when a size overflows. */
 size_t attn_vtrace_bytes(size_t n_q, size_t n_k, size_t d_k, size_t d_v,
                          const struct attn_variants *v);

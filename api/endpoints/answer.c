@@ -87,16 +87,16 @@ static void write_values(struct jw *w, const struct attn_summary *a, int k, size
 static void write_sink_weights(struct jw *w, const struct api_summaries *s)
 {
     if (s->layout == API_SUMMARY_VECTOR) {
-        jw_double(w, s->sink_weight[0]);
+        jw_double(w, s->sink_weight[0][0]);
         return;
     }
     if (s->layout == API_SUMMARY_ROWS) {
-        jw_double_array(w, s->sink_weight, s->n_q);
+        jw_double_array(w, s->sink_weight[0], s->n_q);
         return;
     }
     jw_array_begin(w);
     for (size_t h = 0; h < s->heads; h++)
-        jw_double_array(w, s->sink_weight + h * s->n_q, s->n_q);
+        jw_double_array(w, s->sink_weight[h], s->n_q);
     jw_array_end(w);
 }
 

@@ -58,7 +58,7 @@ struct api_summaries {
     size_t heads;
     size_t n_q;
     enum api_summary_layout layout;
-    const double *sink_weight; /* (heads, n_q), the sink logit's share of each row; or NULL */
+    const double *const *sink_weight; /* [heads] rows of n_q: the sink's share; or NULL */
 };
 
 /*

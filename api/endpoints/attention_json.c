@@ -147,7 +147,9 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
     if (r->include & (1ul << API_PART_SUMMARY)) {
         struct api_summaries sums = { &t->summary, 0, 1, t->n_q,
                                       vec ? API_SUMMARY_VECTOR : API_SUMMARY_ROWS,
-                                      r->variants.sink ? r->vsteps->sink_weight : NULL };
+                                      r->variants.sink
+                                          ? (const double *const *)&r->vsteps->sink_weight
+                                          : NULL };
         api_write_summary(w, &sums);
     }
     api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT);

@@ -44,6 +44,7 @@ static const struct api_field mh_fields[] = {
     { "include", "which inputs and steps to return" },
     { "labels", "names for the queries and keys" },
     { "round", "decimals to round every number to" },
+    API_VARIANT_FIELDS,
 };
 
 static const struct api_field random_fields[] = {
@@ -56,6 +57,7 @@ static const struct api_field random_fields[] = {
 static const char *const mh_part_names[API_MH_PART_COUNT] = {
     "x", "w_q", "w_k", "w_v", "w_o", "q", "k", "v", "scores", "scaled", "masked", "weights",
     "head_outputs", "concat", "output", "weights_mean", "summary",
+    "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped",
 };
 
 static const char *const layout_names[] = { "in_out", "out_in" };
@@ -364,6 +366,9 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
     inputs = add_sat(inputs, mul_sat(2 * r->d_model, add_sat(r->d_model, kv_cols)));
     size_t trace = attn_mh_trace_cells(n_q, n_k, r->d_model, r->heads, r->kv_heads);
     size_t cells = add_sat(inputs, trace == 0 ? SIZE_MAX : trace);
+    if (r->variants.any) /* at most rotated q and k, and three (n_q, n_k) steps a head */
+        cells = add_sat(cells, mul_sat(r->heads, add_sat(mul_sat(3 * n_q, n_k),
+                                                         mul_sat(n_q + n_k + 1, r->d_k))));
     return api_working_set(mul_sat(cells, sizeof(double)),
                            answer_numbers(r, n_q, n_k, every_part), body_len);
 }
@@ -556,6 +561,13 @@ static bool read_options(const json_t *doc, const char *prefix, const struct api
                                &r->include, err))
             return false;
     }
+    const struct api_variant_sizes sizes = { r->heads, n_q, n_k, r->d_k, false };
+    if (!api_variants_read(doc, prefix, &sizes, &r->variants, err))
+        return false;
+    if (r->variants.any && (r->vsteps = calloc(r->heads, sizeof *r->vsteps)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
+        return false;
+    }
     return true;
 }
 
@@ -615,5 +627,9 @@ void api_multihead_req_deinit(struct api_multihead_req *r)
         free(r->b[i]);
     }
     api_grid_deinit(&r->grid);
+    for (size_t h = 0; r->vsteps != NULL && h < r->heads; h++)
+        attn_vtrace_free(&r->vsteps[h]);
+    free(r->vsteps);
+    api_variants_deinit(&r->variants);
     memset(r, 0, sizeof *r);
 }

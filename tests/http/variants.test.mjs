@@ -253,3 +253,70 @@ describe('batch items', () => {
     assert.deepEqual(plain.body.weights, SEED_WEIGHTS);
   });
 });
+
+describe('/v1/multihead: per head', () => {
+  const eye = (n) => [...Array(n)].map((_, i) => [...Array(n)].map((_, j) => (i === j ? 1 : 0)));
+  const zeros = (r, c) => [...Array(r)].map(() => Array(c).fill(0));
+  // q = k = 0, so every score is 0 and masked is the ALiBi bias alone; v = x.
+  const body = (heads, d) => ({ x: [[1, ...Array(d - 1).fill(0)], [0, 1, ...Array(d - 2).fill(0)], Array(d).fill(0.5)],
+    heads, w_q: zeros(d, d), w_k: zeros(d, d), w_v: eye(d), w_o: eye(d) });
+  // The ALiBi paper's get_slopes (Press et al., the code released with the paper).
+  const getSlopes = (n) => {
+    const pow2 = (m) => { const start = 2 ** (-(2 ** -(Math.log2(m) - 3))); return [...Array(m)].map((_, i) => start * start ** i); };
+    if (Number.isInteger(Math.log2(n))) return pow2(n);
+    const c = 2 ** Math.floor(Math.log2(n));
+    return [...pow2(c), ...getSlopes(2 * c).filter((_, i) => i % 2 === 0).slice(0, n - c)];
+  };
+  for (const heads of [8, 6]) {
+    test(`alibi "auto" for ${heads} heads is the paper's slopes, each head its own`, async () => {
+      const r = await postJson(s.port, '/v1/multihead', { ...body(heads, heads), alibi: 'auto', include: ['masked'] });
+      assert.equal(r.status, 200, r.body);
+      const slopes = getSlopes(heads);
+      if (heads === 6) assert.deepEqual(slopes, [0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125]);
+      r.json().masked.forEach((m, h) => {
+        for (let i = 0; i < 3; i++) for (let j = 0; j < 3; j++) near(m[i][j], -slopes[h] * Math.abs(i - j) + 0, 1e-15);
+      });
+    });
+  }
+  test('sink_logit per head: each row gives e^z/(n_k + e^z) to the sink', async () => {
+    const r = await postJson(s.port, '/v1/multihead', { ...body(2, 4), sink_logit: [0, 1], include: ['weights', 'summary'] });
+    assert.equal(r.status, 200, r.body);
+    const b = r.json();
+    [0, 1].forEach((z, h) => b.summary.sink_weight[h].forEach((w) => near(w, Math.exp(z) / (3 + Math.exp(z)), 1e-15)));
+    b.weights[1].forEach((row) => row.forEach((w) => near(w, 1 / (3 + Math.E), 1e-15)));
+  });
+  test('dropout per head reads k over (h, n_q, n_k); rope rotates q per head, k per kv head', async () => {
+    const p = 0.4, seed = 5;
+    const r = await postJson(s.port, '/v1/multihead', { random: { seed: 2, n: 3, d_model: 4 }, heads: 2, kv_heads: 1,
+      dropout: { p, seed }, rope: {}, include: ['dropout_keep', 'q_rope', 'k_rope', 'q', 'k'] });
+    assert.equal(r.status, 200, r.body);
+    const b = r.json();
+    b.dropout_keep.forEach((m, h) => m.forEach((row, i) => row.forEach((x, j) =>
+      assert.equal(x, unit(seed, 7, h * 9 + i * 3 + j) >= p ? 1 : 0))));
+    assert.equal(b.q_rope.length, 2);
+    assert.equal(b.k_rope.length, 1);
+    // head 1's query 2 (position 2): its pair (q[2][2], q[2][3]) turned by 2 radians
+    const [a, c] = [b.q[2][2], b.q[2][3]];
+    nearAll(b.q_rope[1][2], [a * Math.cos(2) - c * Math.sin(2), c * Math.cos(2) + a * Math.sin(2)], 1e-14);
+    assert.deepEqual(b.k_rope[0][0], b.k[0]); // key 0 at position 0
+    const names = b.steps.map((st) => st.name);
+    assert.deepEqual(names.slice(3, 7), ['split', 'q_rope', 'k_rope', 'scores']);
+    assert.deepEqual(b.steps.find((st) => st.name === 'k_rope').shape, [1, 3, 2]);
+    assert.deepEqual(names.slice(-5, -2), ['dropout_keep', 'dropped', 'head_outputs']);
+  });
+  test('the text page numbers the variants\' steps among the eleven', async () => {
+    const r = await request(s.port, { method: 'POST', path: '/v1/multihead?format=text',
+      body: JSON.stringify({ random: { seed: 1, n: 2, d_model: 4 }, heads: 2, softcap: 1, sink_logit: 0 }) });
+    assert.equal(r.status, 200);
+    assert.ok(r.body.includes('step 7  softcapped = softcap * tanh(scaled / softcap)  -> (2, 2, 2)'), r.body);
+    assert.ok(r.body.includes('step 12  output'));
+    assert.ok(r.body.includes('sink_weight'));
+  });
+  test('per-head lists of the wrong length are 422 at their pointer', async () => {
+    for (const [extra, pointer] of [[{ alibi: [0.5] }, '/alibi'], [{ sink_logit: [1, 2, 3] }, '/sink_logit']]) {
+      const p = assertProblem(assert, await postJson(s.port, '/v1/multihead', { ...body(2, 4), ...extra }), 422);
+      assert.equal(p.errors[0].pointer, pointer);
+      assert.match(p.errors[0].hint, /one per head/);
+    }
+  });
+});

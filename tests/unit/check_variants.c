@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/attention.h"
+#include "core/multihead.h"
 #include "core/random.h"
 #include "core/variants.h"
 #include "tests/unit/suite_run.h"
@@ -587,6 +588,79 @@ START_TEST(test_fast_vs_reference)
 }
 END_TEST
 
+
+/* ---- multi-head: each head its own slope, sink logit and dropout cells ---- */
+
+/*
+ * d_model 4, 2 heads over 1 kv head (multi-query), n = 3, rope, ALiBi slopes (0.5, 0.25),
+ * sink logits (0, 1), dropout p = 0.3: the fast path matches the reference, and head 1
+ * is single-head attention on its columns of the projections with its own variants,
+ * its dropout draws starting at k = 1·n_q·n_k (row-major over (h, n_q, n_k)).
+ */
+START_TEST(test_multihead_heads)
+{
+    enum { N = 3, D = 4, H = 2 };
+    double x[N * D], wq[D * D], wk[D * 2], wv[D * 2], wo[D * D];
+    fill(x, N * D);
+    fill(wq, D * D);
+    fill(wk, D * 2);
+    fill(wv, D * 2);
+    fill(wo, D * D);
+    struct attn_matrix mx = attn_matrix_view(x, N, D), mq = attn_matrix_view(wq, D, D);
+    struct attn_matrix mk = attn_matrix_view(wk, D, 2), mv = attn_matrix_view(wv, D, 2);
+    struct attn_matrix mo = attn_matrix_view(wo, D, D);
+    struct attn_mh_problem p = { .x_q = &mx, .x_kv = &mx, .w_q = &mq, .w_k = &mk, .w_v = &mv,
+                                 .w_o = &mo, .heads = H, .kv_heads = 1,
+                                 .mask = { .kind = ATTN_MASK_CAUSAL }, .scale = 1 / sqrt(2) };
+    struct attn_rope rope = { .base = 100, .rotated = 2 };
+    ck_assert_int_eq(attn_rope_prepare(&rope, N, N), ATTN_OK);
+    struct attn_variants var[H];
+    const double slopes[H] = { 0.5, 0.25 }, sinks[H] = { 0, 1 };
+    for (int h = 0; h < H; h++)
+        var[h] = (struct attn_variants){ .rope = &rope, .alibi = true, .alibi_slope = slopes[h],
+                                         .sink = true, .sink_logit = sinks[h], .dropout = true,
+                                         .dropout_p = 0.3, .dropout_seed = 11,
+                                         .dropout_first = (uint64_t)h * N * N };
+    struct attn_mh_trace a, b;
+    struct attn_vtrace va[H], vb[H];
+    ck_assert_int_eq(attn_mh_trace_alloc(&a, N, N, D, H, 1), ATTN_OK);
+    ck_assert_int_eq(attn_mh_trace_alloc(&b, N, N, D, H, 1), ATTN_OK);
+    for (int h = 0; h < H; h++) {
+        ck_assert_int_eq(attn_vtrace_alloc_steps(&va[h], N, N, 2, &var[h]), ATTN_OK);
+        ck_assert_int_eq(attn_vtrace_alloc_steps(&vb[h], N, N, 2, &var[h]), ATTN_OK);
+    }
+    ck_assert_int_eq(attn_mh_forward_variants(&a, &p, var, va), ATTN_OK);
+    ck_assert_int_eq(attn_mh_reference_variants(&b, &p, var, vb), ATTN_OK);
+    for (int c = 0; c < N * D; c++)
+        ck_assert(near(a.output.data[c], b.output.data[c], 1e-12));
+    for (int h = 0; h < H; h++)
+        for (int c = 0; c < N * N; c++) {
+            ck_assert(near(a.head[h].weights.data[c], b.head[h].weights.data[c], 1e-12));
+            double u = attn_random_unit(11, ATTN_RANDOM_STREAM_DROPOUT, (uint64_t)(h * N * N + c));
+            EXPECT_NEAR(va[h].keep.data[c], u >= 0.3 ? 1 : 0, 0);
+        }
+    /* Head 1 alone: q columns 2..3, the one kv head's k and v. */
+    struct attn_matrix q1 = { a.q.data + 2, N, 2, D }, k0 = { a.k.data, N, 2, 2 };
+    struct attn_matrix v0 = { a.v.data, N, 2, 2 };
+    struct attn_problem hp = { .q = &q1, .k = &k0, .v = &v0, .mask = p.mask, .scale = p.scale };
+    struct attn_vtrace one;
+    ck_assert_int_eq(attn_vtrace_alloc(&one, N, N, 2, 2, &var[1]), ATTN_OK);
+    ck_assert_int_eq(attn_reference_variants(&one, &hp, &var[1]), ATTN_OK);
+    for (int c = 0; c < N * N; c++)
+        ck_assert(near(a.head[1].weights.data[c], one.base.weights.data[c], 1e-12));
+    for (int i = 0; i < N; i++)
+        ck_assert(near(va[1].sink_weight[i], one.sink_weight[i], 1e-12));
+    attn_vtrace_free(&one);
+    for (int h = 0; h < H; h++) {
+        attn_vtrace_free(&va[h]);
+        attn_vtrace_free(&vb[h]);
+    }
+    attn_mh_trace_free(&a);
+    attn_mh_trace_free(&b);
+    attn_rope_release(&rope);
+}
+END_TEST
+
 /* ---- faults ---- */
 
 /* 1.7e308·(cos 1 + sin 1) ≈ 2.3e308 overflows: the fault is q_rope's, at [0, 1]. */
@@ -675,6 +749,7 @@ static Suite *variants_suite(void)
     tcase_add_loop_test(sem, test_dropout_keep, 0, 2);
     tcase_add_test(sem, test_dropout_first);
     tcase_add_test(ref, test_fast_vs_reference);
+    tcase_add_test(ref, test_multihead_heads);
     tcase_add_test(off, test_off_bit_identical);
     tcase_add_loop_test(off, test_dropout_zero_is_none, 0, 2);
     tcase_add_loop_test(faults, test_fault_rope, 0, 2);
