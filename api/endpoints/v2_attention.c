@@ -10,6 +10,7 @@
 #include "api/endpoints/v2_attention.h"
 
 #include "api/endpoints/v2_grid.h"
+#include "api/endpoints/v2_variants.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -125,10 +126,18 @@ static bool read_grid(struct api_v2_attention *m, const struct api_v2_infer *r,
 static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *r,
                          struct api_error *err)
 {
-    static const char *const known[] = { "scale", "causal", "mask_semantics" };
-    if (!api_v2_no_variants(r->parameters, err) ||
-        !api_v2_check_params(r->parameters, known, 3, err))
+    static const char *const known[] = { "scale", "causal", "mask_semantics",
+                                         API_V2_VARIANT_PARAMS };
+    if (!api_v2_check_params(r->parameters, known, 3 + API_V2_N_VARIANT_PARAMS, err))
         return false;
+    const struct api_variant_sizes sizes = { 1, m->req.q.rows, m->req.k.rows, m->req.q.cols,
+                                             m->req.q_is_vector };
+    if (!api_v2_read_variants(r->parameters, &sizes, &m->req.variants, err))
+        return false;
+    if (m->req.variants.any && (m->req.vsteps = calloc(1, sizeof *m->req.vsteps)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
+        return false;
+    }
     m->req.scale = 1.0 / sqrt((double)m->req.q.cols);
     if (!api_v2_param_number(r->parameters, "scale", &m->req.scale, NULL, err))
         return false;
@@ -253,6 +262,8 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
     size_t problems = m->batch > 0 ? m->batch : 1;
     for (size_t b = 0; b < problems; b++) {
         point_at(m, b);
+        /* dropout draws over (B, n_q, n_k): problem b after b problems' cells */
+        m->req.variants.dropout_offset = (unsigned long long)b * m->req.q.rows * m->req.k.rows;
         struct attn_trace trace;
         if (!api_attention_run(&m->req, "", &trace, err)) {
             api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
@@ -276,4 +287,8 @@ void api_v2_attention_deinit(struct api_v2_attention *m)
     api_v2_input_free(&m->bias);
     free(m->allow);
     m->allow = NULL;
+    attn_vtrace_free(m->req.vsteps);
+    free(m->req.vsteps);
+    m->req.vsteps = NULL;
+    api_variants_deinit(&m->req.variants);
 }

@@ -371,7 +371,7 @@ struct attn_variants api_variants_for_head(const struct api_variants *v, size_t 
         .dropout = v->dropout, .dropout_p = v->dropout_p,
         .dropout_seed = (uint64_t)v->dropout_seed,
         /* k runs row-major over (h, n_q, n_k): head h's cells start after h grids. */
-        .dropout_first = (uint64_t)h * (uint64_t)v->n_q * (uint64_t)v->n_k,
+        .dropout_first = (uint64_t)v->dropout_offset + (uint64_t)h * (uint64_t)v->n_q * (uint64_t)v->n_k,
     };
     return out;
 }

@@ -57,6 +57,8 @@ struct api_variants {
     bool dropout;
     double dropout_p;
     unsigned long long dropout_seed;
+    unsigned long long dropout_offset; /* added to every draw's k: a V2 batch's problem b
+                                          starts after b problems' cells */
     size_t heads, n_q, n_k;
 };
 

@@ -490,7 +490,7 @@ test('bad requests are 400 V2 errors pointing into the JSON header', async () =>
   await v2Error({ inputs: seed, outputs: [{ name: 'WEIGHT' }] }, 400, 'unknown-field', '/outputs/0/name');
   await v2Error({ inputs: seed, parameters: { scael: 1 } }, 400, 'unknown-field', '/parameters/scael');
   await v2Error({ inputs: seed, parameters: { scale: -1 } }, 400, 'invalid-value', '/parameters/scale');
-  await v2Error({ inputs: seed, parameters: { softcap: 30 } }, 400, 'invalid-value', '/parameters/softcap');
+  await v2Error({ inputs: seed, parameters: { softcap: 0 } }, 400, 'invalid-value', '/parameters/softcap');
   await v2Error({ inputs: seed, extra: 1 }, 400, 'unknown-field', '/extra');
   await v2Error({ inputs: [...seed, { name: 'MASK', shape: [2, 2], datatype: 'BOOL', data: [true, true, true, true] }],
     parameters: { causal: true } }, 400, 'invalid-value', '/parameters/causal');

@@ -320,3 +320,71 @@ describe('/v1/multihead: per head', () => {
     }
   });
 });
+
+describe('V2 parameters', () => {
+  const tensor = (name, rows) => ({ name, shape: Array.isArray(rows[0]) ? [rows.length, rows[0].length] : [rows.length], datatype: 'FP64', data: rows.flat() });
+  const infer = (model, body) => postJson(s.port, `/v2/models/${model}/infer`, body);
+  const seedInputs = [tensor('Q', SEED.q), tensor('K', SEED.k), tensor('V', SEED.v)];
+  const outputOf = (r, name) => r.json().outputs.find((o) => o.name === name).data;
+
+  test('softcap, window_left -1 (unbounded) and window_right 0 as /v1 computes them', async () => {
+    const r = await infer('attention', { inputs: seedInputs, parameters: { softcap: 0.5 }, outputs: [{ name: 'WEIGHTS' }] });
+    assert.equal(r.status, 200, r.body);
+    nearAll(outputOf(r, 'WEIGHTS').slice(2), [0.3817767109287995, 0.6182232890712004], 1e-15);
+    const w = await infer('attention', { inputs: seedInputs, parameters: { window_left: -1, window_right: 0 } });
+    const c = await infer('attention', { inputs: seedInputs, parameters: { causal: true } });
+    assert.deepEqual(outputOf(w, 'WEIGHTS'), outputOf(c, 'WEIGHTS'));
+  });
+  test('dropout over a batch draws (B, n_q, n_k) row-major', async () => {
+    const B = 2, p = 0.5, seed = 42;
+    const q = [0, 0, 0], k = [0, 0, 0, 0], v = [1, 2, 3, 4];
+    const r = await infer('attention', { inputs: [
+      { name: 'Q', shape: [B, 3, 1], datatype: 'FP64', data: [...q, ...q] },
+      { name: 'K', shape: [B, 4, 1], datatype: 'FP64', data: [...k, ...k] },
+      { name: 'V', shape: [B, 4, 1], datatype: 'FP64', data: [...v, ...v] }],
+    parameters: { dropout_p: p, dropout_seed: seed }, outputs: [{ name: 'OUTPUT' }] });
+    assert.equal(r.status, 200, r.body);
+    const want = [];
+    for (let b = 0; b < B; b++)
+      for (let i = 0; i < 3; i++) {
+        let sum = 0;
+        for (let j = 0; j < 4; j++) sum += unit(seed, 7, b * 12 + i * 4 + j) >= p ? (0.25 / (1 - p)) * v[j] : 0;
+        want.push(sum);
+      }
+    nearAll(outputOf(r, 'OUTPUT'), want, 1e-15);
+    assert.deepEqual(want.slice(0, 3), [3.5, 3, 2]); // the /v1 example's first problem
+  });
+  test('multihead: alibi "auto" and a sink logit per request', async () => {
+    const zeros = (n) => Array(n * n).fill(0);
+    const eye = (n) => [...Array(n * n)].map((_, c) => (c % (n + 1) === 0 ? 1 : 0));
+    const r = await infer('multihead', { inputs: [
+      { name: 'X', shape: [2, 2], datatype: 'FP64', data: [1, 0, 0, 1] },
+      { name: 'W_Q', shape: [2, 2], datatype: 'FP64', data: zeros(2) },
+      { name: 'W_K', shape: [2, 2], datatype: 'FP64', data: zeros(2) },
+      { name: 'W_V', shape: [2, 2], datatype: 'FP64', data: eye(2) },
+      { name: 'W_O', shape: [2, 2], datatype: 'FP64', data: eye(2) }],
+    parameters: { heads: 2, alibi: 'auto', sink_logit: 0 }, outputs: [{ name: 'MASKED' }, { name: 'WEIGHTS' }] });
+    assert.equal(r.status, 200, r.body);
+    // two heads: slopes 2^-4 and 2^-8; row 1 sees key 0 one position back
+    assert.deepEqual(outputOf(r, 'MASKED'), [0, -(2 ** -4), -(2 ** -4), 0, 0, -(2 ** -8), -(2 ** -8), 0]);
+    const w = outputOf(r, 'WEIGHTS');
+    near(w[0], 1 / (2 + Math.exp(-(2 ** -4))), 1e-15); // e^0 / (e^0 + e^-m + e^0 of the sink)
+  });
+  test('bad variant parameters are 400 at /parameters/<name>', async () => {
+    for (const [parameters, type, pointer] of [
+      [{ rope_fraction: 0.25 }, 'invalid-value', '/parameters/rope_fraction'],
+      [{ rope_layout: 'diagonal' }, 'invalid-value', '/parameters/rope_layout'],
+      [{ dropout_seed: 3 }, 'missing-field', '/parameters/dropout_p'],
+      [{ dropout_p: 1 }, 'invalid-value', '/parameters/dropout_p'],
+      [{ window_left: -2 }, 'invalid-value', '/parameters/window_left'],
+      [{ alibi: 'sometimes' }, 'invalid-value', '/parameters/alibi'],
+      [{ softcp: 1 }, 'unknown-field', '/parameters/softcp'],
+    ]) {
+      const r = await infer('attention', { inputs: seedInputs, parameters });
+      assert.equal(r.status, 400, r.body);
+      const j = r.json();
+      assert.equal(j.type, `/problems/${type}`, r.body);
+      assert.equal(j.errors[0].pointer, pointer, r.body);
+    }
+  });
+});
