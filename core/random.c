@@ -17,3 +17,9 @@ double attn_random_unit(uint64_t seed, unsigned stream, uint64_t k)
     uint64_t z = attn_mix(base + (k + 1) * gamma);
     return (double)(z >> 11) * 0x1.0p-53;
 }
+
+void attn_random_units(uint64_t seed, unsigned stream, uint64_t first, size_t n, double *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = attn_random_unit(seed, stream, first + (uint64_t)i);
+}

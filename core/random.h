@@ -16,6 +16,7 @@
 #ifndef ATTN_RANDOM_H
 #define ATTN_RANDOM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The stream dropout reads its keep/drop draws from. */
@@ -23,5 +24,8 @@
 
 /* u of value k of the stream, in [0, 1) with 53 random bits. */
 double attn_random_unit(uint64_t seed, unsigned stream, uint64_t k);
+
+/* out[i] = attn_random_unit(seed, stream, first + i) for i < n. */
+void attn_random_units(uint64_t seed, unsigned stream, uint64_t first, size_t n, double *out);
 
 #endif

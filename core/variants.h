@@ -87,6 +87,11 @@ struct attn_variants {
     double dropout_p;             /* in [0, 1) */
     uint64_t dropout_seed;
     uint64_t dropout_first;       /* the generator's index of cell (0, 0): multihead h·n_q·n_k */
+    /* With a window: the cells it hides (outside it and the sink tokens) are not
+     * computed, so scores, scaled and softcapped hold 0 there (and cannot overflow):
+     * for a caller that shows none of those three steps. What is cheaper about a
+     * window that hides most keys. */
+    bool band_only;
 };
 
 /* Whether any variant runs (a zeroed struct: none). */

@@ -73,6 +73,10 @@ bool api_attention_run_variants(const struct api_attention_req *r, const char *p
 {
     struct attn_vtrace *vt = r->vsteps; /* the request's, filled here */
     struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    /* Keys a window hides are not multiplied when no step before masked is shown. */
+    v.band_only = !r->for_page && !(r->include & ((1ul << API_PART_SCORES) |
+                                                 (1ul << API_PART_SCALED) |
+                                                 (1ul << API_PART_SOFTCAPPED)));
     attn_vtrace_free(vt);
     if (attn_vtrace_alloc(vt, r->q.rows, r->k.rows, r->q.cols, r->v.cols, &v) != ATTN_OK) {
         api_error_set(err, API_UNAVAILABLE, "no memory for a %zu x %zu attention", r->q.rows,

@@ -109,6 +109,9 @@ describe('window and sinks', () => {
     const b = await attention(body);
     assert.deepEqual(b.masked, [[null, 0, 0, null, null], [null, null, 0, 0, null], [null, null, null, 0, 0]]);
     assert.deepEqual(b.output, [[2.5], [3.5], [4.5]]);
+    // without scores, scaled or softcapped asked for, only the window's band is multiplied
+    const band = await attention({ ...body, include: ['masked', 'weights', 'output'] });
+    assert.deepEqual([band.masked, band.weights, band.output], [b.masked, b.weights, b.output]);
   });
   test('sink_tokens 1 keeps key 0 visible through the window', async () => {
     const b = await attention({ ...body, sink_tokens: 1 });

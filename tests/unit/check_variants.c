@@ -16,6 +16,7 @@
  */
 #include <check.h>
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include "core/attention.h"
 #include "core/multihead.h"
 #include "core/random.h"
+#include "core/softmax_row.h"
 #include "core/variants.h"
 #include "tests/unit/suite_run.h"
 
@@ -228,6 +230,22 @@ START_TEST(test_softcap_seed) /* both */
     EXPECT_NEAR(t.base.output.data[2], 3.817767109287995, 1e-14);
     EXPECT_NEAR(t.base.output.data[3], 6.182232890712004, 1e-14);
     attn_vtrace_free(&t);
+}
+END_TEST
+
+/* The vectorized c·tanh(x/c) against libm's tanh, in each of its regimes: the series
+ * (|y| < 2^-5), the quotient of exponentials, saturation, and signs. */
+START_TEST(test_softcap_row_vs_libm)
+{
+    double x[2000], out[2000];
+    for (int i = 0; i < 2000; i++)
+        x[i] = (i % 2 ? -1 : 1) * 30 * pow(10, -12 + i * 15.0 / 2000); /* |y| 1e-12 .. 1e3 */
+    attn_row_softcap(x, out, 2000, 30);
+    for (int i = 0; i < 2000; i++) {
+        double want = 30 * tanh(x[i] / 30);
+        ck_assert_msg(fabs(out[i] - want) <= 4 * DBL_EPSILON * fabs(want), "x %.17g: %.17g vs %.17g",
+                      x[i], out[i], want);
+    }
 }
 END_TEST
 
@@ -557,6 +575,7 @@ START_TEST(test_fast_vs_reference)
             .sink_tokens = (size_t)round % 3,
             .sink = round % 3 != 0, .sink_logit = 0.5,
             .dropout = round % 2 == 1, .dropout_p = 0.3, .dropout_seed = (uint64_t)round,
+            .band_only = round % 3 == 0,
         };
         ck_assert_int_eq(attn_rope_prepare(&rope, n_q, n_k), ATTN_OK);
         struct attn_vtrace a, b;
@@ -566,7 +585,8 @@ START_TEST(test_fast_vs_reference)
                                            &a.base.output };
         const struct attn_matrix *mb[] = { &b.base.scores, &b.base.masked, &b.base.weights,
                                            &b.base.output };
-        for (int m = 0; m < 4; m++)
+        /* band_only leaves the hidden cells' scores 0 (the reference computes them all). */
+        for (int m = var.window && var.band_only ? 1 : 0; m < 4; m++)
             for (size_t c = 0; c < ma[m]->rows * ma[m]->cols; c++)
                 ck_assert_msg(near(ma[m]->data[c], mb[m]->data[c], 1e-12),
                               "round %d matrix %d cell %zu: %.17g vs %.17g", round, m, c,
@@ -661,6 +681,40 @@ START_TEST(test_multihead_heads)
 }
 END_TEST
 
+/* band_only: the window's hidden cells are not multiplied (0 in scores), the rest is
+ * the full computation's, bit for bit where nothing was skipped. n = 150 spans 3 blocks. */
+START_TEST(test_band_only)
+{
+    enum { N = 150, D = 8 };
+    static double q[N * D], k[N * D], v[N * 2];
+    fill(q, N * D);
+    fill(k, N * D);
+    fill(v, N * 2);
+    struct fixture f;
+    fixture_init(&f, q, N, k, N, D, v, 2);
+    struct attn_variants full = { .window = true, .has_left = true, .left = 5, .has_right = true,
+                                  .right = 2, .sink_tokens = 3 };
+    struct attn_variants band = full;
+    band.band_only = true;
+    struct attn_vtrace a, b;
+    run(attn_forward_variants, &f, &full, &a);
+    run(attn_forward_variants, &f, &band, &b);
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < N; j++) {
+            size_t c = i * N + j;
+            bool seen = j < 3 || (j + 5 >= i && j <= i + 2);
+            ck_assert_msg(seen || b.base.scores.data[c] == 0, "hidden cell %zu, %zu computed", i, j);
+            ck_assert_msg(b.base.masked.data[c] == a.base.masked.data[c] ||
+                          near(b.base.masked.data[c], a.base.masked.data[c], 1e-13), "masked %zu", c);
+            ck_assert(near(b.base.weights.data[c], a.base.weights.data[c], 1e-13));
+        }
+    for (size_t c = 0; c < N * 2; c++)
+        ck_assert(near(b.base.output.data[c], a.base.output.data[c], 1e-13));
+    attn_vtrace_free(&a);
+    attn_vtrace_free(&b);
+}
+END_TEST
+
 /* ---- faults ---- */
 
 /* 1.7e308·(cos 1 + sin 1) ≈ 2.3e308 overflows: the fault is q_rope's, at [0, 1]. */
@@ -740,6 +794,7 @@ static Suite *variants_suite(void)
     tcase_add_test(sem, test_rope_prepare_rejects);
     tcase_add_loop_test(sem, test_softcap_seed, 0, 2);
     tcase_add_loop_test(sem, test_softcap_bounds, 0, 2);
+    tcase_add_test(sem, test_softcap_row_vs_libm);
     tcase_add_test(sem, test_alibi_slopes);
     tcase_add_loop_test(sem, test_alibi_bias, 0, 2);
     tcase_add_loop_test(sem, test_window_rule, 0, 2);
@@ -750,6 +805,7 @@ static Suite *variants_suite(void)
     tcase_add_test(sem, test_dropout_first);
     tcase_add_test(ref, test_fast_vs_reference);
     tcase_add_test(ref, test_multihead_heads);
+    tcase_add_test(ref, test_band_only);
     tcase_add_test(off, test_off_bit_identical);
     tcase_add_loop_test(off, test_dropout_zero_is_none, 0, 2);
     tcase_add_loop_test(faults, test_fault_rope, 0, 2);
