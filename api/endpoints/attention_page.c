@@ -195,10 +195,11 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
 {
     struct axis_labels a;
     labels_init(&a, r, b);
-    char scale[API_NUMBER_MAX], subtitle[160];
+    char scale[API_NUMBER_MAX], subtitle[400], variants[224];
     scale_text(scale, r);
-    snprintf(subtitle, sizeof subtitle, "softmax(Q @ K^T * scale) with scale %s; %zu x %zu",
-             scale, r->q.rows, r->k.rows);
+    api_variants_describe(&r->variants, variants, sizeof variants);
+    snprintf(subtitle, sizeof subtitle, "softmax(Q @ K^T * scale) with scale %s; %zu x %zu%s",
+             scale, r->q.rows, r->k.rows, variants);
     struct api_svg_heatmap h = {
         .data = t->weights.data, .rows = t->weights.rows, .cols = t->weights.cols,
         .stride = t->weights.stride,

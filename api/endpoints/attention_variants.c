@@ -119,6 +119,57 @@ void api_variant_ops_of(const struct api_variants *v, bool block_semantics,
     snprintf(ops->output, sizeof ops->output, "%s", v->dropout ? "dropped @ V" : "weights @ V");
 }
 
+/* Appends text to buf (len bytes, NUL-terminated), cutting it short rather than overflowing. */
+static void append(char *buf, size_t len, const char *text)
+{
+    size_t used = strlen(buf);
+    if (used + 1 < len)
+        snprintf(buf + used, len - used, "%s", text);
+}
+
+void api_variants_describe(const struct api_variants *v, char *buf, size_t len)
+{
+    char part[96];
+    buf[0] = '\0';
+    if (!v->any || len == 0)
+        return;
+    append(buf, len, ";");
+    if (v->has_rope) {
+        snprintf(part, sizeof part, " RoPE (%s, r %zu),",
+                 v->rope.layout == ATTN_ROPE_HALF ? "half" : "interleaved", v->rope.rotated);
+        append(buf, len, part);
+    }
+    if (v->softcap > 0) {
+        snprintf(part, sizeof part, " softcap %g,", v->softcap);
+        append(buf, len, part);
+    }
+    if (v->alibi)
+        append(buf, len, v->alibi_auto ? " ALiBi (auto)," : " ALiBi,");
+    if (v->window) {
+        char left[24] = "unbounded", right[24] = "unbounded";
+        if (v->has_left)
+            snprintf(left, sizeof left, "%zu", v->left);
+        if (v->has_right)
+            snprintf(right, sizeof right, "%zu", v->right);
+        snprintf(part, sizeof part, " window %s back, %s ahead,", left, right);
+        append(buf, len, part);
+    }
+    if (v->window && v->sink_tokens > 0) {
+        snprintf(part, sizeof part, " %zu sink token%s,", v->sink_tokens,
+                 v->sink_tokens == 1 ? "" : "s");
+        append(buf, len, part);
+    }
+    if (v->sink)
+        append(buf, len, " a sink logit,");
+    if (v->dropout) {
+        snprintf(part, sizeof part, " dropout %g (weights before it),", v->dropout_p);
+        append(buf, len, part);
+    }
+    size_t used = strlen(buf);
+    if (used > 0 && buf[used - 1] == ',')
+        buf[used - 1] = '\0';
+}
+
 /* The variant steps after `stage` (enum api_variant_stage), as api_variant_step_info. */
 size_t api_variant_steps_at(const struct api_variants *v, enum api_variant_stage stage,
                             struct api_variant_step *out)

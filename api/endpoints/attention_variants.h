@@ -38,6 +38,12 @@ struct api_variant_step {
     const char *op;
 };
 
+/*
+ * The variants asked for, in words for a heatmap's subtitle ("; RoPE (half), softcap 30,
+ * ..."), or "" when none is; cut to len - 1 bytes.
+ */
+void api_variants_describe(const struct api_variants *v, char *buf, size_t len);
+
 /* The steps that run at `stage` (at most 2) into out; how many. */
 size_t api_variant_steps_at(const struct api_variants *v, enum api_variant_stage stage,
                             struct api_variant_step *out);

@@ -235,9 +235,11 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
             .title = titles[i],
         };
     }
-    char subtitle[160];
-    snprintf(subtitle, sizeof subtitle, "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu",
-             r->cross ? "cross" : "self", r->d_model, t->heads, t->kv_heads, t->n_q, t->n_k);
+    char subtitle[400], variants[224];
+    api_variants_describe(&r->variants, variants, sizeof variants);
+    snprintf(subtitle, sizeof subtitle, "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu%s",
+             r->cross ? "cross" : "self", r->d_model, t->heads, t->kv_heads, t->n_q, t->n_k,
+             variants);
     api_svg_panels_document(b, panels, n, 0, "Multi-head attention weights", subtitle);
     mh_labels_free(&a);
     free(panels);

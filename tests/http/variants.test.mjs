@@ -192,6 +192,14 @@ describe('every variant at once', () => {
       'step 8  dropout_keep', 'step 10  output = dropped @ V', 'sink_weight'])
       assert.ok(r.body.includes(line), line);
   });
+  test('the heatmap says which variants shaped its weights', async () => {
+    const r = await request(s.port, { method: 'POST', path: '/v1/attention?format=svg',
+      body: JSON.stringify({ ...SEED, softcap: 0.5, window: { left: 1, right: null }, sink_tokens: 1, dropout: { p: 0.1 } }) });
+    assert.equal(r.status, 200);
+    assert.match(r.body, /<title>Attention weights \(softmax\(Q @ K\^T \* scale\) with scale 0\.5; 2 x 2; softcap 0\.5, window 1 back, unbounded ahead, 1 sink token, dropout 0\.1 \(weights before it\)\)<\/title>/);
+    const plain = await request(s.port, { method: 'POST', path: '/v1/attention?format=svg', body: JSON.stringify(SEED) });
+    assert.match(plain.body, /<title>Attention weights \(softmax\(Q @ K\^T \* scale\) with scale 0\.5; 2 x 2\)<\/title>/);
+  });
   test('without variants the answer is the seed\'s, bit for bit', async () => {
     const b = await attention(SEED);
     assert.deepEqual(b.weights, SEED_WEIGHTS);
