@@ -399,3 +399,34 @@ describe('V2 parameters', () => {
     }
   });
 });
+
+describe('/v1/shapes?variants=', () => {
+  test('each variant adds its rows where its step stands, with its shapes', async () => {
+    const r = await request(s.port, { path: '/v1/shapes?n=10&d_model=512&heads=8&n_kv=12&variants=rope,softcap,alibi,window,sink,dropout' });
+    assert.equal(r.status, 200, r.body);
+    const b = r.json();
+    assert.deepEqual(b.variants, ['rope', 'softcap', 'alibi', 'window', 'sink', 'dropout']);
+    const ops = b.rows.map((row) => row.op);
+    assert.deepEqual(ops.slice(3, 5), ['rope(Q)', 'rope(K)']);
+    assert.equal(ops[5], 'Q @ K^T');
+    assert.deepEqual(ops.slice(6, 9), ['scores * scale', 'softcap * tanh(scaled / softcap)',
+      '+ bias - slope * |i + n_kv - n - j|, -inf outside the window']);
+    assert.deepEqual(ops.slice(9, 12), ['softmax(axis=-1)', 'softmax([masked, sink_logit])', 'weights * keep / (1 - p)']);
+    assert.equal(b.rows.length, 15);
+    // rope keeps (n, d_k) and (n_kv, d_k); the grid steps keep (n, n_kv)
+    assert.deepEqual([b.rows[3].result, b.rows[4].result, b.rows[7].result, b.rows[11].result],
+      [[10, 64], [12, 64], [10, 12], [10, 12]]);
+  });
+  test('without variants the table is the lecture\'s nine rows', async () => {
+    const r = await request(s.port, { path: '/v1/shapes?n=10&d_model=512&heads=8' });
+    assert.equal(r.json().rows.length, 9);
+    assert.equal(r.json().variants, undefined);
+  });
+  test('an unknown variant is 422 naming the parameter, with the nearest name', async () => {
+    const r = await request(s.port, { path: '/v1/shapes?n=10&d_model=512&heads=8&variants=rope,windw' });
+    const p = assertProblem(assert, r, 422);
+    assert.equal(p.type, '/problems/invalid-value');
+    assert.equal(p.parameter, 'variants');
+    assert.match(p.errors?.[0]?.hint ?? p.hint ?? JSON.stringify(p), /window/);
+  });
+});
