@@ -11,6 +11,7 @@
 
 #include "api/endpoints/v2_grid.h"
 #include "api/endpoints/v2_variants.h"
+#include "api/endpoints/attention_variants.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -22,9 +23,38 @@
 enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_COUNT };
 static const char *const input_names[IN_COUNT] = { "Q", "K", "V", "MASK", "BIAS" };
 
-/* The outputs, in enum api_attention_part's order. */
-static const char *const output_names[] = { "SCORES", "SCALED", "MASKED", "WEIGHTS", "OUTPUT" };
+/* The outputs, and the step (enum api_attention_part) each one is; the variants' steps
+ * after the five. */
+static const char *const output_names[] = { "SCORES", "SCALED", "MASKED", "WEIGHTS", "OUTPUT",
+                                            "Q_ROPE", "K_ROPE", "SOFTCAPPED", "DROPOUT_KEEP",
+                                            "DROPPED" };
+static const int part_of[] = { API_PART_SCORES, API_PART_SCALED, API_PART_MASKED,
+                               API_PART_WEIGHTS, API_PART_OUTPUT, API_PART_Q_ROPE,
+                               API_PART_K_ROPE, API_PART_SOFTCAPPED, API_PART_DROPOUT_KEEP,
+                               API_PART_DROPPED };
 #define N_OUTPUTS (sizeof output_names / sizeof output_names[0])
+
+/* An output's (rows, cols) for one problem: rows 0 when it has no rows (a vector q). */
+static void output_dims(const struct api_attention_req *req, int part, size_t dims[2])
+{
+    size_t n_q = req->q.rows, n_k = req->k.rows;
+    dims[0] = part == API_PART_K_ROPE ? n_k : n_q;
+    dims[1] = part == API_PART_OUTPUT ? req->v.cols
+              : part == API_PART_Q_ROPE || part == API_PART_K_ROPE ? req->q.cols : n_k;
+}
+
+/* Whether the variant whose step `part` is was asked for (the five always run). */
+static bool output_runs(const struct api_variants *v, int part)
+{
+    switch (part) {
+    case API_PART_Q_ROPE:
+    case API_PART_K_ROPE: return v->has_rope;
+    case API_PART_SOFTCAPPED: return v->softcap > 0;
+    case API_PART_DROPOUT_KEEP:
+    case API_PART_DROPPED: return v->dropout;
+    default: return true;
+    }
+}
 
 static bool read_inputs(struct api_v2_attention *m, const struct api_v2_infer *r,
                         struct api_error *err)
@@ -152,8 +182,18 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
         return false;
     /* Weights and output are always computed; the earlier steps only when asked. */
     m->req.include = 0;
-    for (size_t i = 0; i < m->n_picked; i++)
-        m->req.include |= 1ul << m->picked[i];
+    for (size_t i = 0; i < m->n_picked; i++) {
+        int part = part_of[m->picked[i]];
+        if (!output_runs(&m->req.variants, part)) {
+            api_error_set(err, API_INVALID_VALUE, "output %s is a step of a variant this "
+                          "request does not ask for", output_names[m->picked[i]]);
+            api_error_at(err, "/outputs/%zu/name", i);
+            api_error_hint(err, "Q_ROPE and K_ROPE need a rope_* parameter, SOFTCAPPED "
+                           "softcap, DROPOUT_KEEP and DROPPED dropout_p");
+            return false;
+        }
+        m->req.include |= 1ul << part;
+    }
     m->fp32 = m->q.t->dtype == API_V2_FP32;
     return true;
 }
@@ -161,12 +201,14 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
 size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t body_len)
 {
     size_t problems = m->batch > 0 ? m->batch : 1;
-    size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
     size_t inputs = m->q.t->count + m->k.t->count + m->v.t->count +
                     (m->mask.t ? m->mask.t->count : 0) + (m->bias.t ? m->bias.t->count : 0);
     size_t outputs = 0; /* the answer's tensors as doubles, before they are written */
-    for (size_t i = 0; i < m->n_picked; i++)
-        outputs = api_v2_add(outputs, m->picked[i] == API_PART_OUTPUT ? n_q * d_v : n_q * n_k);
+    for (size_t i = 0; i < m->n_picked; i++) {
+        size_t dims[2];
+        output_dims(&m->req, part_of[m->picked[i]], dims);
+        outputs = api_v2_add(outputs, dims[0] * dims[1]);
+    }
     /* One problem's trace and written answer, B times over (the answer's numbers are
        all there at the end; one trace at a time, but the bound stays simple); the
        inputs and the outputs as doubles; the mask's cells once more as bytes. */
@@ -208,9 +250,15 @@ static void copy_matrix(double *dst, const struct attn_matrix *src)
         memcpy(dst + i * src->cols, src->data + i * src->stride, src->cols * sizeof *dst);
 }
 
-static const struct attn_matrix *step_of(const struct attn_trace *t, size_t part)
+static const struct attn_matrix *step_of(const struct attn_trace *t,
+                                         const struct attn_vtrace *vsteps, int part)
 {
     switch (part) {
+    case API_PART_Q_ROPE:
+    case API_PART_K_ROPE:
+    case API_PART_SOFTCAPPED:
+    case API_PART_DROPOUT_KEEP:
+    case API_PART_DROPPED: return api_variant_step_matrix(vsteps, part);
     case API_PART_SCORES: return &t->scores;
     case API_PART_SCALED: return &t->scaled;
     case API_PART_MASKED: return &t->masked;
@@ -222,13 +270,14 @@ static const struct attn_matrix *step_of(const struct attn_trace *t, size_t part
 static bool alloc_outputs(const struct api_v2_attention *m, struct api_v2_outs *o,
                           struct api_error *err)
 {
-    size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
     for (size_t i = 0; i < m->n_picked; i++) {
-        size_t part = m->picked[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
+        int part = part_of[m->picked[i]];
+        size_t shape[2];
+        output_dims(&m->req, part, shape);
         struct api_v2_out *out = &o->out[o->n];
-        out->name = output_names[part];
+        out->name = output_names[m->picked[i]];
         out->binary = m->binary[i];
-        bool vec = m->req.q_is_vector;
+        bool vec = m->req.q_is_vector && part != API_PART_K_ROPE;
         if (!api_v2_out_alloc(out, m->batch, vec ? 1 : 2, vec ? shape + 1 : shape)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;
@@ -270,7 +319,7 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
             return false;
         }
         for (size_t i = 0; i < o->n; i++) {
-            const struct attn_matrix *s = step_of(&trace, m->picked[i]);
+            const struct attn_matrix *s = step_of(&trace, m->req.vsteps, part_of[m->picked[i]]);
             copy_matrix(o->out[i].data + b * s->rows * s->cols, s);
         }
         attn_trace_free(&trace);

@@ -172,7 +172,8 @@ test('model metadata and ready, with and without /versions/1; other models and v
       assert.deepEqual(mask, { name: 'MASK', datatype: 'BOOL', shape: [-1, -1] });
       if (model === 'attention') {
         assert.deepEqual(j.inputs.map((t) => t.name), ['Q', 'K', 'V', 'MASK', 'BIAS']);
-        assert.deepEqual(j.outputs.map((t) => t.name), ['SCORES', 'SCALED', 'MASKED', 'WEIGHTS', 'OUTPUT']);
+        assert.deepEqual(j.outputs.map((t) => t.name), ['SCORES', 'SCALED', 'MASKED', 'WEIGHTS', 'OUTPUT',
+          'Q_ROPE', 'K_ROPE', 'SOFTCAPPED', 'DROPOUT_KEEP', 'DROPPED']);
         assert.deepEqual(j.inputs[0], { name: 'Q', datatype: 'FP64', shape: [-1, -1] });
       } else {
         assert.ok(j.outputs.some((t) => t.name === 'HEAD_OUTPUTS'));

@@ -381,6 +381,26 @@ describe('V2 parameters', () => {
     const w = outputOf(r, 'WEIGHTS');
     near(w[0], 1 / (2 + Math.exp(-(2 ** -4))), 1e-15); // e^0 / (e^0 + e^-m + e^0 of the sink)
   });
+  test('the variants\' steps as outputs: SOFTCAPPED, Q_ROPE, K_ROPE, DROPOUT_KEEP', async () => {
+    const r = await infer('attention', { inputs: seedInputs, parameters: { softcap: 0.5, rope_layout: 'interleaved' },
+      outputs: [{ name: 'SOFTCAPPED' }, { name: 'Q_ROPE' }, { name: 'K_ROPE' }] });
+    assert.equal(r.status, 200, r.body);
+    const v1 = await attention({ ...SEED, softcap: 0.5, rope: { layout: 'interleaved' } });
+    assert.deepEqual(outputOf(r, 'SOFTCAPPED'), v1.softcapped.flat());
+    assert.deepEqual(outputOf(r, 'Q_ROPE'), v1.q_rope.flat());
+    assert.deepEqual(r.json().outputs.map((o) => o.shape), [[2, 2], [2, 4], [2, 4]]);
+    const one = await infer('attention', { inputs: [tensor('Q', [1, 2, 3, 4]), tensor('K', [[1, 2, 3, 4], [1, 2, 3, 4]]), tensor('V', [[1], [2]])],
+      parameters: { rope_base: 10000 }, outputs: [{ name: 'Q_ROPE' }, { name: 'K_ROPE' }] });
+    assert.equal(one.status, 200, one.body);
+    assert.deepEqual(one.json().outputs.map((o) => o.shape), [[4], [2, 4]]); // a vector Q: [d_k]
+    nearAll(outputOf(one, 'Q_ROPE'), [-1.9841106485555495, 1.9599006674966641, 2.4623779024123156, 4.019799668334995], 1e-15);
+    const d = await infer('attention', { inputs: seedInputs, parameters: { dropout_p: 0.5, dropout_seed: 42 },
+      outputs: [{ name: 'DROPOUT_KEEP' }] });
+    assert.deepEqual(outputOf(d, 'DROPOUT_KEEP'), [0, 1, 2, 3].map((k) => (unit(42, 7, k) >= 0.5 ? 1 : 0)));
+    const off = await infer('attention', { inputs: seedInputs, outputs: [{ name: 'WEIGHTS' }, { name: 'SOFTCAPPED' }] });
+    assert.equal(off.status, 400, off.body);
+    assert.equal(off.json().errors[0].pointer, '/outputs/1/name');
+  });
   test('bad variant parameters are 400 at /parameters/<name>', async () => {
     for (const [parameters, type, pointer] of [
       [{ rope_fraction: 0.25 }, 'invalid-value', '/parameters/rope_fraction'],
