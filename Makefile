@@ -77,6 +77,8 @@ UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_cpus
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_process
 # The V2 working set against the bytes a request really allocates (ld --wrap, as alloc).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2_memory
+# The attention variants against independent values and the reference (tests/unit/check_variants.c).
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_variants
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -208,6 +210,9 @@ $(ATTND): $(SERVER_OBJ) $(API_OBJ) $(CORE_OBJ)
 
 $(BUILD_DIR)/tests/unit/check_core: $(BUILD_DIR)/tests/unit/check_core.o $(CORE_OBJ) \
                                $(BUILD_DIR)/tests/unit/softmax_row_baseline.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD_DIR)/tests/unit/check_variants: $(BUILD_DIR)/tests/unit/check_variants.o $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(API_SUITES:%=$(BUILD_DIR)/tests/unit/%): $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/tests/unit/%.o \

@@ -5,6 +5,8 @@
  *                                   n = 64 … 2048 (or the N given), d = 64
  *   core_bench json DIR NAME...     jansson's parse and api_handle on DIR/NAME.json (and
  *                                   DIR/NAME-summary.json, see bench/gen_payloads.py)
+ *   core_bench variants [N...]      each attention variant (core/variants.h) against the
+ *                                   plain attn_forward in the same run, n = 512, 2048
  *   core_bench blas-core            the OPENBLAS_CORETYPE attnd would advise at startup
  *                                   (empty when OpenBLAS's own choice stands)
  *   core_bench number-paths         which vector paths the number printer and reader
@@ -55,6 +57,7 @@
 #include "api/json/numfmt.h"
 #include "api/json/numparse.h"
 #include "core/attention.h"
+#include "core/variants.h"
 
 #define D 64 /* d_k = d_v in every core run */
 
@@ -274,6 +277,125 @@ static int bench_core(int argc, char **argv)
         fflush(stdout);
         attn_trace_free(&c.trace);
         free(c.q.data), free(c.k.data), free(c.v.data), free(c.s), free(c.o);
+    }
+    return 0;
+}
+
+/* ---- variants ---- */
+
+struct variant_case {
+    struct core_case *c;
+    struct attn_variants v;
+    struct attn_vtrace t;
+};
+
+static void run_variant(void *arg)
+{
+    struct variant_case *vc = arg;
+    if (attn_forward_variants(&vc->t, &vc->c->p, &vc->v) != ATTN_OK) {
+        fprintf(stderr, "core_bench: attn_forward_variants failed at n = %zu\n", vc->c->n);
+        exit(1);
+    }
+}
+
+/*
+ * Each variant alone (and all of them) against the plain forward pass, the two timed in
+ * turn round after round so that a busy neighbour slows both alike; the ratio is the
+ * variant's cost. Before timing, each variant's trace is compared with
+ * attn_reference_variants' (the largest difference over masked, weights and output).
+ * The window keeps 64 keys back of 0 ahead (causal within the window): most keys hidden;
+ * it runs band_only, as the API does when scores, scaled and softcapped are not asked
+ * for, so the keys it hides are not multiplied.
+ */
+static int bench_variants(int argc, char **argv)
+{
+    size_t sizes[16] = {512, 2048};
+    size_t n_sizes = 2;
+    if (argc > 0) {
+        n_sizes = 0;
+        for (int i = 0; i < argc && n_sizes < 16; i++) {
+            char *end;
+            unsigned long n = strtoul(argv[i], &end, 10);
+            if (*end != '\0' || n < 1 || n > 8192) {
+                fprintf(stderr, "core_bench: N must be 1..8192, not %s\n", argv[i]);
+                return 2;
+            }
+            sizes[n_sizes++] = n;
+        }
+    }
+    printf("variants: n_q = n_k = n, d_k = d_v = %d, 1 BLAS thread; each against attn_forward in "
+           "the same run (medians, interleaved)\n", D);
+    printf("  %5s  %-12s  %12s  %10s  %10s  %7s\n", "n", "variant", "max|fwd-ref|",
+           "plain ms", "variant ms", "ratio");
+    for (size_t si = 0; si < n_sizes; si++) {
+        struct core_case c = {.n = sizes[si]};
+        size_t n = c.n, nd = n * D;
+        c.q = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+        c.k = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+        c.v = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+        fill_random(c.q.data, nd, 7, 0);
+        fill_random(c.k.data, nd, 7, 1);
+        fill_random(c.v.data, nd, 7, 2);
+        c.p = (struct attn_problem){.q = &c.q, .k = &c.k, .v = &c.v, .scale = 1.0 / sqrt(D)};
+        if (attn_trace_alloc(&c.trace, n, n, D) != ATTN_OK) {
+            fprintf(stderr, "core_bench: cannot allocate a trace at n = %zu\n", n);
+            return 1;
+        }
+        struct attn_rope rope = {.base = 10000, .layout = ATTN_ROPE_HALF, .rotated = D};
+        double slope;
+        attn_alibi_slopes(1, &slope);
+        if (attn_rope_prepare(&rope, n, n) != ATTN_OK) {
+            fprintf(stderr, "core_bench: cannot prepare RoPE at n = %zu\n", n);
+            return 1;
+        }
+        const struct { const char *name; struct attn_variants v; } cases[] = {
+            {"rope", {.rope = &rope}},
+            {"alibi", {.alibi = true, .alibi_slope = slope}},
+            {"softcap", {.softcap = 30}},
+            {"window", {.window = true, .has_left = true, .left = 64, .has_right = true,
+                        .band_only = true}},
+            {"sink_logit", {.sink = true, .sink_logit = 0}},
+            {"dropout", {.dropout = true, .dropout_p = 0.1, .dropout_seed = 1}},
+            {"all", {.rope = &rope, .alibi = true, .alibi_slope = slope, .softcap = 30,
+                     .window = true, .has_left = true, .left = 64, .has_right = true,
+                     .sink_tokens = 4, .sink = true, .dropout = true, .dropout_p = 0.1}},
+        };
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            struct variant_case vc = {.c = &c, .v = cases[k].v};
+            struct attn_vtrace ref;
+            if (attn_vtrace_alloc(&vc.t, n, n, D, D, &vc.v) != ATTN_OK ||
+                attn_vtrace_alloc(&ref, n, n, D, D, &vc.v) != ATTN_OK) {
+                fprintf(stderr, "core_bench: cannot allocate traces at n = %zu\n", n);
+                return 1;
+            }
+            run_variant(&vc);
+            if (attn_reference_variants(&ref, &c.p, &vc.v) != ATTN_OK) {
+                fprintf(stderr, "core_bench: attn_reference_variants failed at n = %zu\n", n);
+                return 1;
+            }
+            double diff = 0;
+            const struct attn_matrix *fa[] = {&vc.t.base.masked, &vc.t.base.weights,
+                                              &vc.t.base.output};
+            const struct attn_matrix *ra[] = {&ref.base.masked, &ref.base.weights,
+                                              &ref.base.output};
+            for (int s = 0; s < 3; s++) {
+                double dd = max_abs_diff(fa[s], ra[s]);
+                if (!(dd <= diff))
+                    diff = dd;
+            }
+            attn_vtrace_free(&ref);
+            const bench_fn fns[2] = {run_forward, run_variant};
+            void *const args[2] = {&c, &vc};
+            double med[2];
+            bench_median_interleaved(fns, args, 2, 3, med);
+            printf("  %5zu  %-12s  %12.2e  %10.3f  %10.3f  %6.2fx\n", n, cases[k].name, diff,
+                   med[0] * 1e3, med[1] * 1e3, med[1] / med[0]);
+            fflush(stdout);
+            attn_vtrace_free(&vc.t);
+        }
+        attn_rope_release(&rope);
+        attn_trace_free(&c.trace);
+        free(c.q.data), free(c.k.data), free(c.v.data);
     }
     return 0;
 }
@@ -559,6 +681,8 @@ int main(int argc, char **argv)
     api_global_init(); /* one BLAS thread, as the server */
     if (argc >= 2 && strcmp(argv[1], "core") == 0)
         return bench_core(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "variants") == 0)
+        return bench_variants(argc - 2, argv + 2);
     if (argc >= 4 && strcmp(argv[1], "json") == 0)
         return bench_json(argv[2], argc - 3, argv + 3);
     if (argc == 2 && strcmp(argv[1], "blas-core") == 0) { /* attnd's startup advice, if any */
@@ -568,7 +692,7 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && strcmp(argv[1], "number-paths") == 0)
         return print_number_paths();
-    fprintf(stderr, "usage: core_bench core | core_bench json DIR NAME... | core_bench blas-core"
+    fprintf(stderr, "usage: core_bench core | core_bench variants | core_bench json DIR NAME... | core_bench blas-core"
                     " | core_bench number-paths\n");
     return 2;
 }

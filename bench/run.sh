@@ -199,6 +199,9 @@ note "core bench (the naive reference takes about a minute at n = 2048)"
 # shellcheck disable=SC2086
 "$OUT/core_bench" core ${BENCH_CORE_N:-}
 echo
+note "variants bench (each attention variant against the plain pass, n = 512 and 2048)"
+"$OUT/core_bench" variants
+echo
 note "JSON bench"
 # shellcheck disable=SC2086
 BENCH_META=$META "$OUT/core_bench" json "$OUT" $PAYLOADS

@@ -196,11 +196,35 @@ static void gather_heads(struct attn_mh_trace *t)
 typedef enum attn_status head_fn(struct attn_trace *out, const struct attn_problem *p);
 
 /*
+ * Head i with the variants: its trace lends its five steps to vsteps[i] for the pass,
+ * which writes the variants' own steps beside them, and takes them back after.
+ */
+/* The variants of every head and where their steps go; NULL members: none. */
+struct mh_variants {
+    const struct attn_variants *of;
+    struct attn_vtrace *steps;
+};
+
+static enum attn_status run_head_variants(struct attn_mh_trace *t, const struct mh_variants *mv,
+                                          size_t i, const struct attn_problem *hp, bool reference)
+{
+    struct attn_vtrace *vt = &mv->steps[i];
+    vt->base = t->head[i];
+    enum attn_status st = reference ? attn_reference_variants(vt, hp, &mv->of[i])
+                                    : attn_forward_variants(vt, hp, &mv->of[i]);
+    t->head[i] = vt->base;
+    memset(&vt->base, 0, sizeof vt->base);
+    if (st == ATTN_EOVERFLOW)
+        t->head[i].fault.step = (enum attn_step)vt->fault_step;
+    return st;
+}
+
+/*
  * Runs every head with `run` (attn_forward or attn_reference) on views of q, k, v;
  * with threads > 1, attn_forward_threads instead (the fast path only).
  */
 static enum attn_status run_heads(struct attn_mh_trace *t, const struct attn_mh_problem *p,
-                                  head_fn *run, unsigned threads)
+                                  head_fn *run, unsigned threads, const struct mh_variants *mv)
 {
     for (size_t i = 0; i < t->heads; i++) {
         size_t g = attn_mh_kv_head(i, t->heads, t->kv_heads);
@@ -209,8 +233,10 @@ static enum attn_status run_heads(struct attn_mh_trace *t, const struct attn_mh_
         struct attn_matrix vh = column_block(&t->v, g, t->d_k);
         struct attn_problem hp = { .q = &qh, .k = &kh, .v = &vh, .bias = p->bias,
                                    .mask = p->mask, .scale = p->scale };
-        enum attn_status st = threads > 1 ? attn_forward_threads(&t->head[i], &hp, threads)
-                                          : run(&t->head[i], &hp);
+        enum attn_status st = mv->of != NULL
+            ? run_head_variants(t, mv, i, &hp, run == attn_reference)
+            : threads > 1 ? attn_forward_threads(&t->head[i], &hp, threads)
+                          : run(&t->head[i], &hp);
         if (st == ATTN_EOVERFLOW) {
             const struct attn_fault *f = &t->head[i].fault;
             t->fault = (struct attn_mh_fault){ ATTN_MH_HEAD, i, f->step, f->row, f->col };
@@ -226,8 +252,26 @@ enum attn_status attn_mh_forward(struct attn_mh_trace *t, const struct attn_mh_p
     return attn_mh_forward_threads(t, p, 1);
 }
 
+static enum attn_status mh_forward(struct attn_mh_trace *t, const struct attn_mh_problem *p,
+                                   unsigned threads, const struct mh_variants *mv);
+
 enum attn_status attn_mh_forward_threads(struct attn_mh_trace *t, const struct attn_mh_problem *p,
                                          unsigned threads)
+{
+    const struct mh_variants none = { NULL, NULL };
+    return mh_forward(t, p, threads, &none);
+}
+
+enum attn_status attn_mh_forward_variants(struct attn_mh_trace *t, const struct attn_mh_problem *p,
+                                          const struct attn_variants *variants,
+                                          struct attn_vtrace *vsteps)
+{
+    const struct mh_variants mv = { variants, vsteps };
+    return variants == NULL || vsteps == NULL ? ATTN_EINVAL : mh_forward(t, p, 1, &mv);
+}
+
+static enum attn_status mh_forward(struct attn_mh_trace *t, const struct attn_mh_problem *p,
+                                   unsigned threads, const struct mh_variants *mv)
 {
     enum attn_status st = mh_check(t, p);
     if (st != ATTN_OK)
@@ -244,7 +288,7 @@ enum attn_status attn_mh_forward_threads(struct attn_mh_trace *t, const struct a
     project(&t->v, p->x_kv, p->w_v, p->b_v, tr);
     if ((st = mh_fault(t, ATTN_MH_V, &t->v)) != ATTN_OK)
         return st;
-    if ((st = run_heads(t, p, attn_forward, threads)) != ATTN_OK)
+    if ((st = run_heads(t, p, attn_forward, threads, mv)) != ATTN_OK)
         return st;
     gather_heads(t);
     project(&t->output, &t->concat, p->w_o, p->b_o, tr);
@@ -267,7 +311,26 @@ static void project_naive(struct attn_matrix *out, const struct attn_matrix *x,
     }
 }
 
+static enum attn_status mh_reference(struct attn_mh_trace *t, const struct attn_mh_problem *p,
+                                     const struct mh_variants *mv);
+
 enum attn_status attn_mh_reference(struct attn_mh_trace *t, const struct attn_mh_problem *p)
+{
+    const struct mh_variants none = { NULL, NULL };
+    return mh_reference(t, p, &none);
+}
+
+enum attn_status attn_mh_reference_variants(struct attn_mh_trace *t,
+                                            const struct attn_mh_problem *p,
+                                            const struct attn_variants *variants,
+                                            struct attn_vtrace *vsteps)
+{
+    const struct mh_variants mv = { variants, vsteps };
+    return variants == NULL || vsteps == NULL ? ATTN_EINVAL : mh_reference(t, p, &mv);
+}
+
+static enum attn_status mh_reference(struct attn_mh_trace *t, const struct attn_mh_problem *p,
+                                     const struct mh_variants *mv)
 {
     enum attn_status st = mh_check(t, p);
     if (st != ATTN_OK)
@@ -284,7 +347,7 @@ enum attn_status attn_mh_reference(struct attn_mh_trace *t, const struct attn_mh
     project_naive(&t->v, p->x_kv, p->w_v, p->b_v, tr);
     if ((st = mh_fault(t, ATTN_MH_V, &t->v)) != ATTN_OK)
         return st;
-    if ((st = run_heads(t, p, attn_reference, 1)) != ATTN_OK)
+    if ((st = run_heads(t, p, attn_reference, 1, mv)) != ATTN_OK)
         return st;
     /* concat and mean by index arithmetic, not through gather_heads */
     for (size_t r = 0; r < t->n_q; r++) {

@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "attention.h"
+#include "variants.h"
 
 /* One multi-head problem. Borrowed pointers: core never frees them. */
 struct attn_mh_problem {
@@ -59,7 +60,7 @@ enum attn_mh_step {
 struct attn_mh_fault {
     enum attn_mh_step step;
     size_t head;              /* ATTN_MH_HEAD only */
-    enum attn_step head_step; /* ATTN_MH_HEAD only */
+    enum attn_step head_step; /* ATTN_MH_HEAD only; a variant's step (variants.h) too */
     size_t row, col;
 };
 
@@ -114,5 +115,21 @@ enum attn_status attn_mh_forward_threads(struct attn_mh_trace *out,
 
 /* The same contract in naive loops (projections, heads via attn_reference, concat, output). */
 enum attn_status attn_mh_reference(struct attn_mh_trace *out, const struct attn_mh_problem *p);
+
+/*
+ * With the attention variants (core/variants.h) in every head: variants[i] is head i's
+ * (its ALiBi slope, sink logit and dropout offset are its own), and its own steps go to
+ * vsteps[i], allocated by the caller with attn_vtrace_alloc_steps for (n_q, n_k, d_k)
+ * and variants[i]. Both arrays borrowed, h entries each. A fault in a variant's step
+ * has that step (variants.h's numbering) in fault.head_step.
+ */
+enum attn_status attn_mh_forward_variants(struct attn_mh_trace *out,
+                                          const struct attn_mh_problem *p,
+                                          const struct attn_variants *variants,
+                                          struct attn_vtrace *vsteps);
+enum attn_status attn_mh_reference_variants(struct attn_mh_trace *out,
+                                            const struct attn_mh_problem *p,
+                                            const struct attn_variants *variants,
+                                            struct attn_vtrace *vsteps);
 
 #endif

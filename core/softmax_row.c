@@ -476,6 +476,26 @@ double attn_row_exp(const double *x, double max, double *w, size_t n)
 }
 
 ATTN_VECTOR_CLONES
+void attn_row_softcap(const double *x, double *out, size_t n, double c)
+{
+    /* Both forms for every cell, then a select: no branch, so the loop vectorizes. */
+    for (size_t j = 0; j < n; j++) {
+        double y = x[j] / c, a = fabs(y), y2 = y * y;
+        /* e^-707 is below 2^-1019: past it e is 0 (what the fast form gives there,
+         * computed all the same, is dropped by the select; its table index stays in range) */
+        int64_t in_range = a <= 353.0, small = a < 0x1p-3;
+        double e = attn_exp_fast(-2.0 * a);
+        e = in_range ? e : 0.0;
+        /* tanh's series to y^17: below 2^-3 the next term is under 2^-60·|y| */
+        double series = y * (1 + y2 * (-1.0 / 3 + y2 * (2.0 / 15 + y2 * (-17.0 / 315 +
+                        y2 * (62.0 / 2835 + y2 * (-1382.0 / 155925 + y2 * (21844.0 / 6081075 +
+                        y2 * (-929569.0 / 638512875 + y2 * (6404582.0 / 10854718875)))))))));
+        double quotient = copysign((1 - e) / (1 + e), y);
+        out[j] = c * (small ? series : quotient);
+    }
+}
+
+ATTN_VECTOR_CLONES
 bool attn_row_divide(double *w, size_t n, double sum)
 {
     int64_t n_bad = 0;

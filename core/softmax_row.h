@@ -31,6 +31,14 @@ double attn_row_max(const double *x, size_t n);
  */
 double attn_row_exp(const double *x, double max, double *w, size_t n);
 
+/*
+ * out[j] = c·tanh(x[j] / c) for j < n (the softcap of core/variants.h), c > 0: from
+ * e = e^(−2|y|) by the exponential above, tanh|y| = (1 − e)/(1 + e), and the series to
+ * y^17 for |y| < 2^-3, where that quotient would cancel. Within 4 ulps of libm's tanh
+ * (tests/unit/check_variants.c), at the cost of an exponential; x and out may be one row.
+ */
+void attn_row_softcap(const double *x, double *out, size_t n, double c);
+
 /* w[j] /= sum for j < n; false if any quotient is not finite. */
 bool attn_row_divide(double *w, size_t n, double sum);
 

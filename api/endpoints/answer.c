@@ -85,6 +85,23 @@ static void write_values(struct jw *w, const struct attn_summary *a, int k, size
     }
 }
 
+/* Each row's sink weight: a scalar (vector q), a list, or a list per head. */
+static void write_sink_weights(struct jw *w, const struct api_summaries *s)
+{
+    if (s->layout == API_SUMMARY_VECTOR) {
+        jw_double(w, s->sink_weight[0][0]);
+        return;
+    }
+    if (s->layout == API_SUMMARY_ROWS) {
+        jw_double_array(w, s->sink_weight[0], s->n_q);
+        return;
+    }
+    jw_array_begin(w);
+    for (size_t h = 0; h < s->heads; h++)
+        jw_double_array(w, s->sink_weight[h], s->n_q);
+    jw_array_end(w);
+}
+
 void api_write_summary(struct jw *w, const struct api_summaries *s)
 {
     static const char *const keys[] = { "row_sums", "argmax", "max_weight", "entropy" };
@@ -100,6 +117,10 @@ void api_write_summary(struct jw *w, const struct api_summaries *s)
         for (size_t h = 0; h < s->heads; h++)
             write_values(w, head_summary(s, h), k, s->n_q, false);
         jw_array_end(w);
+    }
+    if (s->sink_weight != NULL) {
+        JW_KEY(w, "sink_weight");
+        write_sink_weights(w, s);
     }
     JW_KEY(w, "fully_masked_rows");
     jw_array_begin(w);

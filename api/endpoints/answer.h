@@ -60,11 +60,12 @@ struct api_summaries {
     size_t n_q;
     enum api_summary_layout layout;
     const struct api_tie_source *ties; /* the weights whose tied_keys are written, or NULL */
+    const double *const *sink_weight; /* [heads] rows of n_q: the sink's share; or NULL */
 };
 
 /*
  * "summary": {row_sums, argmax (null for a fully masked row), max_weight, entropy,
- * fully_masked_rows, tied_keys (when s->ties is set)}. The mask is the same in every head, so fully_masked_rows comes
+ * fully_masked_rows, tied_keys (when s->ties is set)[, sink_weight]}. The mask is the same in every head, so fully_masked_rows comes
  * from the first head.
  */
 void api_write_summary(struct jw *w, const struct api_summaries *s);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "api/endpoints/answer.h"
+#include "api/endpoints/attention_variants.h"
 #include "api/json/matrix_write.h"
 
 static void write_matrix(struct jw *w, const struct attn_matrix *m, bool as_vector)
@@ -68,6 +69,21 @@ static void write_step(struct jw *w, int number, const char *name, const char *o
     jw_object_end(w);
 }
 
+/* The variants' steps at `stage`, each with its shape. */
+static void write_variant_steps(struct jw *w, const struct api_attention_req *r,
+                                enum api_variant_stage stage, int *n)
+{
+    struct api_variant_step steps[2];
+    size_t count = api_variant_steps_at(&r->variants, stage, steps);
+    for (size_t s = 0; s < count; s++) {
+        char c = steps[s].operand;
+        const struct operand shape = { c == 'k' ? r->k.rows : r->q.rows,
+                                       c == 'g' ? r->k.rows : r->q.cols,
+                                       r->q_is_vector && c != 'k' };
+        write_step(w, (*n)++, steps[s].name, steps[s].op, NULL, 0, &shape);
+    }
+}
+
 static void write_steps(struct jw *w, const struct api_attention_req *r)
 {
     size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
@@ -76,15 +92,20 @@ static void write_steps(struct jw *w, const struct api_attention_req *r)
     const struct operand wv[2] = { { n_q, n_k, vec }, { n_k, d_v, false } };
     const struct operand grid = { n_q, n_k, vec }, out = { n_q, d_v, vec };
 
+    /* The variants' steps stand among the five, numbered in order (core/variants.h). */
+    struct api_variant_ops ops;
+    api_variant_ops_of(&r->variants, r->grid.block_semantics, &ops);
+    int n = 1;
     JW_KEY(w, "steps");
     jw_array_begin(w);
-    write_step(w, 1, "scores", "Q @ K^T", qk, 2, &grid);
-    write_step(w, 2, "scaled", "scores * scale", NULL, 0, &grid);
-    write_step(w, 3, "masked", r->grid.block_semantics ? "scaled + bias, -inf where mask is 1"
-                                                  : "scaled + bias, -inf where mask is 0",
-               NULL, 0, &grid);
-    write_step(w, 4, "weights", "softmax(masked, axis=-1)", NULL, 0, &grid);
-    write_step(w, 5, "output", "weights @ V", wv, 2, &out);
+    write_variant_steps(w, r, API_STAGE_BEFORE_SCORES, &n);
+    write_step(w, n++, "scores", ops.scores, qk, 2, &grid);
+    write_step(w, n++, "scaled", "scores * scale", NULL, 0, &grid);
+    write_variant_steps(w, r, API_STAGE_AFTER_SCALED, &n);
+    write_step(w, n++, "masked", ops.masked, NULL, 0, &grid);
+    write_step(w, n++, "weights", ops.weights, NULL, 0, &grid);
+    write_variant_steps(w, r, API_STAGE_AFTER_WEIGHTS, &n);
+    write_step(w, n++, "output", ops.output, wv, 2, &out);
     jw_array_end(w);
 }
 
@@ -145,9 +166,13 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
     }
     const struct api_tie_source ties = { t, 1, t->n_q, vec, false };
     api_write_softmax_parts(w, t, API_SOFTMAX_PARTS(r->include), vec);
+    api_attention_write_variant_steps(w, r);
     if (r->include & (1ul << API_PART_SUMMARY)) {
         struct api_summaries sums = { &t->summary, 0, 1, t->n_q,
-                                      vec ? API_SUMMARY_VECTOR : API_SUMMARY_ROWS, &ties };
+                                      vec ? API_SUMMARY_VECTOR : API_SUMMARY_ROWS, &ties,
+                                      r->variants.sink
+                                          ? (const double *const *)&r->vsteps->sink_weight
+                                          : NULL };
         api_write_summary(w, &sums);
     }
     if (r->explain.on) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/endpoints/answer.h"
+#include "api/endpoints/attention_variants.h"
 #include "api/http/admission.h"
 #include "api/request/body.h"
 #include "api/request/fields.h"
@@ -153,14 +154,20 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
     static const char *const names[] = { "scores", "scaled", "masked", "weights", "output" };
     const struct attn_matrix *mats[] = { &t->scores, &t->scaled, &t->masked, &t->weights,
                                          &t->output };
-    const char *ops[] = { "Q @ K^T", "scores * scale",
-                          r->grid.block_semantics ? "scaled + bias, -inf where mask is 1"
-                                                  : "scaled + bias, -inf where mask is 0",
-                          "softmax(masked, axis=-1)", "weights @ V" };
+    struct api_variant_ops vops; /* the same words as without variants when none is asked */
+    api_variant_ops_of(&r->variants, r->grid.block_semantics, &vops);
+    const char *ops[] = { vops.scores, "scores * scale", vops.masked, vops.weights, vops.output };
+    static const enum api_variant_stage before[] = { API_STAGE_BEFORE_SCORES, API_STAGE_COUNT,
+                                                     API_STAGE_AFTER_SCALED, API_STAGE_COUNT,
+                                                     API_STAGE_AFTER_WEIGHTS };
+    int number = 1;
     for (int s = 0; s < 5; s++) {
         const char *left = s == 0 ? sq : s == 4 ? sgrid : NULL;
         const char *right = s == 0 ? skt : sv;
-        step_line(b, s + 1, names[s], ops[s], left, right, s == 4 ? sout : sgrid);
+        if (before[s] != API_STAGE_COUNT)
+            api_attention_text_variant_steps(b, r, before[s], &number, decimals, &a.queries,
+                                             &a.keys);
+        step_line(b, number++, names[s], ops[s], left, right, s == 4 ? sout : sgrid);
         if (!(r->include & (1ul << s)))
             continue;
         const struct attn_matrix *m = mats[s];
@@ -219,11 +226,13 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
 {
     struct axis_labels a;
     labels_init(&a, r, b);
-    char scale[API_NUMBER_MAX], subtitle[160 + 2 * API_TEXT_LABEL], tie[2 * API_TEXT_LABEL];
+    char scale[API_NUMBER_MAX], subtitle[400 + 2 * API_TEXT_LABEL], tie[2 * API_TEXT_LABEL];
+    char variants[224];
     scale_text(scale, r);
     api_text_tie_rows(tie, sizeof tie, t, r->q.rows, &a.queries); /* a tie names no winner */
-    snprintf(subtitle, sizeof subtitle, "softmax(Q @ K^T * scale) with scale %s; %zu x %zu%s%s",
-             scale, r->q.rows, r->k.rows, tie[0] != '\0' ? "; " : "", tie);
+    api_variants_describe(&r->variants, variants, sizeof variants);
+    snprintf(subtitle, sizeof subtitle, "softmax(Q @ K^T * scale) with scale %s; %zu x %zu%s%s%s",
+             scale, r->q.rows, r->k.rows, variants, tie[0] != '\0' ? "; " : "", tie);
     struct api_svg_heatmap h = {
         .data = t->weights.data, .rows = t->weights.rows, .cols = t->weights.cols,
         .stride = t->weights.stride,

@@ -31,10 +31,12 @@ static const struct api_field attention_fields[] = {
     { "pitfall", "a learner's mistake to compute beside the answer" },
     { "name", "a name for the problem, e.g. a batch's experiment" },
     { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
+    API_VARIANT_FIELDS,
 };
 
 static const char *const part_names[API_PART_COUNT] = {
     "scores", "scaled", "masked", "weights", "output", "summary", "row_max", "shifted", "exp",
+    "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped",
 };
 
 static bool read_required(const json_t *doc, const char *prefix, const char *name,
@@ -103,6 +105,13 @@ static bool read_options(const json_t *doc, const char *prefix, struct api_atten
         API_FIELD_POINTER(ptr, prefix, "include");
         if (!api_read_name_set(node, ptr, "include", part_names, API_PART_COUNT, &r->include, err))
             return false;
+    }
+    const struct api_variant_sizes sizes = { 1, r->q.rows, r->k.rows, r->q.cols, r->q_is_vector };
+    if (!api_variants_read(doc, prefix, &sizes, &r->variants, err))
+        return false;
+    if (r->variants.any && (r->vsteps = calloc(1, sizeof *r->vsteps)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
+        return false;
     }
     return true;
 }
@@ -196,5 +205,8 @@ void api_attention_req_deinit(struct api_attention_req *r)
     api_matrix_free(&r->k);
     api_matrix_free(&r->v);
     api_grid_deinit(&r->grid);
+    api_variants_deinit(&r->variants);
+    attn_vtrace_free(r->vsteps);
+    free(r->vsteps);
     memset(r, 0, sizeof *r);
 }

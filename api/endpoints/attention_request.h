@@ -23,6 +23,7 @@
 #include "api/request/heatmap.h"
 #include "api/endpoints/explain.h"
 #include "api/endpoints/pitfall.h"
+#include "api/request/variants.h"
 #include "api/json/write.h"
 #include "api/http/problem.h"
 #include "core/attention.h"
@@ -38,10 +39,17 @@ enum api_attention_part {
     API_PART_ROW_MAX,  /* softmax's inner steps, only when asked for: */
     API_PART_SHIFTED,  /*   row_max, masked - row_max, e^shifted */
     API_PART_EXP,
+    API_PART_Q_ROPE,       /* the variants' steps (core/variants.h), when they run */
+    API_PART_K_ROPE,
+    API_PART_SOFTCAPPED,
+    API_PART_DROPOUT_KEEP,
+    API_PART_DROPPED,
     API_PART_COUNT
 };
-/* What `include` gives when absent: every step and the summary, not softmax's inner steps. */
-#define API_PART_DEFAULT ((1ul << (API_PART_SUMMARY + 1)) - 1)
+/* What `include` gives when absent: every step (the variants' too, when they run) and the
+ * summary, not softmax's inner steps. */
+#define API_PART_DEFAULT (((1ul << (API_PART_SUMMARY + 1)) - 1) | \
+                          (((1ul << API_PART_COUNT) - 1) & ~((1ul << API_PART_Q_ROPE) - 1)))
 /* The softmax parts of an include, as api_write_softmax_parts takes them (explain.h). */
 #define API_SOFTMAX_PARTS(include) (((include) >> API_PART_ROW_MAX) & 7u)
 
@@ -59,6 +67,8 @@ struct api_attention_req {
     enum api_pitfall pitfall;  /* a learner's mistake to compute beside the answer */
     const char *name;          /* the problem's name (a batch's experiment), borrowed, or NULL */
     struct api_heatmap heatmap; /* the SVG's colour scale and title */
+    struct api_variants variants; /* rope, softcap, alibi, window, sinks, dropout */
+    struct attn_vtrace *vsteps;   /* the variants' own steps, filled by run; owned (heap) */
 };
 
 /*
@@ -105,6 +115,15 @@ struct api_explain_row api_attention_explain_row(const struct api_attention_req 
 /* The mistake `pitfall` asked for, computed from req and its trace (pitfall.h). */
 void api_attention_pitfall(struct api_pitfall_result *out, const struct api_attention_req *req,
                            const struct attn_trace *trace);
+/*
+ * attention_variants.c: the run with variants (api_attention_run calls it when
+ * req->variants.any), its extra bytes for admission, and the variants' parts of the
+ * JSON and text answers.
+ */
+bool api_attention_run_variants(const struct api_attention_req *req, const char *pointer,
+                                struct attn_trace *trace, struct api_error *err);
+size_t api_attention_variants_bytes(const struct api_attention_req *req);
+void api_attention_write_variant_steps(struct jw *w, const struct api_attention_req *req);
 
 /* Writes the 200 response object for req and its trace. */
 void api_attention_write(struct jw *w, const struct api_attention_req *req,

@@ -54,6 +54,8 @@ size_t api_attention_working_set(const struct api_attention_req *r, size_t body_
         numbers += qk;
     if (r->include & (1ul << API_PART_EXP))
         numbers += qk;
+    if (r->variants.any) /* every step kept, the variants' own included */
+        return api_working_set(api_attention_variants_bytes(r), numbers + 5 * qk, body_len);
     return api_working_set(attn_trace_bytes_keep(n_q, n_k, d_v, steps_read(r)), numbers,
                            body_len);
 }
@@ -80,6 +82,8 @@ unsigned long api_attention_threaded_runs(void)
 bool api_attention_run(const struct api_attention_req *r, const char *prefix,
                        struct attn_trace *trace, struct api_error *err)
 {
+    if (r->variants.any)
+        return api_attention_run_variants(r, prefix, trace, err);
     if (attn_trace_alloc_keep(trace, r->q.rows, r->k.rows, r->v.cols, steps_read(r)) != ATTN_OK) {
         api_error_set(err, API_UNAVAILABLE, "no memory for a %zu x %zu attention", r->q.rows,
                       r->k.rows);

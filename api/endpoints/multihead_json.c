@@ -6,8 +6,10 @@
 #include "api/endpoints/multihead_request.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "api/endpoints/answer.h"
+#include "api/endpoints/attention_variants.h"
 #include "api/json/matrix_write.h"
 
 /* [h][rows][cols]: one matrix per head, picked from the head traces. */
@@ -107,17 +109,36 @@ static void write_steps(struct jw *w, const struct api_multihead_req *r,
         { "output", tr ? "concat @ W_O^T + b_o" : "concat @ W_O + b_o",
           { { n_q, d }, { d, d } }, 2, { 0, n_q, d } },
     };
+    /* The variants' steps stand among these, numbered in order (core/variants.h). */
+    struct api_variant_ops vops;
+    api_variant_ops_of(&r->variants, r->grid.block_semantics, &vops);
+    int number = 1;
     JW_KEY(w, "steps");
     jw_array_begin(w);
     for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
         const struct mh_step *st = &steps[s];
+        const char *op = st->op;
+        if (r->variants.any && s == 4) /* scores: the rotated q and k */
+            number += api_multihead_write_variant_steps(w, r, 0, number, n_q, n_k);
+        if (r->variants.any && s == 6) { /* masked, after softcapped */
+            number += api_multihead_write_variant_steps(w, r, 1, number, n_q, n_k);
+            op = vops.masked;
+        }
+        if (r->variants.any && s == 7)
+            op = vops.weights;
+        if (r->variants.any && s == 8) { /* head_outputs, after the dropout steps */
+            number += api_multihead_write_variant_steps(w, r, 2, number, n_q, n_k);
+            op = r->variants.dropout ? "dropped_i @ V_i" : op;
+        }
+        if (r->variants.has_rope && s == 4)
+            op = "Q_rope_i @ K_rope_i^T";
         jw_object_begin(w);
         JW_KEY(w, "step");
-        jw_int(w, (long long)s + 1);
+        jw_int(w, number++);
         JW_KEY(w, "name");
         jw_string(w, st->name);
         JW_KEY(w, "op");
-        jw_string(w, st->op);
+        jw_string(w, op);
         if (st->n_operands > 0) {
             JW_KEY(w, "operands");
             jw_array_begin(w);
@@ -259,10 +280,17 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
     write_inputs(w, r);
     write_steps_data(w, r, t);
     const struct api_tie_source ties = { t->head, t->heads, t->n_q, false, true };
+    api_multihead_write_variants(w, r);
     if (r->include & (1ul << API_MH_SUMMARY)) {
+        const double **sink = r->variants.sink ? malloc(t->heads * sizeof *sink) : NULL;
+        for (size_t h = 0; sink != NULL && h < t->heads; h++)
+            sink[h] = r->vsteps[h].sink_weight;
+        if (r->variants.sink && sink == NULL)
+            w->failed = true; /* the answer cannot be complete: a 503 */
         struct api_summaries sums = { &t->head[0].summary, sizeof t->head[0], t->heads, t->n_q,
-                                      API_SUMMARY_HEADS, &ties };
+                                      API_SUMMARY_HEADS, &ties, sink };
         api_write_summary(w, &sums);
+        free(sink);
     }
     if (r->explain.on) {
         const struct api_explain_row x = api_multihead_explain_row(r, t);

@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include "api/endpoints/answer.h"
+#include "api/endpoints/attention_variants.h"
 #include "api/endpoints/attention_page.h"
+#include "api/endpoints/multihead_variants.h"
 #include "api/request/fields.h"
 #include "api/json/numfmt.h"
 #include "api/render/svg.h"
@@ -150,40 +152,46 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
             print_matrix(b, &r->x_kv, &a.keys, &a.none, NULL, mh_decimals(r));
         }
     }
+    int n = 1; /* the variants' steps stand among the eleven, numbered in order */
+    struct api_variant_ops vops;
+    api_variant_ops_of(&r->variants, r->grid.block_semantics, &vops);
     operands2(ops, sizeof ops, n_q, d, d, d);
     api_text_shape(grid, n_q, d, false);
-    step_line(b, 1, "q", r->transposed ? "X_q @ W_Q^T + b_q" : "X_q @ W_Q + b_q", ops, grid);
+    step_line(b, n++, "q", r->transposed ? "X_q @ W_Q^T + b_q" : "X_q @ W_Q + b_q", ops, grid);
     whole_block(b, r, API_MH_Q, &t->q, &a.queries, &a.none);
     operands2(ops, sizeof ops, n_k, d, d, kv_cols);
     api_text_shape(grid, n_k, kv_cols, false);
-    step_line(b, 2, "k", r->transposed ? "X_kv @ W_K^T + b_k" : "X_kv @ W_K + b_k", ops, grid);
+    step_line(b, n++, "k", r->transposed ? "X_kv @ W_K^T + b_k" : "X_kv @ W_K + b_k", ops, grid);
     whole_block(b, r, API_MH_K, &t->k, &a.keys, &a.none);
-    step_line(b, 3, "v", r->transposed ? "X_kv @ W_V^T + b_v" : "X_kv @ W_V + b_v", ops, grid);
+    step_line(b, n++, "v", r->transposed ? "X_kv @ W_V^T + b_v" : "X_kv @ W_V + b_v", ops, grid);
     whole_block(b, r, API_MH_V, &t->v, &a.keys, &a.none);
     snprintf(head_out, sizeof head_out, "(%zu, %zu, %zu)", h, n_q, d_k);
-    step_line(b, 4, "split", "head i takes columns [i*d_k, (i+1)*d_k)", NULL, head_out);
+    step_line(b, n++, "split", "head i takes columns [i*d_k, (i+1)*d_k)", NULL, head_out);
 
     char per_head[64];
     snprintf(per_head, sizeof per_head, "(%zu, %zu, %zu)", h, n_q, n_k);
     operands2(ops, sizeof ops, n_q, d_k, d_k, n_k);
-    step_line(b, 5, "scores", "Q_i @ K_i^T", ops, per_head);
+    api_multihead_text_variant_steps(b, r, 0, &n, &a.queries, &a.keys);
+    step_line(b, n++, "scores", r->variants.has_rope ? "Q_rope_i @ K_rope_i^T" : "Q_i @ K_i^T",
+              ops, per_head);
     per_head_blocks(b, r, t, API_MH_SCORES, &a);
-    step_line(b, 6, "scaled", "scores * scale", NULL, per_head);
+    step_line(b, n++, "scaled", "scores * scale", NULL, per_head);
     per_head_blocks(b, r, t, API_MH_SCALED, &a);
-    step_line(b, 7, "masked", r->grid.block_semantics ? "scaled + bias, -inf where mask is 1"
-                                                      : "scaled + bias, -inf where mask is 0",
-              NULL, per_head);
+    api_multihead_text_variant_steps(b, r, 1, &n, &a.queries, &a.keys);
+    step_line(b, n++, "masked", vops.masked, NULL, per_head);
     per_head_blocks(b, r, t, API_MH_MASKED, &a);
-    step_line(b, 8, "weights", "softmax(masked, axis=-1)", NULL, per_head);
+    step_line(b, n++, "weights", vops.weights, NULL, per_head);
     per_head_blocks(b, r, t, API_MH_WEIGHTS, &a);
+    api_multihead_text_variant_steps(b, r, 2, &n, &a.queries, &a.keys);
     operands2(ops, sizeof ops, n_q, n_k, n_k, d_k);
-    step_line(b, 9, "head_outputs", "weights_i @ V_i", ops, head_out);
+    step_line(b, n++, "head_outputs", r->variants.dropout ? "dropped_i @ V_i" : "weights_i @ V_i",
+              ops, head_out);
     per_head_blocks(b, r, t, API_MH_HEAD_OUTPUTS, &a);
     api_text_shape(grid, n_q, d, false);
-    step_line(b, 10, "concat", "concat(head_outputs, axis=-1)", NULL, grid);
+    step_line(b, n++, "concat", "concat(head_outputs, axis=-1)", NULL, grid);
     whole_block(b, r, API_MH_CONCAT, &t->concat, &a.queries, &a.none);
     operands2(ops, sizeof ops, n_q, d, d, d);
-    step_line(b, 11, "output", r->transposed ? "concat @ W_O^T + b_o" : "concat @ W_O + b_o",
+    step_line(b, n++, "output", r->transposed ? "concat @ W_O^T + b_o" : "concat @ W_O + b_o",
               ops, grid);
     whole_block(b, r, API_MH_OUTPUT, &t->output, &a.queries, &a.none);
     if (r->include & (1ul << API_MH_WEIGHTS_MEAN)) {
@@ -254,9 +262,11 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
         panels[i].vmin = vmin;
         panels[i].vmax = vmax;
     }
-    char subtitle[160];
-    snprintf(subtitle, sizeof subtitle, "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu",
-             r->cross ? "cross" : "self", r->d_model, t->heads, t->kv_heads, t->n_q, t->n_k);
+    char subtitle[400], variants[224];
+    api_variants_describe(&r->variants, variants, sizeof variants);
+    snprintf(subtitle, sizeof subtitle, "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu%s",
+             r->cross ? "cross" : "self", r->d_model, t->heads, t->kv_heads, t->n_q, t->n_k,
+             variants);
     api_svg_panels_document(b, panels, n, 0, r->heatmap.title != NULL ? r->heatmap.title
                                                  : "Multi-head attention weights", subtitle);
     mh_labels_free(&a);

@@ -47,6 +47,7 @@ static const struct api_field mh_fields[] = {
     { "round", "decimals to round every number to" },
     { "explain", "one query row of one head worked out by hand: {\"row\": i, \"head\": h}" },
     { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
+    API_VARIANT_FIELDS,
 };
 
 static const struct api_field random_fields[] = {
@@ -59,6 +60,7 @@ static const struct api_field random_fields[] = {
 static const char *const mh_part_names[API_MH_PART_COUNT] = {
     "x", "w_q", "w_k", "w_v", "w_o", "q", "k", "v", "scores", "scaled", "masked", "weights",
     "head_outputs", "concat", "output", "weights_mean", "summary",
+    "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped",
 };
 
 static const char *const layout_names[] = { "in_out", "out_in" };
@@ -371,6 +373,9 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
     size_t numbers = add_sat(answer_numbers(r, n_q, n_k, every_part),
                              api_explain_numbers(&r->explain, &sizes));
     numbers = add_sat(numbers, api_tie_numbers(r->heads, n_q, n_k)); /* warnings: always */
+    if (r->variants.any) /* at most rotated q and k, and three (n_q, n_k) steps a head */
+        cells = add_sat(cells, mul_sat(r->heads, add_sat(mul_sat(3 * n_q, n_k),
+                                                         mul_sat(n_q + n_k + 1, r->d_k))));
     return api_working_set(mul_sat(cells, sizeof(double)), numbers, body_len);
 }
 
@@ -562,6 +567,13 @@ static bool read_options(const json_t *doc, const char *prefix, const struct api
                                &r->include, err))
             return false;
     }
+    const struct api_variant_sizes sizes = { r->heads, n_q, n_k, r->d_k, false };
+    if (!api_variants_read(doc, prefix, &sizes, &r->variants, err))
+        return false;
+    if (r->variants.any && (r->vsteps = calloc(r->heads, sizeof *r->vsteps)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
+        return false;
+    }
     return true;
 }
 
@@ -630,5 +642,9 @@ void api_multihead_req_deinit(struct api_multihead_req *r)
         free(r->b[i]);
     }
     api_grid_deinit(&r->grid);
+    for (size_t h = 0; r->vsteps != NULL && h < r->heads; h++)
+        attn_vtrace_free(&r->vsteps[h]);
+    free(r->vsteps);
+    api_variants_deinit(&r->variants);
     memset(r, 0, sizeof *r);
 }

@@ -23,6 +23,7 @@
 #include "api/request/grid.h"
 #include "api/request/heatmap.h"
 #include "api/endpoints/explain.h"
+#include "api/request/variants.h"
 #include "api/json/write.h"
 #include "api/http/problem.h"
 #include "core/multihead.h"
@@ -32,6 +33,7 @@ enum api_mh_part {
     API_MH_X = 0, API_MH_W_Q, API_MH_W_K, API_MH_W_V, API_MH_W_O, /* inputs: off by default */
     API_MH_Q, API_MH_K, API_MH_V, API_MH_SCORES, API_MH_SCALED, API_MH_MASKED, API_MH_WEIGHTS,
     API_MH_HEAD_OUTPUTS, API_MH_CONCAT, API_MH_OUTPUT, API_MH_WEIGHTS_MEAN, API_MH_SUMMARY,
+    API_MH_Q_ROPE, API_MH_K_ROPE, API_MH_SOFTCAPPED, API_MH_DROPOUT_KEEP, API_MH_DROPPED,
     API_MH_PART_COUNT
 };
 
@@ -56,6 +58,8 @@ struct api_multihead_req {
     unsigned long include;        /* bits of enum api_mh_part */
     struct api_explain_req explain; /* one row of one head worked out by hand, when asked */
     struct api_heatmap heatmap;   /* the SVG's colour scale and title */
+    struct api_variants variants; /* rope, softcap, alibi, window, sinks, dropout */
+    struct attn_vtrace *vsteps;   /* [h]: each head's variant steps, filled by run; owned */
 };
 
 /*
@@ -85,5 +89,18 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *req,
 /* The head and row `explain` asked for, as views into the trace (explain.h). */
 struct api_explain_row api_multihead_explain_row(const struct api_multihead_req *req,
                                                  const struct attn_mh_trace *trace);
+/*
+ * multihead_variants.c: the run with variants (api_multihead_run calls it when
+ * req->variants.any; trace is allocated), the variants' per-head arrays in JSON, and
+ * their steps among the eleven.
+ */
+enum attn_status api_multihead_run_variants(const struct api_multihead_req *req,
+                                            struct attn_mh_trace *trace,
+                                            const struct attn_mh_problem *p);
+void api_multihead_write_variants(struct jw *w, const struct api_multihead_req *req);
+/* The number of steps api_multihead_write_variant_steps writes at `stage` (0 before
+ * scores, 1 after scaled, 2 after weights), writing them when w is not NULL. */
+int api_multihead_write_variant_steps(struct jw *w, const struct api_multihead_req *req,
+                                      int stage, int number, size_t n_q, size_t n_k);
 
 #endif

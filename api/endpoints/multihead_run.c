@@ -37,7 +37,8 @@ static const char *mh_step_name(const struct attn_mh_fault *f)
 {
     static const char *const names[] = { "", "q", "k", "v", "", "output" };
     if (f->step == ATTN_MH_HEAD)
-        return f->head_step == ATTN_STEP_OUTPUT ? "head_outputs" : attn_step_name(f->head_step);
+        return f->head_step == ATTN_STEP_OUTPUT ? "head_outputs"
+                                                : attn_variant_step_name((int)f->head_step);
     return names[f->step];
 }
 
@@ -82,7 +83,8 @@ bool api_multihead_run(const struct api_multihead_req *r, const char *prefix,
     /* An idle server lends its other workers to each large head: the same bits. */
     size_t n_k = r->cross ? r->x_kv.rows : r->x_q.rows;
     enum attn_status st =
-        attn_mh_forward_threads(trace, &p, api_spare_threads_for(r->x_q.rows * n_k));
+        r->variants.any ? api_multihead_run_variants(r, trace, &p)
+                        : attn_mh_forward_threads(trace, &p, api_spare_threads_for(r->x_q.rows * n_k));
     if (st == ATTN_OK)
         return true;
     if (st == ATTN_EOVERFLOW)

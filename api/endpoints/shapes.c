@@ -19,7 +19,7 @@
 #include "api/request/fields.h"
 
 static const char *const param_names[] = { "n", "d_model", "heads", "n_kv", "kv_heads",
-                                            "format" };
+                                            "format", "variants" };
 
 static bool param_error(struct api_error *err, enum api_problem_type type, const char *name,
                         const char *value)
@@ -66,7 +66,7 @@ static bool check_params(const struct api_request *req, struct api_error *err)
         if (j < sizeof param_names / sizeof param_names[0])
             continue;
         api_error_set(err, API_UNKNOWN_FIELD, "unknown query parameter \"%.40s\"; known: n, "
-                      "d_model, heads, n_kv, kv_heads, format", name);
+                      "d_model, heads, n_kv, kv_heads, format, variants", name);
         snprintf(err->parameter, sizeof err->parameter, "%.63s", name);
         api_error_hint(err, "did you mean \"%s\"?",
                        api_nearest_name(name, param_names, sizeof param_names / sizeof
@@ -83,7 +83,8 @@ bool api_shapes_parse(const struct api_request *req, struct api_shapes *s, struc
         !read_param(req, "d_model", true, &s->d_model, err) ||
         !read_param(req, "heads", true, &s->heads, err) ||
         !read_param(req, "n_kv", false, &s->n_kv, err) ||
-        !read_param(req, "kv_heads", false, &s->kv_heads, err))
+        !read_param(req, "kv_heads", false, &s->kv_heads, err) ||
+        !api_shapes_read_variants(req, &s->variants, err))
         return false;
     if (s->n_kv == 0)
         s->n_kv = s->n;
@@ -146,8 +147,11 @@ void api_shapes_rows(const struct api_shapes *s, api_shape_row_fn *fn, void *dat
         { "concat @ W_O", { 0, n, d }, 2, { d, d }, { n, d },
           "back to d_model: the layer's output, one row per token" },
     };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        /* none unless ?variants names them */
+        api_shapes_variant_rows(s->variants, s->n, s->n_kv, s->d_k, (int)i, fn, data);
         fn(&rows[i], data);
+    }
 }
 
 static void write_row(const struct api_shape_row *row, void *data)
@@ -178,6 +182,16 @@ void api_shapes_write(struct jw *w, const struct api_shapes *s)
     for (size_t i = 0; i < 6; i++) {
         jw_key(w, keys[i]);
         jw_int(w, (long long)values[i]);
+    }
+    if (s->variants != 0) {
+        static const char *const names[] = { "rope", "softcap", "alibi", "window", "sink",
+                                             "dropout" };
+        JW_KEY(w, "variants");
+        jw_array_begin(w);
+        for (int v = 0; v < API_SHAPE_VARIANT_COUNT; v++)
+            if (s->variants & (1u << v))
+                jw_string(w, names[v]);
+        jw_array_end(w);
     }
     JW_KEY(w, "rows");
     jw_array_begin(w);
@@ -226,7 +240,7 @@ static void collect_row(const struct api_shape_row *row, void *data)
 /* The table as text/plain, aligned by render/text.h. */
 static void shapes_text(struct api_buf *b, const struct api_shapes *s)
 {
-    enum { ROWS = 9 };
+    enum { ROWS = 9 + 6 }; /* the table, and at most 6 rows of variants */
     static const char *const header[] = { "op", "left", "right", "result", "meaning" };
     char text[ROWS][5][160];
     const char *cells[ROWS * 5];

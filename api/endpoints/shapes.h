@@ -13,22 +13,12 @@
 #include "api/http/response.h"
 #include "api/json/write.h"
 #include "api/http/problem.h"
+#include "api/endpoints/shapes_variants.h"
 
 struct api_shapes {
     size_t n, n_kv, d_model, heads, kv_heads, d_k;
+    unsigned variants; /* bits of enum api_shape_variant: ?variants=rope,softcap,... */
 };
-
-/* One row of the table. Shapes: left[0] != 0 makes left 3-D ([h, a, b]). */
-struct api_shape_row {
-    const char *op;
-    size_t left[3];
-    int right_kind;   /* 0: no right operand (null); 1: a scalar ([]); 2: the matrix right[] */
-    size_t right[2];
-    size_t result[2];
-    const char *meaning;
-};
-
-typedef void api_shape_row_fn(const struct api_shape_row *row, void *data);
 
 /* Reads n, d_model, heads (required), n_kv, kv_heads (optional) from the query. */
 bool api_shapes_parse(const struct api_request *req, struct api_shapes *s, struct api_error *err);
@@ -36,7 +26,7 @@ bool api_shapes_parse(const struct api_request *req, struct api_shapes *s, struc
 /* Calls fn for each row, in order: projections, scores, scale, softmax, ·V, concat, ·W_O. */
 void api_shapes_rows(const struct api_shapes *s, api_shape_row_fn *fn, void *data);
 
-/* {"n", "n_kv", "d_model", "heads", "kv_heads", "d_k", "rows": [...]} */
+/* {"n", "n_kv", "d_model", "heads", "kv_heads", "d_k", ["variants",] "rows": [...]} */
 void api_shapes_write(struct jw *w, const struct api_shapes *s);
 
 #endif

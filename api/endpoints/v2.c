@@ -31,6 +31,9 @@ static const struct meta_tensor attention_inputs[] = {
 static const struct meta_tensor attention_outputs[] = {
     { "SCORES", "FP64", 2 }, { "SCALED", "FP64", 2 }, { "MASKED", "FP64", 2 },
     { "WEIGHTS", "FP64", 2 }, { "OUTPUT", "FP64", 2 },
+    /* the variants' steps, when their parameters ask for them */
+    { "Q_ROPE", "FP64", 2 }, { "K_ROPE", "FP64", 2 }, { "SOFTCAPPED", "FP64", 2 },
+    { "DROPOUT_KEEP", "FP64", 2 }, { "DROPPED", "FP64", 2 },
 };
 static const struct meta_tensor multihead_inputs[] = {
     { "X", "FP64", 2 }, { "X_Q", "FP64", 2 }, { "X_KV", "FP64", 2 }, { "W_Q", "FP64", 2 },

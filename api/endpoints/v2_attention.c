@@ -10,6 +10,8 @@
 #include "api/endpoints/v2_attention.h"
 
 #include "api/endpoints/v2_grid.h"
+#include "api/endpoints/v2_variants.h"
+#include "api/endpoints/attention_variants.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,9 +23,38 @@
 enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_COUNT };
 static const char *const input_names[IN_COUNT] = { "Q", "K", "V", "MASK", "BIAS" };
 
-/* The outputs, in enum api_attention_part's order. */
-static const char *const output_names[] = { "SCORES", "SCALED", "MASKED", "WEIGHTS", "OUTPUT" };
+/* The outputs, and the step (enum api_attention_part) each one is; the variants' steps
+ * after the five. */
+static const char *const output_names[] = { "SCORES", "SCALED", "MASKED", "WEIGHTS", "OUTPUT",
+                                            "Q_ROPE", "K_ROPE", "SOFTCAPPED", "DROPOUT_KEEP",
+                                            "DROPPED" };
+static const int part_of[] = { API_PART_SCORES, API_PART_SCALED, API_PART_MASKED,
+                               API_PART_WEIGHTS, API_PART_OUTPUT, API_PART_Q_ROPE,
+                               API_PART_K_ROPE, API_PART_SOFTCAPPED, API_PART_DROPOUT_KEEP,
+                               API_PART_DROPPED };
 #define N_OUTPUTS (sizeof output_names / sizeof output_names[0])
+
+/* An output's (rows, cols) for one problem: rows 0 when it has no rows (a vector q). */
+static void output_dims(const struct api_attention_req *req, int part, size_t dims[2])
+{
+    size_t n_q = req->q.rows, n_k = req->k.rows;
+    dims[0] = part == API_PART_K_ROPE ? n_k : n_q;
+    dims[1] = part == API_PART_OUTPUT ? req->v.cols
+              : part == API_PART_Q_ROPE || part == API_PART_K_ROPE ? req->q.cols : n_k;
+}
+
+/* Whether the variant whose step `part` is was asked for (the five always run). */
+static bool output_runs(const struct api_variants *v, int part)
+{
+    switch (part) {
+    case API_PART_Q_ROPE:
+    case API_PART_K_ROPE: return v->has_rope;
+    case API_PART_SOFTCAPPED: return v->softcap > 0;
+    case API_PART_DROPOUT_KEEP:
+    case API_PART_DROPPED: return v->dropout;
+    default: return true;
+    }
+}
 
 static bool read_inputs(struct api_v2_attention *m, const struct api_v2_infer *r,
                         struct api_error *err)
@@ -125,10 +156,18 @@ static bool read_grid(struct api_v2_attention *m, const struct api_v2_infer *r,
 static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *r,
                          struct api_error *err)
 {
-    static const char *const known[] = { "scale", "causal", "mask_semantics" };
-    if (!api_v2_no_variants(r->parameters, err) ||
-        !api_v2_check_params(r->parameters, known, 3, err))
+    static const char *const known[] = { "scale", "causal", "mask_semantics",
+                                         API_V2_VARIANT_PARAMS };
+    if (!api_v2_check_params(r->parameters, known, 3 + API_V2_N_VARIANT_PARAMS, err))
         return false;
+    const struct api_variant_sizes sizes = { 1, m->req.q.rows, m->req.k.rows, m->req.q.cols,
+                                             m->req.q_is_vector };
+    if (!api_v2_read_variants(r->parameters, &sizes, &m->req.variants, err))
+        return false;
+    if (m->req.variants.any && (m->req.vsteps = calloc(1, sizeof *m->req.vsteps)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
+        return false;
+    }
     m->req.scale = 1.0 / sqrt((double)m->req.q.cols);
     if (!api_v2_param_number(r->parameters, "scale", &m->req.scale, NULL, err))
         return false;
@@ -142,8 +181,18 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
         return false;
     /* Weights and output are always computed; the earlier steps only when asked. */
     m->req.include = 0;
-    for (size_t i = 0; i < m->out.n; i++)
-        m->req.include |= 1ul << m->out.index[i];
+    for (size_t i = 0; i < m->out.n; i++) {
+        int part = part_of[m->out.index[i]];
+        if (!output_runs(&m->req.variants, part)) {
+            api_error_set(err, API_INVALID_VALUE, "output %s is a step of a variant this "
+                          "request does not ask for", output_names[m->out.index[i]]);
+            api_error_at(err, "/outputs/%zu/name", i);
+            api_error_hint(err, "Q_ROPE and K_ROPE need a rope_* parameter, SOFTCAPPED "
+                           "softcap, DROPOUT_KEEP and DROPPED dropout_p");
+            return false;
+        }
+        m->req.include |= 1ul << part;
+    }
     m->out.fp32 = m->q.t->dtype == API_V2_FP32;
     return true;
 }
@@ -157,22 +206,28 @@ size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t bod
                                     bool pieces)
 {
     size_t problems = m->batch > 0 ? m->batch : 1;
-    size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
+    bool copied = m->batch > 0 || m->req.variants.any; /* outputs copied out of each trace */
     size_t inputs = api_v2_input_bytes(&m->q) + api_v2_input_bytes(&m->k) +
                     api_v2_input_bytes(&m->v) + api_v2_input_bytes(&m->mask) +
                     api_v2_input_bytes(&m->bias);
     /* One trace at a time; a batch's outputs copied out of each, the answer sent from
        the trace (one problem) or from those copies. */
-    size_t bytes = api_v2_add(api_v2_add(body_len, inputs), api_attention_trace_bytes(&m->req));
+    size_t trace = m->req.variants.any ? api_attention_variants_bytes(&m->req)
+                                       : api_attention_trace_bytes(&m->req);
+    size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
     size_t binary = 0;
-    for (size_t i = 0; i < m->out.n; i++)
+    for (size_t i = 0; i < m->out.n; i++) {
+        size_t dims[2];
+        output_dims(&m->req, part_of[m->out.index[i]], dims);
         if (m->out.binary[i])
-            binary = api_v2_add(binary, api_v2_mul(problems, m->out.index[i] == API_PART_OUTPUT
-                                                                 ? n_q * d_v : n_q * n_k));
+            binary = api_v2_add(binary, api_v2_mul(problems, dims[0] * dims[1]));
+    }
     pieces = api_v2_in_pieces(api_v2_mul(binary, m->out.fp32 ? 4 : 8), pieces);
     for (size_t i = 0; i < m->out.n; i++) {
-        size_t cells = api_v2_mul(problems, m->out.index[i] == API_PART_OUTPUT ? n_q * d_v : n_q * n_k);
-        if (m->batch > 0)
+        size_t dims[2];
+        output_dims(&m->req, part_of[m->out.index[i]], dims);
+        size_t cells = api_v2_mul(problems, dims[0] * dims[1]);
+        if (copied)
             bytes = api_v2_add(bytes, api_v2_mul(cells, sizeof(double)));
         bytes = api_v2_add(bytes, api_v2_answer_bytes(cells, m->out.binary[i], m->out.fp32, pieces));
     }
@@ -211,9 +266,15 @@ static void copy_matrix(double *dst, const struct attn_matrix *src)
         memcpy(dst + i * src->cols, src->data + i * src->stride, src->cols * sizeof *dst);
 }
 
-static const struct attn_matrix *step_of(const struct attn_trace *t, size_t part)
+static const struct attn_matrix *step_of(const struct attn_trace *t,
+                                         const struct attn_vtrace *vsteps, int part)
 {
     switch (part) {
+    case API_PART_Q_ROPE:
+    case API_PART_K_ROPE:
+    case API_PART_SOFTCAPPED:
+    case API_PART_DROPOUT_KEEP:
+    case API_PART_DROPPED: return api_variant_step_matrix(vsteps, part);
     case API_PART_SCORES: return &t->scores;
     case API_PART_SCALED: return &t->scaled;
     case API_PART_MASKED: return &t->masked;
@@ -225,13 +286,14 @@ static const struct attn_matrix *step_of(const struct attn_trace *t, size_t part
 static bool alloc_outputs(const struct api_v2_attention *m, struct api_v2_outs *o,
                           struct api_error *err)
 {
-    size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
     for (size_t i = 0; i < m->out.n; i++) {
-        size_t part = m->out.index[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
+        int part = part_of[m->out.index[i]];
+        size_t shape[2];
+        output_dims(&m->req, part, shape);
         struct api_v2_out *out = &o->out[o->n];
-        out->name = output_names[part];
+        out->name = output_names[m->out.index[i]];
         out->binary = m->out.binary[i];
-        bool vec = m->req.q_is_vector;
+        bool vec = m->req.q_is_vector && part != API_PART_K_ROPE;
         if (!api_v2_out_alloc(out, m->batch, vec ? 1 : 2, vec ? shape + 1 : shape)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;
@@ -277,18 +339,19 @@ static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct ap
     o->owner = trace;
     o->owner_free = trace_free;
     o->owner_bytes = api_attention_trace_bytes(&m->req);
-    size_t n_q = m->req.q.rows, n_k = m->req.k.rows, d_v = m->req.v.cols;
     bool vec = m->req.q_is_vector;
     for (size_t i = 0; i < m->out.n; i++) {
-        size_t part = m->out.index[i], shape[2] = { n_q, part == API_PART_OUTPUT ? d_v : n_k };
+        int part = part_of[m->out.index[i]];
+        size_t shape[2];
+        output_dims(&m->req, part, shape);
         struct api_v2_out *out = &o->out[o->n++];
-        out->name = output_names[part];
+        out->name = output_names[m->out.index[i]];
         out->binary = m->out.binary[i];
         if (!api_v2_out_borrow(out, vec ? 1 : 2, vec ? shape + 1 : shape, 1)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;
         }
-        out->parts[0] = step_of(trace, part)->data; /* contiguous: rows × cols */
+        out->parts[0] = step_of(trace, NULL, part)->data; /* contiguous: rows × cols */
     }
     return true;
 }
@@ -302,7 +365,10 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
         !api_v2_input_load(&m->v, err) ||
         !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err))
         return false;
-    if (m->batch == 0) {
+    /* One problem without variants is sent from its trace; the variants' steps live in
+       req.vsteps, which the request owns, so with them the outputs are copied as a
+       batch's are. */
+    if (m->batch == 0 && !m->req.variants.any) {
         if (run_one(m, o, err))
             return true;
         api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
@@ -311,15 +377,18 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
     /* A batch: each problem's trace in turn, its outputs copied into the answer's. */
     if (!alloc_outputs(m, o, err))
         return false;
-    for (size_t b = 0; b < m->batch; b++) {
+    size_t problems = m->batch > 0 ? m->batch : 1;
+    for (size_t b = 0; b < problems; b++) {
         point_at(m, b);
+        /* dropout draws over (B, n_q, n_k): problem b after b problems' cells */
+        m->req.variants.dropout_offset = (unsigned long long)b * m->req.q.rows * m->req.k.rows;
         struct attn_trace trace;
         if (!api_attention_run(&m->req, "", &trace, err)) {
             api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
             return false;
         }
         for (size_t i = 0; i < o->n; i++) {
-            const struct attn_matrix *s = step_of(&trace, m->out.index[i]);
+            const struct attn_matrix *s = step_of(&trace, m->req.vsteps, part_of[m->out.index[i]]);
             copy_matrix(o->out[i].data + b * s->rows * s->cols, s);
         }
         attn_trace_free(&trace);
@@ -336,4 +405,8 @@ void api_v2_attention_deinit(struct api_v2_attention *m)
     api_v2_input_free(&m->bias);
     free(m->allow);
     m->allow = NULL;
+    attn_vtrace_free(m->req.vsteps);
+    free(m->req.vsteps);
+    m->req.vsteps = NULL;
+    api_variants_deinit(&m->req.variants);
 }

@@ -222,22 +222,6 @@ bool api_v2_check_inputs(const struct api_v2_infer *r, const char *model,
     return true;
 }
 
-bool api_v2_no_variants(const json_t *params, struct api_error *err)
-{
-    static const char *const variants[] = {
-        "softcap", "window_left", "window_right", "sink_tokens", "sink_logit", "alibi",
-        "rope_base", "rope_layout", "rope_fraction", "dropout_p", "dropout_seed",
-    };
-    for (size_t i = 0; i < sizeof variants / sizeof variants[0]; i++)
-        if (json_object_get(params, variants[i]) != NULL) {
-            api_error_set(err, API_INVALID_VALUE, "parameters.%s names an attention variant "
-                          "this server does not compute yet", variants[i]);
-            api_error_at(err, "/parameters/%s", variants[i]);
-            return false;
-        }
-    return true;
-}
-
 void api_v2_repoint(struct api_error *err, const struct api_v2_infer *r,
                     const char *const *v1_fields, const char *const *v2_inputs, size_t n)
 {

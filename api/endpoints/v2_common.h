@@ -143,12 +143,6 @@ bool api_v2_check_inputs(const struct api_v2_infer *r, const char *model, const 
                          const unsigned *bits, const bool *required, size_t n,
                          struct api_error *err);
 
-/*
- * Refuses the attention variants' parameters (softcap, window_left, ...), which this
- * server does not compute yet, with a 400 naming the parameter; false when one is there.
- */
-bool api_v2_no_variants(const json_t *params, struct api_error *err);
-
 /* Points err (a /v1 pointer such as "/q/1/3" or "/scale") into the V2 header instead. */
 void api_v2_repoint(struct api_error *err, const struct api_v2_infer *r,
                     const char *const *v1_fields, const char *const *v2_inputs, size_t n);

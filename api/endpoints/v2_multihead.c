@@ -13,6 +13,7 @@
 #include "api/endpoints/v2_multihead.h"
 
 #include "api/endpoints/v2_grid.h"
+#include "api/endpoints/v2_variants.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -76,9 +77,8 @@ static bool read_heads(struct api_v2_multihead *m, const struct api_v2_infer *r,
                        struct api_error *err)
 {
     static const char *const known[] = { "heads", "kv_heads", "weight_layout", "scale",
-                                         "causal", "mask_semantics" };
-    if (!api_v2_no_variants(r->parameters, err) ||
-        !api_v2_check_params(r->parameters, known, 6, err))
+                                         "causal", "mask_semantics", API_V2_VARIANT_PARAMS };
+    if (!api_v2_check_params(r->parameters, known, 6 + API_V2_N_VARIANT_PARAMS, err))
         return false;
     double heads = 0, kv = 0;
     bool has_heads, has_kv;
@@ -198,6 +198,14 @@ static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
     req->scale = 1.0 / sqrt((double)req->d_k);
     if (!api_v2_param_number(r->parameters, "scale", &req->scale, NULL, err))
         return false;
+    const struct api_variant_sizes sizes = { req->heads, req->grid.n_q, req->grid.n_k, req->d_k,
+                                             false };
+    if (!api_v2_read_variants(r->parameters, &sizes, &req->variants, err))
+        return false;
+    if (req->variants.any && (req->vsteps = calloc(req->heads, sizeof *req->vsteps)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
+        return false;
+    }
     if (!(req->scale > 0)) {
         api_error_set(err, API_INVALID_VALUE, "parameters.scale must be a number > 0");
         api_error_at(err, "/parameters/scale");
@@ -456,6 +464,9 @@ bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
         if (req->cross)
             req->x_kv.data = m->x_kv.data + b * req->x_kv.rows * req->d_model;
         api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, b);
+        /* dropout draws over (B, h, n_q, n_k): problem b after b problems' cells */
+        req->variants.dropout_offset =
+            (unsigned long long)b * req->heads * req->grid.n_q * req->grid.n_k;
         struct attn_mh_trace trace;
         if (!api_multihead_run(req, "", &trace, err)) {
             api_v2_repoint(err, m->header, v1_fields, v2_inputs, 9);
@@ -480,4 +491,9 @@ void api_v2_multihead_deinit(struct api_v2_multihead *m)
     api_v2_input_free(&m->bias);
     free(m->allow);
     m->allow = NULL;
+    for (size_t h = 0; m->req.vsteps != NULL && h < m->req.heads; h++)
+        attn_vtrace_free(&m->req.vsteps[h]);
+    free(m->req.vsteps);
+    m->req.vsteps = NULL;
+    api_variants_deinit(&m->req.variants);
 }

@@ -71,6 +71,44 @@ const PRESETS = [
   },
 ];
 
+// Today's models: one example a variant (DESIGN.md, "Attention variants"), on the first
+// lecture's numbers so each step's change can be read against the plain answer.
+const SEED000 = { q: [[1, 0, 1, 0], [0, 1, 0, 1]], k: [[1, 0, 1, 0], [1, 1, 1, 1]], v: [[10, 0], [0, 10]] };
+const CAUSAL4 = { q: [[1, 0], [0, 1], [1, 1], [1, -1]], k: [[1, 0], [0, 1], [1, 1], [1, -1]], v: [[1], [2], [3], [4]] };
+PRESETS.push(
+  {
+    id: 'variant-rope', name: 'Variant: RoPE (rotary positions)',
+    body: { ...SEED000, rope: { layout: 'half' } },
+    note: 'q and k turn by their positions before the scores (steps q_rope, k_rope): key 1 no longer matches query 0 as well.',
+  },
+  {
+    id: 'variant-softcap', name: 'Variant: softcap (Gemma 2)',
+    body: { ...SEED000, softcap: 0.5 },
+    note: 'softcapped = 0.5·tanh(scaled/0.5): the scores 1 shrink to 0.48, and the weights flatten.',
+  },
+  {
+    id: 'variant-alibi', name: 'Variant: ALiBi with a causal mask',
+    body: { ...CAUSAL4, mask: 'causal', alibi: 0.5 },
+    note: 'Each key loses 0.5 per position of distance before the softmax: nearer keys weigh more.',
+  },
+  {
+    id: 'variant-window', name: 'Variant: a sliding window with a sink token',
+    body: { ...CAUSAL4, window: { left: 1, right: 0 }, sink_tokens: 1 },
+    note: 'Each query sees itself and one key back, plus key 0 (the sink token) always.',
+  },
+  {
+    id: 'variant-sink', name: 'Variant: a sink logit',
+    body: { ...SEED000, sink_logit: 0 },
+    note: 'An extra logit of 0 in every row takes weight but brings no value: the rows sum to less than 1.',
+  },
+  {
+    id: 'variant-dropout', name: 'Variant: dropout (p = 0.5, seed 42)',
+    body: { ...CAUSAL4, dropout: { p: 0.5, seed: 42 } },
+    note: 'Some weights are dropped (dropout_keep 0) and the rest doubled; the same seed drops the same cells.',
+  },
+);
+const VARIANT_FIELDS = ['rope', 'softcap', 'alibi', 'window', 'sink_tokens', 'sink_logit', 'dropout'];
+
 // Multi-head needs POST /v1/multihead; the preset is added only when the server has it.
 const MULTIHEAD_PRESET = {
   id: 'multihead', name: 'Multi-head: 2 heads, random inputs', multihead: true,
@@ -93,7 +131,7 @@ const shape = (s) => (s === null || s === undefined ? 'none'
 
 // ---- the form ----
 
-const FIELDS = ['q', 'k', 'v', 'mask', 'scale', 'labels-queries', 'labels-keys', 'multihead'];
+const FIELDS = ['q', 'k', 'v', 'mask', 'scale', 'labels-queries', 'labels-keys', 'multihead', 'variants'];
 let current = PRESETS[0];
 
 function fillPresets(list) {
@@ -139,6 +177,8 @@ function loadPreset(p) {
     $('f-lk').value = b.labels?.keys ? b.labels.keys.join(', ') : '';
     $('f-pitfall').value = b.pitfall || '';
     $('f-auto').checked = b.heatmap?.vmax === 'auto';
+    const variants = Object.fromEntries(VARIANT_FIELDS.filter((f) => b[f] !== undefined).map((f) => [f, b[f]]));
+    $('f-variants').value = Object.keys(variants).length ? JSON.stringify(variants) : '';
   }
   clearErrors();
 }
@@ -198,6 +238,13 @@ function readForm() {
   if (mask !== '') body.mask = /^"?causal"?$/.test(mask) ? 'causal' : parseJsonField('mask', mask, false);
   const scale = $('f-scale').value.trim();
   if (scale !== '') body.scale = Number.isFinite(Number(scale)) ? Number(scale) : scale;
+  const variants = parseJsonField('variants', $('f-variants').value, false);
+  if (variants !== undefined) {
+    if (variants === null || typeof variants !== 'object' || Array.isArray(variants)) {
+      throw new FieldError('variants', 'an object such as {"softcap": 30}');
+    }
+    Object.assign(body, variants);
+  }
   const queries = splitLabels($('f-lq').value);
   const keys = splitLabels($('f-lk').value);
   if (queries || keys) {
@@ -215,6 +262,7 @@ function fieldOf(pointer) {
   if (current.multihead) return 'multihead';
   const parts = (pointer || '').split('/');
   if (parts[1] === 'labels') return parts[2] === 'keys' ? 'labels-keys' : 'labels-queries';
+  if (VARIANT_FIELDS.includes(parts[1])) return 'variants';
   return FIELDS.includes(parts[1]) ? parts[1] : null;
 }
 
@@ -321,10 +369,16 @@ function renderAttention(body, r) {
     sec.append(el('p', `${operands}${shape(s.shape)}`, 'shape'));
     const values = r[s.name];
     if (values !== undefined) {
-      const cols = s.name === 'output' ? null : L.keys;
+      // q_rope and k_rope are (rows, d_k): their columns are numbered, k_rope's rows are keys.
+      const cols = ['output', 'q_rope', 'k_rope'].includes(s.name) ? null : L.keys;
+      const rows = s.name === 'k_rope' ? L.keys : L.queries;
       const extra = s.name === 'weights' && r.summary
         ? { label: 'sum', values: vector ? [r.summary.row_sums] : r.summary.row_sums } : null;
-      sec.append(matrixTable(values, L.queries, cols, extra));
+      sec.append(matrixTable(values, rows, cols, extra));
+      if (s.name === 'weights' && r.summary?.sink_weight !== undefined) {
+        const sink = [].concat(r.summary.sink_weight).map(fmt).join(', ');
+        sec.append(el('p', `the sink logit took ${sink} of each row`, 'note sink'));
+      }
     }
     $('steps').append(sec);
   }

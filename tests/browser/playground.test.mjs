@@ -147,6 +147,35 @@ describe('the playground', () => {
     });
   }
 
+  // Today's models: each variant's preset shows every step the API lists, its numbers
+  // as the API computes them (columns numbered for q_rope and k_rope, keys otherwise).
+  for (const id of ['variant-rope', 'variant-softcap', 'variant-alibi', 'variant-window',
+    'variant-sink', 'variant-dropout']) {
+    test(`preset ${id}: the variant's steps are shown with the API's numbers`, async () => {
+      const page = await openPlayground();
+      await page.selectOption('#preset', id);
+      assert.equal(await runForm(page), 'Done.');
+      const body = await page.evaluate(() => readForm());
+      const api = (await postJson(attnd.port, '/v1/attention', body)).json();
+      // the variant is on the page: a step of its own, or the op of the step it changes
+      const mark = { 'variant-rope': 'q_rope', 'variant-softcap': 'softcapped', 'variant-alibi': 'slope',
+        'variant-window': 'window', 'variant-sink': 'sink_logit', 'variant-dropout': 'dropped' }[id];
+      const headings = await page.$$eval('#steps section h3', (hs) => hs.map((h) => h.textContent));
+      assert.ok(headings.some((h) => h.includes(mark)), `${id}: ${headings.join(' | ')}`);
+      const shownSteps = await page.$$eval('#steps section', (ss) => ss.map((x) => x.dataset.step));
+      assert.deepEqual(shownSteps, api.steps.map((st) => st.name));
+      for (const { name } of api.steps) {
+        const shown = await stepTable(page, name);
+        const want = asRows(api[name]).map((r) => r.map(fixed));
+        assert.deepEqual(shown.map((row) => row.slice(0, want[0].length)), want, `${id}: ${name}`);
+      }
+      if (id === 'variant-sink')
+        assert.match(await page.textContent('#steps section[data-step="weights"] p.sink'), /sink logit took/);
+      assert.deepEqual(page.problems, []);
+      await page.close();
+    });
+  }
+
   test('the experiments change the winning key or its weight as the lecture says', async () => {
     const page = await openPlayground();
     const summary = async (id) => {

@@ -174,7 +174,8 @@ test('model metadata and ready, with and without /versions/1; other models and v
       assert.deepEqual(mask, { name: 'MASK', datatype: 'BOOL', shape: [-1, -1] });
       if (model === 'attention') {
         assert.deepEqual(j.inputs.map((t) => t.name), ['Q', 'K', 'V', 'MASK', 'BIAS']);
-        assert.deepEqual(j.outputs.map((t) => t.name), ['SCORES', 'SCALED', 'MASKED', 'WEIGHTS', 'OUTPUT']);
+        assert.deepEqual(j.outputs.map((t) => t.name), ['SCORES', 'SCALED', 'MASKED', 'WEIGHTS', 'OUTPUT',
+          'Q_ROPE', 'K_ROPE', 'SOFTCAPPED', 'DROPOUT_KEEP', 'DROPPED']);
         assert.deepEqual(j.inputs[0], { name: 'Q', datatype: 'FP64', shape: [-1, -1] });
       } else {
         assert.ok(j.outputs.some((t) => t.name === 'HEAD_OUTPUTS'));
@@ -593,7 +594,7 @@ test('bad requests are 400 V2 errors pointing into the JSON header', async () =>
   await v2Error({ inputs: seed, outputs: [{ name: 'WEIGHT' }] }, 400, 'unknown-field', '/outputs/0/name');
   await v2Error({ inputs: seed, parameters: { scael: 1 } }, 400, 'unknown-field', '/parameters/scael');
   await v2Error({ inputs: seed, parameters: { scale: -1 } }, 400, 'invalid-value', '/parameters/scale');
-  await v2Error({ inputs: seed, parameters: { softcap: 30 } }, 400, 'invalid-value', '/parameters/softcap');
+  await v2Error({ inputs: seed, parameters: { softcap: 0 } }, 400, 'invalid-value', '/parameters/softcap');
   await v2Error({ inputs: seed, extra: 1 }, 400, 'unknown-field', '/extra');
   await v2Error({ inputs: [...seed, { name: 'MASK', shape: [2, 2], datatype: 'BOOL', data: [true, true, true, true] }],
     parameters: { causal: true } }, 400, 'invalid-value', '/parameters/causal');

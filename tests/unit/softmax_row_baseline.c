@@ -12,4 +12,5 @@
 #define attn_row_divide baseline_row_divide
 #define attn_row_facts_of baseline_row_facts_of
 #define attn_row_logs baseline_row_logs
+#define attn_row_softcap baseline_row_softcap
 #include "core/softmax_row.c"

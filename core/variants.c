@@ -1,0 +1,805 @@
+/*
+ * core/variants.c — the fast path of attention with variants (variants.h): RoPE,
+ * softcap, ALiBi, window and sinks, the sink logit and dropout, each a pass of its
+ * own written into the trace; the trace's allocation; the rules both paths share
+ * (the window, the argument checks, the fault).
+ *
+ * What it is not: the plain forward pass (attention.c, which runs unchanged when no
+ * variant is asked for, so those answers keep their bits), the reference
+ * (variants_ref.c), or a validator of requests.
+ *
+ * The passes run one after the other over whole matrices, each checked before the
+ * next, so the first fault is the first in step order, then row-major. The
+ * products are OpenBLAS's; softmax uses the row functions of softmax_row.h, as
+ * attention.c does.
+ */
+#include "variants.h"
+
+#include <cblas.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "random.h"
+#include "softmax_row.h"
+
+/* ---- names and small rules ---- */
+
+const char *attn_variant_step_name(int step)
+{
+    switch (step) {
+    case ATTN_STEP_Q_ROPE: return "q_rope";
+    case ATTN_STEP_K_ROPE: return "k_rope";
+    case ATTN_STEP_SOFTCAPPED: return "softcapped";
+    case ATTN_STEP_DROPOUT_KEEP: return "dropout_keep";
+    case ATTN_STEP_DROPPED: return "dropped";
+    default: return attn_step_name((enum attn_step)step);
+    }
+}
+
+bool attn_variants_any(const struct attn_variants *v)
+{
+    return v != NULL && (v->rope != NULL || v->softcap != 0 || v->alibi || v->window || v->sink ||
+                         v->dropout);
+}
+
+void attn_alibi_slopes(size_t h, double *out)
+{
+    size_t n = 1;
+    while (n * 2 <= h)
+        n *= 2;
+    /* The power of two's own slopes: 2^(-8i/n), i = 1..n. */
+    for (size_t i = 1; i <= n; i++)
+        out[i - 1] = exp2(-8.0 * (double)i / (double)n);
+    /* The rest from 2n's slopes 2^(-8i/2n), odd i: 2^(-4/n), 2^(-12/n), ... */
+    for (size_t i = n; i < h; i++)
+        out[i] = exp2(-8.0 * (double)(2 * (i - n) + 1) / (double)(2 * n));
+}
+
+bool attn_window_allows(const struct attn_variants *v, size_t n_q, size_t n_k, size_t i,
+                        size_t j)
+{
+    if (!v->window || j < v->sink_tokens)
+        return true;
+    /* d = j − (i + off), off = n_k − n_q, in wide signed arithmetic: sizes are <= INT_MAX. */
+    long long d = (long long)j - (long long)i - (long long)n_k + (long long)n_q;
+    if (v->has_left && d < -(long long)v->left)
+        return false;
+    return !(v->has_right && d > (long long)v->right);
+}
+
+/* Whether the mask (cells or causal) lets query i see key j. */
+static bool attn_mask_allows(const struct attn_mask *m, size_t n_q, size_t n_k, size_t i, size_t j)
+{
+    if (m->kind == ATTN_MASK_CELLS)
+        return m->allow[(m->rows == 1 ? 0 : i) * n_k + j] != 0;
+    if (m->kind == ATTN_MASK_CAUSAL)
+        return j + n_q <= i + n_k;
+    return true;
+}
+
+/* ---- RoPE tables ---- */
+
+enum attn_status attn_rope_prepare(struct attn_rope *rope, size_t n_q, size_t n_k)
+{
+    size_t half = rope->rotated / 2;
+    rope->cos_q = rope->sin_q = rope->cos_k = rope->sin_k = NULL;
+    if (!(rope->base > 0) || !isfinite(rope->base) || rope->rotated == 0 ||
+        rope->rotated % 2 != 0 || rope->rotated > INT_MAX || n_q == 0 || n_k == 0 ||
+        n_q > INT_MAX || n_k > INT_MAX)
+        return ATTN_EINVAL;
+    int overflow = 0;
+    size_t rows = n_q + n_k; /* both <= INT_MAX: no wrap */
+    size_t cells = attn_cells(attn_cells(rows, half, &overflow), 2, &overflow);
+    if (overflow || cells > SIZE_MAX / sizeof(double))
+        return ATTN_ENOMEM;
+    double *block = malloc(cells * sizeof(double));
+    double *inv = malloc(half * sizeof(double));
+    if (block == NULL || inv == NULL) {
+        free(block);
+        free(inv);
+        return ATTN_ENOMEM;
+    }
+    /* θ_c = pos · base^(−2c/r): the frequencies once, then one cos and sin a row and pair. */
+    for (size_t c = 0; c < half; c++)
+        inv[c] = pow(rope->base, -2.0 * (double)c / (double)rope->rotated);
+    rope->cos_q = block;
+    rope->sin_q = block + n_q * half;
+    rope->cos_k = block + 2 * n_q * half;
+    rope->sin_k = block + (2 * n_q + n_k) * half;
+    double off = (double)n_k - (double)n_q;
+    for (size_t i = 0; i < n_q; i++) {
+        double pos = rope->positions_q != NULL ? rope->positions_q[i] : off + (double)i;
+        for (size_t c = 0; c < half; c++) {
+            rope->cos_q[i * half + c] = cos(pos * inv[c]);
+            rope->sin_q[i * half + c] = sin(pos * inv[c]);
+        }
+    }
+    for (size_t j = 0; j < n_k; j++) {
+        double pos = rope->positions_k != NULL ? rope->positions_k[j] : (double)j;
+        for (size_t c = 0; c < half; c++) {
+            rope->cos_k[j * half + c] = cos(pos * inv[c]);
+            rope->sin_k[j * half + c] = sin(pos * inv[c]);
+        }
+    }
+    free(inv);
+    rope->n_q = n_q;
+    rope->n_k = n_k;
+    return ATTN_OK;
+}
+
+void attn_rope_release(struct attn_rope *rope)
+{
+    if (rope == NULL)
+        return;
+    free(rope->cos_q); /* the one block of the four tables */
+    rope->cos_q = rope->sin_q = rope->cos_k = rope->sin_k = NULL;
+    rope->n_q = rope->n_k = 0;
+}
+
+/*
+ * out (rows, d) = x with each row's pairs turned by its table row: (x_a, x_b) →
+ * (x_a cos − x_b sin, x_b cos + x_a sin), where the pair (a, b) is (c, c + r/2)
+ * ("half") or (2c, 2c + 1) ("interleaved").
+ */
+static void attn_rope_rotate(const struct attn_matrix *x, struct attn_matrix *out,
+                             const struct attn_rope *rope, const double *cos_t,
+                             const double *sin_t)
+{
+    size_t half = rope->rotated / 2;
+    bool interleaved = rope->layout == ATTN_ROPE_INTERLEAVED;
+    for (size_t i = 0; i < x->rows; i++) {
+        const double *src = x->data + i * x->stride;
+        double *dst = out->data + i * out->stride;
+        const double *cs = cos_t + i * half, *sn = sin_t + i * half;
+        memcpy(dst, src, x->cols * sizeof *dst);
+        for (size_t c = 0; c < half; c++) {
+            size_t a = interleaved ? 2 * c : c, b = interleaved ? 2 * c + 1 : c + half;
+            dst[a] = src[a] * cs[c] - src[b] * sn[c];
+            dst[b] = src[b] * cs[c] + src[a] * sn[c];
+        }
+    }
+}
+
+/* ---- the trace ---- */
+
+/* The doubles of the variants' own steps; 0 with *overflow when they do not fit. */
+static size_t attn_vtrace_cells(size_t n_q, size_t n_k, size_t d_k,
+                                const struct attn_variants *v, int *overflow)
+{
+    size_t qk = attn_cells(n_q, n_k, overflow), total = 0, add[4] = { 0 };
+    if (v->rope != NULL) {
+        add[0] = attn_cells(n_q, d_k, overflow);
+        add[1] = attn_cells(n_k, d_k, overflow);
+    }
+    if (v->softcap > 0)
+        add[2] = qk;
+    if (v->dropout)
+        add[3] = attn_cells(qk, 2, overflow);
+    for (int s = 0; s < 4; s++) {
+        if (add[s] > SIZE_MAX - total)
+            *overflow = 1;
+        else
+            total += add[s];
+    }
+    if (v->sink) {
+        if (n_q > SIZE_MAX - total)
+            *overflow = 1;
+        else
+            total += n_q;
+    }
+    return total;
+}
+
+size_t attn_vtrace_bytes(size_t n_q, size_t n_k, size_t d_k, size_t d_v,
+                         const struct attn_variants *v)
+{
+    int overflow = 0;
+    size_t base = attn_trace_bytes_keep(n_q, n_k, d_v, ATTN_KEEP_ALL);
+    size_t extra = attn_vtrace_cells(n_q, n_k, d_k, v, &overflow);
+    if (base == 0 || overflow || extra > (SIZE_MAX - base) / sizeof(double))
+        return 0;
+    return base + extra * sizeof(double);
+}
+
+/* The variants' own steps into t (zeroed first); with_base: the five steps too. */
+static enum attn_status attn_vtrace_alloc_as(struct attn_vtrace *t, size_t n_q, size_t n_k,
+                                             size_t d_k, size_t d_v,
+                                             const struct attn_variants *v, bool with_base)
+{
+    static const struct attn_variants none = { 0 };
+    int overflow = 0;
+    if (t == NULL)
+        return ATTN_EINVAL;
+    memset(t, 0, sizeof *t);
+    if (v == NULL)
+        v = &none;
+    if (n_q == 0 || n_k == 0 || d_k == 0 || d_v == 0)
+        return ATTN_EINVAL;
+    size_t cells = attn_vtrace_cells(n_q, n_k, d_k, v, &overflow);
+    if (overflow || cells > SIZE_MAX / sizeof(double))
+        return ATTN_ENOMEM;
+    enum attn_status st = with_base ? attn_trace_alloc(&t->base, n_q, n_k, d_v) : ATTN_OK;
+    if (st != ATTN_OK)
+        return st;
+    double *d = cells > 0 ? calloc(cells, sizeof(double)) : NULL;
+    if (cells > 0 && d == NULL) {
+        attn_trace_free(&t->base);
+        return ATTN_ENOMEM;
+    }
+    t->block = d;
+    if (v->rope != NULL) {
+        t->q_rope = attn_matrix_view(d, n_q, d_k);
+        d += n_q * d_k;
+        t->k_rope = attn_matrix_view(d, n_k, d_k);
+        d += n_k * d_k;
+    }
+    if (v->softcap > 0) {
+        t->softcapped = attn_matrix_view(d, n_q, n_k);
+        d += n_q * n_k;
+    }
+    if (v->dropout) {
+        t->keep = attn_matrix_view(d, n_q, n_k);
+        d += n_q * n_k;
+        t->dropped = attn_matrix_view(d, n_q, n_k);
+        d += n_q * n_k;
+    }
+    if (v->sink)
+        t->sink_weight = d;
+    return ATTN_OK;
+}
+
+enum attn_status attn_vtrace_alloc(struct attn_vtrace *t, size_t n_q, size_t n_k, size_t d_k,
+                                   size_t d_v, const struct attn_variants *v)
+{
+    return attn_vtrace_alloc_as(t, n_q, n_k, d_k, d_v, v, true);
+}
+
+enum attn_status attn_vtrace_alloc_steps(struct attn_vtrace *t, size_t n_q, size_t n_k,
+                                         size_t d_k, const struct attn_variants *v)
+{
+    return attn_vtrace_alloc_as(t, n_q, n_k, d_k, 1, v, false);
+}
+
+void attn_vtrace_free(struct attn_vtrace *t)
+{
+    if (t == NULL)
+        return;
+    attn_trace_free(&t->base);
+    free(t->block);
+    memset(t, 0, sizeof *t);
+}
+
+/* ---- checks and faults ---- */
+
+enum attn_status attn_check_variants(const struct attn_vtrace *t, const struct attn_problem *p,
+                                     const struct attn_variants *v)
+{
+    const struct attn_rope *r = v->rope;
+    size_t n_q = p->q->rows, n_k = p->k->rows;
+    if (r != NULL && (r->cos_q == NULL || r->n_q != n_q || r->n_k != n_k ||
+                      r->rotated > p->q->cols || t->q_rope.data == NULL ||
+                      t->q_rope.cols != p->q->cols))
+        return ATTN_EINVAL;
+    if (!(v->softcap >= 0) || !isfinite(v->softcap) || (v->softcap > 0 && t->softcapped.data == NULL))
+        return ATTN_EINVAL;
+    if (v->alibi && !isfinite(v->alibi_slope))
+        return ATTN_EINVAL;
+    if (v->sink && (!isfinite(v->sink_logit) || t->sink_weight == NULL))
+        return ATTN_EINVAL;
+    if (v->dropout && (!(v->dropout_p >= 0 && v->dropout_p < 1) || t->dropped.data == NULL))
+        return ATTN_EINVAL;
+    return ATTN_OK;
+}
+
+static void attn_zero(struct attn_matrix *m)
+{
+    if (m->data != NULL)
+        memset(m->data, 0, m->rows * m->cols * sizeof(double));
+}
+
+enum attn_status attn_vtrace_fault(struct attn_vtrace *t, const struct attn_variants *v,
+                                   int step, size_t row, size_t col)
+{
+    struct attn_trace *b = &t->base;
+    const int order[] = { ATTN_STEP_Q_ROPE, ATTN_STEP_K_ROPE, ATTN_STEP_SCORES,
+                          ATTN_STEP_SCALED, ATTN_STEP_SOFTCAPPED, ATTN_STEP_MASKED,
+                          ATTN_STEP_WEIGHTS, ATTN_STEP_DROPOUT_KEEP, ATTN_STEP_DROPPED,
+                          ATTN_STEP_OUTPUT };
+    struct attn_matrix *m[] = { &t->q_rope, &t->k_rope, &b->scores, &b->scaled, &t->softcapped,
+                                &b->masked, &b->weights, &t->keep, &t->dropped, &b->output };
+    bool later = false;
+    for (size_t s = 0; s < sizeof order / sizeof order[0]; s++) {
+        if (later)
+            attn_zero(m[s]);
+        later |= order[s] == step;
+    }
+    attn_trace_reset(b);
+    if (v->sink)
+        memset(t->sink_weight, 0, b->n_q * sizeof(double));
+    b->fault.step = (enum attn_step)step;
+    b->fault.row = row;
+    b->fault.col = col;
+    t->fault_step = step;
+    return ATTN_EOVERFLOW;
+}
+
+/* The first non-finite cell of m (row-major), with the blocked cells of `masked`
+ * skipped when v is given: their −inf is the mask's doing. */
+static enum attn_status attn_vcheck(struct attn_vtrace *t, const struct attn_variants *v,
+                                    int step, const struct attn_matrix *m,
+                                    const struct attn_problem *masking)
+{
+    for (size_t i = 0; i < m->rows; i++)
+        for (size_t j = 0; j < m->cols; j++) {
+            double x = attn_at(m, i, j);
+            if (isfinite(x))
+                continue;
+            if (masking != NULL && x == -INFINITY &&
+                (!attn_mask_allows(&masking->mask, m->rows, m->cols, i, j) ||
+                 !attn_window_allows(v, m->rows, m->cols, i, j)))
+                continue;
+            return attn_vtrace_fault(t, v, step, i, j);
+        }
+    return ATTN_OK;
+}
+
+/* ---- one row of each pass, shared by the blocked fast path and the pass-by-pass one ---- */
+
+/* Finite, as one comparison (NaN compares false). */
+static inline bool attn_vfinite(double x)
+{
+    return fabs(x) <= DBL_MAX;
+}
+
+/* The keys row i may see: [0, sinks) and [from, to) of the window, below causal_end,
+ * and where `allow` (a CELLS mask row, or NULL) says 1. */
+struct attn_vrow {
+    size_t sinks, from, to, causal_end;
+    const unsigned char *allow;
+};
+
+static struct attn_vrow attn_vrow_of(const struct attn_problem *p, const struct attn_variants *v,
+                                     size_t n_q, size_t n_k, size_t i)
+{
+    struct attn_vrow r = { 0, 0, n_k, n_k, NULL };
+    long long at = (long long)i + (long long)n_k - (long long)n_q; /* i + off */
+    if (p->mask.kind == ATTN_MASK_CELLS)
+        r.allow = p->mask.allow + (p->mask.rows == 1 ? 0 : i) * n_k;
+    if (p->mask.kind == ATTN_MASK_CAUSAL)
+        r.causal_end = at + 1 <= 0 ? 0 : (size_t)(at + 1) > n_k ? n_k : (size_t)(at + 1);
+    if (v->window) {
+        long long lo = v->has_left ? at - (long long)v->left : 0;
+        long long hi = v->has_right ? at + (long long)v->right + 1 : (long long)n_k;
+        r.from = lo <= 0 ? 0 : (size_t)lo > n_k ? n_k : (size_t)lo;
+        r.to = hi <= 0 ? 0 : (size_t)hi > n_k ? n_k : (size_t)hi;
+        if (r.to < r.from)
+            r.to = r.from;
+        r.sinks = v->sink_tokens < n_k ? v->sink_tokens : n_k;
+    }
+    return r;
+}
+
+static inline bool attn_vrow_sees(const struct attn_vrow *r, size_t j)
+{
+    return (j < r->sinks || (j >= r->from && j < r->to)) && j < r->causal_end &&
+           (r->allow == NULL || r->allow[j] != 0);
+}
+
+/* masked row = x + bias − m·|i + off − j|, −inf where the row may not see j; false if a
+ * visible cell is not finite. */
+static bool attn_row_vmask(const double *x, const double *b, double *m, size_t n,
+                           const struct attn_vrow *r, const struct attn_variants *v, double at)
+{
+    bool ok = true;
+    for (size_t j = 0; j < n; j++) {
+        if (!attn_vrow_sees(r, j)) {
+            m[j] = -INFINITY;
+            continue;
+        }
+        double y = b != NULL ? x[j] + b[j] : x[j];
+        if (v->alibi)
+            y -= v->alibi_slope * fabs(at - (double)j);
+        m[j] = y;
+        ok &= attn_vfinite(y);
+    }
+    return ok;
+}
+
+/*
+ * Softmax of row i of masked into weights, the sink logit z (when there is one) taking
+ * part in the max and the sum but getting no column: the row's weights then sum to
+ * 1 − sink_weight. A row with every key blocked has weights 0, and its whole weight goes
+ * to the sink when there is one. Summarized unless skip_summary.
+ */
+static void attn_row_vsoftmax(struct attn_vtrace *t, const struct attn_problem *p,
+                              const struct attn_variants *v, size_t i)
+{
+    struct attn_trace *b = &t->base;
+    size_t n = b->n_k;
+    const double *x = b->masked.data + i * n;
+    double *w = b->weights.data + i * n;
+    double max = attn_row_max(x, n);
+    bool blocked = max == -INFINITY;
+    b->summary.fully_masked[i] = blocked;
+    if (blocked) {
+        memset(w, 0, n * sizeof *w);
+        if (v->sink)
+            t->sink_weight[i] = 1.0;
+        b->summary.argmax[i] = ATTN_NO_INDEX;
+        b->summary.row_sums[i] = b->summary.max_weight[i] = b->summary.entropy[i] = 0;
+        return;
+    }
+    if (v->sink && v->sink_logit > max)
+        max = v->sink_logit;
+    double sum = attn_row_exp(x, max, w, n), sink = 0.0;
+    if (v->sink) {
+        sink = exp(v->sink_logit - max);
+        sum += sink;
+    }
+    (void)attn_row_divide(w, n, sum);
+    if (v->sink)
+        t->sink_weight[i] = sink / sum;
+    if (p->skip_summary)
+        return;
+    struct attn_row_facts f = attn_row_facts_of(w, n);
+    b->summary.row_sums[i] = f.sum;
+    b->summary.argmax[i] = f.argmax;
+    b->summary.max_weight[i] = f.max_weight;
+    b->summary.entropy[i] = f.entropy;
+}
+
+/* keep = 1 where the generator's u >= p; dropped = weights · keep / (1 − p), row i. */
+static void attn_row_dropout(struct attn_vtrace *t, const struct attn_variants *v, size_t i)
+{
+    size_t n = t->base.n_k;
+    double scale = 1.0 / (1.0 - v->dropout_p), *keep = t->keep.data + i * n;
+    const double *w = t->base.weights.data + i * n;
+    double *d = t->dropped.data + i * n;
+    attn_random_units(v->dropout_seed, ATTN_RANDOM_STREAM_DROPOUT,
+                      v->dropout_first + (uint64_t)i * n, n, keep);
+    for (size_t j = 0; j < n; j++) {
+        keep[j] = keep[j] >= v->dropout_p ? 1.0 : 0.0;
+        d[j] = w[j] * keep[j] * scale;
+    }
+}
+
+static void attn_gemm(const struct attn_matrix *a, const struct attn_matrix *b, bool b_trans,
+                      struct attn_matrix *c)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, b_trans ? CblasTrans : CblasNoTrans,
+                (blasint)a->rows, (blasint)(b_trans ? b->rows : b->cols), (blasint)a->cols, 1.0,
+                a->data, (blasint)a->stride, b->data, (blasint)b->stride, 0.0, c->data,
+                (blasint)c->stride);
+}
+
+/* Zeroes the cells of rows [from, to) of m that no row sees (band_only). */
+static void attn_zero_hidden(struct attn_matrix *m, const struct attn_problem *p,
+                             const struct attn_variants *v, size_t n_q, size_t from, size_t to)
+{
+    struct attn_problem open = *p;
+    open.mask.kind = ATTN_MASK_NONE; /* the window alone decides what is computed */
+    for (size_t i = from; i < to; i++) {
+        struct attn_vrow r = attn_vrow_of(&open, v, n_q, m->cols, i);
+        double *row = m->data + i * m->stride;
+        for (size_t j = 0; j < m->cols; j++)
+            if (!attn_vrow_sees(&r, j))
+                row[j] = 0.0;
+    }
+}
+
+/* ---- the pass-by-pass path: the definition of which cell is the first fault ---- */
+
+static enum attn_status attn_variants_by_steps(struct attn_vtrace *out,
+                                               const struct attn_problem *p,
+                                               const struct attn_variants *v,
+                                               const struct attn_matrix *q,
+                                               const struct attn_matrix *k)
+{
+    enum attn_status st;
+    struct attn_trace *b = &out->base;
+    size_t n_q = b->n_q, n_k = b->n_k;
+    const struct attn_matrix *x = &b->scaled;
+    attn_trace_reset(b);
+    attn_gemm(q, k, true, &b->scores);
+    if (v->window && v->band_only)
+        attn_zero_hidden(&b->scores, p, v, n_q, 0, n_q);
+    if ((st = attn_vcheck(out, v, ATTN_STEP_SCORES, &b->scores, NULL)) != ATTN_OK)
+        return st;
+    for (size_t i = 0; i < n_q; i++)
+        (void)attn_row_scale(b->scores.data + i * n_k, b->scaled.data + i * n_k, n_k, p->scale);
+    if ((st = attn_vcheck(out, v, ATTN_STEP_SCALED, &b->scaled, NULL)) != ATTN_OK)
+        return st;
+    if (v->softcap > 0) {
+        for (size_t i = 0; i < n_q; i++)
+            attn_row_softcap(b->scaled.data + i * n_k, out->softcapped.data + i * n_k, n_k,
+                             v->softcap);
+        x = &out->softcapped;
+        if ((st = attn_vcheck(out, v, ATTN_STEP_SOFTCAPPED, x, NULL)) != ATTN_OK)
+            return st;
+    }
+    for (size_t i = 0; i < n_q; i++) {
+        struct attn_vrow r = attn_vrow_of(p, v, n_q, n_k, i);
+        const double *bias = p->bias != NULL ? p->bias->data + i * p->bias->stride : NULL;
+        (void)attn_row_vmask(x->data + i * n_k, bias, b->masked.data + i * n_k, n_k, &r, v,
+                             (double)i + (double)n_k - (double)n_q);
+    }
+    if ((st = attn_vcheck(out, v, ATTN_STEP_MASKED, &b->masked, p)) != ATTN_OK)
+        return st;
+    for (size_t i = 0; i < n_q; i++) {
+        attn_row_vsoftmax(out, p, v, i);
+        b->summary.n_fully_masked += b->summary.fully_masked[i];
+    }
+    if ((st = attn_vcheck(out, v, ATTN_STEP_WEIGHTS, &b->weights, NULL)) != ATTN_OK)
+        return st;
+    const struct attn_matrix *mix = &b->weights;
+    if (v->dropout) {
+        for (size_t i = 0; i < n_q; i++)
+            attn_row_dropout(out, v, i);
+        mix = &out->dropped;
+        if ((st = attn_vcheck(out, v, ATTN_STEP_DROPPED, mix, NULL)) != ATTN_OK)
+            return st;
+    }
+    attn_gemm(mix, p->v, false, &b->output);
+    return attn_vcheck(out, v, ATTN_STEP_OUTPUT, &b->output, NULL);
+}
+
+/* ---- band_only: a row's work on the keys its window shows ---- */
+
+/* The columns row i computes with band_only: [a[0], b[0]) and [a[1], b[1]) (sinks first). */
+struct attn_band {
+    size_t a[2], b[2];
+};
+
+static struct attn_band attn_band_of(const struct attn_problem *p, const struct attn_variants *v,
+                                     size_t n_q, size_t n_k, size_t i)
+{
+    struct attn_problem open = *p;
+    open.mask.kind = ATTN_MASK_NONE; /* the window alone decides what is computed */
+    struct attn_vrow r = attn_vrow_of(&open, v, n_q, n_k, i);
+    struct attn_band band = { { 0, r.from }, { r.sinks < r.from ? r.sinks : 0, r.to } };
+    if (r.sinks >= r.from) { /* the sinks reach the window: one range */
+        band.b[1] = r.sinks > r.to ? r.sinks : r.to;
+        band.a[1] = 0;
+    }
+    return band;
+}
+
+/* x[j] = value outside the band's ranges of a row of n. */
+static void attn_fill_outside(double *x, size_t n, const struct attn_band *band, double value)
+{
+    size_t at = 0;
+    for (int k = 0; k < 2; k++) {
+        for (size_t j = at; j < band->a[k]; j++)
+            x[j] = value;
+        if (band->b[k] > at)
+            at = band->b[k];
+    }
+    for (size_t j = at; j < n; j++)
+        x[j] = value;
+}
+
+/* Facts of two ranges of a row, combined as attn_row_facts_of would over the whole row
+ * (the other weights are 0: they add nothing and cannot be the heaviest). */
+static struct attn_row_facts attn_band_facts(const double *w, const struct attn_band *band)
+{
+    struct attn_row_facts all = { 0, -1, 0, 0 };
+    for (int k = 0; k < 2; k++) {
+        if (band->b[k] <= band->a[k])
+            continue;
+        struct attn_row_facts f = attn_row_facts_of(w + band->a[k], band->b[k] - band->a[k]);
+        all.sum += f.sum;
+        all.entropy += f.entropy;
+        if (f.max_weight > all.max_weight) {
+            all.max_weight = f.max_weight;
+            all.argmax = band->a[k] + f.argmax;
+        }
+    }
+    return all;
+}
+
+/*
+ * Every step of row i on its band: scores (already multiplied there), scaled,
+ * softcapped, masked, weights and the dropout, the cells outside the band written as
+ * not computed (0; −inf in masked; weight 0). False if a check fails.
+ */
+static bool attn_row_band(struct attn_vtrace *out, const struct attn_problem *p,
+                          const struct attn_variants *v, size_t i)
+{
+    struct attn_trace *b = &out->base;
+    size_t n_q = b->n_q, n = b->n_k;
+    struct attn_band band = attn_band_of(p, v, n_q, n, i);
+    struct attn_vrow r = attn_vrow_of(p, v, n_q, n, i);
+    double *s = b->scores.data + i * n, *x = b->scaled.data + i * n;
+    double *m = b->masked.data + i * n, *w = b->weights.data + i * n;
+    const double *bias = p->bias != NULL ? p->bias->data + i * p->bias->stride : NULL;
+    double at = (double)i + (double)n - (double)n_q, max = -INFINITY;
+    bool ok = true;
+    attn_fill_outside(s, n, &band, 0.0);
+    attn_fill_outside(x, n, &band, 0.0);
+    attn_fill_outside(m, n, &band, -INFINITY);
+    attn_fill_outside(w, n, &band, 0.0);
+    if (v->softcap > 0)
+        attn_fill_outside(out->softcapped.data + i * n, n, &band, 0.0);
+    for (int k = 0; k < 2; k++) {
+        size_t a = band.a[k], len = band.b[k] > a ? band.b[k] - a : 0;
+        if (len == 0)
+            continue;
+        const double *y = x + a;
+        ok &= attn_row_scale(s + a, x + a, len, p->scale);
+        if (v->softcap > 0) {
+            attn_row_softcap(x + a, out->softcapped.data + i * n + a, len, v->softcap);
+            y = out->softcapped.data + i * n + a;
+        }
+        struct attn_vrow shifted = r; /* the same rules, seen from column a */
+        shifted.sinks = r.sinks > a ? r.sinks - a : 0;
+        shifted.from = r.from > a ? r.from - a : 0;
+        shifted.to = r.to > a ? r.to - a : 0;
+        shifted.causal_end = r.causal_end > a ? r.causal_end - a : 0;
+        shifted.allow = r.allow != NULL ? r.allow + a : NULL;
+        ok &= attn_row_vmask(y, bias != NULL ? bias + a : NULL, m + a, len, &shifted, v, at - (double)a);
+        double row_max = attn_row_max(m + a, len);
+        max = row_max > max ? row_max : max;
+    }
+    bool blocked = max == -INFINITY;
+    b->summary.fully_masked[i] = blocked;
+    if (blocked) {
+        if (v->sink)
+            out->sink_weight[i] = 1.0;
+        b->summary.argmax[i] = ATTN_NO_INDEX;
+        b->summary.row_sums[i] = b->summary.max_weight[i] = b->summary.entropy[i] = 0;
+    } else {
+        if (v->sink && v->sink_logit > max)
+            max = v->sink_logit;
+        double sum = v->sink ? exp(v->sink_logit - max) : 0.0, sink = sum;
+        for (int k = 0; k < 2; k++)
+            if (band.b[k] > band.a[k])
+                sum += attn_row_exp(m + band.a[k], max, w + band.a[k], band.b[k] - band.a[k]);
+        for (int k = 0; k < 2; k++)
+            if (band.b[k] > band.a[k])
+                ok &= attn_row_divide(w + band.a[k], band.b[k] - band.a[k], sum);
+        if (v->sink)
+            out->sink_weight[i] = sink / sum;
+        if (!p->skip_summary) {
+            struct attn_row_facts f = attn_band_facts(w, &band);
+            b->summary.row_sums[i] = f.sum;
+            b->summary.argmax[i] = f.argmax;
+            b->summary.max_weight[i] = f.max_weight;
+            b->summary.entropy[i] = f.entropy;
+        }
+    }
+    if (v->dropout)
+        attn_row_dropout(out, v, i);
+    return ok;
+}
+
+/* ---- the fast path: blocks of rows through every step while they are in cache ---- */
+
+#define ATTN_VBLOCK 64
+
+/* Columns [lo, hi) of rows [from, to): S = Q_rows · K_colsᵀ into scores (in place). */
+static void attn_scores_cols(struct attn_trace *b, const struct attn_matrix *q,
+                             const struct attn_matrix *k, size_t from, size_t to, size_t lo,
+                             size_t hi)
+{
+    if (hi <= lo)
+        return;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (blasint)(to - from), (blasint)(hi - lo),
+                (blasint)q->cols, 1.0, q->data + from * q->stride, (blasint)q->stride,
+                k->data + lo * k->stride, (blasint)k->stride, 0.0,
+                b->scores.data + from * b->n_k + lo, (blasint)b->n_k);
+}
+
+/* out rows [from, to) (+)= A's columns [lo, hi) · V's rows [lo, hi). */
+static void attn_output_cols(struct attn_trace *b, const struct attn_matrix *a,
+                             const struct attn_matrix *v, size_t from, size_t to, size_t lo,
+                             size_t hi, double beta)
+{
+    if (hi <= lo)
+        return;
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)(to - from),
+                (blasint)v->cols, (blasint)(hi - lo), 1.0, a->data + from * a->stride + lo,
+                (blasint)a->stride, v->data + lo * v->stride, (blasint)v->stride, beta,
+                b->output.data + from * b->output.stride, (blasint)b->output.stride);
+}
+
+/*
+ * Every step for rows [from, to). With band_only, only the columns some row of the block
+ * sees through the window (its band and the sink tokens) are multiplied; the others hold
+ * 0 in scores, scaled and softcapped and weigh 0. False when a check fails: the caller
+ * then reruns step by step, which names the first fault as the contract orders them.
+ */
+static bool attn_variants_rows(struct attn_vtrace *out, const struct attn_problem *p,
+                               const struct attn_variants *v, const struct attn_matrix *q,
+                               const struct attn_matrix *k, size_t from, size_t to)
+{
+    struct attn_trace *b = &out->base;
+    size_t n_q = b->n_q, n = b->n_k;
+    size_t lo = 0, hi = n, sinks = 0; /* the computed columns: [0, sinks) and [lo, hi) */
+    if (v->window && v->band_only) {
+        struct attn_problem open = *p;
+        open.mask.kind = ATTN_MASK_NONE;
+        struct attn_vrow first = attn_vrow_of(&open, v, n_q, n, from);
+        struct attn_vrow last = attn_vrow_of(&open, v, n_q, n, to - 1);
+        lo = first.from;
+        hi = last.to > lo ? last.to : lo;
+        sinks = first.sinks < lo ? first.sinks : 0;
+        if (first.sinks >= lo && first.sinks > hi)
+            hi = first.sinks;
+        if (first.sinks >= lo)
+            lo = 0;
+    }
+    attn_scores_cols(b, q, k, from, to, 0, sinks);
+    attn_scores_cols(b, q, k, from, to, lo, hi);
+    bool ok = true;
+    for (size_t i = from; v->window && v->band_only && i < to && ok; i++)
+        ok &= attn_row_band(out, p, v, i);
+    for (size_t i = from; !(v->window && v->band_only) && i < to && ok; i++) {
+        double *s = b->scores.data + i * n, *x = b->scaled.data + i * n;
+        ok &= attn_row_scale(s, x, n, p->scale);
+        if (v->softcap > 0) {
+            attn_row_softcap(x, out->softcapped.data + i * n, n, v->softcap);
+            x = out->softcapped.data + i * n;
+        }
+        struct attn_vrow r = attn_vrow_of(p, v, n_q, n, i);
+        const double *bias = p->bias != NULL ? p->bias->data + i * p->bias->stride : NULL;
+        ok &= attn_row_vmask(x, bias, b->masked.data + i * n, n, &r, v,
+                             (double)i + (double)n - (double)n_q);
+        attn_row_vsoftmax(out, p, v, i);
+        if (v->dropout)
+            attn_row_dropout(out, v, i);
+    }
+    if (!ok)
+        return false;
+    const struct attn_matrix *mix = v->dropout ? &out->dropped : &b->weights;
+    if (v->window && v->band_only) {
+        attn_output_cols(b, mix, p->v, from, to, 0, sinks, 0.0);
+        attn_output_cols(b, mix, p->v, from, to, lo, hi, sinks > 0 ? 1.0 : 0.0);
+        if (sinks == 0 && hi <= lo) /* nothing seen: every row is fully masked */
+            for (size_t i = from; i < to; i++)
+                memset(b->output.data + i * b->output.stride, 0, b->output.cols * sizeof(double));
+    } else {
+        attn_output_cols(b, mix, p->v, from, to, 0, n, 0.0);
+    }
+    bool finite = true;
+    for (size_t i = from; i < to; i++)
+        for (size_t j = 0; j < b->output.cols; j++)
+            finite &= attn_vfinite(b->output.data[i * b->output.stride + j]);
+    return finite;
+}
+
+enum attn_status attn_forward_variants(struct attn_vtrace *out, const struct attn_problem *p,
+                                       const struct attn_variants *v)
+{
+    if (out == NULL || !attn_variants_any(v))
+        return out == NULL ? ATTN_EINVAL : attn_forward(&out->base, p);
+    enum attn_status st = attn_check_problem(&out->base, p);
+    if (st != ATTN_OK || (st = attn_check_variants(out, p, v)) != ATTN_OK)
+        return st;
+    struct attn_trace *b = &out->base;
+    const struct attn_matrix *q = p->q, *k = p->k;
+    attn_trace_reset(b);
+    out->fault_step = ATTN_STEP_NONE;
+    if (v->rope != NULL) {
+        attn_rope_rotate(p->q, &out->q_rope, v->rope, v->rope->cos_q, v->rope->sin_q);
+        if ((st = attn_vcheck(out, v, ATTN_STEP_Q_ROPE, &out->q_rope, NULL)) != ATTN_OK)
+            return st;
+        attn_rope_rotate(p->k, &out->k_rope, v->rope, v->rope->cos_k, v->rope->sin_k);
+        if ((st = attn_vcheck(out, v, ATTN_STEP_K_ROPE, &out->k_rope, NULL)) != ATTN_OK)
+            return st;
+        q = &out->q_rope;
+        k = &out->k_rope;
+    }
+    for (size_t from = 0; from < b->n_q; from += ATTN_VBLOCK) {
+        size_t to = b->n_q - from > ATTN_VBLOCK ? from + ATTN_VBLOCK : b->n_q;
+        if (!attn_variants_rows(out, p, v, q, k, from, to))
+            return attn_variants_by_steps(out, p, v, q, k);
+    }
+    for (size_t i = 0; i < b->n_q; i++)
+        b->summary.n_fully_masked += b->summary.fully_masked[i];
+    return ATTN_OK;
+}

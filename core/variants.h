@@ -1,0 +1,189 @@
+/*
+ * core/variants.h — the attention of today's models, each variant its own step:
+ * rotary embeddings (RoPE), a soft cap on the logits, ALiBi, a sliding window with
+ * sink tokens, a sink logit, and dropout.
+ *
+ * The order of the steps (DESIGN.md, "Attention variants"):
+ *
+ *   q_rope, k_rope  → scores → scaled → softcapped → masked → weights → dropout_keep,
+ *   dropped → output
+ *
+ *   q_rope     (n_q, d_k)  Q with its first r columns rotated by position
+ *   k_rope     (n_k, d_k)  K the same way
+ *   scores     (n_q, n_k)  Q' @ K'ᵀ
+ *   scaled     (n_q, n_k)  scores * scale
+ *   softcapped (n_q, n_k)  c·tanh(scaled / c)
+ *   masked     (n_q, n_k)  x + bias − m·|i + off − j|, −inf where the mask, causal or
+ *                          the window blocks (keys j < sink_tokens pass any window)
+ *   weights    (n_q, n_k)  softmax along the row, with the sink logit in the sum
+ *   keep       (n_q, n_k)  1 where the generator's u ≥ p, else 0
+ *   dropped    (n_q, n_k)  weights · keep / (1 − p)
+ *   output     (n_q, d_v)  dropped (or weights) @ V
+ *
+ * with off = n_k − n_q (bottom-right aligned, as causal is). A step whose variant is
+ * off is not computed and has no matrix. With every variant off, attn_forward_variants
+ * is attn_forward, bit for bit.
+ *
+ * attn_reference_variants (variants_ref.c) is the same contract in naive loops, kept
+ * for tests and to validate benchmarks.
+ *
+ * Not here: JSON, HTTP, reading requests (api/ validates before calling).
+ * Dimension letters as in attention.h.
+ */
+#ifndef ATTN_VARIANTS_H
+#define ATTN_VARIANTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attention.h"
+
+enum attn_rope_layout {
+    ATTN_ROPE_HALF = 0,    /* c pairs with c + r/2: Hugging Face llama, GPT-NeoX (rotate_half) */
+    ATTN_ROPE_INTERLEAVED, /* 2c pairs with 2c + 1: Meta's llama, GPT-J (complex numbers) */
+};
+
+/*
+ * Rotary embedding: column pair c (c < r/2) of a row at position pos turns by
+ * θ_c = pos · base^(−2c/r). The angles' cosines and sines are tabulated once per
+ * problem by attn_rope_prepare (a row's table serves all its pairs, and multi-head's
+ * heads share one table) rather than once per cell.
+ */
+struct attn_rope {
+    double base;                  /* > 0 */
+    enum attn_rope_layout layout;
+    size_t rotated;               /* r: even, 2 <= r <= d_k; columns r.. pass unchanged */
+    const double *positions_q;    /* (n_q), borrowed; NULL: off + i */
+    const double *positions_k;    /* (n_k), borrowed; NULL: j */
+    /* Set by attn_rope_prepare, freed by attn_rope_release: */
+    size_t n_q, n_k;
+    double *cos_q, *sin_q;        /* (n_q, r/2) */
+    double *cos_k, *sin_k;        /* (n_k, r/2) */
+};
+
+/*
+ * Tabulates the rotation for n_q queries and n_k keys. ATTN_EINVAL for a base that
+ * is not finite and > 0, or r odd, 0 or over INT_MAX; ATTN_ENOMEM when the tables
+ * cannot be had (nothing is then held). The tables belong to `rope` until
+ * attn_rope_release, which is a no-op on a rope never prepared (zeroed) or released.
+ */
+enum attn_status attn_rope_prepare(struct attn_rope *rope, size_t n_q, size_t n_k);
+void attn_rope_release(struct attn_rope *rope);
+
+/* Which variants a problem runs; zeroed means none. Borrowed pointers. */
+struct attn_variants {
+    const struct attn_rope *rope; /* prepared for (n_q, n_k); NULL: no rotation */
+    double softcap;               /* c > 0; 0: no cap */
+    bool alibi;
+    double alibi_slope;           /* m: the bias −m·|i + off − j| */
+    bool window;
+    bool has_left, has_right;     /* false: unbounded on that side */
+    size_t left, right;           /* key j visible iff i + off − left <= j <= i + off + right */
+    size_t sink_tokens;           /* keys j < sink_tokens pass the window */
+    bool sink;
+    double sink_logit;            /* z: a raw logit in every row's softmax, carrying no value */
+    bool dropout;
+    double dropout_p;             /* in [0, 1) */
+    uint64_t dropout_seed;
+    uint64_t dropout_first;       /* the generator's index of cell (0, 0): multihead h·n_q·n_k */
+    /* With a window: the cells it hides (outside it and the sink tokens) are not
+     * computed, so scores, scaled and softcapped hold 0 there (and cannot overflow):
+     * for a caller that shows none of those three steps. What is cheaper about a
+     * window that hides most keys. */
+    bool band_only;
+};
+
+/* Whether any variant runs (a zeroed struct: none). */
+bool attn_variants_any(const struct attn_variants *v);
+
+/*
+ * The ALiBi paper's slopes for h heads (Press et al., 2022, and its reference code):
+ * for h a power of two, m_i = 2^(−8i/h), i = 1..h; otherwise the slopes of the
+ * largest power of two n below h, then every other slope of 2n's, from its first,
+ * until there are h. out has h entries; h >= 1.
+ */
+void attn_alibi_slopes(size_t h, double *out);
+
+/* The variants' own steps, numbered after the five of attention.h. */
+enum {
+    ATTN_STEP_Q_ROPE = ATTN_STEP_OUTPUT + 1,
+    ATTN_STEP_K_ROPE,
+    ATTN_STEP_SOFTCAPPED,
+    ATTN_STEP_DROPOUT_KEEP,
+    ATTN_STEP_DROPPED,
+};
+
+/* "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped", or attn_step_name's. */
+const char *attn_variant_step_name(int step);
+
+/*
+ * Every step of a forward pass with variants: the five of attn_trace, and those of
+ * the variants that run (a step that does not run has a zeroed matrix, no data).
+ * Everything lives in `base.block` and `block`; attn_vtrace_free frees both.
+ */
+struct attn_vtrace {
+    struct attn_trace base;        /* scores, scaled, masked, weights, output, summary */
+    struct attn_matrix q_rope;     /* (n_q, d_k) when rope */
+    struct attn_matrix k_rope;     /* (n_k, d_k) when rope */
+    struct attn_matrix softcapped; /* (n_q, n_k) when softcap */
+    struct attn_matrix keep;       /* (n_q, n_k) of 0/1 when dropout */
+    struct attn_matrix dropped;    /* (n_q, n_k) when dropout */
+    double *sink_weight;           /* (n_q) when sink: the weight the sink took */
+    int fault_step;                /* the step of base.fault, variants' steps included */
+    void *block;
+};
+
+/*
+ * Allocates, zero-filled, the steps of these sizes for the variants in v. ATTN_EINVAL
+ * for a zero size, ATTN_ENOMEM when memory (or a size_t) runs out; either leaves *t
+ * zeroed.
+ */
+enum attn_status attn_vtrace_alloc(struct attn_vtrace *t, size_t n_q, size_t n_k, size_t d_k,
+                                   size_t d_v, const struct attn_variants *v);
+
+/*
+ * Only the variants' own steps, base left zeroed: for a caller whose five steps live
+ * elsewhere (multi-head's head traces), lent to base for each pass. The same errors.
+ */
+enum attn_status attn_vtrace_alloc_steps(struct attn_vtrace *t, size_t n_q, size_t n_k,
+                                         size_t d_k, const struct attn_variants *v);
+
+/* What attn_vtrace_alloc would allocate, in bytes; 0 when a size overflows. */
+size_t attn_vtrace_bytes(size_t n_q, size_t n_k, size_t d_k, size_t d_v,
+                         const struct attn_variants *v);
+
+/* Frees both blocks and zeroes *t; safe on a zeroed trace. */
+void attn_vtrace_free(struct attn_vtrace *t);
+
+/*
+ * Runs every step into out (allocated for p's sizes and these variants). With no
+ * variant this is attn_forward into out->base. ATTN_EOVERFLOW sets out->base.fault
+ * (and out->fault_step, which can name a variant's step) at the first step, in the
+ * order above, that yields a non-finite number; the later steps are then zero.
+ * ATTN_EINVAL for attn_forward's reasons, or a variant inconsistent with the trace
+ * or the problem (rope not prepared for these sizes, r > d_k, softcap < 0 or not
+ * finite, p outside [0, 1), a slope or sink logit not finite).
+ */
+enum attn_status attn_forward_variants(struct attn_vtrace *out, const struct attn_problem *p,
+                                       const struct attn_variants *v);
+
+/* The same contract in plain loops, with libm's cos, sin, tanh and exp: the reference. */
+enum attn_status attn_reference_variants(struct attn_vtrace *out, const struct attn_problem *p,
+                                         const struct attn_variants *v);
+
+/* ---- shared by variants.c and variants_ref.c: the contract's rules, not its passes ---- */
+
+/* Whether the window (and sinks) let query i see key j, with off = n_k − n_q. */
+bool attn_window_allows(const struct attn_variants *v, size_t n_q, size_t n_k, size_t i,
+                        size_t j);
+
+/* ATTN_OK when v fits p and t (see attn_forward_variants). */
+enum attn_status attn_check_variants(const struct attn_vtrace *t, const struct attn_problem *p,
+                                     const struct attn_variants *v);
+
+/* Records a fault at step (any numbering above), zeroing every later step. */
+enum attn_status attn_vtrace_fault(struct attn_vtrace *t, const struct attn_variants *v,
+                                   int step, size_t row, size_t col);
+
+#endif
