@@ -232,15 +232,15 @@ $(BUILD_DIR)/tests/unit/check_v2: $(BUILD_DIR)/tests/unit/check_v2.o $(API_OBJ) 
 $(BUILD_DIR)/tests/unit/check_metrics: $(BUILD_DIR)/tests/unit/check_metrics.o $(BUILD_DIR)/server/metrics.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
-# server/body.c and server/budget.c alone, likewise.
+# server/body.c and server/budget.c (with the cgroup walk), likewise.
 $(BUILD_DIR)/tests/unit/check_body: $(BUILD_DIR)/tests/unit/check_body.o $(BUILD_DIR)/server/body.o \
-                               $(BUILD_DIR)/server/budget.o
+                               $(BUILD_DIR)/server/budget.o $(BUILD_DIR)/server/cgroup.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # server/coding.c and server/inflate.c over body.c and budget.c, with zlib to make the streams.
 $(BUILD_DIR)/tests/unit/check_inflate: $(BUILD_DIR)/tests/unit/check_inflate.o \
         $(BUILD_DIR)/server/coding.o $(BUILD_DIR)/server/inflate.o $(BUILD_DIR)/server/body.o \
-        $(BUILD_DIR)/server/budget.o
+        $(BUILD_DIR)/server/budget.o $(BUILD_DIR)/server/cgroup.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) -lz
 
 # server/trace.c, and api/http/instance.c over api/http/response.c.
@@ -253,8 +253,9 @@ $(BUILD_DIR)/tests/unit/check_trace: $(BUILD_DIR)/tests/unit/check_trace.o $(BUI
 $(BUILD_DIR)/tests/unit/check_process: $(BUILD_DIR)/tests/unit/check_process.o $(BUILD_DIR)/server/process.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
-# server/cpus.c alone.
-$(BUILD_DIR)/tests/unit/check_cpus: $(BUILD_DIR)/tests/unit/check_cpus.o $(BUILD_DIR)/server/cpus.o
+# server/cpus.c with the cgroup walk.
+$(BUILD_DIR)/tests/unit/check_cpus: $(BUILD_DIR)/tests/unit/check_cpus.o $(BUILD_DIR)/server/cpus.o \
+                                    $(BUILD_DIR)/server/cgroup.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # server/framing.c alone: pure functions over header lists and targets.
@@ -284,7 +285,8 @@ $(BUILD_DIR)/tests/fuzz/fuzz_framing: $(BUILD_DIR)/tests/fuzz/fuzz_framing.o $(B
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^
 
 $(BUILD_DIR)/tests/fuzz/fuzz_inflate: $(BUILD_DIR)/tests/fuzz/fuzz_inflate.o $(BUILD_DIR)/server/coding.o \
-        $(BUILD_DIR)/server/inflate.o $(BUILD_DIR)/server/body.o $(BUILD_DIR)/server/budget.o
+        $(BUILD_DIR)/server/inflate.o $(BUILD_DIR)/server/body.o $(BUILD_DIR)/server/budget.o \
+        $(BUILD_DIR)/server/cgroup.o
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ -lz
 
 $(BUILD_DIR)/tests/fuzz/fuzz_trace: $(BUILD_DIR)/tests/fuzz/fuzz_trace.o $(BUILD_DIR)/server/trace.o \

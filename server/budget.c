@@ -3,6 +3,8 @@
  */
 #include "server/budget.h"
 
+#include "server/cgroup.h"
+
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,69 +68,21 @@ static size_t srv_cgroup_limit(const char *path)
     return (size_t)v;
 }
 
-/*
- * The tightest `file` limit from mount + path up to mount itself. Components are cut
- * from the end, so a path this namespace does not have still reaches the root.
- */
-static size_t srv_cgroup_chain_limit(const char *mount, const char *path, const char *file)
+/* One directory's memory limit in bytes, or -1 for none (cgroup.h's reader). */
+static double srv_dir_memory_limit(const char *dir, bool v2)
 {
-    char dir[PATH_MAX], name[PATH_MAX + 64];
-    size_t root = strlen(mount);
-    if ((size_t)snprintf(dir, sizeof dir, "%s%s", mount, path) >= sizeof dir)
-        snprintf(dir, sizeof dir, "%s", mount); /* absurdly long: the root alone */
-    size_t best = SIZE_MAX;
-    for (;;) {
-        snprintf(name, sizeof name, "%s/%s", dir, file);
-        size_t v = srv_cgroup_limit(name);
-        best = v < best ? v : best;
-        char *slash = strrchr(dir, '/');
-        if (strlen(dir) <= root || slash == NULL || slash < dir + root)
-            return best;
-        *slash = '\0';
-    }
-}
-
-/* Whether v1's comma-separated controller list names the memory controller. */
-static bool srv_has_memory_controller(const char *list)
-{
-    for (const char *p = list; *p != '\0';) {
-        size_t n = strcspn(p, ",");
-        if (n == 6 && strncmp(p, "memory", 6) == 0)
-            return true;
-        p += n + (p[n] == ',');
-    }
-    return false;
+    char name[PATH_MAX + 32];
+    snprintf(name, sizeof name, "%s/%s", dir, v2 ? "memory.max" : "memory.limit_in_bytes");
+    size_t v = srv_cgroup_limit(name);
+    return v == SIZE_MAX ? -1 : (double)v; /* below 2^62 (srv_cgroup_limit), so exact enough */
 }
 
 size_t srv_budget_default(const char *mount, const char *self_cgroup, size_t physical)
 {
-    char v1_mount[PATH_MAX];
-    snprintf(v1_mount, sizeof v1_mount, "%s/memory", mount);
-    /* The roots themselves count even when self_cgroup cannot be read. */
+    double tightest = srv_cgroup_tightest(mount, self_cgroup, "memory", srv_dir_memory_limit);
     size_t limit = physical;
-    size_t v2 = srv_cgroup_chain_limit(mount, "", "memory.max");
-    size_t v1 = srv_cgroup_chain_limit(v1_mount, "", "memory.limit_in_bytes");
-    limit = v2 < limit ? v2 : limit;
-    limit = v1 < limit ? v1 : limit;
-    FILE *f = fopen(self_cgroup, "r");
-    char line[PATH_MAX + 128];
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        line[strcspn(line, "\n")] = '\0';
-        char *controllers = strchr(line, ':'); /* "id:controllers:path" */
-        char *path = controllers != NULL ? strchr(controllers + 1, ':') : NULL;
-        if (path == NULL || path[1] != '/')
-            continue;
-        *path++ = '\0';
-        *controllers++ = '\0'; /* line is now the id alone */
-        size_t v = SIZE_MAX;
-        if (strcmp(line, "0") == 0 && controllers[0] == '\0')
-            v = srv_cgroup_chain_limit(mount, path, "memory.max");
-        else if (srv_has_memory_controller(controllers))
-            v = srv_cgroup_chain_limit(v1_mount, path, "memory.limit_in_bytes");
-        limit = v < limit ? v : limit;
-    }
-    if (f != NULL)
-        fclose(f);
+    if (tightest > 0 && tightest < (double)limit)
+        limit = (size_t)tightest;
     return limit == SIZE_MAX ? SIZE_MAX : limit / 3 * 2;
 }
 

@@ -1,10 +1,12 @@
 /*
  * server/cpus.c — the cgroup CPU quota (see cpus.h).
  *
- * Files are read as the memory budget's are (server/budget.c): a file missing,
- * unreadable or not in the kernel's format means "no limit here", never an error.
+ * The walk up the tree is the memory budget's too (server/cgroup.c); this file reads one
+ * directory's quota.
  */
 #include "server/cpus.h"
+
+#include "server/cgroup.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -57,66 +59,9 @@ static double srv_dir_quota(const char *dir, bool v2)
     return (double)quota / (double)period;
 }
 
-/* The tightest quota from mount + path up to mount itself, or a negative number. */
-static double srv_chain_quota(const char *mount, const char *path, bool v2)
-{
-    char dir[PATH_MAX];
-    size_t root = strlen(mount);
-    if ((size_t)snprintf(dir, sizeof dir, "%s%s", mount, path) >= sizeof dir)
-        snprintf(dir, sizeof dir, "%s", mount);
-    double best = -1;
-    for (;;) {
-        double q = srv_dir_quota(dir, v2);
-        if (q > 0 && (best < 0 || q < best))
-            best = q;
-        char *slash = strrchr(dir, '/');
-        if (strlen(dir) <= root || slash == NULL || slash < dir + root)
-            return best;
-        *slash = '\0';
-    }
-}
-
-/* Whether v1's comma-separated controller list names the cpu controller. */
-static bool srv_has_cpu_controller(const char *list)
-{
-    for (const char *p = list; *p != '\0';) {
-        size_t n = strcspn(p, ",");
-        if (n == 3 && strncmp(p, "cpu", 3) == 0)
-            return true;
-        p += n + (p[n] == ',');
-    }
-    return false;
-}
-
-static double srv_min_quota(double a, double b)
-{
-    return a <= 0 ? b : b <= 0 ? a : a < b ? a : b;
-}
-
 bool srv_cpu_quota(const char *mount, const char *self_cgroup, double *cpus)
 {
-    char v1_mount[PATH_MAX];
-    snprintf(v1_mount, sizeof v1_mount, "%s/cpu", mount);
-    /* The roots count even when self_cgroup cannot be read (a container's own view). */
-    double best = srv_min_quota(srv_chain_quota(mount, "", true),
-                                srv_chain_quota(v1_mount, "", false));
-    FILE *f = fopen(self_cgroup, "r");
-    char line[PATH_MAX + 128];
-    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
-        line[strcspn(line, "\n")] = '\0';
-        char *controllers = strchr(line, ':'); /* "id:controllers:path" */
-        char *path = controllers != NULL ? strchr(controllers + 1, ':') : NULL;
-        if (path == NULL || path[1] != '/')
-            continue;
-        *path++ = '\0';
-        *controllers++ = '\0'; /* line is now the id alone */
-        if (strcmp(line, "0") == 0 && controllers[0] == '\0')
-            best = srv_min_quota(best, srv_chain_quota(mount, path, true));
-        else if (srv_has_cpu_controller(controllers))
-            best = srv_min_quota(best, srv_chain_quota(v1_mount, path, false));
-    }
-    if (f != NULL)
-        fclose(f);
+    double best = srv_cgroup_tightest(mount, self_cgroup, "cpu", srv_dir_quota);
     if (best <= 0)
         return false;
     *cpus = best;
