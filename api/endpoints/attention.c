@@ -41,10 +41,12 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
 {
     const struct attention_state *st = state;
     size_t bytes = api_attention_working_set(&st->req, body_len);
-    if (st->format == API_FORMAT_BERTVIZ) {
-        size_t tokens = api_bertviz_token_bytes(st->req.q.rows, st->req.k.rows, body_len);
-        bytes = bytes > SIZE_MAX - tokens ? SIZE_MAX : bytes + tokens;
-    }
+    size_t more = 0;
+    if (st->format == API_FORMAT_BERTVIZ)
+        more = api_bertviz_token_bytes(st->req.q.rows, st->req.k.rows, body_len);
+    else if (st->format == API_FORMAT_SVG) /* each cell's tooltip */
+        more = api_page_tips_bytes(st->req.grid.labels, st->req.q.rows, st->req.k.rows);
+    bytes = bytes > SIZE_MAX - more ? SIZE_MAX : bytes + more;
     return api_admit(ctx, bytes, api_attention_limit_field(&st->req), err);
 }
 

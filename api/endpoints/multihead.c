@@ -7,6 +7,7 @@
  */
 #include "api/endpoints/multihead_request.h"
 
+#include "api/endpoints/attention_page.h"
 #include "api/endpoints/bertviz.h"
 #include "api/endpoints/handlers.h"
 #include "api/endpoints/multihead_page.h"
@@ -47,10 +48,15 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
     api_multihead_limit_pointer(r, "", n_q, n_k, ptr, sizeof ptr);
     bool page = st->format == API_FORMAT_TEXT || st->format == API_FORMAT_SVG;
     size_t bytes = api_multihead_working_set(r, n_q, n_k, page, body_len);
+    size_t more = 0;
     if (st->format == API_FORMAT_BERTVIZ) {
-        size_t tokens = api_bertviz_token_bytes(n_q, n_k, body_len);
-        bytes = bytes > SIZE_MAX - tokens ? SIZE_MAX : bytes + tokens;
+        more = api_bertviz_token_bytes(n_q, n_k, body_len);
+    } else if (st->format == API_FORMAT_SVG) {
+        /* each cell's tooltip, in a panel a head and one for the mean */
+        size_t panel = api_page_tips_bytes(r->grid.labels, n_q, n_k);
+        more = panel > SIZE_MAX / (r->heads + 1) ? SIZE_MAX : panel * (r->heads + 1);
     }
+    bytes = bytes > SIZE_MAX - more ? SIZE_MAX : bytes + more;
     return api_admit(ctx, bytes, ptr, err);
 }
 

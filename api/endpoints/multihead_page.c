@@ -225,6 +225,7 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
             .empty_rows = t->head[0].summary.fully_masked,
             .row_labels = a.queries, .col_labels = a.keys,
             .title = titles[i],
+            .tip_rounded = r->grid.round >= 0, .tip_round = r->grid.round,
         };
     }
     char subtitle[160];
