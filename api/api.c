@@ -91,6 +91,14 @@ static const struct route routes[] = {
       api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
     { "/playground.css", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
       api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
+    { "/playground-headview.js", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
+      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
+    { "/playground-fields.js", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
+      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
+    { "/favicon.svg", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
+      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
+    { "/favicon.ico", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
+      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
 };
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])
