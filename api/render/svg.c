@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/json/numfmt.h"
@@ -220,17 +221,59 @@ static void tip_value(struct api_buf *b, const struct api_svg_heatmap *h, double
     api_buf_puts(b, num);
 }
 
-/* "<g><title>q → k: 0.7310585786300049</title>\n": a cell's group and its tooltip. */
-static void tip_open(struct api_buf *b, const struct api_svg_heatmap *h, size_t i, size_t j,
-                     const double *v)
+/*
+ * One axis's labels as tooltips show them, each made once: a panel names each label
+ * in a whole row or column of cells, and escaping it every time took most of the
+ * time the tooltips cost. text holds them one after another, label i from at[i] to
+ * at[i + 1]. On failure text.failed is set, and the page fails with it.
+ */
+struct tip_names {
+    struct api_buf text;
+    size_t *at; /* n + 1 offsets; owned */
+};
+
+static void tip_names_init(struct tip_names *t, const struct api_labels *l, size_t n)
+{
+    api_buf_init(&t->text);
+    t->at = malloc((n + 1) * sizeof *t->at);
+    if (t->at == NULL) {
+        t->text.failed = true;
+        return;
+    }
+    t->at[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        tip_label(&t->text, l, i);
+        t->at[i + 1] = t->text.len;
+    }
+}
+
+static void tip_names_deinit(struct tip_names *t)
+{
+    api_buf_deinit(&t->text);
+    free(t->at);
+}
+
+static void tip_name(struct api_buf *b, const struct tip_names *t, size_t i)
+{
+    if (!t->text.failed)
+        api_buf_append(b, t->text.data + t->at[i], t->at[i + 1] - t->at[i]);
+}
+
+/*
+ * "<g><title>q → k: 0.7310585786300049</title>\n": a cell's group and its tooltip.
+ * v NULL is a masked cell ("masked"); with j SIZE_MAX too, a fully masked row.
+ */
+static void tip_open(struct api_buf *b, const struct api_svg_heatmap *h,
+                     const struct tip_names *rows, const struct tip_names *cols, size_t i,
+                     size_t j, const double *v)
 {
     api_buf_puts(b, "<g><title>");
-    tip_label(b, &h->row_labels, i);
+    tip_name(b, rows, i);
     if (v == NULL && j == SIZE_MAX) {
         api_buf_puts(b, ": every key masked");
     } else {
         api_buf_puts(b, " \xE2\x86\x92 "); /* → */
-        tip_label(b, &h->col_labels, j);
+        tip_name(b, cols, j);
         if (v == NULL)
             api_buf_puts(b, ": masked");
         else {
@@ -282,10 +325,15 @@ static void draw_cells(struct api_buf *b, const struct api_svg_heatmap *h,
 {
     int c = L->cell;
     int font = c >= 44 ? 12 : 10;
+    struct tip_names rows, cols;
+    tip_names_init(&rows, &h->row_labels, h->rows);
+    tip_names_init(&cols, &h->col_labels, h->cols);
+    if (rows.text.failed || cols.text.failed)
+        b->failed = true; /* the tooltips cannot name their cells: a 503, not a wrong page */
     for (size_t i = 0; i < h->rows; i++) {
         int y = gy + (int)i * c;
         if (row_empty(h, i)) {
-            tip_open(b, h, i, SIZE_MAX, NULL);
+            tip_open(b, h, &rows, &cols, i, SIZE_MAX, NULL);
             api_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
                               "fill=\"url(#attnd-hatch)\"/>\n", gx, y, (int)h->cols * c, c);
             if ((int)h->cols * c >= 110 && c >= MIN_LABELED)
@@ -300,12 +348,12 @@ static void draw_cells(struct api_buf *b, const struct api_svg_heatmap *h,
             int x = gx + (int)j * c;
             double v = h->data[i * h->stride + j];
             if (cell_blocked(h, i, j)) {
-                tip_open(b, h, i, j, NULL);
+                tip_open(b, h, &rows, &cols, i, j, NULL);
                 api_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
                                   "fill=\"url(#attnd-hatch)\"/>\n</g>\n", x, y, c, c);
                 continue;
             }
-            tip_open(b, h, i, j, &v);
+            tip_open(b, h, &rows, &cols, i, j, &v);
             char fill[8];
             api_svg_blues(fill, v);
             api_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
@@ -319,6 +367,8 @@ static void draw_cells(struct api_buf *b, const struct api_svg_heatmap *h,
             api_buf_puts(b, "</g>\n");
         }
     }
+    tip_names_deinit(&rows);
+    tip_names_deinit(&cols);
 }
 
 /* An axis label's text (cut) and "</text>"; a cut one carries its longer text as a tooltip. */

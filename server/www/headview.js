@@ -95,7 +95,7 @@
       role: 'img', 'font-size': 14, 'font-family': 'sans-serif',
     });
     titled(svg, `Head view: ${heads.length} head${heads.length === 1 ? '' : 's'}, ` +
-      `${left.length} ${answer.cross ? 'decoder' : ''} tokens on the left, ` +
+      `${left.length} ${answer.cross ? 'decoder tokens' : 'tokens'} on the left, ` +
       `${right.length} on the right; line opacity is the attention weight`);
     const y = (i) => TOP + i * ROW;
     heads.forEach((w, h) => {
