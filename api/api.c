@@ -38,7 +38,7 @@ struct route {
 /* Shorthands for the table. */
 #define POST_ALLOW "POST, OPTIONS"
 #define GET_ALLOW "GET, HEAD, OPTIONS"
-#define PAGES (API_MEDIA_JSON | API_MEDIA_TEXT | API_MEDIA_SVG)
+#define PAGES (API_MEDIA_JSON | API_MEDIA_TEXT | API_MEDIA_SVG | API_MEDIA_BERTVIZ)
 #define V2_MEDIA (API_MEDIA_JSON | API_MEDIA_OCTETS)
 #define V2_BODIES (API_BODY_JSON | API_BODY_OCTETS)
 
@@ -90,6 +90,14 @@ static const struct route routes[] = {
     { "/playground.js", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
       api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
     { "/playground.css", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
+      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
+    { "/playground-headview.js", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
+      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
+    { "/playground-fields.js", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
+      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
+    { "/favicon.svg", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
+      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
+    { "/favicon.ico", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
       api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
 };
 

@@ -32,4 +32,28 @@ srv_www_app_css:
 srv_www_app_css_end:
     .byte 0
 
+    .balign 16
+    .global srv_www_headview_js
+    .global srv_www_headview_js_end
+srv_www_headview_js:
+    .incbin "server/www/headview.js"
+srv_www_headview_js_end:
+    .byte 0
+
+    .balign 16
+    .global srv_www_fields_js
+    .global srv_www_fields_js_end
+srv_www_fields_js:
+    .incbin "server/www/fields.js"
+srv_www_fields_js_end:
+    .byte 0
+
+    .balign 16
+    .global srv_www_favicon_svg
+    .global srv_www_favicon_svg_end
+srv_www_favicon_svg:
+    .incbin "server/www/favicon.svg"
+srv_www_favicon_svg_end:
+    .byte 0
+
     .section .note.GNU-stack,"",@progbits

@@ -10,6 +10,9 @@
 extern const char srv_www_index_html[], srv_www_index_html_end[];
 extern const char srv_www_app_js[], srv_www_app_js_end[];
 extern const char srv_www_app_css[], srv_www_app_css_end[];
+extern const char srv_www_headview_js[], srv_www_headview_js_end[];
+extern const char srv_www_fields_js[], srv_www_fields_js_end[];
+extern const char srv_www_favicon_svg[], srv_www_favicon_svg_end[];
 
 struct srv_www_file {
     const char *path;
@@ -21,6 +24,14 @@ static const struct srv_www_file srv_www_files[] = {
     { "/", "text/html; charset=utf-8", srv_www_index_html, srv_www_index_html_end },
     { "/playground.js", "text/javascript; charset=utf-8", srv_www_app_js, srv_www_app_js_end },
     { "/playground.css", "text/css; charset=utf-8", srv_www_app_css, srv_www_app_css_end },
+    { "/playground-headview.js", "text/javascript; charset=utf-8", srv_www_headview_js,
+      srv_www_headview_js_end },
+    { "/playground-fields.js", "text/javascript; charset=utf-8", srv_www_fields_js,
+      srv_www_fields_js_end },
+    /* The page links the SVG; /favicon.ico is what a browser asks for when a page names
+     * no icon (another page of this origin, the spec): the same icon, by its type. */
+    { "/favicon.svg", "image/svg+xml", srv_www_favicon_svg, srv_www_favicon_svg_end },
+    { "/favicon.ico", "image/svg+xml", srv_www_favicon_svg, srv_www_favicon_svg_end },
 };
 
 bool srv_www_respond(const char *path, struct api_response *res)

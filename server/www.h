@@ -4,6 +4,9 @@
  *   GET /                 index.html   text/html; charset=utf-8
  *   GET /playground.js    app.js       text/javascript; charset=utf-8
  *   GET /playground.css   app.css      text/css; charset=utf-8
+ *   GET /playground-headview.js  headview.js  the head view (bertviz's, drawn here)
+ *   GET /playground-fields.js    fields.js    multi-head fields kept in step with the JSON
+ *   GET /favicon.svg, /favicon.ico  favicon.svg  image/svg+xml
  *
  * Each is answered with a Content-Security-Policy that allows this origin only
  * (no inline script or style, no other host), so the page runs nothing it did not

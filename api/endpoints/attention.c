@@ -2,16 +2,19 @@
  * api/endpoints/attention.c — POST /v1/attention through the one pipeline
  * (endpoints/pipeline.h): parse (attention_parse.c), admit and run
  * (attention_run.c), then the answer as JSON (attention_json.c), text or SVG
- * (attention_page.c).
+ * (attention_page.c), or bertviz's weights (bertviz.c).
  */
 #include "api/endpoints/attention_request.h"
 
 #include "api/endpoints/attention_page.h"
+#include "api/endpoints/bertviz.h"
 #include "api/endpoints/handlers.h"
 #include "api/endpoints/pipeline.h"
 #include "api/http/admission.h"
 #include "api/http/respond.h"
 #include "api/json/matrix_write.h"
+
+#include <stdint.h>
 
 /* The request and its results, on the handler's stack. */
 struct attention_state {
@@ -27,7 +30,9 @@ static bool parse(void *state, const json_t *doc, const struct api_context *ctx,
     st->format = format;
     if (!api_attention_parse(doc, "", &ctx->limits, &st->req, err))
         return false;
-    st->req.for_page = format != API_FORMAT_JSON;
+    st->req.for_page = format == API_FORMAT_TEXT || format == API_FORMAT_SVG;
+    if (format == API_FORMAT_BERTVIZ)
+        st->req.include = 1ul << API_PART_WEIGHTS; /* all bertviz draws: no other step kept */
     return true;
 }
 
@@ -35,8 +40,14 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
                   struct api_error *err)
 {
     const struct attention_state *st = state;
-    return api_admit(ctx, api_attention_working_set(&st->req, body_len),
-                     api_attention_limit_field(&st->req), err);
+    size_t bytes = api_attention_working_set(&st->req, body_len);
+    size_t more = 0;
+    if (st->format == API_FORMAT_BERTVIZ)
+        more = api_bertviz_token_bytes(st->req.q.rows, st->req.k.rows, body_len);
+    else if (st->format == API_FORMAT_SVG) /* each cell's tooltip */
+        more = api_page_tips_bytes(st->req.grid.labels, st->req.q.rows, st->req.k.rows);
+    bytes = bytes > SIZE_MAX - more ? SIZE_MAX : bytes + more;
+    return api_admit(ctx, bytes, api_attention_limit_field(&st->req), err);
 }
 
 static bool run(void *state, struct api_error *err)
@@ -56,6 +67,14 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
         api_write_start(&w, req->grid.round,
                         attn_trace_cells(trace->n_q, trace->n_k, trace->d_v), ctx->segments_ok);
         api_attention_write(&w, req, trace);
+        api_respond_json(res, &w);
+        return;
+    }
+    if (st->format == API_FORMAT_BERTVIZ) {
+        struct api_bertviz view = { trace, 1, trace->n_q, trace->n_k, req->grid.labels, false };
+        struct jw w;
+        api_write_start(&w, req->grid.round, trace->n_q * trace->n_k, ctx->segments_ok);
+        api_bertviz_write(&w, &view);
         api_respond_json(res, &w);
         return;
     }

@@ -240,6 +240,7 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
         .empty_rows = t->summary.fully_masked,
         .row_labels = a.queries, .col_labels = a.keys,
         .title = NULL,
+        .tip_rounded = r->grid.round >= 0, .tip_round = r->grid.round,
     };
     double lo, hi;
     api_weights_range(&t->weights, &t->masked, t->summary.fully_masked, &lo, &hi);
@@ -247,4 +248,15 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
     api_svg_heatmap_document(b, &h, r->heatmap.title != NULL ? r->heatmap.title
                                                              : "Attention weights", subtitle);
     labels_free(&a);
+}
+
+size_t api_page_tips_bytes(const json_t *labels, size_t n_q, size_t n_k)
+{
+    const char **q_names = api_label_names(labels, "queries", n_q);
+    const char **k_names = api_label_names(labels, "keys", n_k);
+    struct api_labels queries = { q_names, n_q, "q" }, keys = { k_names, n_k, "k" };
+    size_t bytes = api_svg_tips_bytes(&queries, n_q, &keys, n_k);
+    free(q_names);
+    free(k_names);
+    return bytes;
 }

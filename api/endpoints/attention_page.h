@@ -29,6 +29,13 @@
  */
 const char **api_label_names(const json_t *labels, const char *which, size_t n);
 
+/*
+ * The bytes the heatmap's tooltips add to each panel of n_q x n_k cells with these
+ * labels (api_svg_tips_bytes), for admission. Labels that cannot be read for want of
+ * memory count as absent: the page then fails with a 503 in any case.
+ */
+size_t api_page_tips_bytes(const json_t *labels, size_t n_q, size_t n_k);
+
 /* The text/plain page for a request and its trace. */
 void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
                         const struct attn_trace *t);

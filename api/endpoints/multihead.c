@@ -2,16 +2,21 @@
  * api/endpoints/multihead.c — POST /v1/multihead through the one pipeline
  * (endpoints/pipeline.h): parse (multihead_parse.c), admit before `random` fills
  * anything large, run (multihead_run.c), then the answer as JSON
- * (multihead_json.c), text or SVG (multihead_page.c).
+ * (multihead_json.c), text or SVG (multihead_page.c), or bertviz's weights
+ * (bertviz.c).
  */
 #include "api/endpoints/multihead_request.h"
 
+#include "api/endpoints/attention_page.h"
+#include "api/endpoints/bertviz.h"
 #include "api/endpoints/handlers.h"
 #include "api/endpoints/multihead_page.h"
 #include "api/endpoints/pipeline.h"
 #include "api/http/admission.h"
 #include "api/http/respond.h"
 #include "api/json/matrix_write.h"
+
+#include <stdint.h>
 
 /* The request and its results, on the handler's stack. */
 struct multihead_state {
@@ -25,7 +30,11 @@ static bool parse(void *state, const json_t *doc, const struct api_context *ctx,
 {
     struct multihead_state *st = state;
     st->format = format;
-    return api_multihead_parse(doc, "", &ctx->limits, &st->req, err);
+    if (!api_multihead_parse(doc, "", &ctx->limits, &st->req, err))
+        return false;
+    if (format == API_FORMAT_BERTVIZ)
+        st->req.include = 1ul << API_MH_WEIGHTS; /* all bertviz draws: its answer's numbers */
+    return true;
 }
 
 /* The working set and its pointer (api/http/admission.h) once req is parsed. */
@@ -37,8 +46,18 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
     size_t n_q = r->x_q.rows, n_k = r->cross ? r->x_kv.rows : r->x_q.rows;
     char ptr[160];
     api_multihead_limit_pointer(r, "", n_q, n_k, ptr, sizeof ptr);
-    return api_admit(ctx, api_multihead_working_set(r, n_q, n_k, st->format != API_FORMAT_JSON,
-                                                    body_len), ptr, err);
+    bool page = st->format == API_FORMAT_TEXT || st->format == API_FORMAT_SVG;
+    size_t bytes = api_multihead_working_set(r, n_q, n_k, page, body_len);
+    size_t more = 0;
+    if (st->format == API_FORMAT_BERTVIZ) {
+        more = api_bertviz_token_bytes(n_q, n_k, body_len);
+    } else if (st->format == API_FORMAT_SVG) {
+        /* each cell's tooltip, in a panel a head and one for the mean */
+        size_t panel = api_page_tips_bytes(r->grid.labels, n_q, n_k);
+        more = panel > SIZE_MAX / (r->heads + 1) ? SIZE_MAX : panel * (r->heads + 1);
+    }
+    bytes = bytes > SIZE_MAX - more ? SIZE_MAX : bytes + more;
+    return api_admit(ctx, bytes, ptr, err);
 }
 
 static bool run(void *state, struct api_error *err)
@@ -59,6 +78,16 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
                         attn_mh_trace_cells(trace->n_q, trace->n_k, trace->d_model, trace->heads,
                                             trace->kv_heads), ctx->segments_ok);
         api_multihead_write(&w, req, trace);
+        api_respond_json(res, &w);
+        return;
+    }
+    if (st->format == API_FORMAT_BERTVIZ) {
+        struct api_bertviz view = { trace->head, trace->heads, trace->n_q, trace->n_k,
+                                    req->grid.labels, req->cross };
+        struct jw w;
+        api_write_start(&w, req->grid.round, trace->heads * trace->n_q * trace->n_k,
+                        ctx->segments_ok);
+        api_bertviz_write(&w, &view);
         api_respond_json(res, &w);
         return;
     }

@@ -29,14 +29,18 @@ struct mh_labels {
     const char **q_names, **k_names;
 };
 
+/* Fails b when labels were sent but no memory could hold them: never the wrong names. */
 static void mh_labels_init(struct mh_labels *a, const struct api_multihead_req *r,
-                           const struct attn_mh_trace *t)
+                           const struct attn_mh_trace *t, struct api_buf *b)
 {
     a->q_names = api_label_names(r->grid.labels, "queries", t->n_q);
     a->k_names = api_label_names(r->grid.labels, "keys", t->n_k);
     a->queries = (struct api_labels){ a->q_names, t->n_q, "q" };
     a->keys = (struct api_labels){ a->k_names, t->n_k, "k" };
     a->none = (struct api_labels){ NULL, 0, "" };
+    if ((a->q_names == NULL && api_member(r->grid.labels, "queries") != NULL) ||
+        (a->k_names == NULL && api_member(r->grid.labels, "keys") != NULL))
+        b->failed = true;
 }
 
 static void mh_labels_free(struct mh_labels *a)
@@ -136,7 +140,7 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     size_t n_q = t->n_q, n_k = t->n_k, d = r->d_model, h = r->heads, d_k = r->d_k;
     size_t kv_cols = r->kv_heads * d_k;
     struct mh_labels a;
-    mh_labels_init(&a, r, t);
+    mh_labels_init(&a, r, t, b);
     char scale[API_NUMBER_MAX], ops[128], grid[API_TEXT_SHAPE + 8], head_out[64];
     api_format_double(r->grid.round >= 0 ? api_round_decimals(r->scale, r->grid.round)
                                          : r->scale, scale);
@@ -224,7 +228,7 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
         return;
     }
     struct mh_labels a;
-    mh_labels_init(&a, r, t);
+    mh_labels_init(&a, r, t, b);
     for (size_t i = 0; i < n; i++) {
         bool mean = i == t->heads;
         const struct attn_matrix *w = mean ? &t->weights_mean : &t->head[i].weights;
@@ -246,6 +250,7 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
             .empty_rows = t->head[0].summary.fully_masked,
             .row_labels = a.queries, .col_labels = a.keys,
             .title = titles[i],
+            .tip_rounded = r->grid.round >= 0, .tip_round = r->grid.round,
         };
     }
     /* One scale for every panel, "auto" over all of them, so the panels compare. */

@@ -36,10 +36,11 @@ const char *api_request_param(const struct api_request *req, const char *name);
 
 /*
  * What a 200 is written as, chosen by ?format (which wins) or Accept: JSON by
- * default, text/plain for terminals, image/svg+xml for the heatmap. Problems are
+ * default, text/plain for terminals, image/svg+xml for the heatmap, and (?format
+ * only) bertviz: the weights as bertviz's head_view takes them, in JSON. Problems are
  * problem+json whatever was chosen.
  */
-enum api_format { API_FORMAT_JSON = 0, API_FORMAT_TEXT, API_FORMAT_SVG };
+enum api_format { API_FORMAT_JSON = 0, API_FORMAT_TEXT, API_FORMAT_SVG, API_FORMAT_BERTVIZ };
 
 /* What the server says of a request's working set (api_context.admit). */
 enum api_admission {

@@ -99,8 +99,11 @@ enum api_format api_negotiated_format(const struct api_request *req, unsigned me
         bit = API_MEDIA_TEXT;
     else if (strcmp(format, "svg") == 0)
         bit = API_MEDIA_SVG;
+    else if (strcmp(format, "bertviz") == 0)
+        bit = API_MEDIA_BERTVIZ;
     return (bit & media & API_MEDIA_TEXT) ? API_FORMAT_TEXT :
-           (bit & media & API_MEDIA_SVG) ? API_FORMAT_SVG : API_FORMAT_JSON;
+           (bit & media & API_MEDIA_SVG) ? API_FORMAT_SVG :
+           (bit & media & API_MEDIA_BERTVIZ) ? API_FORMAT_BERTVIZ : API_FORMAT_JSON;
 }
 
 /* "application/json, text/plain or image/svg+xml": what a route makes, for a 406. */
@@ -132,15 +135,16 @@ bool api_negotiate(const struct api_request *req, const char *path, unsigned med
     if (format != NULL) {
         if ((strcmp(format, "json") == 0 && (media & API_MEDIA_JSON)) ||
             (strcmp(format, "text") == 0 && (media & API_MEDIA_TEXT)) ||
-            (strcmp(format, "svg") == 0 && (media & API_MEDIA_SVG)))
+            (strcmp(format, "svg") == 0 && (media & API_MEDIA_SVG)) ||
+            (strcmp(format, "bertviz") == 0 && (media & API_MEDIA_BERTVIZ)))
             return true;
         struct api_error err;
         if (strcmp(format, "json") == 0 || strcmp(format, "text") == 0 ||
-            strcmp(format, "svg") == 0) {
+            strcmp(format, "svg") == 0 || strcmp(format, "bertviz") == 0) {
             api_error_set(&err, API_NOT_ACCEPTABLE, "%s cannot be served as %s", path, format);
         } else {
             api_error_set(&err, API_INVALID_VALUE, "format \"%.32s\" is not known; use json, "
-                          "text or svg", format);
+                          "text, svg or bertviz", format);
         }
         snprintf(err.parameter, sizeof err.parameter, "format");
         api_respond_error_as(res, &err, style);

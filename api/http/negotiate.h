@@ -15,7 +15,9 @@
 /* What a route's handler may answer with, beyond problem+json (bits). */
 enum api_media {
     API_MEDIA_JSON = 1, API_MEDIA_YAML = 2, API_MEDIA_HTML = 4, API_MEDIA_TEXT = 8,
-    API_MEDIA_SVG = 16, API_MEDIA_OCTETS = 32
+    API_MEDIA_SVG = 16, API_MEDIA_OCTETS = 32,
+    /* bertviz's JSON: asked for by ?format=bertviz alone, as no media type names it */
+    API_MEDIA_BERTVIZ = 64
 };
 
 /*

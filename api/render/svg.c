@@ -8,7 +8,9 @@
 #include "api/render/svg.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/json/numfmt.h"
@@ -163,6 +165,150 @@ void api_svg_begin(struct api_buf *b, int width, int height, const char *title,
     }
 }
 
+/* ---- tooltips ---- */
+
+/* The longest number a tooltip writes: a shortest double or a rounded one. */
+#define TIP_NUMBER API_NUMBER_MAX
+/* "<g><title>", " → ", ": ", "</title>\n", "</g>\n" around a cell's own lines. */
+#define TIP_FIXED (10 + 5 + 2 + 9 + 5)
+
+static bool is_xml_special(const struct api_text_char *c)
+{
+    return c->len == 1 && strchr("&<>\"'", c->bytes[0]) != NULL;
+}
+
+/*
+ * The label of index i as a tooltip shows it, or (b NULL) only its bytes at most:
+ * the name shown as render/text.h shows it, kept to API_SVG_TIP_LABEL columns, then
+ * XML-escaped; or prefix + i.
+ */
+static size_t tip_label(struct api_buf *b, const struct api_labels *l, size_t i)
+{
+    if (l->names == NULL || i >= l->n || l->names[i] == NULL) {
+        char tmp[API_TEXT_LABEL];
+        api_text_label(tmp, l, i);
+        if (b != NULL)
+            api_buf_xml(b, tmp);
+        return strlen(tmp);
+    }
+    const char *s = l->names[i];
+    size_t total = api_text_width(s);
+    size_t budget = total > API_SVG_TIP_LABEL ? API_SVG_TIP_LABEL - 1 : API_SVG_TIP_LABEL;
+    size_t cols = 0, bytes = 0;
+    while (*s != '\0') {
+        struct api_text_char c;
+        size_t n = api_text_char_next(s, &c);
+        if (cols + c.cols > budget)
+            break;
+        if (b != NULL)
+            api_buf_xml(b, c.bytes);
+        bytes += is_xml_special(&c) ? 6 : c.len;
+        cols += c.cols;
+        s += n;
+    }
+    if (total > API_SVG_TIP_LABEL) {
+        if (b != NULL)
+            api_buf_puts(b, "\xE2\x80\xA6"); /* … */
+        bytes += 3;
+    }
+    return bytes;
+}
+
+static void tip_value(struct api_buf *b, const struct api_svg_heatmap *h, double v)
+{
+    char num[TIP_NUMBER];
+    api_format_double(h->tip_rounded ? api_round_decimals(v, h->tip_round) : v, num);
+    api_buf_puts(b, num);
+}
+
+/*
+ * One axis's labels as tooltips show them, each made once: a panel names each label
+ * in a whole row or column of cells, and escaping it every time took most of the
+ * time the tooltips cost. text holds them one after another, label i from at[i] to
+ * at[i + 1]. On failure text.failed is set, and the page fails with it.
+ */
+struct tip_names {
+    struct api_buf text;
+    size_t *at; /* n + 1 offsets; owned */
+};
+
+static void tip_names_init(struct tip_names *t, const struct api_labels *l, size_t n)
+{
+    api_buf_init(&t->text);
+    t->at = malloc((n + 1) * sizeof *t->at);
+    if (t->at == NULL) {
+        t->text.failed = true;
+        return;
+    }
+    t->at[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        tip_label(&t->text, l, i);
+        t->at[i + 1] = t->text.len;
+    }
+}
+
+static void tip_names_deinit(struct tip_names *t)
+{
+    api_buf_deinit(&t->text);
+    free(t->at);
+}
+
+static void tip_name(struct api_buf *b, const struct tip_names *t, size_t i)
+{
+    if (!t->text.failed)
+        api_buf_append(b, t->text.data + t->at[i], t->at[i + 1] - t->at[i]);
+}
+
+/*
+ * "<g><title>q → k: 0.7310585786300049</title>\n": a cell's group and its tooltip.
+ * v NULL is a masked cell ("masked"); with j SIZE_MAX too, a fully masked row.
+ */
+static void tip_open(struct api_buf *b, const struct api_svg_heatmap *h,
+                     const struct tip_names *rows, const struct tip_names *cols, size_t i,
+                     size_t j, const double *v)
+{
+    api_buf_puts(b, "<g><title>");
+    tip_name(b, rows, i);
+    if (v == NULL && j == SIZE_MAX) {
+        api_buf_puts(b, ": every key masked");
+    } else {
+        api_buf_puts(b, " \xE2\x86\x92 "); /* → */
+        tip_name(b, cols, j);
+        if (v == NULL)
+            api_buf_puts(b, ": masked");
+        else {
+            api_buf_puts(b, ": ");
+            tip_value(b, h, *v);
+        }
+    }
+    api_buf_puts(b, "</title>\n");
+}
+
+static size_t add_sat(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+static size_t mul_sat(size_t a, size_t b)
+{
+    return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
+size_t api_svg_tips_bytes(const struct api_labels *row_labels, size_t rows,
+                          const struct api_labels *col_labels, size_t cols)
+{
+    size_t row_bytes = 0, col_bytes = 0;
+    for (size_t i = 0; i < rows; i++)
+        row_bytes = add_sat(row_bytes, tip_label(NULL, row_labels, i));
+    for (size_t j = 0; j < cols; j++)
+        col_bytes = add_sat(col_bytes, tip_label(NULL, col_labels, j));
+    /* Each cell names its row and its column; each axis label may carry its own. */
+    size_t cells = mul_sat(mul_sat(rows, cols), TIP_FIXED + TIP_NUMBER);
+    size_t named = add_sat(mul_sat(row_bytes, cols), mul_sat(col_bytes, rows));
+    size_t axes = add_sat(add_sat(row_bytes, col_bytes), mul_sat(rows + cols, 20));
+    return add_sat(add_sat(cells, named), axes);
+}
+
 static bool cell_blocked(const struct api_svg_heatmap *h, size_t i, size_t j)
 {
     return h->blocked != NULL && isinf(h->blocked[i * h->blocked_stride + j]) &&
@@ -187,9 +333,15 @@ static void draw_cells(struct api_buf *b, const struct api_svg_heatmap *h,
 {
     int c = L->cell;
     int font = c >= 44 ? 12 : 10;
+    struct tip_names rows, cols;
+    tip_names_init(&rows, &h->row_labels, h->rows);
+    tip_names_init(&cols, &h->col_labels, h->cols);
+    if (rows.text.failed || cols.text.failed)
+        b->failed = true; /* the tooltips cannot name their cells: a 503, not a wrong page */
     for (size_t i = 0; i < h->rows; i++) {
         int y = gy + (int)i * c;
         if (row_empty(h, i)) {
+            tip_open(b, h, &rows, &cols, i, SIZE_MAX, NULL);
             api_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
                               "fill=\"url(#attnd-hatch)\"/>\n", gx, y, (int)h->cols * c, c);
             if ((int)h->cols * c >= 110 && c >= MIN_LABELED)
@@ -197,16 +349,19 @@ static void draw_cells(struct api_buf *b, const struct api_svg_heatmap *h,
                                   "dominant-baseline=\"central\" font-size=\"11\" "
                                   "fill=\"#333333\">every key masked</text>\n",
                                gx + (int)h->cols * c / 2, y + c / 2);
+            api_buf_puts(b, "</g>\n");
             continue;
         }
         for (size_t j = 0; j < h->cols; j++) {
             int x = gx + (int)j * c;
             double v = h->data[i * h->stride + j];
             if (cell_blocked(h, i, j)) {
+                tip_open(b, h, &rows, &cols, i, j, NULL);
                 api_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
-                                  "fill=\"url(#attnd-hatch)\"/>\n", x, y, c, c);
+                                  "fill=\"url(#attnd-hatch)\"/>\n</g>\n", x, y, c, c);
                 continue;
             }
+            tip_open(b, h, &rows, &cols, i, j, &v);
             char fill[8];
             api_svg_blues(fill, on_scale(h, v));
             api_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
@@ -217,8 +372,25 @@ static void draw_cells(struct api_buf *b, const struct api_svg_heatmap *h,
                                   "fill=\"%s\">%.2f</text>\n",
                                x + c / 2, y + c / 2, font, api_svg_text_colour(on_scale(h, v)),
                                isfinite(v) ? v : 0.0);
+            api_buf_puts(b, "</g>\n");
         }
     }
+    tip_names_deinit(&rows);
+    tip_names_deinit(&cols);
+}
+
+/* An axis label's text (cut) and "</text>"; a cut one carries its longer text as a tooltip. */
+static void put_label(struct api_buf *b, const char *shown, const struct api_labels *l, size_t i)
+{
+    bool cut = l->names != NULL && i < l->n && l->names[i] != NULL &&
+               api_text_width(l->names[i]) > API_TEXT_MAX_LABEL;
+    if (cut) {
+        api_buf_puts(b, "<title>");
+        tip_label(b, l, i);
+        api_buf_puts(b, "</title>");
+    }
+    put_text(b, shown);
+    api_buf_puts(b, "</text>\n");
 }
 
 void api_svg_panel(struct api_buf *b, const struct api_svg_heatmap *h, int x, int y)
@@ -247,8 +419,7 @@ void api_svg_panel(struct api_buf *b, const struct api_svg_heatmap *h, int x, in
         api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
                           "dominant-baseline=\"central\" fill=\"#1a1a1a\">",
                        gx - 6, gy + (int)i * c + c / 2);
-        put_text(b, tmp);
-        api_buf_puts(b, "</text>\n");
+        put_label(b, tmp, &h->row_labels, i);
     }
     for (size_t j = 0; j < h->cols; j += L.step_cols) {
         int cx = gx + (int)j * c + c / 2;
@@ -260,8 +431,7 @@ void api_svg_panel(struct api_buf *b, const struct api_svg_heatmap *h, int x, in
         else
             api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
                               "fill=\"#1a1a1a\">", cx, gy + gh + 15);
-        put_text(b, tmp);
-        api_buf_puts(b, "</text>\n");
+        put_label(b, tmp, &h->col_labels, j);
     }
     api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555555\">keys"
                       "</text>\n", gx + gw / 2, gy + gh + L.col_label_h + 12);

@@ -16,6 +16,14 @@
  * to every n-th, so a big matrix stays a valid, readable picture. Blocked cells
  * are hatched; a fully masked row is hatched across and says so.
  *
+ * Every cell is a group with a <title> (the browser's tooltip, a screen reader's
+ * name): "query → key: value", the value exact (the shortest text that reads back as
+ * the same double) or rounded as the request's round says, since the 2-decimal
+ * annotation cannot tell 0.731 from 0.7311; a masked cell says "masked", a fully
+ * masked row "every key masked". The tooltip's labels are kept to API_SVG_TIP_LABEL
+ * columns, not the axis's API_TEXT_MAX_LABEL, and an axis label that was cut has its
+ * longer text as its own tooltip, so a cut label can still be read.
+ *
  * Not here: I/O, JSON, HTTP. Everything is appended to a struct api_buf.
  */
 #ifndef API_RENDER_SVG_H
@@ -37,7 +45,12 @@ struct api_svg_heatmap {
     struct api_labels row_labels, col_labels; /* queries on y, keys on x */
     const char *title;         /* the panel's title, e.g. "head 0"; NULL or "" for none */
     double vmin, vmax;         /* the colour scale's ends; vmax <= vmin (zeroed) means 0 to 1 */
+    bool tip_rounded;          /* the tooltips' values rounded to tip_round decimals */
+    int tip_round;             /* 0..15, as the request's round; else the shortest exact text */
 };
+
+/* Display columns of a label kept in a tooltip (longer ones end in "…"). */
+#define API_SVG_TIP_LABEL 64
 
 /* Where a panel's parts go, relative to its top-left corner, in pixels. */
 struct api_svg_layout {
@@ -93,6 +106,14 @@ void api_svg_heatmap_document(struct api_buf *b, const struct api_svg_heatmap *h
 void api_svg_panels_document(struct api_buf *b, const struct api_svg_heatmap *panels,
                              size_t n, size_t per_row, const char *title,
                              const char *subtitle);
+
+/*
+ * The bytes the tooltips add to one panel of rows x cols cells with these labels, at
+ * most: for admission, which counts an answer before it is drawn. Saturates at
+ * SIZE_MAX.
+ */
+size_t api_svg_tips_bytes(const struct api_labels *row_labels, size_t rows,
+                          const struct api_labels *col_labels, size_t cols);
 
 /* matplotlib's Blues at v (clamped to [0, 1]) as "#rrggbb"; buf holds 8 bytes. */
 void api_svg_blues(char *buf, double v);

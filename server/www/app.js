@@ -109,7 +109,7 @@ PRESETS.push(
 );
 const VARIANT_FIELDS = ['rope', 'softcap', 'alibi', 'window', 'sink_tokens', 'sink_logit', 'dropout'];
 
-// Multi-head needs POST /v1/multihead; the preset is added only when the server has it.
+// Multi-head: POST /v1/multihead, its body edited as JSON and through the fields beside it.
 const MULTIHEAD_PRESET = {
   id: 'multihead', name: 'Multi-head: 2 heads, random inputs', multihead: true,
   body: { heads: 2, random: { seed: 7, n: 4, d_model: 8 }, scale: 4, round: 4, heatmap: { vmax: 'auto' } },
@@ -131,7 +131,8 @@ const shape = (s) => (s === null || s === undefined ? 'none'
 
 // ---- the form ----
 
-const FIELDS = ['q', 'k', 'v', 'mask', 'scale', 'labels-queries', 'labels-keys', 'multihead', 'variants'];
+const FIELDS = ['q', 'k', 'v', 'mask', 'scale', 'labels-queries', 'labels-keys', 'multihead', 'variants',
+  'round', 'bias', 'mask_semantics'];
 let current = PRESETS[0];
 
 function fillPresets(list) {
@@ -162,6 +163,7 @@ function loadPreset(p) {
   $('multi-fields').hidden = !p.multihead;
   if (p.multihead) {
     $('f-mh').value = JSON.stringify(p.body, null, 1);
+    $('f-mh').dispatchEvent(new Event('input')); // the fields beside it follow (fields.js)
   } else {
     const b = p.body;
     const mat = (m) => (Array.isArray(m) && Array.isArray(m[0])
@@ -173,6 +175,9 @@ function loadPreset(p) {
     }
     $('f-mask').value = b.mask === undefined ? '' : typeof b.mask === 'string' ? b.mask : JSON.stringify(b.mask);
     $('f-scale').value = b.scale === undefined ? '' : String(b.scale);
+    $('f-round').value = b.round === undefined ? '' : String(b.round);
+    $('f-bias').value = b.bias === undefined ? '' : JSON.stringify(b.bias);
+    $('f-mask-semantics').value = b.mask_semantics || 'keep';
     $('f-lq').value = b.labels?.queries ? b.labels.queries.join(', ') : '';
     $('f-lk').value = b.labels?.keys ? b.labels.keys.join(', ') : '';
     $('f-pitfall').value = b.pitfall || '';
@@ -245,6 +250,11 @@ function readForm() {
     }
     Object.assign(body, variants);
   }
+  const round = $('f-round').value.trim();
+  if (round !== '') body.round = /^-?\d+$/.test(round) ? Number(round) : round; // the server judges it
+  const bias = parseJsonField('bias', $('f-bias').value, false);
+  if (bias !== undefined) body.bias = bias;
+  if ($('f-mask-semantics').value !== 'keep') body.mask_semantics = $('f-mask-semantics').value;
   const queries = splitLabels($('f-lq').value);
   const keys = splitLabels($('f-lk').value);
   if (queries || keys) {
@@ -292,6 +302,7 @@ function resetResult() {
   }
   for (const id of ['facts', 'heatmap', 'compare', 'steps', 'summary', 'warnings', 'explain',
     'explain-buttons', 'pitfall']) $(id).textContent = '';
+  window.attndHeadView?.clear();
 }
 
 function showProblem(p) {
@@ -332,7 +343,11 @@ function matrixTable(values, rowLabels, colLabels, extra) {
     const th = el('th', rowLabels[i]);
     th.scope = 'row';
     tr.append(th);
-    for (const x of row) tr.append(el('td', fmt(x), x === null ? 'blocked' : ''));
+    row.forEach((x, j) => {
+      const td = el('td', fmt(x), x === null ? 'blocked' : '');
+      td.title = `${rowLabels[i]} → ${colLabels ? colLabels[j] : j}: ${x === null ? '-inf' : x}`; // the exact value
+      tr.append(td);
+    });
     if (extra) tr.append(el('td', fmt(extra.values[i]), 'extra'));
     tbody.append(tr);
   });
@@ -567,19 +582,14 @@ async function run() {
     if (drawn) offerExplain(drawn, body, L.queries);
     if (current.compare) await renderComparison(body, res.json);
   }
+  await window.attndHeadView?.show(path, body); // bertviz's head view of the same weights
   $('status').textContent = 'Done.';
   document.body.dataset.ran = String(Number(document.body.dataset.ran || 0) + 1);
 }
 
 async function init() {
-  const list = [...PRESETS, ...PITFALL_PRESETS];
-  // Offer multi-head only when the server serves it (an OPTIONS-free probe: GET gives 405).
-  try {
-    const probe = await fetch('/v1/multihead', { method: 'GET' });
-    if (probe.status === 405) list.push(MULTIHEAD_PRESET);
-  } catch {
-    // no multi-head then
-  }
+  // This server always has /v1/multihead: no probe (a GET would only log a 405).
+  const list = [...PRESETS, ...PITFALL_PRESETS, MULTIHEAD_PRESET];
   fillPresets(list);
   $('preset').addEventListener('change', () => {
     const p = list.find((x) => x.id === $('preset').value);

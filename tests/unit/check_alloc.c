@@ -115,6 +115,13 @@ static const struct alloc_case {
     { "POST", "/v1/attention", "text/plain", "{" SEED000 ",\"labels\":{\"keys\":[\"사과\",\"k\"]}}",
       NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"mask\":[[1,1],[0,0]]}", "svg" },
+    { "POST", "/v1/attention", NULL,
+      "{" SEED000 ",\"labels\":{\"queries\":[\"a\",\"b\"],\"keys\":[\"x\",\"y\"]}}", "bertviz" },
+    { "POST", "/v1/multihead", NULL,
+      "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":2,\"n\":2,\"d_model\":4}}", "bertviz" },
+    { "POST", "/v1/multihead", NULL,
+      "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4},"
+      "\"labels\":{\"queries\":[\"a\",\"b\",\"c\"],\"keys\":[\"x\",\"y\",\"a long key label\"]}}", "svg" },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"maks\":\"causal\"}", NULL },
     { "POST", "/v1/attention", NULL, "{\"q\":[[1,\"0\"]],\"k\":[[1,0]],\"v\":[[1]]}", NULL },
     { "POST", "/v1/attention", NULL,

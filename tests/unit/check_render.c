@@ -466,6 +466,108 @@ START_TEST(test_seed002_heatmap_reference)
 }
 END_TEST
 
+/* The bytes the tooltips take in svg: each cell's "<g><title>…</title>\n" and its
+ * "</g>\n", and each axis label's "<title>…</title>" (the document's own title aside). */
+static size_t tooltip_bytes(const char *svg)
+{
+    size_t n = 0;
+    const char *first = strstr(svg, "<title>");
+    for (const char *p = strstr(first + 1, "<title>"); p != NULL; p = strstr(p + 1, "<title>")) {
+        const char *end = strstr(p, "</title>") + strlen("</title>");
+        bool cell = p - svg >= 3 && strncmp(p - 3, "<g>", 3) == 0;
+        n += (size_t)(end - p) + (cell ? strlen("<g>") + strlen("\n") + strlen("</g>\n") : 0);
+    }
+    return n;
+}
+
+/* The number after "<title>" + prefix in svg, read back as a double; fails when absent. */
+static double tip_number(const char *svg, const char *prefix)
+{
+    char want[256];
+    snprintf(want, sizeof want, "<title>%s", prefix);
+    const char *p = strstr(svg, want);
+    ck_assert_msg(p != NULL, "no tooltip %s", want);
+    return strtod(p + strlen(want), NULL);
+}
+
+START_TEST(test_svg_cells_carry_tooltips)
+{
+    /* Seed 002's heatmap: each of the 9 cells names its query and key and its exact
+     * weight, softmax of the note's unscaled scores ([1, 0, 0.8] for Q1). */
+    struct api_response res = call("POST", "/v1/attention", NULL, SEED002_HEATMAP, "svg");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_uint_eq(count(res.body, "<g><title>"), 9);
+    double e1 = exp(1.0), e08 = exp(0.8), sum = e1 + 1 + e08;
+    double w = tip_number(res.body, "Q1 \xE2\x86\x92 \xEC\x82\xAC\xEA\xB3\xBC: ");
+    ck_assert_msg(fabs(w - e1 / sum) <= 1e-15, "Q1 -> apple: %.17g", w);
+    w = tip_number(res.body, "Q1 \xE2\x86\x92 \xEC\x82\xAC\xEB\x9E\x8C: ");
+    ck_assert_msg(fabs(w - 1 / sum) <= 1e-15, "Q1 -> person: %.17g", w);
+    w = tip_number(res.body, "Q1 \xE2\x86\x92 \xEA\xB3\xBC\xEC\x9D\xBC: ");
+    ck_assert_msg(fabs(w - e08 / sum) <= 1e-15, "Q1 -> fruit: %.17g", w);
+    /* Q3 = [0.5, 0.5] scores 0.5 against every key: a third each, to the last bit. */
+    ck_assert_ptr_nonnull(strstr(res.body, "<title>Q3 \xE2\x86\x92 \xEA\xB3\xBC\xEC\x9D\xBC: "
+                                           "0.3333333333333333</title>"));
+    api_response_deinit(&res);
+
+    /* round: the tooltip's value rounded like every other number of the answer. */
+    char body[512];
+    snprintf(body, sizeof body, "%.*s,\"round\":3}", (int)strlen(SEED002_HEATMAP) - 1,
+             SEED002_HEATMAP);
+    res = call("POST", "/v1/attention", NULL, body, "svg");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_ptr_nonnull(strstr(res.body, "<title>Q1 \xE2\x86\x92 \xEC\x82\xAC\xEA\xB3\xBC: "
+                                           "0.457</title>"));
+    api_response_deinit(&res);
+
+    /* A masked cell, a fully masked row, a cut label and its full text. */
+    res = call("POST", "/v1/attention", NULL,
+        "{\"q\":[[1,0],[0,1]],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],\"mask\":[[1,0],[0,0]],"
+        "\"labels\":{\"queries\":[\"a very long query label indeed\",\"b\"],"
+        "\"keys\":[\"x<y\",\"k\"]}}", "svg");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_ptr_nonnull(strstr(res.body, "<g><title>a very long query label indeed \xE2\x86\x92 "
+                                           "x&lt;y: 1</title>"));
+    ck_assert_ptr_nonnull(strstr(res.body, "<title>a very long query label indeed \xE2\x86\x92 "
+                                           "k: masked</title>"));
+    ck_assert_ptr_nonnull(strstr(res.body, "<title>b: every key masked</title>"));
+    /* The axis shows the label cut to 16 columns; its tooltip keeps the whole. */
+    ck_assert_ptr_nonnull(strstr(res.body, "<title>a very long query label indeed</title>"
+                                           "a very long que\xE2\x80\xA6</text>"));
+    ck_assert_ptr_null(strstr(res.body, "<title>b</title>")); /* an uncut label has none */
+    api_response_deinit(&res);
+}
+END_TEST
+
+START_TEST(test_svg_tooltip_labels_bounded_and_counted)
+{
+    /* A label of 100 columns is kept to API_SVG_TIP_LABEL in a tooltip, with "…". */
+    char label[101];
+    memset(label, 'z', 100);
+    label[100] = '\0';
+    const char *names[] = { label };
+    const char *keys[] = { "k&0", "\xEC\x82\xAC\xEA\xB3\xBC" };
+    double data[2] = { 0.25, 0.75 };
+    struct api_svg_heatmap h = {
+        .data = data, .rows = 1, .cols = 2, .stride = 2,
+        .row_labels = { names, 1, "q" }, .col_labels = { keys, 2, "k" },
+    };
+    struct api_buf b;
+    api_buf_init(&b);
+    api_svg_heatmap_document(&b, &h, "weights", NULL);
+    char *svg = take(&b);
+    char want[160];
+    snprintf(want, sizeof want, "<title>%.*s\xE2\x80\xA6 \xE2\x86\x92 k&amp;0: 0.25</title>",
+             API_SVG_TIP_LABEL - 1, label);
+    ck_assert_msg(strstr(svg, want) != NULL, "no %s", want);
+    ck_assert_ptr_nonnull(strstr(svg, "\xEC\x82\xAC\xEA\xB3\xBC: 0.75</title>"));
+    /* What admission counts for them covers what they take. */
+    size_t bound = api_svg_tips_bytes(&h.row_labels, 1, &h.col_labels, 2);
+    size_t used = tooltip_bytes(svg);
+    ck_assert_msg(used > 0 && used <= bound, "tooltips take %zu bytes, counted %zu", used, bound);
+    free(svg);
+}
+END_TEST
+
 START_TEST(test_svg_escapes_every_text)
 {
     struct api_response res = call("POST", "/v1/attention", NULL,
@@ -622,7 +724,7 @@ START_TEST(test_svg_panels_for_heads)
     api_buf_init(&b);
     api_svg_panels_document(&b, panels, 3, 2, "Multi-head weights", NULL);
     char *s = take(&b);
-    ck_assert_uint_eq(count(s, "<g>"), 4); /* three panels and the colour bar */
+    ck_assert_uint_eq(count(s, "<g>\n"), 4); /* three panels and the colour bar */
     ck_assert_uint_eq(count(s, "fill=\"url(#attnd-blues)\""), 1);
     ck_assert_ptr_nonnull(strstr(s, ">head 0</text>"));
     ck_assert_ptr_nonnull(strstr(s, ">head 1</text>"));
@@ -763,6 +865,8 @@ static Suite *render_suite(void)
     tcase_add_test(svg, test_svg_big_matrix_drops_annotations);
     tcase_add_test(svg, test_svg_masked_rows_hatched);
     tcase_add_test(svg, test_svg_panels_for_heads);
+    tcase_add_test(svg, test_svg_cells_carry_tooltips);
+    tcase_add_test(svg, test_svg_tooltip_labels_bounded_and_counted);
     suite_add_tcase(s, svg);
     TCase *neg = tcase_create("Negotiation");
     tcase_add_test(neg, test_negotiation);
