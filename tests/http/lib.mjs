@@ -67,7 +67,11 @@ export function startServer(args = [], env = {}) {
     proc.on('exit', (code, signal) => resolve({ code, signal }));
   });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`attnd did not start: ${err}`)), 5000);
+    // A server that never says it listens is killed, not left to hold the run open.
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`attnd did not start within 15 s: ${err}`));
+    }, 15000);
     proc.stdout.setEncoding('utf8');
     proc.stdout.on('data', (d) => {
       out += d;
