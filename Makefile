@@ -60,6 +60,8 @@ ATTND      := $(BUILD_DIR)/attnd
 # with the api/ and core/ objects and the fixture they share (tests/unit/api_fixture.c).
 API_SUITES := check_json_read check_json_write check_json_arena check_numparse check_request \
               check_attention check_router check_admission check_two_threads
+# Errors that teach (tests/unit/check_errors.c).
+API_SUITES += check_errors
 UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) check_render \
                 check_multihead check_metrics check_body check_numfmt check_framing check_clients)
 # server/coding.c and server/inflate.c (Content-Encoding, Accept-Encoding, coded bodies).

@@ -14,11 +14,13 @@
 #include <string.h>
 
 #include "api/endpoints/handlers.h"
+#include "api/endpoints/shapes.h"
 #include "api/http/negotiate.h"
 #include "api/http/problem.h"
 #include "api/json/arena.h"
 #include "api/json/spare_threads.h"
 #include "api/request/body.h"
+#include "api/request/query.h"
 #include "core/attention.h"
 
 enum method { M_GET = 1, M_HEAD = 2, M_POST = 4 };
@@ -94,6 +96,22 @@ static const struct route routes[] = {
 };
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])
+
+/* The routes whose query takes more than format and lang (every route takes those). */
+static const struct {
+    const char *path;
+    const char *const *names; /* NULL-terminated */
+} route_queries[] = {
+    { "/v1/shapes", api_shapes_params },
+};
+
+static const char *const *query_names(const struct route *r)
+{
+    for (size_t i = 0; i < sizeof route_queries / sizeof route_queries[0]; i++)
+        if (strcmp(route_queries[i].path, r->path) == 0)
+            return route_queries[i].names;
+    return NULL;
+}
 
 void api_global_init(void)
 {
@@ -193,6 +211,11 @@ static const struct route *admit(const struct api_request *req, struct api_respo
     }
     if (!(method_bit(req->method) & r->methods)) {
         respond_method_not_allowed(r, req, res);
+        return NULL;
+    }
+    struct api_error query_err;
+    if (!api_check_query(req, query_names(r), &query_err)) {
+        api_respond_error_as(res, &query_err, r->errors);
         return NULL;
     }
     if (!api_negotiate(req, strchr(r->path, '*') != NULL ? req->path : r->path, r->media,

@@ -25,7 +25,7 @@ void api_healthz_handle(const struct api_context *ctx, const struct api_request 
     (void)ctx;
     (void)req;
     (void)format;
-    static const char body[] = "{\"status\":\"ok\"}";
+    static const char body[] = "{\"status\":\"ok\"}\n";
     api_respond_bytes(res, 200, "application/json", body, sizeof body - 1);
 }
 
@@ -34,7 +34,7 @@ void api_readyz_handle(const struct api_context *ctx, const struct api_request *
 {
     (void)req;
     (void)format;
-    static const char body[] = "{\"status\":\"ready\"}";
+    static const char body[] = "{\"status\":\"ready\"}\n";
     if (!ctx->ready) {
         api_respond_unavailable(res, "shutting down: finishing the requests in flight");
         return;

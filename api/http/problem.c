@@ -136,6 +136,18 @@ void api_error_hint(struct api_error *e, const char *fmt, ...)
     va_end(ap);
 }
 
+bool api_error_add(struct api_error *e, const char *pointer, const char *detail,
+                   const char *hint)
+{
+    if (e->n_more >= API_ERROR_MORE)
+        return false;
+    struct api_error_item *it = &e->more[e->n_more++];
+    snprintf(it->pointer, sizeof it->pointer, "%s", pointer);
+    snprintf(it->detail, sizeof it->detail, "%s", detail);
+    snprintf(it->hint, sizeof it->hint, "%s", hint);
+    return true;
+}
+
 void api_error_prefix_pointer(struct api_error *e, const char *prefix)
 {
     if (!e->has_pointer)
@@ -143,6 +155,28 @@ void api_error_prefix_pointer(struct api_error *e, const char *prefix)
     char joined[sizeof e->pointer];
     snprintf(joined, sizeof joined, "%s%s", prefix, e->pointer);
     memcpy(e->pointer, joined, sizeof joined);
+    for (unsigned i = 0; i < e->n_more; i++) {
+        char more[sizeof e->more[i].pointer];
+        snprintf(more, sizeof more, "%s%s", prefix, e->more[i].pointer);
+        memcpy(e->more[i].pointer, more, sizeof more);
+    }
+}
+
+/* errors[1..]: the further culprits, each with its own pointer, detail and hint. */
+static void write_more(struct jw *w, const struct api_error *e)
+{
+    for (unsigned i = 0; i < e->n_more; i++) {
+        jw_object_begin(w);
+        JW_KEY(w, "pointer");
+        jw_string(w, e->more[i].pointer);
+        JW_KEY(w, "detail");
+        jw_string(w, e->more[i].detail);
+        if (e->more[i].hint[0] != '\0') {
+            JW_KEY(w, "hint");
+            jw_string(w, e->more[i].hint);
+        }
+        jw_object_end(w);
+    }
 }
 
 /* The status a problem answers with in `style` (V2 clients know no 422). */
@@ -209,6 +243,7 @@ static void error_write_as(struct jw *w, const struct api_error *e, enum api_err
             jw_array_end(w);
         }
         jw_object_end(w);
+        write_more(w, e);
         jw_array_end(w);
     }
     jw_object_end(w);
@@ -235,6 +270,7 @@ void api_respond_error_as(struct api_response *res, const struct api_error *e,
     struct jw w;
     jw_init(&w, -1);
     error_write_as(&w, e, style);
+    jw_end_line(&w);
 
     free(res->body);
     res->body = jw_take(&w, &res->body_len);

@@ -70,8 +70,15 @@ static void cell_error(const json_t *cell, const struct api_matrix_spec *spec, c
                       "or true/false", spec->name, ptr, api_json_kind(cell), shown[0] ? " " : "",
                       shown, spec->name);
         api_error_at(err, "%s", ptr);
-        api_error_hint(err, "1 (or true) means the query may attend to the key; 0 (or false) "
-                       "blocks it (mask_semantics \"block\" flips this)");
+        /* 0 and -1e9 (or -inf) is PyTorch's float attn_mask, Hugging Face's extended mask:
+           numbers added to the scores, which attnd takes as bias. */
+        if (json_is_number(cell) && json_number_value(cell) < 0)
+            api_error_hint(err, "0 and a large negative number (such as -1e9) is an additive "
+                           "mask, added to the scores: send it as bias instead (same shape), "
+                           "or send mask as 0/1");
+        else
+            api_error_hint(err, "1 (or true) means the query may attend to the key; 0 (or "
+                           "false) blocks it (mask_semantics \"block\" flips this)");
         return;
     }
     api_error_set(err, API_NOT_A_NUMBER, "the cell at %s is %s, not a number: %s holds "

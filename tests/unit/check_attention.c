@@ -40,7 +40,7 @@ START_TEST(test_seed000_exact_bytes)
         "\"output\":[[5,5],[2.6894142136999513,7.310585786300049]],"
         "\"summary\":{\"row_sums\":[1,1],\"argmax\":[0,1],\"max_weight\":[0.5,0.7310585786300049],"
         "\"entropy\":[0.6931471805599453,0.5822031088882179],\"fully_masked_rows\":[]},"
-        "\"warnings\":[]}";
+        "\"warnings\":[]}\n";
     struct api_response res = call("POST", "/v1/attention", "{" SEED000 "}");
     ck_assert_int_eq(res.status, 200);
     ck_assert_str_eq(res.content_type, "application/json");

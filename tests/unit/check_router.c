@@ -109,7 +109,7 @@ START_TEST(test_precheck_refuses_early)
     struct api_request get = { "GET", "/healthz", NULL, 0, NULL, NULL, NULL, 0, NULL };
     ck_assert(api_precheck(&ctx, &get, -1, &res));
     ck_assert_int_eq(res.status, 200);
-    ck_assert_str_eq(res.body, "{\"status\":\"ok\"}");
+    ck_assert_str_eq(res.body, "{\"status\":\"ok\"}\n");
     api_response_deinit(&res);
     /* A body over the limit that arrived without a declared length */
     struct api_request big = { "POST", "/v1/attention", NULL, 0, NULL, NULL,
