@@ -26,8 +26,8 @@ void api_grid_write_labels(struct jw *w, const struct api_grid *g);
 void api_write_shape(struct jw *w, size_t rows, size_t cols, bool as_vector);
 
 /* What a fully masked query's weights and results are, after "its weights and ". */
-#define API_ZEROED_OUTPUT "output are 0"
-#define API_ZEROED_HEAD_OUTPUTS "head outputs are 0 in every head"
+#define API_ZEROED_OUTPUT API_N("output are 0")
+#define API_ZEROED_HEAD_OUTPUTS API_N("head outputs are 0 in every head")
 
 /*
  * "warnings": [{"code": "row_fully_masked", "row": i, "message": "..."}], one per row i

@@ -41,6 +41,10 @@ enum api_problem_type {
     API_PROBLEM_COUNT
 };
 
+/* Marks a message written outside a call that says it (a table's row) for the catalogue
+   (api/http/messages.h); it is said through api_tr where it is used. */
+#define API_N(msgid) msgid
+
 struct api_problem_info {
     const char *slug;        /* "shape-mismatch": the type is "/problems/" + slug */
     int status;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/http/lang.h"
 #include "api/json/arena.h"
 #include "api/json/spare_threads.h"
 #include "api/json/read.h"
@@ -22,16 +23,16 @@
 const char *api_json_kind(const json_t *node)
 {
     switch (json_typeof(node)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
+    case JSON_OBJECT: return API_TR("an object");
+    case JSON_ARRAY: return API_TR("an array");
+    case JSON_STRING: return API_TR("a string");
     case JSON_INTEGER:
-    case JSON_REAL: return "a number";
+    case JSON_REAL: return API_TR("a number");
     case JSON_TRUE: return "true";
     case JSON_FALSE: return "false";
     case JSON_NULL: return "null";
     }
-    return "a value";
+    return API_TR("a value");
 }
 
 void api_pointer_escape(const char *key, char *out, size_t size)
@@ -169,14 +170,14 @@ static void unknown_hint(const char *near, const struct api_field *known, size_t
                          const char *list, char *hint, size_t size)
 {
     if (near == NULL) {
-        snprintf(hint, size, "no known field is close; the fields are %s", list);
+        snprintf(hint, size, API_TR("no known field is close; the fields are %s"), list);
         return;
     }
     const char *meaning = "";
     for (size_t i = 0; i < n_known; i++)
         if (strcmp(known[i].name, near) == 0)
             meaning = known[i].meaning;
-    snprintf(hint, size, "did you mean \"%s\" (%s)?", near, meaning);
+    snprintf(hint, size, API_TR("did you mean \"%s\" (%s)?"), near, meaning);
 }
 
 bool api_check_fields(const json_t *obj, const char *pointer, const struct api_field *known,
@@ -215,14 +216,18 @@ bool api_check_fields(const json_t *obj, const char *pointer, const struct api_f
             api_error_at(err, "%s", ptr);
             api_error_hint(err, "%s", hint);
         } else {
-            snprintf(detail, sizeof detail, "unknown field \"%.64s\"", key);
+            snprintf(detail, sizeof detail, API_TR("unknown field \"%.64s\""), key);
             api_error_add(err, ptr, detail, hint);
         }
     }
     if (unknown == 0)
         return true;
-    snprintf(err->detail, sizeof err->detail, "unknown field%s %s; known fields: %s",
-             unknown > 1 ? "s" : "", quoted, list);
+    if (unknown > 1)
+        snprintf(err->detail, sizeof err->detail, API_TR("unknown fields %s; known fields: %s"),
+                 quoted, list);
+    else
+        snprintf(err->detail, sizeof err->detail, API_TR("unknown field %s; known fields: %s"),
+                 quoted, list);
     return false;
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/http/lang.h"
 #include "api/json/arena.h"
 #include "api/json/numfmt.h"
 #include "api/json/read.h"
@@ -191,11 +192,13 @@ struct row_run {
     size_t from, to;
     bool ok;
     struct api_error *err;
+    enum api_lang lang; /* the request's: a helper thread says its messages in it too */
 };
 
 static void *read_rows(void *arg)
 {
     struct row_run *run = arg;
+    api_lang_set_current(run->lang);
     size_t cols = run->out->cols;
     for (size_t i = run->from; i < run->to; i++) {
         const json_t *row = json_array_get(run->node, i);
@@ -329,7 +332,7 @@ bool api_read_matrix(const json_t *node, const char *pointer, const struct api_m
     }
     if (!alloc_matrix(rows, cols, pointer, spec, max_cells, out, err))
         return false;
-    struct row_run run = { node, pointer, spec, out, 0, rows, true, err };
+    struct row_run run = { node, pointer, spec, out, 0, rows, true, err, api_lang_current() };
     if (!read_rows_on_two_threads(&run)) {
         api_matrix_free(out);
         return false;
