@@ -155,3 +155,10 @@ void api_grid_write_labels(struct jw *w, const struct api_grid *g)
     }
     jw_object_end(w);
 }
+
+void api_svg_words(struct api_svg_heatmap *h)
+{
+    h->axis_x = API_TR("keys");
+    h->axis_y = API_TR("queries");
+    h->note = API_TR("hatched: masked cells; a hatched row attends to no key (its weights are 0)");
+}

@@ -12,6 +12,7 @@
 
 #include "api/json/buf.h"
 #include "api/json/write.h"
+#include "api/render/svg.h"
 #include "api/render/text.h"
 #include "api/request/grid.h"
 #include "core/attention.h"
@@ -66,5 +67,8 @@ struct api_summaries {
  * from the first head.
  */
 void api_write_summary(struct jw *w, const struct api_summaries *s);
+
+/* The words a heatmap draws (axis names, the note on masked cells) in the answer's language. */
+void api_svg_words(struct api_svg_heatmap *h);
 
 #endif

@@ -19,10 +19,32 @@ const char *const api_messages_en[] = {
     "query %s may attend to no key (its mask row blocks every key): its weights and %s",
     /* api/endpoints/answer.c */
     "\nwarning: %s\n",
+    /* api/endpoints/answer.c */
+    "keys",
+    /* api/endpoints/answer.c */
+    "queries",
+    /* api/endpoints/answer.c */
+    "hatched: masked cells; a hatched row attends to no key (its weights are 0)",
     /* api/endpoints/answer.h */
     "output are 0",
     /* api/endpoints/answer.h */
     "head outputs are 0 in every head",
+    /* api/endpoints/attention_page.c */
+    " (1 = blocked)",
+    /* api/endpoints/attention_page.c */
+    "none",
+    /* api/endpoints/attention_page.c */
+    "\nstep %d  %s = %s  ",
+    /* api/endpoints/attention_page.c */
+    "query",
+    /* api/endpoints/attention_page.c */
+    "\nsummary\n",
+    /* api/endpoints/attention_page.c */
+    "sum",
+    /* api/endpoints/attention_page.c */
+    "softmax(Q @ K^T * scale) with scale %s; %zu x %zu",
+    /* api/endpoints/attention_page.c */
+    "Attention weights",
     /* api/endpoints/attention_parse.c */
     "%s is required: %s %s",
     /* api/endpoints/attention_parse.c */
@@ -83,6 +105,18 @@ const char *const api_messages_en[] = {
     "/metrics is answered by the server, which keeps the counters; api/ alone has none",
     /* api/endpoints/meta.c */
     "the playground page is served by the server, which holds its files; api/ alone has none",
+    /* api/endpoints/multihead_page.c */
+    "\nstep %d  %s = %s  %s%s-> %s\n",
+    /* api/endpoints/multihead_page.c */
+    "  head %zu (kv head %zu)\n",
+    /* api/endpoints/multihead_page.c */
+    "mean of %zu heads",
+    /* api/endpoints/multihead_page.c */
+    "head %zu",
+    /* api/endpoints/multihead_page.c */
+    "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu",
+    /* api/endpoints/multihead_page.c */
+    "Multi-head attention weights",
     /* api/endpoints/multihead_parse.c */
     "random is %s; it must be an object such as {\"seed\": 0, \"n\": 10, \"d_model\": 512}",
     /* api/endpoints/multihead_parse.c */
@@ -233,9 +267,9 @@ const char *const api_messages_en[] = {
     "send fewer rows here, ask for fewer steps with include, or split the work over several requests; the operator sets the limit with --max-request-bytes",
     /* api/http/admission.c */
     "the request runs elsewhere",
-    /* api/http/lang.c */
+    /* api/http/lang_choice.c */
     "lang \"%.40s\" is not a language attnd speaks; use en or ko",
-    /* api/http/lang.c */
+    /* api/http/lang_choice.c */
     "leave lang out for English, or send Accept-Language",
     /* api/http/negotiate.c */
     "%s cannot be served as %s",

@@ -8,38 +8,58 @@
 #include "api/http/messages.h"
 
 const struct api_message api_messages_ko[] = {
-    { "nothing is served at %.100s; attnd serves GET / (the playground), POST "
-      "/v1/attention, /v1/attention/batch, /v1/multihead, GET /v1/shapes, /healthz, "
-      "/readyz, /version, /metrics, the V2 inference protocol under /v2, /openapi.yaml, "
-      "/openapi.json and /problems/<type>",
-      "%.100s 에서는 아무것도 제공하지 않습니다. attnd 가 제공하는 것: GET / (플레이그라운드), POST /v1/attention, "
+    { "nothing is served at %.100s; attnd serves GET / (the playground), POST /v1/attention, "
       "/v1/attention/batch, /v1/multihead, GET /v1/shapes, /healthz, /readyz, /version, "
-      "/metrics, /v2 아래의 V2 추론 프로토콜, /openapi.yaml, /openapi.json, /problems/<type>" },
+      "/metrics, the V2 inference protocol under /v2, /openapi.yaml, /openapi.json and /problems/<type>",
+      "%.100s 에서는 아무것도 제공하지 않습니다. attnd 가 제공하는 것: GET / (플레이그라운드), POST /v1/attention, /v1/attention/batch, "
+      "/v1/multihead, GET /v1/shapes, /healthz, /readyz, /version, /metrics, /v2 아래의 V2 "
+      "추론 프로토콜, /openapi.yaml, /openapi.json, /problems/<type>" },
     { "%.16s is not allowed on %.100s; allowed: %s",
       "%.16s 메서드는 %.100s 에서 쓸 수 없습니다. 쓸 수 있는 메서드: %s" },
-    { "Content-Type %.100s is not read; send application/json%s (text/plain, "
-      "application/x-www-form-urlencoded or no Content-Type are read as JSON too)",
-      "Content-Type %.100s 는 읽지 않습니다. application/json%s 로 보내세요 (text/plain, "
-      "application/x-www-form-urlencoded, Content-Type 없음도 JSON 으로 읽습니다)" },
+    { "Content-Type %.100s is not read; send application/json%s (text/plain, application/x-www-form-urlencoded "
+      "or no Content-Type are read as JSON too)",
+      "Content-Type %.100s 는 읽지 않습니다. application/json%s 로 보내세요 (text/plain, application/x-www-form-urlencoded, "
+      "Content-Type 없음도 JSON 으로 읽습니다)" },
     { "the body is larger than this server accepts (%zu bytes)",
       "본문이 이 서버가 받는 크기(%zu 바이트)보다 큽니다" },
-    { "query %s may attend to no key (its mask row blocks every key): its weights and "
-      "%s",
+    { "query %s may attend to no key (its mask row blocks every key): its weights and %s",
       "쿼리 %s: 어떤 키도 볼 수 없습니다 (마스크 행이 모든 키를 가립니다). 가중치와 %s" },
     { "\nwarning: %s\n",
       "\n경고: %s\n" },
+    { "keys",
+      "키" },
+    { "queries",
+      "쿼리" },
+    { "hatched: masked cells; a hatched row attends to no key (its weights are 0)",
+      "빗금: 마스크로 가린 칸. 빗금 친 행은 어떤 키도 보지 않습니다 (가중치가 0 입니다)" },
     { "output are 0",
       "출력은 0 입니다" },
     { "head outputs are 0 in every head",
       "모든 head 의 head 출력은 0 입니다" },
+    { " (1 = blocked)",
+      " (1 = 가림)" },
+    { "none",
+      "없음" },
+    { "\nstep %d  %s = %s  ",
+      "\n단계 %d  %s = %s  " },
+    { "query",
+      "쿼리" },
+    { "\nsummary\n",
+      "\n요약\n" },
+    { "sum",
+      "합" },
+    { "softmax(Q @ K^T * scale) with scale %s; %zu x %zu",
+      "softmax(Q @ K^T * scale), scale %s; %zu x %zu" },
+    { "Attention weights",
+      "Attention 가중치" },
     { "%s is required: %s %s",
       "%s 가 필요합니다: %s %s" },
     { "attention needs q, k and v: softmax(q @ k^T * scale) @ v",
       "attention 에는 q, k, v 가 필요합니다: softmax(q @ k^T * scale) @ v" },
     { "q has %zu columns but k has %zu: Q @ K^T needs both to have d_k columns",
       "q 는 열이 %zu 개인데 k 는 %zu 개입니다: Q @ K^T 를 하려면 둘 다 d_k 개의 열이 있어야 합니다" },
-    { "k looks transposed: pass k as (n_k, d_k), one row per key; attnd computes the "
-      "transpose itself",
+    { "k looks transposed: pass k as (n_k, d_k), one row per key; attnd computes the transpose "
+      "itself",
       "k 가 전치된 것 같습니다: k 는 (n_k, d_k), 키 하나에 행 하나로 보내세요. 전치(K.T)는 attnd 가 직접 계산합니다" },
     { "each key needs as many numbers as each query (d_k = %zu)",
       "각 키에는 각 쿼리와 같은 개수의 숫자가 있어야 합니다 (d_k = %zu)" },
@@ -49,20 +69,19 @@ const struct api_message api_messages_ko[] = {
       "v 가 전치된 것 같습니다: v 는 (n_k, d_v), 키 하나에 행 하나로 보내세요" },
     { "v needs one row per key: give it %zu rows, in the order of k's rows",
       "v 에는 키마다 행이 하나 있어야 합니다: k 의 행 순서대로 %zu 개의 행을 주세요" },
-    { "%s would make a %s of %zu cells (%zu x %zu); this server computes at most %zu "
-      "cells in one matrix",
+    { "%s would make a %s of %zu cells (%zu x %zu); this server computes at most %zu cells "
+      "in one matrix",
       "%s 는 %s 를 %zu 칸 (%zu x %zu) 으로 만듭니다. 이 서버는 행렬 하나에 최대 %zu 칸까지 계산합니다" },
     { "send fewer queries or keys, or split the work with a batch",
       "쿼리나 키를 줄이거나, batch 로 일을 나누세요" },
-    { "the body is %s; it must be a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, "
-      "0]], \"v\": [[1]]}",
+    { "the body is %s; it must be a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], "
+      "\"v\": [[1]]}",
       "본문이 %s 입니다. {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]} 같은 JSON 객체여야 합니다" },
     { "no memory for a %zu x %zu attention",
       "%zu x %zu attention 을 계산할 메모리가 없습니다" },
     { "step %d (%s) produced a non-finite number at cell [%zu, %zu]",
       "%d 단계 (%s) 에서 칸 [%zu, %zu] 에 유한하지 않은 수가 나왔습니다" },
-    { "q row %zu . k row %zu is beyond the largest double (~1.8e308): scale q and k "
-      "down",
+    { "q row %zu . k row %zu is beyond the largest double (~1.8e308): scale q and k down",
       "q 의 %zu 행과 k 의 %zu 행의 내적이 double 의 최댓값(~1.8e308)을 넘습니다: q 와 k 를 작게 줄이세요" },
     { "scores * scale overflows: use a smaller scale",
       "점수 * scale 이 계산 범위를 넘습니다: 더 작은 scale 을 쓰세요" },
@@ -82,8 +101,8 @@ const struct api_message api_messages_ko[] = {
       "items 에 요청이 %zu 개 있습니다. 이 서버는 batch 하나에 최대 %zu 개를 받습니다" },
     { "split the items over several batches",
       "items 를 여러 batch 로 나누세요" },
-    { "the items up to /items/%zu ask for %zu cells together; this server computes at "
-      "most %zu cells in one request",
+    { "the items up to /items/%zu ask for %zu cells together; this server computes at most "
+      "%zu cells in one request",
       "/items/%zu 까지의 항목이 모두 %zu 칸을 요구합니다. 이 서버는 요청 하나에 최대 %zu 칸까지 계산합니다" },
     { "no memory for %zu batch items",
       "batch 항목 %zu 개를 위한 메모리가 없습니다" },
@@ -93,12 +112,23 @@ const struct api_message api_messages_ko[] = {
       "\"%.64s\" 라는 문제 유형은 없습니다. 유형 목록은 /openapi.yaml 에 있습니다" },
     { "See <a href=\"/openapi.yaml\">the API description</a>.",
       "<a href=\"/openapi.yaml\">API 설명</a>을 보세요." },
-    { "/metrics is answered by the server, which keeps the counters; api/ alone has "
-      "none",
+    { "/metrics is answered by the server, which keeps the counters; api/ alone has none",
       "/metrics 는 카운터를 가진 서버가 답합니다. api/ 혼자서는 카운터가 없습니다" },
-    { "the playground page is served by the server, which holds its files; api/ alone "
-      "has none",
+    { "the playground page is served by the server, which holds its files; api/ alone has "
+      "none",
       "플레이그라운드 페이지는 파일을 가진 서버가 제공합니다. api/ 혼자서는 파일이 없습니다" },
+    { "\nstep %d  %s = %s  %s%s-> %s\n",
+      "\n단계 %d  %s = %s  %s%s-> %s\n" },
+    { "  head %zu (kv head %zu)\n",
+      "  %zu 번 head (kv head %zu)\n" },
+    { "mean of %zu heads",
+      "head %zu 개의 평균" },
+    { "head %zu",
+      "%zu 번 head" },
+    { "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu",
+      "%s-attention, d_model %zu, head %zu 개 (kv %zu 개), %zu x %zu" },
+    { "Multi-head attention weights",
+      "Multi-Head attention 가중치" },
     { "random is %s; it must be an object such as {\"seed\": 0, \"n\": 10, \"d_model\": "
       "512}",
       "random 이 %s 입니다. {\"seed\": 0, \"n\": 10, \"d_model\": 512} 같은 객체여야 합니다" },
@@ -112,8 +142,8 @@ const struct api_message api_messages_ko[] = {
       "%s 가 필요합니다: %s" },
     { "or add \"random\": {\"seed\": 0, ...} to fill every input not given",
       "또는 \"random\": {\"seed\": 0, ...} 을 더해 주지 않은 입력을 모두 채우세요" },
-    { "x is the input of self-attention; x_q and x_kv are those of cross-attention: "
-      "send x alone, or x_q with x_kv",
+    { "x is the input of self-attention; x_q and x_kv are those of cross-attention: send "
+      "x alone, or x_q with x_kv",
       "x 는 self-attention 의 입력이고, x_q 와 x_kv 는 cross-attention 의 입력입니다: x 만 보내거나, x_q 와 "
       "x_kv 를 함께 보내세요" },
     { "x_q has %zu columns but x_kv has %zu: both are (rows, d_model)",
@@ -136,38 +166,35 @@ const struct api_message api_messages_ko[] = {
       "heads 1 은 투영이 있는 single-head attention 입니다" },
     { "kv_heads %zu does not divide heads %zu: each kv head serves heads/kv_heads query "
       "heads",
-      "kv_heads %zu 는 heads %zu 를 나누어떨어지게 하지 않습니다: kv head 하나가 heads/kv_heads 개의 쿼리 "
-      "head 를 맡습니다" },
+      "kv_heads %zu 는 heads %zu 를 나누어떨어지게 하지 않습니다: kv head 하나가 heads/kv_heads 개의 쿼리 head "
+      "를 맡습니다" },
     { "with heads = %zu, kv_heads can be %s (1 is multi-query attention)",
       "heads = %zu 이면 kv_heads 는 %s 가 될 수 있습니다 (1 은 multi-query attention)" },
     { "d_model %zu is not divisible by heads %zu: each head takes d_model/heads columns",
       "d_model %zu 는 heads %zu 로 나누어떨어지지 않습니다: head 마다 d_model/heads 개의 열을 가집니다" },
     { "with d_model = %zu, heads can be %s",
       "d_model = %zu 이면 heads 는 %s 가 될 수 있습니다" },
-    { "%s would have %zu x %zu cells; this server computes at most %zu cells in one "
-      "matrix",
+    { "%s would have %zu x %zu cells; this server computes at most %zu cells in one matrix",
       "%s 는 %zu x %zu 칸이 됩니다. 이 서버는 행렬 하나에 최대 %zu 칸까지 계산합니다" },
     { "%s is (%zu, %zu) but must be %s with weight_layout \"%s\"",
       "%s 는 (%zu, %zu) 인데 %s 여야 합니다 (weight_layout \"%s\")" },
     { "%s is (%zu, %zu): set weight_layout to \"%s\"%s",
       "%s 는 (%zu, %zu) 입니다: weight_layout 을 \"%s\" 로 두세요%s" },
-    { "d_model = %zu, heads = %zu, kv_heads = %zu, so d_k = %zu and %s has %zu output "
-      "columns",
+    { "d_model = %zu, heads = %zu, kv_heads = %zu, so d_k = %zu and %s has %zu output columns",
       "d_model = %zu, heads = %zu, kv_heads = %zu 이므로 d_k = %zu 이고 %s 의 출력 열은 %zu 개입니다" },
     { "%s has %zu x %zu numbers but must be a vector of %zu",
       "%s 에 숫자가 %zu x %zu 개 있는데, 길이 %zu 의 벡터여야 합니다" },
     { "a bias has one number per output column of its projection",
       "bias 는 투영의 출력 열마다 숫자가 하나입니다" },
-    { "the body is %s; it must be a JSON object such as {\"heads\": 2, \"random\": "
-      "{\"seed\": 0, \"n\": 4, \"d_model\": 8}}",
-      "본문이 %s 입니다. {\"heads\": 2, \"random\": {\"seed\": 0, \"n\": 4, \"d_model\": 8}} "
-      "같은 JSON 객체여야 합니다" },
+    { "the body is %s; it must be a JSON object such as {\"heads\": 2, \"random\": {\"seed\": "
+      "0, \"n\": 4, \"d_model\": 8}}",
+      "본문이 %s 입니다. {\"heads\": 2, \"random\": {\"seed\": 0, \"n\": 4, \"d_model\": 8}} 같은 "
+      "JSON 객체여야 합니다" },
     { "head %zu, step %s, produced a non-finite number at cell [%zu, %zu]",
       "head %zu 의 %s 단계에서 칸 [%zu, %zu] 에 유한하지 않은 수가 나왔습니다" },
     { "step %s produced a non-finite number at cell [%zu, %zu]",
       "%s 단계에서 칸 [%zu, %zu] 에 유한하지 않은 수가 나왔습니다" },
-    { "the numbers are too large for a double (~1.8e308): scale the inputs or weights "
-      "down",
+    { "the numbers are too large for a double (~1.8e308): scale the inputs or weights down",
       "숫자가 double 로 나타내기에 너무 큽니다 (~1.8e308): 입력이나 가중치를 작게 줄이세요" },
     { "no memory for %zu heads of %zu x %zu",
       "%zu 개의 %zu x %zu head 를 위한 메모리가 없습니다" },
@@ -181,22 +208,18 @@ const struct api_message api_messages_ko[] = {
       "원래 Transformer 는 d_model 512, head 8 개 (d_k 64) 입니다" },
     { "kv_heads %zu does not divide heads %zu",
       "kv_heads %zu 는 heads %zu 를 나누어떨어지게 하지 않습니다" },
-    { "kv_heads 1 is multi-query attention; kv_heads = heads is ordinary multi-head "
-      "attention",
-      "kv_heads 1 은 multi-query attention, kv_heads = heads 는 보통의 multi-head attention "
-      "입니다" },
-    { "%s has no batch size but another input has a batch of %zu: Q, K and V are all "
-      "(B, rows, cols) or none",
-      "%s 에는 batch 크기가 없는데 다른 입력은 batch 가 %zu 입니다: Q, K, V 가 모두 (B, 행, 열) 이거나 모두 아니어야 "
-      "합니다" },
+    { "kv_heads 1 is multi-query attention; kv_heads = heads is ordinary multi-head attention",
+      "kv_heads 1 은 multi-query attention, kv_heads = heads 는 보통의 multi-head attention 입니다" },
+    { "%s has no batch size but another input has a batch of %zu: Q, K and V are all (B, "
+      "rows, cols) or none",
+      "%s 에는 batch 크기가 없는데 다른 입력은 batch 가 %zu 입니다: Q, K, V 가 모두 (B, 행, 열) 이거나 모두 아니어야 합니다" },
     { "K has %zu columns but Q has %zu: Q @ K^T needs both to have d_k columns",
       "K 는 열이 %zu 개인데 Q 는 %zu 개입니다: Q @ K^T 를 하려면 둘 다 d_k 개의 열이 있어야 합니다" },
     { "K looks transposed: pass K as (n_k, d_k), one row per key",
       "K 가 전치된 것 같습니다: K 는 (n_k, d_k), 키 하나에 행 하나로 보내세요" },
     { "V has %zu rows but K has %zu: weights @ V needs one row of V per key",
       "V 는 행이 %zu 개인데 K 는 %zu 개입니다: 가중치 @ V 를 하려면 키마다 V 의 행이 하나씩 있어야 합니다" },
-    { "%s would make a matrix of more than %zu cells (%zu x %zu scores, %zu x %zu "
-      "output)",
+    { "%s would make a matrix of more than %zu cells (%zu x %zu scores, %zu x %zu output)",
       "%s 는 %zu 칸보다 큰 행렬을 만듭니다 (점수 %zu x %zu, 출력 %zu x %zu)" },
     { "parameters.scale must be a number > 0",
       "parameters.scale 은 0 보다 큰 수여야 합니다" },
@@ -204,8 +227,8 @@ const struct api_message api_messages_ko[] = {
       "출력 %s 를 위한 메모리가 없습니다" },
     { "no memory to read %.64s",
       "%.64s 를 읽을 메모리가 없습니다" },
-    { "inputs[%zu] (%.64s) has rank %zu; it takes %zu sizes%s, or %zu with a leading "
-      "batch size",
+    { "inputs[%zu] (%.64s) has rank %zu; it takes %zu sizes%s, or %zu with a leading batch "
+      "size",
       "inputs[%zu] (%.64s) 의 rank 는 %zu 입니다. 크기 %zu 개%s, 또는 앞에 batch 크기를 더해 %zu 개를 받습니다" },
     { "inputs[%zu] (%.64s) has a batch of %zu, another input %zu",
       "inputs[%zu] (%.64s) 의 batch 는 %zu 인데 다른 입력은 %zu 입니다" },
@@ -227,8 +250,7 @@ const struct api_message api_messages_ko[] = {
       "%s 는 (n_q, n_k) = (%zu, %zu) 여야 합니다%s" },
     { "%s looks transposed: one row per query, one column per key",
       "%s 가 전치된 것 같습니다: 쿼리마다 행 하나, 키마다 열 하나입니다" },
-    { "parameters.mask_semantics is \"keep\" (1 = may attend) or \"block\" (1 = "
-      "blocked)",
+    { "parameters.mask_semantics is \"keep\" (1 = may attend) or \"block\" (1 = blocked)",
       "parameters.mask_semantics 는 \"keep\" (1 = 볼 수 있음) 또는 \"block\" (1 = 가림) 입니다" },
     { "parameters.causal combines with no MASK: send the causal cells in MASK instead",
       "parameters.causal 은 MASK 와 함께 쓸 수 없습니다: causal 칸을 MASK 에 넣어 보내세요" },
@@ -236,8 +258,7 @@ const struct api_message api_messages_ko[] = {
       "마스크를 위한 메모리가 없습니다" },
     { "no memory for the response",
       "응답을 위한 메모리가 없습니다" },
-    { "the multihead model takes X (self-attention) or X_Q with X_KV "
-      "(cross-attention)%s",
+    { "the multihead model takes X (self-attention) or X_Q with X_KV (cross-attention)%s",
       "multihead 모델은 X (self-attention) 또는 X_Q 와 X_KV (cross-attention) 를 받습니다%s" },
     { "parameters.heads must be a whole number of heads dividing d_model = %zu",
       "parameters.heads 는 d_model = %zu 를 나누어떨어지게 하는 head 개수여야 합니다" },
@@ -255,8 +276,8 @@ const struct api_message api_messages_ko[] = {
       "쿼리 %zu 개와 키 %zu 개는 %zu 칸보다 큰 점수 행렬을 만듭니다" },
     { "%s must be (%zu, %zu): d_model = %zu, heads = %zu, kv_heads = %zu, weight_layout "
       "%s",
-      "%s 는 (%zu, %zu) 여야 합니다: d_model = %zu, heads = %zu, kv_heads = %zu, "
-      "weight_layout %s" },
+      "%s 는 (%zu, %zu) 여야 합니다: d_model = %zu, heads = %zu, kv_heads = %zu, weight_layout "
+      "%s" },
     { "%s must be a vector of %zu",
       "%s 는 길이 %zu 의 벡터여야 합니다" },
     { "the %zu heads of %zu x %zu need more memory than one request may use",
@@ -264,18 +285,15 @@ const struct api_message api_messages_ko[] = {
     { "the server's memory budget is taken (answers waiting for their clients, requests "
       "being computed) and this request needs about %.1f MB more",
       "서버의 메모리 예산이 차 있습니다 (클라이언트를 기다리는 응답, 계산 중인 요청). 이 요청은 약 %.1f MB 가 더 필요합니다" },
-    { "nothing is wrong with the request: retry after the Retry-After seconds, or on "
-      "another replica; the operator sets the budget with --max-memory",
-      "요청에는 잘못이 없습니다: Retry-After 초 뒤에, 또는 다른 복제본에서 다시 시도하세요. 예산은 운영자가 --max-memory 로 "
-      "정합니다" },
-    { "this request would hold about %.1f MB at once (its body, every matrix it "
-      "computes and its answer); this server takes at most %.1f MB for one request",
-      "이 요청은 한 번에 약 %.1f MB 를 차지합니다 (본문, 계산하는 모든 행렬, 응답). 이 서버는 요청 하나에 최대 %.1f MB 를 "
-      "받습니다" },
-    { "send fewer rows here, ask for fewer steps with include, or split the work over "
-      "several requests; the operator sets the limit with --max-request-bytes",
-      "여기 행을 줄이거나, include 로 단계를 줄이거나, 일을 여러 요청으로 나누세요. 한도는 운영자가 --max-request-bytes 로 "
-      "정합니다" },
+    { "nothing is wrong with the request: retry after the Retry-After seconds, or on another "
+      "replica; the operator sets the budget with --max-memory",
+      "요청에는 잘못이 없습니다: Retry-After 초 뒤에, 또는 다른 복제본에서 다시 시도하세요. 예산은 운영자가 --max-memory 로 정합니다" },
+    { "this request would hold about %.1f MB at once (its body, every matrix it computes "
+      "and its answer); this server takes at most %.1f MB for one request",
+      "이 요청은 한 번에 약 %.1f MB 를 차지합니다 (본문, 계산하는 모든 행렬, 응답). 이 서버는 요청 하나에 최대 %.1f MB 를 받습니다" },
+    { "send fewer rows here, ask for fewer steps with include, or split the work over several "
+      "requests; the operator sets the limit with --max-request-bytes",
+      "여기 행을 줄이거나, include 로 단계를 줄이거나, 일을 여러 요청으로 나누세요. 한도는 운영자가 --max-request-bytes 로 정합니다" },
     { "the request runs elsewhere",
       "요청은 다른 곳에서 실행됩니다" },
     { "lang \"%.40s\" is not a language attnd speaks; use en or ko",
@@ -290,116 +308,110 @@ const struct api_message api_messages_ko[] = {
       "Accept: %.160s 는 %.100s 에서 줄 수 없습니다. 이 엔드포인트가 만드는 것: %s" },
     { "The body is not valid JSON",
       "본문이 올바른 JSON 이 아닙니다" },
-    { "The request body could not be read as JSON. The detail gives the line, the "
-      "column and the byte position where reading stopped. Duplicate keys in one "
-      "object, an empty body and a leading byte-order mark are refused too, because "
-      "each hides a mistake: send one UTF-8 JSON object with each field once.",
-      "요청 본문을 JSON 으로 읽을 수 없었습니다. detail 에 읽기가 멈춘 줄, 열, 바이트 위치가 있습니다. 한 객체 안의 중복 키, 빈 "
-      "본문, 맨 앞의 바이트 순서 표시(BOM)도 거절합니다. 모두 실수를 숨기기 때문입니다: 필드마다 한 번씩 쓴 UTF-8 JSON 객체 하나를 "
-      "보내세요." },
+    { "The request body could not be read as JSON. The detail gives the line, the column "
+      "and the byte position where reading stopped. Duplicate keys in one object, an empty "
+      "body and a leading byte-order mark are refused too, because each hides a mistake: "
+      "send one UTF-8 JSON object with each field once.",
+      "요청 본문을 JSON 으로 읽을 수 없었습니다. detail 에 읽기가 멈춘 줄, 열, 바이트 위치가 있습니다. 한 객체 안의 중복 키, 빈 본문, "
+      "맨 앞의 바이트 순서 표시(BOM)도 거절합니다. 모두 실수를 숨기기 때문입니다: 필드마다 한 번씩 쓴 UTF-8 JSON 객체 하나를 보내세요." },
     { "No such endpoint",
       "그런 엔드포인트는 없습니다" },
-    { "Nothing is served at this path. The detail lists the endpoints attnd has; the "
-      "full description is at /openapi.yaml.",
-      "이 경로에서는 아무것도 제공하지 않습니다. detail 에 attnd 의 엔드포인트 목록이 있고, 전체 설명은 /openapi.yaml 에 "
-      "있습니다." },
+    { "Nothing is served at this path. The detail lists the endpoints attnd has; the full "
+      "description is at /openapi.yaml.",
+      "이 경로에서는 아무것도 제공하지 않습니다. detail 에 attnd 의 엔드포인트 목록이 있고, 전체 설명은 /openapi.yaml 에 있습니다." },
     { "Method not allowed",
       "허용되지 않는 메서드입니다" },
-    { "The path exists but not for this method. The Allow header lists the methods it "
-      "takes: computations are POST with a JSON body, everything else is GET.",
-      "경로는 있지만 이 메서드로는 쓸 수 없습니다. Allow 헤더가 받는 메서드를 알려 줍니다: 계산은 JSON 본문을 담은 POST 이고, "
-      "나머지는 모두 GET 입니다." },
+    { "The path exists but not for this method. The Allow header lists the methods it takes: "
+      "computations are POST with a JSON body, everything else is GET.",
+      "경로는 있지만 이 메서드로는 쓸 수 없습니다. Allow 헤더가 받는 메서드를 알려 줍니다: 계산은 JSON 본문을 담은 POST 이고, 나머지는 "
+      "모두 GET 입니다." },
     { "The body is too large",
       "본문이 너무 큽니다" },
-    { "The request body is larger than this server accepts (its --max-body setting). "
-      "Send smaller matrices, or ask the operator to raise the limit.",
+    { "The request body is larger than this server accepts (its --max-body setting). Send "
+      "smaller matrices, or ask the operator to raise the limit.",
       "요청 본문이 이 서버가 받는 크기(--max-body 설정)보다 큽니다. 더 작은 행렬을 보내거나, 운영자에게 한도를 올려 달라고 하세요." },
     { "No acceptable representation",
       "받을 수 있는 표현이 없습니다" },
-    { "The Accept header (or ?format) asks for a media type this endpoint cannot "
-      "produce. Leave Accept out, or send */*, to get JSON.",
-      "Accept 헤더 (또는 ?format) 가 이 엔드포인트가 만들 수 없는 미디어 유형을 요청합니다. JSON 을 받으려면 Accept 를 "
-      "빼거나 */* 를 보내세요." },
+    { "The Accept header (or ?format) asks for a media type this endpoint cannot produce. "
+      "Leave Accept out, or send */*, to get JSON.",
+      "Accept 헤더 (또는 ?format) 가 이 엔드포인트가 만들 수 없는 미디어 유형을 요청합니다. JSON 을 받으려면 Accept 를 빼거나 "
+      "*/* 를 보내세요." },
     { "Unsupported Content-Type",
       "지원하지 않는 Content-Type 입니다" },
-    { "attnd reads request bodies as JSON when the Content-Type is application/json, "
-      "text/plain, application/x-www-form-urlencoded (what curl -d sends) or absent. "
-      "Any other type is refused rather than guessed at.",
-      "attnd 는 Content-Type 이 application/json, text/plain, "
-      "application/x-www-form-urlencoded (curl -d 가 보내는 것) 이거나 없을 때 요청 본문을 JSON 으로 "
-      "읽습니다. 다른 유형은 짐작하지 않고 거절합니다." },
+    { "attnd reads request bodies as JSON when the Content-Type is application/json, text/plain, "
+      "application/x-www-form-urlencoded (what curl -d sends) or absent. Any other type "
+      "is refused rather than guessed at.",
+      "attnd 는 Content-Type 이 application/json, text/plain, application/x-www-form-urlencoded "
+      "(curl -d 가 보내는 것) 이거나 없을 때 요청 본문을 JSON 으로 읽습니다. 다른 유형은 짐작하지 않고 거절합니다." },
     { "A required field is missing",
       "필수 필드가 없습니다" },
-    { "A field the computation needs is absent (or null). Attention needs q (the "
-      "queries), k (the keys) and v (the values): errors[].pointer names the one "
-      "missing.",
-      "계산에 필요한 필드가 없습니다 (또는 null 입니다). attention 에는 q (쿼리), k (키), v (값) 가 필요합니다: "
-      "errors[].pointer 가 빠진 필드를 가리킵니다." },
+    { "A field the computation needs is absent (or null). Attention needs q (the queries), "
+      "k (the keys) and v (the values): errors[].pointer names the one missing.",
+      "계산에 필요한 필드가 없습니다 (또는 null 입니다). attention 에는 q (쿼리), k (키), v (값) 가 필요합니다: errors[].pointer "
+      "가 빠진 필드를 가리킵니다." },
     { "Not a matrix",
       "행렬이 아닙니다" },
-    { "A field that holds a matrix is not a non-empty array of equal-length, non-empty "
-      "arrays of numbers. A ragged row (one row shorter than the others) is the usual "
-      "cause; errors[].pointer names the first row that does not fit.",
+    { "A field that holds a matrix is not a non-empty array of equal-length, non-empty arrays "
+      "of numbers. A ragged row (one row shorter than the others) is the usual cause; errors[].pointer "
+      "names the first row that does not fit.",
       "행렬을 담는 필드가, 길이가 같고 비어 있지 않은 숫자 배열들의 비어 있지 않은 배열이 아닙니다. 흔한 원인은 들쭉날쭉한 행 (다른 행보다 짧은 "
       "행) 입니다: errors[].pointer 가 맞지 않는 첫 행을 가리킵니다." },
     { "Not a number",
       "숫자가 아닙니다" },
     { "A matrix cell is not a JSON number: a string such as \"1.5\", a boolean or null. "
       "Q, K and V are vectors of numbers, not words; write numbers without quotes.",
-      "행렬의 칸이 JSON 숫자가 아닙니다: \"1.5\" 같은 문자열, 불리언, null. Q, K, V 는 낱말이 아니라 숫자로 된 벡터입니다: "
-      "숫자는 따옴표 없이 쓰세요." },
+      "행렬의 칸이 JSON 숫자가 아닙니다: \"1.5\" 같은 문자열, 불리언, null. Q, K, V 는 낱말이 아니라 숫자로 된 벡터입니다: 숫자는 "
+      "따옴표 없이 쓰세요." },
     { "Shapes do not fit",
       "shape 가 맞지 않습니다" },
-    { "The matrices do not fit together. Q is (n_q, d_k), K is (n_k, d_k) and V is "
-      "(n_k, d_v): Q @ K^T needs q and k to have the same number of columns, and "
-      "weights @ V needs one row of v per key. A mask or bias is (n_q, n_k): one row "
-      "per query, one column per key. The hint says when a matrix looks transposed.",
-      "행렬들이 서로 맞지 않습니다. Q 는 (n_q, d_k), K 는 (n_k, d_k), V 는 (n_k, d_v) 입니다: Q @ K^T 를 "
-      "하려면 q 와 k 의 열 개수가 같아야 하고, 가중치 @ V 를 하려면 키마다 v 의 행이 하나 있어야 합니다. 마스크나 bias 는 (n_q, "
-      "n_k) 입니다: 쿼리마다 행 하나, 키마다 열 하나. 행렬이 전치된 것 같으면 hint 가 알려 줍니다." },
+    { "The matrices do not fit together. Q is (n_q, d_k), K is (n_k, d_k) and V is (n_k, "
+      "d_v): Q @ K^T needs q and k to have the same number of columns, and weights @ V needs "
+      "one row of v per key. A mask or bias is (n_q, n_k): one row per query, one column "
+      "per key. The hint says when a matrix looks transposed.",
+      "행렬들이 서로 맞지 않습니다. Q 는 (n_q, d_k), K 는 (n_k, d_k), V 는 (n_k, d_v) 입니다: Q @ K^T 를 하려면 "
+      "q 와 k 의 열 개수가 같아야 하고, 가중치 @ V 를 하려면 키마다 v 의 행이 하나 있어야 합니다. 마스크나 bias 는 (n_q, n_k) "
+      "입니다: 쿼리마다 행 하나, 키마다 열 하나. 행렬이 전치된 것 같으면 hint 가 알려 줍니다." },
     { "Unknown field",
       "모르는 필드입니다" },
-    { "The request has a field attnd does not know. Rather than ignore it (and compute "
-      "something you did not ask for), attnd refuses it and names the nearest known "
-      "field.",
-      "요청에 attnd 가 모르는 필드가 있습니다. 무시하고 (요청하지 않은 것을 계산하는) 대신, attnd 는 그 필드를 거절하고 가까운 필드 "
-      "이름을 알려 줍니다." },
+    { "The request has a field attnd does not know. Rather than ignore it (and compute something "
+      "you did not ask for), attnd refuses it and names the nearest known field.",
+      "요청에 attnd 가 모르는 필드가 있습니다. 무시하고 (요청하지 않은 것을 계산하는) 대신, attnd 는 그 필드를 거절하고 가까운 필드 이름을 "
+      "알려 줍니다." },
     { "Invalid value",
       "잘못된 값입니다" },
-    { "A field has the wrong JSON type or a value outside its range: scale must be a "
-      "number above 0, round an integer from 0 to 15, mask cells 0/1 or true/false, "
-      "include a list of step names. The detail says what is allowed.",
-      "필드의 JSON 유형이 틀렸거나 값이 범위를 벗어났습니다: scale 은 0 보다 큰 수, round 는 0 부터 15 까지의 정수, 마스크 "
-      "칸은 0/1 또는 true/false, include 는 단계 이름의 목록입니다. detail 이 무엇이 허용되는지 알려 줍니다." },
+    { "A field has the wrong JSON type or a value outside its range: scale must be a number "
+      "above 0, round an integer from 0 to 15, mask cells 0/1 or true/false, include a list "
+      "of step names. The detail says what is allowed.",
+      "필드의 JSON 유형이 틀렸거나 값이 범위를 벗어났습니다: scale 은 0 보다 큰 수, round 는 0 부터 15 까지의 정수, 마스크 칸은 "
+      "0/1 또는 true/false, include 는 단계 이름의 목록입니다. detail 이 무엇이 허용되는지 알려 줍니다." },
     { "A step overflowed",
       "단계가 계산 범위를 넘었습니다" },
-    { "Every input was a finite number, but a step produced infinity or NaN: products "
-      "of very large numbers do not fit in a double. errors[] names the step and the "
-      "cell [row, column]. Scale the inputs down; softmax itself never overflows, "
-      "because attnd subtracts each row's maximum first.",
-      "입력은 모두 유한한 수였지만, 어떤 단계에서 무한대나 NaN 이 나왔습니다: 아주 큰 수들의 곱은 double 에 들어가지 않습니다. "
-      "errors[] 가 단계와 칸 [행, 열] 을 알려 줍니다. 입력을 작게 줄이세요. softmax 자체는 넘치지 않습니다. attnd 가 각 "
-      "행의 최댓값을 먼저 빼기 때문입니다." },
+    { "Every input was a finite number, but a step produced infinity or NaN: products of "
+      "very large numbers do not fit in a double. errors[] names the step and the cell [row, "
+      "column]. Scale the inputs down; softmax itself never overflows, because attnd subtracts "
+      "each row's maximum first.",
+      "입력은 모두 유한한 수였지만, 어떤 단계에서 무한대나 NaN 이 나왔습니다: 아주 큰 수들의 곱은 double 에 들어가지 않습니다. errors[] "
+      "가 단계와 칸 [행, 열] 을 알려 줍니다. 입력을 작게 줄이세요. softmax 자체는 넘치지 않습니다. attnd 가 각 행의 최댓값을 먼저 "
+      "빼기 때문입니다." },
     { "Too much work for one request",
       "요청 하나로는 너무 많은 계산입니다" },
-    { "The request asks for a matrix with more cells than this server computes at once "
-      "(its --max-cells setting; intermediates such as the n_q x n_k scores count), or "
-      "would hold more memory at once than one request may (its --max-request-bytes "
-      "setting: the body, every matrix computed and the answer, summed; a batch's items "
-      "together). errors[].pointer names the field whose size drives the limit.",
-      "요청이 이 서버가 한 번에 계산하는 것보다 칸이 많은 행렬을 요구하거나 (--max-cells 설정. n_q x n_k 점수 같은 중간 결과도 "
-      "셉니다), 요청 하나가 한 번에 쓸 수 있는 것보다 많은 메모리를 차지합니다 (--max-request-bytes 설정: 본문, 계산한 모든 "
-      "행렬, 응답을 더한 것. batch 는 항목을 모두 합칩니다). errors[].pointer 가 한도를 정하는 크기의 필드를 가리킵니다." },
+    { "The request asks for a matrix with more cells than this server computes at once (its "
+      "--max-cells setting; intermediates such as the n_q x n_k scores count), or would "
+      "hold more memory at once than one request may (its --max-request-bytes setting: the "
+      "body, every matrix computed and the answer, summed; a batch's items together). errors[].pointer "
+      "names the field whose size drives the limit.",
+      "요청이 이 서버가 한 번에 계산하는 것보다 칸이 많은 행렬을 요구하거나 (--max-cells 설정. n_q x n_k 점수 같은 중간 결과도 셉니다), "
+      "요청 하나가 한 번에 쓸 수 있는 것보다 많은 메모리를 차지합니다 (--max-request-bytes 설정: 본문, 계산한 모든 행렬, 응답을 "
+      "더한 것. batch 는 항목을 모두 합칩니다). errors[].pointer 가 한도를 정하는 크기의 필드를 가리킵니다." },
     { "Service unavailable",
       "서비스를 쓸 수 없습니다" },
-    { "The server is shutting down, could not get the memory this request needs, or "
-      "holds as much as its memory budget allows (--max-memory: bodies being read, "
-      "requests being computed and answers their clients have not read yet). Nothing is "
-      "wrong with the request: retry it after the Retry-After seconds, on another "
-      "replica if there is one.",
+    { "The server is shutting down, could not get the memory this request needs, or holds "
+      "as much as its memory budget allows (--max-memory: bodies being read, requests being "
+      "computed and answers their clients have not read yet). Nothing is wrong with the "
+      "request: retry it after the Retry-After seconds, on another replica if there is one.",
       "서버가 종료하는 중이거나, 이 요청에 필요한 메모리를 얻지 못했거나, 메모리 예산 (--max-memory: 읽는 중인 본문, 계산 중인 요청, "
-      "클라이언트가 아직 읽지 않은 응답) 만큼 차 있습니다. 요청에는 잘못이 없습니다: Retry-After 초 뒤에, 복제본이 있다면 다른 "
-      "복제본에서 다시 시도하세요." },
+      "클라이언트가 아직 읽지 않은 응답) 만큼 차 있습니다. 요청에는 잘못이 없습니다: Retry-After 초 뒤에, 복제본이 있다면 다른 복제본에서 "
+      "다시 시도하세요." },
     { "Internal error",
       "내부 오류입니다" },
     { "attnd failed in a way that is its own fault, not the request's. Please report it "
@@ -407,35 +419,35 @@ const struct api_message api_messages_ko[] = {
       "attnd 가 요청이 아닌 자기 잘못으로 실패했습니다. 응답의 X-Request-Id 와 함께 알려 주세요." },
     { "The request is malformed HTTP",
       "요청이 잘못된 HTTP 입니다" },
-    { "The request's head breaks a rule of HTTP/1.1 (RFC 9112) that keeps every server "
-      "and proxy on the way reading it the same: two Content-Length headers, or one "
-      "with Transfer-Encoding; a header line that starts with a space (obs-fold); no "
-      "Host, or two; a NUL (%00) in the target. A proxy could read such a request "
-      "differently from attnd, so attnd answers this and closes the connection: send "
-      "the request again, written plainly, on a new connection.",
-      "요청의 머리 부분이, 경로 위의 모든 서버와 프록시가 같은 요청으로 읽도록 하는 HTTP/1.1 (RFC 9112) 규칙을 어깁니다: "
-      "Content-Length 헤더가 둘이거나, Transfer-Encoding 과 함께 있거나, 헤더 줄이 공백으로 시작하거나 "
-      "(obs-fold), Host 가 없거나 둘이거나, 대상에 NUL (%00) 이 있습니다. 프록시가 이런 요청을 attnd 와 다르게 읽을 수 "
-      "있으므로, attnd 는 이렇게 답하고 연결을 닫습니다: 요청을 평범하게 써서 새 연결로 다시 보내세요." },
+    { "The request's head breaks a rule of HTTP/1.1 (RFC 9112) that keeps every server and "
+      "proxy on the way reading it the same: two Content-Length headers, or one with Transfer-Encoding; "
+      "a header line that starts with a space (obs-fold); no Host, or two; a NUL (%00) in "
+      "the target. A proxy could read such a request differently from attnd, so attnd answers "
+      "this and closes the connection: send the request again, written plainly, on a new "
+      "connection.",
+      "요청의 머리 부분이, 경로 위의 모든 서버와 프록시가 같은 요청으로 읽도록 하는 HTTP/1.1 (RFC 9112) 규칙을 어깁니다: Content-Length "
+      "헤더가 둘이거나, Transfer-Encoding 과 함께 있거나, 헤더 줄이 공백으로 시작하거나 (obs-fold), Host 가 없거나 둘이거나, "
+      "대상에 NUL (%00) 이 있습니다. 프록시가 이런 요청을 attnd 와 다르게 읽을 수 있으므로, attnd 는 이렇게 답하고 연결을 닫습니다: "
+      "요청을 평범하게 써서 새 연결로 다시 보내세요." },
     { "The query is too long",
       "쿼리가 너무 깁니다" },
-    { "The request's query string has more parameters or bytes than attnd parses (256 "
-      "parameters, 16 KiB). No endpoint takes more than a handful: send the matrices in "
-      "a POST body instead. The connection is closed after this answer.",
-      "요청의 쿼리 문자열에 attnd 가 읽는 것보다 많은 매개변수나 바이트가 있습니다 (매개변수 256 개, 16 KiB). 어떤 엔드포인트도 몇 "
-      "개보다 많이 받지 않습니다: 행렬은 POST 본문으로 보내세요. 이 응답 뒤에 연결을 닫습니다." },
+    { "The request's query string has more parameters or bytes than attnd parses (256 parameters, "
+      "16 KiB). No endpoint takes more than a handful: send the matrices in a POST body "
+      "instead. The connection is closed after this answer.",
+      "요청의 쿼리 문자열에 attnd 가 읽는 것보다 많은 매개변수나 바이트가 있습니다 (매개변수 256 개, 16 KiB). 어떤 엔드포인트도 몇 개보다 "
+      "많이 받지 않습니다: 행렬은 POST 본문으로 보내세요. 이 응답 뒤에 연결을 닫습니다." },
     { "Transfer coding not implemented",
       "구현하지 않은 전송 코딩입니다" },
-    { "The request's Transfer-Encoding names a coding attnd does not read (identity, "
-      "gzip, ...). Send the body with a Content-Length, or with Transfer-Encoding: "
-      "chunked alone. The connection is closed after this answer.",
-      "요청의 Transfer-Encoding 이 attnd 가 읽지 않는 코딩 (identity, gzip, ...) 을 지정합니다. 본문을 "
-      "Content-Length 와 함께, 또는 Transfer-Encoding: chunked 만으로 보내세요. 이 응답 뒤에 연결을 닫습니다." },
+    { "The request's Transfer-Encoding names a coding attnd does not read (identity, gzip, "
+      "...). Send the body with a Content-Length, or with Transfer-Encoding: chunked alone. "
+      "The connection is closed after this answer.",
+      "요청의 Transfer-Encoding 이 attnd 가 읽지 않는 코딩 (identity, gzip, ...) 을 지정합니다. 본문을 Content-Length "
+      "와 함께, 또는 Transfer-Encoding: chunked 만으로 보내세요. 이 응답 뒤에 연결을 닫습니다." },
     { "the body is empty: send a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], "
       "\"v\": [[1]]}",
       "본문이 비어 있습니다: {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]} 같은 JSON 객체를 보내세요" },
-    { "the body starts with a UTF-8 byte-order mark (line 1, column 1, position 0): "
-      "JSON must not have one",
+    { "the body starts with a UTF-8 byte-order mark (line 1, column 1, position 0): JSON "
+      "must not have one",
       "본문이 UTF-8 바이트 순서 표시(BOM)로 시작합니다 (줄 1, 열 1, 위치 0): JSON 에는 BOM 이 있으면 안 됩니다" },
     { "save the file as UTF-8 without BOM",
       "파일을 BOM 없는 UTF-8 로 저장하세요" },
@@ -443,12 +455,11 @@ const struct api_message api_messages_ko[] = {
       "본문을 읽을 메모리가 없습니다" },
     { "the body is not valid JSON: %s at line %zu, column %zu (byte %zu)",
       "본문이 올바른 JSON 이 아닙니다: %s (줄 %zu, 열 %zu, 바이트 %zu)" },
-    { "a double holds magnitudes up to about 1.8e308: write that number smaller (scale "
-      "the inputs down), or leave it out",
-      "double 은 크기가 약 1.8e308 까지인 수만 담습니다 (그보다 크면 계산 범위를 넘습니다): 그 숫자를 작게 쓰거나 (입력을 "
-      "줄이거나), 빼세요" },
-    { "check the brackets and commas near that position; keys and strings need double "
-      "quotes",
+    { "a double holds magnitudes up to about 1.8e308: write that number smaller (scale the "
+      "inputs down), or leave it out",
+      "double 은 크기가 약 1.8e308 까지인 수만 담습니다 (그보다 크면 계산 범위를 넘습니다): 그 숫자를 작게 쓰거나 (입력을 줄이거나), "
+      "빼세요" },
+    { "check the brackets and commas near that position; keys and strings need double quotes",
       "그 위치 근처의 괄호와 쉼표를 확인하세요. 키와 문자열에는 큰따옴표가 필요합니다" },
     { "an object",
       "객체" },
@@ -496,8 +507,8 @@ const struct api_message api_messages_ko[] = {
       "labels 는 행 옆에 보이는 이름입니다: 따옴표 안에 쓰세요" },
     { "%s has %zu entries but there are %zu keys: a %s vector has one entry per key",
       "%s 는 항목이 %zu 개인데 키는 %zu 개입니다: %s 벡터는 키마다 항목이 하나입니다" },
-    { "%s is (%zu, %zu) but must be (n_q, n_k) = (%zu, %zu): one row per query, one "
-      "column per key",
+    { "%s is (%zu, %zu) but must be (n_q, n_k) = (%zu, %zu): one row per query, one column "
+      "per key",
       "%s 는 (%zu, %zu) 인데 (n_q, n_k) = (%zu, %zu) 여야 합니다: 쿼리마다 행 하나, 키마다 열 하나" },
     { "%s looks transposed: it is (n_k, n_q); send it as (n_q, n_k), one row per query",
       "%s 가 전치된 것 같습니다: (n_k, n_q) 입니다. (n_q, n_k), 쿼리마다 행 하나로 보내세요" },
@@ -507,17 +518,17 @@ const struct api_message api_messages_ko[] = {
       "마스크 (%zu 칸) 를 위한 메모리가 없습니다" },
     { "mask is \"%.64s\"; the only mask string is \"causal\"",
       "mask 가 \"%.64s\" 입니다. 마스크로 쓸 수 있는 문자열은 \"causal\" 뿐입니다" },
-    { "for a decoder mask write \"causal\"; otherwise send a matrix (n_q, n_k) of 0/1 "
-      "or true/false, or a vector (n_k) applied to every query",
-      "디코더 마스크는 \"causal\" 이라고 쓰세요. 아니면 0/1 또는 true/false 로 된 (n_q, n_k) 행렬이나, 모든 쿼리에 "
-      "적용하는 (n_k) 벡터를 보내세요" },
+    { "for a decoder mask write \"causal\"; otherwise send a matrix (n_q, n_k) of 0/1 or "
+      "true/false, or a vector (n_k) applied to every query",
+      "디코더 마스크는 \"causal\" 이라고 쓰세요. 아니면 0/1 또는 true/false 로 된 (n_q, n_k) 행렬이나, 모든 쿼리에 적용하는 "
+      "(n_k) 벡터를 보내세요" },
     { "labels.%s has %zu names but there are %zu %s",
       "labels.%s 에 이름이 %zu 개 있는데 %zu 개의 %s 가 있습니다" },
-    { "labels is %s; it must be an object such as {\"queries\": [\"Q1\"], \"keys\": "
-      "[\"K1\", \"K2\"]}",
+    { "labels is %s; it must be an object such as {\"queries\": [\"Q1\"], \"keys\": [\"K1\", "
+      "\"K2\"]}",
       "labels 가 %s 입니다. {\"queries\": [\"Q1\"], \"keys\": [\"K1\", \"K2\"]} 같은 객체여야 합니다" },
-    { "%s must hold numbers: Q, K and V are vectors of numbers, not words; turn each "
-      "token into a vector first",
+    { "%s must hold numbers: Q, K and V are vectors of numbers, not words; turn each token "
+      "into a vector first",
       "%s 에는 숫자가 있어야 합니다: Q, K, V 는 낱말이 아니라 숫자로 된 벡터입니다. 토큰마다 먼저 벡터로 바꾸세요" },
     { "a single number is not a matrix: write [[%g]] for a 1x1 %s",
       "숫자 하나는 행렬이 아닙니다: [[%g]] 로 쓰면 1x1 %s 가 됩니다" },
@@ -525,14 +536,13 @@ const struct api_message api_messages_ko[] = {
       "%s 는 숫자로 된 행들로 쓰세요. 예: [[1, 0], [0, 1]]" },
     { "the %s cell at %s is %s%s%s: %s cells are 0/1 or true/false",
       "%s 의 칸 %s 가 %s%s%s 입니다: %s 의 칸은 0/1 또는 true/false 입니다" },
-    { "0 and a large negative number (such as -1e9) is an additive mask, added to the "
-      "scores: send it as bias instead (same shape), or send mask as 0/1",
-      "0 과 큰 음수 (-1e9 같은) 는 점수에 더하는 덧셈 마스크입니다: 같은 shape 의 bias 로 보내거나, mask 를 0/1 로 "
-      "보내세요" },
-    { "1 (or true) means the query may attend to the key; 0 (or false) blocks it "
-      "(mask_semantics \"block\" flips this)",
-      "1 (또는 true) 은 쿼리가 그 키를 볼 수 있다는 뜻이고, 0 (또는 false) 은 가린다는 뜻입니다 (mask_semantics "
-      "\"block\" 이면 반대입니다)" },
+    { "0 and a large negative number (such as -1e9) is an additive mask, added to the scores: "
+      "send it as bias instead (same shape), or send mask as 0/1",
+      "0 과 큰 음수 (-1e9 같은) 는 점수에 더하는 덧셈 마스크입니다: 같은 shape 의 bias 로 보내거나, mask 를 0/1 로 보내세요" },
+    { "1 (or true) means the query may attend to the key; 0 (or false) blocks it (mask_semantics "
+      "\"block\" flips this)",
+      "1 (또는 true) 은 쿼리가 그 키를 볼 수 있다는 뜻이고, 0 (또는 false) 은 가린다는 뜻입니다 (mask_semantics \"block\" "
+      "이면 반대입니다)" },
     { "the cell at %s is %s, not a number: %s holds numbers",
       "%s 의 칸이 %s 이고, 숫자가 아닙니다: %s 에는 숫자가 들어갑니다" },
     { "\"%.40s\" is a string: write the number without quotes",
@@ -545,15 +555,13 @@ const struct api_message api_messages_ko[] = {
       "불리언은 마스크에 씁니다. 여기에는 1 이나 0 을 쓰세요" },
     { "each cell of %s is one number",
       "%s 의 칸 하나에는 숫자 하나가 들어갑니다" },
-    { "%s has %zu x %zu = %zu cells; this server computes at most %zu cells in one "
-      "matrix",
+    { "%s has %zu x %zu = %zu cells; this server computes at most %zu cells in one matrix",
       "%s 는 %zu x %zu = %zu 칸입니다. 이 서버는 행렬 하나에 최대 %zu 칸까지 계산합니다" },
     { "no memory for %s (%zu cells)",
       "%s (%zu 칸) 를 위한 메모리가 없습니다" },
     { "%s mixes numbers and rows: %s is an array but %s/0 is not",
       "%s 에 숫자와 행이 섞여 있습니다: %s 는 배열인데 %s/0 은 아닙니다" },
-    { "a vector holds numbers, a matrix holds rows: write every element of %s as a row "
-      "[...]",
+    { "a vector holds numbers, a matrix holds rows: write every element of %s as a row [...]",
       "벡터에는 숫자가, 행렬에는 행이 들어갑니다: %s 의 모든 원소를 행 [...] 으로 쓰세요" },
     { "row %zu of %s is %s, not an array of numbers",
       "%zu 행 (%s) 이 %s 이고, 숫자의 배열이 아닙니다" },
@@ -565,8 +573,8 @@ const struct api_message api_messages_ko[] = {
       "%s 의 모든 행에는 숫자가 하나 이상 있어야 합니다" },
     { "%s is ragged: row %zu has %zu numbers but row 0 has %zu",
       "%s 의 행 길이가 들쭉날쭉합니다: %zu 행에는 숫자가 %zu 개, 0 행에는 %zu 개 있습니다" },
-    { "every row of %s %s needs the same length (%zu): check row %zu for a missing or "
-      "extra number",
+    { "every row of %s %s needs the same length (%zu): check row %zu for a missing or extra "
+      "number",
       "%s %s 의 모든 행은 길이가 같아야 합니다 (%zu): %zu 행에 빠지거나 남는 숫자가 있는지 확인하세요" },
     { "no memory to read %s",
       "%s 를 읽을 메모리가 없습니다" },
@@ -582,8 +590,8 @@ const struct api_message api_messages_ko[] = {
       "모르는 쿼리 매개변수 \"%.40s\". 이 엔드포인트가 받는 것: %s" },
     { "no known parameter is close; the parameters are %s",
       "가까운 매개변수 이름이 없습니다. 매개변수는 %s 입니다" },
-    { "Inference-Header-Content-Length \"%.40s\" is not the length of a JSON header "
-      "within the body's %zu bytes",
+    { "Inference-Header-Content-Length \"%.40s\" is not the length of a JSON header within "
+      "the body's %zu bytes",
       "Inference-Header-Content-Length \"%.40s\" 는 본문 %zu 바이트 안의 JSON 헤더 길이가 아닙니다" },
     { "send the byte length of the JSON header that starts the body; the binary tensors "
       "follow it",
@@ -596,11 +604,11 @@ const struct api_message api_messages_ko[] = {
       "예: 네 개씩 두 행이면 [2, 4]. 맨 앞의 크기는 batch 입니다" },
     { "inputs[%zu] has more elements than this machine can count the bytes of",
       "inputs[%zu] 는 이 기계가 바이트 수를 셀 수 없을 만큼 원소가 많습니다" },
-    { "inputs[%zu].parameters.binary_data_size is not a byte count within the %zu "
-      "binary bytes left after the header",
+    { "inputs[%zu].parameters.binary_data_size is not a byte count within the %zu binary "
+      "bytes left after the header",
       "inputs[%zu].parameters.binary_data_size 가 헤더 뒤에 남은 바이너리 %zu 바이트 안의 바이트 수가 아닙니다" },
-    { "Inference-Header-Content-Length must count the JSON header only; the binary "
-      "pieces follow it in input order",
+    { "Inference-Header-Content-Length must count the JSON header only; the binary pieces "
+      "follow it in input order",
       "Inference-Header-Content-Length 는 JSON 헤더만 세야 합니다. 바이너리 조각은 입력 순서대로 그 뒤에 옵니다" },
     { "inputs[%zu] is %zu %s elements (%zu bytes) but binary_data_size says %lld bytes",
       "inputs[%zu] 는 %zu 개의 %s 원소 (%zu 바이트) 인데 binary_data_size 는 %lld 바이트라고 합니다" },
@@ -637,8 +645,8 @@ const struct api_message api_messages_ko[] = {
       "inputs[%zu] 가 이름 %.64s 를 반복합니다" },
     { "%zu bytes follow the binary inputs that no input's binary_data_size accounts for",
       "바이너리 입력 뒤에 어떤 입력의 binary_data_size 에도 들지 않는 %zu 바이트가 있습니다" },
-    { "each binary input needs parameters.binary_data_size, and "
-      "Inference-Header-Content-Length the JSON header's length",
+    { "each binary input needs parameters.binary_data_size, and Inference-Header-Content-Length "
+      "the JSON header's length",
       "바이너리 입력마다 parameters.binary_data_size 가, Inference-Header-Content-Length 에는 JSON "
       "헤더의 길이가 필요합니다" },
     { "inputs[%zu] (%.64s, %s) has %s at %s",

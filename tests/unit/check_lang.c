@@ -286,6 +286,51 @@ START_TEST(test_problem_pages_in_both_languages)
 }
 END_TEST
 
+/* The text rendering's words and the SVG's titles and axis names, in Korean. */
+static struct api_response ask_as(const char *path, const char *accept, const char *body)
+{
+    struct api_context ctx = test_context();
+    struct api_param p = { "lang", "ko" };
+    struct api_request req = { .method = "POST", .path = path, .params = &p, .n_params = 1,
+                               .accept = accept, .content_type = "application/json",
+                               .body = body, .body_len = strlen(body) };
+    struct api_response res = { 0 };
+    api_handle(&ctx, &req, &res);
+    return res;
+}
+
+START_TEST(test_korean_text_and_svg)
+{
+    static const char body[] = "{" SEED000 ",\"mask\":[[1,1],[0,0]]}";
+    struct api_response text = ask_as("/v1/attention", "text/plain", body);
+    ck_assert_int_eq(text.status, 200);
+    static const char *const words[] = { "\n단계 1  scores = Q @ K^T  (2, 4) @ (4, 2) -> (2, 2)\n",
+                                         "\n요약\n", "  쿼리  argmax", " |     합\n",
+                                         "\n경고: 쿼리 q1: 어떤 키도 볼 수 없습니다" };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        ck_assert_msg(strstr(text.body, words[i]) != NULL, "no \"%s\" in:\n%s", words[i],
+                      text.body);
+    api_response_deinit(&text);
+
+    struct api_response svg = ask_as("/v1/attention", "image/svg+xml", body);
+    ck_assert_int_eq(svg.status, 200);
+    static const char *const drawn[] = {
+        "<title>Attention 가중치 (softmax(Q @ K^T * scale), scale 0.5; 2 x 2)</title>",
+        "fill=\"#555555\">키</text>", ">쿼리</text>", ">빗금: 마스크로 가린 칸." };
+    for (size_t i = 0; i < sizeof drawn / sizeof drawn[0]; i++)
+        ck_assert_msg(strstr(svg.body, drawn[i]) != NULL, "no \"%s\"", drawn[i]);
+    api_response_deinit(&svg);
+
+    struct api_response mh = ask_as("/v1/multihead", "image/svg+xml",
+                                    "{\"heads\":2,\"random\":{\"seed\":0,\"n\":3,\"d_model\":4}}");
+    ck_assert_int_eq(mh.status, 200);
+    ck_assert_ptr_nonnull(strstr(mh.body, "Multi-Head attention 가중치"));
+    ck_assert_ptr_nonnull(strstr(mh.body, ">1 번 head<"));
+    ck_assert_ptr_nonnull(strstr(mh.body, ">head 2 개의 평균<"));
+    api_response_deinit(&mh);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("lang");
@@ -304,6 +349,7 @@ int main(void)
     tcase_add_test(answers, test_korean_problem);
     tcase_add_test(answers, test_korean_shape_hint);
     tcase_add_test(answers, test_korean_warning);
+    tcase_add_test(answers, test_korean_text_and_svg);
     tcase_add_loop_test(answers, test_problem_pages_in_both_languages, 0, API_PROBLEM_COUNT);
     suite_add_tcase(s, answers);
     return run_api_suite(s);
