@@ -265,11 +265,19 @@ static void respond_too_large(const struct api_context *ctx, const struct route 
 void api_respond_too_large_for(const struct api_context *ctx, const struct api_request *req,
                                struct api_response *res)
 {
+    /* In the request's language: the server calls this outside api_handle. */
+    enum api_lang lang;
+    struct api_error unused;
+    if (!api_lang_negotiate(req, &lang, &unused))
+        lang = API_LANG_EN;
+    api_lang_set_current(lang);
     const struct route *r = find_route(req->path);
     if (r == NULL)
         api_respond_too_large(ctx, res);
     else
         respond_too_large(ctx, r, res);
+    api_lang_headers(res, lang);
+    api_lang_set_current(API_LANG_EN);
 }
 
 static bool precheck(const struct api_context *ctx, const struct api_request *req,
@@ -295,6 +303,8 @@ bool api_precheck(const struct api_context *ctx, const struct api_request *req,
     bool answered = precheck(ctx, req, declared_length, res);
     if (answered)
         api_lang_headers(res, api_lang_current());
+    /* The thread answers other requests next, and the server's own problems between. */
+    api_lang_set_current(API_LANG_EN);
     return answered;
 }
 
@@ -320,4 +330,5 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
 {
     handle(ctx, req, res);
     api_lang_headers(res, api_lang_current());
+    api_lang_set_current(API_LANG_EN);
 }

@@ -331,6 +331,37 @@ START_TEST(test_korean_text_and_svg)
 }
 END_TEST
 
+/* The server's own problems between requests are not in the last request's language;
+   the 413 it asks api/ for is in its request's. */
+START_TEST(test_language_does_not_leak_between_requests)
+{
+    struct api_response ko = ask("POST", "/v1/attention", "ko", NULL, "{\"q\":1}");
+    ck_assert_int_eq(ko.status, 422);
+    api_response_deinit(&ko);
+    ck_assert(api_lang_current() == API_LANG_EN);
+    struct api_response own = { 0 };
+    api_respond_bad_request(&own, "two Host headers");
+    json_t *doc = parse(&own);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "title")),
+                     "The request is malformed HTTP");
+    json_decref(doc);
+    api_response_deinit(&own);
+
+    struct api_context ctx = test_context();
+    struct api_request big = { .method = "POST", .path = "/v1/attention",
+                               .accept_language = "ko-KR" };
+    struct api_response res = { 0 };
+    api_respond_too_large_for(&ctx, &big, &res);
+    ck_assert_int_eq(res.status, 413);
+    ck_assert_str_eq(header(&res, "Content-Language"), "ko");
+    doc = parse(&res);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "title")), "본문이 너무 큽니다");
+    json_decref(doc);
+    api_response_deinit(&res);
+    ck_assert(api_lang_current() == API_LANG_EN);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("lang");
@@ -350,6 +381,7 @@ int main(void)
     tcase_add_test(answers, test_korean_shape_hint);
     tcase_add_test(answers, test_korean_warning);
     tcase_add_test(answers, test_korean_text_and_svg);
+    tcase_add_test(answers, test_language_does_not_leak_between_requests);
     tcase_add_loop_test(answers, test_problem_pages_in_both_languages, 0, API_PROBLEM_COUNT);
     suite_add_tcase(s, answers);
     return run_api_suite(s);
