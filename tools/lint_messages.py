@@ -3,8 +3,9 @@
 
 Every sentence attnd says is an English printf format written where it is said: the
 format of api_error_set, api_error_hint, api_error_add's detail and hint, and
-api_respond_problem, api_respond_unavailable, api_respond_not_found, and any literal
-inside API_TR(...). api/http/messages_en.c lists them all, one a row: this script reads
+api_respond_problem, api_respond_unavailable, api_respond_not_found, any literal
+inside API_TR(...) or API_N(...), and the meanings in tables of known fields
+(struct api_field), which hints quote. api/http/messages_en.c lists them all, one a row: this script reads
 the code's and the catalogue's, and fails naming each one the catalogue lacks or holds
 without use. `--write` rewrites the catalogue from the code. The other languages' tables
 are checked against the catalogue by tests/unit/check_lang.c.
@@ -97,6 +98,7 @@ def code_messages():
         if path.name.startswith("messages_"):
             continue
         text = strip_comments(path.read_text(encoding="utf-8"))
+        field_meanings(text, f"{path.relative_to(ROOT)}", found)
         for m in re.finditer(r"\b(" + "|".join(CALLS) + r")\s*\(", text):
             if m.group(1) in ("API_TR", "api_tr") and text[max(0, m.start() - 7):m.start()].endswith("define "):
                 continue
@@ -107,6 +109,20 @@ def code_messages():
                     if value is not None and not ONLY_CONVERSIONS.match(value):
                         found.setdefault(value, f"{path.relative_to(ROOT)}")
     return found
+
+
+FIELD_TABLE = re.compile(r"struct api_field\s+\w+\s*\[\]\s*=\s*\{")
+FIELD_ROW = re.compile(r'\{\s*"(?:[^"\\\n]|\\.)*"\s*,((?:\s*"(?:[^"\\\n]|\\.)*")+)\s*\}')
+
+
+def field_meanings(text, where, found):
+    """The meanings in tables of known fields (struct api_field): said in hints."""
+    for m in FIELD_TABLE.finditer(text):
+        end = text.index("};", m.end())
+        for row in FIELD_ROW.finditer(text, m.end(), end):
+            value = literal_value(row.group(1))
+            if value:
+                found.setdefault(value, where)
 
 
 def catalogue_messages():

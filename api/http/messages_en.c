@@ -46,7 +46,33 @@ const char *const api_messages_en[] = {
     /* api/endpoints/attention_page.c */
     "Attention weights",
     /* api/endpoints/attention_parse.c */
+    "the queries, (n_q, d_k) or one query (d_k)",
+    /* api/endpoints/attention_parse.c */
+    "the keys, (n_k, d_k)",
+    /* api/endpoints/attention_parse.c */
+    "the values, (n_k, d_v)",
+    /* api/endpoints/attention_parse.c */
+    "which keys each query may attend to: (n_q, n_k), (n_k) or \"causal\"",
+    /* api/endpoints/attention_parse.c */
+    "\"keep\" (1 = may attend) or \"block\" (1 = blocked)",
+    /* api/endpoints/attention_parse.c */
+    "added to the scaled scores, (n_q, n_k)",
+    /* api/endpoints/attention_parse.c */
+    "the factor on Q @ K^T, default 1/sqrt(d_k)",
+    /* api/endpoints/attention_parse.c */
+    "which steps to return",
+    /* api/endpoints/attention_parse.c */
+    "names for the queries and keys",
+    /* api/endpoints/attention_parse.c */
+    "decimals to round every number to",
+    /* api/endpoints/attention_parse.c */
     "%s is required: %s %s",
+    /* api/endpoints/attention_parse.c */
+    "the queries,",
+    /* api/endpoints/attention_parse.c */
+    "the keys,",
+    /* api/endpoints/attention_parse.c */
+    "the values,",
     /* api/endpoints/attention_parse.c */
     "attention needs q, k and v: softmax(q @ k^T * scale) @ v",
     /* api/endpoints/attention_parse.c */
@@ -81,6 +107,8 @@ const char *const api_messages_en[] = {
     "the weighted sum of v's rows overflows: scale v down",
     /* api/endpoints/attention_run.c */
     "the computation failed: %s",
+    /* api/endpoints/batch.c */
+    "the requests, each as for /v1/attention",
     /* api/endpoints/batch.c */
     "the body is %s; it must be an object {\"items\": [request, ...]}",
     /* api/endpoints/batch.c */
@@ -117,6 +145,50 @@ const char *const api_messages_en[] = {
     "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu",
     /* api/endpoints/multihead_page.c */
     "Multi-head attention weights",
+    /* api/endpoints/multihead_parse.c */
+    "the input of self-attention, (n, d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the queries' input of cross-attention, (n_q, d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the keys' and values' input of cross-attention, (n_k, d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the number of heads h, dividing d_model",
+    /* api/endpoints/multihead_parse.c */
+    "key/value heads, dividing heads (grouped-query attention)",
+    /* api/endpoints/multihead_parse.c */
+    "the query projection, (d_model, d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the key projection, (d_model, kv_heads*d_k)",
+    /* api/endpoints/multihead_parse.c */
+    "the value projection, (d_model, kv_heads*d_k)",
+    /* api/endpoints/multihead_parse.c */
+    "the output projection, (d_model, d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the query bias, (d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the key bias, (kv_heads*d_k)",
+    /* api/endpoints/multihead_parse.c */
+    "the value bias, (kv_heads*d_k)",
+    /* api/endpoints/multihead_parse.c */
+    "the output bias, (d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "\"in_out\" (Q = X W) or \"out_in\" (PyTorch, Q = X W^T)",
+    /* api/endpoints/multihead_parse.c */
+    "{\"seed\", \"n\", \"d_model\", \"n_kv\"}: fills the inputs not given",
+    /* api/endpoints/multihead_parse.c */
+    "added to the scaled scores in every head, (n_q, n_k)",
+    /* api/endpoints/multihead_parse.c */
+    "the factor on Q K^T, default 1/sqrt(d_k)",
+    /* api/endpoints/multihead_parse.c */
+    "which inputs and steps to return",
+    /* api/endpoints/multihead_parse.c */
+    "an integer from 0 to 2^63-1",
+    /* api/endpoints/multihead_parse.c */
+    "rows of x (or x_q)",
+    /* api/endpoints/multihead_parse.c */
+    "the model width",
+    /* api/endpoints/multihead_parse.c */
+    "rows of x_kv: asks for cross-attention",
     /* api/endpoints/multihead_parse.c */
     "random is %s; it must be an object such as {\"seed\": 0, \"n\": 10, \"d_model\": 512}",
     /* api/endpoints/multihead_parse.c */
@@ -412,6 +484,10 @@ const char *const api_messages_en[] = {
     /* api/request/fields.c */
     "labels are names shown next to the rows: write them in quotes",
     /* api/request/grid.c */
+    "one name per query (row of q)",
+    /* api/request/grid.c */
+    "one name per key (row of k)",
+    /* api/request/grid.c */
     "%s has %zu entries but there are %zu keys: a %s vector has one entry per key",
     /* api/request/grid.c */
     "%s is (%zu, %zu) but must be (n_q, n_k) = (%zu, %zu): one row per query, one column per key",
@@ -487,6 +563,24 @@ const char *const api_messages_en[] = {
     "unknown query parameter \"%.40s\"; this endpoint takes %s",
     /* api/request/query.c */
     "no known parameter is close; the parameters are %s",
+    /* api/request/v2_tensor.c */
+    "the input's name",
+    /* api/request/v2_tensor.c */
+    "its sizes",
+    /* api/request/v2_tensor.c */
+    "FP32, FP64, ...",
+    /* api/request/v2_tensor.c */
+    "binary_data_size",
+    /* api/request/v2_tensor.c */
+    "its numbers, row-major",
+    /* api/request/v2_tensor.c */
+    "echoed in the answer",
+    /* api/request/v2_tensor.c */
+    "scale, causal, heads, ...",
+    /* api/request/v2_tensor.c */
+    "the tensors",
+    /* api/request/v2_tensor.c */
+    "the outputs asked for",
     /* api/request/v2_tensor.c */
     "Inference-Header-Content-Length \"%.40s\" is not the length of a JSON header within the body's %zu bytes",
     /* api/request/v2_tensor.c */

@@ -176,7 +176,7 @@ static void unknown_hint(const char *near, const struct api_field *known, size_t
     const char *meaning = "";
     for (size_t i = 0; i < n_known; i++)
         if (strcmp(known[i].name, near) == 0)
-            meaning = known[i].meaning;
+            meaning = api_tr(known[i].meaning);
     snprintf(hint, size, API_TR("did you mean \"%s\" (%s)?"), near, meaning);
 }
 

@@ -212,6 +212,9 @@ START_TEST(test_korean_problem)
                                  "모르는 필드 \"Q\", \"dropout\". 아는 필드: q, k, v"));
     json_t *errors = json_object_get(doc, "errors");
     ck_assert_uint_eq(json_array_size(errors), 2);
+    /* The field meant, with its meaning from the endpoint's table, in Korean too. */
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(errors, 0), "hint")),
+                     "\"q\" (쿼리(Query), (n_q, d_k) 또는 쿼리 하나 (d_k)) 를 뜻했나요?");
     ck_assert_str_eq(json_string_value(json_object_get(json_array_get(errors, 1), "detail")),
                      "모르는 필드 \"dropout\"");
     ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(json_array_get(errors, 1),
