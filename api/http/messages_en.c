@@ -288,9 +288,13 @@ const char *const api_messages_en[] = {
     /* api/endpoints/v2_common.c */
     "did you mean %s? (GET the model's metadata for its outputs)",
     /* api/endpoints/v2_common.c */
+    "no output is close; GET the model's metadata for its outputs",
+    /* api/endpoints/v2_common.c */
     "inputs[%zu] is called %.64s, which the %s model does not take",
     /* api/endpoints/v2_common.c */
     "did you mean %s? (names are upper case, as the model's metadata lists them)",
+    /* api/endpoints/v2_common.c */
+    "no input is close; GET the model's metadata for its inputs",
     /* api/endpoints/v2_common.c */
     "inputs[%zu] (%.64s) is %s, which %s is not read as",
     /* api/endpoints/v2_common.c */

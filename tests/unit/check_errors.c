@@ -143,6 +143,36 @@ START_TEST(test_close_name_table)
 }
 END_TEST
 
+/* The V2 models' input and output names: a guess only when close, as for fields. */
+START_TEST(test_v2_names_close_or_listed)
+{
+    static const struct { const char *body, *pointer, *hint; } cases[] = {
+        { "{\"inputs\":[{\"name\":\"q\",\"shape\":[1,1],\"datatype\":\"FP64\",\"data\":[1]}]}",
+          "/inputs/0/name", "did you mean Q?" },
+        { "{\"inputs\":[{\"name\":\"QUERY\",\"shape\":[1,1],\"datatype\":\"FP64\",\"data\":[1]}]}",
+          "/inputs/0/name", "no input is close" },
+        { "{\"inputs\":[{\"name\":\"Q\",\"shape\":[1,1],\"datatype\":\"FP64\",\"data\":[1]},"
+          "{\"name\":\"K\",\"shape\":[1,1],\"datatype\":\"FP64\",\"data\":[1]},"
+          "{\"name\":\"V\",\"shape\":[1,1],\"datatype\":\"FP64\",\"data\":[1]}],"
+          "\"outputs\":[{\"name\":\"WEIGHT\"}]}", "/outputs/0/name", "did you mean WEIGHTS?" },
+        { "{\"inputs\":[{\"name\":\"Q\",\"shape\":[1,1],\"datatype\":\"FP64\",\"data\":[1]},"
+          "{\"name\":\"K\",\"shape\":[1,1],\"datatype\":\"FP64\",\"data\":[1]},"
+          "{\"name\":\"V\",\"shape\":[1,1],\"datatype\":\"FP64\",\"data\":[1]}],"
+          "\"outputs\":[{\"name\":\"ATTN\"}]}", "/outputs/0/name", "no output is close" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct api_response res = call("POST", "/v2/models/attention/infer", cases[i].body);
+        ck_assert_int_eq(res.status, 400);
+        json_t *doc = parse(&res);
+        ck_assert_str_eq(error_str(doc, 0, "pointer"), cases[i].pointer);
+        ck_assert_msg(strstr(error_str(doc, 0, "hint"), cases[i].hint) != NULL, "case %zu: %s", i,
+                      error_str(doc, 0, "hint"));
+        json_decref(doc);
+        api_response_deinit(&res);
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- Query */
 
 static const struct {
@@ -299,6 +329,7 @@ int main(void)
     tcase_add_test(fields, test_many_unknown_fields_capped);
     tcase_add_test(fields, test_batch_item_unknown_fields);
     tcase_add_test(fields, test_far_name_lists_the_fields);
+    tcase_add_test(fields, test_v2_names_close_or_listed);
     tcase_add_loop_test(fields, test_close_name_table, 0,
                         sizeof close_cases / sizeof close_cases[0]);
     suite_add_tcase(s, fields);
