@@ -17,6 +17,7 @@
 
 #include "api/endpoints/answer.h"
 #include "api/endpoints/attention_page.h"
+#include "api/http/lang.h"
 #include "api/request/fields.h"
 #include "api/json/numfmt.h"
 #include "api/render/svg.h"
@@ -55,7 +56,7 @@ static void print_matrix(struct api_buf *b, const struct attn_matrix *m,
     struct api_text_matrix tm = {
         .data = m->data, .rows = m->rows, .cols = m->cols, .stride = m->stride,
         .row_labels = *rows, .col_labels = *cols,
-        .extra = extra, .extra_label = "sum",
+        .extra = extra, .extra_label = API_TR("sum"),
         .decimals = decimals, .indent = "  ",
     };
     api_text_matrix(b, &tm);
@@ -64,7 +65,7 @@ static void print_matrix(struct api_buf *b, const struct attn_matrix *m,
 static void step_line(struct api_buf *b, int number, const char *name, const char *op,
                       const char *operands, const char *result)
 {
-    api_buf_printf(b, "\nstep %d  %s = %s  %s%s-> %s\n", number, name, op,
+    api_buf_printf(b, API_TR("\nstep %d  %s = %s  %s%s-> %s\n"), number, name, op,
                    operands ? operands : "", operands ? " " : "", result);
 }
 
@@ -85,7 +86,7 @@ static void per_head_blocks(struct api_buf *b, const struct api_multihead_req *r
         return;
     for (size_t h = 0; h < t->heads; h++) {
         const struct attn_trace *ht = &t->head[h];
-        api_buf_printf(b, "  head %zu (kv head %zu)\n", h,
+        api_buf_printf(b, API_TR("  head %zu (kv head %zu)\n"), h,
                        attn_mh_kv_head(h, t->heads, t->kv_heads));
         switch (part) {
         case API_MH_SCORES: print_matrix(b, &ht->scores, &a->queries, &a->keys, NULL,
@@ -221,9 +222,9 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
         bool mean = i == t->heads;
         const struct attn_matrix *w = mean ? &t->weights_mean : &t->head[i].weights;
         if (mean)
-            snprintf(titles[i], sizeof titles[i], "mean of %zu heads", t->heads);
+            snprintf(titles[i], sizeof titles[i], API_TR("mean of %zu heads"), t->heads);
         else
-            snprintf(titles[i], sizeof titles[i], "head %zu", i);
+            snprintf(titles[i], sizeof titles[i], API_TR("head %zu"), i);
         if (!mean) { /* a tie names no winner: the panel's title says where */
             char tie[API_TEXT_LABEL];
             api_text_tie_rows(tie, sizeof tie, &t->head[i], t->n_q, &a.queries);
@@ -239,6 +240,7 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
             .row_labels = a.queries, .col_labels = a.keys,
             .title = titles[i],
         };
+        api_svg_words(&panels[i]);
     }
     /* One scale for every panel, "auto" over all of them, so the panels compare. */
     double lo = INFINITY, hi = -INFINITY, vmin, vmax;
@@ -255,10 +257,11 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
         panels[i].vmax = vmax;
     }
     char subtitle[160];
-    snprintf(subtitle, sizeof subtitle, "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu",
+    snprintf(subtitle, sizeof subtitle,
+             API_TR("%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu"),
              r->cross ? "cross" : "self", r->d_model, t->heads, t->kv_heads, t->n_q, t->n_k);
     api_svg_panels_document(b, panels, n, 0, r->heatmap.title != NULL ? r->heatmap.title
-                                                 : "Multi-head attention weights", subtitle);
+                                                 : API_TR("Multi-head attention weights"), subtitle);
     mh_labels_free(&a);
     free(panels);
     free(titles);

@@ -37,6 +37,10 @@ struct api_svg_heatmap {
     struct api_labels row_labels, col_labels; /* queries on y, keys on x */
     const char *title;         /* the panel's title, e.g. "head 0"; NULL or "" for none */
     double vmin, vmax;         /* the colour scale's ends; vmax <= vmin (zeroed) means 0 to 1 */
+    /* The words drawn around it, in the answer's language (render/ knows none): the axis
+       names and, for the whole picture, the first panel's note on masked cells. NULL:
+       "keys", "queries" and the English note. */
+    const char *axis_x, *axis_y, *note;
 };
 
 /* Where a panel's parts go, relative to its top-left corner, in pixels. */
