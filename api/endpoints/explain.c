@@ -93,14 +93,14 @@ bool api_explain_read(const json_t *doc, const char *prefix, const struct api_ex
         if (v == NULL) {
             api_error_set(err, API_MISSING_FIELD, "explain.%s is required", names[f]);
             api_error_at(err, "%s", sub);
-            api_error_hint(err, "%s 0 to %zu", f == 0 ? "a query row," : "a head,",
+            api_error_hint(err, "%s 0 to %zu", f == 0 ? API_TR("a query row,") : API_TR("a head,"),
                            limits[f] - 1);
             return false;
         }
         if (!api_read_int_range(v, sub, names[f], 0, (long long)limits[f] - 1, &value, err)) {
             if (f == 0)
                 api_error_hint(err, "q has %zu %s: explain one of rows 0 to %zu", n->n_q,
-                               n->n_q == 1 ? "row" : "rows", n->n_q - 1);
+                               n->n_q == 1 ? API_TR("row") : API_TR("rows"), n->n_q - 1);
             else
                 api_error_hint(err, "there are %zu heads: explain one of heads 0 to %zu",
                                n->heads, n->heads - 1);
@@ -302,8 +302,10 @@ static void vector_text(struct api_buf *b, const double *v, size_t n, int decima
 /* The step's name in its column, or as much blank space on the next lines. */
 static void lead(struct api_buf *b, enum explain_words step, bool first)
 {
-    const char *name = api_tr(explain_words[step]);
-    api_buf_printf(b, "  %-11s", first ? name : "");
+    /* Padded by display width, not bytes: a Korean step name is wider per byte. */
+    const char *name = first ? api_tr(explain_words[step]) : "";
+    size_t width = api_text_width(name);
+    api_buf_printf(b, "  %s%*s", name, width < 11 ? (int)(11 - width) : 0, "");
 }
 
 static void compare_lines(struct api_buf *b, const struct api_explain_row *x, int decimals,

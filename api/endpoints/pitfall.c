@@ -276,7 +276,7 @@ void api_pitfall_text(struct api_buf *b, const struct api_pitfall_result *r, int
     for (size_t s = 0; s < r->n_steps; s++) {
         const struct attn_matrix *m = &r->steps[s];
         bool output = strcmp(r->names[s], "output") == 0;
-        api_buf_printf(b, "  %s (wrong)\n", r->names[s]);
+        api_buf_printf(b, API_TR("  %s (wrong)\n"), r->names[s]);
         struct api_text_matrix tm = {
             .data = m->data, .rows = m->rows, .cols = m->cols, .stride = m->stride,
             .row_labels = *queries,

@@ -200,7 +200,15 @@ const char *const api_messages_en[] = {
     /* api/endpoints/explain.c */
     "%s 0 to %zu",
     /* api/endpoints/explain.c */
+    "a query row,",
+    /* api/endpoints/explain.c */
+    "a head,",
+    /* api/endpoints/explain.c */
     "q has %zu %s: explain one of rows 0 to %zu",
+    /* api/endpoints/explain.c */
+    "row",
+    /* api/endpoints/explain.c */
+    "rows",
     /* api/endpoints/explain.c */
     "there are %zu heads: explain one of heads 0 to %zu",
     /* api/endpoints/explain.c */
@@ -355,6 +363,8 @@ const char *const api_messages_en[] = {
     "no finite cell of the {1} to compare",
     /* api/endpoints/pitfall.c */
     "pitfall names one mistake from the notes, as a string: {\"pitfall\": \"no_transpose\"}",
+    /* api/endpoints/pitfall.c */
+    "  %s (wrong)\n",
     /* api/endpoints/shapes.c */
     "%s must be an integer from 1 to 2147483648, not \"%.40s\"",
     /* api/endpoints/shapes.c */

@@ -109,7 +109,7 @@ function fillPresets(list) {
     }
     if (!groups[p.group]) {
       groups[p.group] = el('optgroup');
-      groups[p.group].label = p.group;
+      groups[p.group].label = t(p.group);
       sel.append(groups[p.group]);
     }
     groups[p.group].append(o);
@@ -377,8 +377,8 @@ function comparison(beforeTied, afterTied, before, after, wBefore, wAfter) {
   if (tiedB && tiedA) return beforeTied.join() === afterTied.join() ? TIE_WORDS.stillTie : TIE_WORDS.tieChanged;
   if (tiedA) return TIE_WORDS.nowTie;
   if (tiedB) return TIE_WORDS.tieBroken;
-  return after !== before ? 'winner changed'
-    : Math.abs(wAfter - wBefore) > 5e-5 ? 'same key, weight changed' : 'no change';
+  return after !== before ? t('winner changed')
+    : Math.abs(wAfter - wBefore) > 5e-5 ? t('same key, weight changed') : t('no change');
 }
 
 function showWarnings(warnings) {
@@ -584,6 +584,44 @@ const KO_TEXT = {
   'Running…': '계산 중…',
   'Done.': '완료.',
   ' — hint: ': ' — 힌트: ',
+  // the experiment table's changes
+  'winner changed': '최고 가중치의 키가 바뀜',
+  'same key, weight changed': '같은 키, 가중치가 바뀜',
+  'no change': '변화 없음',
+  // the notes' pitfalls (teach.js)
+  Pitfalls: '주의할 점',
+  'Pitfall: Q @ K instead of Q @ K.T': '주의할 점: Q @ K.T 대신 Q @ K',
+  'Pitfall: softmax down the columns': '주의할 점: 열 방향 softmax',
+  'Pitfall: exp without subtracting the max': '주의할 점: 최댓값을 빼지 않은 지수 함수',
+  'Forgetting .T: with these shapes numpy refuses; when n_k = d_k it runs and is silently wrong.':
+    '.T (전치) 를 빠뜨림: 이 shape 에서는 numpy 가 거부하고, n_k = d_k 이면 실행되지만 소리 없이 틀립니다.',
+  'softmax(axis=0): every column sums to 1, the rows do not.':
+    'softmax(axis=0): 열마다 합이 1 이 되고, 행마다 합이 1 이 되지 않습니다.',
+  'e^1000 overflows to inf, and inf ÷ inf is nan; subtracting each row\'s max gives the same ratios.':
+    'e^1000 은 계산 범위를 넘어 inf 가 되고 inf ÷ inf 는 nan 입니다. 행마다 최댓값을 빼면 같은 비율이 나옵니다.',
+};
+
+// teach.js's sentences and the experiment table's tie words in Korean: the switch puts
+// them in place of the English ones, which their callers read when they draw.
+const TEACH_WORDS_EN = { ...TEACH_WORDS };
+const TEACH_WORDS_KO = {
+  explainTitle: (q) => `손으로 계산한 쿼리 ${q}`,
+  explainHelp: '히트맵의 행이나 버튼을 누르면 그 행의 계산이 보입니다.',
+  explainButton: (q) => `${q} 계산 보기`,
+  pitfallTitle: (name) => `주의할 점: ${name}`,
+  numpyError: (e) => `numpy 가 ValueError 를 냅니다: ${e}`,
+  wrongStep: (s) => `${s}, 잘못된 방법으로 계산`,
+  nonFinite: (n) => `유한하지 않은 칸 (inf 나 nan, null 로 표시): ${n}`,
+  difference: (what, d) => `${what} 전체에서 가장 큰 |틀린 값 − 맞는 값|: ${d}`,
+  noDifference: (what) => `${what} 에 비교할 유한한 칸이 없습니다.`,
+};
+const TIE_WORDS_EN = { ...TIE_WORDS };
+const TIE_WORDS_KO = {
+  tie: '동점',
+  nowTie: '이제 동점',
+  tieBroken: '동점이 깨짐',
+  stillTie: '여전히 동점',
+  tieChanged: '동점인 키가 바뀜',
 };
 
 // The page's static words: [selector, Korean]. The English is what index.html says.
@@ -609,6 +647,10 @@ const KO_PAGE = [
   ['#steps-box h2', '단계'],
   ['#summary-box h2', '요약'],
   ['#warnings-box h2', '경고'],
+  ['label[for="f-pitfall"]', '주의할 점 '],
+  ['label[for="f-pitfall"] .shape', '답 옆에 보이는 실수'],
+  ['#explain-title', '한 행을 손으로'],
+  ['#pitfall-box h2', '주의할 점'],
 ];
 
 let pageLang = 'en';
@@ -623,6 +665,8 @@ function ownText(e) {
 function applyLanguage(lang, list) {
   pageLang = lang;
   document.documentElement.lang = lang;
+  Object.assign(TEACH_WORDS, lang === 'ko' ? TEACH_WORDS_KO : TEACH_WORDS_EN);
+  Object.assign(TIE_WORDS, lang === 'ko' ? TIE_WORDS_KO : TIE_WORDS_EN);
   for (const [selector, ko] of KO_PAGE) {
     const e = document.querySelector(selector);
     const node = e && ownText(e);

@@ -83,6 +83,45 @@ test('switching to 한국어 translates the page and the API answers in Korean',
   await page.close();
 });
 
+async function run(page, id) {
+  await page.selectOption('#preset', id);
+  const before = Number(await page.getAttribute('body', 'data-ran') ?? 0);
+  await page.click('#run');
+  await page.waitForFunction((n) => Number(document.body.dataset.ran ?? 0) > n, before);
+}
+
+const rowsOf = (page, sel) => page.$$eval(sel, (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
+
+test('the teaching parts speak Korean too: ties, a row by hand, the pitfalls', async () => {
+  const page = await open(); // the previous test chose 한국어 in this profile
+  assert.equal(await page.inputValue('#lang'), 'ko');
+  // Q3 = [0.5, 0.5] scores 0.5 against every key of the second note: a tie (동점).
+  await run(page, 'seed002-queries');
+  assert.equal((await rowsOf(page, '#summary tbody tr'))[2][1], '동점 (사과, 사람, 과일)');
+  await run(page, 'exp-direction');
+  const turned = await rowsOf(page, '#compare tbody tr');
+  assert.equal(turned[2][3], '동점이 깨짐');
+  assert.equal(turned[0][3], '변화 없음');
+  // The first note's example worked by hand, in the notes' words, from the server.
+  await run(page, 'seed000');
+  await page.click('#explain-buttons button[data-row="0"]');
+  await page.waitForFunction(() => document.getElementById('explain').textContent.includes('5 V 섞기'));
+  assert.equal(await page.textContent('#explain-title'), '손으로 계산한 쿼리 q0');
+  const text = await page.textContent('#explain');
+  assert.match(text, /^explain {2}쿼리 q0 \(행 0\)/);
+  assert.ok(text.includes('  1 비교     q0·k0 = 1×1 + 0×0 + 1×1 + 0×0 = 2'), text);
+  assert.equal(await page.textContent('#explain-buttons button[data-row="1"]'), 'q1 계산 보기');
+  // A pitfall preset: its name, its title and a wrong step's heading.
+  const names = await page.$$eval('#preset option', (os) => os.map((o) => o.textContent));
+  assert.ok(names.includes('주의할 점: 열 방향 softmax'), names.join(' | '));
+  await run(page, 'pitfall-column-softmax');
+  assert.equal(await page.textContent('#pitfall h3'), '주의할 점: column_softmax');
+  assert.equal(await page.textContent('#pitfall section[data-wrong="weights"] h4'),
+    'weights, 잘못된 방법으로 계산');
+  assert.deepEqual(page.problems, []);
+  await page.close();
+});
+
 test('the choice outlives a reload, and English comes back when chosen', async () => {
   const page = await open(); // the previous test chose 한국어 in this profile
   assert.equal(await page.inputValue('#lang'), 'ko');

@@ -318,7 +318,8 @@ START_TEST(test_korean_text_and_svg)
     struct api_response svg = ask_as("/v1/attention", "image/svg+xml", body);
     ck_assert_int_eq(svg.status, 200);
     static const char *const drawn[] = {
-        "<title>Attention 가중치 (softmax(Q @ K^T * scale), scale 0.5; 2 x 2)</title>",
+        /* row 0 scores 2 against both keys (the note's tie), row 1 is masked away */
+        "<title>Attention 가중치 (softmax(Q @ K^T * scale), scale 0.5; 2 x 2; q0 에서 동점)</title>",
         "fill=\"#555555\">키</text>", ">쿼리</text>", ">빗금: 마스크로 가린 칸." };
     for (size_t i = 0; i < sizeof drawn / sizeof drawn[0]; i++)
         ck_assert_msg(strstr(svg.body, drawn[i]) != NULL, "no \"%s\"", drawn[i]);
@@ -331,6 +332,64 @@ START_TEST(test_korean_text_and_svg)
     ck_assert_ptr_nonnull(strstr(mh.body, ">1 번 head<"));
     ck_assert_ptr_nonnull(strstr(mh.body, ">head 2 개의 평균<"));
     api_response_deinit(&mh);
+}
+END_TEST
+
+/* The teaching modules in Korean: the note's tie (q0 scores 2 against both keys), its
+   row worked by hand with the step names padded by display width, the experiment table
+   and a pitfall's words. */
+START_TEST(test_korean_teaching)
+{
+    struct api_response res = ask("POST", "/v1/attention", "ko", NULL, "{" SEED000 "}");
+    ck_assert_int_eq(res.status, 200);
+    json_t *doc = parse(&res);
+    json_t *w = json_array_get(json_object_get(doc, "warnings"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(w, "code")), "tie");
+    ck_assert_str_eq(json_string_value(json_object_get(w, "message")),
+                     "쿼리 0 에서 키 0, 1 의 가중치가 가장 높은 값으로 같습니다 (동점): "
+                     "이기는 키가 없고, argmax 는 가장 낮은 번호만 가리킵니다");
+    json_decref(doc);
+    api_response_deinit(&res);
+
+    struct api_response text = ask_as("/v1/attention", "text/plain",
+                                      "{" SEED000 ",\"explain\":{\"row\":0}}");
+    ck_assert_int_eq(text.status, 200);
+    static const char *const lines[] = {
+        "\nexplain  쿼리 q0 (행 0), 첫 번째 노트처럼 손으로 계산합니다\n",
+        /* "1 비교" is 6 columns wide (8 bytes): 5 spaces make the column's 11 */
+        "\n  1 비교     q0·k0 = 1×1 + 0×0 + 1×1 + 0×0 = 2\n",
+        "\n  2 조정     2 × 0.5 = 1\n", "\n  5 V 섞기   0.5×[10, 0] + 0.5×[0, 10] = [5, 5]\n" };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        ck_assert_msg(strstr(text.body, lines[i]) != NULL, "no \"%s\" in:\n%s", lines[i],
+                      text.body);
+    api_response_deinit(&text);
+
+    struct api_response batch = ask_as("/v1/attention/batch", "text/plain",
+                                       "{\"items\":[{" SEED000 "}]}");
+    ck_assert_int_eq(batch.status, 200);
+    ck_assert_msg(strstr(batch.body, "실험    쿼리  키    가중치  변화\n"
+                                     "항목 0  q0    동점  0.5000  (기본)\n"
+                                     "항목 0  q1    k1    0.7311  (기본)\n") != NULL,
+                  "%s", batch.body);
+    api_response_deinit(&batch);
+
+    struct api_response pit = ask_as("/v1/attention", "text/plain",
+                                     "{" SEED000 ",\"pitfall\":\"column_softmax\"}");
+    ck_assert_int_eq(pit.status, 200);
+    ck_assert_ptr_nonnull(strstr(pit.body, "\n주의할 점  column_softmax\n"));
+    ck_assert_ptr_nonnull(strstr(pit.body, "\n  weights (틀린 계산)\n"));
+    api_response_deinit(&pit);
+
+    struct api_response bad = ask("POST", "/v1/attention", "ko", NULL,
+                                  "{" SEED000 ",\"explain\":{\"row\":5}}");
+    ck_assert_int_eq(bad.status, 422);
+    doc = parse(&bad);
+    json_t *e = json_array_get(json_object_get(doc, "errors"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(e, "pointer")), "/explain/row");
+    ck_assert_str_eq(json_string_value(json_object_get(e, "hint")),
+                     "q 의 2 개 행: 행 0 부터 1 중 하나를 explain 하세요");
+    json_decref(doc);
+    api_response_deinit(&bad);
 }
 END_TEST
 
@@ -384,6 +443,7 @@ int main(void)
     tcase_add_test(answers, test_korean_shape_hint);
     tcase_add_test(answers, test_korean_warning);
     tcase_add_test(answers, test_korean_text_and_svg);
+    tcase_add_test(answers, test_korean_teaching);
     tcase_add_test(answers, test_language_does_not_leak_between_requests);
     tcase_add_loop_test(answers, test_problem_pages_in_both_languages, 0, API_PROBLEM_COUNT);
     suite_add_tcase(s, answers);
