@@ -61,6 +61,8 @@ ATTND      := $(BUILD_DIR)/attnd
 # with the api/ and core/ objects and the fixture they share (tests/unit/api_fixture.c).
 API_SUITES := check_json_read check_json_write check_json_arena check_numparse check_request \
               check_attention check_router check_admission check_two_threads check_teach
+# Errors that teach (tests/unit/check_errors.c) and their languages (check_lang.c).
+API_SUITES += check_errors check_lang
 UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) check_render \
                 check_multihead check_metrics check_body check_numfmt check_framing check_clients)
 # server/coding.c and server/inflate.c (Content-Encoding, Accept-Encoding, coded bodies).
@@ -189,10 +191,11 @@ bench: deps-bench
 deps-bench:
 	@tools/deps.sh bench
 
-# Layers clean (core/ no JSON or HTTP, api/ no sockets, server/ no math), api/'s doors one way, no cycle; self-tested.
+# Layers clean (core/ no JSON or HTTP, api/ no sockets, server/ no math), api/'s doors one way, no cycle, every message catalogued; self-tested.
 lint:
 	@tools/lint_layers.sh
 	@/usr/bin/python3 tools/lint_api.py
+	@/usr/bin/python3 tools/lint_messages.py
 	@tests/lint/run.sh
 
 # Remove every build product.

@@ -14,11 +14,15 @@
 #include <string.h>
 
 #include "api/endpoints/handlers.h"
+#include "api/endpoints/shapes.h"
+#include "api/http/lang.h"
+#include "api/http/lang_choice.h"
 #include "api/http/negotiate.h"
 #include "api/http/problem.h"
 #include "api/json/arena.h"
 #include "api/json/spare_threads.h"
 #include "api/request/body.h"
+#include "api/request/query.h"
 #include "core/attention.h"
 
 enum method { M_GET = 1, M_HEAD = 2, M_POST = 4 };
@@ -103,6 +107,22 @@ static const struct route routes[] = {
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])
 
+/* The routes whose query takes more than format and lang (every route takes those). */
+static const struct {
+    const char *path;
+    const char *const *names; /* NULL-terminated */
+} route_queries[] = {
+    { "/v1/shapes", api_shapes_params },
+};
+
+static const char *const *query_names(const struct route *r)
+{
+    for (size_t i = 0; i < sizeof route_queries / sizeof route_queries[0]; i++)
+        if (strcmp(route_queries[i].path, r->path) == 0)
+            return route_queries[i].names;
+    return NULL;
+}
+
 void api_global_init(void)
 {
     attn_blas_set_threads(1);
@@ -172,10 +192,10 @@ static const struct route *find_route(const char *path)
 static void respond_not_found(const char *path, struct api_response *res)
 {
     char detail[440];
-    snprintf(detail, sizeof detail, "nothing is served at %.100s; attnd serves GET / (the "
+    snprintf(detail, sizeof detail, API_TR("nothing is served at %.100s; attnd serves GET / (the "
              "playground), POST /v1/attention, /v1/attention/batch, /v1/multihead, GET /v1/shapes, "
              "/healthz, /readyz, /version, /metrics, the V2 inference protocol under /v2, "
-             "/openapi.yaml, /openapi.json and /problems/<type>", path);
+             "/openapi.yaml, /openapi.json and /problems/<type>"), path);
     api_respond_problem(res, API_NOT_FOUND, detail);
 }
 
@@ -194,6 +214,12 @@ static void respond_method_not_allowed(const struct route *r, const struct api_r
 /* Route, method, Accept and Content-Type: the checks that need no body. */
 static const struct route *admit(const struct api_request *req, struct api_response *res)
 {
+    /* The language first, so that even a 404 speaks it; a ?lang attnd lacks is refused
+       once the route is known, in the route's error style. */
+    enum api_lang lang;
+    struct api_error lang_err;
+    bool lang_ok = api_lang_negotiate(req, &lang, &lang_err);
+    api_lang_set_current(lang);
     const struct route *r = find_route(req->path);
     if (r == NULL) {
         respond_not_found(req->path, res);
@@ -201,6 +227,15 @@ static const struct route *admit(const struct api_request *req, struct api_respo
     }
     if (!(method_bit(req->method) & r->methods)) {
         respond_method_not_allowed(r, req, res);
+        return NULL;
+    }
+    if (!lang_ok) {
+        api_respond_error_as(res, &lang_err, r->errors);
+        return NULL;
+    }
+    struct api_error query_err;
+    if (!api_check_query(req, query_names(r), &query_err)) {
+        api_respond_error_as(res, &query_err, r->errors);
         return NULL;
     }
     if (!api_negotiate(req, strchr(r->path, '*') != NULL ? req->path : r->path, r->media,
@@ -238,15 +273,23 @@ static void respond_too_large(const struct api_context *ctx, const struct route 
 void api_respond_too_large_for(const struct api_context *ctx, const struct api_request *req,
                                struct api_response *res)
 {
+    /* In the request's language: the server calls this outside api_handle. */
+    enum api_lang lang;
+    struct api_error unused;
+    if (!api_lang_negotiate(req, &lang, &unused))
+        lang = API_LANG_EN;
+    api_lang_set_current(lang);
     const struct route *r = find_route(req->path);
     if (r == NULL)
         api_respond_too_large(ctx, res);
     else
         respond_too_large(ctx, r, res);
+    api_lang_headers(res, lang);
+    api_lang_set_current(API_LANG_EN);
 }
 
-bool api_precheck(const struct api_context *ctx, const struct api_request *req,
-                  long long declared_length, struct api_response *res)
+static bool precheck(const struct api_context *ctx, const struct api_request *req,
+                     long long declared_length, struct api_response *res)
 {
     const struct route *r = admit(req, res);
     if (r == NULL)
@@ -262,8 +305,19 @@ bool api_precheck(const struct api_context *ctx, const struct api_request *req,
     return false;
 }
 
-void api_handle(const struct api_context *ctx, const struct api_request *req,
-                struct api_response *res)
+bool api_precheck(const struct api_context *ctx, const struct api_request *req,
+                  long long declared_length, struct api_response *res)
+{
+    bool answered = precheck(ctx, req, declared_length, res);
+    if (answered)
+        api_lang_headers(res, api_lang_current());
+    /* The thread answers other requests next, and the server's own problems between. */
+    api_lang_set_current(API_LANG_EN);
+    return answered;
+}
+
+static void handle(const struct api_context *ctx, const struct api_request *req,
+                   struct api_response *res)
 {
     const struct route *r = admit(req, res);
     if (r == NULL)
@@ -277,4 +331,12 @@ void api_handle(const struct api_context *ctx, const struct api_request *req,
     api_json_arena_begin(&arena);
     r->handle(ctx, req, api_negotiated_format(req, r->media), res);
     api_json_arena_end(&arena);
+}
+
+void api_handle(const struct api_context *ctx, const struct api_request *req,
+                struct api_response *res)
+{
+    handle(ctx, req, res);
+    api_lang_headers(res, api_lang_current());
+    api_lang_set_current(API_LANG_EN);
 }

@@ -172,6 +172,7 @@ static struct api_request srv_api_request(struct MHD_Connection *conn,
         .accept = srv_header(conn, MHD_HTTP_HEADER_ACCEPT),
         .content_type = srv_header(conn, MHD_HTTP_HEADER_CONTENT_TYPE),
         .inference_header_length = srv_header(conn, "Inference-Header-Content-Length"),
+        .accept_language = srv_header(conn, "Accept-Language"),
         .body = r->body.data,
         .body_len = r->body.len,
     };
@@ -202,6 +203,16 @@ static bool srv_add_common_headers(struct srv_server *s, struct MHD_Connection *
                        : c.vary_origin          ? "Origin"
                        : codable                ? "Accept-Encoding"
                                                 : NULL;
+    /* api/ may have said what its words depended on (Accept-Language): one Vary says all. */
+    char joined[96];
+    const char *api_vary = MHD_get_response_header(resp, "Vary");
+    if (api_vary != NULL && vary != NULL) {
+        char said[48];
+        snprintf(said, sizeof said, "%s", api_vary);
+        snprintf(joined, sizeof joined, "%s, %s", vary, said);
+        ok = ok && MHD_del_response_header(resp, "Vary", said) == MHD_YES;
+        vary = joined;
+    }
     if (vary != NULL)
         ok = ok && MHD_add_response_header(resp, "Vary", vary) == MHD_YES;
     if (c.allow_origin == NULL)

@@ -5,13 +5,14 @@
 
 #include <stdio.h>
 
+#include "api/http/lang.h"
 #include "api/request/fields.h"
 
 /* The one wording of the warning, after "query <name> ". */
 static void masked_message(char *buf, size_t size, const char *query, const char *zeroed)
 {
-    snprintf(buf, size, "query %s may attend to no key (its mask row blocks every key): its "
-             "weights and %s", query, zeroed);
+    snprintf(buf, size, API_TR("query %s may attend to no key (its mask row blocks every key): "
+                               "its weights and %s"), query, api_tr(zeroed));
 }
 
 void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, size_t n_q,
@@ -48,7 +49,7 @@ void api_text_masked_warnings(struct api_buf *b, const unsigned char *fully_mask
         char label[API_TEXT_LABEL], message[API_TEXT_LABEL + 200];
         api_text_label(label, queries, i);
         masked_message(message, sizeof message, label, zeroed);
-        api_buf_printf(b, "\nwarning: %s\n", message);
+        api_buf_printf(b, API_TR("\nwarning: %s\n"), message);
     }
 }
 
@@ -178,4 +179,11 @@ void api_grid_write_labels(struct jw *w, const struct api_grid *g)
         jw_array_end(w);
     }
     jw_object_end(w);
+}
+
+void api_svg_words(struct api_svg_heatmap *h)
+{
+    h->axis_x = API_TR("keys");
+    h->axis_y = API_TR("queries");
+    h->note = API_TR("hatched: masked cells; a hatched row attends to no key (its weights are 0)");
 }

@@ -12,6 +12,7 @@
 
 #include "api/json/buf.h"
 #include "api/json/write.h"
+#include "api/render/svg.h"
 #include "api/render/text.h"
 #include "api/request/grid.h"
 #include "api/endpoints/ties.h"
@@ -27,8 +28,8 @@ void api_grid_write_labels(struct jw *w, const struct api_grid *g);
 void api_write_shape(struct jw *w, size_t rows, size_t cols, bool as_vector);
 
 /* What a fully masked query's weights and results are, after "its weights and ". */
-#define API_ZEROED_OUTPUT "output are 0"
-#define API_ZEROED_HEAD_OUTPUTS "head outputs are 0 in every head"
+#define API_ZEROED_OUTPUT API_N("output are 0")
+#define API_ZEROED_HEAD_OUTPUTS API_N("head outputs are 0 in every head")
 
 /*
  * "warnings": [{"code": "row_fully_masked", "row": i, "message": "..."}], one per row i
@@ -69,5 +70,8 @@ struct api_summaries {
  * from the first head.
  */
 void api_write_summary(struct jw *w, const struct api_summaries *s);
+
+/* The words a heatmap draws (axis names, the note on masked cells) in the answer's language. */
+void api_svg_words(struct api_svg_heatmap *h);
 
 #endif

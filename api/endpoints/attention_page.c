@@ -11,6 +11,7 @@
 #include "api/endpoints/answer.h"
 #include "api/endpoints/attention_variants.h"
 #include "api/http/admission.h"
+#include "api/http/lang.h"
 #include "api/request/body.h"
 #include "api/request/fields.h"
 #include "api/json/matrix_write.h"
@@ -74,10 +75,10 @@ static void mask_text(char *buf, size_t len, const struct api_attention_req *r)
         break;
     case ATTN_MASK_CELLS:
         api_text_shape(shape, r->grid.mask_rows, r->k.rows, r->grid.mask_is_vector);
-        snprintf(buf, len, "%s%s", shape, r->grid.block_semantics ? " (1 = blocked)" : "");
+        snprintf(buf, len, "%s%s", shape, r->grid.block_semantics ? API_TR(" (1 = blocked)") : "");
         break;
     default:
-        snprintf(buf, len, "none");
+        snprintf(buf, len, "%s", API_TR("none"));
     }
 }
 
@@ -85,7 +86,7 @@ static void mask_text(char *buf, size_t len, const struct api_attention_req *r)
 static void step_line(struct api_buf *b, int number, const char *name, const char *op,
                       const char *left, const char *right, const char *result)
 {
-    api_buf_printf(b, "\nstep %d  %s = %s  ", number, name, op);
+    api_buf_printf(b, API_TR("\nstep %d  %s = %s  "), number, name, op);
     if (left != NULL)
         api_buf_printf(b, "%s @ %s ", left, right);
     api_buf_printf(b, "-> %s\n", result);
@@ -94,7 +95,7 @@ static void step_line(struct api_buf *b, int number, const char *name, const cha
 static void summary_table(struct api_buf *b, const struct attn_trace *t,
                           const struct axis_labels *a, int decimals)
 {
-    static const char *const header[] = { "query", "argmax", "max_weight", "entropy" };
+    const char *const header[] = { API_TR("query"), "argmax", "max_weight", "entropy" };
     size_t n = t->n_q;
     /* Four strings a row, each in its own small slot of one block. */
     enum { SLOT = API_TEXT_LABEL > API_TEXT_NUMBER ? API_TEXT_LABEL : API_TEXT_NUMBER };
@@ -115,7 +116,7 @@ static void summary_table(struct api_buf *b, const struct attn_trace *t,
         for (size_t c = 0; c < 4; c++)
             cells[i * 4 + c] = row + c * SLOT;
     }
-    api_buf_puts(b, "\nsummary\n");
+    api_buf_puts(b, API_TR("\nsummary\n"));
     struct api_text_table tab = { header, cells, n, 4, "llrr", "  " };
     api_text_table(b, &tab);
     free(text);
@@ -176,7 +177,7 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
             .row_labels = a.queries,
             .col_labels = s == 4 ? (struct api_labels){ NULL, 0, "" } : a.keys,
             .extra = s == 3 ? t->summary.row_sums : NULL,
-            .extra_label = "sum",
+            .extra_label = API_TR("sum"),
             .decimals = decimals,
             .indent = "  ",
         };
@@ -231,8 +232,13 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
     scale_text(scale, r);
     api_text_tie_rows(tie, sizeof tie, t, r->q.rows, &a.queries); /* a tie names no winner */
     api_variants_describe(&r->variants, variants, sizeof variants);
-    snprintf(subtitle, sizeof subtitle, "softmax(Q @ K^T * scale) with scale %s; %zu x %zu%s%s%s",
-             scale, r->q.rows, r->k.rows, variants, tie[0] != '\0' ? "; " : "", tie);
+    int used = snprintf(subtitle, sizeof subtitle,
+                        API_TR("softmax(Q @ K^T * scale) with scale %s; %zu x %zu"),
+                        scale, r->q.rows, r->k.rows);
+    if (used > 0 && (size_t)used < sizeof subtitle)
+        used += snprintf(subtitle + used, sizeof subtitle - (size_t)used, "%s", variants);
+    if (tie[0] != '\0' && used > 0 && (size_t)used < sizeof subtitle)
+        snprintf(subtitle + used, sizeof subtitle - (size_t)used, "; %s", tie);
     struct api_svg_heatmap h = {
         .data = t->weights.data, .rows = t->weights.rows, .cols = t->weights.cols,
         .stride = t->weights.stride,
@@ -245,8 +251,9 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
     double lo, hi;
     api_weights_range(&t->weights, &t->masked, t->summary.fully_masked, &lo, &hi);
     api_heatmap_bounds(&r->heatmap, lo, hi, &h.vmin, &h.vmax);
+    api_svg_words(&h);
     api_svg_heatmap_document(b, &h, r->heatmap.title != NULL ? r->heatmap.title
-                                                             : "Attention weights", subtitle);
+                                                             : API_TR("Attention weights"), subtitle);
     labels_free(&a);
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/http/lang.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
 
@@ -48,8 +49,9 @@ static bool read_required(const json_t *doc, const char *prefix, const char *nam
     const json_t *node = api_member(doc, name);
     if (node == NULL) {
         api_error_set(err, API_MISSING_FIELD, "%s is required: %s %s", name,
-                      strcmp(name, "q") == 0 ? "the queries," :
-                      strcmp(name, "k") == 0 ? "the keys," : "the values,", spec->shape);
+                      strcmp(name, "q") == 0 ? API_TR("the queries,") :
+                      strcmp(name, "k") == 0 ? API_TR("the keys,") : API_TR("the values,"),
+                      spec->shape);
         api_error_at(err, "%s", ptr);
         api_error_hint(err, "attention needs q, k and v: softmax(q @ k^T * scale) @ v");
         return false;

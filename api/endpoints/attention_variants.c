@@ -59,8 +59,11 @@ static void overflow_problem(const struct api_attention_req *r, const char *pref
         break;
     case ATTN_STEP_MASKED:
         api_error_at(err, "%s/%s", prefix, r->variants.alibi ? "alibi" : "bias");
-        api_error_hint(err, "the score plus bias%s overflows: use smaller values",
-                       r->variants.alibi ? " minus slope x distance" : "");
+        if (r->variants.alibi)
+            api_error_hint(err, "the score plus bias minus slope x distance overflows: use "
+                           "smaller values or a smaller slope");
+        else
+            api_error_hint(err, "the score plus bias overflows: use smaller values");
         break;
     default:
         api_error_at(err, "%s/v", prefix);

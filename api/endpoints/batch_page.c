@@ -12,9 +12,12 @@
 #include "api/json/numfmt.h"
 #include "api/render/fill.h"
 #include "api/render/text.h"
+#include "api/http/lang.h"
+#include "api/http/problem.h"
 #include "core/ties.h"
 
-/* Every word of the table a user reads; a language adds a column. */
+/* Every word of the table a user reads, in English: the keys of the message tables
+   (http/lang.h), said through api_tr; "-" is no word. */
 enum batch_words {
     BW_EXPERIMENT, BW_QUERY, BW_KEY, BW_WEIGHT, BW_CHANGE, /* the header */
     BW_ITEM,          /* index: an item without a name */
@@ -34,21 +37,21 @@ enum batch_words {
 };
 
 static const char *const batch_words[BW_WORDS] = {
-    [BW_EXPERIMENT] = "experiment", [BW_QUERY] = "query", [BW_KEY] = "key",
-    [BW_WEIGHT] = "weight", [BW_CHANGE] = "change",
-    [BW_ITEM] = "item {1}",
-    [BW_TIE] = "tie",
+    [BW_EXPERIMENT] = API_N("experiment"), [BW_QUERY] = API_N("query"), [BW_KEY] = API_N("key"),
+    [BW_WEIGHT] = API_N("weight"), [BW_CHANGE] = API_N("change"),
+    [BW_ITEM] = API_N("item {1}"),
+    [BW_TIE] = API_N("tie"),
     [BW_NONE] = "-",
-    [BW_BASE] = "(the base)",
-    [BW_NO_CHANGE] = "no change",
-    [BW_WEIGHT_CHANGE] = "same key, weight {1}",
-    [BW_WINNER] = "winner changed: {1} -> {2}",
-    [BW_TIE_BROKEN] = "tie broken: {1} wins",
-    [BW_NOW_TIE] = "now a tie",
-    [BW_STILL_TIE] = "still a tie",
-    [BW_TIE_CHANGED] = "tied keys changed",
+    [BW_BASE] = API_N("(the base)"),
+    [BW_NO_CHANGE] = API_N("no change"),
+    [BW_WEIGHT_CHANGE] = API_N("same key, weight {1}"),
+    [BW_WINNER] = API_N("winner changed: {1} -> {2}"),
+    [BW_TIE_BROKEN] = API_N("tie broken: {1} wins"),
+    [BW_NOW_TIE] = API_N("now a tie"),
+    [BW_STILL_TIE] = API_N("still a tie"),
+    [BW_TIE_CHANGED] = API_N("tied keys changed"),
     [BW_NOT_COMPARED] = "-",
-    [BW_FAILED] = "failed: {1} {2}",
+    [BW_FAILED] = API_N("failed: {1} {2}"),
 };
 
 enum { COLS = 5, SLOT = API_TEXT_LABEL + 64 };
@@ -88,7 +91,7 @@ static char *new_row(struct api_batch_table *t)
 static void fill1(char *slot, enum batch_words word, const char *a1, const char *a2)
 {
     const char *args[] = { a1, a2 };
-    api_fill(slot, SLOT, batch_words[word], args, 2);
+    api_fill(slot, SLOT, api_tr(batch_words[word]), args, 2);
 }
 
 static void experiment_name(char *slot, size_t index, const char *name)
@@ -238,9 +241,9 @@ void api_batch_table_write(const struct api_batch_table *t, struct api_buf *b)
     }
     for (size_t c = 0; c < t->rows * COLS; c++)
         cells[c] = t->cells + c * SLOT;
-    const char *const header[COLS] = { batch_words[BW_EXPERIMENT], batch_words[BW_QUERY],
-                                       batch_words[BW_KEY], batch_words[BW_WEIGHT],
-                                       batch_words[BW_CHANGE] };
+    const char *const header[COLS] = { api_tr(batch_words[BW_EXPERIMENT]), api_tr(batch_words[BW_QUERY]),
+                                       api_tr(batch_words[BW_KEY]), api_tr(batch_words[BW_WEIGHT]),
+                                       api_tr(batch_words[BW_CHANGE]) };
     struct api_text_table tab = { header, cells, t->rows, COLS, "lllrl", NULL };
     api_text_table(b, &tab);
     free(cells);

@@ -11,8 +11,11 @@
 #include "api/json/numfmt.h"
 #include "api/render/fill.h"
 #include "api/request/fields.h"
+#include "api/http/lang.h"
+#include "api/http/problem.h"
 
-/* Every sentence and word of the text rendering; a language adds a column. */
+/* Every sentence and word of the text rendering, in English: the keys of the message
+   tables (http/lang.h), said through api_tr. */
 enum explain_words {
     EX_TITLE,      /* query label, row */
     EX_TITLE_HEAD, /* query label, row, head */
@@ -31,19 +34,19 @@ enum explain_words {
 };
 
 static const char *const explain_words[EX_WORDS] = {
-    [EX_TITLE] = "explain  query {1} (row {2}), worked by hand as the first note works it",
-    [EX_TITLE_HEAD] = "explain  head {3}, query {1} (row {2}), worked by hand as the first "
-                      "note works it",
-    [EX_COMPARE] = "1 compare",
-    [EX_SCALE] = "2 scale",
-    [EX_MASK] = "3 mask",
-    [EX_SOFTMAX] = "4 softmax",
-    [EX_MIX] = "5 mix V",
-    [EX_UNMASKED] = "nothing blocked or biased: masked = scaled",
-    [EX_BLOCKED] = "{1} is blocked: -inf, and e^-inf = 0",
-    [EX_SUM] = "sum",
-    [EX_OVERFLOW] = "e^{1} overflows to inf, and inf ÷ inf is nan (the notes' pitfall); "
-                    "subtract the row's max first: the ratios do not change",
+    [EX_TITLE] = API_N("explain  query {1} (row {2}), worked by hand as the first note works it"),
+    [EX_TITLE_HEAD] = API_N("explain  head {3}, query {1} (row {2}), worked by hand as the first "
+                      "note works it"),
+    [EX_COMPARE] = API_N("1 compare"),
+    [EX_SCALE] = API_N("2 scale"),
+    [EX_MASK] = API_N("3 mask"),
+    [EX_SOFTMAX] = API_N("4 softmax"),
+    [EX_MIX] = API_N("5 mix V"),
+    [EX_UNMASKED] = API_N("nothing blocked or biased: masked = scaled"),
+    [EX_BLOCKED] = API_N("{1} is blocked: -inf, and e^-inf = 0"),
+    [EX_SUM] = API_N("sum"),
+    [EX_OVERFLOW] = API_N("e^{1} overflows to inf, and inf ÷ inf is nan (the notes' pitfall); "
+                    "subtract the row's max first: the ratios do not change"),
     [EX_SHIFTED] = "max {1}; e^(masked − max):",
     [EX_EMPTY] = "every key is blocked: the weights and the output are 0",
 };
@@ -90,14 +93,14 @@ bool api_explain_read(const json_t *doc, const char *prefix, const struct api_ex
         if (v == NULL) {
             api_error_set(err, API_MISSING_FIELD, "explain.%s is required", names[f]);
             api_error_at(err, "%s", sub);
-            api_error_hint(err, "%s 0 to %zu", f == 0 ? "a query row," : "a head,",
+            api_error_hint(err, "%s 0 to %zu", f == 0 ? API_TR("a query row,") : API_TR("a head,"),
                            limits[f] - 1);
             return false;
         }
         if (!api_read_int_range(v, sub, names[f], 0, (long long)limits[f] - 1, &value, err)) {
             if (f == 0)
                 api_error_hint(err, "q has %zu %s: explain one of rows 0 to %zu", n->n_q,
-                               n->n_q == 1 ? "row" : "rows", n->n_q - 1);
+                               n->n_q == 1 ? API_TR("row") : API_TR("rows"), n->n_q - 1);
             else
                 api_error_hint(err, "there are %zu heads: explain one of heads 0 to %zu",
                                n->heads, n->heads - 1);
@@ -299,8 +302,10 @@ static void vector_text(struct api_buf *b, const double *v, size_t n, int decima
 /* The step's name in its column, or as much blank space on the next lines. */
 static void lead(struct api_buf *b, enum explain_words step, bool first)
 {
-    const char *name = explain_words[step];
-    api_buf_printf(b, "  %-11s", first ? name : "");
+    /* Padded by display width, not bytes: a Korean step name is wider per byte. */
+    const char *name = first ? api_tr(explain_words[step]) : "";
+    size_t width = api_text_width(name);
+    api_buf_printf(b, "  %s%*s", name, width < 11 ? (int)(11 - width) : 0, "");
 }
 
 static void compare_lines(struct api_buf *b, const struct api_explain_row *x, int decimals,
@@ -355,7 +360,7 @@ static void mask_lines(struct api_buf *b, const struct api_explain_row *x, int d
         first = false;
         if (blocked(m)) {
             const char *args[] = { key };
-            api_fill(line, sizeof line, explain_words[EX_BLOCKED], args, 1);
+            api_fill(line, sizeof line, api_tr(explain_words[EX_BLOCKED]), args, 1);
             api_buf_printf(b, "%s\n", line);
             continue;
         }
@@ -367,7 +372,7 @@ static void mask_lines(struct api_buf *b, const struct api_explain_row *x, int d
     }
     if (first) {
         lead(b, EX_MASK, true);
-        api_buf_printf(b, "%s\n", explain_words[EX_UNMASKED]);
+        api_buf_printf(b, "%s\n", api_tr(explain_words[EX_UNMASKED]));
     }
 }
 
@@ -382,7 +387,7 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
     double max = row_max(x), sum = 0;
     if (isinf(max)) {
         lead(b, EX_SOFTMAX, true);
-        api_buf_printf(b, "%s\n", explain_words[EX_EMPTY]);
+        api_buf_printf(b, "%s\n", api_tr(explain_words[EX_EMPTY]));
         return;
     }
     for (size_t j = 0; j < n_k; j++)
@@ -395,10 +400,10 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
         const char *args[] = { mx };
         lead(b, EX_SOFTMAX, first);
         first = false;
-        api_fill(line, sizeof line, explain_words[EX_OVERFLOW], args, 1);
+        api_fill(line, sizeof line, api_tr(explain_words[EX_OVERFLOW]), args, 1);
         api_buf_printf(b, "%s\n", line);
         lead(b, EX_SOFTMAX, false);
-        api_fill(line, sizeof line, explain_words[EX_SHIFTED], args, 1);
+        api_fill(line, sizeof line, api_tr(explain_words[EX_SHIFTED]), args, 1);
         api_buf_printf(b, "%s\n", line);
         sum = 0;
         for (size_t j = 0; j < n_k; j++)
@@ -418,7 +423,7 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
         api_buf_printf(b, stable ? "e^(%s) %s %s\n" : "e^%s %s %s\n", arg, eq(approx), e);
     }
     lead(b, EX_SOFTMAX, false);
-    api_buf_printf(b, "%s ", explain_words[EX_SUM]);
+    api_buf_printf(b, "%s ", api_tr(explain_words[EX_SUM]));
     size_t written = 0;
     for (size_t j = 0; j < n_k && written < SHOWN; j++) {
         double m = cell(&t->masked, i, j);
@@ -468,7 +473,7 @@ void api_explain_text(struct api_buf *b, const struct api_explain_row *x, int de
     snprintf(row, sizeof row, "%zu", x->row);
     snprintf(head, sizeof head, "%zu", x->head);
     const char *args[] = { query, row, head };
-    api_fill(title, sizeof title, explain_words[x->has_head ? EX_TITLE_HEAD : EX_TITLE], args, 3);
+    api_fill(title, sizeof title, api_tr(explain_words[x->has_head ? EX_TITLE_HEAD : EX_TITLE]), args, 3);
     api_buf_printf(b, "\n%s\n", title);
     compare_lines(b, x, decimals, query, keys);
     scale_lines(b, x, decimals);

@@ -12,6 +12,7 @@
 #include "api/endpoints/version.h"
 #include "api/http/problem.h"
 #include "api/http/respond.h"
+#include "api/http/lang.h"
 #include "api/json/write.h"
 #include "core/attention.h"
 
@@ -25,7 +26,7 @@ void api_healthz_handle(const struct api_context *ctx, const struct api_request 
     (void)ctx;
     (void)req;
     (void)format;
-    static const char body[] = "{\"status\":\"ok\"}";
+    static const char body[] = "{\"status\":\"ok\"}\n";
     api_respond_bytes(res, 200, "application/json", body, sizeof body - 1);
 }
 
@@ -34,7 +35,7 @@ void api_readyz_handle(const struct api_context *ctx, const struct api_request *
 {
     (void)req;
     (void)format;
-    static const char body[] = "{\"status\":\"ready\"}";
+    static const char body[] = "{\"status\":\"ready\"}\n";
     if (!ctx->ready) {
         api_respond_unavailable(res, "shutting down: finishing the requests in flight");
         return;
@@ -98,22 +99,25 @@ void api_problem_page_handle(const struct api_context *ctx, const struct api_req
     enum api_problem_type type;
     if (!api_problem_lookup(slug, &type)) {
         char detail[200];
-        snprintf(detail, sizeof detail, "there is no problem type \"%.64s\"; the types are "
-                 "listed in /openapi.yaml", slug);
+        snprintf(detail, sizeof detail, API_TR("there is no problem type \"%.64s\"; the types "
+                 "are listed in /openapi.yaml"), slug);
         api_respond_problem(res, API_NOT_FOUND, detail);
         return;
     }
     const struct api_problem_info *info = api_problem_info(type);
-    char page[2048];
+    char page[4096];
     /* Every string here is ours (the slug was matched against the table), so no escaping. */
+    const char *title = api_tr(info->title);
     int n = snprintf(page, sizeof page,
-                     "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                     "<!doctype html>\n<html lang=\"%s\"><head><meta charset=\"utf-8\">"
                      "<title>%s: %s</title></head>\n<body><h1>%s</h1>\n"
                      "<p><code>/problems/%s</code> &middot; HTTP %d</p>\n<p>%s</p>\n"
-                     "<p>See <a href=\"/openapi.yaml\">the API description</a>.</p>\n"
-                     "</body></html>\n",
-                     info->slug, info->title, info->title, info->slug, info->status,
-                     info->explanation);
+                     "<p>%s</p>\n</body></html>\n",
+                     api_lang_code(api_lang_current()), info->slug, title, title, info->slug,
+                     info->status, api_tr(info->explanation),
+                     API_TR("See <a href=\"/openapi.yaml\">the API description</a>."));
+    if (n < 0 || (size_t)n >= sizeof page)
+        n = (int)strlen(page);
     api_respond_bytes(res, 200, "text/html; charset=utf-8", page, (size_t)n);
 }
 

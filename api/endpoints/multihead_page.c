@@ -19,6 +19,7 @@
 #include "api/endpoints/attention_variants.h"
 #include "api/endpoints/attention_page.h"
 #include "api/endpoints/multihead_variants.h"
+#include "api/http/lang.h"
 #include "api/request/fields.h"
 #include "api/json/numfmt.h"
 #include "api/render/svg.h"
@@ -61,7 +62,7 @@ static void print_matrix(struct api_buf *b, const struct attn_matrix *m,
     struct api_text_matrix tm = {
         .data = m->data, .rows = m->rows, .cols = m->cols, .stride = m->stride,
         .row_labels = *rows, .col_labels = *cols,
-        .extra = extra, .extra_label = "sum",
+        .extra = extra, .extra_label = API_TR("sum"),
         .decimals = decimals, .indent = "  ",
     };
     api_text_matrix(b, &tm);
@@ -70,7 +71,7 @@ static void print_matrix(struct api_buf *b, const struct attn_matrix *m,
 static void step_line(struct api_buf *b, int number, const char *name, const char *op,
                       const char *operands, const char *result)
 {
-    api_buf_printf(b, "\nstep %d  %s = %s  %s%s-> %s\n", number, name, op,
+    api_buf_printf(b, API_TR("\nstep %d  %s = %s  %s%s-> %s\n"), number, name, op,
                    operands ? operands : "", operands ? " " : "", result);
 }
 
@@ -91,7 +92,7 @@ static void per_head_blocks(struct api_buf *b, const struct api_multihead_req *r
         return;
     for (size_t h = 0; h < t->heads; h++) {
         const struct attn_trace *ht = &t->head[h];
-        api_buf_printf(b, "  head %zu (kv head %zu)\n", h,
+        api_buf_printf(b, API_TR("  head %zu (kv head %zu)\n"), h,
                        attn_mh_kv_head(h, t->heads, t->kv_heads));
         switch (part) {
         case API_MH_SCORES: print_matrix(b, &ht->scores, &a->queries, &a->keys, NULL,
@@ -233,9 +234,9 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
         bool mean = i == t->heads;
         const struct attn_matrix *w = mean ? &t->weights_mean : &t->head[i].weights;
         if (mean)
-            snprintf(titles[i], sizeof titles[i], "mean of %zu heads", t->heads);
+            snprintf(titles[i], sizeof titles[i], API_TR("mean of %zu heads"), t->heads);
         else
-            snprintf(titles[i], sizeof titles[i], "head %zu", i);
+            snprintf(titles[i], sizeof titles[i], API_TR("head %zu"), i);
         if (!mean) { /* a tie names no winner: the panel's title says where */
             char tie[API_TEXT_LABEL];
             api_text_tie_rows(tie, sizeof tie, &t->head[i], t->n_q, &a.queries);
@@ -252,6 +253,7 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
             .title = titles[i],
             .tip_rounded = r->grid.round >= 0, .tip_round = r->grid.round,
         };
+        api_svg_words(&panels[i]);
     }
     /* One scale for every panel, "auto" over all of them, so the panels compare. */
     double lo = INFINITY, hi = -INFINITY, vmin, vmax;
@@ -269,11 +271,14 @@ void api_multihead_svg(struct api_buf *b, const struct api_multihead_req *r,
     }
     char subtitle[400], variants[224];
     api_variants_describe(&r->variants, variants, sizeof variants);
-    snprintf(subtitle, sizeof subtitle, "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu%s",
-             r->cross ? "cross" : "self", r->d_model, t->heads, t->kv_heads, t->n_q, t->n_k,
-             variants);
+    int used = snprintf(subtitle, sizeof subtitle,
+                        API_TR("%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu"),
+                        r->cross ? "cross" : "self", r->d_model, t->heads, t->kv_heads, t->n_q,
+                        t->n_k);
+    if (used > 0 && (size_t)used < sizeof subtitle)
+        snprintf(subtitle + used, sizeof subtitle - (size_t)used, "%s", variants);
     api_svg_panels_document(b, panels, n, 0, r->heatmap.title != NULL ? r->heatmap.title
-                                                 : "Multi-head attention weights", subtitle);
+                                                 : API_TR("Multi-head attention weights"), subtitle);
     mh_labels_free(&a);
     free(panels);
     free(titles);

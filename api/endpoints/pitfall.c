@@ -11,6 +11,8 @@
 #include "api/json/numfmt.h"
 #include "api/render/fill.h"
 #include "api/request/fields.h"
+#include "api/http/lang.h"
+#include "api/http/problem.h"
 #include "core/pitfall.h"
 
 static const char *const pitfall_names[API_PITFALL_COUNT] = {
@@ -20,7 +22,8 @@ static const char *const pitfall_names[API_PITFALL_COUNT] = {
     [API_PITFALL_NO_MAX_SUBTRACTION] = "no_max_subtraction",
 };
 
-/* Every sentence of this module a user reads; a language adds a column. */
+/* Every sentence of this module a user reads, in English: the keys of the message tables
+   (http/lang.h), said through api_tr; numpy's own error stays as numpy writes it. */
 enum pitfall_words {
     PW_WHAT_NO_TRANSPOSE,
     PW_WHAT_COLUMN_SOFTMAX,
@@ -35,24 +38,24 @@ enum pitfall_words {
 };
 
 static const char *const pitfall_words[PW_WORDS] = {
-    [PW_WHAT_NO_TRANSPOSE] = "Q @ K instead of Q @ K.T: the product needs K's rows to match "
+    [PW_WHAT_NO_TRANSPOSE] = API_N("Q @ K instead of Q @ K.T: the product needs K's rows to match "
                              "Q's columns, so it fails unless n_k = d_k, and then it runs "
-                             "and its numbers are silently wrong",
-    [PW_WHAT_COLUMN_SOFTMAX] = "softmax down the columns (axis=0) instead of along each row "
+                             "and its numbers are silently wrong"),
+    [PW_WHAT_COLUMN_SOFTMAX] = API_N("softmax down the columns (axis=0) instead of along each row "
                                "(axis=-1): each column sums to 1, the rows do not, and a "
-                               "query's weights depend on the other queries",
-    [PW_WHAT_NO_MAX_SUBTRACTION] = "e^score divided by the row's sum without subtracting the "
+                               "query's weights depend on the other queries"),
+    [PW_WHAT_NO_MAX_SUBTRACTION] = API_N("e^score divided by the row's sum without subtracting the "
                                    "row's max first: a large score overflows e^x to inf and "
                                    "inf ÷ inf is nan; subtracting the max gives the same "
-                                   "ratios without overflow",
+                                   "ratios without overflow"),
     [PW_NUMPY_MISMATCH] = "matmul: Input operand 1 has a mismatch in its core dimension 0, "
                           "with gufunc signature (n?,k),(k,m?)->(n?,m?) (size {1} is "
                           "different from {2})",
-    [PW_TITLE] = "pitfall  {1}",
-    [PW_ERROR] = "numpy raises ValueError: {1}",
-    [PW_NON_FINITE] = "non-finite cells (inf, nan): {1}",
-    [PW_DIFFERENCE] = "largest |wrong - right| over the {1}: {2}",
-    [PW_NO_DIFFERENCE] = "no finite cell of the {1} to compare",
+    [PW_TITLE] = API_N("pitfall  {1}"),
+    [PW_ERROR] = API_N("numpy raises ValueError: {1}"),
+    [PW_NON_FINITE] = API_N("non-finite cells (inf, nan): {1}"),
+    [PW_DIFFERENCE] = API_N("largest |wrong - right| over the {1}: {2}"),
+    [PW_NO_DIFFERENCE] = API_N("no finite cell of the {1} to compare"),
 };
 
 bool api_pitfall_read(const json_t *doc, const char *prefix, enum api_pitfall *out,
@@ -88,9 +91,9 @@ size_t api_pitfall_cells(enum api_pitfall p, size_t n_q, size_t n_k, size_t d_v)
 
 static const char *what(enum api_pitfall p)
 {
-    return p == API_PITFALL_NO_TRANSPOSE ? pitfall_words[PW_WHAT_NO_TRANSPOSE]
-         : p == API_PITFALL_COLUMN_SOFTMAX ? pitfall_words[PW_WHAT_COLUMN_SOFTMAX]
-         : pitfall_words[PW_WHAT_NO_MAX_SUBTRACTION];
+    return p == API_PITFALL_NO_TRANSPOSE ? api_tr(pitfall_words[PW_WHAT_NO_TRANSPOSE])
+         : p == API_PITFALL_COLUMN_SOFTMAX ? api_tr(pitfall_words[PW_WHAT_COLUMN_SOFTMAX])
+         : api_tr(pitfall_words[PW_WHAT_NO_MAX_SUBTRACTION]);
 }
 
 /* ---------------------------------------------------------------- computing */
@@ -249,7 +252,7 @@ static void line(struct api_buf *b, enum pitfall_words word, const char *a1, con
 {
     char text[512];
     const char *args[] = { a1, a2 };
-    api_fill(text, sizeof text, pitfall_words[word], args, 2);
+    api_fill(text, sizeof text, api_tr(pitfall_words[word]), args, 2);
     api_buf_printf(b, "  %s\n", text);
 }
 
@@ -262,7 +265,7 @@ void api_pitfall_text(struct api_buf *b, const struct api_pitfall_result *r, int
     }
     char title[128];
     const char *name[] = { pitfall_names[r->which] };
-    api_fill(title, sizeof title, pitfall_words[PW_TITLE], name, 1);
+    api_fill(title, sizeof title, api_tr(pitfall_words[PW_TITLE]), name, 1);
     api_buf_printf(b, "\n%s\n  %s\n", title, what(r->which));
     if (r->error[0] != '\0') {
         line(b, PW_ERROR, r->error, NULL);
@@ -273,7 +276,7 @@ void api_pitfall_text(struct api_buf *b, const struct api_pitfall_result *r, int
     for (size_t s = 0; s < r->n_steps; s++) {
         const struct attn_matrix *m = &r->steps[s];
         bool output = strcmp(r->names[s], "output") == 0;
-        api_buf_printf(b, "  %s (wrong)\n", r->names[s]);
+        api_buf_printf(b, API_TR("  %s (wrong)\n"), r->names[s]);
         struct api_text_matrix tm = {
             .data = m->data, .rows = m->rows, .cols = m->cols, .stride = m->stride,
             .row_labels = *queries,

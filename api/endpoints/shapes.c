@@ -18,8 +18,10 @@
 #include "api/render/text.h"
 #include "api/request/fields.h"
 
-static const char *const param_names[] = { "n", "d_model", "heads", "n_kv", "kv_heads",
-                                            "format", "variants" };
+/* The sizes /v1/shapes reads from its query (besides format and lang, which every route
+   takes): the router refuses any other name (api/request/query.h). */
+const char *const api_shapes_params[] = { "n", "d_model", "heads", "n_kv", "kv_heads", "variants",
+                                          NULL };
 
 static bool param_error(struct api_error *err, enum api_problem_type type, const char *name,
                         const char *value)
@@ -56,30 +58,10 @@ static bool read_param(const struct api_request *req, const char *name, bool req
     return true;
 }
 
-static bool check_params(const struct api_request *req, struct api_error *err)
-{
-    for (size_t i = 0; i < req->n_params; i++) {
-        const char *name = req->params[i].name;
-        size_t j = 0;
-        while (j < sizeof param_names / sizeof param_names[0] && strcmp(name, param_names[j]))
-            j++;
-        if (j < sizeof param_names / sizeof param_names[0])
-            continue;
-        api_error_set(err, API_UNKNOWN_FIELD, "unknown query parameter \"%.40s\"; known: n, "
-                      "d_model, heads, n_kv, kv_heads, format, variants", name);
-        snprintf(err->parameter, sizeof err->parameter, "%.63s", name);
-        api_error_hint(err, "did you mean \"%s\"?",
-                       api_nearest_name(name, param_names, sizeof param_names / sizeof
-                                        param_names[0]));
-        return false;
-    }
-    return true;
-}
-
 bool api_shapes_parse(const struct api_request *req, struct api_shapes *s, struct api_error *err)
 {
     memset(s, 0, sizeof *s);
-    if (!check_params(req, err) || !read_param(req, "n", true, &s->n, err) ||
+    if (!read_param(req, "n", true, &s->n, err) ||
         !read_param(req, "d_model", true, &s->d_model, err) ||
         !read_param(req, "heads", true, &s->heads, err) ||
         !read_param(req, "n_kv", false, &s->n_kv, err) ||

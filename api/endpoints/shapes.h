@@ -21,6 +21,9 @@ struct api_shapes {
 };
 
 /* Reads n, d_model, heads (required), n_kv, kv_heads (optional) from the query. */
+/* The query parameters /v1/shapes takes besides format and lang (NULL-terminated). */
+extern const char *const api_shapes_params[];
+
 bool api_shapes_parse(const struct api_request *req, struct api_shapes *s, struct api_error *err);
 
 /* Calls fn for each row, in order: projections, scores, scale, softmax, ·V, concat, ·W_O. */

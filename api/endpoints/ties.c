@@ -7,9 +7,12 @@
 #include <string.h>
 
 #include "api/render/fill.h"
+#include "api/http/lang.h"
+#include "api/http/problem.h"
 #include "core/ties.h"
 
-/* Every sentence and word of this module a user reads; a language adds a column. */
+/* Every sentence and word of this module a user reads, in English: the keys of the
+   message tables (http/lang.h), said through api_tr. */
 enum api_tie_words {
     TIE_WORD,         /* the word written where a winner would be named */
     TIE_MESSAGE,      /* query, keys: a tied row's warning */
@@ -21,14 +24,14 @@ enum api_tie_words {
 };
 
 static const char *const tie_words[TIE_WORDS] = {
-    [TIE_WORD] = "tie",
-    [TIE_MESSAGE] = "query {1} ties keys {2} for the largest weight: no key wins, and "
-                    "argmax names only the lowest index",
-    [TIE_HEAD_MESSAGE] = "head {3}: query {1} ties keys {2} for the largest weight: no key "
-                         "wins, and argmax names only the lowest index",
-    [TIE_AND] = " and ",
-    [TIE_MORE] = " and {1} more",
-    [TIE_ROWS] = "tie in {1}",
+    [TIE_WORD] = API_N("tie"),
+    [TIE_MESSAGE] = API_N("query {1} ties keys {2} for the largest weight: no key wins, and "
+                    "argmax names only the lowest index"),
+    [TIE_HEAD_MESSAGE] = API_N("head {3}: query {1} ties keys {2} for the largest weight: no key "
+                         "wins, and argmax names only the lowest index"),
+    [TIE_AND] = API_N(" and "),
+    [TIE_MORE] = API_N(" and {1} more"),
+    [TIE_ROWS] = API_N("tie in {1}"),
 };
 
 /* Keys named in a message; the warning's "keys" lists them all. */
@@ -106,7 +109,7 @@ static void key_list(char *buf, const double *row, size_t n_k, size_t n_tied,
             api_text_label(label, keys, j);
         else
             snprintf(label, sizeof label, "%zu", j);
-        const char *sep = named == 0 ? "" : named + 1 == n_tied ? tie_words[TIE_AND] : ", ";
+        const char *sep = named == 0 ? "" : named + 1 == n_tied ? api_tr(tie_words[TIE_AND]) : ", ";
         int n = snprintf(buf + used, KEY_LIST - used, "%s%s", sep, label);
         if (n > 0)
             used += (size_t)n < KEY_LIST - used ? (size_t)n : KEY_LIST - used - 1;
@@ -116,7 +119,7 @@ static void key_list(char *buf, const double *row, size_t n_k, size_t n_tied,
         char more[24];
         const char *args[] = { more };
         snprintf(more, sizeof more, "%zu", n_tied - named);
-        api_fill(buf + used, KEY_LIST - used, tie_words[TIE_MORE], args, 1);
+        api_fill(buf + used, KEY_LIST - used, api_tr(tie_words[TIE_MORE]), args, 1);
     }
 }
 
@@ -136,7 +139,7 @@ static void tie_message(char *buf, size_t size, const struct api_tie_source *s, 
         snprintf(query, sizeof query, "%zu", i);
     snprintf(head, sizeof head, "%zu", h);
     const char *args[] = { query, list, head };
-    api_fill(buf, size, tie_words[s->per_head ? TIE_HEAD_MESSAGE : TIE_MESSAGE], args, 3);
+    api_fill(buf, size, api_tr(tie_words[s->per_head ? TIE_HEAD_MESSAGE : TIE_MESSAGE]), args, 3);
 }
 
 enum { MESSAGE = KEY_LIST + 2 * API_TEXT_LABEL + 200 };
@@ -194,7 +197,7 @@ void api_text_winner(char *buf, const struct attn_trace *t, size_t i,
         return;
     }
     if (n > 1) {
-        snprintf(buf, API_TEXT_LABEL, "%s", tie_words[TIE_WORD]);
+        snprintf(buf, API_TEXT_LABEL, "%s", api_tr(tie_words[TIE_WORD]));
         return;
     }
     attn_row_ties(row, t->weights.cols, &first);
@@ -226,5 +229,5 @@ void api_text_tie_rows(char *buf, size_t size, const struct attn_trace *t, size_
     if (tied > named)
         snprintf(list + used, KEY_LIST - used, ", ...");
     const char *args[] = { list };
-    api_fill(buf, size, tie_words[TIE_ROWS], args, 1);
+    api_fill(buf, size, api_tr(tie_words[TIE_ROWS]), args, 1);
 }

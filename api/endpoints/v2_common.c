@@ -174,8 +174,12 @@ bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names,
             api_error_set(err, API_UNKNOWN_FIELD, "outputs[%zu] asks for %.64s, which this model "
                           "does not make", i, r->outputs[i].name);
             api_error_at(err, "/outputs/%zu/name", i);
-            api_error_hint(err, "did you mean %s? (GET the model's metadata for its outputs)",
-                           api_nearest_name(r->outputs[i].name, names, n));
+            const char *near = api_close_name(r->outputs[i].name, names, n);
+            if (near != NULL)
+                api_error_hint(err, "did you mean %s? (GET the model's metadata for its outputs)",
+                               near);
+            else
+                api_error_hint(err, "no output is close; GET the model's metadata for its outputs");
             return false;
         }
         picks->index[i] = j;
@@ -198,8 +202,12 @@ bool api_v2_check_inputs(const struct api_v2_infer *r, const char *model,
             api_error_set(err, API_UNKNOWN_FIELD, "inputs[%zu] is called %.64s, which the %s "
                           "model does not take", i, t->name, model);
             api_error_at(err, "/inputs/%zu/name", i);
-            api_error_hint(err, "did you mean %s? (names are upper case, as the model's "
-                           "metadata lists them)", api_nearest_name(t->name, names, n));
+            const char *near = api_close_name(t->name, names, n);
+            if (near != NULL)
+                api_error_hint(err, "did you mean %s? (names are upper case, as the model's "
+                               "metadata lists them)", near);
+            else
+                api_error_hint(err, "no input is close; GET the model's metadata for its inputs");
             return false;
         }
         if (!(bits[j] & (1u << t->dtype))) {

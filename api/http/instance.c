@@ -1,9 +1,10 @@
 /*
  * api/http/instance.c — stamping a problem with its instance (see instance.h).
  *
- * The body problem.c wrote is one JSON object ending in '}' (never pieces: a problem
- * is small), so the member goes in before that brace; the object always has members
- * already (type, title, status, detail), hence the leading comma.
+ * The body problem.c wrote is one JSON object ending in '}' and the newline every JSON
+ * answer ends with (never pieces: a problem is small), so the member goes in before that
+ * brace and the newline stays last; the object always has members already (type, title,
+ * status, detail), hence the leading comma.
  */
 #include "api/http/instance.h"
 
@@ -12,10 +13,21 @@
 
 #define PROBLEM_V2_OPENING "{\"error\":"
 
+/* The length of the body up to its closing '}' (before the trailing newline, if any). */
+static size_t object_len(const struct api_response *res)
+{
+    size_t n = res->body_len;
+    if (n > 0 && res->body[n - 1] == '\n')
+        n--;
+    return n;
+}
+
 static bool is_problem(const struct api_response *res)
 {
-    if (res->body == NULL || res->segments != NULL || res->content_type == NULL ||
-        res->body_len < 2 || res->body[res->body_len - 1] != '}')
+    if (res->body == NULL || res->segments != NULL || res->content_type == NULL)
+        return false;
+    size_t n = object_len(res);
+    if (n < 2 || res->body[n - 1] != '}')
         return false;
     if (strcmp(res->content_type, "application/problem+json") == 0)
         return true;
@@ -40,19 +52,21 @@ bool api_problem_stamp_instance(struct api_response *res, const char *id)
         return false;
     static const char key[] = ",\"instance\":\"";
     size_t id_len = strlen(id);
+    size_t brace = object_len(res) - 1;               /* where the '}' is */
+    size_t tail = res->body_len - brace;              /* '}' and the newline after it */
     size_t add = (sizeof key - 1) + id_len + 1;      /* the key, the id, its closing quote */
-    size_t len = res->body_len - 1 + add + 1;         /* the body without '}', then '}' */
+    size_t len = res->body_len + add;
     char *grown = realloc(res->body, len + 1);        /* +1: a NUL, for whoever prints it */
     if (grown == NULL)
         return false; /* res->body is still the old block */
-    char *at = grown + res->body_len - 1;             /* where the '}' was */
+    char *at = grown + brace;
+    memmove(at + add, at, tail);                      /* '}' (and '\n') move to the end */
     memcpy(at, key, sizeof key - 1);
     at += sizeof key - 1;
     memcpy(at, id, id_len);
     at += id_len;
-    *at++ = '"';
-    *at++ = '}';
-    *at = '\0';
+    *at = '"';
+    grown[len] = '\0';
     res->body = grown;
     res->body_len = len;
     return true;

@@ -41,6 +41,10 @@ enum api_problem_type {
     API_PROBLEM_COUNT
 };
 
+/* Marks a message written outside a call that says it (a table's row) for the catalogue
+   (api/http/messages.h); it is said through api_tr where it is used. */
+#define API_N(msgid) msgid
+
 struct api_problem_info {
     const char *slug;        /* "shape-mismatch": the type is "/problems/" + slug */
     int status;
@@ -51,6 +55,17 @@ struct api_problem_info {
 const struct api_problem_info *api_problem_info(enum api_problem_type type);
 /* The type whose slug is `slug`; false when there is none. */
 bool api_problem_lookup(const char *slug, enum api_problem_type *type);
+
+/*
+ * Further culprits of the same problem, reported in the same answer (every unknown
+ * field of one object at once rather than one a try). Fixed buffers, like api_error's.
+ */
+#define API_ERROR_MORE 7
+struct api_error_item {
+    char pointer[128];
+    char detail[160];
+    char hint[192];
+};
 
 /* One problem, described without allocating. Empty strings mean "absent". */
 struct api_error {
@@ -66,6 +81,10 @@ struct api_error {
     long long head;      /* numeric-overflow inside one head of /v1/multihead */
     bool has_head;
     bool deferred;       /* not a problem: admission sent the work elsewhere (api_admit) */
+    /* errors[1..]: more culprits after the one above (has_pointer); n_more of them, and
+       how many more there were than fit (said in the detail by whoever adds them) */
+    struct api_error_item more[API_ERROR_MORE];
+    unsigned n_more;
 };
 
 /* Resets e and sets its type and detail (printf-style). Returns e for chaining. */
@@ -78,7 +97,10 @@ void api_error_at(struct api_error *e, const char *fmt, ...)
 /* The hint (printf-style). */
 void api_error_hint(struct api_error *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Prefixes the pointer, e.g. "/items/2" for a batch item. */
+/* Adds a further culprit (errors[1..]); false when API_ERROR_MORE are already there. */
+bool api_error_add(struct api_error *e, const char *pointer, const char *detail,
+                   const char *hint);
+/* Prefixes the pointer (and the further culprits'), e.g. "/items/2" for a batch item. */
 void api_error_prefix_pointer(struct api_error *e, const char *prefix);
 
 /* Writes e as one problem object (for a batch item's body). */

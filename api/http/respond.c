@@ -17,6 +17,7 @@ static void respond_out_of_memory(struct api_response *res)
 
 void api_respond_json(struct api_response *res, struct jw *w)
 {
+    jw_end_line(w);
     res->segments = jw_take_segments(w);
     if (res->segments != NULL) {
         res->body = NULL;

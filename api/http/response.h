@@ -12,7 +12,7 @@
 
 #include "api/json/segments.h"
 
-#define API_MAX_HEADERS 4
+#define API_MAX_HEADERS 6
 
 /* Seconds a 503 asks the client to wait (Retry-After). */
 #define API_RETRY_AFTER_SECONDS "1"

@@ -287,8 +287,11 @@ static json_t *read_number(struct reader *r)
         return fail_at(r, start, "invalid number: a digit is expected in the exponent");
     }
     r->p = n.end;
-    if (!n.is_integer && !isfinite(n.real))
+    if (!n.is_integer && !isfinite(n.real)) {
+        if (r->err->text[0] == '\0')
+            r->err->out_of_range = true;
         return fail_at(r, start, "number out of range: it does not fit in a double");
+    }
     json_t *v = n.is_integer ? json_integer(n.integer) : json_real(n.real);
     return v != NULL ? v : no_memory(r);
 }

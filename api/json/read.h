@@ -27,6 +27,7 @@
 
 struct api_json_error {
     bool no_memory;  /* an allocation failed: not the body's fault */
+    bool out_of_range; /* a number beyond a double's range (1e400): not a typo in the text */
     char text[160];  /* what is wrong, e.g. "duplicate object key \"q\"" */
     size_t line;     /* 1-based line of the offending byte */
     size_t column;   /* 1-based column, in bytes */

@@ -387,6 +387,11 @@ void jw_raw(struct jw *w, const char *json, size_t n)
     put(w, json, n);
 }
 
+void jw_end_line(struct jw *w)
+{
+    put_char(w, '\n');
+}
+
 size_t jw_offset(const struct jw *w)
 {
     return (w->done != NULL ? w->done->total : 0) + w->len;

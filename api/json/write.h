@@ -91,6 +91,11 @@ void jw_bool(struct jw *w, bool b);
 void jw_null(struct jw *w);
 /* n doubles as one JSON array. */
 void jw_double_array(struct jw *w, const double *xs, size_t n);
+/*
+ * Ends the document with a newline (after its last value; no value follows), so that a
+ * shell prompt printed after `curl` starts on a line of its own.
+ */
+void jw_end_line(struct jw *w);
 /* A pre-serialized JSON value, written as it is. */
 void jw_raw(struct jw *w, const char *json, size_t n);
 

@@ -433,11 +433,15 @@ void api_svg_panel(struct api_buf *b, const struct api_svg_heatmap *h, int x, in
                               "fill=\"#1a1a1a\">", cx, gy + gh + 15);
         put_label(b, tmp, &h->col_labels, j);
     }
-    api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555555\">keys"
-                      "</text>\n", gx + gw / 2, gy + gh + L.col_label_h + 12);
+    api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"#555555\">",
+                   gx + gw / 2, gy + gh + L.col_label_h + 12);
+    put_text(b, h->axis_x != NULL ? h->axis_x : "keys");
+    api_buf_puts(b, "</text>\n");
     api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
-                      "transform=\"rotate(-90 %d %d)\" fill=\"#555555\">queries</text>\n",
+                      "transform=\"rotate(-90 %d %d)\" fill=\"#555555\">",
                    x + 12, gy + gh / 2, x + 12, gy + gh / 2);
+    put_text(b, h->axis_y != NULL ? h->axis_y : "queries");
+    api_buf_puts(b, "</text>\n");
     api_buf_puts(b, "</g>\n");
 }
 
@@ -563,7 +567,8 @@ void api_svg_panels_document(struct api_buf *b, const struct api_svg_heatmap *pa
     else
         api_svg_colorbar(b, bar_x, bar_y, bar_h);
     if (masked)
-        api_svg_note(b, API_SVG_MARGIN, y + row_h + 12, NOTE);
+        api_svg_note(b, API_SVG_MARGIN, y + row_h + 12,
+                     n > 0 && panels[0].note != NULL ? panels[0].note : NOTE);
     api_svg_end(b);
 }
 

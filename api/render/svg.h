@@ -47,6 +47,10 @@ struct api_svg_heatmap {
     double vmin, vmax;         /* the colour scale's ends; vmax <= vmin (zeroed) means 0 to 1 */
     bool tip_rounded;          /* the tooltips' values rounded to tip_round decimals */
     int tip_round;             /* 0..15, as the request's round; else the shortest exact text */
+    /* The words drawn around it, in the answer's language (render/ knows none): the axis
+       names and, for the whole picture, the first panel's note on masked cells. NULL:
+       "keys", "queries" and the English note. */
+    const char *axis_x, *axis_y, *note;
 };
 
 /* Display columns of a label kept in a tooltip (longer ones end in "…"). */

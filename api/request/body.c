@@ -63,8 +63,12 @@ static json_t *parse(const char *body, size_t len, bool packed, struct api_error
     api_error_set(err, API_INVALID_JSON, "the body is not valid JSON: %s at line %zu, column "
                   "%zu (byte %zu)", jerr.text, jerr.line, jerr.column, jerr.position);
     api_error_at(err, "%s", "");
-    api_error_hint(err, "check the brackets and commas near that position; keys and strings "
-                   "need double quotes");
+    if (jerr.out_of_range)
+        api_error_hint(err, "a double holds magnitudes up to about 1.8e308: write that number "
+                       "smaller (scale the inputs down), or leave it out");
+    else
+        api_error_hint(err, "check the brackets and commas near that position; keys and "
+                       "strings need double quotes");
     return NULL;
 }
 

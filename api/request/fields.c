@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/http/lang.h"
 #include "api/json/arena.h"
 #include "api/json/spare_threads.h"
 #include "api/json/read.h"
@@ -22,16 +23,16 @@
 const char *api_json_kind(const json_t *node)
 {
     switch (json_typeof(node)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
+    case JSON_OBJECT: return API_TR("an object");
+    case JSON_ARRAY: return API_TR("an array");
+    case JSON_STRING: return API_TR("a string");
     case JSON_INTEGER:
-    case JSON_REAL: return "a number";
+    case JSON_REAL: return API_TR("a number");
     case JSON_TRUE: return "true";
     case JSON_FALSE: return "false";
     case JSON_NULL: return "null";
     }
-    return "a value";
+    return API_TR("a value");
 }
 
 void api_pointer_escape(const char *key, char *out, size_t size)
@@ -76,24 +77,33 @@ json_t *api_member(const json_t *obj, const char *name)
 
 /* ---- nearest names ---- */
 
-/* Levenshtein distance ignoring ASCII case; words longer than 63 bytes are cut. */
+/*
+ * The edit distance ignoring ASCII case, a swap of two neighbours counting as one edit
+ * (optimal string alignment): "maks" is one typo away from "mask", not two. Words
+ * longer than 63 bytes are cut.
+ */
 static size_t edit_distance(const char *a, const char *b)
 {
     size_t la = strnlen(a, 63), lb = strnlen(b, 63);
-    size_t prev[64], cur[64];
+    size_t before[64], prev[64], cur[64];
     for (size_t j = 0; j <= lb; j++)
         prev[j] = j;
     for (size_t i = 1; i <= la; i++) {
         cur[0] = i;
+        int ai = tolower((unsigned char)a[i - 1]);
         for (size_t j = 1; j <= lb; j++) {
-            size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
-            size_t best = prev[j - 1] + cost;
+            int bj = tolower((unsigned char)b[j - 1]);
+            size_t best = prev[j - 1] + (ai != bj);
             if (prev[j] + 1 < best)
                 best = prev[j] + 1;
             if (cur[j - 1] + 1 < best)
                 best = cur[j - 1] + 1;
+            if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == bj && before[j - 2] + 1 < best)
+                best = before[j - 2] + 1;
             cur[j] = best;
         }
+        memcpy(before, prev, (lb + 1) * sizeof prev[0]);
         memcpy(prev, cur, (lb + 1) * sizeof prev[0]);
     }
     return prev[lb];
@@ -140,9 +150,51 @@ static const char *alias_target(const char *word, const struct api_field *known,
     return NULL;
 }
 
+const char *api_close_name(const char *word, const char *const *names, size_t n)
+{
+    const char *near = api_nearest_name(word, names, n);
+    size_t len = strnlen(word, 63), allowed = len / 3 > 1 ? len / 3 : 1;
+    return n > 0 && edit_distance(word, near) <= allowed ? near : NULL;
+}
+
+/* What is known near the unknown `key`: an alias's target or a close name, else NULL. */
+static const char *suggestion(const char *key, const struct api_field *known, size_t n_known,
+                              const char *const *names, size_t n)
+{
+    const char *near = alias_target(key, known, n_known);
+    return near != NULL ? near : api_close_name(key, names, n);
+}
+
+/* The hint for one unknown key: the field meant, or, when none is close, the list. */
+static void unknown_hint(const char *near, const struct api_field *known, size_t n_known,
+                         const char *list, char *hint, size_t size)
+{
+    if (near == NULL) {
+        snprintf(hint, size, API_TR("no known field is close; the fields are %s"), list);
+        return;
+    }
+    const char *meaning = "";
+    for (size_t i = 0; i < n_known; i++)
+        if (strcmp(known[i].name, near) == 0)
+            meaning = api_tr(known[i].meaning);
+    snprintf(hint, size, API_TR("did you mean \"%s\" (%s)?"), near, meaning);
+}
+
 bool api_check_fields(const json_t *obj, const char *pointer, const struct api_field *known,
                       size_t n_known, struct api_error *err)
 {
+    const char *names[32];
+    size_t n = n_known < 32 ? n_known : 32;
+    for (size_t i = 0; i < n; i++)
+        names[i] = known[i].name;
+    char list[256] = "";
+    for (size_t i = 0, used = 0; i < n && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                 names[i]);
+
+    /* Every unknown member at once: errors[0] is the first, errors[1..] the rest. */
+    size_t unknown = 0, said = 0;
+    char quoted[200] = "";
     const char *key;
     json_t *value;
     json_object_foreach((json_t *)obj, key, value) {
@@ -151,31 +203,32 @@ bool api_check_fields(const json_t *obj, const char *pointer, const struct api_f
             found = strcmp(key, known[i].name) == 0;
         if (found)
             continue;
-
-        const char *names[32];
-        size_t n = n_known < 32 ? n_known : 32;
-        for (size_t i = 0; i < n; i++)
-            names[i] = known[i].name;
-        const char *near = alias_target(key, known, n_known);
-        if (near == NULL)
-            near = api_nearest_name(key, names, n);
-        const char *meaning = "";
-        for (size_t i = 0; i < n_known; i++)
-            if (strcmp(known[i].name, near) == 0)
-                meaning = known[i].meaning;
-
-        char escaped[128], list[256] = "";
+        char escaped[128], ptr[256], hint[320], detail[96];
         api_pointer_escape(key, escaped, sizeof escaped);
-        for (size_t i = 0, used = 0; i < n && used < sizeof list; i++)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
-                                     names[i]);
-        api_error_set(err, API_UNKNOWN_FIELD, "unknown field \"%.64s\"; known fields: %s",
-                      key, list);
-        api_error_at(err, "%s/%s", pointer, escaped);
-        api_error_hint(err, "did you mean \"%s\" (%s)?", near, meaning);
-        return false;
+        snprintf(ptr, sizeof ptr, "%s/%s", pointer, escaped);
+        unknown_hint(suggestion(key, known, n_known, names, n), known, n_known, list, hint,
+                     sizeof hint);
+        if (said < sizeof quoted)
+            said += (size_t)snprintf(quoted + said, sizeof quoted - said, "%s\"%.40s\"",
+                                     unknown ? ", " : "", key);
+        if (unknown++ == 0) {
+            api_error_set(err, API_UNKNOWN_FIELD, "%s", "");
+            api_error_at(err, "%s", ptr);
+            api_error_hint(err, "%s", hint);
+        } else {
+            snprintf(detail, sizeof detail, API_TR("unknown field \"%.64s\""), key);
+            api_error_add(err, ptr, detail, hint);
+        }
     }
-    return true;
+    if (unknown == 0)
+        return true;
+    if (unknown > 1)
+        snprintf(err->detail, sizeof err->detail, API_TR("unknown fields %s; known fields: %s"),
+                 quoted, list);
+    else
+        snprintf(err->detail, sizeof err->detail, API_TR("unknown field %s; known fields: %s"),
+                 quoted, list);
+    return false;
 }
 
 /* ---- scalars ---- */
@@ -244,7 +297,9 @@ bool api_read_choice(const json_t *node, const char *pointer, const char *name,
             }
         }
         api_error_set(err, API_INVALID_VALUE, "%s is \"%.64s\"; it must be %s", name, s, list);
-        api_error_hint(err, "did you mean \"%s\"?", api_nearest_name(s, choices, n));
+        const char *near = api_close_name(s, choices, n);
+        if (near != NULL)
+            api_error_hint(err, "did you mean \"%s\"?", near);
     } else {
         api_error_set(err, API_INVALID_VALUE, "%s is %s; it must be %s", name,
                       api_json_kind(node), list);
@@ -279,7 +334,9 @@ bool api_read_name_set(const json_t *node, const char *pointer, const char *name
         if (s != NULL) {
             api_error_set(err, API_INVALID_VALUE, "%s lists \"%.64s\", which is not one of %s",
                           name, s, list);
-            api_error_hint(err, "did you mean \"%s\"?", api_nearest_name(s, names, n));
+            const char *near = api_close_name(s, names, n);
+            if (near != NULL)
+                api_error_hint(err, "did you mean \"%s\"?", near);
         } else {
             api_error_set(err, API_INVALID_VALUE, "%s item %zu is %s, not a name; names are %s",
                           name, i, api_json_kind(item), list);

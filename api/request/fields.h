@@ -29,9 +29,10 @@ struct api_field {
 };
 
 /*
- * Refuses the first member of `obj` that is not in known[]: unknown-field at
- * pointer/name, with a hint naming the nearest known field (and common aliases
- * such as "keys" for k or "attn_mask" for mask).
+ * Refuses every member of `obj` that is not in known[] at once: unknown-field with
+ * errors[] holding each one's pointer (pointer/name; the first API_ERROR_MORE + 1) and a
+ * hint naming the known field meant (common aliases such as "keys" for k or "attn_mask"
+ * for mask, else a close name, api_close_name), or listing the fields when none is close.
  */
 bool api_check_fields(const json_t *obj, const char *pointer, const struct api_field *known,
                       size_t n_known, struct api_error *err);
@@ -49,6 +50,13 @@ json_t *api_member(const json_t *obj, const char *name);
 
 /* The known name nearest to `word` (edit distance, ignoring case), from names[]. */
 const char *api_nearest_name(const char *word, const char *const *names, size_t n);
+
+/*
+ * The nearest of names[] when it is close to `word` (an edit distance of at most
+ * max(1, length of word / 3)), else NULL: a "did you mean" that is far off misleads
+ * more than a list of the names.
+ */
+const char *api_close_name(const char *word, const char *const *names, size_t n);
 
 /* A finite number > 0 (scale). */
 bool api_read_positive(const json_t *node, const char *pointer, const char *name, double *out,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/http/lang.h"
 #include "api/json/arena.h"
 #include "api/json/numfmt.h"
 #include "api/json/read.h"
@@ -70,8 +71,15 @@ static void cell_error(const json_t *cell, const struct api_matrix_spec *spec, c
                       "or true/false", spec->name, ptr, api_json_kind(cell), shown[0] ? " " : "",
                       shown, spec->name);
         api_error_at(err, "%s", ptr);
-        api_error_hint(err, "1 (or true) means the query may attend to the key; 0 (or false) "
-                       "blocks it (mask_semantics \"block\" flips this)");
+        /* 0 and -1e9 (or -inf) is PyTorch's float attn_mask, Hugging Face's extended mask:
+           numbers added to the scores, which attnd takes as bias. */
+        if (json_is_number(cell) && json_number_value(cell) < 0)
+            api_error_hint(err, "0 and a large negative number (such as -1e9) is an additive "
+                           "mask, added to the scores: send it as bias instead (same shape), "
+                           "or send mask as 0/1");
+        else
+            api_error_hint(err, "1 (or true) means the query may attend to the key; 0 (or "
+                           "false) blocks it (mask_semantics \"block\" flips this)");
         return;
     }
     api_error_set(err, API_NOT_A_NUMBER, "the cell at %s is %s, not a number: %s holds "
@@ -184,11 +192,13 @@ struct row_run {
     size_t from, to;
     bool ok;
     struct api_error *err;
+    enum api_lang lang; /* the request's: a helper thread says its messages in it too */
 };
 
 static void *read_rows(void *arg)
 {
     struct row_run *run = arg;
+    api_lang_set_current(run->lang);
     size_t cols = run->out->cols;
     for (size_t i = run->from; i < run->to; i++) {
         const json_t *row = json_array_get(run->node, i);
@@ -322,7 +332,7 @@ bool api_read_matrix(const json_t *node, const char *pointer, const struct api_m
     }
     if (!alloc_matrix(rows, cols, pointer, spec, max_cells, out, err))
         return false;
-    struct row_run run = { node, pointer, spec, out, 0, rows, true, err };
+    struct row_run run = { node, pointer, spec, out, 0, rows, true, err, api_lang_current() };
     if (!read_rows_on_two_threads(&run)) {
         api_matrix_free(out);
         return false;

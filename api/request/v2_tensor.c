@@ -565,7 +565,7 @@ bool api_v2_check_params(const json_t *params, const char *const *known, size_t 
         api_error_set(err, API_UNKNOWN_FIELD, "parameters.%.48s is not a parameter of this "
                       "model", name);
         api_error_at(err, "/parameters/%.48s", name);
-        const char *near = api_nearest_name(name, known, n_known);
+        const char *near = api_close_name(name, known, n_known);
         if (near != NULL)
             api_error_hint(err, "did you mean %s?", near);
         return false;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/http/lang.h"
+#include "api/http/problem.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
 
@@ -37,15 +39,16 @@ static bool read_finite(const json_t *node, const char *ptr, const char *name, c
 static bool read_list(const json_t *node, const char *ptr, const char *name, size_t n,
                       const char *what, bool allow_scalar, double **out, struct api_error *err)
 {
-    static const char *const counts[] = { "one per query", "one per key", "one per head" };
-    const char *count = strcmp(what, "queries") == 0 ? counts[0] :
-                        strcmp(what, "keys") == 0 ? counts[1] : counts[2];
+    static const char *const counts[] = { API_N("one per query"), API_N("one per key"),
+                                          API_N("one per head") };
+    const char *count = api_tr(strcmp(what, "queries") == 0 ? counts[0] :
+                               strcmp(what, "keys") == 0 ? counts[1] : counts[2]);
     *out = NULL;
     if (allow_scalar && json_is_number(node)) {
         double x;
         char hint[160];
-        snprintf(hint, sizeof hint, "give %s as a number, or a list of %zu numbers (%s)", name,
-                 n, count);
+        snprintf(hint, sizeof hint, API_TR("give %s as a number, or a list of %zu numbers (%s)"),
+                 name, n, count);
         if (!read_finite(node, ptr, name, hint, &x, err))
             return false;
         if ((*out = malloc(n * sizeof **out)) == NULL) {
@@ -57,8 +60,12 @@ static bool read_list(const json_t *node, const char *ptr, const char *name, siz
         return true;
     }
     if (!json_is_array(node)) {
-        api_error_set(err, API_INVALID_VALUE, "%s must be %sa list of %zu numbers, not %s", name,
-                      allow_scalar ? "a number or " : "", n, api_json_kind(node));
+        if (allow_scalar)
+            api_error_set(err, API_INVALID_VALUE, "%s must be a number or a list of %zu numbers, "
+                          "not %s", name, n, api_json_kind(node));
+        else
+            api_error_set(err, API_INVALID_VALUE, "%s must be a list of %zu numbers, not %s", name,
+                          n, api_json_kind(node));
         api_error_at(err, "%s", ptr);
         api_error_hint(err, "give %s as a flat list of %zu numbers, %s", name, n, count);
         return false;
@@ -69,9 +76,8 @@ static bool read_list(const json_t *node, const char *ptr, const char *name, siz
     if (!api_read_matrix(node, ptr, &spec, n + 1, &m, &is_vector, err))
         return false;
     if (!is_vector || m.cols != n) {
-        api_error_set(err, API_INVALID_VALUE, "%s has %zu %s but there %s %zu %s", name,
-                      is_vector ? m.cols : m.rows * m.cols, is_vector ? "numbers" : "cells",
-                      n == 1 ? "is" : "are", n, what);
+        api_error_set(err, API_INVALID_VALUE, "%s has %zu numbers but needs %zu, %s", name,
+                      is_vector ? m.cols : m.rows * m.cols, n, count);
         api_error_at(err, "%s", ptr);
         api_error_hint(err, "give %s as a flat list of %zu numbers, %s", name, n, count);
         api_matrix_free(&m);
@@ -210,9 +216,12 @@ static bool read_side(const json_t *win, const char *ptr, const char *name, bool
         return true;
     API_FIELD_POINTER(at, ptr, name);
     if (!api_read_int_range(m, at, name, 0, API_VARIANT_MAX_INT, &x, err)) {
-        api_error_hint(err, "window.%s counts keys on the %s of the query's position: an integer "
-                       ">= 0, or null for no limit", name, strcmp(name, "left") == 0 ?
-                       "left (earlier)" : "right (later)");
+        if (strcmp(name, "left") == 0)
+            api_error_hint(err, "window.left counts the keys before the query's position: an "
+                           "integer >= 0, or null for no limit");
+        else
+            api_error_hint(err, "window.right counts the keys after the query's position: an "
+                           "integer >= 0, or null for no limit");
         return false;
     }
     *has = true;

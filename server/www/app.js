@@ -140,7 +140,7 @@ function fillPresets(list) {
   sel.textContent = '';
   const groups = {};
   for (const p of list) {
-    const o = el('option', p.name);
+    const o = el('option', t(p.name));
     o.value = p.id;
     if (!p.group) {
       sel.append(o);
@@ -148,7 +148,7 @@ function fillPresets(list) {
     }
     if (!groups[p.group]) {
       groups[p.group] = el('optgroup');
-      groups[p.group].label = p.group;
+      groups[p.group].label = t(p.group);
       sel.append(groups[p.group]);
     }
     groups[p.group].append(o);
@@ -158,7 +158,7 @@ function fillPresets(list) {
 function loadPreset(p) {
   current = p;
   $('preset').value = p.id;
-  $('preset-note').textContent = p.note || '';
+  $('preset-note').textContent = t(p.note || '');
   $('single-fields').hidden = !!p.multihead;
   $('multi-fields').hidden = !p.multihead;
   if (p.multihead) {
@@ -282,7 +282,8 @@ async function post(path, body, format) {
   const url = format ? `${path}?format=${format}` : path;
   const res = await fetch(url, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    // The answer's words (problems, hints, warnings, the heatmap's) in the page's language.
+    headers: { 'Content-Type': 'application/json', 'Accept-Language': pageLang },
     body: JSON.stringify(body),
   });
   const type = res.headers.get('Content-Type') || '';
@@ -313,12 +314,12 @@ function showProblem(p) {
   const placed = [];
   for (const e of p.errors || []) {
     const field = fieldOf(e.pointer);
-    const text = `${e.detail}${e.hint ? ` — hint: ${e.hint}` : ''} (${e.pointer})`;
+    const text = `${e.detail}${e.hint ? `${t(' — hint: ')}${e.hint}` : ''} (${e.pointer})`;
     if (field && showFieldError(field, text)) placed.push(field);
   }
   if (p.parameter) $('problem-detail').textContent += ` (parameter ${p.parameter})`;
   // A problem with neither pointer nor parameter (a busy server's 503) has its hint here.
-  if (p.hint) $('problem-detail').textContent += ` — hint: ${p.hint}`;
+  if (p.hint) $('problem-detail').textContent += `${t(' — hint: ')}${p.hint}`;
   if (placed.length) document.querySelector(`[aria-describedby="err-${placed[0]}"]`)?.focus();
 }
 
@@ -445,8 +446,8 @@ function comparison(beforeTied, afterTied, before, after, wBefore, wAfter) {
   if (tiedB && tiedA) return beforeTied.join() === afterTied.join() ? TIE_WORDS.stillTie : TIE_WORDS.tieChanged;
   if (tiedA) return TIE_WORDS.nowTie;
   if (tiedB) return TIE_WORDS.tieBroken;
-  return after !== before ? 'winner changed'
-    : Math.abs(wAfter - wBefore) > 5e-5 ? 'same key, weight changed' : 'no change';
+  return after !== before ? t('winner changed')
+    : Math.abs(wAfter - wBefore) > 5e-5 ? t('same key, weight changed') : t('no change');
 }
 
 function showWarnings(warnings) {
@@ -550,12 +551,12 @@ async function run() {
   } catch (e) {
     if (e instanceof FieldError) {
       showFieldError(e.field, e.message);
-      $('status').textContent = 'Fix the marked field.';
+      $('status').textContent = t('Fix the marked field.');
       return;
     }
     throw e;
   }
-  $('status').textContent = 'Running…';
+  $('status').textContent = t('Running…');
   const path = current.multihead ? '/v1/multihead' : '/v1/attention';
   let res;
   try {
@@ -583,7 +584,7 @@ async function run() {
     if (current.compare) await renderComparison(body, res.json);
   }
   await window.attndHeadView?.show(path, body); // bertviz's head view of the same weights
-  $('status').textContent = 'Done.';
+  $('status').textContent = t('Done.');
   document.body.dataset.ran = String(Number(document.body.dataset.ran || 0) + 1);
 }
 
@@ -591,6 +592,7 @@ async function init() {
   // This server always has /v1/multihead: no probe (a GET would only log a 405).
   const list = [...PRESETS, ...PITFALL_PRESETS, MULTIHEAD_PRESET];
   fillPresets(list);
+  setupLanguage(list);
   $('preset').addEventListener('change', () => {
     const p = list.find((x) => x.id === $('preset').value);
     if (p) loadPreset(p);
@@ -607,6 +609,159 @@ async function init() {
   });
   loadPreset(list[0]);
   document.body.dataset.ready = 'true';
+}
+
+// ---- languages ----
+//
+// The page's own words in English (as written in index.html and above) or Korean, in
+// the lecture notes' words; the API's answers come back in the same language
+// (Accept-Language on every request). Static words are found by selector and their
+// first text node replaced, so markup inside them (a shape hint, a link) stays.
+
+const KO_TEXT = {
+  // the presets and their notes
+  'Lecture 1: the worked example (d_k = 4)': '강의 1: 손으로 푼 예제 (d_k = 4)',
+  'Lecture 2: one query': '강의 2: 쿼리 하나',
+  'Lecture 2: scores [1, 0]': '강의 2: 점수 [1, 0]',
+  'Lecture 2: three queries (the heatmap)': '강의 2: 쿼리 셋 (히트맵)',
+  'Experiment: Q1 [1,0] → [2,0]': '실험: Q1 [1,0] → [2,0]',
+  'Experiment: Q3 [0.5,0.5] → [0.9,0.1]': '실험: Q3 [0.5,0.5] → [0.9,0.1]',
+  'Experiment: first key [1,0] → [-1,0]': '실험: 첫 Key [1,0] → [-1,0]',
+  'A causal (decoder) mask': 'causal (디코더) 마스크',
+  'Pitfall: K passed transposed': '주의할 점: K 를 전치해서 보냄',
+  'Multi-head: 2 heads, random inputs': 'Multi-Head: head 2 개, 무작위 입력',
+  'Scaled by 1/√4 = 0.5: scores [[2,2],[0,2]] become weights ≈ [[0.5,0.5],[0.27,0.73]].':
+    '1/√4 = 0.5 로 눈금 줄이기: 점수 [[2,2],[0,2]] 가 가중치 ≈ [[0.5,0.5],[0.27,0.73]] 이 됩니다.',
+  'Unscaled (scale 1): scores [1, 0, 0.8]; q is a vector, so every result is one too.':
+    '점수 조정 없음 (scale 1): 점수 [1, 0, 0.8]. q 가 벡터이므로 결과도 모두 벡터입니다.',
+  'Weights ≈ [0.73, 0.27], output ≈ [7.3, 5.4].': '가중치 ≈ [0.73, 0.27], 출력 ≈ [7.3, 5.4].',
+  'Each row of the weights sums to 1 (see the sum column), not the whole matrix.':
+    '가중치는 행마다 합이 1 입니다 (합 열을 보세요). 행렬 전체의 합이 아닙니다.',
+  'The first key now points away from Q1: another key takes its place.':
+    '첫 Key 가 이제 Q1 과 반대쪽을 가리킵니다: 다른 Key 가 그 자리를 차지합니다.',
+  'Query i sees keys 0..i: blocked cells are -inf before softmax and 0 after.':
+    '쿼리 i 는 키 0..i 만 봅니다: 가린 칸은 softmax 전에는 -inf, 후에는 0 입니다.',
+  'K must be (n_k, d_k); the service computes Kᵀ itself. Run it to see the problem.':
+    'K 는 (n_k, d_k) 여야 합니다. 전치 Kᵀ 는 서비스가 직접 계산합니다. 실행해서 문제를 보세요.',
+  // the status line and the problem box
+  'Fix the marked field.': '표시한 필드를 고치세요.',
+  'Running…': '계산 중…',
+  'Done.': '완료.',
+  ' — hint: ': ' — 힌트: ',
+  // the experiment table's changes
+  'winner changed': '최고 가중치의 키가 바뀜',
+  'same key, weight changed': '같은 키, 가중치가 바뀜',
+  'no change': '변화 없음',
+  // the notes' pitfalls (teach.js)
+  Pitfalls: '주의할 점',
+  'Pitfall: Q @ K instead of Q @ K.T': '주의할 점: Q @ K.T 대신 Q @ K',
+  'Pitfall: softmax down the columns': '주의할 점: 열 방향 softmax',
+  'Pitfall: exp without subtracting the max': '주의할 점: 최댓값을 빼지 않은 지수 함수',
+  'Forgetting .T: with these shapes numpy refuses; when n_k = d_k it runs and is silently wrong.':
+    '.T (전치) 를 빠뜨림: 이 shape 에서는 numpy 가 거부하고, n_k = d_k 이면 실행되지만 소리 없이 틀립니다.',
+  'softmax(axis=0): every column sums to 1, the rows do not.':
+    'softmax(axis=0): 열마다 합이 1 이 되고, 행마다 합이 1 이 되지 않습니다.',
+  'e^1000 overflows to inf, and inf ÷ inf is nan; subtracting each row\'s max gives the same ratios.':
+    'e^1000 은 계산 범위를 넘어 inf 가 되고 inf ÷ inf 는 nan 입니다. 행마다 최댓값을 빼면 같은 비율이 나옵니다.',
+};
+
+// teach.js's sentences and the experiment table's tie words in Korean: the switch puts
+// them in place of the English ones, which their callers read when they draw.
+const TEACH_WORDS_EN = { ...TEACH_WORDS };
+const TEACH_WORDS_KO = {
+  explainTitle: (q) => `손으로 계산한 쿼리 ${q}`,
+  explainHelp: '히트맵의 행이나 버튼을 누르면 그 행의 계산이 보입니다.',
+  explainButton: (q) => `${q} 계산 보기`,
+  pitfallTitle: (name) => `주의할 점: ${name}`,
+  numpyError: (e) => `numpy 가 ValueError 를 냅니다: ${e}`,
+  wrongStep: (s) => `${s}, 잘못된 방법으로 계산`,
+  nonFinite: (n) => `유한하지 않은 칸 (inf 나 nan, null 로 표시): ${n}`,
+  difference: (what, d) => `${what} 전체에서 가장 큰 |틀린 값 − 맞는 값|: ${d}`,
+  noDifference: (what) => `${what} 에 비교할 유한한 칸이 없습니다.`,
+};
+const TIE_WORDS_EN = { ...TIE_WORDS };
+const TIE_WORDS_KO = {
+  tie: '동점',
+  nowTie: '이제 동점',
+  tieBroken: '동점이 깨짐',
+  stillTie: '여전히 동점',
+  tieChanged: '동점인 키가 바뀜',
+};
+
+// The page's static words: [selector, Korean]. The English is what index.html says.
+const KO_PAGE = [
+  ['header h1', 'attnd 플레이그라운드'],
+  ['label[for="lang"]', '언어'],
+  ['label[for="preset"]', '예제'],
+  ['#single-fields legend', '입력'],
+  ['label[for="f-mask"]', '마스크 '],
+  ['label[for="f-mask"] .shape', '0/1 로 된 (n_q, n_k), (n_k), "causal", 또는 비움'],
+  ['label[for="f-scale"] .shape', '비우면 1/√d_k'],
+  ['label[for="f-lq"]', '쿼리 이름 '],
+  ['label[for="f-lq"] .shape', '쉼표로 구분, 선택'],
+  ['label[for="f-lk"]', '키 이름 '],
+  ['label[for="f-lk"] .shape', '쉼표로 구분, 선택'],
+  ['#multi-fields legend', 'Multi-Head 요청'],
+  ['label[for="f-mh"]', 'POST /v1/multihead 본문 (JSON)'],
+  ['#run', '실행'],
+  ['#problem-title', '문제'],
+  ['#overview h2', 'shape'],
+  ['#heatmap-box h2', '가중치 히트맵'],
+  ['#compare-box h2', '무엇이 바뀌었나'],
+  ['#steps-box h2', '단계'],
+  ['#summary-box h2', '요약'],
+  ['#warnings-box h2', '경고'],
+  ['label[for="f-pitfall"]', '주의할 점 '],
+  ['label[for="f-pitfall"] .shape', '답 옆에 보이는 실수'],
+  ['#explain-title', '한 행을 손으로'],
+  ['#pitfall-box h2', '주의할 점'],
+];
+
+let pageLang = 'en';
+const t = (s) => (pageLang === 'ko' && KO_TEXT[s]) || s;
+
+// The element's first text node (its own words, before any markup inside it).
+function ownText(e) {
+  for (const n of e.childNodes) if (n.nodeType === Node.TEXT_NODE && n.nodeValue.trim()) return n;
+  return null;
+}
+
+function applyLanguage(lang, list) {
+  pageLang = lang;
+  document.documentElement.lang = lang;
+  Object.assign(TEACH_WORDS, lang === 'ko' ? TEACH_WORDS_KO : TEACH_WORDS_EN);
+  Object.assign(TIE_WORDS, lang === 'ko' ? TIE_WORDS_KO : TIE_WORDS_EN);
+  for (const [selector, ko] of KO_PAGE) {
+    const e = document.querySelector(selector);
+    const node = e && ownText(e);
+    if (!node) continue;
+    if (e.dataset.en === undefined) e.dataset.en = node.nodeValue;
+    node.nodeValue = lang === 'ko' ? ko : e.dataset.en;
+  }
+  const chosen = $('preset').value;
+  fillPresets(list);
+  $('preset').value = chosen;
+  $('preset-note').textContent = t(current.note || '');
+}
+
+function setupLanguage(list) {
+  const sel = $('lang');
+  let saved = null;
+  try {
+    saved = localStorage.getItem('attnd-lang');
+  } catch {
+    // no storage: English until switched
+  }
+  sel.value = saved === 'ko' ? 'ko' : 'en';
+  if (sel.value !== 'en') applyLanguage(sel.value, list);
+  sel.addEventListener('change', () => {
+    applyLanguage(sel.value, list);
+    try {
+      localStorage.setItem('attnd-lang', sel.value);
+    } catch {
+      // the choice lasts for this page only
+    }
+  });
 }
 
 document.addEventListener('DOMContentLoaded', init);

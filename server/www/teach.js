@@ -7,7 +7,8 @@
 // only, never innerHTML from a response, and no other host.
 'use strict';
 
-// Every sentence this file shows; a language adds its own table.
+// Every sentence this file shows, in English; app.js's language switch puts another
+// language's words in their place (TEACH_WORDS_KO).
 const TEACH_WORDS = {
   explainTitle: (q) => `Query ${q} worked out by hand`,
   explainHelp: 'Click a row of the heatmap, or a button, to see its arithmetic.',
@@ -65,7 +66,8 @@ async function explainRow(body, row, queryLabel) {
   const out = document.getElementById('explain');
   const res = await fetch('/v1/attention?format=text', {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    // The worked row in the page's language (app.js's switch), as every other answer.
+    headers: { 'Content-Type': 'application/json', 'Accept-Language': pageLang },
     body: JSON.stringify({ ...body, include: [], pitfall: undefined, explain: { row } }),
   });
   const text = await res.text();

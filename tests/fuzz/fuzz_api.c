@@ -5,7 +5,7 @@
  * method, query, content type and Accept header, and mutate bodies freely:
  *
  *     METHOD SP TARGET LF          e.g. "POST /v1/attention?format=text\n"
- *     (NAME ": " VALUE LF)*        Accept, Content-Type, Content-Length (declared),
+ *     (NAME ": " VALUE LF)*        Accept, Accept-Language, Content-Type, Content-Length (declared),
  *                                  X-Max-Cells, X-Max-Body, X-Max-Batch, X-Not-Ready
  *     LF
  *     BODY                         any bytes, NUL included
@@ -151,6 +151,8 @@ static void read_header(struct fuzz_request *f, char *line)
     const char *value = colon + 2;
     if (strcasecmp(line, "Accept") == 0)
         f->req.accept = value;
+    else if (strcasecmp(line, "Accept-Language") == 0)
+        f->req.accept_language = value; /* every message in Korean too */
     else if (strcasecmp(line, "Content-Type") == 0)
         f->req.content_type = value;
     else if (strcasecmp(line, "Content-Length") == 0)
@@ -224,7 +226,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
     f.ctx.limits.max_cells = FUZZ_CELLS_DEFAULT;
     f.req = (struct api_request){ "POST", "/v1/attention", NULL, 0, NULL, "application/json",
-                                  (const char *)data, size, NULL };
+                                  (const char *)data, size, NULL, NULL };
     f.declared = (long long)size;
     if (size > 0 && data[0] >= 'A' && data[0] <= 'Z' && !read_http_form(&f, data, size))
         return 0;

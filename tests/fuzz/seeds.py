@@ -190,6 +190,9 @@ def api_seeds(outdir):
                 body = b'' if method in ('GET', 'HEAD') else sample
                 write(outdir, head.encode() + b'\n' + body)
         sep = '&' if '?' in target else '?'
+        # The same routes in Korean: every message through the Korean table's formats.
+        write(outdir, f'POST {target}\nAccept-Language: ko-KR,ko;q=0.9\n\n'.encode() + sample)
+        write(outdir, f'GET {target}{sep}lang=ko\n\n'.encode())
         for fmt in formats:
             if fmt is not None:
                 write(outdir, f'POST {target}{sep}format={fmt}\n\n'.encode() + sample)

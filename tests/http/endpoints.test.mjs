@@ -94,7 +94,12 @@ test('HEAD /version works where GET does', async () => {
 test('query parameters reach api (?format)', async () => {
   const ok = await postJson(s.port, '/v1/attention?format=json', SEED);
   assert.equal(ok.status, 200, ok.body);
-  const bad = await postJson(s.port, '/v1/attention?format=nonsense&x', SEED);
+  const bad = await postJson(s.port, '/v1/attention?format=nonsense', SEED);
   assert.equal(bad.status, 422, bad.body);
   assert.equal(bad.json().parameter ?? bad.json().errors?.[0]?.parameter, 'format');
+  // A bare name is a parameter too, and one attnd does not take is refused, not ignored.
+  const bare = await postJson(s.port, '/v1/attention?format=json&x', SEED);
+  assert.equal(bare.status, 422, bare.body);
+  assert.equal(bare.json().type, '/problems/unknown-field');
+  assert.equal(bare.json().parameter, 'x');
 });

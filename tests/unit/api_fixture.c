@@ -23,7 +23,7 @@ struct api_response call_full(const struct api_context *ctx, const char *method,
                               size_t n_params)
 {
     struct api_request req = { method, path, params, n_params, accept, ctype,
-                               body, body ? strlen(body) : 0, NULL };
+                               body, body ? strlen(body) : 0, NULL, NULL };
     struct api_response res = { 0 };
     api_handle(ctx, &req, &res);
     return res;

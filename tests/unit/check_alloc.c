@@ -165,7 +165,7 @@ static void run(const struct alloc_case *c, struct api_response *res)
     if (c->format != NULL)
         params[n_params++] = (struct api_param){ "format", c->format };
     struct api_request req = { c->method, path, params, n_params, c->accept, "application/json",
-                               c->body, c->body != NULL ? strlen(c->body) : 0, NULL };
+                               c->body, c->body != NULL ? strlen(c->body) : 0, NULL, NULL };
     memset(res, 0, sizeof *res);
     armed = true;
     if (!api_precheck(&ctx, &req, (long long)req.body_len, res)) {

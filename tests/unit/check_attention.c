@@ -45,7 +45,7 @@ START_TEST(test_seed000_exact_bytes)
         /* Row 0 scores 2 against both keys: the note's own example is a tie. */
         "\"warnings\":[{\"code\":\"tie\",\"row\":0,\"keys\":[0,1],\"message\":\"query 0 "
         "ties keys 0 and 1 for the largest weight: no key wins, and argmax names only the "
-        "lowest index\"}]}";
+        "lowest index\"}]}\n";
     struct api_response res = call("POST", "/v1/attention", "{" SEED000 "}");
     ck_assert_int_eq(res.status, 200);
     ck_assert_str_eq(res.content_type, "application/json");

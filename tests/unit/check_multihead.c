@@ -81,7 +81,7 @@ static struct api_response call(const char *method, const char *path, const char
     struct api_context ctx = {
         .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
     struct api_request req = { method, path, params, n_params, NULL, "application/json",
-                               body, body ? strlen(body) : 0, NULL };
+                               body, body ? strlen(body) : 0, NULL, NULL };
     struct api_response res = { 0 };
     api_handle(&ctx, &req, &res);
     return res;
@@ -635,7 +635,7 @@ START_TEST(test_batch_limits_and_shape)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct api_request req = { "POST", "/v1/attention/batch", NULL, 0, NULL, NULL,
-                                   cases[i].body, strlen(cases[i].body), NULL };
+                                   cases[i].body, strlen(cases[i].body), NULL, NULL };
         struct api_response res = { 0 };
         api_handle(&ctx, &req, &res);
         ck_assert_msg(res.status == 422, "case %zu: %d", i, res.status);

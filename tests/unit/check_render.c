@@ -46,7 +46,7 @@ static struct api_response call(const char *method, const char *path, const char
     struct api_context ctx = test_context();
     struct api_param p = { "format", format };
     struct api_request req = { method, path, format ? &p : NULL, format ? 1 : 0, accept, NULL,
-                               body, body ? strlen(body) : 0, NULL };
+                               body, body ? strlen(body) : 0, NULL, NULL };
     struct api_response res = { 0 };
     api_handle(&ctx, &req, &res);
     return res;

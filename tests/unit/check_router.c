@@ -31,7 +31,7 @@ START_TEST(test_method_not_allowed_sends_allow)
 {
     struct api_response res = call("GET", "/v1/attention", NULL);
     ck_assert_int_eq(res.status, 405);
-    ck_assert_uint_eq(res.n_headers, 1);
+    ck_assert_uint_eq(res.n_headers, 3); /* Allow, then Content-Language and Vary */
     ck_assert_str_eq(res.headers[0].name, "Allow");
     ck_assert_str_eq(res.headers[0].value, "POST, OPTIONS");
     api_response_deinit(&res);
@@ -93,7 +93,7 @@ START_TEST(test_precheck_refuses_early)
     struct api_context ctx = test_context();
     ctx.limits.max_body = 100;
     struct api_request req = { "POST", "/v1/attention", NULL, 0, NULL, "application/json",
-                               NULL, 0, NULL };
+                               NULL, 0, NULL, NULL };
     struct api_response res = { 0 };
     ck_assert(api_precheck(&ctx, &req, 101, &res));
     ck_assert_int_eq(res.status, 413);
@@ -106,15 +106,15 @@ START_TEST(test_precheck_refuses_early)
     ck_assert_int_eq(res.status, 415);
     api_response_deinit(&res);
     /* A GET is answered in full by the precheck: there is no body to wait for. */
-    struct api_request get = { "GET", "/healthz", NULL, 0, NULL, NULL, NULL, 0, NULL };
+    struct api_request get = { "GET", "/healthz", NULL, 0, NULL, NULL, NULL, 0, NULL, NULL };
     ck_assert(api_precheck(&ctx, &get, -1, &res));
     ck_assert_int_eq(res.status, 200);
-    ck_assert_str_eq(res.body, "{\"status\":\"ok\"}");
+    ck_assert_str_eq(res.body, "{\"status\":\"ok\"}\n");
     api_response_deinit(&res);
     /* A body over the limit that arrived without a declared length */
     struct api_request big = { "POST", "/v1/attention", NULL, 0, NULL, NULL,
                                "{" SEED000 "}                                              ",
-                               200, NULL };
+                               200, NULL, NULL };
     api_handle(&ctx, &big, &res);
     ck_assert_int_eq(res.status, 413);
     api_response_deinit(&res);

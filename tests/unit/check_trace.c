@@ -100,6 +100,26 @@ START_TEST(test_instance_on_problems)
 }
 END_TEST
 
+/* Every JSON answer ends with a newline: the member goes before the brace, the newline
+   stays last, and the NUL after it. */
+START_TEST(test_instance_before_the_newline)
+{
+    struct api_response p = answer(404, "application/problem+json",
+                                   "{\"type\":\"/problems/not-found\",\"status\":404}\n");
+    ck_assert(api_problem_stamp_instance(&p, "req-1"));
+    const char want[] =
+        "{\"type\":\"/problems/not-found\",\"status\":404,\"instance\":\"req-1\"}\n";
+    ck_assert_uint_eq(p.body_len, strlen(want));
+    ck_assert(memcmp(p.body, want, p.body_len + 1) == 0);
+    api_response_deinit(&p);
+
+    struct api_response v2 = answer(400, "application/json", "{\"error\":\"x\"}\n");
+    ck_assert(api_problem_stamp_instance(&v2, "ab"));
+    ck_assert_str_eq(v2.body, "{\"error\":\"x\",\"instance\":\"ab\"}\n");
+    api_response_deinit(&v2);
+}
+END_TEST
+
 START_TEST(test_instance_leaves_others)
 {
     static const struct {
@@ -132,6 +152,7 @@ static Suite *trace_suite(void)
     tcase_add_loop_test(tc, test_table, 0, (int)(sizeof cases / sizeof cases[0]));
     tcase_add_test(tc, test_every_one_byte_change);
     tcase_add_test(tc, test_instance_on_problems);
+    tcase_add_test(tc, test_instance_before_the_newline);
     suite_add_tcase(s, tc);
     TCase *errors = tcase_create("Errors");
     tcase_add_test(errors, test_instance_leaves_others);

@@ -277,12 +277,12 @@ START_TEST(test_ready_is_503_while_draining)
     }
     struct api_response live = get(&ctx, "/v2/health/live");
     ck_assert_int_eq(live.status, 200);
-    ck_assert_str_eq(live.body, "{\"live\":true}");
+    ck_assert_str_eq(live.body, "{\"live\":true}\n");
     api_response_deinit(&live);
     ctx.ready = true;
     struct api_response ready = get(&ctx, "/v2/health/ready");
     ck_assert_int_eq(ready.status, 200);
-    ck_assert_str_eq(ready.body, "{\"ready\":true}");
+    ck_assert_str_eq(ready.body, "{\"ready\":true}\n");
     api_response_deinit(&ready);
 }
 END_TEST

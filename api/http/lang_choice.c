@@ -1,0 +1,91 @@
+/*
+ * api/http/lang_choice.c — ?lang and Accept-Language (see lang_choice.h).
+ */
+#include "api/http/lang_choice.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* The language whose code is the primary subtag of tag[0, len) ("ko-KR" is ko), if any. */
+static bool lang_of_tag(const char *tag, size_t len, enum api_lang *out)
+{
+    size_t primary = 0;
+    while (primary < len && tag[primary] != '-')
+        primary++;
+    for (int i = 0; i < API_LANG_COUNT; i++) {
+        const char *code = api_lang_code((enum api_lang)i);
+        if (primary == strlen(code) && strncasecmp(tag, code, primary) == 0) {
+            *out = (enum api_lang)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The weight of one Accept-Language element's parameters (";q=0.5"); 1 without q. */
+static double weight_of(const char *params, size_t len)
+{
+    for (size_t i = 0; i + 1 < len; i++) {
+        if ((params[i] == 'q' || params[i] == 'Q') && params[i + 1] == '=') {
+            char num[8] = "";
+            size_t n = 0;
+            for (size_t j = i + 2; j < len && n + 1 < sizeof num && params[j] != ' '; j++)
+                num[n++] = params[j];
+            char *end;
+            double q = strtod(num, &end);
+            /* A weight that does not read as 0..1 counts as not acceptable. */
+            return end != num && *end == '\0' && q >= 0 && q <= 1 ? q : 0;
+        }
+    }
+    return 1;
+}
+
+/* The most preferred language of an Accept-Language value attnd has; false when none. */
+static bool from_accept_language(const char *value, enum api_lang *out)
+{
+    double best = 0;
+    bool found = false;
+    for (const char *p = value; *p != '\0';) {
+        size_t len = strcspn(p, ",");
+        const char *elem = p;
+        p += len + (p[len] == ',');
+        while (len > 0 && (*elem == ' ' || *elem == '\t'))
+            elem++, len--;
+        size_t tag = 0;
+        while (tag < len && elem[tag] != ';' && elem[tag] != ' ' && elem[tag] != '\t')
+            tag++;
+        double q = weight_of(elem + tag, len - tag);
+        enum api_lang lang;
+        /* "*" is any language: English, attnd's own. */
+        bool known = (tag == 1 && elem[0] == '*') ? (lang = API_LANG_EN, true)
+                                                  : lang_of_tag(elem, tag, &lang);
+        /* Earlier wins a tie: the client listed it first. */
+        if (known && q > best) {
+            best = q;
+            *out = lang;
+            found = true;
+        }
+    }
+    return found;
+}
+
+bool api_lang_negotiate(const struct api_request *req, enum api_lang *lang,
+                        struct api_error *err)
+{
+    *lang = API_LANG_EN;
+    const char *asked = api_request_param(req, "lang");
+    if (asked != NULL) {
+        if (lang_of_tag(asked, strlen(asked), lang))
+            return true;
+        api_error_set(err, API_INVALID_VALUE, "lang \"%.40s\" is not a language attnd speaks; "
+                      "use en or ko", asked);
+        snprintf(err->parameter, sizeof err->parameter, "lang");
+        api_error_hint(err, "leave lang out for English, or send Accept-Language");
+        return false;
+    }
+    if (req->accept_language != NULL && !from_accept_language(req->accept_language, lang))
+        *lang = API_LANG_EN;
+    return true;
+}

@@ -1,0 +1,918 @@
+/*
+ * api/http/messages_en.c — every message attnd says, in English as the code writes it:
+ * the keys of the other languages' tables (see messages.h). tools/lint_messages.py
+ * keeps it in step with the code (make lint); tests/unit/check_lang.c checks that
+ * every other table has each row.
+ */
+#include "api/http/messages.h"
+
+const char *const api_messages_en[] = {
+    /* api/api.c */
+    "nothing is served at %.100s; attnd serves GET / (the playground), POST /v1/attention, /v1/attention/batch, /v1/multihead, GET /v1/shapes, /healthz, /readyz, /version, /metrics, the V2 inference protocol under /v2, /openapi.yaml, /openapi.json and /problems/<type>",
+    /* api/api.c */
+    "%.16s is not allowed on %.100s; allowed: %s",
+    /* api/api.c */
+    "Content-Type %.100s is not read; send application/json%s (text/plain, application/x-www-form-urlencoded or no Content-Type are read as JSON too)",
+    /* api/api.c */
+    "the body is larger than this server accepts (%zu bytes)",
+    /* api/endpoints/answer.c */
+    "query %s may attend to no key (its mask row blocks every key): its weights and %s",
+    /* api/endpoints/answer.c */
+    "\nwarning: %s\n",
+    /* api/endpoints/answer.c */
+    "keys",
+    /* api/endpoints/answer.c */
+    "queries",
+    /* api/endpoints/answer.c */
+    "hatched: masked cells; a hatched row attends to no key (its weights are 0)",
+    /* api/endpoints/answer.h */
+    "output are 0",
+    /* api/endpoints/answer.h */
+    "head outputs are 0 in every head",
+    /* api/endpoints/attention_page.c */
+    " (1 = blocked)",
+    /* api/endpoints/attention_page.c */
+    "none",
+    /* api/endpoints/attention_page.c */
+    "\nstep %d  %s = %s  ",
+    /* api/endpoints/attention_page.c */
+    "query",
+    /* api/endpoints/attention_page.c */
+    "\nsummary\n",
+    /* api/endpoints/attention_page.c */
+    "sum",
+    /* api/endpoints/attention_page.c */
+    "softmax(Q @ K^T * scale) with scale %s; %zu x %zu",
+    /* api/endpoints/attention_page.c */
+    "Attention weights",
+    /* api/endpoints/attention_parse.c */
+    "the queries, (n_q, d_k) or one query (d_k)",
+    /* api/endpoints/attention_parse.c */
+    "the keys, (n_k, d_k)",
+    /* api/endpoints/attention_parse.c */
+    "the values, (n_k, d_v)",
+    /* api/endpoints/attention_parse.c */
+    "which keys each query may attend to: (n_q, n_k), (n_k) or \"causal\"",
+    /* api/endpoints/attention_parse.c */
+    "\"keep\" (1 = may attend) or \"block\" (1 = blocked)",
+    /* api/endpoints/attention_parse.c */
+    "added to the scaled scores, (n_q, n_k)",
+    /* api/endpoints/attention_parse.c */
+    "the factor on Q @ K^T, default 1/sqrt(d_k)",
+    /* api/endpoints/attention_parse.c */
+    "which steps to return",
+    /* api/endpoints/attention_parse.c */
+    "names for the queries and keys",
+    /* api/endpoints/attention_parse.c */
+    "decimals to round every number to",
+    /* api/endpoints/attention_parse.c */
+    "one query row worked out by hand: {\"row\": i}",
+    /* api/endpoints/attention_parse.c */
+    "a learner's mistake to compute beside the answer",
+    /* api/endpoints/attention_parse.c */
+    "a name for the problem, e.g. a batch's experiment",
+    /* api/endpoints/attention_parse.c */
+    "the SVG's {\"vmin\", \"vmax\", \"title\"}",
+    /* api/endpoints/attention_parse.c */
+    "%s is required: %s %s",
+    /* api/endpoints/attention_parse.c */
+    "the queries,",
+    /* api/endpoints/attention_parse.c */
+    "the keys,",
+    /* api/endpoints/attention_parse.c */
+    "the values,",
+    /* api/endpoints/attention_parse.c */
+    "attention needs q, k and v: softmax(q @ k^T * scale) @ v",
+    /* api/endpoints/attention_parse.c */
+    "q has %zu columns but k has %zu: Q @ K^T needs both to have d_k columns",
+    /* api/endpoints/attention_parse.c */
+    "k looks transposed: pass k as (n_k, d_k), one row per key; attnd computes the transpose itself",
+    /* api/endpoints/attention_parse.c */
+    "each key needs as many numbers as each query (d_k = %zu)",
+    /* api/endpoints/attention_parse.c */
+    "k has %zu rows (keys) but v has %zu: weights @ V needs one row of v per key",
+    /* api/endpoints/attention_parse.c */
+    "v looks transposed: pass v as (n_k, d_v), one row per key",
+    /* api/endpoints/attention_parse.c */
+    "v needs one row per key: give it %zu rows, in the order of k's rows",
+    /* api/endpoints/attention_parse.c */
+    "no memory for the variants' steps",
+    /* api/endpoints/attention_parse.c */
+    "name is %s; it must be a string",
+    /* api/endpoints/attention_parse.c */
+    "name the problem, e.g. \"name\": \"Q1 bigger\"",
+    /* api/endpoints/attention_parse.c */
+    "%s would make a %s of %zu cells (%zu x %zu); this server computes at most %zu cells in one matrix",
+    /* api/endpoints/attention_parse.c */
+    "send fewer queries or keys, or split the work with a batch",
+    /* api/endpoints/attention_parse.c */
+    "the body is %s; it must be a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}",
+    /* api/endpoints/attention_run.c */
+    "no memory for a %zu x %zu attention",
+    /* api/endpoints/attention_run.c */
+    "step %d (%s) produced a non-finite number at cell [%zu, %zu]",
+    /* api/endpoints/attention_run.c */
+    "q row %zu . k row %zu is beyond the largest double (~1.8e308): scale q and k down",
+    /* api/endpoints/attention_run.c */
+    "scores * scale overflows: use a smaller scale",
+    /* api/endpoints/attention_run.c */
+    "scaled + bias overflows: use smaller bias values",
+    /* api/endpoints/attention_run.c */
+    "the weighted sum of v's rows overflows: scale v down",
+    /* api/endpoints/attention_run.c */
+    "the computation failed: %s",
+    /* api/endpoints/attention_variants.c */
+    "step %s produced a non-finite number at cell [%zu, %zu]",
+    /* api/endpoints/attention_variants.c */
+    "rotating %s row %zu adds two of its numbers beyond the largest double (~1.8e308): scale %s down",
+    /* api/endpoints/attention_variants.c */
+    "the score plus bias minus slope x distance overflows: use smaller values or a smaller slope",
+    /* api/endpoints/attention_variants.c */
+    "the score plus bias overflows: use smaller values",
+    /* api/endpoints/batch.c */
+    "the requests, each as for /v1/attention",
+    /* api/endpoints/batch.c */
+    "the body is %s; it must be an object {\"items\": [request, ...]}",
+    /* api/endpoints/batch.c */
+    "items is required: a list of /v1/attention requests",
+    /* api/endpoints/batch.c */
+    "items must be a non-empty array of requests, not %s%s",
+    /* api/endpoints/batch.c */
+    "items has %zu requests; this server takes at most %zu in one batch",
+    /* api/endpoints/batch.c */
+    "split the items over several batches",
+    /* api/endpoints/batch.c */
+    "the items up to /items/%zu ask for %zu cells together; this server computes at most %zu cells in one request",
+    /* api/endpoints/batch.c */
+    "no memory for %zu batch items",
+    /* api/endpoints/batch_page.c */
+    "experiment",
+    /* api/endpoints/batch_page.c */
+    "key",
+    /* api/endpoints/batch_page.c */
+    "weight",
+    /* api/endpoints/batch_page.c */
+    "change",
+    /* api/endpoints/batch_page.c */
+    "item {1}",
+    /* api/endpoints/batch_page.c */
+    "tie",
+    /* api/endpoints/batch_page.c */
+    "(the base)",
+    /* api/endpoints/batch_page.c */
+    "no change",
+    /* api/endpoints/batch_page.c */
+    "same key, weight {1}",
+    /* api/endpoints/batch_page.c */
+    "winner changed: {1} -> {2}",
+    /* api/endpoints/batch_page.c */
+    "tie broken: {1} wins",
+    /* api/endpoints/batch_page.c */
+    "now a tie",
+    /* api/endpoints/batch_page.c */
+    "still a tie",
+    /* api/endpoints/batch_page.c */
+    "tied keys changed",
+    /* api/endpoints/batch_page.c */
+    "failed: {1} {2}",
+    /* api/endpoints/explain.c */
+    "the query row to work out, from 0",
+    /* api/endpoints/explain.c */
+    "the head to work out (multi-head), from 0",
+    /* api/endpoints/explain.c */
+    "explain  query {1} (row {2}), worked by hand as the first note works it",
+    /* api/endpoints/explain.c */
+    "explain  head {3}, query {1} (row {2}), worked by hand as the first note works it",
+    /* api/endpoints/explain.c */
+    "1 compare",
+    /* api/endpoints/explain.c */
+    "2 scale",
+    /* api/endpoints/explain.c */
+    "3 mask",
+    /* api/endpoints/explain.c */
+    "4 softmax",
+    /* api/endpoints/explain.c */
+    "5 mix V",
+    /* api/endpoints/explain.c */
+    "nothing blocked or biased: masked = scaled",
+    /* api/endpoints/explain.c */
+    "{1} is blocked: -inf, and e^-inf = 0",
+    /* api/endpoints/explain.c */
+    "e^{1} overflows to inf, and inf ÷ inf is nan (the notes' pitfall); subtract the row's max first: the ratios do not change",
+    /* api/endpoints/explain.c */
+    "explain is %s; it must be an object such as {\"row\": 1}",
+    /* api/endpoints/explain.c */
+    "explain has no \"head\" here: one attention problem has one head",
+    /* api/endpoints/explain.c */
+    "name the query row alone, {\"row\": 0}; heads are /v1/multihead's",
+    /* api/endpoints/explain.c */
+    "explain.%s is required",
+    /* api/endpoints/explain.c */
+    "%s 0 to %zu",
+    /* api/endpoints/explain.c */
+    "a query row,",
+    /* api/endpoints/explain.c */
+    "a head,",
+    /* api/endpoints/explain.c */
+    "q has %zu %s: explain one of rows 0 to %zu",
+    /* api/endpoints/explain.c */
+    "row",
+    /* api/endpoints/explain.c */
+    "rows",
+    /* api/endpoints/explain.c */
+    "there are %zu heads: explain one of heads 0 to %zu",
+    /* api/endpoints/explain.c */
+    "explaining one row takes n_k·(d_k + d_v) = %zu·(%zu + %zu) terms, more than the %d this server writes out",
+    /* api/endpoints/explain.c */
+    "explain a smaller problem: fewer keys or narrower vectors",
+    /* api/endpoints/meta.c */
+    "shutting down: finishing the requests in flight",
+    /* api/endpoints/meta.c */
+    "there is no problem type \"%.64s\"; the types are listed in /openapi.yaml",
+    /* api/endpoints/meta.c */
+    "See <a href=\"/openapi.yaml\">the API description</a>.",
+    /* api/endpoints/meta.c */
+    "/metrics is answered by the server, which keeps the counters; api/ alone has none",
+    /* api/endpoints/meta.c */
+    "the playground page is served by the server, which holds its files; api/ alone has none",
+    /* api/endpoints/multihead_page.c */
+    "\nstep %d  %s = %s  %s%s-> %s\n",
+    /* api/endpoints/multihead_page.c */
+    "  head %zu (kv head %zu)\n",
+    /* api/endpoints/multihead_page.c */
+    "mean of %zu heads",
+    /* api/endpoints/multihead_page.c */
+    "head %zu",
+    /* api/endpoints/multihead_page.c */
+    "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu",
+    /* api/endpoints/multihead_page.c */
+    "Multi-head attention weights",
+    /* api/endpoints/multihead_parse.c */
+    "the input of self-attention, (n, d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the queries' input of cross-attention, (n_q, d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the keys' and values' input of cross-attention, (n_k, d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the number of heads h, dividing d_model",
+    /* api/endpoints/multihead_parse.c */
+    "key/value heads, dividing heads (grouped-query attention)",
+    /* api/endpoints/multihead_parse.c */
+    "the query projection, (d_model, d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the key projection, (d_model, kv_heads*d_k)",
+    /* api/endpoints/multihead_parse.c */
+    "the value projection, (d_model, kv_heads*d_k)",
+    /* api/endpoints/multihead_parse.c */
+    "the output projection, (d_model, d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the query bias, (d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "the key bias, (kv_heads*d_k)",
+    /* api/endpoints/multihead_parse.c */
+    "the value bias, (kv_heads*d_k)",
+    /* api/endpoints/multihead_parse.c */
+    "the output bias, (d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "\"in_out\" (Q = X W) or \"out_in\" (PyTorch, Q = X W^T)",
+    /* api/endpoints/multihead_parse.c */
+    "{\"seed\", \"n\", \"d_model\", \"n_kv\"}: fills the inputs not given",
+    /* api/endpoints/multihead_parse.c */
+    "added to the scaled scores in every head, (n_q, n_k)",
+    /* api/endpoints/multihead_parse.c */
+    "the factor on Q K^T, default 1/sqrt(d_k)",
+    /* api/endpoints/multihead_parse.c */
+    "which inputs and steps to return",
+    /* api/endpoints/multihead_parse.c */
+    "one query row of one head worked out by hand: {\"row\": i, \"head\": h}",
+    /* api/endpoints/multihead_parse.c */
+    "an integer from 0 to 2^63-1",
+    /* api/endpoints/multihead_parse.c */
+    "rows of x (or x_q)",
+    /* api/endpoints/multihead_parse.c */
+    "the model width",
+    /* api/endpoints/multihead_parse.c */
+    "rows of x_kv: asks for cross-attention",
+    /* api/endpoints/multihead_parse.c */
+    "random is %s; it must be an object such as {\"seed\": 0, \"n\": 10, \"d_model\": 512}",
+    /* api/endpoints/multihead_parse.c */
+    "random.seed is required: the same seed gives the same numbers",
+    /* api/endpoints/multihead_parse.c */
+    "random.seed must be an integer from 0 to 9223372036854775807, not %s",
+    /* api/endpoints/multihead_parse.c */
+    "no memory for %zu random numbers",
+    /* api/endpoints/multihead_parse.c */
+    "%s is required: %s",
+    /* api/endpoints/multihead_parse.c */
+    "or add \"random\": {\"seed\": 0, ...} to fill every input not given",
+    /* api/endpoints/multihead_parse.c */
+    "x is the input of self-attention; x_q and x_kv are those of cross-attention: send x alone, or x_q with x_kv",
+    /* api/endpoints/multihead_parse.c */
+    "x_q has %zu columns but x_kv has %zu: both are (rows, d_model)",
+    /* api/endpoints/multihead_parse.c */
+    "queries and keys come from inputs of the same width d_model",
+    /* api/endpoints/multihead_parse.c */
+    "random.%s is %lld but the input given has %zu",
+    /* api/endpoints/multihead_parse.c */
+    "leave random.%s out: it only sizes the inputs random fills",
+    /* api/endpoints/multihead_parse.c */
+    "random.%s is required to fill the inputs not given",
+    /* api/endpoints/multihead_parse.c */
+    "random.n_kv asks for cross-attention, but x is the input of self-attention",
+    /* api/endpoints/multihead_parse.c */
+    "drop n_kv, or send x_q (and x_kv) instead of x",
+    /* api/endpoints/multihead_parse.c */
+    "heads is required: the number of heads h, dividing d_model",
+    /* api/endpoints/multihead_parse.c */
+    "heads 1 is single-head attention with projections",
+    /* api/endpoints/multihead_parse.c */
+    "kv_heads %zu does not divide heads %zu: each kv head serves heads/kv_heads query heads",
+    /* api/endpoints/multihead_parse.c */
+    "with heads = %zu, kv_heads can be %s (1 is multi-query attention)",
+    /* api/endpoints/multihead_parse.c */
+    "d_model %zu is not divisible by heads %zu: each head takes d_model/heads columns",
+    /* api/endpoints/multihead_parse.c */
+    "with d_model = %zu, heads can be %s",
+    /* api/endpoints/multihead_parse.c */
+    "%s would have %zu x %zu cells; this server computes at most %zu cells in one matrix",
+    /* api/endpoints/multihead_parse.c */
+    "%s is (%zu, %zu) but must be %s with weight_layout \"%s\"",
+    /* api/endpoints/multihead_parse.c */
+    "%s is (%zu, %zu): set weight_layout to \"%s\"%s",
+    /* api/endpoints/multihead_parse.c */
+    "d_model = %zu, heads = %zu, kv_heads = %zu, so d_k = %zu and %s has %zu output columns",
+    /* api/endpoints/multihead_parse.c */
+    "%s has %zu x %zu numbers but must be a vector of %zu",
+    /* api/endpoints/multihead_parse.c */
+    "a bias has one number per output column of its projection",
+    /* api/endpoints/multihead_parse.c */
+    "the body is %s; it must be a JSON object such as {\"heads\": 2, \"random\": {\"seed\": 0, \"n\": 4, \"d_model\": 8}}",
+    /* api/endpoints/multihead_run.c */
+    "head %zu, step %s, produced a non-finite number at cell [%zu, %zu]",
+    /* api/endpoints/multihead_run.c */
+    "the numbers are too large for a double (~1.8e308): scale the inputs or weights down",
+    /* api/endpoints/multihead_run.c */
+    "no memory for %zu heads of %zu x %zu",
+    /* api/endpoints/pitfall.c */
+    "Q @ K instead of Q @ K.T: the product needs K's rows to match Q's columns, so it fails unless n_k = d_k, and then it runs and its numbers are silently wrong",
+    /* api/endpoints/pitfall.c */
+    "softmax down the columns (axis=0) instead of along each row (axis=-1): each column sums to 1, the rows do not, and a query's weights depend on the other queries",
+    /* api/endpoints/pitfall.c */
+    "e^score divided by the row's sum without subtracting the row's max first: a large score overflows e^x to inf and inf ÷ inf is nan; subtracting the max gives the same ratios without overflow",
+    /* api/endpoints/pitfall.c */
+    "pitfall  {1}",
+    /* api/endpoints/pitfall.c */
+    "numpy raises ValueError: {1}",
+    /* api/endpoints/pitfall.c */
+    "non-finite cells (inf, nan): {1}",
+    /* api/endpoints/pitfall.c */
+    "largest |wrong - right| over the {1}: {2}",
+    /* api/endpoints/pitfall.c */
+    "no finite cell of the {1} to compare",
+    /* api/endpoints/pitfall.c */
+    "pitfall names one mistake from the notes, as a string: {\"pitfall\": \"no_transpose\"}",
+    /* api/endpoints/pitfall.c */
+    "  %s (wrong)\n",
+    /* api/endpoints/shapes.c */
+    "%s must be an integer from 1 to 2147483648, not \"%.40s\"",
+    /* api/endpoints/shapes.c */
+    "the query parameter %s is required: /v1/shapes?n=10&d_model=512&heads=8",
+    /* api/endpoints/shapes.c */
+    "heads %zu does not divide d_model %zu: each head takes d_model/heads columns",
+    /* api/endpoints/shapes.c */
+    "the original Transformer has d_model 512 and 8 heads (d_k 64)",
+    /* api/endpoints/shapes.c */
+    "kv_heads %zu does not divide heads %zu",
+    /* api/endpoints/shapes.c */
+    "kv_heads 1 is multi-query attention; kv_heads = heads is ordinary multi-head attention",
+    /* api/endpoints/shapes_variants.c */
+    "variants names \"%s\", which is not a variant; known: rope, softcap, alibi, window, sink, dropout",
+    /* api/endpoints/shapes_variants.c */
+    "did you mean \"%s\"? e.g. /v1/shapes?n=10&d_model=512&heads=8&variants=rope,window",
+    /* api/endpoints/ties.c */
+    "query {1} ties keys {2} for the largest weight: no key wins, and argmax names only the lowest index",
+    /* api/endpoints/ties.c */
+    "head {3}: query {1} ties keys {2} for the largest weight: no key wins, and argmax names only the lowest index",
+    /* api/endpoints/ties.c */
+    " and ",
+    /* api/endpoints/ties.c */
+    " and {1} more",
+    /* api/endpoints/ties.c */
+    "tie in {1}",
+    /* api/endpoints/v2_attention.c */
+    "%s has no batch size but another input has a batch of %zu: Q, K and V are all (B, rows, cols) or none",
+    /* api/endpoints/v2_attention.c */
+    "K has %zu columns but Q has %zu: Q @ K^T needs both to have d_k columns",
+    /* api/endpoints/v2_attention.c */
+    "K looks transposed: pass K as (n_k, d_k), one row per key",
+    /* api/endpoints/v2_attention.c */
+    "V has %zu rows but K has %zu: weights @ V needs one row of V per key",
+    /* api/endpoints/v2_attention.c */
+    "%s would make a matrix of more than %zu cells (%zu x %zu scores, %zu x %zu output)",
+    /* api/endpoints/v2_attention.c */
+    "parameters.scale must be a number > 0",
+    /* api/endpoints/v2_attention.c */
+    "output %s is a step of a variant this request does not ask for",
+    /* api/endpoints/v2_attention.c */
+    "Q_ROPE and K_ROPE need a rope_* parameter, SOFTCAPPED softcap, DROPOUT_KEEP and DROPPED dropout_p",
+    /* api/endpoints/v2_attention.c */
+    "no memory for output %s",
+    /* api/endpoints/v2_attention.c */
+    "no memory for a trace",
+    /* api/endpoints/v2_common.c */
+    "no memory to read %.64s",
+    /* api/endpoints/v2_common.c */
+    "inputs[%zu] (%.64s) has rank %zu; it takes %zu sizes%s, or %zu with a leading batch size",
+    /* api/endpoints/v2_common.c */
+    "inputs[%zu] (%.64s) has a batch of %zu, another input %zu",
+    /* api/endpoints/v2_common.c */
+    "outputs[%zu] asks for %.64s, which this model does not make",
+    /* api/endpoints/v2_common.c */
+    "did you mean %s? (GET the model's metadata for its outputs)",
+    /* api/endpoints/v2_common.c */
+    "no output is close; GET the model's metadata for its outputs",
+    /* api/endpoints/v2_common.c */
+    "inputs[%zu] is called %.64s, which the %s model does not take",
+    /* api/endpoints/v2_common.c */
+    "did you mean %s? (names are upper case, as the model's metadata lists them)",
+    /* api/endpoints/v2_common.c */
+    "no input is close; GET the model's metadata for its inputs",
+    /* api/endpoints/v2_common.c */
+    "inputs[%zu] (%.64s) is %s, which %s is not read as",
+    /* api/endpoints/v2_common.c */
+    "the %s model needs an input called %s",
+    /* api/endpoints/v2_grid.c */
+    "%s must be (n_q, n_k) = (%zu, %zu)%s",
+    /* api/endpoints/v2_grid.c */
+    "%s looks transposed: one row per query, one column per key",
+    /* api/endpoints/v2_grid.c */
+    "parameters.mask_semantics is \"keep\" (1 = may attend) or \"block\" (1 = blocked)",
+    /* api/endpoints/v2_grid.c */
+    "parameters.causal combines with no MASK: send the causal cells in MASK instead",
+    /* api/endpoints/v2_grid.c */
+    "no memory for the mask",
+    /* api/endpoints/v2_infer.c */
+    "no memory for the response",
+    /* api/endpoints/v2_multihead.c */
+    "the multihead model takes X (self-attention) or X_Q with X_KV (cross-attention)%s",
+    /* api/endpoints/v2_multihead.c */
+    "parameters.heads must be a whole number of heads dividing d_model = %zu",
+    /* api/endpoints/v2_multihead.c */
+    "parameters.kv_heads must divide heads = %zu",
+    /* api/endpoints/v2_multihead.c */
+    "parameters.weight_layout is \"in_out\" (Q = X W) or \"out_in\" (PyTorch's, Q = X W^T)",
+    /* api/endpoints/v2_multihead.c */
+    "X_Q and X_KV both lead with a batch size, or neither does",
+    /* api/endpoints/v2_multihead.c */
+    "X_KV has %zu columns but X_Q has %zu: both are d_model wide",
+    /* api/endpoints/v2_multihead.c */
+    "%zu queries and %zu keys make a score matrix of more than %zu cells",
+    /* api/endpoints/v2_multihead.c */
+    "%s must be (%zu, %zu): d_model = %zu, heads = %zu, kv_heads = %zu, weight_layout %s",
+    /* api/endpoints/v2_multihead.c */
+    "%s must be a vector of %zu",
+    /* api/endpoints/v2_multihead.c */
+    "the %zu heads of %zu x %zu need more memory than one request may use",
+    /* api/endpoints/v2_variants.c */
+    "no memory for the variants' parameters",
+    /* api/http/admission.c */
+    "the server's memory budget is taken (answers waiting for their clients, requests being computed) and this request needs about %.1f MB more",
+    /* api/http/admission.c */
+    "nothing is wrong with the request: retry after the Retry-After seconds, or on another replica; the operator sets the budget with --max-memory",
+    /* api/http/admission.c */
+    "this request would hold about %.1f MB at once (its body, every matrix it computes and its answer); this server takes at most %.1f MB for one request",
+    /* api/http/admission.c */
+    "send fewer rows here, ask for fewer steps with include, or split the work over several requests; the operator sets the limit with --max-request-bytes",
+    /* api/http/admission.c */
+    "the request runs elsewhere",
+    /* api/http/lang_choice.c */
+    "lang \"%.40s\" is not a language attnd speaks; use en or ko",
+    /* api/http/lang_choice.c */
+    "leave lang out for English, or send Accept-Language",
+    /* api/http/negotiate.c */
+    "%s cannot be served as %s",
+    /* api/http/negotiate.c */
+    "format \"%.32s\" is not known; use json, text, svg or bertviz",
+    /* api/http/negotiate.c */
+    "Accept: %.160s cannot be served by %.100s, which produces %s",
+    /* api/http/problem.c */
+    "The body is not valid JSON",
+    /* api/http/problem.c */
+    "The request body could not be read as JSON. The detail gives the line, the column and the byte position where reading stopped. Duplicate keys in one object, an empty body and a leading byte-order mark are refused too, because each hides a mistake: send one UTF-8 JSON object with each field once.",
+    /* api/http/problem.c */
+    "No such endpoint",
+    /* api/http/problem.c */
+    "Nothing is served at this path. The detail lists the endpoints attnd has; the full description is at /openapi.yaml.",
+    /* api/http/problem.c */
+    "Method not allowed",
+    /* api/http/problem.c */
+    "The path exists but not for this method. The Allow header lists the methods it takes: computations are POST with a JSON body, everything else is GET.",
+    /* api/http/problem.c */
+    "The body is too large",
+    /* api/http/problem.c */
+    "The request body is larger than this server accepts (its --max-body setting). Send smaller matrices, or ask the operator to raise the limit.",
+    /* api/http/problem.c */
+    "No acceptable representation",
+    /* api/http/problem.c */
+    "The Accept header (or ?format) asks for a media type this endpoint cannot produce. Leave Accept out, or send */*, to get JSON.",
+    /* api/http/problem.c */
+    "Unsupported Content-Type",
+    /* api/http/problem.c */
+    "attnd reads request bodies as JSON when the Content-Type is application/json, text/plain, application/x-www-form-urlencoded (what curl -d sends) or absent. Any other type is refused rather than guessed at.",
+    /* api/http/problem.c */
+    "A required field is missing",
+    /* api/http/problem.c */
+    "A field the computation needs is absent (or null). Attention needs q (the queries), k (the keys) and v (the values): errors[].pointer names the one missing.",
+    /* api/http/problem.c */
+    "Not a matrix",
+    /* api/http/problem.c */
+    "A field that holds a matrix is not a non-empty array of equal-length, non-empty arrays of numbers. A ragged row (one row shorter than the others) is the usual cause; errors[].pointer names the first row that does not fit.",
+    /* api/http/problem.c */
+    "Not a number",
+    /* api/http/problem.c */
+    "A matrix cell is not a JSON number: a string such as \"1.5\", a boolean or null. Q, K and V are vectors of numbers, not words; write numbers without quotes.",
+    /* api/http/problem.c */
+    "Shapes do not fit",
+    /* api/http/problem.c */
+    "The matrices do not fit together. Q is (n_q, d_k), K is (n_k, d_k) and V is (n_k, d_v): Q @ K^T needs q and k to have the same number of columns, and weights @ V needs one row of v per key. A mask or bias is (n_q, n_k): one row per query, one column per key. The hint says when a matrix looks transposed.",
+    /* api/http/problem.c */
+    "Unknown field",
+    /* api/http/problem.c */
+    "The request has a field attnd does not know. Rather than ignore it (and compute something you did not ask for), attnd refuses it and names the nearest known field.",
+    /* api/http/problem.c */
+    "Invalid value",
+    /* api/http/problem.c */
+    "A field has the wrong JSON type or a value outside its range: scale must be a number above 0, round an integer from 0 to 15, mask cells 0/1 or true/false, include a list of step names. The detail says what is allowed.",
+    /* api/http/problem.c */
+    "A step overflowed",
+    /* api/http/problem.c */
+    "Every input was a finite number, but a step produced infinity or NaN: products of very large numbers do not fit in a double. errors[] names the step and the cell [row, column]. Scale the inputs down; softmax itself never overflows, because attnd subtracts each row's maximum first.",
+    /* api/http/problem.c */
+    "Too much work for one request",
+    /* api/http/problem.c */
+    "The request asks for a matrix with more cells than this server computes at once (its --max-cells setting; intermediates such as the n_q x n_k scores count), or would hold more memory at once than one request may (its --max-request-bytes setting: the body, every matrix computed and the answer, summed; a batch's items together). errors[].pointer names the field whose size drives the limit.",
+    /* api/http/problem.c */
+    "Service unavailable",
+    /* api/http/problem.c */
+    "The server is shutting down, could not get the memory this request needs, or holds as much as its memory budget allows (--max-memory: bodies being read, requests being computed and answers their clients have not read yet). Nothing is wrong with the request: retry it after the Retry-After seconds, on another replica if there is one.",
+    /* api/http/problem.c */
+    "Internal error",
+    /* api/http/problem.c */
+    "attnd failed in a way that is its own fault, not the request's. Please report it with the X-Request-Id of the response.",
+    /* api/http/problem.c */
+    "The request is malformed HTTP",
+    /* api/http/problem.c */
+    "The request's head breaks a rule of HTTP/1.1 (RFC 9112) that keeps every server and proxy on the way reading it the same: two Content-Length headers, or one with Transfer-Encoding; a header line that starts with a space (obs-fold); no Host, or two; a NUL (%00) in the target. A proxy could read such a request differently from attnd, so attnd answers this and closes the connection: send the request again, written plainly, on a new connection.",
+    /* api/http/problem.c */
+    "The query is too long",
+    /* api/http/problem.c */
+    "The request's query string has more parameters or bytes than attnd parses (256 parameters, 16 KiB). No endpoint takes more than a handful: send the matrices in a POST body instead. The connection is closed after this answer.",
+    /* api/http/problem.c */
+    "Transfer coding not implemented",
+    /* api/http/problem.c */
+    "The request's Transfer-Encoding names a coding attnd does not read (identity, gzip, ...). Send the body with a Content-Length, or with Transfer-Encoding: chunked alone. The connection is closed after this answer.",
+    /* api/request/body.c */
+    "the body is empty: send a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}",
+    /* api/request/body.c */
+    "the body starts with a UTF-8 byte-order mark (line 1, column 1, position 0): JSON must not have one",
+    /* api/request/body.c */
+    "save the file as UTF-8 without BOM",
+    /* api/request/body.c */
+    "no memory to read the body",
+    /* api/request/body.c */
+    "the body is not valid JSON: %s at line %zu, column %zu (byte %zu)",
+    /* api/request/body.c */
+    "a double holds magnitudes up to about 1.8e308: write that number smaller (scale the inputs down), or leave it out",
+    /* api/request/body.c */
+    "check the brackets and commas near that position; keys and strings need double quotes",
+    /* api/request/fields.c */
+    "an object",
+    /* api/request/fields.c */
+    "an array",
+    /* api/request/fields.c */
+    "a string",
+    /* api/request/fields.c */
+    "a number",
+    /* api/request/fields.c */
+    "a value",
+    /* api/request/fields.c */
+    "no known field is close; the fields are %s",
+    /* api/request/fields.c */
+    "did you mean \"%s\" (%s)?",
+    /* api/request/fields.c */
+    "unknown field \"%.64s\"",
+    /* api/request/fields.c */
+    "unknown fields %s; known fields: %s",
+    /* api/request/fields.c */
+    "unknown field %s; known fields: %s",
+    /* api/request/fields.c */
+    "%s must be a number above 0, not %s%s%s",
+    /* api/request/fields.c */
+    "leave %s out for 1/sqrt(d_k); 1 reproduces unscaled dot products",
+    /* api/request/fields.c */
+    "%s must be an integer from %lld to %lld, not %s%s%s",
+    /* api/request/fields.c */
+    "%s is \"%.64s\"; it must be %s",
+    /* api/request/fields.c */
+    "did you mean \"%s\"?",
+    /* api/request/fields.c */
+    "%s is %s; it must be %s",
+    /* api/request/fields.c */
+    "%s is %s; it must be a list of names: %s",
+    /* api/request/fields.c */
+    "%s lists \"%.64s\", which is not one of %s",
+    /* api/request/fields.c */
+    "%s item %zu is %s, not a name; names are %s",
+    /* api/request/fields.c */
+    "%s is %s; it must be a list of strings",
+    /* api/request/fields.c */
+    "%s item %zu is %s, not a string",
+    /* api/request/fields.c */
+    "labels are names shown next to the rows: write them in quotes",
+    /* api/request/grid.c */
+    "one name per query (row of q)",
+    /* api/request/grid.c */
+    "one name per key (row of k)",
+    /* api/request/grid.c */
+    "%s has %zu entries but there are %zu keys: a %s vector has one entry per key",
+    /* api/request/grid.c */
+    "%s is (%zu, %zu) but must be (n_q, n_k) = (%zu, %zu): one row per query, one column per key",
+    /* api/request/grid.c */
+    "%s looks transposed: it is (n_k, n_q); send it as (n_q, n_k), one row per query",
+    /* api/request/grid.c */
+    "n_q = %zu queries (rows of q) and n_k = %zu keys (rows of k)",
+    /* api/request/grid.c */
+    "no memory for the mask (%zu cells)",
+    /* api/request/grid.c */
+    "mask is \"%.64s\"; the only mask string is \"causal\"",
+    /* api/request/grid.c */
+    "for a decoder mask write \"causal\"; otherwise send a matrix (n_q, n_k) of 0/1 or true/false, or a vector (n_k) applied to every query",
+    /* api/request/grid.c */
+    "labels.%s has %zu names but there are %zu %s",
+    /* api/request/grid.c */
+    "labels is %s; it must be an object such as {\"queries\": [\"Q1\"], \"keys\": [\"K1\", \"K2\"]}",
+    /* api/request/heatmap.c */
+    "the weight drawn palest, a number or \"auto\" (default 0)",
+    /* api/request/heatmap.c */
+    "the weight drawn darkest, a number or \"auto\" (default 1)",
+    /* api/request/heatmap.c */
+    "the picture's title",
+    /* api/request/heatmap.c */
+    "heatmap.%s is %s; it must be a number from 0 to 1 (weights lie there) or \"auto\"",
+    /* api/request/heatmap.c */
+    "\"auto\" takes the %s weight drawn; the note draws from 0 to 1",
+    /* api/request/heatmap.c */
+    "heatmap is %s; it must be an object such as {\"vmax\": \"auto\"}",
+    /* api/request/heatmap.c */
+    "heatmap takes vmin, vmax (numbers or \"auto\") and title",
+    /* api/request/heatmap.c */
+    "heatmap.vmax (%g) must be above vmin (%g)",
+    /* api/request/heatmap.c */
+    "weights run from 0 to 1: e.g. {\"vmin\": 0, \"vmax\": 0.5}, or \"auto\"",
+    /* api/request/heatmap.c */
+    "heatmap.title must be a string of at most %d characters, not %s",
+    /* api/request/heatmap.c */
+    "a short title, e.g. \"Query별 Attention 가중치\"",
+    /* api/request/matrix.c */
+    "%s must hold numbers: Q, K and V are vectors of numbers, not words; turn each token into a vector first",
+    /* api/request/matrix.c */
+    "a single number is not a matrix: write [[%g]] for a 1x1 %s",
+    /* api/request/matrix.c */
+    "write %s as rows of numbers, e.g. [[1, 0], [0, 1]]",
+    /* api/request/matrix.c */
+    "the %s cell at %s is %s%s%s: %s cells are 0/1 or true/false",
+    /* api/request/matrix.c */
+    "0 and a large negative number (such as -1e9) is an additive mask, added to the scores: send it as bias instead (same shape), or send mask as 0/1",
+    /* api/request/matrix.c */
+    "1 (or true) means the query may attend to the key; 0 (or false) blocks it (mask_semantics \"block\" flips this)",
+    /* api/request/matrix.c */
+    "the cell at %s is %s, not a number: %s holds numbers",
+    /* api/request/matrix.c */
+    "\"%.40s\" is a string: write the number without quotes",
+    /* api/request/matrix.c */
+    "Q, K and V hold numbers, not words: \"%.40s\" must first be turned into a vector",
+    /* api/request/matrix.c */
+    "JSON has no NaN or infinity: every cell needs a finite number",
+    /* api/request/matrix.c */
+    "booleans belong in a mask; here write 1 or 0",
+    /* api/request/matrix.c */
+    "each cell of %s is one number",
+    /* api/request/matrix.c */
+    "%s has %zu x %zu = %zu cells; this server computes at most %zu cells in one matrix",
+    /* api/request/matrix.c */
+    "no memory for %s (%zu cells)",
+    /* api/request/matrix.c */
+    "%s mixes numbers and rows: %s is an array but %s/0 is not",
+    /* api/request/matrix.c */
+    "a vector holds numbers, a matrix holds rows: write every element of %s as a row [...]",
+    /* api/request/matrix.c */
+    "row %zu of %s is %s, not an array of numbers",
+    /* api/request/matrix.c */
+    "every row of %s %s is an array: write [[...], [...]]",
+    /* api/request/matrix.c */
+    "row %zu of %s is empty",
+    /* api/request/matrix.c */
+    "every row of %s needs at least one number",
+    /* api/request/matrix.c */
+    "%s is ragged: row %zu has %zu numbers but row 0 has %zu",
+    /* api/request/matrix.c */
+    "every row of %s %s needs the same length (%zu): check row %zu for a missing or extra number",
+    /* api/request/matrix.c */
+    "no memory to read %s",
+    /* api/request/matrix.c */
+    "%s is empty: it must be a matrix %s",
+    /* api/request/matrix.c */
+    "%s is %s, not a matrix %s",
+    /* api/request/matrix.c */
+    "%s is a flat list, not a matrix %s",
+    /* api/request/matrix.c */
+    "%s needs rows: for a single row write [[...]] (with the extra brackets)",
+    /* api/request/query.c */
+    "unknown query parameter \"%.40s\"; this endpoint takes %s",
+    /* api/request/query.c */
+    "no known parameter is close; the parameters are %s",
+    /* api/request/v2_tensor.c */
+    "the input's name",
+    /* api/request/v2_tensor.c */
+    "its sizes",
+    /* api/request/v2_tensor.c */
+    "FP32, FP64, ...",
+    /* api/request/v2_tensor.c */
+    "binary_data_size",
+    /* api/request/v2_tensor.c */
+    "its numbers, row-major",
+    /* api/request/v2_tensor.c */
+    "echoed in the answer",
+    /* api/request/v2_tensor.c */
+    "scale, causal, heads, ...",
+    /* api/request/v2_tensor.c */
+    "the tensors",
+    /* api/request/v2_tensor.c */
+    "the outputs asked for",
+    /* api/request/v2_tensor.c */
+    "Inference-Header-Content-Length \"%.40s\" is not the length of a JSON header within the body's %zu bytes",
+    /* api/request/v2_tensor.c */
+    "send the byte length of the JSON header that starts the body; the binary tensors follow it",
+    /* api/request/v2_tensor.c */
+    "use FP32 or FP64 (INT32 and INT64 are read too; BOOL, UINT8 or INT8 for a MASK)",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu].shape must be a list of 1 to %d sizes",
+    /* api/request/v2_tensor.c */
+    "e.g. [2, 4] for two rows of four; a leading size is a batch",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] has more elements than this machine can count the bytes of",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu].parameters.binary_data_size is not a byte count within the %zu binary bytes left after the header",
+    /* api/request/v2_tensor.c */
+    "Inference-Header-Content-Length must count the JSON header only; the binary pieces follow it in input order",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] is %zu %s elements (%zu bytes) but binary_data_size says %lld bytes",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] (%.64s) has shape of %zu elements but its data %s",
+    /* api/request/v2_tensor.c */
+    "data lists the elements row-major, flat or nested; its count must be the product of shape",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] is not an object",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] has no name",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu].parameters is not an object",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] has both data and binary_data_size",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] has neither a data list nor binary_data_size",
+    /* api/request/v2_tensor.c */
+    "outputs must be a list of at most %d outputs",
+    /* api/request/v2_tensor.c */
+    "outputs[%zu] needs a name (and parameters, if any, as an object)",
+    /* api/request/v2_tensor.c */
+    "outputs[%zu].parameters.binary_data is not true or false",
+    /* api/request/v2_tensor.c */
+    "the inference request is not a JSON object",
+    /* api/request/v2_tensor.c */
+    "id is not a string",
+    /* api/request/v2_tensor.c */
+    "parameters is not an object",
+    /* api/request/v2_tensor.c */
+    "inputs must be a list of 1 to %d tensors",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] repeats the name %.64s",
+    /* api/request/v2_tensor.c */
+    "%zu bytes follow the binary inputs that no input's binary_data_size accounts for",
+    /* api/request/v2_tensor.c */
+    "each binary input needs parameters.binary_data_size, and Inference-Header-Content-Length the JSON header's length",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] (%.64s, %s) has %s at %s",
+    /* api/request/v2_tensor.c */
+    "BOOL data is true or false",
+    /* api/request/v2_tensor.c */
+    "%s data is integers; send FP32 or FP64 for fractions",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] (%.64s) element %zu is not a finite number",
+    /* api/request/v2_tensor.c */
+    "NaN and infinity cannot be computed with",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] (%.64s) element %zu is the byte %g: BOOL is one byte of 0 or 1",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] (%.64s) element %zu is %g: a mask is 0 or 1 (false or true)",
+    /* api/request/v2_tensor.c */
+    "for an additive mask (0 / -1e9) send it as BIAS",
+    /* api/request/v2_tensor.c */
+    "parameters.%.48s must be %s",
+    /* api/request/v2_tensor.c */
+    "parameters.%.48s is not a parameter of this model",
+    /* api/request/v2_tensor.c */
+    "did you mean %s?",
+    /* api/request/variants.c */
+    "the frequency base, default 10000",
+    /* api/request/variants.c */
+    "\"half\" (Hugging Face) or \"interleaved\" (Meta's llama)",
+    /* api/request/variants.c */
+    "the share of d_k that rotates, default 1",
+    /* api/request/variants.c */
+    "each query's position, default n_k - n_q + i",
+    /* api/request/variants.c */
+    "each key's position, default j",
+    /* api/request/variants.c */
+    "keys visible before the query's position (null: all)",
+    /* api/request/variants.c */
+    "keys visible after it (null: all)",
+    /* api/request/variants.c */
+    "the probability of dropping a weight, in [0, 1)",
+    /* api/request/variants.c */
+    "the generator's seed (an integer >= 0), default 0",
+    /* api/request/variants.c */
+    "%s must be a finite number, not %s",
+    /* api/request/variants.c */
+    "one per query",
+    /* api/request/variants.c */
+    "one per key",
+    /* api/request/variants.c */
+    "one per head",
+    /* api/request/variants.c */
+    "give %s as a number, or a list of %zu numbers (%s)",
+    /* api/request/variants.c */
+    "no memory for %s",
+    /* api/request/variants.c */
+    "%s must be a number or a list of %zu numbers, not %s",
+    /* api/request/variants.c */
+    "%s must be a list of %zu numbers, not %s",
+    /* api/request/variants.c */
+    "give %s as a flat list of %zu numbers, %s",
+    /* api/request/variants.c */
+    "%s has %zu numbers but needs %zu, %s",
+    /* api/request/variants.c */
+    "rope must be an object, not %s",
+    /* api/request/variants.c */
+    "send {} for the defaults: {\"base\": 10000, \"layout\": \"half\", \"fraction\": 1}",
+    /* api/request/variants.c */
+    "the usual base is 10000 (llama 3 uses 500000)",
+    /* api/request/variants.c */
+    "rope.fraction must be in (0, 1]",
+    /* api/request/variants.c */
+    "fraction is the share of each head's d_k = %zu columns that rotate: 1 for all, 0.25 for a quarter (GPT-J, GPT-NeoX)",
+    /* api/request/variants.c */
+    "rope would rotate no column: d_k = %zu times fraction %g, rounded down to even, is 0",
+    /* api/request/variants.c */
+    "rotation turns pairs of columns: d_k x fraction must be at least 2",
+    /* api/request/variants.c */
+    "no memory for the rotation tables",
+    /* api/request/variants.c */
+    "alibi is a string other than \"auto\"",
+    /* api/request/variants.c */
+    "give \"auto\" for the paper's slopes, a number, or a list of %zu slopes (one per head)",
+    /* api/request/variants.c */
+    "no memory for the slopes",
+    /* api/request/variants.c */
+    "alibi slope %g is negative",
+    /* api/request/variants.c */
+    "a slope m >= 0 subtracts m x distance; \"auto\" gives the paper's slopes",
+    /* api/request/variants.c */
+    "window.left counts the keys before the query's position: an integer >= 0, or null for no limit",
+    /* api/request/variants.c */
+    "window.right counts the keys after the query's position: an integer >= 0, or null for no limit",
+    /* api/request/variants.c */
+    "window must be an object, not %s",
+    /* api/request/variants.c */
+    "e.g. {\"left\": 256, \"right\": 0}: each query sees itself and the 256 keys before it",
+    /* api/request/variants.c */
+    "dropout must be an object, not %s",
+    /* api/request/variants.c */
+    "e.g. {\"p\": 0.1, \"seed\": 42}",
+    /* api/request/variants.c */
+    "dropout.p is required",
+    /* api/request/variants.c */
+    "e.g. {\"p\": 0.1, \"seed\": 42}; p = 0 drops nothing",
+    /* api/request/variants.c */
+    "dropout.p must be a number in [0, 1), not %s",
+    /* api/request/variants.c */
+    "p is the share of weights dropped; the kept ones are divided by 1 - p, so p = 1 would divide by 0",
+    /* api/request/variants.c */
+    "the seed is an integer >= 0: the same seed drops the same cells",
+    /* api/request/variants.c */
+    "softcap c keeps each scaled score within ±c as c·tanh(s/c): c > 0 (Gemma 2 uses 50)",
+    /* api/request/variants.c */
+    "sink_tokens is how many first keys stay visible through the window (StreamingLLM keeps 4)",
+};
+
+const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];
