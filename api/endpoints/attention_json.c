@@ -113,10 +113,21 @@ struct api_explain_row api_attention_explain_row(const struct api_attention_req 
                                                  const struct attn_trace *t)
 {
     size_t i = r->explain.row;
-    return (struct api_explain_row){
+    struct api_explain_row x = {
         .row = i, .query = r->q.data + i * r->q.stride, .keys = r->k, .values = r->v,
         .trace = t, .scale = r->scale, .vector = r->q_is_vector,
     };
+    if (!r->variants.any)
+        return x;
+    x.variants = api_variants_for_head(&r->variants, 0);
+    x.vsteps = r->vsteps;
+    if (r->variants.has_rope) { /* the row is worked on the rotated q and k */
+        x.query_before_rope = x.query;
+        x.keys_before_rope = r->k;
+        x.query = r->vsteps->q_rope.data + i * r->vsteps->q_rope.stride;
+        x.keys = r->vsteps->k_rope;
+    }
+    return x;
 }
 
 void api_attention_pitfall(struct api_pitfall_result *out, const struct api_attention_req *r,
