@@ -133,11 +133,18 @@ struct api_explain_row api_attention_explain_row(const struct api_attention_req 
 void api_attention_pitfall(struct api_pitfall_result *out, const struct api_attention_req *r,
                            const struct attn_trace *t)
 {
-    const struct api_pitfall_inputs in = {
+    struct api_pitfall_inputs in = {
         .which = r->pitfall, .q = &r->q, .k = &r->k, .v = &r->v,
         .bias = api_grid_bias(&r->grid), .mask = api_grid_mask(&r->grid), .scale = r->scale,
         .right = t,
     };
+    struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    if (r->variants.any) /* the same variants; with rope, on the rotated rows */
+        in.variants = &v;
+    if (r->variants.has_rope) {
+        in.q = &r->vsteps->q_rope;
+        in.k = &r->vsteps->k_rope;
+    }
     api_pitfall_compute(out, &in);
 }
 

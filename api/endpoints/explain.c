@@ -34,6 +34,7 @@ enum explain_words {
     EX_SINK_SHARE, /* the sink's e^z over the sum: the weight no value carries */
     EX_DROPOUT,
     EX_DROPPED_OUT, /* key label: a dropped weight */
+    EX_UNMASKED_CAPPED, /* the mask step when it changed nothing after softcap */
     EX_WORDS
 };
 
@@ -60,6 +61,7 @@ static const char *const explain_words[EX_WORDS] = {
     [EX_SINK_SHARE] = "the sink takes {1} of the row and carries no value",
     [EX_DROPOUT] = "dropout",
     [EX_DROPPED_OUT] = "{1} dropped: 0",
+    [EX_UNMASKED_CAPPED] = "nothing blocked or biased: masked = softcapped",
 };
 
 static const struct api_field fields[] = {
@@ -440,7 +442,8 @@ static void mask_lines(struct api_buf *b, const struct api_explain_row *x, int d
     }
     if (first) {
         lead(b, EX_MASK, true);
-        api_buf_printf(b, "%s\n", explain_words[EX_UNMASKED]);
+        api_buf_printf(b, "%s\n", explain_words[softcapped_of(x) != NULL ? EX_UNMASKED_CAPPED
+                                                                          : EX_UNMASKED]);
     }
 }
 

@@ -1,4 +1,4 @@
-// tests/http/explain_variants.test.mjs — `explain` with the attention variants (DESIGN.md,
+// tests/http/teach_variants.test.mjs — `explain` and `pitfall` with the attention variants (DESIGN.md,
 // "Teaching what the notes teach" and "Attention variants, each its own step"): the row
 // worked by hand carries each variant step that runs by its step name (q_rope's row as
 // "query", "softcapped", masked with ALiBi and the window, the sink's share in exp_sum
@@ -8,7 +8,10 @@
 // formulas of DESIGN.md (RoPE's rotation, c·tanh(s/c), −m·|i + off − j|, the window
 // with sink tokens, e^z/(Σe^m + e^z), the documented generator for dropout), and cell
 // for cell against the answer's own step matrices, for each variant alone and all of
-// them together, on /v1/attention and /v1/multihead.
+// them together, on /v1/attention and /v1/multihead. pitfall: no_transpose with rope is
+// Q_rope @ K_rope (the mistake is the transpose, not the rotation) run through the same
+// variants; column_softmax and no_max_subtraction work on masked, which holds softcap,
+// ALiBi and the window.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -270,4 +273,58 @@ describe('/v1/multihead: explain per head with the head\'s variants', () => {
       }
     });
   }
+});
+
+describe('pitfall with the variants', () => {
+  const transpose = (m) => m[0].map((_, c) => m.map((r) => r[c]));
+  // K is 4 × 4, so Q @ K runs (n_k = d_k) and gives silently wrong numbers
+  for (const name of ['rope', 'all']) {
+    test(`no_transpose with ${name}: Q_rope @ K_rope, then the same variants; the missing transpose alone`, async () => {
+      const names = name === 'all' ? ALL : [name];
+      const fields = Object.assign({}, ...names.map((n) => VARIANTS[n][0]));
+      const opts = Object.assign({}, ...names.map((n) => VARIANTS[n][1]));
+      const r = await postJson(s.port, '/v1/attention', { q: Q, k: K, v: V, scale: SCALE, ...fields, pitfall: 'no_transpose' });
+      assert.equal(r.status, 200, r.body);
+      const b = r.json();
+      const right = naive({ q: Q, k: K, v: V, scale: SCALE, ...opts });
+      // the learner's product: rows of Q_rope times the columns of K_rope, i.e. keys = K_ropeᵀ
+      const wrong = naive({ q: right.qr, k: transpose(right.kr), v: V, scale: SCALE, ...opts, rope: false });
+      assert.equal(b.pitfall.error, null);
+      for (const [step, want] of [['scores', wrong.scores], ['weights', wrong.weights], ['output', wrong.output]])
+        b.pitfall.steps[step].forEach((row, i) => row.forEach((x, j) => near(x, want[i][j], 1e-12, `${name} ${step}[${i}][${j}]`)));
+      let diff = 0;
+      wrong.output.forEach((row, i) => row.forEach((x, c) => { diff = Math.max(diff, Math.abs(x - right.output[i][c])); }));
+      near(b.pitfall.max_abs_difference, diff, 1e-12, 'max_abs_difference');
+      assert.ok(diff > 0.1);
+    });
+  }
+
+  test('column_softmax and no_max_subtraction work on masked, softcap, ALiBi and the window in it', async () => {
+    const fields = { softcap: 0.5, alibi: 0.75, window: { left: 1, right: 0 }, sink_tokens: 1, scale: SCALE };
+    const ref = naive({ q: Q, k: K, v: V, scale: SCALE, softcap: 0.5, slope: 0.75, window: { left: 1, right: 0 }, sinkTokens: 1 });
+    const mixV = (w) => w.map((r) => V[0].map((_, c) => r.reduce((a, x, j) => a + x * V[j][c], 0)));
+    // down each column: e^(m − column max) / Σ over the column
+    const cols = transpose(ref.masked).map((col) => {
+      const mx = Math.max(...col);
+      const e = col.map((m) => Math.exp(m - mx));
+      const sum = e.reduce((a, x) => a + x, 0);
+      return e.map((x) => x / sum);
+    });
+    const colW = transpose(cols);
+    // along each row without the max: e^m / Σ e^m
+    const rowW = ref.masked.map((r) => {
+      const e = r.map((m) => Math.exp(m));
+      const sum = e.reduce((a, x) => a + x, 0);
+      return e.map((x) => x / sum);
+    });
+    for (const [pitfall, w] of [['column_softmax', colW], ['no_max_subtraction', rowW]]) {
+      const r = await postJson(s.port, '/v1/attention', { q: Q, k: K, v: V, ...fields, pitfall });
+      assert.equal(r.status, 200, r.body);
+      const p = r.json().pitfall;
+      p.steps.weights.forEach((row, i) => row.forEach((x, j) => near(x, w[i][j], 1e-12, `${pitfall} weights[${i}][${j}]`)));
+      const out = mixV(w);
+      p.steps.output.forEach((row, i) => row.forEach((x, c) => near(x, out[i][c], 1e-12, `${pitfall} output[${i}][${c}]`)));
+      assert.equal(p.non_finite, 0);
+    }
+  });
 });
