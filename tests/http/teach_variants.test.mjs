@@ -328,3 +328,33 @@ describe('pitfall with the variants', () => {
     }
   });
 });
+
+describe('include naming a step whose variant is off', () => {
+  const STEPS = [['q_rope', 'rope'], ['k_rope', 'rope'], ['softcapped', 'softcap'], ['dropout_keep', 'dropout'], ['dropped', 'dropout']];
+  const ATT = { q: [[1, 0], [0, 1]], k: [[1, 0], [0, 1]], v: [[1], [2]] };
+  const MHB = { random: { seed: 1, n: 2, d_model: 4 }, heads: 2 };
+  for (const [path, body] of [['/v1/attention', ATT], ['/v1/multihead', MHB]]) {
+    test(`${path}: 422 invalid-value at /include/<i>, the hint names the field`, async () => {
+      for (const [step, field] of STEPS) {
+        const r = await postJson(s.port, path, { ...body, include: ['weights', step] });
+        assert.equal(r.status, 422, `${step}: ${r.body}`);
+        const p = r.json();
+        assert.equal(p.type, '/problems/invalid-value');
+        assert.equal(p.errors[0].pointer, '/include/1');
+        assert.ok(p.errors[0].hint.includes(`"${field}"`), p.errors[0].hint);
+      }
+      // with its variant on, the same include is answered
+      const on = { rope: {}, softcap: 1, dropout: { p: 0.5, seed: 1 } };
+      const r = await postJson(s.port, path, { ...body, ...on, include: ['weights', ...STEPS.map(([st]) => st)] });
+      assert.equal(r.status, 200, r.body);
+      for (const [st] of STEPS) assert.ok(Array.isArray(r.json()[st]), st);
+    });
+  }
+  test('a batch item points into its item', async () => {
+    const r = await postJson(s.port, '/v1/attention/batch', { items: [ATT, { ...ATT, include: ['softcapped'] }] });
+    const items = r.json().results;
+    assert.equal(items[0].status, 200);
+    assert.equal(items[1].status, 422);
+    assert.equal(items[1].body.errors[0].pointer, '/items/1/include/0');
+  });
+});
