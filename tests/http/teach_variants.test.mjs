@@ -329,6 +329,17 @@ describe('pitfall with the variants', () => {
   });
 });
 
+test('/v1/multihead text: the head\'s variant lines, its own sink logit', async () => {
+  const r = await postJson(s.port, '/v1/multihead?format=text', { random: { seed: 4, n: 3, d_model: 4 }, heads: 2,
+    rope: {}, softcap: 0.7, sink_logit: [0.2, -1], dropout: { p: 0.3, seed: 12 }, explain: { row: 2, head: 1 } });
+  assert.equal(r.status, 200);
+  const t = r.body.slice(r.body.indexOf('\nexplain  head 1'));
+  assert.match(t, /\n {2}rope {7}q2 turned by its position \(the first 2 columns\): /);
+  assert.match(t, /\n {2}softcap {4}0\.7·tanh\(/);
+  assert.match(t, /\n {2}sink {7}e\^-1 ≈ 0\.3679\n/); // head 1's z = −1: e^−1 = 0.36788
+  assert.match(t, /\n {2}dropout {4}k0: /);
+});
+
 describe('include naming a step whose variant is off', () => {
   const STEPS = [['q_rope', 'rope'], ['k_rope', 'rope'], ['softcapped', 'softcap'], ['dropout_keep', 'dropout'], ['dropped', 'dropout']];
   const ATT = { q: [[1, 0], [0, 1]], k: [[1, 0], [0, 1]], v: [[1], [2]] };
