@@ -113,20 +113,38 @@ struct api_explain_row api_attention_explain_row(const struct api_attention_req 
                                                  const struct attn_trace *t)
 {
     size_t i = r->explain.row;
-    return (struct api_explain_row){
+    struct api_explain_row x = {
         .row = i, .query = r->q.data + i * r->q.stride, .keys = r->k, .values = r->v,
         .trace = t, .scale = r->scale, .vector = r->q_is_vector,
     };
+    if (!r->variants.any)
+        return x;
+    x.variants = api_variants_for_head(&r->variants, 0);
+    x.vsteps = r->vsteps;
+    if (r->variants.has_rope) { /* the row is worked on the rotated q and k */
+        x.query_before_rope = x.query;
+        x.keys_before_rope = r->k;
+        x.query = r->vsteps->q_rope.data + i * r->vsteps->q_rope.stride;
+        x.keys = r->vsteps->k_rope;
+    }
+    return x;
 }
 
 void api_attention_pitfall(struct api_pitfall_result *out, const struct api_attention_req *r,
                            const struct attn_trace *t)
 {
-    const struct api_pitfall_inputs in = {
+    struct api_pitfall_inputs in = {
         .which = r->pitfall, .q = &r->q, .k = &r->k, .v = &r->v,
         .bias = api_grid_bias(&r->grid), .mask = api_grid_mask(&r->grid), .scale = r->scale,
         .right = t,
     };
+    struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    if (r->variants.any) /* the same variants; with rope, on the rotated rows */
+        in.variants = &v;
+    if (r->variants.has_rope) {
+        in.q = &r->vsteps->q_rope;
+        in.k = &r->vsteps->k_rope;
+    }
     api_pitfall_compute(out, &in);
 }
 

@@ -111,6 +111,9 @@ static bool read_options(const json_t *doc, const char *prefix, struct api_atten
     const struct api_variant_sizes sizes = { 1, r->q.rows, r->k.rows, r->q.cols, r->q_is_vector };
     if (!api_variants_read(doc, prefix, &sizes, &r->variants, err))
         return false;
+    API_FIELD_POINTER(ptr, prefix, "include");
+    if (!api_variants_check_include(&r->variants, api_member(doc, "include"), ptr, err))
+        return false;
     if (r->variants.any && (r->vsteps = calloc(1, sizeof *r->vsteps)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
         return false;

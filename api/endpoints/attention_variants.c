@@ -76,8 +76,9 @@ bool api_attention_run_variants(const struct api_attention_req *r, const char *p
 {
     struct attn_vtrace *vt = r->vsteps; /* the request's, filled here */
     struct attn_variants v = api_variants_for_head(&r->variants, 0);
-    /* Keys a window hides are not multiplied when no step before masked is shown. */
-    v.band_only = !r->for_page && !(r->include & ((1ul << API_PART_SCORES) |
+    /* Keys a window hides are not multiplied when no step before masked is shown
+     * (explain shows its row's scores, scaled and softcapped). */
+    v.band_only = !r->for_page && !r->explain.on && !(r->include & ((1ul << API_PART_SCORES) |
                                                  (1ul << API_PART_SCALED) |
                                                  (1ul << API_PART_SOFTCAPPED)));
     attn_vtrace_free(vt);

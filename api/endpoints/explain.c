@@ -30,6 +30,14 @@ enum explain_words {
     EX_OVERFLOW,   /* the largest masked score: e^x overflowed */
     EX_SHIFTED,    /* the row's max: the stable way */
     EX_EMPTY,      /* a fully masked row */
+    EX_ROPE,       /* the variants' steps, unnumbered between the note's five */
+    EX_ROPE_LINE,  /* label, rotated width */
+    EX_SOFTCAP,
+    EX_SINK,
+    EX_SINK_SHARE, /* the sink's e^z over the sum: the weight no value carries */
+    EX_DROPOUT,
+    EX_DROPPED_OUT, /* key label: a dropped weight */
+    EX_UNMASKED_CAPPED, /* the mask step when it changed nothing after softcap */
     EX_WORDS
 };
 
@@ -47,8 +55,16 @@ static const char *const explain_words[EX_WORDS] = {
     [EX_SUM] = API_N("sum"),
     [EX_OVERFLOW] = API_N("e^{1} overflows to inf, and inf ÷ inf is nan (the notes' pitfall); "
                     "subtract the row's max first: the ratios do not change"),
-    [EX_SHIFTED] = "max {1}; e^(masked − max):",
-    [EX_EMPTY] = "every key is blocked: the weights and the output are 0",
+    [EX_SHIFTED] = API_N("max {1}; e^(masked − max):"),
+    [EX_EMPTY] = API_N("every key is blocked: the weights and the output are 0"),
+    [EX_ROPE] = "rope",
+    [EX_ROPE_LINE] = API_N("{1} turned by its position (the first {2} columns)"),
+    [EX_SOFTCAP] = "softcap",
+    [EX_SINK] = "sink",
+    [EX_SINK_SHARE] = API_N("the sink takes {1} of the row and carries no value"),
+    [EX_DROPOUT] = "dropout",
+    [EX_DROPPED_OUT] = API_N("{1} dropped: 0"),
+    [EX_UNMASKED_CAPPED] = API_N("nothing blocked or biased: masked = softcapped"),
 };
 
 static const struct api_field fields[] = {
@@ -126,8 +142,11 @@ size_t api_explain_numbers(const struct api_explain_req *e, const struct api_exp
 {
     if (!e->on)
         return 0;
-    /* The terms' pairs, each value row twice (terms and output), 9 numbers a key. */
-    return 2 * n->n_k * n->d_k + 2 * n->n_k * n->d_v + 9 * n->n_k + n->d_k + 2 * n->d_v + 8;
+    /* The terms' pairs, each value row twice (terms and output), 9 numbers a key; with
+     * every variant at most 4 more a key (softcapped, dropout_keep, dropped twice),
+     * query_before_rope, the sink's logit and weight. */
+    return 2 * n->n_k * n->d_k + 2 * n->n_k * n->d_v + 13 * n->n_k + 2 * n->d_k + 2 * n->d_v +
+           10;
 }
 
 /* ---------------------------------------------------------------- the numbers */
@@ -142,11 +161,12 @@ static bool blocked(double masked)
     return isinf(masked) && masked < 0;
 }
 
-/* The largest allowed masked score of the row; -inf when every key is blocked. */
+/* The largest allowed masked score of the row, the sink logit among them; -inf when
+ * every key is blocked and there is no sink. */
 static double row_max(const struct api_explain_row *x)
 {
     const struct attn_trace *t = x->trace;
-    double m = -INFINITY;
+    double m = x->variants.sink ? x->variants.sink_logit : -INFINITY;
     for (size_t j = 0; j < t->n_k; j++)
         if (!blocked(cell(&t->masked, x->row, j)) && cell(&t->masked, x->row, j) > m)
             m = cell(&t->masked, x->row, j);
@@ -162,6 +182,30 @@ static double exp_unshifted(double masked)
 static double exp_shifted(double masked, double max)
 {
     return blocked(masked) ? 0 : exp(masked - max);
+}
+
+/* The variants' steps that ran for this row: NULL when theirs did not. */
+static const struct attn_matrix *softcapped_of(const struct api_explain_row *x)
+{
+    return x->vsteps != NULL && x->variants.softcap > 0 ? &x->vsteps->softcapped : NULL;
+}
+
+static const struct attn_matrix *dropped_of(const struct api_explain_row *x)
+{
+    return x->vsteps != NULL && x->variants.dropout ? &x->vsteps->dropped : NULL;
+}
+
+/* The sink's share of the row, from the trace (0 without a sink). */
+static double sink_weight_of(const struct api_explain_row *x)
+{
+    return x->vsteps != NULL && x->variants.sink ? x->vsteps->sink_weight[x->row] : 0;
+}
+
+/* The weight that mixes value row j: dropped with dropout, else the softmax weight. */
+static double mixing_weight(const struct api_explain_row *x, size_t j)
+{
+    const struct attn_matrix *d = dropped_of(x);
+    return d != NULL ? cell(d, x->row, j) : cell(&x->trace->weights, x->row, j);
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -185,6 +229,10 @@ static void write_key(struct jw *w, const struct api_explain_row *x, size_t j, d
     jw_double(w, cell(&t->scores, i, j));
     JW_KEY(w, "scaled");
     jw_double(w, cell(&t->scaled, i, j));
+    if (softcapped_of(x) != NULL) {
+        JW_KEY(w, "softcapped");
+        jw_double(w, cell(softcapped_of(x), i, j));
+    }
     /* Blocked: masked, e^masked and the shift are null (JSON has no -inf); an
      * overflowing e^masked is null too, as every non-finite number is. */
     JW_KEY(w, "masked");
@@ -197,6 +245,12 @@ static void write_key(struct jw *w, const struct api_explain_row *x, size_t j, d
     jw_double(w, exp_shifted(m, max));
     JW_KEY(w, "weight");
     jw_double(w, cell(&t->weights, i, j));
+    if (dropped_of(x) != NULL) {
+        JW_KEY(w, "dropout_keep");
+        jw_double(w, cell(&x->vsteps->keep, i, j));
+        JW_KEY(w, "dropped");
+        jw_double(w, cell(dropped_of(x), i, j));
+    }
     jw_object_end(w);
 }
 
@@ -214,6 +268,10 @@ static void write_output(struct jw *w, const struct api_explain_row *x)
         jw_int(w, (long long)j);
         JW_KEY(w, "weight");
         jw_double(w, cell(&t->weights, x->row, j));
+        if (dropped_of(x) != NULL) { /* what the value row is weighed by */
+            JW_KEY(w, "dropped");
+            jw_double(w, cell(dropped_of(x), x->row, j));
+        }
         JW_KEY(w, "value");
         jw_double_array(w, x->values.data + j * x->values.stride, d_v);
         jw_object_end(w);
@@ -233,6 +291,10 @@ void api_explain_write(struct jw *w, const struct api_explain_row *x)
         unshifted += exp_unshifted(cell(&t->masked, x->row, j));
         sum += exp_shifted(cell(&t->masked, x->row, j), max);
     }
+    if (x->variants.sink) { /* the sink's term is in both sums: it takes weight */
+        unshifted += exp(x->variants.sink_logit);
+        sum += exp(x->variants.sink_logit - max);
+    }
     JW_KEY(w, "explain");
     jw_object_begin(w);
     JW_KEY(w, "row");
@@ -240,7 +302,11 @@ void api_explain_write(struct jw *w, const struct api_explain_row *x)
     JW_KEY(w, "head");
     x->has_head ? jw_int(w, (long long)x->head) : jw_null(w);
     JW_KEY(w, "query");
-    jw_double_array(w, x->query, x->keys.cols);
+    jw_double_array(w, x->query, x->keys.cols); /* with rope: q_rope's row */
+    if (x->query_before_rope != NULL) {
+        JW_KEY(w, "query_before_rope");
+        jw_double_array(w, x->query_before_rope, x->keys.cols);
+    }
     JW_KEY(w, "keys");
     jw_array_begin(w);
     for (size_t j = 0; j < t->n_k; j++)
@@ -254,6 +320,12 @@ void api_explain_write(struct jw *w, const struct api_explain_row *x)
     jw_double(w, unshifted); /* null when e^masked overflowed */
     JW_KEY(w, "exp_sum");
     jw_double(w, sum);
+    if (x->variants.sink) {
+        JW_KEY(w, "sink_logit");
+        jw_double(w, x->variants.sink_logit);
+        JW_KEY(w, "sink_weight");
+        jw_double(w, sink_weight_of(x));
+    }
     write_output(w, x);
     jw_object_end(w);
 }
@@ -351,7 +423,8 @@ static void mask_lines(struct api_buf *b, const struct api_explain_row *x, int d
     const struct attn_trace *t = x->trace;
     bool first = true;
     for (size_t j = 0; j < t->n_k; j++) {
-        double m = cell(&t->masked, x->row, j), s = cell(&t->scaled, x->row, j);
+        const struct attn_matrix *before = softcapped_of(x) ? softcapped_of(x) : &t->scaled;
+        double m = cell(&t->masked, x->row, j), s = cell(before, x->row, j);
         if (m == s)
             continue;
         char key[API_TEXT_LABEL], line[API_TEXT_LABEL + 80];
@@ -368,11 +441,14 @@ static void mask_lines(struct api_buf *b, const struct api_explain_row *x, int d
         show(sv, s, decimals);
         show(bv, m - s, decimals);
         bool approx = show(mv, m, decimals);
-        api_buf_printf(b, "%s: %s + bias %s %s %s\n", key, sv, bv, eq(approx), mv);
+        api_buf_printf(b, "%s: %s + %s %s %s %s\n", key, sv,
+                       x->variants.alibi ? "bias + alibi" : "bias", bv,
+                       eq(approx), mv);
     }
     if (first) {
         lead(b, EX_MASK, true);
-        api_buf_printf(b, "%s\n", api_tr(explain_words[EX_UNMASKED]));
+        api_buf_printf(b, "%s\n", api_tr(explain_words[softcapped_of(x) != NULL ? EX_UNMASKED_CAPPED
+                                                                                 : EX_UNMASKED]));
     }
 }
 
@@ -385,6 +461,8 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
     const struct attn_trace *t = x->trace;
     size_t n_k = t->n_k, i = x->row;
     double max = row_max(x), sum = 0;
+    bool sink = x->variants.sink;
+    double z = x->variants.sink_logit;
     if (isinf(max)) {
         lead(b, EX_SOFTMAX, true);
         api_buf_printf(b, "%s\n", api_tr(explain_words[EX_EMPTY]));
@@ -392,6 +470,8 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
     }
     for (size_t j = 0; j < n_k; j++)
         sum += exp_unshifted(cell(&t->masked, i, j));
+    if (sink)
+        sum += exp(z);
     bool stable = !isfinite(sum);
     bool first = true;
     if (stable) {
@@ -408,6 +488,8 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
         sum = 0;
         for (size_t j = 0; j < n_k; j++)
             sum += exp_shifted(cell(&t->masked, i, j), max);
+        if (sink)
+            sum += exp(z - max);
     }
     char sum_text[API_NUMBER_MAX];
     bool sum_approx = show(sum_text, sum, decimals);
@@ -422,6 +504,14 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
         first = false;
         api_buf_printf(b, stable ? "e^(%s) %s %s\n" : "e^%s %s %s\n", arg, eq(approx), e);
     }
+    char sink_e[API_NUMBER_MAX] = "";
+    if (sink) { /* the sink's own exponential: a logit in the sum, with no value row */
+        char arg[API_NUMBER_MAX];
+        bool approx = show(arg, stable ? z - max : z, decimals);
+        approx = show(sink_e, stable ? exp(z - max) : exp(z), decimals) || approx;
+        lead(b, EX_SINK, true);
+        api_buf_printf(b, stable ? "e^(%s) %s %s\n" : "e^%s %s %s\n", arg, eq(approx), sink_e);
+    }
     lead(b, EX_SOFTMAX, false);
     api_buf_printf(b, "%s ", api_tr(explain_words[EX_SUM]));
     size_t written = 0;
@@ -433,8 +523,8 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
         show(e, stable ? exp_shifted(m, max) : exp(m), decimals);
         api_buf_printf(b, "%s%s", written++ == 0 ? "" : " + ", e);
     }
-    api_buf_printf(b, "%s %s %s\n", written == SHOWN && n_k > SHOWN ? " + …" : "",
-                   eq(sum_approx), sum_text);
+    api_buf_printf(b, "%s%s%s %s %s\n", written == SHOWN && n_k > SHOWN ? " + …" : "",
+                   sink ? " + " : "", sink_e, eq(sum_approx), sum_text);
     for (size_t j = 0; j < n_k; j++) {
         double m = cell(&t->masked, i, j);
         char e[API_NUMBER_MAX], wv[API_NUMBER_MAX];
@@ -442,6 +532,79 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
         bool approx = show(wv, cell(&t->weights, i, j), decimals);
         lead(b, EX_SOFTMAX, false);
         api_buf_printf(b, "%s ÷ %s %s %s\n", e, sum_text, eq(approx || sum_approx), wv);
+    }
+    if (sink) {
+        char share[API_NUMBER_MAX], line[API_NUMBER_MAX + 120];
+        bool approx = show(share, sink_weight_of(x), decimals);
+        lead(b, EX_SINK, true);
+        api_buf_printf(b, "%s ÷ %s %s %s: ", sink_e, sum_text, eq(approx || sum_approx), share);
+        const char *args[] = { share };
+        api_fill(line, sizeof line, api_tr(explain_words[EX_SINK_SHARE]), args, 1);
+        api_buf_printf(b, "%s\n", line);
+    }
+}
+
+/* rope: the query and every key as sent, and as turned by position (then compared). */
+static void rope_lines(struct api_buf *b, const struct api_explain_row *x, int decimals,
+                       const char *query, const struct api_labels *keys)
+{
+    char rotated[24], line[API_TEXT_LABEL + 120];
+    snprintf(rotated, sizeof rotated, "%zu", x->variants.rope->rotated);
+    size_t d_k = x->keys.cols;
+    for (size_t j = 0; j <= x->trace->n_k; j++) {
+        char label[API_TEXT_LABEL];
+        if (j == 0)
+            snprintf(label, sizeof label, "%s", query);
+        else
+            api_text_label(label, keys, j - 1);
+        const char *args[] = { label, rotated };
+        api_fill(line, sizeof line, api_tr(explain_words[EX_ROPE_LINE]), args, 2);
+        lead(b, EX_ROPE, j == 0);
+        api_buf_printf(b, "%s: ", line);
+        const struct attn_matrix *sent = &x->keys_before_rope;
+        vector_text(b, j == 0 ? x->query_before_rope : sent->data + (j - 1) * sent->stride, d_k,
+                    decimals);
+        api_buf_puts(b, " → ");
+        vector_text(b, j == 0 ? x->query : x->keys.data + (j - 1) * x->keys.stride, d_k,
+                    decimals);
+        api_buf_puts(b, "\n");
+    }
+}
+
+/* softcap: c·tanh(scaled / c) for each key, after the scale. */
+static void softcap_lines(struct api_buf *b, const struct api_explain_row *x, int decimals)
+{
+    char c[API_NUMBER_MAX];
+    show(c, x->variants.softcap, decimals);
+    for (size_t j = 0; j < x->trace->n_k; j++) {
+        char sv[API_NUMBER_MAX], r[API_NUMBER_MAX];
+        show(sv, cell(&x->trace->scaled, x->row, j), decimals);
+        bool approx = show(r, cell(softcapped_of(x), x->row, j), decimals);
+        lead(b, EX_SOFTCAP, j == 0);
+        api_buf_printf(b, "%s·tanh(%s ÷ %s) %s %s\n", c, sv, c, eq(approx), r);
+    }
+}
+
+/* dropout: each weight kept and scaled by 1 ÷ (1 − p), or dropped to 0. */
+static void dropout_lines(struct api_buf *b, const struct api_explain_row *x, int decimals,
+                          const struct api_labels *keys)
+{
+    char keep[API_NUMBER_MAX];
+    bool keep_approx = show(keep, 1 - x->variants.dropout_p, decimals);
+    for (size_t j = 0; j < x->trace->n_k; j++) {
+        char key[API_TEXT_LABEL], wv[API_NUMBER_MAX], d[API_NUMBER_MAX];
+        char line[API_TEXT_LABEL + 40];
+        api_text_label(key, keys, j);
+        lead(b, EX_DROPOUT, j == 0);
+        if (cell(&x->vsteps->keep, x->row, j) == 0) {
+            const char *args[] = { key };
+            api_fill(line, sizeof line, api_tr(explain_words[EX_DROPPED_OUT]), args, 1);
+            api_buf_printf(b, "%s\n", line);
+            continue;
+        }
+        show(wv, cell(&x->trace->weights, x->row, j), decimals);
+        bool approx = show(d, cell(dropped_of(x), x->row, j), decimals) || keep_approx;
+        api_buf_printf(b, "%s: %s ÷ %s %s %s\n", key, wv, keep, eq(approx), d);
     }
 }
 
@@ -456,7 +619,7 @@ static void mix_line(struct api_buf *b, const struct api_explain_row *x, int dec
             break;
         }
         char wv[API_NUMBER_MAX];
-        show(wv, cell(&t->weights, x->row, j), decimals);
+        show(wv, mixing_weight(x, j), decimals);
         api_buf_printf(b, "%s%s×", j == 0 ? "" : " + ", wv);
         vector_text(b, x->values.data + j * x->values.stride, d_v, decimals);
     }
@@ -475,10 +638,16 @@ void api_explain_text(struct api_buf *b, const struct api_explain_row *x, int de
     const char *args[] = { query, row, head };
     api_fill(title, sizeof title, api_tr(explain_words[x->has_head ? EX_TITLE_HEAD : EX_TITLE]), args, 3);
     api_buf_printf(b, "\n%s\n", title);
+    if (x->query_before_rope != NULL)
+        rope_lines(b, x, decimals, query, keys);
     compare_lines(b, x, decimals, query, keys);
     scale_lines(b, x, decimals);
+    if (softcapped_of(x) != NULL)
+        softcap_lines(b, x, decimals);
     mask_lines(b, x, decimals, keys);
     softmax_lines(b, x, decimals);
+    if (dropped_of(x) != NULL)
+        dropout_lines(b, x, decimals, keys);
     mix_line(b, x, decimals);
 }
 

@@ -28,6 +28,7 @@
 #include "api/json/write.h"
 #include "api/render/text.h"
 #include "core/attention.h"
+#include "core/variants.h"
 
 /* More terms than this (n_k·(d_k + d_v)) is 422 limit-exceeded at /explain. */
 #define API_EXPLAIN_MAX_TERMS 65536
@@ -69,9 +70,24 @@ struct api_explain_row {
     const struct attn_trace *trace;  /* the head's trace: scores … output */
     double scale;
     bool vector;                     /* one query sent as a vector */
+    /*
+     * The variants that shaped the row (zeroed: none) and their steps (NULL: none ran;
+     * multi-head: the head's). With rope, query and keys are the rotated rows (q_rope's
+     * row, k_rope) and query_before_rope is the row as sent.
+     */
+    struct attn_variants variants;
+    const struct attn_vtrace *vsteps;
+    const double *query_before_rope; /* (d_k) or NULL */
+    struct attn_matrix keys_before_rope; /* (n_k, d_k) as sent, when rope */
 };
 
-/* "explain": {...} as DESIGN.md gives it. */
+/*
+ * "explain": {...} as DESIGN.md gives it, with each variant step that runs by its step
+ * name: "query_before_rope" beside the rotated "query"; per key "softcapped" between
+ * scaled and masked, "dropout_keep" and "dropped" after the weight; "sink_logit" and
+ * "sink_weight" when a sink takes its share (its e^(z − row_max) is in exp_sum); the
+ * output's terms then weigh each value row by "dropped".
+ */
 void api_explain_write(struct jw *w, const struct api_explain_row *x);
 
 /*

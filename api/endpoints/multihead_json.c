@@ -248,11 +248,24 @@ struct api_explain_row api_multihead_explain_row(const struct api_multihead_req 
     /* The head's slices: columns [h·d_k, (h+1)·d_k) of Q, its kv head's of K and V. */
     const struct attn_matrix keys = { t->k.data + g * d_k, t->n_k, d_k, t->k.stride };
     const struct attn_matrix values = { t->v.data + g * d_k, t->n_k, d_k, t->v.stride };
-    return (struct api_explain_row){
+    struct api_explain_row x = {
         .row = i, .has_head = true, .head = h,
         .query = t->q.data + i * t->q.stride + h * d_k, .keys = keys, .values = values,
         .trace = &t->head[h], .scale = r->scale,
     };
+    if (!r->variants.any)
+        return x;
+    /* The head's slopes, sink logit and steps; k_rope is its kv head's keys turned. */
+    const struct attn_vtrace *vt = &r->vsteps[h];
+    x.variants = api_variants_for_head(&r->variants, h);
+    x.vsteps = vt;
+    if (r->variants.has_rope) {
+        x.query_before_rope = x.query;
+        x.keys_before_rope = keys;
+        x.query = vt->q_rope.data + i * vt->q_rope.stride;
+        x.keys = vt->k_rope;
+    }
+    return x;
 }
 
 void api_multihead_write(struct jw *w, const struct api_multihead_req *r,

@@ -570,6 +570,9 @@ static bool read_options(const json_t *doc, const char *prefix, const struct api
     const struct api_variant_sizes sizes = { r->heads, n_q, n_k, r->d_k, false };
     if (!api_variants_read(doc, prefix, &sizes, &r->variants, err))
         return false;
+    API_FIELD_POINTER(ptr, prefix, "include");
+    if (!api_variants_check_include(&r->variants, api_member(doc, "include"), ptr, err))
+        return false;
     if (r->variants.any && (r->vsteps = calloc(r->heads, sizeof *r->vsteps)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
         return false;

@@ -27,8 +27,8 @@ enum attn_status api_multihead_run_variants(const struct api_multihead_req *r,
     for (size_t i = 0; i < h && st == ATTN_OK; i++) {
         of[i] = api_variants_for_head(&r->variants, i);
         /* Keys a window hides are not multiplied when no step before masked is shown
-         * (the text and SVG pages include every step). */
-        of[i].band_only = !(r->include & ((1ul << API_MH_SCORES) | (1ul << API_MH_SCALED) |
+         * (the text and SVG pages include every step; explain shows its row's). */
+        of[i].band_only = !r->explain.on && !(r->include & ((1ul << API_MH_SCORES) | (1ul << API_MH_SCALED) |
                                           (1ul << API_MH_SOFTCAPPED)));
         attn_vtrace_free(&r->vsteps[i]);
         st = attn_vtrace_alloc_steps(&r->vsteps[i], t->n_q, t->n_k, r->d_k, &of[i]);

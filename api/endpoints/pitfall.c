@@ -104,6 +104,25 @@ static void add_step(struct api_pitfall_result *r, const char *name, struct attn
     r->steps[r->n_steps++] = m;
 }
 
+/* The wrong attention with the right answer's variants (rope already applied to q and
+ * k): its five steps go to r->trace, the variants' own are dropped. */
+static enum attn_status with_variants(struct api_pitfall_result *r, const struct attn_problem *p,
+                                      const struct attn_variants *v)
+{
+    struct attn_variants same = *v;
+    same.rope = NULL;
+    same.band_only = false;
+    struct attn_vtrace vt;
+    attn_trace_free(&r->trace); /* the plain trace is replaced by the variants' */
+    if (attn_vtrace_alloc(&vt, p->q->rows, p->k->rows, p->q->cols, p->v->cols, &same) != ATTN_OK)
+        return ATTN_ENOMEM;
+    enum attn_status st = attn_reference_variants(&vt, p, &same);
+    r->trace = vt.base;
+    memset(&vt.base, 0, sizeof vt.base);
+    attn_vtrace_free(&vt);
+    return st;
+}
+
 /* Q @ K: it runs only when K's rows (n_k) match Q's columns (d_k), and then it is
  * attention with Kᵀ as its keys, mask, bias and scale as asked. */
 static void no_transpose(struct api_pitfall_result *r, const struct api_pitfall_inputs *in)
@@ -128,7 +147,8 @@ static void no_transpose(struct api_pitfall_result *r, const struct api_pitfall_
         .q = in->q, .k = &kt, .v = in->v, .bias = in->bias, .mask = in->mask,
         .scale = in->scale, .skip_summary = true,
     };
-    enum attn_status st = attn_reference(&r->trace, &p);
+    enum attn_status st = in->variants != NULL ? with_variants(r, &p, in->variants)
+                                               : attn_reference(&r->trace, &p);
     if (st != ATTN_OK && st != ATTN_EOVERFLOW) {
         r->failed = true;
         return;

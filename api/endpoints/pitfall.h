@@ -28,6 +28,7 @@
 #include "api/json/write.h"
 #include "api/render/text.h"
 #include "core/attention.h"
+#include "core/variants.h"
 
 enum api_pitfall {
     API_PITFALL_NONE = 0,
@@ -51,6 +52,10 @@ struct api_pitfall_inputs {
     struct attn_mask mask;
     double scale;
     const struct attn_trace *right;
+    /* The variants the right answer ran (NULL: none). no_transpose runs them too, on
+     * q and k as rotated (q, k above are then q_rope and k_rope, and rope is left out
+     * here): the mistake taught is the transpose alone. */
+    const struct attn_variants *variants;
 };
 
 #define API_PITFALL_MAX_STEPS 3

@@ -200,6 +200,18 @@ const char *const api_messages_en[] = {
     /* api/endpoints/explain.c */
     "e^{1} overflows to inf, and inf ÷ inf is nan (the notes' pitfall); subtract the row's max first: the ratios do not change",
     /* api/endpoints/explain.c */
+    "max {1}; e^(masked − max):",
+    /* api/endpoints/explain.c */
+    "every key is blocked: the weights and the output are 0",
+    /* api/endpoints/explain.c */
+    "{1} turned by its position (the first {2} columns)",
+    /* api/endpoints/explain.c */
+    "the sink takes {1} of the row and carries no value",
+    /* api/endpoints/explain.c */
+    "{1} dropped: 0",
+    /* api/endpoints/explain.c */
+    "nothing blocked or biased: masked = softcapped",
+    /* api/endpoints/explain.c */
     "explain is %s; it must be an object such as {\"row\": 1}",
     /* api/endpoints/explain.c */
     "explain has no \"head\" here: one attention problem has one head",
@@ -913,6 +925,10 @@ const char *const api_messages_en[] = {
     "softcap c keeps each scaled score within ±c as c·tanh(s/c): c > 0 (Gemma 2 uses 50)",
     /* api/request/variants.c */
     "sink_tokens is how many first keys stay visible through the window (StreamingLLM keeps 4)",
+    /* api/request/variants.c */
+    "include names %s, a step of a variant this request does not ask for",
+    /* api/request/variants.c */
+    "%s is the step of \"%s\": send \"%s\", or leave %s out of include",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

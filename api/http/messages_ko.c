@@ -1027,6 +1027,23 @@ const struct api_message api_messages_ko[] = {
       "softcap c 는 눈금 줄인 점수를 c·tanh(s/c) 로 ±c 안에 둡니다: c > 0 (Gemma 2 는 50)" },
     { "sink_tokens is how many first keys stay visible through the window (StreamingLLM keeps 4)",
       "sink_tokens 는 window 와 상관없이 늘 보이는 앞쪽 키의 수입니다 (StreamingLLM 은 4)" },
+    /* explain and include with the variants. */
+    { "max {1}; e^(masked − max):",
+      "최댓값 {1}; e^(masked − 최댓값):" },
+    { "every key is blocked: the weights and the output are 0",
+      "모든 키가 가려졌습니다: 가중치와 출력은 0 입니다" },
+    { "{1} turned by its position (the first {2} columns)",
+      "{1} 를 위치만큼 회전합니다 (앞의 {2} 열)" },
+    { "the sink takes {1} of the row and carries no value",
+      "sink 가 행의 {1} 를 가져가고 값은 나르지 않습니다" },
+    { "{1} dropped: 0",
+      "{1} 떨어뜨림: 0" },
+    { "nothing blocked or biased: masked = softcapped",
+      "가린 칸도 bias 도 없습니다: masked = softcapped" },
+    { "include names %s, a step of a variant this request does not ask for",
+      "include 가 %s 를 요청했지만, 이 요청이 쓰지 않는 변형의 단계입니다" },
+    { "%s is the step of \"%s\": send \"%s\", or leave %s out of include",
+      "%s 는 \"%s\" 의 단계입니다: \"%s\" 를 보내거나, include 에서 %s 를 빼세요" },
 };
 
 const size_t api_messages_ko_count = sizeof api_messages_ko / sizeof api_messages_ko[0];

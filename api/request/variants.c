@@ -389,3 +389,31 @@ size_t api_variants_rotated(const struct api_variants *v)
 {
     return v->has_rope ? v->rope.rotated : 0;
 }
+
+bool api_variants_check_include(const struct api_variants *v, const json_t *node, const char *ptr,
+                                struct api_error *err)
+{
+    static const struct {
+        const char *step, *field;
+    } produced_by[] = {
+        { "q_rope", "rope" }, { "k_rope", "rope" }, { "softcapped", "softcap" },
+        { "dropout_keep", "dropout" }, { "dropped", "dropout" },
+    };
+    const bool runs[] = { v->has_rope, v->has_rope, v->softcap > 0, v->dropout, v->dropout };
+    if (!json_is_array(node))
+        return true;
+    for (size_t i = 0; i < json_array_size(node); i++) {
+        const char *name = json_string_value(json_array_get(node, i));
+        for (size_t s = 0; name != NULL && s < sizeof runs / sizeof runs[0]; s++) {
+            if (runs[s] || strcmp(name, produced_by[s].step) != 0)
+                continue;
+            api_error_set(err, API_INVALID_VALUE, "include names %s, a step of a variant this "
+                          "request does not ask for", name);
+            api_error_at(err, "%s/%zu", ptr, i);
+            api_error_hint(err, "%s is the step of \"%s\": send \"%s\", or leave %s out of "
+                           "include", name, produced_by[s].field, produced_by[s].field, name);
+            return false;
+        }
+    }
+    return true;
+}

@@ -71,6 +71,15 @@ bool api_variants_read(const json_t *doc, const char *prefix, const struct api_v
 
 void api_variants_deinit(struct api_variants *v);
 
+/*
+ * Checks a request's `include` (node, at pointer ptr; NULL: absent) against the
+ * variants asked for: naming a variant's step ("q_rope", "k_rope", "softcapped",
+ * "dropout_keep", "dropped") whose variant is off is 422 invalid-value at ptr/i with a
+ * hint naming the field that produces it. Names already validated by the caller.
+ */
+bool api_variants_check_include(const struct api_variants *v, const json_t *node, const char *ptr,
+                                struct api_error *err);
+
 /* Core's view for head h (0 for /v1/attention): borrows v's arrays and tables. */
 struct attn_variants api_variants_for_head(const struct api_variants *v, size_t h);
 
