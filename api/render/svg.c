@@ -255,7 +255,8 @@ static void tip_names_deinit(struct tip_names *t)
 
 static void tip_name(struct api_buf *b, const struct tip_names *t, size_t i)
 {
-    if (!t->text.failed)
+    /* Empty labels leave the buffer unallocated: no offset into a NULL pointer. */
+    if (!t->text.failed && t->at[i + 1] > t->at[i])
         api_buf_append(b, t->text.data + t->at[i], t->at[i + 1] - t->at[i]);
 }
 
