@@ -57,7 +57,11 @@ export function haproxyConfig({ port, servers, socket, recommended }) {
   ].join('\n');
 }
 
-/** Starts haproxy -db (foreground) with the configuration; resolves once it accepts. */
+/**
+ * Starts haproxy -db (foreground) with the configuration; resolves once both its
+ * frontend and its stats socket accept: HAProxy opens its listeners one by one, so the
+ * port may take connections while the socket file does not exist yet.
+ */
 export async function startHaproxy(dir, opts) {
   const conf = path.join(dir, opts.recommended ? 'recommended.cfg' : 'plain.cfg');
   fs.writeFileSync(conf, haproxyConfig(opts));
@@ -66,7 +70,7 @@ export async function startHaproxy(dir, opts) {
   proc.stderr.on('data', (d) => { err += d; });
   const exited = new Promise((r) => proc.on('exit', (code, signal) => r({ code, signal })));
   for (let i = 0; i < 100; i++) {
-    if (await accepts(opts.port)) return { proc, exited, stderr: () => err, socket: opts.socket };
+    if (await accepts(opts.port) && await accepts(opts.socket)) return { proc, exited, stderr: () => err, socket: opts.socket };
     if (proc.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -74,9 +78,10 @@ export async function startHaproxy(dir, opts) {
   throw new Error(`haproxy did not start: ${err}`);
 }
 
-function accepts(port) {
+/** Whether a loopback port (a number) or a Unix socket (a path) takes a connection. */
+function accepts(where) {
   return new Promise((resolve) => {
-    const s = net.connect(port, '127.0.0.1');
+    const s = typeof where === 'number' ? net.connect(where, '127.0.0.1') : net.connect(where);
     s.once('connect', () => { s.destroy(); resolve(true); });
     s.once('error', () => resolve(false));
   });
