@@ -15,6 +15,7 @@
 
 #include "api/endpoints/answer.h"
 #include "api/endpoints/attention_variants.h"
+#include "api/http/lang.h"
 #include "api/json/matrix_write.h"
 
 size_t api_attention_variants_bytes(const struct api_attention_req *r)
@@ -113,12 +114,13 @@ void api_variant_ops_of(const struct api_variants *v, bool block_semantics,
                         struct api_variant_ops *ops)
 {
     snprintf(ops->scores, sizeof ops->scores, "%s", v->has_rope ? "Q_rope @ K_rope^T" : "Q @ K^T");
-    snprintf(ops->masked, sizeof ops->masked, "%s + bias%s, -inf where mask is %s%s",
+    /* A formula with words in it: the words speak the answer's language. */
+    snprintf(ops->masked, sizeof ops->masked, API_TR("%s + bias%s, -inf where mask is %s%s"),
              v->softcap > 0 ? "softcapped" : "scaled",
              v->alibi ? " - slope * |i + n_k - n_q - j|" : "", block_semantics ? "1" : "0",
-             v->window ? " or the key is outside the window" : "");
+             v->window ? API_TR(" or the key is outside the window") : "");
     snprintf(ops->weights, sizeof ops->weights, "%s",
-             v->sink ? "softmax([masked, sink_logit], axis=-1) without the sink's column"
+             v->sink ? API_TR("softmax([masked, sink_logit], axis=-1) without the sink's column")
                      : "softmax(masked, axis=-1)");
     snprintf(ops->output, sizeof ops->output, "%s", v->dropout ? "dropped @ V" : "weights @ V");
 }
@@ -140,7 +142,8 @@ void api_variants_describe(const struct api_variants *v, char *buf, size_t len)
     append(buf, len, ";");
     if (v->has_rope) {
         snprintf(part, sizeof part, " RoPE (%s, r %zu),",
-                 v->rope.layout == ATTN_ROPE_HALF ? "half" : "interleaved", v->rope.rotated);
+                 v->rope.layout == ATTN_ROPE_HALF ? API_TR("half") : API_TR("interleaved"),
+                 v->rope.rotated);
         append(buf, len, part);
     }
     if (v->softcap > 0) {
@@ -148,25 +151,28 @@ void api_variants_describe(const struct api_variants *v, char *buf, size_t len)
         append(buf, len, part);
     }
     if (v->alibi)
-        append(buf, len, v->alibi_auto ? " ALiBi (auto)," : " ALiBi,");
+        append(buf, len, v->alibi_auto ? API_TR(" ALiBi (auto),") : " ALiBi,");
     if (v->window) {
-        char left[24] = "unbounded", right[24] = "unbounded";
+        char left[48], right[48];
+        snprintf(left, sizeof left, "%s", API_TR("unbounded"));
+        snprintf(right, sizeof right, "%s", API_TR("unbounded"));
         if (v->has_left)
             snprintf(left, sizeof left, "%zu", v->left);
         if (v->has_right)
             snprintf(right, sizeof right, "%zu", v->right);
-        snprintf(part, sizeof part, " window %s back, %s ahead,", left, right);
+        snprintf(part, sizeof part, API_TR(" window %s back, %s ahead,"), left, right);
         append(buf, len, part);
     }
     if (v->window && v->sink_tokens > 0) {
-        snprintf(part, sizeof part, " %zu sink token%s,", v->sink_tokens,
-                 v->sink_tokens == 1 ? "" : "s");
+        snprintf(part, sizeof part, v->sink_tokens == 1 ? API_TR(" %zu sink token,")
+                                                        : API_TR(" %zu sink tokens,"),
+                 v->sink_tokens);
         append(buf, len, part);
     }
     if (v->sink)
-        append(buf, len, " a sink logit,");
+        append(buf, len, API_TR(" a sink logit,"));
     if (v->dropout) {
-        snprintf(part, sizeof part, " dropout %g (weights before it),", v->dropout_p);
+        snprintf(part, sizeof part, API_TR(" dropout %g (weights before it),"), v->dropout_p);
         append(buf, len, part);
     }
     size_t used = strlen(buf);
@@ -181,18 +187,18 @@ size_t api_variant_steps_at(const struct api_variants *v, enum api_variant_stage
     size_t n = 0;
     if (stage == API_STAGE_BEFORE_SCORES && v->has_rope) {
         out[n++] = (struct api_variant_step){ "q_rope", API_PART_Q_ROPE, 'q',
-            v->rope.layout == ATTN_ROPE_HALF ? "rotate q's first r columns, c with c + r/2"
-                                             : "rotate q's first r columns, 2c with 2c + 1" };
+            v->rope.layout == ATTN_ROPE_HALF ? API_TR("rotate q's first r columns, c with c + r/2")
+                                             : API_TR("rotate q's first r columns, 2c with 2c + 1") };
         out[n++] = (struct api_variant_step){ "k_rope", API_PART_K_ROPE, 'k',
-            v->rope.layout == ATTN_ROPE_HALF ? "rotate k's first r columns, c with c + r/2"
-                                             : "rotate k's first r columns, 2c with 2c + 1" };
+            v->rope.layout == ATTN_ROPE_HALF ? API_TR("rotate k's first r columns, c with c + r/2")
+                                             : API_TR("rotate k's first r columns, 2c with 2c + 1") };
     }
     if (stage == API_STAGE_AFTER_SCALED && v->softcap > 0)
         out[n++] = (struct api_variant_step){ "softcapped", API_PART_SOFTCAPPED, 'g',
                                               "softcap * tanh(scaled / softcap)" };
     if (stage == API_STAGE_AFTER_WEIGHTS && v->dropout) {
         out[n++] = (struct api_variant_step){ "dropout_keep", API_PART_DROPOUT_KEEP, 'g',
-                                              "1 where u >= p, u from the generator (stream 7)" };
+                                              API_TR("1 where u >= p, u from the generator (stream 7)") };
         out[n++] = (struct api_variant_step){ "dropped", API_PART_DROPPED, 'g',
                                               "weights * dropout_keep / (1 - p)" };
     }
@@ -238,7 +244,7 @@ void api_attention_text_variant_steps(struct api_buf *b, const struct api_attent
     struct api_variant_step steps[2];
     size_t n = r->variants.any ? api_variant_steps_at(&r->variants, stage, steps) : 0;
     if (stage == API_STAGE_AFTER_WEIGHTS && r->variants.sink) {
-        api_buf_puts(b, "  sink_weight (the sink logit's share of each row):");
+        api_buf_puts(b, API_TR("  sink_weight (the sink logit's share of each row):"));
         for (size_t i = 0; i < r->q.rows; i++) {
             char num[API_TEXT_NUMBER];
             api_text_number(num, r->vsteps->sink_weight[i], decimals);
@@ -251,7 +257,7 @@ void api_attention_text_variant_steps(struct api_buf *b, const struct api_attent
         bool is_k = steps[s].operand == 'k';
         char shape[API_TEXT_SHAPE];
         api_text_shape(shape, m->rows, m->cols, r->q_is_vector && !is_k);
-        api_buf_printf(b, "\nstep %d  %s = %s  -> %s\n", (*number)++, steps[s].name,
+        api_buf_printf(b, API_TR("\nstep %d  %s = %s  -> %s\n"), (*number)++, steps[s].name,
                        steps[s].op, shape);
         if (!(r->include & (1ul << steps[s].part)))
             continue;

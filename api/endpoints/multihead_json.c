@@ -10,6 +10,7 @@
 
 #include "api/endpoints/answer.h"
 #include "api/endpoints/attention_variants.h"
+#include "api/http/lang.h"
 #include "api/json/matrix_write.h"
 
 /* [h][rows][cols]: one matrix per head, picked from the head traces. */
@@ -96,12 +97,12 @@ static void write_steps(struct jw *w, const struct api_multihead_req *r,
           { { n_k, d }, { d, kv_cols } }, 2, { 0, n_k, kv_cols } },
         { "v", tr ? "X_kv @ W_V^T + b_v" : "X_kv @ W_V + b_v",
           { { n_k, d }, { d, kv_cols } }, 2, { 0, n_k, kv_cols } },
-        { "split", "head i takes columns [i*d_k, (i+1)*d_k) of Q; K and V columns of kv head "
-          "floor(i*kv_heads/heads)", { { n_q, d } }, 1, { h, n_q, d_k } },
+        { "split", API_TR("head i takes columns [i*d_k, (i+1)*d_k) of Q; K and V columns of kv "
+                          "head floor(i*kv_heads/heads)"), { { n_q, d } }, 1, { h, n_q, d_k } },
         { "scores", "Q_i @ K_i^T", { { n_q, d_k }, { d_k, n_k } }, 2, { h, n_q, n_k } },
         { "scaled", "scores * scale", { { 0 } }, 0, { h, n_q, n_k } },
-        { "masked", r->grid.block_semantics ? "scaled + bias, -inf where mask is 1"
-                                            : "scaled + bias, -inf where mask is 0",
+        { "masked", r->grid.block_semantics ? API_TR("scaled + bias, -inf where mask is 1")
+                                            : API_TR("scaled + bias, -inf where mask is 0"),
           { { 0 } }, 0, { h, n_q, n_k } },
         { "weights", "softmax(masked, axis=-1)", { { 0 } }, 0, { h, n_q, n_k } },
         { "head_outputs", "weights_i @ V_i", { { n_q, n_k }, { n_k, d_k } }, 2, { h, n_q, d_k } },

@@ -119,7 +119,7 @@ static void whole_block(struct api_buf *b, const struct api_multihead_req *r, in
 static void summary_lines(struct api_buf *b, const struct attn_mh_trace *t,
                           const struct mh_labels *a, int decimals)
 {
-    api_buf_puts(b, "\nsummary (argmax key, max weight, per head)\n");
+    api_buf_puts(b, API_TR("\nsummary (argmax key, max weight, per head)\n"));
     for (size_t i = 0; i < t->n_q; i++) {
         char label[API_TEXT_LABEL];
         api_text_label(label, &a->queries, i);
@@ -171,7 +171,7 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     step_line(b, n++, "v", r->transposed ? "X_kv @ W_V^T + b_v" : "X_kv @ W_V + b_v", ops, grid);
     whole_block(b, r, API_MH_V, &t->v, &a.keys, &a.none);
     snprintf(head_out, sizeof head_out, "(%zu, %zu, %zu)", h, n_q, d_k);
-    step_line(b, n++, "split", "head i takes columns [i*d_k, (i+1)*d_k)", NULL, head_out);
+    step_line(b, n++, "split", API_TR("head i takes columns [i*d_k, (i+1)*d_k)"), NULL, head_out);
 
     char per_head[64];
     snprintf(per_head, sizeof per_head, "(%zu, %zu, %zu)", h, n_q, n_k);
@@ -200,7 +200,7 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
               ops, grid);
     whole_block(b, r, API_MH_OUTPUT, &t->output, &a.queries, &a.none);
     if (r->include & (1ul << API_MH_WEIGHTS_MEAN)) {
-        api_buf_puts(b, "\nweights_mean (the average over heads)\n");
+        api_buf_puts(b, API_TR("\nweights_mean (the average over heads)\n"));
         print_matrix(b, &t->weights_mean, &a.queries, &a.keys, NULL, mh_decimals(r));
     }
     if (r->include & (1ul << API_MH_SUMMARY))

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "api/endpoints/attention_variants.h"
+#include "api/http/lang.h"
 #include "api/endpoints/multihead_variants.h"
 #include "api/json/matrix_write.h"
 
@@ -110,9 +111,9 @@ void api_multihead_text_variant_steps(struct api_buf *b, const struct api_multih
                    : 0;
     int decimals = r->grid.round >= 0 ? r->grid.round : 4;
     if (stage == API_STAGE_AFTER_WEIGHTS && r->variants.sink) {
-        api_buf_puts(b, "  sink_weight (the sink logit's share of each row, per head):\n");
+        api_buf_puts(b, API_TR("  sink_weight (the sink logit's share of each row, per head):\n"));
         for (size_t h = 0; h < r->heads; h++) {
-            api_buf_printf(b, "    head %zu:", h);
+            api_buf_printf(b, API_TR("    head %zu:"), h);
             for (size_t i = 0; i < r->grid.n_q; i++) {
                 char num[API_TEXT_NUMBER];
                 api_text_number(num, r->vsteps[h].sink_weight[i], decimals);
@@ -124,7 +125,8 @@ void api_multihead_text_variant_steps(struct api_buf *b, const struct api_multih
     for (size_t s = 0; s < n; s++) {
         bool is_k = steps[s].operand == 'k';
         const struct attn_matrix *m0 = api_variant_step_matrix(&r->vsteps[0], steps[s].part);
-        api_buf_printf(b, "\nstep %d  %s = %s  -> (%zu, %zu, %zu)\n", (*number)++, steps[s].name,
+        api_buf_printf(b, API_TR("\nstep %d  %s = %s  -> (%zu, %zu, %zu)\n"), (*number)++,
+                       steps[s].name,
                        steps[s].op, is_k ? r->kv_heads : r->heads, m0->rows, m0->cols);
         if (!(r->include & (1ul << mh_part[steps[s].part])))
             continue;
@@ -135,7 +137,7 @@ void api_multihead_text_variant_steps(struct api_buf *b, const struct api_multih
             if (is_k)
                 api_buf_printf(b, "  kv head %zu\n", g);
             else
-                api_buf_printf(b, "  head %zu (kv head %zu)\n", h, g);
+                api_buf_printf(b, API_TR("  head %zu (kv head %zu)\n"), h, g);
             const struct attn_matrix *m = api_variant_step_matrix(&r->vsteps[h], steps[s].part);
             struct api_text_matrix tm = {
                 .data = m->data, .rows = m->rows, .cols = m->cols, .stride = m->stride,

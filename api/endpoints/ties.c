@@ -181,7 +181,7 @@ void api_text_tie_warnings(struct api_buf *b, const struct api_tie_source *s,
                 continue;
             char message[MESSAGE];
             tie_message(message, sizeof message, s, h, i, queries, keys);
-            api_buf_printf(b, "\nwarning: %s\n", message);
+            api_buf_printf(b, API_TR("\nwarning: %s\n"), message);
         }
     }
 }

@@ -129,6 +129,44 @@ const char *const api_messages_en[] = {
     "the score plus bias minus slope x distance overflows: use smaller values or a smaller slope",
     /* api/endpoints/attention_variants.c */
     "the score plus bias overflows: use smaller values",
+    /* api/endpoints/attention_variants.c */
+    "%s + bias%s, -inf where mask is %s%s",
+    /* api/endpoints/attention_variants.c */
+    " or the key is outside the window",
+    /* api/endpoints/attention_variants.c */
+    "softmax([masked, sink_logit], axis=-1) without the sink's column",
+    /* api/endpoints/attention_variants.c */
+    "half",
+    /* api/endpoints/attention_variants.c */
+    "interleaved",
+    /* api/endpoints/attention_variants.c */
+    " ALiBi (auto),",
+    /* api/endpoints/attention_variants.c */
+    "unbounded",
+    /* api/endpoints/attention_variants.c */
+    " window %s back, %s ahead,",
+    /* api/endpoints/attention_variants.c */
+    " %zu sink token,",
+    /* api/endpoints/attention_variants.c */
+    " %zu sink tokens,",
+    /* api/endpoints/attention_variants.c */
+    " a sink logit,",
+    /* api/endpoints/attention_variants.c */
+    " dropout %g (weights before it),",
+    /* api/endpoints/attention_variants.c */
+    "rotate q's first r columns, c with c + r/2",
+    /* api/endpoints/attention_variants.c */
+    "rotate q's first r columns, 2c with 2c + 1",
+    /* api/endpoints/attention_variants.c */
+    "rotate k's first r columns, c with c + r/2",
+    /* api/endpoints/attention_variants.c */
+    "rotate k's first r columns, 2c with 2c + 1",
+    /* api/endpoints/attention_variants.c */
+    "1 where u >= p, u from the generator (stream 7)",
+    /* api/endpoints/attention_variants.c */
+    "  sink_weight (the sink logit's share of each row):",
+    /* api/endpoints/attention_variants.c */
+    "\nstep %d  %s = %s  -> %s\n",
     /* api/endpoints/batch.c */
     "the requests, each as for /v1/attention",
     /* api/endpoints/batch.c */
@@ -247,10 +285,22 @@ const char *const api_messages_en[] = {
     "/metrics is answered by the server, which keeps the counters; api/ alone has none",
     /* api/endpoints/meta.c */
     "the playground page is served by the server, which holds its files; api/ alone has none",
+    /* api/endpoints/multihead_json.c */
+    "head i takes columns [i*d_k, (i+1)*d_k) of Q; K and V columns of kv head floor(i*kv_heads/heads)",
+    /* api/endpoints/multihead_json.c */
+    "scaled + bias, -inf where mask is 1",
+    /* api/endpoints/multihead_json.c */
+    "scaled + bias, -inf where mask is 0",
     /* api/endpoints/multihead_page.c */
     "\nstep %d  %s = %s  %s%s-> %s\n",
     /* api/endpoints/multihead_page.c */
     "  head %zu (kv head %zu)\n",
+    /* api/endpoints/multihead_page.c */
+    "\nsummary (argmax key, max weight, per head)\n",
+    /* api/endpoints/multihead_page.c */
+    "head i takes columns [i*d_k, (i+1)*d_k)",
+    /* api/endpoints/multihead_page.c */
+    "\nweights_mean (the average over heads)\n",
     /* api/endpoints/multihead_page.c */
     "mean of %zu heads",
     /* api/endpoints/multihead_page.c */
@@ -365,6 +415,12 @@ const char *const api_messages_en[] = {
     "the numbers are too large for a double (~1.8e308): scale the inputs or weights down",
     /* api/endpoints/multihead_run.c */
     "no memory for %zu heads of %zu x %zu",
+    /* api/endpoints/multihead_variants.c */
+    "  sink_weight (the sink logit's share of each row, per head):\n",
+    /* api/endpoints/multihead_variants.c */
+    "    head %zu:",
+    /* api/endpoints/multihead_variants.c */
+    "\nstep %d  %s = %s  -> (%zu, %zu, %zu)\n",
     /* api/endpoints/pitfall.c */
     "Q @ K instead of Q @ K.T: the product needs K's rows to match Q's columns, so it fails unless n_k = d_k, and then it runs and its numbers are silently wrong",
     /* api/endpoints/pitfall.c */

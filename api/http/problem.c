@@ -223,7 +223,7 @@ static void error_write_as(struct jw *w, const struct api_error *e, enum api_err
         JW_KEY(w, "pointer");
         jw_string(w, e->pointer);
         JW_KEY(w, "detail");
-        jw_string(w, e->detail);
+        jw_string(w, e->culprit_detail[0] != '\0' ? e->culprit_detail : e->detail);
         if (e->hint[0] != '\0') {
             JW_KEY(w, "hint");
             jw_string(w, e->hint);

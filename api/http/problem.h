@@ -74,6 +74,8 @@ struct api_error {
     char pointer[256];   /* JSON pointer into the request body ("" = the whole body) */
     bool has_pointer;    /* a body problem: errors[] is written with this pointer */
     char hint[320];
+    /* errors[0]'s own detail when `detail` sums up several culprits ("": the same) */
+    char culprit_detail[96];
     char parameter[64];  /* the query parameter at fault, for query problems */
     const char *step;    /* numeric-overflow: the step's name */
     long long cell[2];   /* numeric-overflow: [row, col], or row only when cell[1] < 0 */

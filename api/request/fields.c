@@ -211,17 +211,20 @@ bool api_check_fields(const json_t *obj, const char *pointer, const struct api_f
         if (said < sizeof quoted)
             said += (size_t)snprintf(quoted + said, sizeof quoted - said, "%s\"%.40s\"",
                                      unknown ? ", " : "", key);
+        snprintf(detail, sizeof detail, API_TR("unknown field \"%.64s\""), key);
         if (unknown++ == 0) {
             api_error_set(err, API_UNKNOWN_FIELD, "%s", "");
             api_error_at(err, "%s", ptr);
             api_error_hint(err, "%s", hint);
+            memcpy(err->culprit_detail, detail, sizeof err->culprit_detail);
         } else {
-            snprintf(detail, sizeof detail, API_TR("unknown field \"%.64s\""), key);
             api_error_add(err, ptr, detail, hint);
         }
     }
     if (unknown == 0)
         return true;
+    if (unknown == 1)
+        err->culprit_detail[0] = '\0'; /* the detail below names it alone */
     if (unknown > 1)
         snprintf(err->detail, sizeof err->detail, API_TR("unknown fields %s; known fields: %s"),
                  quoted, list);

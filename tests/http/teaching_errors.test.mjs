@@ -50,6 +50,10 @@ test('{"Q", "K", "V"} names all three at once, each with the field meant', async
   assert.equal(r.status, 422, r.body);
   const errors = r.json().errors;
   assert.deepEqual(errors.map((e) => e.pointer), ['/Q', '/K', '/V']);
+  // The problem's detail sums them up; each culprit's detail names that one alone.
+  assert.match(r.json().detail, /^unknown fields "Q", "K", "V"; known fields: q, k, v, /);
+  assert.deepEqual(errors.map((e) => e.detail),
+    ['unknown field "Q"', 'unknown field "K"', 'unknown field "V"']);
   assert.match(errors[0].hint, /did you mean "q"/);
   assert.match(errors[1].hint, /did you mean "k"/);
   assert.match(errors[2].hint, /did you mean "v"/);

@@ -109,6 +109,15 @@ describe('/v1/attention', () => {
     assert.ok(r.body.includes(`warning: ${MESSAGE('Q3', '사과, 사람 and 과일')}\n`), r.body);
   });
 
+  test('text in Korean: 동점 in the summary, and the warning line says 경고', async () => {
+    const r = await postJson(s.port, '/v1/attention?format=text&lang=ko',
+      { ...NOTE2, labels: LABELS, include: ['summary'] });
+    assert.equal(r.status, 200);
+    assert.match(r.body, /\n {2}Q3 +동점 +0\.3333 +1\.0986\n/);
+    assert.match(r.body, /\n경고: 쿼리 Q3 에서 키 사과, 사람, 과일 의 가중치가 가장 높은 값으로 같습니다 \(동점\)/);
+    assert.doesNotMatch(r.body, /warning|tie\b/);
+  });
+
   test('SVG: the heatmap says which row ties', async () => {
     const r = await request(s.port, {
       method: 'POST', path: '/v1/attention', headers: { Accept: 'image/svg+xml' },
