@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "api/http/admission.h"
+#include "api/http/lang.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
 #include "api/request/random.h"
@@ -137,7 +138,7 @@ static void divisors(size_t n, char *out, size_t size)
     out[0] = '\0';
     for (size_t i = 0; i < count && used < size; i++)
         used += (size_t)snprintf(out + used, size - used, "%s%zu",
-                                 i == 0 ? "" : (i + 1 == count ? " or " : ", "), found[i]);
+                                 i == 0 ? "" : (i + 1 == count ? API_TR(" or ") : ", "), found[i]);
 }
 
 /* Reads a matrix field that must not be a vector. */

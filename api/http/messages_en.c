@@ -362,6 +362,8 @@ const char *const api_messages_en[] = {
     /* api/endpoints/multihead_parse.c */
     "random.seed must be an integer from 0 to 9223372036854775807, not %s",
     /* api/endpoints/multihead_parse.c */
+    " or ",
+    /* api/endpoints/multihead_parse.c */
     "no memory for %zu random numbers",
     /* api/endpoints/multihead_parse.c */
     "%s is required: %s",

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/http/lang.h"
 #include "api/http/problem.h"
 
 /*
@@ -122,7 +123,7 @@ static void media_names(unsigned media, char *buf, size_t len)
         if (!(media & names[i].bit))
             continue;
         size_t used = strlen(buf);
-        snprintf(buf + used, len - used, "%s%s", n == 0 ? "" : n + 1 == total ? " or " : ", ",
+        snprintf(buf + used, len - used, "%s%s", n == 0 ? "" : n + 1 == total ? API_TR(" or ") : ", ",
                  names[i].name);
         n++;
     }

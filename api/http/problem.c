@@ -4,6 +4,7 @@
 #include "api/http/problem.h"
 
 #include "api/http/lang.h"
+#include "api/render/particles.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -109,6 +110,13 @@ bool api_problem_lookup(const char *slug, enum api_problem_type *type)
     return false;
 }
 
+/* A sentence once its values are in: Korean particles fit the values (particles.h). */
+static void said(char *text)
+{
+    if (api_lang_current() == API_LANG_KO)
+        api_ko_particles(text);
+}
+
 struct api_error *api_error_set(struct api_error *e, enum api_problem_type type,
                                 const char *fmt, ...)
 {
@@ -118,6 +126,7 @@ struct api_error *api_error_set(struct api_error *e, enum api_problem_type type,
     va_start(ap, fmt);
     vsnprintf(e->detail, sizeof e->detail, api_tr(fmt), ap);
     va_end(ap);
+    said(e->detail);
     return e;
 }
 
@@ -136,6 +145,7 @@ void api_error_hint(struct api_error *e, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(e->hint, sizeof e->hint, api_tr(fmt), ap);
     va_end(ap);
+    said(e->hint);
 }
 
 bool api_error_add(struct api_error *e, const char *pointer, const char *detail,
@@ -147,6 +157,8 @@ bool api_error_add(struct api_error *e, const char *pointer, const char *detail,
     snprintf(it->pointer, sizeof it->pointer, "%s", pointer);
     snprintf(it->detail, sizeof it->detail, "%s", api_tr(detail));
     snprintf(it->hint, sizeof it->hint, "%s", api_tr(hint));
+    said(it->detail);
+    said(it->hint);
     return true;
 }
 

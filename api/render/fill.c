@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "api/render/particles.h"
+
 /* Appends n bytes of s, as many as fit; returns the new length. */
 static size_t put(char *buf, size_t size, size_t len, const char *s, size_t n)
 {
@@ -31,5 +33,7 @@ size_t api_fill(char *buf, size_t size, const char *tmpl, const char *const *arg
         }
     }
     buf[len] = '\0';
-    return len;
+    /* A hole's value decides the particle after it ("{1} 을(를)"); no-op in English. */
+    api_ko_particles(buf);
+    return strlen(buf);
 }

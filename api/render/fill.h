@@ -17,7 +17,8 @@
 /*
  * Writes tmpl into buf (size >= 1 bytes, always NUL-terminated, cut when full) with
  * every "{n}" (n from 1 to 9) replaced by args[n - 1]; a hole past n_args, or any
- * other brace, is written as it stands. Returns the length written.
+ * other brace, is written as it stands. A Korean particle after a hole fits its value
+ * (particles.h). Returns the length written.
  */
 size_t api_fill(char *buf, size_t size, const char *tmpl, const char *const *args,
                 size_t n_args);

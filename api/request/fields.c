@@ -283,7 +283,7 @@ static void join_choices(const char *const *choices, size_t n, char *out, size_t
     out[0] = '\0';
     for (size_t i = 0; i < n && used < size; i++)
         used += (size_t)snprintf(out + used, size - used, "%s\"%s\"",
-                                 i == 0 ? "" : (i + 1 == n ? " or " : ", "), choices[i]);
+                                 i == 0 ? "" : (i + 1 == n ? API_TR(" or ") : ", "), choices[i]);
 }
 
 bool api_read_choice(const json_t *node, const char *pointer, const char *name,

@@ -101,3 +101,18 @@ test('SVG in Korean: the subtitle names the variants in Korean', async () => {
   assert.match(title, /RoPE \(반씩, r 2\), softcap 30, ALiBi, window 뒤로 1, 앞으로 제한 없음, sink 토큰 1 개, sink logit 하나, dropout 0\.1 \(가중치는 그 앞의 값\)/);
   assert.deepEqual(englishLeft(title), []);
 });
+
+test('a particle after a value fits the value as it is read: scale 은, q 는, 2 개', async () => {
+  const r = await postJson(s.port, '/v1/attention?lang=ko', { q: [[1]], k: [[1]], v: [[1]], scale: -1 });
+  assert.equal(r.status, 422);
+  assert.match(r.json().detail, /^scale 은 0 보다 큰 수여야 합니다/); // 스케일: ㄹ takes 은
+  assert.match(r.json().errors[0].hint, /^scale 을 빼면/);
+  const q = await postJson(s.port, '/v1/attention?lang=ko', { q: [[1, 2]], k: [[1]], v: [[1]] });
+  assert.match(q.json().detail, /^q 는 열이 2 개인데 k 는 1 개입니다/); // 큐, 케이: open
+  const u = await postJson(s.port, '/v1/attention?lang=ko&fromat=text', { q: [[1]], k: [[1]], v: [[1]] });
+  assert.equal(u.json().hint, '"format" 을 뜻했나요?'); // 포맷: closed
+  // A word attnd cannot read keeps both forms, as Korean software writes them.
+  const w = await postJson(s.port, '/v1/attention?lang=ko', { q: [[1]], k: [[1]], v: [[1]], include: ['wieghts'] });
+  assert.equal(w.status, 422);
+  assert.match(w.json().detail, /"wieghts" 은\(는\)/);
+});

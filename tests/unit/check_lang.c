@@ -20,6 +20,7 @@
 #include "api/http/lang_choice.h"
 #include "api/http/messages.h"
 #include "api/http/problem.h"
+#include "api/render/particles.h"
 #include "tests/unit/api_fixture.h"
 
 /* ---------------------------------------------------------------- Tables */
@@ -424,6 +425,99 @@ START_TEST(test_language_does_not_leak_between_requests)
 }
 END_TEST
 
+/* ---- particles after a value: the combined form, resolved once the value is in ---- */
+
+static const struct {
+    const char *before, *after;
+} particle_cases[] = {
+    { "q 은(는) 열이 4 개", "q 는 열이 4 개" },          /* 큐: a letter's name, open */
+    { "d_model 은(는) heads 3 (으)로", "d_model 은 heads 3 으로" }, /* 모델 ㄹ; 삼 closed */
+    { "scale 은(는) 0 보다", "scale 은 0 보다" },         /* 스케일: ㄹ */
+    { "mask 이(가) 전치된", "mask 가 전치된" },           /* 마스크: open */
+    { "kv_heads 2 을(를) 나누어", "kv_heads 2 를 나누어" }, /* 이: open */
+    { "d_k = 10 을(를) 곱해", "d_k = 10 을 곱해" },       /* 십: closed */
+    { "heads 7 (으)로", "heads 7 로" },                  /* 칠: ㄹ takes 로 */
+    { "0.1247 을(를) 가져가고", "0.1247 을 가져가고" },   /* 칠 */
+    { "e^1000 은(는) 계산", "e^1000 은 계산" },          /* 천 */
+    { "n 이(가) 있어야", "n 이 있어야" },                  /* 엔: closed */
+    { "r 과(와) l 과(와) q 과(와)", "r 과 l 과 q 와" },  /* 알, 엘, 큐 */
+    { "[1, 0] 을(를) 뜻했나요", "[1, 0] 을 뜻했나요" },   /* 영, behind a bracket */
+    { "\"사과\" 을(를) 뜻했나요", "\"사과\" 를 뜻했나요" }, /* a label in Hangul, quoted */
+    { "과일 이(가) 이깁니다", "과일 이 이깁니다" },        /* 일: closed */
+    { "사람 과(와) 사과", "사람 과 사과" },              /* 람: closed */
+    { "서울 (으)로", "서울 로" },                        /* 울: ㄹ takes 로 */
+    { "\"dropouts\" 을(를) 뜻했나요", "\"dropouts\" 을(를) 뜻했나요" }, /* not known: kept */
+    { "응답 (200 OK) 은(는)", "응답 (200 OK) 은(는)" },   /* OK: two letters, unknown */
+    { "softmax(masked, axis=-1)", "softmax(masked, axis=-1)" }, /* English: untouched */
+    { "은(는) 앞에 아무것도", "은(는) 앞에 아무것도" },    /* nothing before it */
+};
+
+START_TEST(test_particles_fit_the_value)
+{
+    char text[128];
+    snprintf(text, sizeof text, "%s", particle_cases[_i].before);
+    api_ko_particles(text);
+    ck_assert_str_eq(text, particle_cases[_i].after);
+}
+END_TEST
+
+/*
+ * A Korean row never fixes the particle right after a value it cannot know: it writes
+ * the combined form, which the value then resolves (one wrong form per unlucky value
+ * otherwise: "scale 는", "3 를").
+ */
+/* Whether q, just after a value, starts with a particle in a fixed form. */
+static const char *fixed_particle(const char *q)
+{
+    static const char *const bare[] = { "으로", "은", "는", "이", "가", "을", "를", "와", "과",
+                                        "로" };
+    while (*q != '\0' && strchr("\"')]", *q) != NULL)
+        q++;
+    if (*q == ' ')
+        q++;
+    for (size_t b = 0; b < sizeof bare / sizeof bare[0]; b++) {
+        size_t n = strlen(bare[b]);
+        /* A word ends at a space, a mark or the end (strchr finds the NUL too). */
+        if (strncmp(q, bare[b], n) == 0 && strchr(" .,:;)\n", q[n]) != NULL)
+            return bare[b];
+    }
+    return NULL;
+}
+
+/* The end of the value at p: a printf conversion or a "{n}" hole; NULL if p starts neither. */
+static const char *value_end(const char *p)
+{
+    if (p[0] == '{')
+        return p[1] >= '1' && p[1] <= '9' && p[2] == '}' ? p + 3 : NULL;
+    const char *q = p + 1;
+    while (*q != '\0' && strchr("-+ #0123456789.", *q) != NULL)
+        q++;
+    const char *letters = q;
+    while (*q >= 'a' && *q <= 'z')
+        q++;
+    return q == letters ? NULL : q; /* "%00" in prose: not a conversion */
+}
+
+START_TEST(test_no_fixed_particle_after_a_value)
+{
+    for (size_t i = 0; i < api_messages_ko_count; i++) {
+        const char *t = api_messages_ko[i].text;
+        for (const char *p = t; (p = strpbrk(p, "%{")) != NULL; p++) {
+            if (p[0] == '%' && p[1] == '%') {
+                p++; /* a percent sign, not a value */
+                continue;
+            }
+            const char *end = value_end(p);
+            const char *fixed = end != NULL ? fixed_particle(end) : NULL;
+            ck_assert_msg(fixed == NULL,
+                          "Korean for \"%s\" fixes %s after a value: write the combined "
+                          "form (은(는), 이(가), 을(를), 과(와), (으)로)",
+                          api_messages_ko[i].en, fixed);
+        }
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("lang");
@@ -432,6 +526,9 @@ int main(void)
     tcase_add_test(tables, test_no_stale_or_repeated_korean);
     tcase_add_loop_test(tables, test_every_problem_type_in_korean, 0, API_PROBLEM_COUNT);
     tcase_add_test(tables, test_unknown_message_falls_back);
+    tcase_add_loop_test(tables, test_particles_fit_the_value, 0,
+                        sizeof particle_cases / sizeof particle_cases[0]);
+    tcase_add_test(tables, test_no_fixed_particle_after_a_value);
     suite_add_tcase(s, tables);
     TCase *negotiation = tcase_create("Negotiation");
     tcase_add_loop_test(negotiation, test_language_choice, 0,
