@@ -12,7 +12,10 @@
  *     "en", and otherwise fails with a 422 invalid-value naming `lang`;
  *   - the same input gives the same answer twice;
  *   - api_check_query refuses exactly the names other than format and lang, naming the
- *     first such one in `parameter`, with a hint, and never reads past what it is given.
+ *     first such one in `parameter`, with a hint, and never reads past what it is given;
+ *   - api_ko_particles (api/render/particles.h), over the header's bytes as a sentence,
+ *     never lengthens it, leaves a text without "(" as it was, and keeps what stands
+ *     before the first combined form.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 #include <strings.h>
 
 #include "api/http/lang_choice.h"
+#include "api/render/particles.h"
 #include "api/request/query.h"
 
 /* Whether s has a "ko" tag at all (a necessary condition for Korean). */
@@ -92,6 +96,30 @@ static void check_query(char *names)
         abort();
 }
 
+static void check_particles(const char *sentence)
+{
+    size_t len = strlen(sentence);
+    char *s = malloc(len + 1);
+    if (s == NULL)
+        return;
+    memcpy(s, sentence, len + 1);
+    api_ko_particles(s);
+    size_t after = strlen(s);
+    if (after > len || (strchr(sentence, '(') == NULL && strcmp(s, sentence) != 0))
+        abort();
+    /* Nothing before the first place a form could start is touched. */
+    static const char *const starts[] = { "은(는)", "이(가)", "을(를)", "과(와)", "(으)로" };
+    size_t first = len;
+    for (size_t i = 0; i < sizeof starts / sizeof starts[0]; i++) {
+        const char *at = strstr(sentence, starts[i]);
+        if (at != NULL && (size_t)(at - sentence) < first)
+            first = (size_t)(at - sentence);
+    }
+    if (after < first || memcmp(s, sentence, first) != 0)
+        abort();
+    free(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = malloc(size + 2);
@@ -103,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t header_len = strlen(text);
     const char *lang_value = header_len < size ? text + header_len + 1 : NULL;
     check_language(text, lang_value);
+    check_particles(text);
     if (lang_value != NULL) {
         size_t lang_len = strlen(lang_value);
         if (header_len + 1 + lang_len < size)
