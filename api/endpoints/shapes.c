@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/endpoints/handlers.h"
+#include "api/http/lang.h"
 #include "api/http/respond.h"
 #include "api/json/write.h"
 #include "api/render/text.h"
@@ -108,26 +109,33 @@ void api_shapes_rows(const struct api_shapes *s, api_shape_row_fn *fn, void *dat
 {
     size_t n = s->n, m = s->n_kv, d = s->d_model, h = s->heads, k = s->d_k;
     char kv_note[160];
-    snprintf(kv_note, sizeof kv_note, "one head's keys (%zu key/value head%s in all, each "
-             "shared by %zu query head%s)", s->kv_heads, s->kv_heads == 1 ? "" : "s",
-             h / s->kv_heads, h / s->kv_heads == 1 ? "" : "s");
+    /* The meanings are sentences: they speak the answer's language (the ops are names). */
+    if (s->kv_heads == h)
+        snprintf(kv_note, sizeof kv_note, API_TR("one head's keys (%zu key/value heads in all, "
+                 "one for each query head)"), s->kv_heads);
+    else if (s->kv_heads == 1)
+        snprintf(kv_note, sizeof kv_note, API_TR("one head's keys (one key/value head, shared "
+                 "by all %zu query heads)"), h);
+    else
+        snprintf(kv_note, sizeof kv_note, API_TR("one head's keys (%zu key/value heads in all, "
+                 "each shared by %zu query heads)"), s->kv_heads, h / s->kv_heads);
     const struct api_shape_row rows[] = {
         { "X_q @ W_Q", { 0, n, d }, 2, { d, k }, { n, k },
-          "one head's queries: each token's d_model numbers become d_k" },
+          API_TR("one head's queries: each token's d_model numbers become d_k") },
         { "X_kv @ W_K", { 0, m, d }, 2, { d, k }, { m, k }, kv_note },
-        { "X_kv @ W_V", { 0, m, d }, 2, { d, k }, { m, k }, "one head's values" },
+        { "X_kv @ W_V", { 0, m, d }, 2, { d, k }, { m, k }, API_TR("one head's values") },
         { "Q @ K^T", { 0, n, k }, 2, { k, m }, { n, m },
-          "scores: how well each query matches each key" },
+          API_TR("scores: how well each query matches each key") },
         { "scores * scale", { 0, n, m }, 1, { 0, 0 }, { n, m },
-          "scale = 1/sqrt(d_k) keeps the scores' spread independent of d_k" },
+          API_TR("scale = 1/sqrt(d_k) keeps the scores' spread independent of d_k") },
         { "softmax(axis=-1)", { 0, n, m }, 0, { 0, 0 }, { n, m },
-          "weights: each row becomes ratios that sum to 1" },
+          API_TR("weights: each row becomes ratios that sum to 1") },
         { "weights @ V", { 0, n, m }, 2, { m, k }, { n, k },
-          "one head's output: each query's mix of the values" },
+          API_TR("one head's output: each query's mix of the values") },
         { "concat(heads)", { h, n, k }, 0, { 0, 0 }, { n, d },
-          "the heads' outputs side by side" },
+          API_TR("the heads' outputs side by side") },
         { "concat @ W_O", { 0, n, d }, 2, { d, d }, { n, d },
-          "back to d_model: the layer's output, one row per token" },
+          API_TR("back to d_model: the layer's output, one row per token") },
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         /* none unless ?variants names them */
@@ -190,7 +198,7 @@ static void dims_text(char *buf, size_t len, size_t h, size_t a, size_t b, int k
     if (kind == 0)
         snprintf(buf, len, "-");
     else if (kind == 1)
-        snprintf(buf, len, "scalar");
+        snprintf(buf, len, "%s", API_TR("scalar"));
     else if (h != 0)
         snprintf(buf, len, "(%zu, %zu, %zu)", h, a, b);
     else
@@ -223,7 +231,8 @@ static void collect_row(const struct api_shape_row *row, void *data)
 static void shapes_text(struct api_buf *b, const struct api_shapes *s)
 {
     enum { ROWS = 9 + 6 }; /* the table, and at most 6 rows of variants */
-    static const char *const header[] = { "op", "left", "right", "result", "meaning" };
+    const char *const header[] = { "op", API_TR("left"), API_TR("right"), API_TR("result"),
+                                   API_TR("meaning") };
     char text[ROWS][5][160];
     const char *cells[ROWS * 5];
     struct shape_text st = { text, cells, 0 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/http/lang.h"
 #include "api/request/fields.h"
 
 static const char *const variant_names[API_SHAPE_VARIANT_COUNT] = {
@@ -53,34 +54,34 @@ void api_shapes_variant_rows(unsigned variants, size_t n, size_t n_kv, size_t d_
         on[v] = (variants & (1u << v)) != 0;
     if (before == 3 && on[API_SHAPE_ROPE]) {
         const struct api_shape_row q = { "rope(Q)", { 0, n, k }, 0, { 0, 0 }, { n, k },
-            "q_rope: each query's column pairs turned by its position (base^(-2c/r))" };
+            API_TR("q_rope: each query's column pairs turned by its position (base^(-2c/r))") };
         const struct api_shape_row kk = { "rope(K)", { 0, m, k }, 0, { 0, 0 }, { m, k },
-            "k_rope: each key turned the same way; then Q_rope @ K_rope^T" };
+            API_TR("k_rope: each key turned the same way; then Q_rope @ K_rope^T") };
         fn(&q, data);
         fn(&kk, data);
     }
     if (before == 5 && on[API_SHAPE_SOFTCAP]) {
         const struct api_shape_row r = { "softcap * tanh(scaled / softcap)", { 0, n, m }, 1,
-            { 0, 0 }, { n, m }, "softcapped: every score kept within +-softcap (Gemma 2)" };
+            { 0, 0 }, { n, m }, API_TR("softcapped: every score kept within +-softcap (Gemma 2)") };
         fn(&r, data);
     }
     if (before == 5 && (on[API_SHAPE_ALIBI] || on[API_SHAPE_WINDOW])) {
         const struct api_shape_row r = { on[API_SHAPE_ALIBI] && on[API_SHAPE_WINDOW]
-            ? "+ bias - slope * |i + n_kv - n - j|, -inf outside the window"
+            ? API_TR("+ bias - slope * |i + n_kv - n - j|, -inf outside the window")
             : on[API_SHAPE_ALIBI] ? "+ bias - slope * |i + n_kv - n - j|"
-                                  : "-inf outside the window",
+                                  : API_TR("-inf outside the window"),
             { 0, n, m }, 0, { 0, 0 }, { n, m },
-            "masked: ALiBi's distance penalty (a slope a head) and the window's hidden keys" };
+            API_TR("masked: ALiBi's distance penalty (a slope a head) and the window's hidden keys") };
         fn(&r, data);
     }
     if (before == 6 && on[API_SHAPE_SINK]) {
         const struct api_shape_row r = { "softmax([masked, sink_logit])", { 0, n, m }, 1,
-            { 0, 0 }, { n, m }, "its column dropped after: rows sum to 1 - sink_weight" };
+            { 0, 0 }, { n, m }, API_TR("its column dropped after: rows sum to 1 - sink_weight") };
         fn(&r, data);
     }
     if (before == 6 && on[API_SHAPE_DROPOUT]) {
         const struct api_shape_row r = { "weights * keep / (1 - p)", { 0, n, m }, 2, { n, m },
-            { n, m }, "dropped: weights where keep is 0 dropped, the rest scaled; then @ V" };
+            { n, m }, API_TR("dropped: weights where keep is 0 dropped, the rest scaled; then @ V") };
         fn(&r, data);
     }
 }

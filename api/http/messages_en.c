@@ -455,10 +455,58 @@ const char *const api_messages_en[] = {
     "kv_heads %zu does not divide heads %zu",
     /* api/endpoints/shapes.c */
     "kv_heads 1 is multi-query attention; kv_heads = heads is ordinary multi-head attention",
+    /* api/endpoints/shapes.c */
+    "one head's keys (%zu key/value heads in all, one for each query head)",
+    /* api/endpoints/shapes.c */
+    "one head's keys (one key/value head, shared by all %zu query heads)",
+    /* api/endpoints/shapes.c */
+    "one head's keys (%zu key/value heads in all, each shared by %zu query heads)",
+    /* api/endpoints/shapes.c */
+    "one head's queries: each token's d_model numbers become d_k",
+    /* api/endpoints/shapes.c */
+    "one head's values",
+    /* api/endpoints/shapes.c */
+    "scores: how well each query matches each key",
+    /* api/endpoints/shapes.c */
+    "scale = 1/sqrt(d_k) keeps the scores' spread independent of d_k",
+    /* api/endpoints/shapes.c */
+    "weights: each row becomes ratios that sum to 1",
+    /* api/endpoints/shapes.c */
+    "one head's output: each query's mix of the values",
+    /* api/endpoints/shapes.c */
+    "the heads' outputs side by side",
+    /* api/endpoints/shapes.c */
+    "back to d_model: the layer's output, one row per token",
+    /* api/endpoints/shapes.c */
+    "scalar",
+    /* api/endpoints/shapes.c */
+    "left",
+    /* api/endpoints/shapes.c */
+    "right",
+    /* api/endpoints/shapes.c */
+    "result",
+    /* api/endpoints/shapes.c */
+    "meaning",
     /* api/endpoints/shapes_variants.c */
     "variants names \"%s\", which is not a variant; known: rope, softcap, alibi, window, sink, dropout",
     /* api/endpoints/shapes_variants.c */
     "did you mean \"%s\"? e.g. /v1/shapes?n=10&d_model=512&heads=8&variants=rope,window",
+    /* api/endpoints/shapes_variants.c */
+    "q_rope: each query's column pairs turned by its position (base^(-2c/r))",
+    /* api/endpoints/shapes_variants.c */
+    "k_rope: each key turned the same way; then Q_rope @ K_rope^T",
+    /* api/endpoints/shapes_variants.c */
+    "softcapped: every score kept within +-softcap (Gemma 2)",
+    /* api/endpoints/shapes_variants.c */
+    "+ bias - slope * |i + n_kv - n - j|, -inf outside the window",
+    /* api/endpoints/shapes_variants.c */
+    "-inf outside the window",
+    /* api/endpoints/shapes_variants.c */
+    "masked: ALiBi's distance penalty (a slope a head) and the window's hidden keys",
+    /* api/endpoints/shapes_variants.c */
+    "its column dropped after: rows sum to 1 - sink_weight",
+    /* api/endpoints/shapes_variants.c */
+    "dropped: weights where keep is 0 dropped, the rest scaled; then @ V",
     /* api/endpoints/ties.c */
     "query {1} ties keys {2} for the largest weight: no key wins, and argmax names only the lowest index",
     /* api/endpoints/ties.c */

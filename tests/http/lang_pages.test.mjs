@@ -116,3 +116,21 @@ test('a particle after a value fits the value as it is read: scale 은, q 는, 2
   assert.equal(w.status, 422);
   assert.match(w.json().detail, /"wieghts" 은\(는\)/);
 });
+
+test('/v1/shapes in Korean: every meaning and the table\'s header, the ops as they are', async () => {
+  const path = '/v1/shapes?n=10&d_model=512&heads=8&kv_heads=2&variants=rope,softcap,alibi,window,sink,dropout';
+  const r = await request(s.port, { path: `${path}&format=text&lang=ko` });
+  assert.equal(r.status, 200);
+  const extra = new Set(['op', 'shapes', 'n_kv', 'base', 'Gemma', 'keep', 'kv', 'sqrt']);
+  assert.deepEqual(englishLeft(r.body).filter((l) => !extra.has(l.split(' ')[0])), []);
+  assert.match(r.body, /\nop +왼쪽 +오른쪽 +결과 {2}뜻\n/);
+  assert.match(r.body, /head 하나의 키 \(kv head 는 모두 2 개, 하나를 쿼리 head 4 개가 함께 씀\)/);
+  const j = await request(s.port, { path: `${path}&lang=ko` });
+  const en = await request(s.port, { path });
+  // The same rows, ops and shapes in both languages; only the meanings are translated.
+  const strip = (rows) => rows.map(({ meaning, ...rest }) => rest);
+  assert.deepEqual(strip(j.json().rows).map((row) => row.left), strip(en.json().rows).map((row) => row.left));
+  const scores = (rows) => rows.find((row) => row.op === 'Q @ K^T').meaning;
+  assert.equal(scores(j.json().rows), '점수: 각 쿼리가 각 키와 얼마나 잘 맞는지');
+  assert.equal(scores(en.json().rows), 'scores: how well each query matches each key');
+});
