@@ -168,7 +168,7 @@ static bool check_limits(const struct api_attention_req *r, const char *prefix,
         return true;
     api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a %s of %zu cells (%zu x %zu); this "
                   "server computes at most %zu cells in one matrix", field,
-                  cells == scores ? "score matrix" : "output", cells, r->q.rows,
+                  cells == scores ? API_TR("score matrix") : API_TR("output"), cells, r->q.rows,
                   cells == scores ? r->k.rows : r->v.cols, limits->max_cells);
     api_error_at(err, "%s/%s", prefix, field);
     api_error_hint(err, "send fewer queries or keys, or split the work with a batch");

@@ -104,6 +104,10 @@ const char *const api_messages_en[] = {
     /* api/endpoints/attention_parse.c */
     "%s would make a %s of %zu cells (%zu x %zu); this server computes at most %zu cells in one matrix",
     /* api/endpoints/attention_parse.c */
+    "score matrix",
+    /* api/endpoints/attention_parse.c */
+    "output",
+    /* api/endpoints/attention_parse.c */
     "send fewer queries or keys, or split the work with a batch",
     /* api/endpoints/attention_parse.c */
     "the body is %s; it must be a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}",
@@ -778,7 +782,13 @@ const char *const api_messages_en[] = {
     /* api/request/heatmap.c */
     "heatmap.%s is %s; it must be a number from 0 to 1 (weights lie there) or \"auto\"",
     /* api/request/heatmap.c */
+    "out of range",
+    /* api/request/heatmap.c */
     "\"auto\" takes the %s weight drawn; the note draws from 0 to 1",
+    /* api/request/heatmap.c */
+    "smallest",
+    /* api/request/heatmap.c */
+    "largest",
     /* api/request/heatmap.c */
     "heatmap is %s; it must be an object such as {\"vmax\": \"auto\"}",
     /* api/request/heatmap.c */
@@ -888,6 +898,10 @@ const char *const api_messages_en[] = {
     /* api/request/v2_tensor.c */
     "inputs[%zu] (%.64s) has shape of %zu elements but its data %s",
     /* api/request/v2_tensor.c */
+    "has more",
+    /* api/request/v2_tensor.c */
+    "has fewer",
+    /* api/request/v2_tensor.c */
     "data lists the elements row-major, flat or nested; its count must be the product of shape",
     /* api/request/v2_tensor.c */
     "inputs[%zu] is not an object",
@@ -937,6 +951,8 @@ const char *const api_messages_en[] = {
     "for an additive mask (0 / -1e9) send it as BIAS",
     /* api/request/v2_tensor.c */
     "parameters.%.48s must be %s",
+    /* api/request/v2_tensor.c */
+    "true or false",
     /* api/request/v2_tensor.c */
     "parameters.%.48s is not a parameter of this model",
     /* api/request/v2_tensor.c */

@@ -1150,6 +1150,22 @@ const struct api_message api_messages_ko[] = {
       "head 하나의 키 (kv head 는 모두 %zu 개, 쿼리 head 마다 하나)" },
     { "one head's keys (one key/value head, shared by all %zu query heads)",
       "head 하나의 키 (kv head 하나를 쿼리 head %zu 개가 모두 함께 씀)" },
+    { "out of range",
+      "범위 밖" },
+    { "smallest",
+      "가장 작은" },
+    { "largest",
+      "가장 큰" },
+    { "true or false",
+      "true 또는 false" },
+    { "has more",
+      "더 많습니다" },
+    { "has fewer",
+      "더 적습니다" },
+    { "score matrix",
+      "점수 행렬" },
+    { "output",
+      "출력" },
 };
 
 const size_t api_messages_ko_count = sizeof api_messages_ko / sizeof api_messages_ko[0];

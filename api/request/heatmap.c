@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "api/http/lang.h"
 #include "api/request/fields.h"
 
 static const struct api_field heatmap_fields[] = {
@@ -30,10 +31,10 @@ static bool read_bound(const json_t *obj, const char *ptr, const char *name, dou
     }
     api_error_set(err, API_INVALID_VALUE, "heatmap.%s is %s; it must be a number from 0 to 1 "
                   "(weights lie there) or \"auto\"", name, json_is_number(node) ?
-                  "out of range" : api_json_kind(node));
+                  API_TR("out of range") : api_json_kind(node));
     api_error_at(err, "%s/%s", ptr, name);
     api_error_hint(err, "\"auto\" takes the %s weight drawn; the note draws from 0 to 1",
-                   strcmp(name, "vmin") == 0 ? "smallest" : "largest");
+                   strcmp(name, "vmin") == 0 ? API_TR("smallest") : API_TR("largest"));
     return false;
 }
 

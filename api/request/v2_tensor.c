@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/http/lang.h"
 #include "api/request/fields.h"
 
 static const struct { const char *name; size_t size; } dtypes[API_V2_DTYPE_COUNT] = {
@@ -169,7 +170,7 @@ static bool check_count(const struct api_v2_tensor *t, struct api_error *err)
         return true;
     api_error_set(err, API_SHAPE_MISMATCH, "inputs[%zu] (%.64s) has shape of %zu elements "
                   "but its data %s", t->index, t->name, t->count,
-                  leaves > t->count ? "has more" : "has fewer");
+                  leaves > t->count ? API_TR("has more") : API_TR("has fewer"));
     api_error_at(err, "/inputs/%zu/data", t->index);
     api_error_hint(err, "data lists the elements row-major, flat or nested; its count "
                    "must be the product of shape");
@@ -510,7 +511,7 @@ bool api_v2_param_number(const json_t *params, const char *name, double *out, bo
     if (p == NULL)
         return true;
     if (!json_is_number(p) || !isfinite(json_number_value(p)))
-        return bad_param(name, "a number", err);
+        return bad_param(name, API_TR("a number"), err);
     *out = json_number_value(p);
     return true;
 }
@@ -521,7 +522,7 @@ bool api_v2_param_bool(const json_t *params, const char *name, bool *out, struct
     if (p == NULL)
         return true;
     if (!json_is_boolean(p))
-        return bad_param(name, "true or false", err);
+        return bad_param(name, API_TR("true or false"), err);
     *out = json_is_true(p);
     return true;
 }
@@ -533,7 +534,7 @@ bool api_v2_param_string(const json_t *params, const char *name, const char **ou
     if (p == NULL)
         return true;
     if (!json_is_string(p))
-        return bad_param(name, "a string", err);
+        return bad_param(name, API_TR("a string"), err);
     *out = json_string_value(p);
     return true;
 }

@@ -134,3 +134,18 @@ test('/v1/shapes in Korean: every meaning and the table\'s header, the ops as th
   assert.equal(scores(j.json().rows), '점수: 각 쿼리가 각 키와 얼마나 잘 맞는지');
   assert.equal(scores(en.json().rows), 'scores: how well each query matches each key');
 });
+
+test('words put into a Korean sentence are Korean too: 범위 밖, 가장 큰, 점수 행렬, 더 많습니다', async () => {
+  const h = await postJson(s.port, '/v1/attention?lang=ko', { q: [[1]], k: [[1]], v: [[1]], heatmap: { vmax: 2 } });
+  assert.equal(h.json().detail, 'heatmap.vmax 가 범위 밖 입니다. 0 부터 1 사이의 숫자 (가중치가 그 안에 있습니다) 나 "auto" 여야 합니다');
+  assert.equal(h.json().errors[0].hint, '"auto" 는 그리는 가중치의 가장 큰 값을 씁니다. 노트는 0 부터 1 까지 그립니다');
+  const v2 = await postJson(s.port, '/v2/models/attention/infer?lang=ko', {
+    inputs: [{ name: 'Q', shape: [1, 2], datatype: 'FP64', data: [1, 2, 3] },
+      { name: 'K', shape: [1, 2], datatype: 'FP64', data: [1, 2] },
+      { name: 'V', shape: [1, 2], datatype: 'FP64', data: [1, 2] }],
+  });
+  assert.equal(v2.status, 400);
+  assert.match(v2.json().error, /data 는 더 많습니다$/);
+  for (const r of [h, v2]) assert.deepEqual(englishLeft(r.json().detail ?? r.json().error)
+    .filter((l) => !/^(inputs|shape|data|FP64|heatmap|vmax|auto) /.test(l)), []);
+});
