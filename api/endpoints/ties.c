@@ -9,6 +9,7 @@
 #include "api/render/fill.h"
 #include "api/http/lang.h"
 #include "api/http/problem.h"
+#include "api/json/numfmt.h"
 #include "core/ties.h"
 
 /* Every sentence and word of this module a user reads, in English: the keys of the
@@ -36,6 +37,7 @@ static const char *const tie_words[TIE_WORDS] = {
 
 /* Keys named in a message; the warning's "keys" lists them all. */
 enum { NAMED_KEYS = 8, KEY_LIST = NAMED_KEYS * (API_TEXT_LABEL + 2) + 64 };
+enum { MESSAGE = KEY_LIST + 2 * API_TEXT_LABEL + 200 };
 
 static const struct attn_trace *head_trace(const struct api_tie_source *s, size_t h)
 {
@@ -67,14 +69,29 @@ static void write_head_rows(struct jw *w, const struct attn_trace *t, size_t n_q
     jw_array_end(w);
 }
 
+/* The digits of the largest key index, n_k - 1 (one digit for 0). */
+static size_t index_digits(size_t n_k)
+{
+    size_t digits = 1;
+    for (size_t top = n_k > 0 ? n_k - 1 : 0; top >= 10; top /= 10)
+        digits++;
+    return digits;
+}
+
 size_t api_tie_numbers(size_t heads, size_t n_q, size_t n_k)
 {
     int overflow = 0;
     size_t rows = attn_cells(heads, n_q, &overflow);
     size_t cells = attn_cells(rows, n_k, &overflow);
-    if (overflow || cells > (size_t)-1 - 8 * rows)
+    /* Each tied key: its index and ", " in tied_keys and again in the warning's keys. */
+    size_t per_key = 2 * (index_digits(n_k) + 2);
+    /* Each tied row: its warning's members and a sentence of ordinary labels. */
+    size_t per_row = 256;
+    if (overflow || rows > (size_t)-1 / per_row ||
+        cells > ((size_t)-1 - per_row * rows) / per_key)
         return (size_t)-1;
-    return cells + 8 * rows;
+    size_t bytes = cells * per_key + per_row * rows;
+    return bytes / API_ANSWER_BYTES_PER_NUMBER + 1;
 }
 
 void api_write_tied_keys(struct jw *w, const struct api_tie_source *s)
@@ -142,7 +159,6 @@ static void tie_message(char *buf, size_t size, const struct api_tie_source *s, 
     api_fill(buf, size, api_tr(tie_words[s->per_head ? TIE_HEAD_MESSAGE : TIE_MESSAGE]), args, 3);
 }
 
-enum { MESSAGE = KEY_LIST + 2 * API_TEXT_LABEL + 200 };
 
 void api_write_tie_warnings(struct jw *w, const struct api_tie_source *s)
 {

@@ -31,9 +31,10 @@ struct api_tie_source {
 };
 
 /*
- * The numbers the ties may add to an answer, for admission: at worst every key of every
- * row ties, and each index is written twice (tied_keys and the warning), an index a
- * third of a number's bytes or less; each tied row's sentence counts as 8 numbers.
+ * The numbers the ties may add to an answer, for admission (in numbers of
+ * API_ANSWER_BYTES_PER_NUMBER bytes): at worst every key of every row ties (a row of
+ * equal scores does), and each index is written twice, in tied_keys and in the warning,
+ * as its digits and ", "; each tied row adds its warning, sentence and members.
  */
 size_t api_tie_numbers(size_t heads, size_t n_q, size_t n_k);
 

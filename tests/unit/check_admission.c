@@ -65,7 +65,8 @@ START_TEST(test_admission_asks_for_the_working_set)
     ck_assert_int_eq(res.status, 200);
     ck_assert_uint_eq(probe.calls, 1);
     size_t numbers = 4 * 4 + 4 + 5 * 2; /* four 2x2 steps, the 2x2 output, 5 summary rows */
-    size_t ties = 2 * 2 + 8 * 2;        /* at worst every key ties; a sentence a row */
+    /* At worst every key ties: each index ("0, ") twice, and 256 bytes a tied row. */
+    size_t ties = (2 * 2 * 2 * (1 + 2) + 2 * 256) / 24 + 1;
     numbers += ties;
     size_t trace = attn_trace_bytes_keep(2, 2, 2, ATTN_KEEP_ALL);
     ck_assert_uint_ge(trace, sizeof(double) * (4 * 4 + 4 + 3 * 2));
@@ -138,14 +139,15 @@ START_TEST(test_admission_refused_is_503_with_retry_after)
      * answer has q, k, v, head_outputs, concat, output (3 x 4 each: 72 numbers), four
      * per-head steps of (2, 3, 3) (72), weights_mean (3, 3) (9) and a summary of five
      * values per head and row (30): 183 numbers. The ties may add, at worst, every key of
-     * every head's row (2 x 3 x 3 = 18) and a sentence of 8 numbers a row (48): 249.
+     * every head's row (2 x 3 x 3 = 18 indices of one digit, each with ", " and written
+     * twice: 108 bytes) and 256 bytes a row (1536): 1644 bytes, 69 numbers. 252 in all.
      */
     struct admit_probe probe = { true, 0, 0 };
     const char *mh = "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4}}";
     struct api_response res = call_admitting(&probe, "/v1/multihead", mh);
     ck_assert_int_eq(res.status, 200);
     ck_assert_uint_eq(probe.bytes,
-                      strlen(mh) + 8 * (76 + attn_mh_trace_cells(3, 3, 4, 2, 2)) + 24 * 249);
+                      strlen(mh) + 8 * (76 + attn_mh_trace_cells(3, 3, 4, 2, 2)) + 24 * 252);
     ck_assert_uint_ge(attn_mh_trace_cells(3, 3, 4, 2, 2), 2 * attn_trace_cells(3, 3, 2));
     api_response_deinit(&res);
     /* The server's own refusal of a body says the same. */
@@ -312,12 +314,55 @@ START_TEST(test_request_limit_on_multihead_sizes)
 }
 END_TEST
 
+/*
+ * Zero queries score 0 against every key: every row ties all its keys, the ties' worst
+ * case. The answer still fits what was asked for it, and the ties are counted by their
+ * index digits, not as whole numbers (24 bytes each), which asked over twice as much.
+ */
+START_TEST(test_every_key_tied_fits_its_estimate)
+{
+    enum { N_Q = 64, N_K = 500 };
+    size_t cap = 64 + N_Q * 8 + N_K * 16;
+    char *body = malloc(cap);
+    ck_assert_ptr_nonnull(body);
+    size_t used = (size_t)snprintf(body, cap, "{\"include\":[\"summary\"],\"q\":[");
+    for (int i = 0; i < N_Q; i++)
+        used += (size_t)snprintf(body + used, cap - used, "%s[0]", i ? "," : "");
+    used += (size_t)snprintf(body + used, cap - used, "],\"k\":[");
+    for (int j = 0; j < N_K; j++)
+        used += (size_t)snprintf(body + used, cap - used, "%s[%d]", j ? "," : "", j % 7);
+    used += (size_t)snprintf(body + used, cap - used, "],\"v\":[");
+    for (int j = 0; j < N_K; j++)
+        used += (size_t)snprintf(body + used, cap - used, "%s[1]", j ? "," : "");
+    snprintf(body + used, cap - used, "]}");
+
+    struct admit_probe probe = { true, 0, 0 };
+    struct api_response res = call_admitting(&probe, "/v1/attention", body);
+    ck_assert_int_eq(res.status, 200);
+    json_t *doc = parse(&res);
+    const json_t *tied = json_object_get(json_object_get(doc, "summary"), "tied_keys");
+    ck_assert_uint_eq(json_array_size(tied), N_Q);
+    ck_assert_uint_eq(json_array_size(json_array_get(tied, N_Q - 1)), N_K);
+    ck_assert_uint_eq(json_array_size(json_object_get(doc, "warnings")), N_Q);
+    json_decref(doc);
+    size_t trace = attn_trace_bytes_keep(N_Q, N_K, 1, ATTN_KEEP(ATTN_STEP_WEIGHTS) |
+                                                          ATTN_KEEP(ATTN_STEP_OUTPUT));
+    size_t asked = probe.bytes - strlen(body) - trace; /* for the answer */
+    ck_assert_uint_ge(asked, res.body_len);
+    size_t as_numbers = 24 * (N_Q * 1 + 5 * N_Q + N_Q * N_K + 8 * N_Q);
+    ck_assert_uint_gt(as_numbers, 2 * asked);
+    api_response_deinit(&res);
+    free(body);
+}
+END_TEST
+
 static Suite *admission_suite(void)
 {
     Suite *s = suite_create("admission");
 
     TCase *admission = tcase_create("Admission");
     tcase_add_test(admission, test_admission_asks_for_the_working_set);
+    tcase_add_test(admission, test_every_key_tied_fits_its_estimate);
     tcase_add_test(admission, test_admission_refused_is_503_with_retry_after);
     tcase_add_test(admission, test_admission_elsewhere_defers_with_no_answer);
     tcase_add_test(admission, test_request_limit_is_the_working_set);
