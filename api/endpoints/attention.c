@@ -72,10 +72,7 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
     }
     if (st->format == API_FORMAT_BERTVIZ) {
         struct api_bertviz view = { trace, 1, trace->n_q, trace->n_k, req->grid.labels, false };
-        struct jw w;
-        api_write_start(&w, req->grid.round, trace->n_q * trace->n_k, ctx->segments_ok);
-        api_bertviz_write(&w, &view);
-        api_respond_json(res, &w);
+        api_bertviz_respond(res, &view, req->grid.round, ctx->segments_ok);
         return;
     }
     struct api_buf b;

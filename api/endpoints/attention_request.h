@@ -89,6 +89,14 @@ bool api_attention_run(const struct api_attention_req *req, const char *pointer,
                        struct attn_trace *trace, struct api_error *err);
 
 /*
+ * Points a numeric-overflow err at the input cell [row, col] of `step` (enum attn_step
+ * or a variant's, core/variants.h) came from, under pointer, with the hint that fixes
+ * it: q's row for the scores, scale, bias or alibi for the masked scores, v after.
+ */
+void api_attention_overflow_at(const struct api_attention_req *req, const char *pointer,
+                               int step, size_t row, size_t col, struct api_error *err);
+
+/*
  * What running and writing req will hold, for admission (api/http/admission.h): the bytes of
  * its trace and how many numbers its answer writes (JSON: the included parts; pages:
  * every step, an upper bound for the text and the heatmap).

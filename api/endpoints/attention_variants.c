@@ -49,26 +49,8 @@ static void overflow_problem(const struct api_attention_req *r, const char *pref
                        is_q ? "q" : "k");
         break;
     }
-    case ATTN_STEP_SCORES:
-        api_error_at(err, "%s/q/%zu", prefix, f->row);
-        api_error_hint(err, "q row %zu . k row %zu is beyond the largest double (~1.8e308): "
-                       "scale q and k down", f->row, f->col);
-        break;
-    case ATTN_STEP_SCALED:
-        api_error_at(err, "%s/scale", prefix);
-        api_error_hint(err, "scores * scale overflows: use a smaller scale");
-        break;
-    case ATTN_STEP_MASKED:
-        api_error_at(err, "%s/%s", prefix, r->variants.alibi ? "alibi" : "bias");
-        if (r->variants.alibi)
-            api_error_hint(err, "the score plus bias minus slope x distance overflows: use "
-                           "smaller values or a smaller slope");
-        else
-            api_error_hint(err, "the score plus bias overflows: use smaller values");
-        break;
     default:
-        api_error_at(err, "%s/v", prefix);
-        api_error_hint(err, "the weighted sum of v's rows overflows: scale v down");
+        api_attention_overflow_at(r, prefix, vt->fault_step, f->row, f->col, err);
     }
 }
 

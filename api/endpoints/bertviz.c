@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/http/respond.h"
 #include "api/json/matrix_write.h"
 #include "api/json/numfmt.h"
 #include "api/request/fields.h"
@@ -98,4 +99,13 @@ void api_bertviz_write(struct jw *w, const struct api_bertviz *b)
     }
     write_maps(w, b);
     jw_object_end(w);
+}
+
+void api_bertviz_respond(struct api_response *res, const struct api_bertviz *b, int round,
+                         bool segments_ok)
+{
+    struct jw w;
+    api_write_start(&w, round, b->n_heads * b->n_q * b->n_k, segments_ok);
+    api_bertviz_write(&w, b);
+    api_respond_json(res, &w);
 }

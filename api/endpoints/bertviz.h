@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 
+#include "api/http/response.h"
 #include "api/json/write.h"
 #include "core/attention.h"
 
@@ -54,5 +55,9 @@ size_t api_bertviz_token_bytes(size_t n_q, size_t n_k, size_t body_len);
 
 /* Writes the answer object into w (started with the request's round). */
 void api_bertviz_write(struct jw *w, const struct api_bertviz *b);
+
+/* The whole answer into res: written with the request's round, in segments if allowed. */
+void api_bertviz_respond(struct api_response *res, const struct api_bertviz *b, int round,
+                         bool segments_ok);
 
 #endif

@@ -112,27 +112,25 @@ const char *const api_messages_en[] = {
     /* api/endpoints/attention_parse.c */
     "the body is %s; it must be a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}",
     /* api/endpoints/attention_run.c */
-    "no memory for a %zu x %zu attention",
-    /* api/endpoints/attention_run.c */
-    "step %d (%s) produced a non-finite number at cell [%zu, %zu]",
-    /* api/endpoints/attention_run.c */
     "q row %zu . k row %zu is beyond the largest double (~1.8e308): scale q and k down",
     /* api/endpoints/attention_run.c */
     "scores * scale overflows: use a smaller scale",
     /* api/endpoints/attention_run.c */
+    "the score plus bias minus slope x distance overflows: use smaller values or a smaller slope",
+    /* api/endpoints/attention_run.c */
     "scaled + bias overflows: use smaller bias values",
     /* api/endpoints/attention_run.c */
     "the weighted sum of v's rows overflows: scale v down",
+    /* api/endpoints/attention_run.c */
+    "no memory for a %zu x %zu attention",
+    /* api/endpoints/attention_run.c */
+    "step %d (%s) produced a non-finite number at cell [%zu, %zu]",
     /* api/endpoints/attention_run.c */
     "the computation failed: %s",
     /* api/endpoints/attention_variants.c */
     "step %s produced a non-finite number at cell [%zu, %zu]",
     /* api/endpoints/attention_variants.c */
     "rotating %s row %zu adds two of its numbers beyond the largest double (~1.8e308): scale %s down",
-    /* api/endpoints/attention_variants.c */
-    "the score plus bias minus slope x distance overflows: use smaller values or a smaller slope",
-    /* api/endpoints/attention_variants.c */
-    "the score plus bias overflows: use smaller values",
     /* api/endpoints/attention_variants.c */
     "%s + bias%s, -inf where mask is %s%s",
     /* api/endpoints/attention_variants.c */

@@ -923,8 +923,6 @@ const struct api_message api_messages_ko[] = {
       "%s 의 %zu 행을 회전하면 두 수가 double 의 최댓값(~1.8e308)을 넘습니다: %s 의 눈금을 줄이세요" },
     { "the score plus bias minus slope x distance overflows: use smaller values or a smaller slope",
       "점수에 bias 를 더하고 기울기 × 거리를 빼면 넘칩니다: 더 작은 값이나 더 작은 기울기를 쓰세요" },
-    { "the score plus bias overflows: use smaller values",
-      "점수에 bias 를 더하면 넘칩니다: 더 작은 값을 쓰세요" },
     { "variants names \"%s\", which is not a variant; known: rope, softcap, alibi, window, sink, dropout",
       "variants 의 \"%s\" 은(는) 변형이 아닙니다. 아는 것: rope, softcap, alibi, window, sink, dropout" },
     { "did you mean \"%s\"? e.g. /v1/shapes?n=10&d_model=512&heads=8&variants=rope,window",

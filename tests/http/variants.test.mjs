@@ -249,6 +249,17 @@ describe('bad values: 422 naming the pointer, with a hint', () => {
     assert.deepEqual(p.errors[0].cell, [0, 1]);
     assert.equal(p.errors[0].pointer, '/q/0');
   });
+
+  test('overflow in the scores of a vector q with a variant points at /q, as without one', async () => {
+    for (const extra of [{}, { softcap: 30 }]) {
+      const p = assertProblem(assert, await postJson(s.port, '/v1/attention', {
+        q: [1e200, 1e200], k: [[1e200, 1e200]], v: [[1]], ...extra }), 422);
+      assert.equal(p.type, '/problems/numeric-overflow', JSON.stringify(extra));
+      assert.equal(p.errors[0].step, 'scores');
+      assert.equal(p.errors[0].pointer, '/q', JSON.stringify(extra)); // a vector has no row 0
+      assert.match(p.errors[0].hint, /^q row 0 \. k row 0 is beyond the largest double/);
+    }
+  });
 });
 
 describe('batch items', () => {
