@@ -126,7 +126,7 @@ const el = (tag, text, cls) => {
 };
 
 const fmt = (x) => (x === null ? '-inf' : Number(x).toFixed(4));
-const shape = (s) => (s === null || s === undefined ? 'none'
+const shape = (s) => (s === null || s === undefined ? PAGE_WORDS.none
   : typeof s === 'string' ? s : `(${s.join(', ')}${s.length === 1 ? ',' : ''})`);
 
 // ---- the form ----
@@ -216,13 +216,13 @@ class FieldError extends Error {
 function parseJsonField(field, text, required) {
   const t = text.trim();
   if (t === '') {
-    if (required) throw new FieldError(field, `${field} is required`);
+    if (required) throw new FieldError(field, PAGE_WORDS.required(field));
     return undefined;
   }
   try {
     return JSON.parse(t);
   } catch (e) {
-    throw new FieldError(field, `not JSON: ${e.message}`);
+    throw new FieldError(field, PAGE_WORDS.notJson(e.message));
   }
 }
 
@@ -246,7 +246,7 @@ function readForm() {
   const variants = parseJsonField('variants', $('f-variants').value, false);
   if (variants !== undefined) {
     if (variants === null || typeof variants !== 'object' || Array.isArray(variants)) {
-      throw new FieldError('variants', 'an object such as {"softcap": 30}');
+      throw new FieldError('variants', PAGE_WORDS.variantsObject);
     }
     Object.assign(body, variants);
   }
@@ -317,7 +317,7 @@ function showProblem(p) {
     const text = `${e.detail}${e.hint ? `${t(' — hint: ')}${e.hint}` : ''} (${e.pointer})`;
     if (field && showFieldError(field, text)) placed.push(field);
   }
-  if (p.parameter) $('problem-detail').textContent += ` (parameter ${p.parameter})`;
+  if (p.parameter) $('problem-detail').textContent += PAGE_WORDS.parameter(p.parameter);
   // A problem with neither pointer nor parameter (a busy server's 503) has its hint here.
   if (p.hint) $('problem-detail').textContent += `${t(' — hint: ')}${p.hint}`;
   if (placed.length) document.querySelector(`[aria-describedby="err-${placed[0]}"]`)?.focus();
@@ -371,9 +371,11 @@ function labelsOf(body, r) {
 function renderAttention(body, r) {
   const L = labelsOf(body, r);
   $('overview').hidden = false;
-  $('facts').textContent = `Q ${shape(r.shapes.q)} · K ${shape(r.shapes.k)} · V ${shape(r.shapes.v)}` +
-    ` · mask ${shape(r.shapes.mask)} · d_k ${r.d_k} · scale ${r.scale}` +
-    ` → weights ${shape(r.shapes.weights)}, output ${shape(r.shapes.output)}`;
+  const s = r.shapes;
+  $('facts').textContent = PAGE_WORDS.facts({
+    q: shape(s.q), k: shape(s.k), v: shape(s.v), mask: shape(s.mask), d_k: r.d_k, scale: r.scale,
+    weights: shape(s.weights), output: shape(s.output),
+  });
 
   $('steps-box').hidden = false;
   const vector = r.shapes.q.length === 1;
@@ -389,11 +391,11 @@ function renderAttention(body, r) {
       const cols = ['output', 'q_rope', 'k_rope'].includes(s.name) ? null : L.keys;
       const rows = s.name === 'k_rope' ? L.keys : L.queries;
       const extra = s.name === 'weights' && r.summary
-        ? { label: 'sum', values: vector ? [r.summary.row_sums] : r.summary.row_sums } : null;
+        ? { label: PAGE_WORDS.sum, values: vector ? [r.summary.row_sums] : r.summary.row_sums } : null;
       sec.append(matrixTable(values, rows, cols, extra));
       if (s.name === 'weights' && r.summary?.sink_weight !== undefined) {
         const sink = [].concat(r.summary.sink_weight).map(fmt).join(', ');
-        sec.append(el('p', `the sink logit took ${sink} of each row`, 'note sink'));
+        sec.append(el('p', PAGE_WORDS.sinkTook(sink), 'note sink'));
       }
     }
     $('steps').append(sec);
@@ -403,7 +405,7 @@ function renderAttention(body, r) {
     $('summary-box').hidden = false;
     const t = $('summary');
     const head = el('tr');
-    for (const h of ['query', 'winning key', 'its weight', 'entropy (nats)', 'row sum']) head.append(el('th', h));
+    for (const h of PAGE_WORDS.summaryHeads) head.append(el('th', h));
     const thead = el('thead');
     thead.append(head);
     t.append(thead);
@@ -470,10 +472,10 @@ async function renderComparison(body, r) {
   if (base.status !== 200 || !r.summary) return;
   const L = labelsOf(body, r);
   $('compare-box').hidden = false;
-  $('compare-note').textContent = 'Against "Lecture 2: three queries": the key with the highest weight, and that weight.';
+  $('compare-note').textContent = PAGE_WORDS.compareNote;
   const t = $('compare');
   const head = el('tr');
-  for (const h of ['query', 'before', 'after', 'changed']) head.append(el('th', h));
+  for (const h of PAGE_WORDS.compareHeads) head.append(el('th', h));
   const thead = el('thead');
   thead.append(head);
   t.append(thead);
@@ -520,7 +522,7 @@ function headHeatmap(title, weights, n, scale = [0, 1]) {
 function renderMultihead(r, body) {
   $('overview').hidden = false;
   const facts = [];
-  for (const [k, v] of Object.entries(r.shapes || {})) facts.push(`${k} ${shape(v)}`);
+  for (const [k, v] of Object.entries(r.shapes || {})) facts.push(`${PAGE_WORDS.shapeName(k)} ${shape(v)}`);
   $('facts').textContent = facts.join(' · ');
   $('steps-box').hidden = false;
   for (const s of r.steps || []) {
@@ -535,8 +537,8 @@ function renderMultihead(r, body) {
     $('heatmap-box').hidden = false;
     const box = el('div', null, 'heads');
     const scale = heatScale(body?.heatmap, [r.weights, r.weights_mean || []]);
-    r.weights.forEach((w, h) => box.append(headHeatmap(`head ${h}`, w, w.length, scale)));
-    if (r.weights_mean) box.append(headHeatmap('mean of the heads', r.weights_mean, r.weights_mean.length, scale));
+    r.weights.forEach((w, h) => box.append(headHeatmap(PAGE_WORDS.head(h), w, w.length, scale)));
+    if (r.weights_mean) box.append(headHeatmap(PAGE_WORDS.headsMean, r.weights_mean, r.weights_mean.length, scale));
     $('heatmap').append(box);
   }
   showWarnings(r.warnings);
@@ -562,13 +564,13 @@ async function run() {
   try {
     res = await post(path, body);
   } catch (e) {
-    $('status').textContent = `The server could not be reached: ${e.message}`;
+    $('status').textContent = PAGE_WORDS.unreachable(e.message);
     return;
   }
   if (res.status !== 200) {
     if (res.json) showProblem(res.json);
-    const retry = res.retryAfter ? ` Try again in ${res.retryAfter} s.` : '';
-    $('status').textContent = `Problem: HTTP ${res.status}.${retry}`;
+    const retry = res.retryAfter ? PAGE_WORDS.retry(res.retryAfter) : '';
+    $('status').textContent = `${PAGE_WORDS.problem(res.status)}${retry}`;
     return;
   }
   if (current.multihead) {
@@ -731,6 +733,7 @@ function applyLanguage(lang, list) {
   document.documentElement.lang = lang;
   Object.assign(TEACH_WORDS, lang === 'ko' ? TEACH_WORDS_KO : TEACH_WORDS_EN);
   Object.assign(TIE_WORDS, lang === 'ko' ? TIE_WORDS_KO : TIE_WORDS_EN);
+  Object.assign(PAGE_WORDS, lang === 'ko' ? PAGE_WORDS_KO : PAGE_WORDS_EN); // words.js
   for (const [selector, ko] of KO_PAGE) {
     const e = document.querySelector(selector);
     const node = e && ownText(e);

@@ -1,0 +1,186 @@
+// tests/browser/korean.test.mjs — the playground in Korean throughout, in Debian's
+// chromium: with 한국어 chosen, what the page writes while it runs (the shapes line, the
+// summary and experiment tables, the status line of a failing or unreachable request)
+// reads in the notes' words, with none of the English those regions said before; and
+// choosing English brings every English word back. The numbers shown are checked too,
+// against softmax worked out here by a plain loop.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+
+import { startServer } from '../http/lib.mjs';
+import { launchChromium } from './lib.mjs';
+
+let attnd;
+let browser;
+
+before(async () => {
+  attnd = await startServer();
+  browser = await launchChromium('attnd-chromium-korean-');
+});
+
+after(async () => {
+  await browser?.close();
+  await attnd?.stop();
+});
+
+const HANGUL = /[\uAC00-\uD7A3]/;
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** text has Hangul and none of `english` (each a whole word or phrase, case as shown). */
+function assertKorean(text, english, where) {
+  assert.match(text, HANGUL, `${where}: no Hangul in ${JSON.stringify(text)}`);
+  for (const w of english) {
+    assert.doesNotMatch(text, new RegExp(`(^|[^A-Za-z_])${escape(w)}($|[^A-Za-z_])`),
+      `${where} still says "${w}": ${JSON.stringify(text)}`);
+  }
+}
+
+/** The row-wise softmax of q·kᵀ·scale, by a plain loop (the reference, not the page). */
+function softmaxRows(q, k, scale) {
+  return q.map((qi) => {
+    const s = k.map((kj) => qi.reduce((acc, x, c) => acc + x * kj[c], 0) * scale);
+    const m = Math.max(...s);
+    const e = s.map((x) => Math.exp(x - m));
+    const sum = e.reduce((a, b) => a + b, 0);
+    return e.map((x) => x / sum);
+  });
+}
+
+const K2 = [[1, 0], [0, 1], [0.8, 0.2]];
+const KEYS2 = ['사과', '사람', '과일'];
+
+async function open(lang) {
+  const page = await browser.ctx.newPage();
+  page.problems = [];
+  page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
+  await page.goto(`http://127.0.0.1:${attnd.port}/`);
+  await page.waitForSelector('body[data-ready="true"]');
+  if (lang) await page.selectOption('#lang', lang);
+  return page;
+}
+
+/** Runs the form and waits for its status line to settle (done, a problem or no server). */
+async function runForm(page) {
+  await page.evaluate(() => { document.getElementById('status').textContent = ''; });
+  await page.click('#run');
+  await page.waitForFunction(() => {
+    const s = document.getElementById('status').textContent;
+    return s !== '' && !/^(Running…|계산 중…)$/.test(s);
+  });
+  return page.textContent('#status');
+}
+
+async function runPreset(page, id) {
+  await page.selectOption('#preset', id);
+  return runForm(page);
+}
+
+const rowsOf = (page, sel) => page.$$eval(sel, (rows) => rows.map((r) => [...r.children].map((c) => c.textContent)));
+
+// What each region said in English before the switch covered it.
+const ENGLISH = {
+  facts: ['mask', 'none', 'scale', 'weights', 'output'],
+  summary: ['query', 'winning key', 'its weight', 'entropy', 'row sum'],
+  weightsHead: ['sum'],
+  compare: ['Against', 'Lecture', 'query', 'before', 'after', 'changed', 'highest weight'],
+  status: ['Problem', 'Done', 'The server could not be reached', 'Try again'],
+  fieldError: ['is required', 'not JSON'],
+  autoLabel: ['colours up to the largest weight'],
+};
+
+describe('한국어: what the page writes while it runs', () => {
+  test('a single-head example: the shapes line, the summary and the weights table', async () => {
+    const page = await open('ko');
+    assert.equal(await runPreset(page, 'seed002-queries'), '완료.');
+    const facts = await page.innerText('#facts');
+    assert.equal(facts, 'Q (3, 2) · K (3, 2) · V (3, 2) · 마스크 없음 · d_k 2 · 점수 조정 ×1 → 가중치 (3, 3), 출력 (3, 2)');
+    assertKorean(facts, ENGLISH.facts, '#facts');
+
+    const summary = await page.innerText('#summary-box');
+    assertKorean(summary, ENGLISH.summary, '#summary-box');
+    const [head, ...rows] = await rowsOf(page, '#summary tr');
+    assert.deepEqual(head, ['쿼리', '가장 높은 가중치의 Key', '최고 가중치', '엔트로피 (nats)', '행의 합']);
+    const w = softmaxRows([[1, 0], [0, 1], [0.5, 0.5]], K2, 1);
+    assert.deepEqual(rows[0].slice(0, 3), ['Q1', '사과', Math.max(...w[0]).toFixed(4)]);
+    assert.deepEqual(rows[1].slice(0, 3), ['Q2', '사람', Math.max(...w[1]).toFixed(4)]);
+    assert.equal(rows[0][4], '1.0000');
+
+    const weightsHead = await rowsOf(page, '#steps section[data-step="weights"] thead tr');
+    assert.deepEqual(weightsHead[0], ['', ...KEYS2, '합']);
+    assertKorean(weightsHead[0].join(' '), ENGLISH.weightsHead, 'the weights table');
+    assertKorean(await page.innerText('label:has(> #f-auto)'), ENGLISH.autoLabel, 'the vmax auto box');
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test('an experiment: the comparison table, its note, headers and changes', async () => {
+    const page = await open('ko');
+    assert.equal(await runPreset(page, 'exp-magnitude'), '완료.');
+    const compare = await page.innerText('#compare-box');
+    assertKorean(compare, ENGLISH.compare, '#compare-box');
+    const [head, q1] = await rowsOf(page, '#compare tr');
+    assert.deepEqual(head, ['쿼리', '실험 전', '실험 후', '변화']);
+    const before = Math.max(...softmaxRows([[1, 0]], K2, 1)[0]);
+    const afterW = Math.max(...softmaxRows([[2, 0]], K2, 1)[0]);
+    assert.deepEqual(q1, ['Q1', `사과 ${before.toFixed(4)}`, `사과 ${afterW.toFixed(4)}`, '같은 키, 가중치가 바뀜']);
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test('a failing request, a field the page cannot read, and a server out of reach', async () => {
+    const page = await open('ko');
+    assert.equal(await runPreset(page, 'pitfall-kt'), '문제: HTTP 422.');
+    assertKorean(await page.innerText('#problem'), [], '#problem');
+
+    await page.fill('#f-q', '');
+    assert.equal(await runForm(page), '표시한 필드를 고치세요.');
+    assert.equal(await page.textContent('#err-q'), 'q 는 꼭 있어야 합니다');
+    await page.fill('#f-q', '[[1, 0');
+    await runForm(page);
+    const notJson = await page.textContent('#err-q');
+    assert.match(notJson, /^JSON 이 아닙니다: /);
+    assertKorean(notJson, ENGLISH.fieldError, '#err-q');
+
+    // A busy server's 503 (its Retry-After is the contract) and no server at all.
+    await page.selectOption('#preset', 'seed000');
+    await page.route('**/v1/attention', (r) => r.fulfill({
+      status: 503, headers: { 'Content-Type': 'application/problem+json', 'Retry-After': '3' },
+      body: JSON.stringify({ type: '/problems/unavailable', title: '사용할 수 없습니다', status: 503, detail: '바쁨' }),
+    }));
+    assert.equal(await runForm(page), '문제: HTTP 503. 3 초 뒤에 다시 해 보세요.');
+    await page.unroute('**/v1/attention');
+    await page.route('**/v1/attention', (r) => r.abort('connectionrefused'));
+    const gone = await runForm(page);
+    assert.match(gone, /^서버에 연결할 수 없습니다: /);
+    assertKorean(gone, ENGLISH.status, '#status');
+    await page.close();
+  });
+});
+
+describe('English comes back', () => {
+  test('switching back restores every English word the Korean replaced', async () => {
+    const page = await open('ko');
+    await page.selectOption('#lang', 'en');
+    assert.equal(await runPreset(page, 'seed002-queries'), 'Done.');
+    assert.equal(await page.innerText('#facts'),
+      'Q (3, 2) · K (3, 2) · V (3, 2) · mask none · d_k 2 · scale 1 → weights (3, 3), output (3, 2)');
+    const [head] = await rowsOf(page, '#summary tr');
+    assert.deepEqual(head, ['query', 'winning key', 'its weight', 'entropy (nats)', 'row sum']);
+    const weightsHead = await rowsOf(page, '#steps section[data-step="weights"] thead tr');
+    assert.equal(weightsHead[0].at(-1), 'sum');
+    assert.equal((await page.innerText('label:has(> #f-auto)')).trim(), 'colours up to the largest weight');
+    assert.equal(await runPreset(page, 'exp-magnitude'), 'Done.');
+    assert.deepEqual((await rowsOf(page, '#compare tr'))[0], ['query', 'before', 'after', 'changed']);
+    assert.match(await page.innerText('#compare-note'), /^Against "Lecture 2: three queries"/);
+    assert.equal(await runPreset(page, 'pitfall-kt'), 'Problem: HTTP 422.');
+    await page.fill('#f-q', '');
+    await runForm(page);
+    assert.equal(await page.textContent('#err-q'), 'q is required');
+    await page.fill('#f-q', '[[1,0,1,0]]');
+    await page.route('**/v1/attention', (r) => r.abort('connectionrefused'));
+    assert.match(await runForm(page), /^The server could not be reached: /);
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+});
