@@ -733,7 +733,7 @@ function applyLanguage(lang, list) {
   document.documentElement.lang = lang;
   Object.assign(TEACH_WORDS, lang === 'ko' ? TEACH_WORDS_KO : TEACH_WORDS_EN);
   Object.assign(TIE_WORDS, lang === 'ko' ? TIE_WORDS_KO : TIE_WORDS_EN);
-  Object.assign(PAGE_WORDS, lang === 'ko' ? PAGE_WORDS_KO : PAGE_WORDS_EN); // words.js
+  applyRunWords(lang); // words.js
   for (const [selector, ko] of KO_PAGE) {
     const e = document.querySelector(selector);
     const node = e && ownText(e);

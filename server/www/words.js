@@ -36,7 +36,7 @@ const PAGE_WORDS_EN = { ...PAGE_WORDS };
 
 const SHAPE_NAMES_KO = {
   mask: '마스크', scores: '점수', weights: '가중치', weights_mean: '가중치 평균 (head 전체)',
-  head_outputs: 'head 출력', output: '출력',
+  head_outputs: 'head 출력', output: '출력', bias: '편향 (bias)',
 };
 const PAGE_WORDS_KO = {
   none: '없음',
@@ -59,7 +59,33 @@ const PAGE_WORDS_KO = {
   retry: (seconds) => ` ${seconds} 초 뒤에 다시 해 보세요.`,
 };
 
+// The head view's sentences (headview.js keeps the English: window.attndHeadView).
+const HEAD_WORDS_KO = {
+  token: (side, i, name) => `${side === 'q' ? '쿼리' : '키'} ${i}: ${name}`,
+  figure: (heads, left, right, cross) => `head 보기: head ${heads} 개, 왼쪽에 ` +
+    `${cross ? '디코더 토큰' : '토큰'} ${left} 개, 오른쪽에 ${right} 개. 선의 진하기가 Attention 가중치입니다`,
+  line: (from, to, w, h) => `${from} → ${to}: ${w} (head ${h})`,
+  headsShown: '보이는 head',
+  headButton: (h) => `head ${h}`,
+  tooMany: (n) => `선이 ${n} 개라 너무 많아 그리지 않습니다. 이 가중치는 히트맵에 있습니다.`,
+  help: (cross) => (cross ? '왼쪽은 쿼리 (디코더), 오른쪽은 키 (인코더) 입니다. ' : '왼쪽은 쿼리, 오른쪽은 키입니다. ') +
+    '선의 진하기가 가중치입니다. 토큰에 마우스를 올리거나 포커스하면 그 토큰의 선만 보입니다.',
+};
+
+// Puts lang's run-time words in place (app.js's switch calls it), English for any but ko.
+function applyRunWords(lang) {
+  const ko = lang === 'ko';
+  Object.assign(PAGE_WORDS, ko ? PAGE_WORDS_KO : PAGE_WORDS_EN);
+  const headView = window.attndHeadView;
+  if (headView) Object.assign(headView.words, ko ? HEAD_WORDS_KO : headView.english);
+}
+
 // The page's static words that came after app.js's table (index.html's English is the key).
 KO_PAGE.push(
   ['label:has(> #f-auto)', ' 가장 큰 가중치까지 색칠'],
+  ['#headview-box h2', 'head 보기'],
+  ['#multi-fields .help', '이 필드는 아래 JSON 을 고치고, JSON 은 이 필드를 채웁니다. kv_heads < heads 이면 ' +
+    'grouped-query attention, n_kv 를 주면 cross-attention (x_q, x_kv) 입니다.'],
+  ['#mh-mask-semantics option[value="keep"]', 'keep: 1 = 볼 수 있음'],
+  ['#mh-mask-semantics option[value="block"]', 'block: 1 = 가림'],
 );

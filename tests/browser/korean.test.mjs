@@ -87,6 +87,8 @@ const ENGLISH = {
   status: ['Problem', 'Done', 'The server could not be reached', 'Try again'],
   fieldError: ['is required', 'not JSON'],
   autoLabel: ['colours up to the largest weight'],
+  headView: ['Head view', 'Heads shown', 'query', 'key', 'tokens', 'Queries', 'keys', 'on the left',
+    'on the right', 'opacity', 'hover', 'weight'],
 };
 
 describe('한국어: what the page writes while it runs', () => {
@@ -158,6 +160,40 @@ describe('한국어: what the page writes while it runs', () => {
   });
 });
 
+describe('한국어: the multi-head example and its head view', () => {
+  test('the shapes, the heads\' captions, the head view\'s note, buttons, titles and tooltips', async () => {
+    const page = await open('ko');
+    assert.equal(await runPreset(page, 'multihead'), '완료.');
+    await page.waitForSelector('#headview svg');
+    assert.equal(await page.innerText('#facts'), 'x (4, 8) · w_q (8, 8) · w_k (8, 8) · w_v (8, 8) · w_o (8, 8) · ' +
+      'q (4, 8) · k (4, 8) · v (4, 8) · 마스크 없음 · 편향 (bias) 없음 · 가중치 (2, 4, 4) · head 출력 (2, 4, 4) · ' +
+      'concat (4, 8) · 출력 (4, 8)');
+    assertKorean(await page.innerText('#facts'), ENGLISH.facts, '#facts');
+    assert.deepEqual(await page.$$eval('#heatmap figcaption', (f) => f.map((x) => x.textContent)),
+      ['head 0', 'head 1', 'head 전체의 평균']);
+
+    const view = await page.innerText('#headview-box');
+    assertKorean(view, ENGLISH.headView, '#headview-box');
+    assert.match(view, /^head 보기\n/);
+    assert.deepEqual(await page.$$eval('#headview button.head-toggle', (b) => b.map((x) => x.textContent)),
+      ['head 0', 'head 1']);
+    assert.equal(await page.getAttribute('#headview .headview-heads', 'aria-label'), '보이는 head');
+    const figure = await page.textContent('#headview svg > title');
+    assert.equal(figure, 'head 보기: head 2 개, 왼쪽에 토큰 4 개, 오른쪽에 4 개. 선의 진하기가 Attention 가중치입니다');
+    const tokens = await page.$$eval('#headview svg text.token title', (t) => t.map((x) => x.textContent));
+    assert.deepEqual(tokens, ['쿼리 0: t0', '쿼리 1: t1', '쿼리 2: t2', '쿼리 3: t3', '키 0: t0', '키 1: t1', '키 2: t2', '키 3: t3']);
+    // One line a head, query and key (2 × 4 × 4), each titled with its head.
+    const lines = await page.$$eval('#headview svg line.attn title', (t) => t.map((x) => x.textContent));
+    assert.equal(lines.length, 32);
+    assert.ok(lines.every((l) => /^t\d → t\d: [\d.e-]+ \(head [01]\)$/.test(l)), lines[0]);
+    for (const text of [figure, ...tokens]) assertKorean(text, ENGLISH.headView, 'a head view title');
+    assert.equal(await page.innerText('#multi-fields .help').then((t) => HANGUL.test(t)), true);
+    assert.equal(await page.textContent('#mh-mask-semantics option[value="block"]'), 'block: 1 = 가림');
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+});
+
 describe('English comes back', () => {
   test('switching back restores every English word the Korean replaced', async () => {
     const page = await open('ko');
@@ -180,6 +216,16 @@ describe('English comes back', () => {
     await page.fill('#f-q', '[[1,0,1,0]]');
     await page.route('**/v1/attention', (r) => r.abort('connectionrefused'));
     assert.match(await runForm(page), /^The server could not be reached: /);
+    await page.unroute('**/v1/attention');
+    assert.equal(await runPreset(page, 'multihead'), 'Done.');
+    await page.waitForSelector('#headview svg');
+    assert.match(await page.innerText('#facts'), / · mask none · bias none · weights \(2, 4, 4\) · head_outputs \(2, 4, 4\) · /);
+    assert.equal((await page.$$eval('#heatmap figcaption', (f) => f.map((x) => x.textContent)))[2], 'mean of the heads');
+    assert.match(await page.innerText('#headview-box'), /^Head view\n+Queries on the left, keys on the right\. /);
+    assert.equal(await page.getAttribute('#headview .headview-heads', 'aria-label'), 'Heads shown');
+    assert.equal(await page.textContent('#headview svg text.token title'), 'query 0: t0');
+    assert.match(await page.textContent('#headview svg > title'), /^Head view: 2 heads, 4 tokens on the left/);
+    assert.equal(await page.textContent('#mh-mask-semantics option[value="block"]'), 'block: 1 = blocked');
     assert.deepEqual(page.problems, []);
     await page.close();
   });
