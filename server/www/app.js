@@ -722,9 +722,13 @@ const KO_PAGE = [
 let pageLang = 'en';
 const t = (s) => (pageLang === 'ko' && KO_TEXT[s]) || s;
 
-// The element's first text node (its own words, before any markup inside it).
-function ownText(e) {
-  for (const n of e.childNodes) if (n.nodeType === Node.TEXT_NODE && n.nodeValue.trim()) return n;
+// The element's first text node (its own words, before any markup inside it), or its
+// nth when a sentence runs around markup (a <code> example in the middle).
+function ownText(e, nth = 0) {
+  let seen = 0;
+  for (const n of e.childNodes) {
+    if (n.nodeType === Node.TEXT_NODE && n.nodeValue.trim() && seen++ === nth) return n;
+  }
   return null;
 }
 
@@ -734,12 +738,13 @@ function applyLanguage(lang, list) {
   Object.assign(TEACH_WORDS, lang === 'ko' ? TEACH_WORDS_KO : TEACH_WORDS_EN);
   Object.assign(TIE_WORDS, lang === 'ko' ? TIE_WORDS_KO : TIE_WORDS_EN);
   applyRunWords(lang); // words.js
-  for (const [selector, ko] of KO_PAGE) {
+  for (const [selector, ko, nth = 0] of KO_PAGE) {
     const e = document.querySelector(selector);
-    const node = e && ownText(e);
+    const node = e && ownText(e, nth);
     if (!node) continue;
-    if (e.dataset.en === undefined) e.dataset.en = node.nodeValue;
-    node.nodeValue = lang === 'ko' ? ko : e.dataset.en;
+    const key = nth ? `en${nth}` : 'en';
+    if (e.dataset[key] === undefined) e.dataset[key] = node.nodeValue;
+    node.nodeValue = lang === 'ko' ? ko : e.dataset[key];
   }
   const chosen = $('preset').value;
   fillPresets(list);

@@ -80,8 +80,60 @@ function applyRunWords(lang) {
   if (headView) Object.assign(headView.words, ko ? HEAD_WORDS_KO : headView.english);
 }
 
-// The page's static words that came after app.js's table (index.html's English is the key).
+// The examples' names and notes that came after app.js's table: the experiments' notes,
+// each variant, the multi-head example's note.
+Object.assign(KO_TEXT, {
+  'A bigger query, same direction: the same key wins, with a sharper weight.':
+    '같은 방향의 더 큰 쿼리: 같은 Key 가 최고 가중치를 받고, 그 가중치는 더 뚜렷해집니다.',
+  'Q3 turns towards the first axis: the keys it prefers change.':
+    'Q3 가 첫 축 쪽으로 돌아섭니다: 높은 가중치를 주는 Key 가 바뀝니다.',
+  'Variant: RoPE (rotary positions)': '변형: RoPE (회전 위치)',
+  'q and k turn by their positions before the scores (steps q_rope, k_rope): key 1 no longer matches query 0 as well.':
+    'q 와 k 가 점수를 내기 전에 위치만큼 회전합니다 (단계 q_rope, k_rope): 키 1 이 쿼리 0 과 예전만큼 맞지 않습니다.',
+  'Variant: softcap (Gemma 2)': '변형: softcap (Gemma 2)',
+  'softcapped = 0.5·tanh(scaled/0.5): the scores 1 shrink to 0.48, and the weights flatten.':
+    'softcapped = 0.5·tanh(scaled/0.5): 조정한 점수 1 이 0.48 로 줄고, 가중치는 고르게 퍼집니다.',
+  'Variant: ALiBi with a causal mask': '변형: causal 마스크와 ALiBi',
+  'Each key loses 0.5 per position of distance before the softmax: nearer keys weigh more.':
+    'softmax 전에 키마다 거리 한 칸에 0.5 씩 점수가 깎입니다: 가까운 키일수록 가중치가 큽니다.',
+  'Variant: a sliding window with a sink token': '변형: sink 토큰이 있는 슬라이딩 윈도우',
+  'Each query sees itself and one key back, plus key 0 (the sink token) always.':
+    '쿼리마다 자기 자리와 바로 앞 키 하나, 그리고 키 0 (sink 토큰) 을 언제나 봅니다.',
+  'Variant: a sink logit': '변형: sink logit',
+  'An extra logit of 0 in every row takes weight but brings no value: the rows sum to less than 1.':
+    '행마다 더한 logit 0 이 가중치를 가져가지만 값(Value)은 가져오지 않습니다: 행의 합이 1 보다 작아집니다.',
+  'Variant: dropout (p = 0.5, seed 42)': '변형: dropout (p = 0.5, seed 42)',
+  'Some weights are dropped (dropout_keep 0) and the rest doubled; the same seed drops the same cells.':
+    '일부 가중치가 빠지고 (dropout_keep 0) 나머지는 두 배가 됩니다. 같은 seed 는 같은 칸을 뺍니다.',
+  [MULTIHEAD_PRESET.note]:
+    'X·W_Q, X·W_K, X·W_V 를 head 2 개로 나누고, head 마다 가중치가 따로 나옵니다. 1/√d_k 대신 ' +
+    'scale 4 로 무작위 head 의 가중치를 뚜렷하게 해서 어느 키를 고르는지 보이게 합니다.',
+});
+
+// The page's static words that came after app.js's table (index.html's English is the key;
+// a third member picks a later text node of the element, around its markup).
 KO_PAGE.push(
+  ['title', 'attnd 플레이그라운드: scaled dot-product attention, 단계별로'],
+  ['#intro', '. 모든 단계를 보여 줍니다. 예제를 고르거나 행렬 (JSON) 을 고친 뒤 실행하세요.'],
+  ['header p a', 'API 설명'],
+  ['#form-help', '행렬은 행들의 JSON 배열입니다. 예: ', 0],
+  ['#form-help', '. 쿼리 하나는 벡터 ', 1],
+  ['#form-help', ' 로 써도 됩니다. Ctrl+Enter 로 어느 필드에서나 실행합니다.', 2],
+  ['label[for="f-q"] .shape', '(n_q, d_k) 또는 (d_k)'],
+  ['label[for="f-scale"]', '점수 조정 (scale) '],
+  ['#f-pitfall option[value=""]', '없음'],
+  ['#f-pitfall option[value="no_transpose"]', 'Q @ K (.T 없이)'],
+  ['#f-pitfall option[value="column_softmax"]', '열 방향 softmax'],
+  ['#f-pitfall option[value="no_max_subtraction"]', '최댓값을 빼지 않은 exp'],
+  ['label[for="f-variants"]', '변형 '],
+  ['label[for="f-variants"] .shape', '선택, JSON 객체: rope, softcap, alibi, window, sink_tokens, sink_logit, dropout'],
+  ['label[for="f-round"]', '반올림 '],
+  ['label[for="f-round"] .shape', '소수점 0..15 자리'],
+  ['label[for="f-mask-semantics"]', '마스크의 뜻'],
+  ['#f-mask-semantics option[value="keep"]', 'keep: 1 = 볼 수 있음'],
+  ['#f-mask-semantics option[value="block"]', 'block: 1 = 가림'],
+  ['label[for="f-bias"]', '편향 (bias) '],
+  ['label[for="f-bias"] .shape', '(n_q, n_k), 조정한 점수에 더함, 선택'],
   ['label:has(> #f-auto)', ' 가장 큰 가중치까지 색칠'],
   ['#headview-box h2', 'head 보기'],
   ['#multi-fields .help', '이 필드는 아래 JSON 을 고치고, JSON 은 이 필드를 채웁니다. kv_heads < heads 이면 ' +

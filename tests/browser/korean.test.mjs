@@ -87,6 +87,10 @@ const ENGLISH = {
   status: ['Problem', 'Done', 'The server could not be reached', 'Try again'],
   fieldError: ['is required', 'not JSON'],
   autoLabel: ['colours up to the largest weight'],
+  variantName: ['Variant', 'rotary positions', 'with a causal mask', 'a sliding window', 'with a sink token', 'a sink logit'],
+  variantNote: ['the', 'scores', 'weights', 'Each', 'key', 'query', 'rows', 'turn', 'shrink', 'dropped', 'seed drops'],
+  form: ['Inputs', 'Mask', 'Scale', 'Pitfall', 'none', 'Variants', 'Round', 'decimals', 'Mask semantics', 'attend',
+    'blocked', 'Bias', 'optional', 'Query labels', 'Key labels', 'comma-separated'],
   headView: ['Head view', 'Heads shown', 'query', 'key', 'tokens', 'Queries', 'keys', 'on the left',
     'on the right', 'opacity', 'hover', 'weight'],
 };
@@ -194,6 +198,36 @@ describe('한국어: the multi-head example and its head view', () => {
   });
 });
 
+const VARIANTS = ['variant-rope', 'variant-softcap', 'variant-alibi', 'variant-window', 'variant-sink', 'variant-dropout'];
+
+describe('한국어: the variants and the form around them', () => {
+  test('every variant example\'s name and note, the Variants field, and softcap run', async () => {
+    const page = await open('ko');
+    const names = await page.$$eval('#preset option', (os) => Object.fromEntries(os.map((o) => [o.value, o.textContent])));
+    for (const id of VARIANTS) {
+      assertKorean(names[id], ENGLISH.variantName, `the name of ${id}`);
+      await page.selectOption('#preset', id);
+      assertKorean(await page.textContent('#preset-note'), ENGLISH.variantNote, `the note of ${id}`);
+    }
+    assert.equal(names['variant-softcap'], '변형: softcap (Gemma 2)');
+    assertKorean(await page.innerText('label[for="f-variants"]'), ['Variants', 'optional JSON object'], 'the Variants label');
+    assertKorean(await page.innerText('#form-help'), ['Matrices are JSON arrays', 'a single query may be', 'runs from any field'], '#form-help');
+    assertKorean(await page.innerText('#single-fields'), ENGLISH.form, '#single-fields');
+    assertKorean(await page.innerText('header'), ['every step shown', 'Pick an example', 'API description'], 'header');
+    assert.equal(await page.title(), 'attnd 플레이그라운드: scaled dot-product attention, 단계별로');
+
+    // softcap's step, in Korean around it, with c·tanh(scaled/c) worked out here.
+    assert.equal(await runPreset(page, 'variant-softcap'), '완료.');
+    assert.equal(await page.innerText('#facts'),
+      'Q (2, 4) · K (2, 4) · V (2, 2) · 마스크 없음 · d_k 4 · 점수 조정 ×0.5 → 가중치 (2, 2), 출력 (2, 2)');
+    const capped = await rowsOf(page, '#steps section[data-step="softcapped"] tbody tr');
+    const cap = (x) => (0.5 * Math.tanh(x / 0.5)).toFixed(4);
+    assert.deepEqual(capped, [['q0', cap(1), cap(1)], ['q1', cap(0), cap(1)]]);
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+});
+
 describe('English comes back', () => {
   test('switching back restores every English word the Korean replaced', async () => {
     const page = await open('ko');
@@ -217,6 +251,16 @@ describe('English comes back', () => {
     await page.route('**/v1/attention', (r) => r.abort('connectionrefused'));
     assert.match(await runForm(page), /^The server could not be reached: /);
     await page.unroute('**/v1/attention');
+    await page.selectOption('#preset', 'variant-softcap');
+    assert.equal(await page.textContent('#preset option[value="variant-softcap"]'), 'Variant: softcap (Gemma 2)');
+    assert.match(await page.textContent('#preset-note'), /the scores 1 shrink to 0\.48, and the weights flatten\.$/);
+    assert.equal((await page.innerText('label[for="f-variants"]')).split('\n')[0].trim(),
+      'Variants optional JSON object: rope, softcap, alibi, window, sink_tokens, sink_logit, dropout');
+    assert.match(await page.innerText('#form-help'), /^Matrices are JSON arrays of rows, e\.g\. \[\[1,0\],\[0,1\]\];/);
+    assert.equal(await page.textContent('#f-pitfall option[value=""]'), 'none');
+    assert.equal(await page.textContent('#f-mask-semantics option[value="keep"]'), 'keep: 1 = attend');
+    assert.match(await page.title(), /^attnd playground: /);
+    assert.match(await page.innerText('header'), /, every step shown\.\s+Pick an example or edit the matrices \(JSON\), then run\.\s+API description/);
     assert.equal(await runPreset(page, 'multihead'), 'Done.');
     await page.waitForSelector('#headview svg');
     assert.match(await page.innerText('#facts'), / · mask none · bias none · weights \(2, 4, 4\) · head_outputs \(2, 4, 4\) · /);
