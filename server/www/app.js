@@ -132,7 +132,7 @@ const shape = (s) => (s === null || s === undefined ? PAGE_WORDS.none
 // ---- the form ----
 
 const FIELDS = ['q', 'k', 'v', 'mask', 'scale', 'labels-queries', 'labels-keys', 'multihead', 'variants',
-  'round', 'bias', 'mask_semantics'];
+  'round', 'bias', 'mask_semantics', 'heatmap-vmin', 'heatmap-vmax', 'heatmap-title'];
 let current = PRESETS[0];
 
 function fillPresets(list) {
@@ -181,7 +181,7 @@ function loadPreset(p) {
     $('f-lq').value = b.labels?.queries ? b.labels.queries.join(', ') : '';
     $('f-lk').value = b.labels?.keys ? b.labels.keys.join(', ') : '';
     $('f-pitfall').value = b.pitfall || '';
-    $('f-auto').checked = b.heatmap?.vmax === 'auto';
+    fillHeatmapFields(b.heatmap); // teach.js
     const variants = Object.fromEntries(VARIANT_FIELDS.filter((f) => b[f] !== undefined).map((f) => [f, b[f]]));
     $('f-variants').value = Object.keys(variants).length ? JSON.stringify(variants) : '';
   }
@@ -263,7 +263,8 @@ function readForm() {
     if (keys) body.labels.keys = keys;
   }
   if ($('f-pitfall').value) body.pitfall = $('f-pitfall').value;
-  if ($('f-auto').checked) body.heatmap = { vmax: 'auto' };
+  const heatmap = readHeatmapFields(); // teach.js
+  if (heatmap) body.heatmap = heatmap;
   return body;
 }
 
@@ -273,6 +274,7 @@ function fieldOf(pointer) {
   const parts = (pointer || '').split('/');
   if (parts[1] === 'labels') return parts[2] === 'keys' ? 'labels-keys' : 'labels-queries';
   if (VARIANT_FIELDS.includes(parts[1])) return 'variants';
+  if (parts[1] === 'heatmap' && ['vmin', 'vmax', 'title'].includes(parts[2])) return `heatmap-${parts[2]}`;
   return FIELDS.includes(parts[1]) ? parts[1] : null;
 }
 
@@ -537,6 +539,7 @@ function renderMultihead(r, body) {
     $('heatmap-box').hidden = false;
     const box = el('div', null, 'heads');
     const scale = heatScale(body?.heatmap, [r.weights, r.weights_mean || []]);
+    if (body?.heatmap?.title) $('heatmap').append(el('p', body.heatmap.title, 'heatmap-title'));
     r.weights.forEach((w, h) => box.append(headHeatmap(PAGE_WORDS.head(h), w, w.length, scale)));
     if (r.weights_mean) box.append(headHeatmap(PAGE_WORDS.headsMean, r.weights_mean, r.weights_mean.length, scale));
     $('heatmap').append(box);
@@ -595,6 +598,7 @@ async function init() {
   const list = [...PRESETS, ...PITFALL_PRESETS, MULTIHEAD_PRESET];
   fillPresets(list);
   setupLanguage(list);
+  linkHeatmapFields(); // teach.js
   $('preset').addEventListener('change', () => {
     const p = list.find((x) => x.id === $('preset').value);
     if (p) loadPreset(p);

@@ -134,6 +134,10 @@ KO_PAGE.push(
   ['#f-mask-semantics option[value="block"]', 'block: 1 = 가림'],
   ['label[for="f-bias"]', '편향 (bias) '],
   ['label[for="f-bias"] .shape', '(n_q, n_k), 조정한 점수에 더함, 선택'],
+  ['label[for="f-vmin"] .shape', '가장 옅은 색의 가중치: 숫자 또는 auto'],
+  ['label[for="f-vmax"] .shape', '가장 진한 색의 가중치: 숫자 또는 auto'],
+  ['label[for="f-htitle"]', '히트맵 제목 '],
+  ['label[for="f-htitle"] .shape', '선택'],
   ['label:has(> #f-auto)', ' 가장 큰 가중치까지 색칠'],
   ['#headview-box h2', 'head 보기'],
   ['#multi-fields .help', '이 필드는 아래 JSON 을 고치고, JSON 은 이 필드를 채웁니다. kv_heads < heads 이면 ' +

@@ -228,6 +228,79 @@ describe('한국어: the variants and the form around them', () => {
   });
 });
 
+/** The drawn SVG's colour bar: its tick labels, bottom (vmin) to top (vmax). */
+const colourBar = (page) => page.$$eval('#heatmap svg rect[fill="url(#attnd-blues)"]',
+  (bars) => [...bars[0].parentNode.querySelectorAll('text')].map((t) => t.textContent));
+
+describe('the heatmap\'s vmin, vmax and title fields', () => {
+  test('vmax auto and a title reach the SVG: the title drawn, the colour bar ending at the largest weight', async () => {
+    const page = await open('ko');
+    await page.selectOption('#preset', 'seed002-queries');
+    assert.equal(await page.inputValue('#f-vmax'), '');
+    await page.check('#f-auto');
+    assert.equal(await page.inputValue('#f-vmax'), 'auto', 'the box writes vmax "auto"');
+    await page.fill('#f-htitle', '사과 실험');
+    const sent = page.waitForRequest((r) => r.url().includes('format=svg'));
+    assert.equal(await runForm(page), '완료.');
+    assert.deepEqual(JSON.parse((await sent).postData()).heatmap, { vmax: 'auto', title: '사과 실험' });
+    await page.waitForSelector('#heatmap svg');
+    assert.match(await page.textContent('#heatmap svg > title'), /^사과 실험 /);
+    const texts = await page.$$eval('#heatmap svg text', (t) => t.map((x) => x.textContent));
+    assert.ok(texts.includes('사과 실험'), texts.join(' | '));
+    // The second note's three queries: Q2's weight of 사람 is the largest of all.
+    const largest = Math.max(...softmaxRows([[1, 0], [0, 1], [0.5, 0.5]], K2, 1).flat());
+    assert.equal(largest.toFixed(2), '0.55');
+    const ticks = await colourBar(page);
+    assert.equal(ticks[0], '0.00');
+    assert.equal(ticks.at(-1), largest.toFixed(2));
+    assertKorean(await page.innerText('#heatmap-fields'), ['palest weight', 'darkest weight', 'a number or auto',
+      'Heatmap title', 'optional'], '#heatmap-fields');
+
+    // Numbers of one's own: the bar runs from vmin to vmax, and typing "auto" ticks the box.
+    await page.fill('#f-vmin', '0.2');
+    await page.fill('#f-vmax', '0.6');
+    assert.equal(await page.isChecked('#f-auto'), false);
+    await runForm(page);
+    await page.waitForSelector('#heatmap svg');
+    assert.deepEqual(await colourBar(page), ['0.20', '0.28', '0.36', '0.44', '0.52', '0.60']);
+    await page.fill('#f-vmax', 'auto');
+    assert.equal(await page.isChecked('#f-auto'), true);
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test('a bad vmax is the server\'s 422, shown beside the vmax field, in the page\'s language', async () => {
+    const page = await open('ko');
+    await page.selectOption('#preset', 'seed000');
+    await page.fill('#f-vmax', 'big');
+    assert.equal(await runForm(page), '문제: HTTP 422.');
+    const err = await page.textContent('#err-heatmap-vmax');
+    assert.match(err, /^heatmap\.vmax 가 문자열 입니다/);
+    assert.match(err, /\(\/heatmap\/vmax\)$/);
+    assert.equal(await page.getAttribute('#f-vmax', 'aria-invalid'), 'true');
+    await page.fill('#f-vmin', '0.5');
+    await page.fill('#f-vmax', '0.5');
+    assert.equal(await runForm(page), '문제: HTTP 422.');
+    assert.match(await page.textContent('#err-heatmap-vmax'), /\(\/heatmap\/vmax\)$/);
+    await page.selectOption('#lang', 'en');
+    await page.fill('#f-vmax', 'big');
+    assert.equal(await runForm(page), 'Problem: HTTP 422.');
+    assert.match(await page.textContent('#err-heatmap-vmax'), /^heatmap\.vmax is a string/);
+    assert.equal(await page.textContent('label[for="f-htitle"]'), 'Heatmap title optional');
+    await page.close();
+  });
+
+  test('a multi-head request\'s title is shown above its heads', async () => {
+    const page = await open('en');
+    await page.selectOption('#preset', 'multihead');
+    const body = JSON.parse(await page.inputValue('#f-mh'));
+    await page.fill('#f-mh', JSON.stringify({ ...body, heatmap: { vmax: 'auto', title: 'two heads' } }));
+    assert.equal(await runForm(page), 'Done.');
+    assert.equal(await page.textContent('#heatmap p.heatmap-title'), 'two heads');
+    await page.close();
+  });
+});
+
 describe('English comes back', () => {
   test('switching back restores every English word the Korean replaced', async () => {
     const page = await open('ko');
