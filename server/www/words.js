@@ -138,7 +138,7 @@ KO_PAGE.push(
   ['label[for="f-vmax"] .shape', '가장 진한 색의 가중치: 숫자 또는 auto'],
   ['label[for="f-htitle"]', '히트맵 제목 '],
   ['label[for="f-htitle"] .shape', '선택'],
-  ['label:has(> #f-auto)', ' 가장 큰 가중치까지 색칠'],
+  ['#f-auto-label', ' 가장 큰 가중치까지 색칠'],
   ['#headview-box h2', 'head 보기'],
   ['#multi-fields .help', '이 필드는 아래 JSON 을 고치고, JSON 은 이 필드를 채웁니다. kv_heads < heads 이면 ' +
     'grouped-query attention, n_kv 를 주면 cross-attention (x_q, x_kv) 입니다.'],
