@@ -275,7 +275,8 @@ describe('the heatmap\'s vmin, vmax and title fields', () => {
     await page.fill('#f-vmax', 'big');
     assert.equal(await runForm(page), '문제: HTTP 422.');
     const err = await page.textContent('#err-heatmap-vmax');
-    assert.match(err, /^heatmap\.vmax 가 문자열 입니다/);
+    assert.match(err, /^heatmap\.vmax .*문자열/); // the value's kind, in Korean
+    assertKorean(err, ['is a string', 'must be a number'], '#err-heatmap-vmax');
     assert.match(err, /\(\/heatmap\/vmax\)$/);
     assert.equal(await page.getAttribute('#f-vmax', 'aria-invalid'), 'true');
     await page.fill('#f-vmin', '0.5');
