@@ -17,10 +17,12 @@ srv_www_index_html_end:
     .global srv_www_app_js
     .global srv_www_app_js_end
 srv_www_app_js:
-    /* teach.js (explain, pitfalls, the colour scale) first, then the page's app.js:
-     * one script, so the page and its Content-Security-Policy stay as they are. */
+    /* teach.js (explain, pitfalls, the colour scale) first, then the page's app.js,
+     * then words.js (the run-time sentences in each language, and its rows of app.js's
+     * tables): one script, so the page and its Content-Security-Policy stay as they are. */
     .incbin "server/www/teach.js"
     .incbin "server/www/app.js"
+    .incbin "server/www/words.js"
 srv_www_app_js_end:
     .byte 0
 

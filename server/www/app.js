@@ -126,13 +126,13 @@ const el = (tag, text, cls) => {
 };
 
 const fmt = (x) => (x === null ? '-inf' : Number(x).toFixed(4));
-const shape = (s) => (s === null || s === undefined ? 'none'
+const shape = (s) => (s === null || s === undefined ? PAGE_WORDS.none
   : typeof s === 'string' ? s : `(${s.join(', ')}${s.length === 1 ? ',' : ''})`);
 
 // ---- the form ----
 
 const FIELDS = ['q', 'k', 'v', 'mask', 'scale', 'labels-queries', 'labels-keys', 'multihead', 'variants',
-  'round', 'bias', 'mask_semantics'];
+  'round', 'bias', 'mask_semantics', 'heatmap-vmin', 'heatmap-vmax', 'heatmap-title'];
 let current = PRESETS[0];
 
 function fillPresets(list) {
@@ -181,7 +181,7 @@ function loadPreset(p) {
     $('f-lq').value = b.labels?.queries ? b.labels.queries.join(', ') : '';
     $('f-lk').value = b.labels?.keys ? b.labels.keys.join(', ') : '';
     $('f-pitfall').value = b.pitfall || '';
-    $('f-auto').checked = b.heatmap?.vmax === 'auto';
+    fillHeatmapFields(b.heatmap); // teach.js
     const variants = Object.fromEntries(VARIANT_FIELDS.filter((f) => b[f] !== undefined).map((f) => [f, b[f]]));
     $('f-variants').value = Object.keys(variants).length ? JSON.stringify(variants) : '';
   }
@@ -216,13 +216,13 @@ class FieldError extends Error {
 function parseJsonField(field, text, required) {
   const t = text.trim();
   if (t === '') {
-    if (required) throw new FieldError(field, `${field} is required`);
+    if (required) throw new FieldError(field, PAGE_WORDS.required(field));
     return undefined;
   }
   try {
     return JSON.parse(t);
   } catch (e) {
-    throw new FieldError(field, `not JSON: ${e.message}`);
+    throw new FieldError(field, PAGE_WORDS.notJson(e.message));
   }
 }
 
@@ -246,7 +246,7 @@ function readForm() {
   const variants = parseJsonField('variants', $('f-variants').value, false);
   if (variants !== undefined) {
     if (variants === null || typeof variants !== 'object' || Array.isArray(variants)) {
-      throw new FieldError('variants', 'an object such as {"softcap": 30}');
+      throw new FieldError('variants', PAGE_WORDS.variantsObject);
     }
     Object.assign(body, variants);
   }
@@ -263,7 +263,8 @@ function readForm() {
     if (keys) body.labels.keys = keys;
   }
   if ($('f-pitfall').value) body.pitfall = $('f-pitfall').value;
-  if ($('f-auto').checked) body.heatmap = { vmax: 'auto' };
+  const heatmap = readHeatmapFields(); // teach.js
+  if (heatmap) body.heatmap = heatmap;
   return body;
 }
 
@@ -273,6 +274,7 @@ function fieldOf(pointer) {
   const parts = (pointer || '').split('/');
   if (parts[1] === 'labels') return parts[2] === 'keys' ? 'labels-keys' : 'labels-queries';
   if (VARIANT_FIELDS.includes(parts[1])) return 'variants';
+  if (parts[1] === 'heatmap' && ['vmin', 'vmax', 'title'].includes(parts[2])) return `heatmap-${parts[2]}`;
   return FIELDS.includes(parts[1]) ? parts[1] : null;
 }
 
@@ -317,7 +319,7 @@ function showProblem(p) {
     const text = `${e.detail}${e.hint ? `${t(' — hint: ')}${e.hint}` : ''} (${e.pointer})`;
     if (field && showFieldError(field, text)) placed.push(field);
   }
-  if (p.parameter) $('problem-detail').textContent += ` (parameter ${p.parameter})`;
+  if (p.parameter) $('problem-detail').textContent += PAGE_WORDS.parameter(p.parameter);
   // A problem with neither pointer nor parameter (a busy server's 503) has its hint here.
   if (p.hint) $('problem-detail').textContent += `${t(' — hint: ')}${p.hint}`;
   if (placed.length) document.querySelector(`[aria-describedby="err-${placed[0]}"]`)?.focus();
@@ -371,9 +373,11 @@ function labelsOf(body, r) {
 function renderAttention(body, r) {
   const L = labelsOf(body, r);
   $('overview').hidden = false;
-  $('facts').textContent = `Q ${shape(r.shapes.q)} · K ${shape(r.shapes.k)} · V ${shape(r.shapes.v)}` +
-    ` · mask ${shape(r.shapes.mask)} · d_k ${r.d_k} · scale ${r.scale}` +
-    ` → weights ${shape(r.shapes.weights)}, output ${shape(r.shapes.output)}`;
+  const s = r.shapes;
+  $('facts').textContent = PAGE_WORDS.facts({
+    q: shape(s.q), k: shape(s.k), v: shape(s.v), mask: shape(s.mask), d_k: r.d_k, scale: r.scale,
+    weights: shape(s.weights), output: shape(s.output),
+  });
 
   $('steps-box').hidden = false;
   const vector = r.shapes.q.length === 1;
@@ -389,11 +393,11 @@ function renderAttention(body, r) {
       const cols = ['output', 'q_rope', 'k_rope'].includes(s.name) ? null : L.keys;
       const rows = s.name === 'k_rope' ? L.keys : L.queries;
       const extra = s.name === 'weights' && r.summary
-        ? { label: 'sum', values: vector ? [r.summary.row_sums] : r.summary.row_sums } : null;
+        ? { label: PAGE_WORDS.sum, values: vector ? [r.summary.row_sums] : r.summary.row_sums } : null;
       sec.append(matrixTable(values, rows, cols, extra));
       if (s.name === 'weights' && r.summary?.sink_weight !== undefined) {
         const sink = [].concat(r.summary.sink_weight).map(fmt).join(', ');
-        sec.append(el('p', `the sink logit took ${sink} of each row`, 'note sink'));
+        sec.append(el('p', PAGE_WORDS.sinkTook(sink), 'note sink'));
       }
     }
     $('steps').append(sec);
@@ -403,7 +407,7 @@ function renderAttention(body, r) {
     $('summary-box').hidden = false;
     const t = $('summary');
     const head = el('tr');
-    for (const h of ['query', 'winning key', 'its weight', 'entropy (nats)', 'row sum']) head.append(el('th', h));
+    for (const h of PAGE_WORDS.summaryHeads) head.append(el('th', h));
     const thead = el('thead');
     thead.append(head);
     t.append(thead);
@@ -470,10 +474,10 @@ async function renderComparison(body, r) {
   if (base.status !== 200 || !r.summary) return;
   const L = labelsOf(body, r);
   $('compare-box').hidden = false;
-  $('compare-note').textContent = 'Against "Lecture 2: three queries": the key with the highest weight, and that weight.';
+  $('compare-note').textContent = PAGE_WORDS.compareNote;
   const t = $('compare');
   const head = el('tr');
-  for (const h of ['query', 'before', 'after', 'changed']) head.append(el('th', h));
+  for (const h of PAGE_WORDS.compareHeads) head.append(el('th', h));
   const thead = el('thead');
   thead.append(head);
   t.append(thead);
@@ -520,7 +524,7 @@ function headHeatmap(title, weights, n, scale = [0, 1]) {
 function renderMultihead(r, body) {
   $('overview').hidden = false;
   const facts = [];
-  for (const [k, v] of Object.entries(r.shapes || {})) facts.push(`${k} ${shape(v)}`);
+  for (const [k, v] of Object.entries(r.shapes || {})) facts.push(`${PAGE_WORDS.shapeName(k)} ${shape(v)}`);
   $('facts').textContent = facts.join(' · ');
   $('steps-box').hidden = false;
   for (const s of r.steps || []) {
@@ -535,8 +539,9 @@ function renderMultihead(r, body) {
     $('heatmap-box').hidden = false;
     const box = el('div', null, 'heads');
     const scale = heatScale(body?.heatmap, [r.weights, r.weights_mean || []]);
-    r.weights.forEach((w, h) => box.append(headHeatmap(`head ${h}`, w, w.length, scale)));
-    if (r.weights_mean) box.append(headHeatmap('mean of the heads', r.weights_mean, r.weights_mean.length, scale));
+    if (body?.heatmap?.title) $('heatmap').append(el('p', body.heatmap.title, 'heatmap-title'));
+    r.weights.forEach((w, h) => box.append(headHeatmap(PAGE_WORDS.head(h), w, w.length, scale)));
+    if (r.weights_mean) box.append(headHeatmap(PAGE_WORDS.headsMean, r.weights_mean, r.weights_mean.length, scale));
     $('heatmap').append(box);
   }
   showWarnings(r.warnings);
@@ -562,13 +567,13 @@ async function run() {
   try {
     res = await post(path, body);
   } catch (e) {
-    $('status').textContent = `The server could not be reached: ${e.message}`;
+    $('status').textContent = PAGE_WORDS.unreachable(e.message);
     return;
   }
   if (res.status !== 200) {
     if (res.json) showProblem(res.json);
-    const retry = res.retryAfter ? ` Try again in ${res.retryAfter} s.` : '';
-    $('status').textContent = `Problem: HTTP ${res.status}.${retry}`;
+    const retry = res.retryAfter ? PAGE_WORDS.retry(res.retryAfter) : '';
+    $('status').textContent = `${PAGE_WORDS.problem(res.status)}${retry}`;
     return;
   }
   if (current.multihead) {
@@ -593,6 +598,7 @@ async function init() {
   const list = [...PRESETS, ...PITFALL_PRESETS, MULTIHEAD_PRESET];
   fillPresets(list);
   setupLanguage(list);
+  linkHeatmapFields(); // teach.js
   $('preset').addEventListener('change', () => {
     const p = list.find((x) => x.id === $('preset').value);
     if (p) loadPreset(p);
@@ -720,9 +726,13 @@ const KO_PAGE = [
 let pageLang = 'en';
 const t = (s) => (pageLang === 'ko' && KO_TEXT[s]) || s;
 
-// The element's first text node (its own words, before any markup inside it).
-function ownText(e) {
-  for (const n of e.childNodes) if (n.nodeType === Node.TEXT_NODE && n.nodeValue.trim()) return n;
+// The element's first text node (its own words, before any markup inside it), or its
+// nth when a sentence runs around markup (a <code> example in the middle).
+function ownText(e, nth = 0) {
+  let seen = 0;
+  for (const n of e.childNodes) {
+    if (n.nodeType === Node.TEXT_NODE && n.nodeValue.trim() && seen++ === nth) return n;
+  }
   return null;
 }
 
@@ -731,12 +741,14 @@ function applyLanguage(lang, list) {
   document.documentElement.lang = lang;
   Object.assign(TEACH_WORDS, lang === 'ko' ? TEACH_WORDS_KO : TEACH_WORDS_EN);
   Object.assign(TIE_WORDS, lang === 'ko' ? TIE_WORDS_KO : TIE_WORDS_EN);
-  for (const [selector, ko] of KO_PAGE) {
+  applyRunWords(lang); // words.js
+  for (const [selector, ko, nth = 0] of KO_PAGE) {
     const e = document.querySelector(selector);
-    const node = e && ownText(e);
+    const node = e && ownText(e, nth);
     if (!node) continue;
-    if (e.dataset.en === undefined) e.dataset.en = node.nodeValue;
-    node.nodeValue = lang === 'ko' ? ko : e.dataset.en;
+    const key = nth ? `en${nth}` : 'en';
+    if (e.dataset[key] === undefined) e.dataset[key] = node.nodeValue;
+    node.nodeValue = lang === 'ko' ? ko : e.dataset[key];
   }
   const chosen = $('preset').value;
   fillPresets(list);

@@ -22,6 +22,23 @@
   const WIDTH = 480;
   const MAX_LINES = 20000; // beyond this a head view is a grey cloud: say so instead
 
+  // Every sentence the head view shows, in English; app.js's language switch puts
+  // another language's in their place (words.js, HEAD_WORDS_KO) before it draws.
+  const WORDS = {
+    token: (side, i, name) => `${side === 'q' ? 'query' : 'key'} ${i}: ${name}`,
+    figure: (heads, left, right, cross) => `Head view: ${heads} head${heads === 1 ? '' : 's'}, ` +
+      `${left} ${cross ? 'decoder tokens' : 'tokens'} on the left, ` +
+      `${right} on the right; line opacity is the attention weight`,
+    line: (from, to, w, h) => `${from} → ${to}: ${w} (head ${h})`,
+    headsShown: 'Heads shown',
+    headButton: (h) => `head ${h}`,
+    tooMany: (n) => `${n} lines are too many to draw; the heatmap shows these weights.`,
+    help: (cross) => (cross ? 'Queries (decoder) on the left, keys (encoder) on the right. '
+      : 'Queries on the left, keys on the right. ') +
+      'A line\'s opacity is its weight; hover or focus a token to see only its lines.',
+  };
+  const ENGLISH = Object.freeze({ ...WORDS });
+
   const box = () => document.getElementById('headview-box');
   const area = () => document.getElementById('headview');
 
@@ -76,7 +93,7 @@
     t.dataset.side = side;
     t.dataset.index = String(i);
     t.textContent = shown(name);
-    titled(t, `${left ? 'query' : 'key'} ${i}: ${name}`);
+    titled(t, WORDS.token(side, i, name));
     const on = () => focus(svg, side, i);
     const off = () => focus(svg, null, null);
     t.addEventListener('mouseenter', on);
@@ -94,9 +111,7 @@
       width: WIDTH, height, viewBox: `0 0 ${WIDTH} ${height}`, class: 'headview',
       role: 'img', 'font-size': 14, 'font-family': 'sans-serif',
     });
-    titled(svg, `Head view: ${heads.length} head${heads.length === 1 ? '' : 's'}, ` +
-      `${left.length} ${answer.cross ? 'decoder tokens' : 'tokens'} on the left, ` +
-      `${right.length} on the right; line opacity is the attention weight`);
+    titled(svg, WORDS.figure(heads.length, left.length, right.length, answer.cross));
     const y = (i) => TOP + i * ROW;
     heads.forEach((w, h) => {
       const g = svgEl('g', { class: 'head' });
@@ -112,7 +127,7 @@
           line.dataset.k = String(j);
           line.dataset.head = String(h);
           line.dataset.weight = String(w[i][j]);
-          titled(line, `${left[i]} → ${right[j]}: ${w[i][j]} (head ${h})`);
+          titled(line, WORDS.line(left[i], right[j], w[i][j], h));
           g.append(line);
         }
       }
@@ -128,7 +143,7 @@
     const bar = document.createElement('div');
     bar.className = 'headview-heads';
     bar.setAttribute('role', 'group');
-    bar.setAttribute('aria-label', 'Heads shown');
+    bar.setAttribute('aria-label', WORDS.headsShown);
     for (let h = 0; h < n; h++) {
       const b = document.createElement('button');
       b.type = 'button';
@@ -137,7 +152,7 @@
       b.setAttribute('aria-pressed', 'true');
       b.style.borderColor = COLOURS[h % COLOURS.length];
       b.style.backgroundColor = COLOURS[h % COLOURS.length];
-      b.textContent = `head ${h}`;
+      b.textContent = WORDS.headButton(h);
       b.addEventListener('click', () => {
         const on = b.getAttribute('aria-pressed') !== 'true';
         b.setAttribute('aria-pressed', String(on));
@@ -168,13 +183,11 @@
     note.className = 'note';
     box().hidden = false;
     if (lines > MAX_LINES) {
-      note.textContent = `${lines} lines are too many to draw; the heatmap shows these weights.`;
+      note.textContent = WORDS.tooMany(lines);
       area().append(note);
       return;
     }
-    note.textContent = (answer.cross ? 'Queries (decoder) on the left, keys (encoder) on the right. '
-      : 'Queries on the left, keys on the right. ') +
-      'A line\'s opacity is its weight; hover or focus a token to see only its lines.';
+    note.textContent = WORDS.help(answer.cross);
     const svg = draw(answer);
     area().append(note);
     if (answer.heads.length > 1) area().append(headButtons(svg, answer.heads.length));
@@ -184,5 +197,5 @@
     area().append(wrap);
   }
 
-  window.attndHeadView = { clear, show };
+  window.attndHeadView = { clear, show, words: WORDS, english: ENGLISH };
 })();

@@ -147,6 +147,38 @@ function showPitfall(p, queries, keys, table) {
 
 // ---- the colour scale ----
 
+// The request's `heatmap` from the fields under the pitfall: vmin and vmax as numbers or
+// "auto" (anything else is sent as typed, so the server names what is wrong with it), the
+// title as typed; undefined when every field is empty (the note's Blues 0…1).
+function readHeatmapFields() {
+  const bound = (id) => {
+    const t = document.getElementById(id).value.trim();
+    if (t === '') return undefined;
+    return t === 'auto' || !Number.isFinite(Number(t)) ? t : Number(t);
+  };
+  const title = document.getElementById('f-htitle').value;
+  const heatmap = { vmin: bound('f-vmin'), vmax: bound('f-vmax'), title: title.trim() ? title : undefined };
+  for (const k of Object.keys(heatmap)) if (heatmap[k] === undefined) delete heatmap[k];
+  return Object.keys(heatmap).length ? heatmap : undefined;
+}
+
+// An example's heatmap into the fields; the "largest weight" box is vmax "auto".
+function fillHeatmapFields(heatmap) {
+  const text = (v) => (v === undefined || v === null ? '' : String(v));
+  document.getElementById('f-vmin').value = text(heatmap?.vmin);
+  document.getElementById('f-vmax').value = text(heatmap?.vmax);
+  document.getElementById('f-htitle').value = text(heatmap?.title);
+  document.getElementById('f-auto').checked = heatmap?.vmax === 'auto';
+}
+
+// The box and the vmax field say the same thing: each follows the other.
+function linkHeatmapFields() {
+  const box = document.getElementById('f-auto');
+  const vmax = document.getElementById('f-vmax');
+  box.addEventListener('change', () => { vmax.value = box.checked ? 'auto' : ''; });
+  vmax.addEventListener('input', () => { box.checked = vmax.value.trim() === 'auto'; });
+}
+
 // The [vmin, vmax] to colour weights with: the note's 0..1, or "auto" over every panel.
 function heatScale(heatmap, panels) {
   const all = panels.flat(2).filter((x) => typeof x === 'number');

@@ -6,34 +6,23 @@
 // vmax "auto".
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { chromium } from 'playwright-core';
-
 import { postJson, request, startServer } from '../http/lib.mjs';
-
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+import { launchChromium } from './lib.mjs';
 
 let attnd;
+let browser;
 let ctx;
-let userDataDir;
 
 before(async () => {
   attnd = await startServer();
-  userDataDir = mkdtempSync(path.join(os.tmpdir(), 'attnd-chromium-'));
-  ctx = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 },
-  });
+  browser = await launchChromium('attnd-chromium-');
+  ctx = browser.ctx;
 });
 
 after(async () => {
-  await ctx?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await browser?.close();
   await attnd?.stop();
 });
 

@@ -1,0 +1,147 @@
+// server/www/words.js — the sentences the playground writes while it runs (the shapes
+// line, the summary and experiment tables, the status line, a form field's own
+// complaint), in English and in Korean, one table a language, in the lecture notes'
+// words (점수, 가중치, 출력, 마스크, 행, 쿼리, 키 …).
+//
+// Served as part of /playground.js, after teach.js and app.js (server/www.S), so it
+// also adds its rows to app.js's tables of static words (KO_TEXT, KO_PAGE) before the
+// page is ready; app.js's language switch puts PAGE_WORDS_KO (or the English back) in
+// place, and the drawing functions read PAGE_WORDS when they draw. Field names, step
+// names, ops and warning codes stay as the API spells them, in both languages.
+'use strict';
+
+const PAGE_WORDS = {
+  none: 'none',
+  // s: every shape already written as "(2, 4)"; scale and d_k as numbers.
+  facts: (s) => `Q ${s.q} · K ${s.k} · V ${s.v} · mask ${s.mask} · d_k ${s.d_k} · scale ${s.scale}` +
+    ` → weights ${s.weights}, output ${s.output}`,
+  // A multi-head answer's shapes are named by their fields; these have the notes' words.
+  shapeName: (name) => name,
+  sum: 'sum',
+  sinkTook: (sink) => `the sink logit took ${sink} of each row`,
+  summaryHeads: ['query', 'winning key', 'its weight', 'entropy (nats)', 'row sum'],
+  compareNote: 'Against "Lecture 2: three queries": the key with the highest weight, and that weight.',
+  compareHeads: ['query', 'before', 'after', 'changed'],
+  head: (h) => `head ${h}`,
+  headsMean: 'mean of the heads',
+  required: (field) => `${field} is required`,
+  notJson: (message) => `not JSON: ${message}`,
+  variantsObject: 'an object such as {"softcap": 30}',
+  parameter: (name) => ` (parameter ${name})`,
+  unreachable: (message) => `The server could not be reached: ${message}`,
+  problem: (status) => `Problem: HTTP ${status}.`,
+  retry: (seconds) => ` Try again in ${seconds} s.`,
+};
+const PAGE_WORDS_EN = { ...PAGE_WORDS };
+
+const SHAPE_NAMES_KO = {
+  mask: '마스크', scores: '점수', weights: '가중치', weights_mean: '가중치 평균 (head 전체)',
+  head_outputs: 'head 출력', output: '출력', bias: '편향 (bias)',
+};
+const PAGE_WORDS_KO = {
+  none: '없음',
+  facts: (s) => `Q ${s.q} · K ${s.k} · V ${s.v} · 마스크 ${s.mask} · d_k ${s.d_k} · 점수 조정 ×${s.scale}` +
+    ` → 가중치 ${s.weights}, 출력 ${s.output}`,
+  shapeName: (name) => SHAPE_NAMES_KO[name] || name,
+  sum: '합',
+  sinkTook: (sink) => `sink logit 이 각 행에서 가져간 가중치: ${sink}`,
+  summaryHeads: ['쿼리', '가장 높은 가중치의 Key', '최고 가중치', '엔트로피 (nats)', '행의 합'],
+  compareNote: '"강의 2: 쿼리 셋" 과 비교: 가장 높은 가중치의 Key 와 그 가중치.',
+  compareHeads: ['쿼리', '실험 전', '실험 후', '변화'],
+  head: (h) => `head ${h}`,
+  headsMean: 'head 전체의 평균',
+  required: (field) => `${field} 는 꼭 있어야 합니다`,
+  notJson: (message) => `JSON 이 아닙니다: ${message}`,
+  variantsObject: '{"softcap": 30} 같은 객체여야 합니다',
+  parameter: (name) => ` (매개변수 ${name})`,
+  unreachable: (message) => `서버에 연결할 수 없습니다: ${message}`,
+  problem: (status) => `문제: HTTP ${status}.`,
+  retry: (seconds) => ` ${seconds} 초 뒤에 다시 해 보세요.`,
+};
+
+// The head view's sentences (headview.js keeps the English: window.attndHeadView).
+const HEAD_WORDS_KO = {
+  token: (side, i, name) => `${side === 'q' ? '쿼리' : '키'} ${i}: ${name}`,
+  figure: (heads, left, right, cross) => `head 보기: head ${heads} 개, 왼쪽에 ` +
+    `${cross ? '디코더 토큰' : '토큰'} ${left} 개, 오른쪽에 ${right} 개. 선의 진하기가 Attention 가중치입니다`,
+  line: (from, to, w, h) => `${from} → ${to}: ${w} (head ${h})`,
+  headsShown: '보이는 head',
+  headButton: (h) => `head ${h}`,
+  tooMany: (n) => `선이 ${n} 개라 너무 많아 그리지 않습니다. 이 가중치는 히트맵에 있습니다.`,
+  help: (cross) => (cross ? '왼쪽은 쿼리 (디코더), 오른쪽은 키 (인코더) 입니다. ' : '왼쪽은 쿼리, 오른쪽은 키입니다. ') +
+    '선의 진하기가 가중치입니다. 토큰에 마우스를 올리거나 포커스하면 그 토큰의 선만 보입니다.',
+};
+
+// Puts lang's run-time words in place (app.js's switch calls it), English for any but ko.
+function applyRunWords(lang) {
+  const ko = lang === 'ko';
+  Object.assign(PAGE_WORDS, ko ? PAGE_WORDS_KO : PAGE_WORDS_EN);
+  const headView = window.attndHeadView;
+  if (headView) Object.assign(headView.words, ko ? HEAD_WORDS_KO : headView.english);
+}
+
+// The examples' names and notes that came after app.js's table: the experiments' notes,
+// each variant, the multi-head example's note.
+Object.assign(KO_TEXT, {
+  'A bigger query, same direction: the same key wins, with a sharper weight.':
+    '같은 방향의 더 큰 쿼리: 같은 Key 가 최고 가중치를 받고, 그 가중치는 더 뚜렷해집니다.',
+  'Q3 turns towards the first axis: the keys it prefers change.':
+    'Q3 가 첫 축 쪽으로 돌아섭니다: 높은 가중치를 주는 Key 가 바뀝니다.',
+  'Variant: RoPE (rotary positions)': '변형: RoPE (회전 위치)',
+  'q and k turn by their positions before the scores (steps q_rope, k_rope): key 1 no longer matches query 0 as well.':
+    'q 와 k 가 점수를 내기 전에 위치만큼 회전합니다 (단계 q_rope, k_rope): 키 1 이 쿼리 0 과 예전만큼 맞지 않습니다.',
+  'Variant: softcap (Gemma 2)': '변형: softcap (Gemma 2)',
+  'softcapped = 0.5·tanh(scaled/0.5): the scores 1 shrink to 0.48, and the weights flatten.':
+    'softcapped = 0.5·tanh(scaled/0.5): 조정한 점수 1 이 0.48 로 줄고, 가중치는 고르게 퍼집니다.',
+  'Variant: ALiBi with a causal mask': '변형: causal 마스크와 ALiBi',
+  'Each key loses 0.5 per position of distance before the softmax: nearer keys weigh more.':
+    'softmax 전에 키마다 거리 한 칸에 0.5 씩 점수가 깎입니다: 가까운 키일수록 가중치가 큽니다.',
+  'Variant: a sliding window with a sink token': '변형: sink 토큰이 있는 슬라이딩 윈도우',
+  'Each query sees itself and one key back, plus key 0 (the sink token) always.':
+    '쿼리마다 자기 자리와 바로 앞 키 하나, 그리고 키 0 (sink 토큰) 을 언제나 봅니다.',
+  'Variant: a sink logit': '변형: sink logit',
+  'An extra logit of 0 in every row takes weight but brings no value: the rows sum to less than 1.':
+    '행마다 더한 logit 0 이 가중치를 가져가지만 값(Value)은 가져오지 않습니다: 행의 합이 1 보다 작아집니다.',
+  'Variant: dropout (p = 0.5, seed 42)': '변형: dropout (p = 0.5, seed 42)',
+  'Some weights are dropped (dropout_keep 0) and the rest doubled; the same seed drops the same cells.':
+    '일부 가중치가 빠지고 (dropout_keep 0) 나머지는 두 배가 됩니다. 같은 seed 는 같은 칸을 뺍니다.',
+  [MULTIHEAD_PRESET.note]:
+    'X·W_Q, X·W_K, X·W_V 를 head 2 개로 나누고, head 마다 가중치가 따로 나옵니다. 1/√d_k 대신 ' +
+    'scale 4 로 무작위 head 의 가중치를 뚜렷하게 해서 어느 키를 고르는지 보이게 합니다.',
+});
+
+// The page's static words that came after app.js's table (index.html's English is the key;
+// a third member picks a later text node of the element, around its markup).
+KO_PAGE.push(
+  ['title', 'attnd 플레이그라운드: scaled dot-product attention, 단계별로'],
+  ['#intro', '. 모든 단계를 보여 줍니다. 예제를 고르거나 행렬 (JSON) 을 고친 뒤 실행하세요.'],
+  ['header p a', 'API 설명'],
+  ['#form-help', '행렬은 행들의 JSON 배열입니다. 예: ', 0],
+  ['#form-help', '. 쿼리 하나는 벡터 ', 1],
+  ['#form-help', ' 로 써도 됩니다. Ctrl+Enter 로 어느 필드에서나 실행합니다.', 2],
+  ['label[for="f-q"] .shape', '(n_q, d_k) 또는 (d_k)'],
+  ['label[for="f-scale"]', '점수 조정 (scale) '],
+  ['#f-pitfall option[value=""]', '없음'],
+  ['#f-pitfall option[value="no_transpose"]', 'Q @ K (.T 없이)'],
+  ['#f-pitfall option[value="column_softmax"]', '열 방향 softmax'],
+  ['#f-pitfall option[value="no_max_subtraction"]', '최댓값을 빼지 않은 exp'],
+  ['label[for="f-variants"]', '변형 '],
+  ['label[for="f-variants"] .shape', '선택, JSON 객체: rope, softcap, alibi, window, sink_tokens, sink_logit, dropout'],
+  ['label[for="f-round"]', '반올림 '],
+  ['label[for="f-round"] .shape', '소수점 0..15 자리'],
+  ['label[for="f-mask-semantics"]', '마스크의 뜻'],
+  ['#f-mask-semantics option[value="keep"]', 'keep: 1 = 볼 수 있음'],
+  ['#f-mask-semantics option[value="block"]', 'block: 1 = 가림'],
+  ['label[for="f-bias"]', '편향 (bias) '],
+  ['label[for="f-bias"] .shape', '(n_q, n_k), 조정한 점수에 더함, 선택'],
+  ['label[for="f-vmin"] .shape', '가장 옅은 색의 가중치: 숫자 또는 auto'],
+  ['label[for="f-vmax"] .shape', '가장 진한 색의 가중치: 숫자 또는 auto'],
+  ['label[for="f-htitle"]', '히트맵 제목 '],
+  ['label[for="f-htitle"] .shape', '선택'],
+  ['#f-auto-label', ' 가장 큰 가중치까지 색칠'],
+  ['#headview-box h2', 'head 보기'],
+  ['#multi-fields .help', '이 필드는 아래 JSON 을 고치고, JSON 은 이 필드를 채웁니다. kv_heads < heads 이면 ' +
+    'grouped-query attention, n_kv 를 주면 cross-attention (x_q, x_kv) 입니다.'],
+  ['#mh-mask-semantics option[value="keep"]', 'keep: 1 = 볼 수 있음'],
+  ['#mh-mask-semantics option[value="block"]', 'block: 1 = 가림'],
+);
