@@ -9,20 +9,15 @@
 // an artifact under ATTND_ARTIFACTS (build/artifacts).
 
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
-import { chromium } from 'playwright-core';
-
 import { logLinesFor, postJson, sleep, startServer } from '../http/lib.mjs';
+import { launchChromium } from './lib.mjs';
 
 const ARTIFACTS = process.env.ATTND_ARTIFACTS ?? path.resolve('build/artifacts');
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /** A tiny page server on a free port: the "other origin" of the CORS tests. */
 function pageServer() {
@@ -39,21 +34,18 @@ let attnd;
 let allowed;
 let refused;
 let ctx;
-let userDataDir;
+let browser;
 
 before(async () => {
   allowed = await pageServer();
   refused = await pageServer();
   attnd = await startServer(['--cors-origin', allowed.origin]);
-  userDataDir = mkdtempSync(path.join(os.tmpdir(), 'attnd-chromium-'));
-  ctx = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 },
-  });
+  browser = await launchChromium();
+  ctx = browser.ctx;
 });
 
 after(async () => {
-  await ctx?.close();
-  if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  await browser?.close();
   allowed?.srv.close();
   refused?.srv.close();
   await attnd?.stop();
