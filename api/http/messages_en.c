@@ -29,6 +29,16 @@ const char *const api_messages_en[] = {
     "output are 0",
     /* api/endpoints/answer.h */
     "head outputs are 0 in every head",
+    /* api/endpoints/attention_overflow.c */
+    "q row %zu . k row %zu is beyond the largest double (~1.8e308): scale q and k down",
+    /* api/endpoints/attention_overflow.c */
+    "scores * scale overflows: use a smaller scale",
+    /* api/endpoints/attention_overflow.c */
+    "the score plus bias minus slope x distance overflows: use smaller values or a smaller slope",
+    /* api/endpoints/attention_overflow.c */
+    "scaled + bias overflows: use smaller bias values",
+    /* api/endpoints/attention_overflow.c */
+    "the weighted sum of v's rows overflows: scale v down",
     /* api/endpoints/attention_page.c */
     " (1 = blocked)",
     /* api/endpoints/attention_page.c */
@@ -111,16 +121,6 @@ const char *const api_messages_en[] = {
     "send fewer queries or keys, or split the work with a batch",
     /* api/endpoints/attention_parse.c */
     "the body is %s; it must be a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}",
-    /* api/endpoints/attention_run.c */
-    "q row %zu . k row %zu is beyond the largest double (~1.8e308): scale q and k down",
-    /* api/endpoints/attention_run.c */
-    "scores * scale overflows: use a smaller scale",
-    /* api/endpoints/attention_run.c */
-    "the score plus bias minus slope x distance overflows: use smaller values or a smaller slope",
-    /* api/endpoints/attention_run.c */
-    "scaled + bias overflows: use smaller bias values",
-    /* api/endpoints/attention_run.c */
-    "the weighted sum of v's rows overflows: scale v down",
     /* api/endpoints/attention_run.c */
     "no memory for a %zu x %zu attention",
     /* api/endpoints/attention_run.c */
