@@ -424,6 +424,66 @@ START_TEST(test_language_does_not_leak_between_requests)
 }
 END_TEST
 
+/* The server's own problems speak the request's language, and leave the thread English. */
+START_TEST(test_server_problems_in_the_request_language)
+{
+    struct api_param ko_param = { "lang", "ko" };
+    struct api_param fr_param = { "lang", "fr" };
+    struct api_request by_header = { .method = "GET", .path = "/", .accept_language = "ko-KR" };
+    struct api_request by_query = { .method = "GET", .path = "/", .params = &ko_param,
+                                    .n_params = 1 };
+    struct api_request unknown = { .method = "GET", .path = "/", .params = &fr_param,
+                                   .n_params = 1, .accept_language = "ko" };
+    const struct api_request *korean[] = { &by_header, &by_query };
+    for (size_t i = 0; i < 2; i++) {
+        struct api_response res = { 0 };
+        api_respond_server_problem(&res, korean[i], API_URI_TOO_LONG, "the query has more "
+                                   "than %d parameters or %d bytes: send the data in a POST "
+                                   "body", 256, 16384);
+        ck_assert_int_eq(res.status, 414);
+        ck_assert_str_eq(header(&res, "Content-Language"), "ko");
+        ck_assert_str_eq(header(&res, "Vary"), "Accept-Language");
+        json_t *doc = parse(&res);
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "title")), "쿼리가 너무 깁니다");
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "detail")),
+                         "쿼리 문자열의 매개변수가 256 개보다 많거나 16384 바이트보다 깁니다: "
+                         "데이터는 POST 본문으로 보내세요");
+        json_decref(doc);
+        api_response_deinit(&res);
+        ck_assert(api_lang_current() == API_LANG_EN);
+    }
+    /* A ?lang attnd lacks, and no request at all: English. */
+    const struct api_request *english[] = { &unknown, NULL };
+    for (size_t i = 0; i < 2; i++) {
+        struct api_response res = { 0 };
+        api_respond_server_reason(&res, english[i], API_UNAVAILABLE, "the server is shutting down");
+        ck_assert_int_eq(res.status, 503);
+        ck_assert_str_eq(header(&res, "Content-Language"), "en");
+        ck_assert_str_eq(header(&res, "Retry-After"), "1");
+        json_t *doc = parse(&res);
+        ck_assert_str_eq(json_string_value(json_object_get(doc, "detail")),
+                         "the server is shutting down");
+        json_decref(doc);
+        api_response_deinit(&res);
+    }
+    struct api_response res = { 0 };
+    api_respond_server_reason(&res, &by_header, API_UNAVAILABLE, "the server is shutting down");
+    json_t *doc = parse(&res);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "detail")), "서버가 종료하는 중입니다");
+    json_decref(doc);
+    api_response_deinit(&res);
+    /* The budget's 503 keeps its hint, in Korean. */
+    api_respond_server_over_budget(&res, &by_header, 5000000);
+    doc = parse(&res);
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(doc, "detail")), "5.0 MB"));
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(doc, "hint")),
+                                 "요청에는 잘못이 없습니다"));
+    json_decref(doc);
+    api_response_deinit(&res);
+    ck_assert(api_lang_current() == API_LANG_EN);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("lang");
@@ -445,6 +505,7 @@ int main(void)
     tcase_add_test(answers, test_korean_text_and_svg);
     tcase_add_test(answers, test_korean_teaching);
     tcase_add_test(answers, test_language_does_not_leak_between_requests);
+    tcase_add_test(answers, test_server_problems_in_the_request_language);
     tcase_add_loop_test(answers, test_problem_pages_in_both_languages, 0, API_PROBLEM_COUNT);
     suite_add_tcase(s, answers);
     return run_api_suite(s);
