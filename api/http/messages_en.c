@@ -583,6 +583,54 @@ const char *const api_messages_en[] = {
     "Transfer coding not implemented",
     /* api/http/problem.c */
     "The request's Transfer-Encoding names a coding attnd does not read (identity, gzip, ...). Send the body with a Content-Length, or with Transfer-Encoding: chunked alone. The connection is closed after this answer.",
+    /* api/json/read.c */
+    "out of memory",
+    /* api/json/read.c */
+    "the end of the body",
+    /* api/json/read.c */
+    "byte {1}",
+    /* api/json/read.c */
+    "unterminated string",
+    /* api/json/read.c */
+    "invalid escape '\\{1}' in string",
+    /* api/json/read.c */
+    "invalid \\u escape: four hex digits expected",
+    /* api/json/read.c */
+    "lone low surrogate \\u{1} in string",
+    /* api/json/read.c */
+    "high surrogate \\u{1} without its low half",
+    /* api/json/read.c */
+    "\\u0000 is not allowed in strings",
+    /* api/json/read.c */
+    "control character 0x{1} in string: escape it",
+    /* api/json/read.c */
+    "invalid UTF-8 in string",
+    /* api/json/read.c */
+    "invalid number: a digit is expected after '-'",
+    /* api/json/read.c */
+    "invalid number: no leading zeros",
+    /* api/json/read.c */
+    "invalid number: a digit is expected after '.'",
+    /* api/json/read.c */
+    "invalid number: a digit is expected in the exponent",
+    /* api/json/read.c */
+    "number out of range: it does not fit in a double",
+    /* api/json/read.c */
+    "nesting deeper than {1} levels",
+    /* api/json/read.c */
+    "',' or '{1}' expected, not {2}",
+    /* api/json/read.c */
+    "a string key expected, not {1}",
+    /* api/json/read.c */
+    "duplicate object key \"{1}\"",
+    /* api/json/read.c */
+    "':' expected after a key, not {1}",
+    /* api/json/read.c */
+    "invalid literal: true, false or null expected",
+    /* api/json/read.c */
+    "a value expected, not {1}",
+    /* api/json/read.c */
+    "extra data after the JSON value: {1}",
     /* api/request/body.c */
     "the body is empty: send a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}",
     /* api/request/body.c */

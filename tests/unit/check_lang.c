@@ -72,6 +72,12 @@ START_TEST(test_every_message_in_korean)
                   got);
     ck_assert_str_eq(api_tr_in(API_LANG_KO, en), ko->text);
     ck_assert_str_eq(api_tr_in(API_LANG_EN, en), en);
+    /* A sentence with numbered holes (render/fill.h) keeps each of them, in any order. */
+    for (char hole = '1'; hole <= '9'; hole++) {
+        const char mark[] = { '{', hole, '}', '\0' };
+        ck_assert_msg((strstr(en, mark) != NULL) == (strstr(ko->text, mark) != NULL),
+                      "\"%s\": hole %s in one language only", en, mark);
+    }
 }
 END_TEST
 
@@ -484,6 +490,92 @@ START_TEST(test_server_problems_in_the_request_language)
 }
 END_TEST
 
+/* The JSON reader's own words inside a Korean invalid-json: each body, what the reader
+   says of it in Korean, and in English (unchanged). */
+static const struct {
+    const char *body, *ko, *en;
+} reader_words[] = {
+    { "{\"q\": [[1, 0]", "',' 나 ']' 가 와야 하는데 본문의 끝 입니다",
+      "',' or ']' expected, not the end of the body" },
+    { "{\"q\": ", "값이 와야 하는데 본문의 끝 입니다", "a value expected, not the end of the body" },
+    { "{\"q\": [[1, 0]], x}", "문자열 키가 와야 하는데 'x' 입니다", "a string key expected, not 'x'" },
+    { "{\"q\" 1}", "키 뒤에 ':' 가 와야 하는데 '1' 입니다", "':' expected after a key, not '1'" },
+    { "{\"q\": 1, \"q\": 2}", "객체에 키 \"q\" 가 두 번 있습니다", "duplicate object key \"q\"" },
+    { "{\"q\": [[1e400]]}", "수가 표현 범위를 넘습니다: 배정밀도 실수에 담기지 않습니다",
+      "number out of range: it does not fit in a double" },
+    { "{\"q\": [[01]]}", "올바르지 않은 수입니다: 앞에 0 을 붙일 수 없습니다",
+      "invalid number: no leading zeros" },
+    { "{\"q\": -}", "올바르지 않은 수입니다: '-' 뒤에 숫자가 와야 합니다",
+      "invalid number: a digit is expected after '-'" },
+    { "{\"q\": 1.}", "올바르지 않은 수입니다: '.' 뒤에 숫자가 와야 합니다",
+      "invalid number: a digit is expected after '.'" },
+    { "{\"q\": 1e}", "올바르지 않은 수입니다: 지수에 숫자가 와야 합니다",
+      "invalid number: a digit is expected in the exponent" },
+    { "{\"q\": tru}", "올바르지 않은 리터럴입니다: true, false, null 가운데 하나가 와야 합니다",
+      "invalid literal: true, false or null expected" },
+    { "{\"q\": \"abc", "문자열이 닫히지 않았습니다", "unterminated string" },
+    { "{\"q\": \"\x01\"}", "문자열에 제어 문자 0x01 가 있습니다: 이스케이프하세요",
+      "control character 0x01 in string: escape it" },
+    { "{\"q\": \"\\q\"}", "문자열 안의 이스케이프 '\\q' 가 올바르지 않습니다",
+      "invalid escape '\\q' in string" },
+    { "{\"q\": \"\\u12\"}", "\\u 이스케이프가 올바르지 않습니다: 16진수 네 자리가 와야 합니다",
+      "invalid \\u escape: four hex digits expected" },
+    { "{\"q\": \"\\uDC00\"}", "문자열에 짝 없는 하위 서로게이트 \\uDC00 가 있습니다",
+      "lone low surrogate \\uDC00 in string" },
+    { "{\"q\": \"\\uD800x\"}", "상위 서로게이트 \\uD800 뒤에 짝이 되는 하위 서로게이트가 없습니다",
+      "high surrogate \\uD800 without its low half" },
+    { "{\"q\": \"\\u0000\"}", "문자열에는 \\u0000 을 쓸 수 없습니다",
+      "\\u0000 is not allowed in strings" },
+    { "{\"q\": \"\xff\"}", "문자열에 올바르지 않은 UTF-8 이 있습니다", "invalid UTF-8 in string" },
+    { "{\"q\": 1}\x0c", "JSON 값 뒤에 남는 데이터가 있습니다: 바이트 0x0c",
+      "extra data after the JSON value: byte 0x0c" },
+    { "{\"q\": 1}]", "JSON 값 뒤에 남는 데이터가 있습니다: ']'",
+      "extra data after the JSON value: ']'" },
+};
+
+/* detail is lead + words + " (줄 " (Korean) or " at line " (English) and the position. */
+static void assert_reader_detail(const char *detail, const char *lead, const char *words,
+                                 const char *tail)
+{
+    char want[512];
+    snprintf(want, sizeof want, "%s%s%s", lead, words, tail);
+    ck_assert_msg(strncmp(detail, want, strlen(want)) == 0, "\"%s\", not \"%s...\"", detail, want);
+}
+
+START_TEST(test_reader_words_in_korean)
+{
+    const char *body = reader_words[_i].body;
+    struct api_response ko = ask("POST", "/v1/attention", NULL, "ko", body);
+    ck_assert_int_eq(ko.status, 400);
+    json_t *doc = parse(&ko);
+    assert_reader_detail(json_string_value(json_object_get(doc, "detail")),
+                         "본문이 올바른 JSON 이 아닙니다: ", reader_words[_i].ko, " (줄 ");
+    json_decref(doc);
+    api_response_deinit(&ko);
+    struct api_response en = ask("POST", "/v1/attention", NULL, NULL, body);
+    doc = parse(&en);
+    assert_reader_detail(json_string_value(json_object_get(doc, "detail")),
+                         "the body is not valid JSON: ", reader_words[_i].en, " at line ");
+    json_decref(doc);
+    api_response_deinit(&en);
+}
+END_TEST
+
+/* Nesting past the limit names the limit, in Korean too. */
+START_TEST(test_reader_depth_in_korean)
+{
+    char body[1100];
+    memset(body, '[', 600);
+    body[600] = '\0';
+    struct api_response ko = ask("POST", "/v1/attention", "ko", NULL, body);
+    json_t *doc = parse(&ko);
+    assert_reader_detail(json_string_value(json_object_get(doc, "detail")),
+                         "본문이 올바른 JSON 이 아닙니다: ", "중첩이 512 단계보다 깊습니다", " (줄 ");
+    json_decref(doc);
+    api_response_deinit(&ko);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("lang");
@@ -506,6 +598,9 @@ int main(void)
     tcase_add_test(answers, test_korean_teaching);
     tcase_add_test(answers, test_language_does_not_leak_between_requests);
     tcase_add_test(answers, test_server_problems_in_the_request_language);
+    tcase_add_loop_test(answers, test_reader_words_in_korean, 0,
+                        (int)(sizeof reader_words / sizeof reader_words[0]));
+    tcase_add_test(answers, test_reader_depth_in_korean);
     tcase_add_loop_test(answers, test_problem_pages_in_both_languages, 0, API_PROBLEM_COUNT);
     suite_add_tcase(s, answers);
     return run_api_suite(s);
