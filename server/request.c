@@ -677,7 +677,8 @@ static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connectio
     if (srv_is_page(method)) {
         /* The playground's files: the server's to serve, as static bytes (server/www.c). */
         struct api_response page = {0};
-        if (srv_www_respond(url, &page))
+        struct api_request q = srv_problem_request(conn, r);
+        if (srv_www_respond(url, &q, &page))
             return srv_answer(s, conn, r, &page, false, false);
     }
     if (!srv_collect_params(conn, r))
