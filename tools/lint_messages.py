@@ -3,13 +3,14 @@
 
 Every sentence attnd says is an English printf format written where it is said: the
 format of api_error_set, api_error_hint, api_error_add's detail and hint, and
-api_respond_problem, api_respond_unavailable, api_respond_not_found, any literal
-inside API_TR(...), API_N(...) or API_JSON_N(...) (the JSON reader's), and the server's (server/*.c: api_respond_server_problem's
-and api_respond_server_reason's, and every literal inside SRV_N(...)), and the meanings in tables of known fields
-(struct api_field), which hints quote. api/http/messages_en.c lists them all, one a row: this script reads
-the code's and the catalogue's, and fails naming each one the catalogue lacks or holds
-without use. `--write` rewrites the catalogue from the code. The other languages' tables
-are checked against the catalogue by tests/unit/check_lang.c.
+api_respond_problem, api_respond_unavailable, any literal inside API_TR(...), API_N(...)
+or API_JSON_N(...) (the JSON reader's sentences, with numbered holes), the server's
+(server/*.c: api_respond_server_problem's and api_respond_server_reason's, and every
+literal inside SRV_N(...)), and the meanings in tables of known fields (struct
+api_field), which hints quote. api/http/messages_en.c lists them all, one a row: this
+script reads the code's and the catalogue's, and fails naming each one the catalogue
+lacks or holds without use. `--write` rewrites the catalogue from the code. The other
+languages' tables are checked against the catalogue by tests/unit/check_lang.c.
 """
 import pathlib
 import re
@@ -25,7 +26,6 @@ CALLS = {
     "api_error_add": [2, 3],
     "api_respond_problem": [2],
     "api_respond_unavailable": [1],
-    "api_respond_not_found": [1],
     "API_TR": [0],
     "api_tr": [0],
     "API_N": [0],
