@@ -213,3 +213,31 @@ test('the 503 for one connection too many, in Korean, with Retry-After', async (
   held.destroy();
   await one.stop();
 });
+
+test('the memory budget\'s 503 for a body it cannot store, in Korean with its hint', async (t) => {
+  // As in limits.test.mjs: one unread answer of 26 MB holds an 8 MiB budget, so a 1 MiB
+  // body is refused as it arrives, by the server (not api/'s admission).
+  const s2 = await startServer(['--log', 'off', '--threads', '2', '--max-memory', String(8 << 20),
+    '--max-request-bytes', String(64 << 20)]);
+  t.after(() => s2.proc.kill('SIGKILL'));
+  const held = async () => Number((await request(s2.port, { path: '/metrics' })).body
+    .match(/^attnd_memory_held_bytes (\d+)$/m)[1]);
+  const slow = await rawConnect(s2.port);
+  slow.sock.pause(); // read nothing: the answer waits in the server
+  const body = JSON.stringify({ heads: 2, random: { seed: 1, n: 360, d_model: 64 } });
+  await slow.write('POST /v1/multihead HTTP/1.1\r\nHost: attnd\r\nContent-Type: application/json\r\n' +
+    `Content-Length: ${body.length}\r\n\r\n${body}`);
+  for (let waited = 0; waited < 60000 && await held() <= 20e6; waited += 50) await sleep(50);
+  const big = await request(s2.port, { method: 'POST', path: '/v1/attention',
+    headers: { 'Content-Type': 'application/json', 'Accept-Language': 'ko' }, body: ' '.repeat(1 << 20) });
+  const p = assertProblem(assert, big, 503);
+  assert.equal(big.headers['content-language'], 'ko');
+  assert.equal(big.headers['retry-after'], '1');
+  assert.equal(p.title, '서비스를 쓸 수 없습니다');
+  assert.equal(p.detail, '서버의 메모리 예산이 차 있습니다 (클라이언트를 기다리는 응답, 계산 중인 ' +
+    '요청). 이 요청은 약 1.0 MB 가 더 필요합니다');
+  assert.equal(p.hint, '요청에는 잘못이 없습니다: Retry-After 초 뒤에, 또는 다른 복제본에서 다시 ' +
+    '시도하세요. 예산은 운영자가 --max-memory 로 정합니다');
+  slow.sock.destroy();
+  await s2.stop();
+});
