@@ -241,3 +241,23 @@ test('the memory budget\'s 503 for a body it cannot store, in Korean with its hi
   slow.sock.destroy();
   await s2.stop();
 });
+
+test('after SIGTERM, the 503 on a kept-alive connection speaks Korean when asked', async () => {
+  const s3 = await startServer();
+  // A keeps the server draining (half a body); B has had one answer and stays open.
+  const a = await rawConnect(s3.port);
+  await a.write('POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n' +
+    'Content-Length: 200\r\n\r\n{"q":');
+  const b = await rawConnect(s3.port);
+  await b.write('GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n');
+  assert.equal((await b.nextResponse()).status, 200);
+  await sleep(100);
+  s3.proc.kill('SIGTERM');
+  await s3.waitStderr((e) => e.includes('shutting down'));
+  await b.write('GET /healthz?lang=ko HTTP/1.1\r\nHost: t\r\n\r\n');
+  const p = assertSpoken(await b.nextResponse(), 503, 'unavailable', 'ko');
+  assert.equal(p.title, '서비스를 쓸 수 없습니다');
+  assert.equal(p.detail, '서버가 종료하는 중입니다');
+  a.sock.destroy(); // nothing is in flight any more: the server exits
+  await s3.stop();
+});
