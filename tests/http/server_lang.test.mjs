@@ -261,3 +261,12 @@ test('after SIGTERM, the 503 on a kept-alive connection speaks Korean when asked
   a.sock.destroy(); // nothing is in flight any more: the server exits
   await s3.stop();
 });
+
+test('on a V2 path too: the server\'s 415 for a Content-Encoding is its problem+json, in Korean', async () => {
+  const r = await request(s.port, { method: 'POST', path: '/v2/models/attention/infer',
+    body: '{}', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'br',
+      'Accept-Language': 'ko' } });
+  const p = assertSpoken(r, 415, 'unsupported-media-type', 'ko');
+  assert.equal(p.detail, 'Content-Encoding br 는 attnd 가 풀 수 있는 코딩이 아닙니다: 본문을 ' +
+    '그대로, 또는 gzip 이나 deflate 로 보내세요');
+});
