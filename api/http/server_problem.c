@@ -6,7 +6,6 @@
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "api/http/admission.h"
 #include "api/http/lang.h"
@@ -37,13 +36,15 @@ void api_respond_server_problem(struct api_response *res, const struct api_reque
                                 enum api_problem_type type, const char *fmt, ...)
 {
     enum api_lang lang = speak_as(req);
-    struct api_error err;
-    memset(&err, 0, sizeof err);
-    err.type = type;
+    char detail[sizeof ((struct api_error *)0)->detail];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err.detail, sizeof err.detail, api_tr(fmt), ap);
+    vsnprintf(detail, sizeof detail, api_tr(fmt), ap);
     va_end(ap);
+    /* Through api_error_set, so that whatever it does to a sentence once its values are
+       in (in every language) is done to the server's too. */
+    struct api_error err;
+    api_error_set(&err, type, "%s", detail);
     respond_in(res, &err, lang);
 }
 

@@ -26,7 +26,7 @@ const CASES = [
   {
     name: 'a body cut short',
     body: '{"q": [[1, 0], [0, 1]',
-    ko: "본문이 올바른 JSON 이 아닙니다: ',' 나 ']' 가 와야 하는데 본문의 끝 입니다 (줄 1, 열 22, 바이트 21)",
+    ko: "본문이 올바른 JSON 이 아닙니다: 여기에는 ',' 또는 ']' 만 올 수 있는데 본문의 끝 입니다 (줄 1, 열 22, 바이트 21)",
     en: "the body is not valid JSON: ',' or ']' expected, not the end of the body at line 1, column 22 (byte 21)",
   },
   {

@@ -136,8 +136,8 @@ test('an unknown Content-Encoding (415) in Korean names the coding as sent', asy
   const ko = assertSpoken(await post('/v1/attention?lang=ko', {}), 415, 'unsupported-media-type', 'ko');
   assert.equal(ko.title, '지원하지 않는 Content-Type 입니다');
   assertKorean({ title: ko.title, detail: ko.detail.replace('br', '') });
-  assert.equal(ko.detail, 'Content-Encoding br 는 attnd 가 풀 수 있는 코딩이 아닙니다: 본문을 ' +
-    '그대로, 또는 gzip 이나 deflate 로 보내세요');
+  assert.equal(ko.detail, 'attnd 가 풀 수 없는 Content-Encoding 입니다 (br): 본문을 그대로, ' +
+    '또는 gzip 이나 deflate 로 보내세요');
   const en = assertSpoken(await post('/v1/attention', {}), 415, 'unsupported-media-type', 'en');
   assert.equal(en.detail, 'Content-Encoding br is not a coding attnd can undo: send the body as ' +
     'is, or as gzip or deflate');
@@ -150,8 +150,8 @@ test('a gzip body cut short (400 invalid-json) says where it ended, in Korean', 
     headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', ...headers } });
   const ko = assertSpoken(await post({ 'Accept-Language': 'ko' }), 400, 'invalid-json', 'ko');
   assert.equal(ko.title, '본문이 올바른 JSON 이 아닙니다');
-  assert.equal(ko.detail, `gzip 본문 (Content-Encoding: gzip) 이 스트림보다 먼저 ${cut.length} ` +
-    '바이트에서 끝납니다: 중간에 잘렸거나, 애초에 gzip 형식이 아닙니다');
+  assert.equal(ko.detail, 'gzip 본문 (Content-Encoding: gzip) 의 스트림이 끝나기 전에 본문이 ' +
+    `${cut.length} 바이트에서 끝납니다: 중간에 잘렸거나, 애초에 gzip 형식이 아닙니다`);
   assertKorean(ko);
   const en = assertSpoken(await post({}), 400, 'invalid-json', 'en');
   assert.equal(en.detail, `the gzip body (Content-Encoding: gzip) ends before its stream does, ` +
@@ -267,6 +267,6 @@ test('on a V2 path too: the server\'s 415 for a Content-Encoding is its problem+
     body: '{}', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'br',
       'Accept-Language': 'ko' } });
   const p = assertSpoken(r, 415, 'unsupported-media-type', 'ko');
-  assert.equal(p.detail, 'Content-Encoding br 는 attnd 가 풀 수 있는 코딩이 아닙니다: 본문을 ' +
-    '그대로, 또는 gzip 이나 deflate 로 보내세요');
+  assert.equal(p.detail, 'attnd 가 풀 수 없는 Content-Encoding 입니다 (br): 본문을 그대로, ' +
+    '또는 gzip 이나 deflate 로 보내세요');
 });
