@@ -63,6 +63,8 @@ API_SUITES := check_json_read check_json_write check_json_arena check_numparse c
               check_attention check_router check_admission check_two_threads check_teach
 # Errors that teach (tests/unit/check_errors.c) and their languages (check_lang.c).
 API_SUITES += check_errors check_lang
+# The server's own problems and the JSON reader's words, in the request's language.
+API_SUITES += check_lang_server
 UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) check_render \
                 check_multihead check_metrics check_body check_numfmt check_framing check_clients)
 # server/coding.c and server/inflate.c (Content-Encoding, Accept-Encoding, coded bodies).

@@ -23,6 +23,7 @@
 #include "api/http/admission.h"
 #include "api/http/context.h"
 #include "api/http/problem.h"
+#include "api/http/server_problem.h"
 #include "api/http/response.h"
 
 /*

@@ -29,6 +29,7 @@
 #include "server/metrics.h"
 #include "server/process.h"
 #include "server/reqid.h"
+#include "server/words.h"
 
 #define SRV_ADMIN_MEMORY ((size_t)16 * 1024) /* a probe's request line and headers */
 #define SRV_ADMIN_TIMEOUT_MAX 10u            /* seconds a probe's connection may idle */
@@ -73,6 +74,22 @@ static enum MHD_Result srv_admin_param(void *cls, enum MHD_ValueKind kind, const
     return MHD_YES;
 }
 
+/* The request as api/ reads it (no body): ps holds its query parameters. */
+static struct api_request srv_admin_request(struct MHD_Connection *conn, const char *url,
+                                            const char *method, struct srv_admin_params *ps)
+{
+    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, srv_admin_param, ps);
+    struct api_request q = {
+        .method = method,
+        .path = url,
+        .params = ps->p,
+        .n_params = ps->n,
+        .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
+        .accept_language = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept-Language"),
+    };
+    return q;
+}
+
 /* /healthz and /readyz (and a /metrics that is not GET or HEAD) as api/ answers them. */
 static void srv_admin_api(struct srv_server *s, struct MHD_Connection *conn, const char *url,
                           const char *method, struct api_response *res)
@@ -80,17 +97,7 @@ static void srv_admin_api(struct srv_server *s, struct MHD_Connection *conn, con
     struct api_context ctx = s->ctx;
     ctx.ready = atomic_load(&s->ready);
     struct srv_admin_params ps = {.n = 0};
-    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, srv_admin_param, &ps);
-    struct api_request q = {
-        .method = method,
-        .path = url,
-        .params = ps.p,
-        .n_params = ps.n,
-        .accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT),
-        .content_type = NULL,
-        .body = NULL,
-        .body_len = 0,
-    };
+    struct api_request q = srv_admin_request(conn, url, method, &ps);
     if (api_precheck(&ctx, &q, -1, res))
         return;
     api_response_deinit(res);
@@ -113,8 +120,12 @@ static void srv_admin_decide(struct srv_server *s, struct MHD_Connection *conn,
         };
         res->status = 200;
         res->content_type = SRV_METRICS_CONTENT_TYPE;
-        if (!srv_metrics_render(&g, &res->body, &res->body_len))
-            api_respond_unavailable(res, "the server is out of memory");
+        if (!srv_metrics_render(&g, &res->body, &res->body_len)) {
+            struct srv_admin_params ps = {.n = 0};
+            struct api_request q = srv_admin_request(conn, url, method, &ps);
+            api_respond_server_reason(res, &q, API_UNAVAILABLE,
+                                      SRV_N("the server is out of memory"));
+        }
         return;
     }
     if (srv_admin_is(url, "/healthz") || srv_admin_is(url, "/readyz") ||
@@ -122,8 +133,11 @@ static void srv_admin_decide(struct srv_server *s, struct MHD_Connection *conn,
         srv_admin_api(s, conn, url, method, res);
         return;
     }
-    api_respond_not_found(res, "the admin port serves GET and HEAD of /healthz, /readyz and "
-                               "/metrics only; everything else is on the main port");
+    struct srv_admin_params ps = {.n = 0};
+    struct api_request q = srv_admin_request(conn, url, method, &ps);
+    api_respond_server_reason(res, &q, API_NOT_FOUND,
+                              SRV_N("the admin port serves GET and HEAD of /healthz, /readyz "
+                                    "and /metrics only; everything else is on the main port"));
 }
 
 /* Sends res (its body taken over, res deinited). MHD_NO when not even that could be made. */

@@ -27,6 +27,7 @@
 #include "server/clients.h"
 #include "server/log.h"
 #include "server/metrics.h"
+#include "server/words.h"
 
 #define SRV_CONNS_TICK_MS 200        /* how often the reaper looks: deadlines are this coarse */
 #define SRV_CONNS_LOG_EVERY_MS 10000 /* one log line at most this often, however many closed */
@@ -227,11 +228,11 @@ static const char *srv_conns_judge(const struct srv_conns *c,
                                    const unsigned char key[SRV_CLIENT_KEY])
 {
     if (c->admitted >= c->lim.slots)
-        return "every connection this server takes is in use (--max-connections): retry "
-               "after the Retry-After seconds, or on another replica";
+        return SRV_N("every connection this server takes is in use (--max-connections): "
+                     "retry after the Retry-After seconds, or on another replica");
     if (c->lim.per_client > 0 && srv_clients_count(&c->clients, key) >= c->lim.per_client)
-        return "this client has as many connections open as the server allows one "
-               "client (--max-client-connections): send the next request on one of them";
+        return SRV_N("this client has as many connections open as the server allows one "
+                     "client (--max-client-connections): send the next request on one of them");
     return NULL;
 }
 

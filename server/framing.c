@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "server/words.h"
+
 /*
  * The widest gap between a name's end and its value that is still one line: the NUL
  * of the colon and the whitespace after it. A client sending more spaces than this is
@@ -184,47 +186,48 @@ struct srv_framing_result srv_framing_finish(const struct srv_framing *f, const 
 {
     bool http10 = srv_is_http10(version);
     if (f->folded)
-        return srv_bad("a header line starts with a space or a tab (obs-fold, RFC 9112 "
-                       "section 5.2): send each header on one line");
+        return srv_bad(SRV_N("a header line starts with a space or a tab (obs-fold, RFC 9112 "
+                       "section 5.2): send each header on one line"));
     if (f->name_bad)
-        return srv_bad("a header name is not a token (RFC 9112 section 5.1): no space "
-                       "before the colon, no control bytes");
+        return srv_bad(SRV_N("a header name is not a token (RFC 9112 section 5.1): no space "
+                       "before the colon, no control bytes"));
     if (f->hosts > 1)
-        return srv_bad("the request has more than one Host header (RFC 9112 section 3.2)");
+        return srv_bad(SRV_N("the request has more than one Host header (RFC 9112 section 3.2)"));
     if (f->hosts == 0 && !http10)
-        return srv_bad("an HTTP/1.1 request needs a Host header (RFC 9112 section 3.2)");
+        return srv_bad(SRV_N("an HTTP/1.1 request needs a Host header (RFC 9112 section 3.2)"));
     if (f->host_bad)
-        return srv_bad("the Host header is not a host[:port] (RFC 9112 section 3.2)");
+        return srv_bad(SRV_N("the Host header is not a host[:port] (RFC 9112 section 3.2)"));
     if (f->content_lengths > 1)
-        return srv_bad("the request has more than one Content-Length header (RFC 9112 "
-                       "section 6.3): send one");
+        return srv_bad(SRV_N("the request has more than one Content-Length header (RFC 9112 "
+                       "section 6.3): send one"));
     if (f->content_length_bad)
-        return srv_bad("Content-Length is not a decimal number of bytes (RFC 9110 "
-                       "section 8.6)");
+        return srv_bad(SRV_N("Content-Length is not a decimal number of bytes (RFC 9110 "
+                       "section 8.6)"));
     if (f->transfer_encodings == 0) {
         struct srv_framing_result ok = {SRV_FRAMING_OK, NULL};
         return ok;
     }
     if (f->content_lengths > 0)
-        return srv_bad("the request has both Content-Length and Transfer-Encoding (RFC 9112 "
-                       "section 6.3): send one of them");
+        return srv_bad(SRV_N("the request has both Content-Length and Transfer-Encoding (RFC 9112 "
+                       "section 6.3): send one of them"));
     if (http10)
-        return srv_bad("an HTTP/1.0 request cannot use Transfer-Encoding (RFC 9112 "
-                       "section 6.1)");
+        return srv_bad(SRV_N("an HTTP/1.0 request cannot use Transfer-Encoding (RFC 9112 "
+                       "section 6.1)"));
     if (f->coding_bad)
-        return srv_bad("Transfer-Encoding is not a list of transfer codings (RFC 9112 "
-                       "section 6.1)");
+        return srv_bad(SRV_N("Transfer-Encoding is not a list of transfer codings (RFC 9112 "
+                       "section 6.1)"));
     if (f->chunked_not_last || f->chunked > 1)
-        return srv_bad("chunked must be the last transfer coding, and given once (RFC 9112 "
-                       "section 6.3)");
+        return srv_bad(SRV_N("chunked must be the last transfer coding, and given once (RFC 9112 "
+                       "section 6.3)"));
     if (f->coding_unknown) {
         struct srv_framing_result r = {SRV_FRAMING_NOT_IMPLEMENTED,
-                                       "attnd reads the chunked transfer coding alone: send "
-                                       "\"Transfer-Encoding: chunked\" or a Content-Length"};
+                                       SRV_N("attnd reads the chunked transfer coding alone: "
+                                             "send \"Transfer-Encoding: chunked\" or a "
+                                             "Content-Length")};
         return r;
     }
     if (f->chunked == 0)
-        return srv_bad("Transfer-Encoding names no transfer coding (RFC 9112 section 6.1)");
+        return srv_bad(SRV_N("Transfer-Encoding names no transfer coding (RFC 9112 section 6.1)"));
     struct srv_framing_result ok = {SRV_FRAMING_OK, NULL};
     return ok;
 }

@@ -7,7 +7,6 @@
 #include "server/inflate.h"
 
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,13 +58,10 @@ static int srv_inflate_window(enum srv_coding coding)
 }
 
 static enum srv_body_state srv_inflate_corrupt(struct srv_inflate *f, struct srv_body *b,
-                                               const char *why, size_t left)
+                                               enum srv_inflate_fault fault, size_t left)
 {
-    const char *name = srv_coding_name(f->coding);
-    snprintf(f->detail, sizeof f->detail,
-             "the body is not valid %s (Content-Encoding: %s): %s, after %llu bytes of it",
-             f->coding == SRV_CODING_DEFLATE ? "deflate (zlib format)" : name, name,
-             why != NULL ? why : "the stream is damaged", f->in);
+    f->fault = fault;
+    f->zlib_said = fault == SRV_INFLATE_DAMAGED ? f->z.msg : NULL;
     return srv_body_refuse(b, SRV_BODY_CORRUPT, left);
 }
 
@@ -116,8 +112,7 @@ enum srv_body_state srv_inflate_feed(struct srv_inflate *f, struct srv_body *b,
         if (f->ended && f->z.avail_in == 0)
             break;
         if (f->ended && !srv_inflate_next_member(f))
-            return srv_inflate_corrupt(f, b, "there are bytes after the end of the stream",
-                                       f->z.avail_in);
+            return srv_inflate_corrupt(f, b, SRV_INFLATE_TRAILING, f->z.avail_in);
         uInt before = f->z.avail_in;
         f->z.next_out = (Bytef *)out;
         f->z.avail_out = (uInt)sizeof out;
@@ -126,9 +121,9 @@ enum srv_body_state srv_inflate_feed(struct srv_inflate *f, struct srv_body *b,
         if (rc == Z_MEM_ERROR)
             return srv_inflate_no_memory(f, b, f->z.avail_in);
         if (rc == Z_NEED_DICT) /* a zlib stream may name a preset dictionary; HTTP has none */
-            return srv_inflate_corrupt(f, b, "it asks for a preset dictionary", f->z.avail_in);
+            return srv_inflate_corrupt(f, b, SRV_INFLATE_DICTIONARY, f->z.avail_in);
         if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR)
-            return srv_inflate_corrupt(f, b, f->z.msg, f->z.avail_in);
+            return srv_inflate_corrupt(f, b, SRV_INFLATE_DAMAGED, f->z.avail_in);
         f->ended = rc == Z_STREAM_END;
         size_t made = sizeof out - f->z.avail_out;
         /* Past --max-body, the body refuses itself: not one more byte is inflated. */
@@ -145,11 +140,7 @@ bool srv_inflate_finish(struct srv_inflate *f)
 {
     if (f->ended)
         return true;
-    const char *name = srv_coding_name(f->coding);
-    snprintf(f->detail, sizeof f->detail,
-             "the %s body (Content-Encoding: %s) ends before its stream does, after %llu "
-             "bytes: it was cut short, or is not %s at all",
-             name, name, f->in, name);
+    f->fault = SRV_INFLATE_CUT_SHORT;
     return false;
 }
 

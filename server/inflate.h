@@ -31,6 +31,15 @@
 /* Inflated bytes made per inflate call, before srv_body_append takes them. */
 #define SRV_INFLATE_CHUNK ((size_t)16 * 1024)
 
+/* Why a stream could not be undone (server/inflate_problem.h puts it in words). */
+enum srv_inflate_fault {
+    SRV_INFLATE_FINE = 0,
+    SRV_INFLATE_DAMAGED,    /* zlib found the data or a checksum wrong */
+    SRV_INFLATE_TRAILING,   /* bytes after a deflate stream's end */
+    SRV_INFLATE_DICTIONARY, /* a zlib stream that asks for a preset dictionary */
+    SRV_INFLATE_CUT_SHORT   /* the body ended before the stream did */
+};
+
 struct srv_inflate {
     z_stream z;
     enum srv_coding coding;     /* gzip or deflate */
@@ -40,15 +49,17 @@ struct srv_inflate {
     struct srv_budget *budget;  /* borrowed: zlib's own allocations are charged to it */
     size_t charged;             /* what zlib holds now */
     size_t refused;             /* the block the budget refused zlib, or 0 */
-    char detail[200];           /* why the stream could not be undone, once it could not */
+    enum srv_inflate_fault fault; /* why the stream could not be undone, once it could not */
+    const char *zlib_said;      /* SRV_INFLATE_DAMAGED: zlib's own words (static), or NULL */
 };
+
 
 /* Sets f up for a body in `coding` (gzip or deflate). Allocates nothing yet. */
 void srv_inflate_init(struct srv_inflate *f, enum srv_coding coding, struct srv_budget *budget);
 
 /*
  * Inflates n received bytes into b and returns b's state after them. A corrupt stream
- * refuses the body (SRV_BODY_CORRUPT, f->detail says why); so do bytes after the
+ * refuses the body (SRV_BODY_CORRUPT, f->fault says why); so do bytes after the
  * stream's end (a gzip body may hold several members, each read in turn); zlib finding
  * no memory refuses it as over the budget (its allocations are charged first) or out
  * of memory. Once b is refused, bytes
@@ -58,8 +69,8 @@ enum srv_body_state srv_inflate_feed(struct srv_inflate *f, struct srv_body *b,
                                      const char *data, size_t n);
 
 /*
- * At the body's end: true when the stream ended; otherwise false, with f->detail
- * saying the body was cut short.
+ * At the body's end: true when the stream ended; otherwise false, with f->fault
+ * SRV_INFLATE_CUT_SHORT.
  */
 bool srv_inflate_finish(struct srv_inflate *f);
 

@@ -52,6 +52,7 @@
 #include "server/heap.h"
 #include "server/http.h"
 #include "server/inflate.h"
+#include "server/inflate_problem.h"
 #include "server/lane.h"
 #include "server/log.h"
 #include "server/metrics.h"
@@ -59,6 +60,7 @@
 #include "server/reqid.h"
 #include "server/sent.h"
 #include "server/trace.h"
+#include "server/words.h"
 #include "server/www.h"
 
 #define SRV_LOG_METHOD 32  /* bytes of method kept for the log */
@@ -148,6 +150,8 @@ static enum MHD_Result srv_param_iter(void *cls, enum MHD_ValueKind kind, const 
  */
 static bool srv_collect_params(struct MHD_Connection *conn, struct srv_request *r)
 {
+    if (r->params != NULL) /* collected already, for a problem's ?lang */
+        return true;
     int count = MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, NULL, NULL);
     if (count <= 0)
         return true;
@@ -177,6 +181,18 @@ static struct api_request srv_api_request(struct MHD_Connection *conn,
         .body_len = r->body.len,
     };
     return q;
+}
+
+/*
+ * The request as api/ needs it for one of the server's own problems, which speak the
+ * language it asks for (?lang or Accept-Language): the query is collected if it can be;
+ * without memory for it, Accept-Language alone decides.
+ */
+static struct api_request srv_problem_request(struct MHD_Connection *conn,
+                                              struct srv_request *r)
+{
+    (void)srv_collect_params(conn, r);
+    return srv_api_request(conn, r, r->path, r->method);
 }
 
 static double srv_ms_since(const struct timespec *t0)
@@ -423,11 +439,13 @@ static enum MHD_Result srv_answer(struct srv_server *s, struct MHD_Connection *c
     return MHD_YES;
 }
 
+/* A 503 whose detail is reason (a catalogued sentence: SRV_N). */
 static enum MHD_Result srv_answer_unavailable(struct srv_server *s, struct MHD_Connection *conn,
-                                              struct srv_request *r, const char *detail)
+                                              struct srv_request *r, const char *reason)
 {
     struct api_response res = {0};
-    api_respond_unavailable(&res, detail);
+    struct api_request q = srv_problem_request(conn, r);
+    api_respond_server_reason(&res, &q, API_UNAVAILABLE, reason);
     return srv_answer(s, conn, r, &res, true, false);
 }
 
@@ -449,7 +467,7 @@ static enum MHD_Result srv_metrics_answer(struct srv_server *s, struct MHD_Conne
         .process = srv_process_read("/proc", &proc) ? &proc : NULL,
     };
     if (!srv_metrics_render(&g, &res.body, &res.body_len))
-        return srv_answer_unavailable(s, conn, r, "the server is out of memory");
+        return srv_answer_unavailable(s, conn, r, SRV_N("the server is out of memory"));
     return srv_answer(s, conn, r, &res, false, false);
 }
 
@@ -506,22 +524,22 @@ static bool srv_refuse_malformed(struct srv_server *s, struct MHD_Connection *co
     srv_framing_init(&f);
     MHD_get_connection_values_n(conn, MHD_HEADER_KIND, srv_framing_field, &f);
     struct srv_framing_result v = srv_framing_finish(&f, version);
-    struct api_response res = {0};
-    if (v.verdict == SRV_FRAMING_BAD_REQUEST)
-        api_respond_bad_request(&res, v.reason);
-    else if (v.verdict == SRV_FRAMING_NOT_IMPLEMENTED)
-        api_respond_not_implemented(&res, v.reason);
-    else if (r->target.has_nul)
-        api_respond_bad_request(&res, "the target has a NUL byte (%00), which would cut the "
-                                      "path or a parameter short: leave it out");
-    else if (r->target.query_too_long) {
-        char detail[128];
-        snprintf(detail, sizeof detail, "the query has more than %d parameters or %d bytes: "
-                 "send the data in a POST body", SRV_TARGET_MAX_PARAMS, SRV_TARGET_MAX_QUERY);
-        api_respond_uri_too_long(&res, detail);
-    } else {
+    if (v.verdict == SRV_FRAMING_OK && !r->target.has_nul && !r->target.query_too_long)
         return false;
-    }
+    struct api_response res = {0};
+    struct api_request q = srv_problem_request(conn, r);
+    if (v.verdict == SRV_FRAMING_BAD_REQUEST)
+        api_respond_server_reason(&res, &q, API_BAD_REQUEST, v.reason);
+    else if (v.verdict == SRV_FRAMING_NOT_IMPLEMENTED)
+        api_respond_server_reason(&res, &q, API_NOT_IMPLEMENTED, v.reason);
+    else if (r->target.has_nul)
+        api_respond_server_reason(&res, &q, API_BAD_REQUEST,
+                                  SRV_N("the target has a NUL byte (%00), which would cut the "
+                                        "path or a parameter short: leave it out"));
+    else
+        api_respond_server_problem(&res, &q, API_URI_TOO_LONG, "the query has more than %d "
+                                   "parameters or %d bytes: send the data in a POST body",
+                                   SRV_TARGET_MAX_PARAMS, SRV_TARGET_MAX_QUERY);
     *ret = srv_answer(s, conn, r, &res, true, false);
     return true;
 }
@@ -535,7 +553,7 @@ static bool srv_refuse_malformed(struct srv_server *s, struct MHD_Connection *co
 static enum MHD_Result srv_first_call_oom(struct MHD_Connection *conn)
 {
     struct api_response res = {0};
-    api_respond_unavailable(&res, "the server is out of memory");
+    api_respond_server_reason(&res, NULL, API_UNAVAILABLE, SRV_N("the server is out of memory"));
     struct MHD_Response *resp =
         MHD_create_response_from_buffer_with_free_callback(res.body_len, res.body, free);
     if (resp == NULL) {
@@ -545,7 +563,7 @@ static enum MHD_Result srv_first_call_oom(struct MHD_Connection *conn)
     res.body = NULL;
     if (res.content_type != NULL)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, res.content_type);
-    for (size_t i = 0; i < res.n_headers; i++) /* Retry-After */
+    for (size_t i = 0; i < res.n_headers; i++) /* Retry-After, Content-Language */
         MHD_add_response_header(resp, res.headers[i].name, res.headers[i].value);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_CONNECTION, "close");
     enum MHD_Result ret = MHD_queue_response(conn, (unsigned)res.status, resp);
@@ -601,15 +619,16 @@ static bool srv_body_setup(struct srv_server *s, struct MHD_Connection *conn,
     srv_content_coding_init(&cc);
     MHD_get_connection_values(conn, MHD_HEADER_KIND, srv_content_coding_field, &cc);
     if (!srv_content_coding_ok(&cc)) {
-        char detail[200];
-        snprintf(detail, sizeof detail,
-                 cc.unknown ? "Content-Encoding %s is not a coding attnd can undo: send the "
-                              "body as is, or as gzip or deflate"
-                            : "Content-Encoding names more than one coding (%s the second): "
-                              "send the body coded once, as gzip or deflate, or as is",
-                 cc.name);
         struct api_response res = {0};
-        api_respond_problem(&res, API_UNSUPPORTED_MEDIA_TYPE, detail);
+        struct api_request q = srv_problem_request(conn, r);
+        if (cc.unknown)
+            api_respond_server_problem(&res, &q, API_UNSUPPORTED_MEDIA_TYPE, "Content-Encoding "
+                                       "%s is not a coding attnd can undo: send the body as "
+                                       "is, or as gzip or deflate", cc.name);
+        else
+            api_respond_server_problem(&res, &q, API_UNSUPPORTED_MEDIA_TYPE, "Content-Encoding "
+                                       "names more than one coding (%s the second): send the "
+                                       "body coded once, as gzip or deflate, or as is", cc.name);
         *ret = srv_answer(s, conn, r, &res, true, false);
         return false;
     }
@@ -617,7 +636,7 @@ static bool srv_body_setup(struct srv_server *s, struct MHD_Connection *conn,
     if (cc.coding != SRV_CODING_IDENTITY) {
         r->inflate = malloc(sizeof *r->inflate);
         if (r->inflate == NULL) {
-            *ret = srv_answer_unavailable(s, conn, r, "the server is out of memory");
+            *ret = srv_answer_unavailable(s, conn, r, SRV_N("the server is out of memory"));
             return false;
         }
         srv_inflate_init(r->inflate, cc.coding, r->budget);
@@ -647,7 +666,7 @@ static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connectio
 
     struct api_context ctx = srv_context(s);
     if (!ctx.ready)
-        return srv_answer_unavailable(s, conn, r, "the server is shutting down");
+        return srv_answer_unavailable(s, conn, r, SRV_N("the server is shutting down"));
     const char *too_many = srv_conns_refusal(conn); /* one connection too many: conns.h */
     if (too_many != NULL)
         return srv_answer_unavailable(s, conn, r, too_many);
@@ -658,11 +677,12 @@ static enum MHD_Result srv_first_call(struct srv_server *s, struct MHD_Connectio
     if (srv_is_page(method)) {
         /* The playground's files: the server's to serve, as static bytes (server/www.c). */
         struct api_response page = {0};
-        if (srv_www_respond(url, &page))
+        struct api_request q = srv_problem_request(conn, r);
+        if (srv_www_respond(url, &q, &page))
             return srv_answer(s, conn, r, &page, false, false);
     }
     if (!srv_collect_params(conn, r))
-        return srv_answer_unavailable(s, conn, r, "the server is out of memory");
+        return srv_answer_unavailable(s, conn, r, SRV_N("the server is out of memory"));
 
     struct api_request q = srv_api_request(conn, r, url, method);
     struct api_response res = {0};
@@ -733,7 +753,8 @@ static void srv_run_deferred(struct srv_lane_job *job, bool stopping)
     struct MHD_Connection *conn = d->conn;
     struct srv_request *r = d->r;
     if (stopping) {
-        api_respond_unavailable(r->pending, "the server is shutting down");
+        api_respond_server_reason(r->pending, &d->q, API_UNAVAILABLE,
+                                  SRV_N("the server is shutting down"));
         r->pending_close = true;
         srv_body_free(&r->body);
     } else {
@@ -809,15 +830,22 @@ static enum MHD_Result srv_final_call(struct srv_server *s, struct MHD_Connectio
         api_respond_too_large_for(&ctx, &q, &res);
         return srv_queue(s, conn, r, &res, true, false);
     }
-    case SRV_BODY_NO_MEMORY:
-        api_respond_unavailable(&res, "the server is out of memory");
+    case SRV_BODY_NO_MEMORY: {
+        struct api_request q = srv_api_request(conn, r, url, method);
+        api_respond_server_reason(&res, &q, API_UNAVAILABLE,
+                                  SRV_N("the server is out of memory"));
         return srv_queue(s, conn, r, &res, true, false);
-    case SRV_BODY_OVER_BUDGET:
-        api_respond_over_budget(&res, r->body.wanted);
+    }
+    case SRV_BODY_OVER_BUDGET: {
+        struct api_request q = srv_api_request(conn, r, url, method);
+        api_respond_server_over_budget(&res, &q, r->body.wanted);
         return srv_queue(s, conn, r, &res, true, false);
-    case SRV_BODY_CORRUPT: /* only a coded body is: r->inflate says why */
-        api_respond_problem(&res, API_INVALID_JSON, r->inflate->detail);
+    }
+    case SRV_BODY_CORRUPT: { /* only a coded body is: r->inflate says why */
+        struct api_request q = srv_api_request(conn, r, url, method);
+        srv_inflate_respond(r->inflate, &q, &res);
         return srv_queue(s, conn, r, &res, true, false);
+    }
     case SRV_BODY_ABORT:
         break;
     }

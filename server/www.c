@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/words.h"
+
 /* Linked in by server/www.S. */
 extern const char srv_www_index_html[], srv_www_index_html_end[];
 extern const char srv_www_app_js[], srv_www_app_js_end[];
@@ -34,7 +36,7 @@ static const struct srv_www_file srv_www_files[] = {
     { "/favicon.ico", "image/svg+xml", srv_www_favicon_svg, srv_www_favicon_svg_end },
 };
 
-bool srv_www_respond(const char *path, struct api_response *res)
+bool srv_www_respond(const char *path, const struct api_request *req, struct api_response *res)
 {
     for (size_t i = 0; i < sizeof srv_www_files / sizeof srv_www_files[0]; i++) {
         const struct srv_www_file *f = &srv_www_files[i];
@@ -44,7 +46,8 @@ bool srv_www_respond(const char *path, struct api_response *res)
         /* A copy, because the response's body is freed once sent. */
         char *body = malloc(len + 1);
         if (body == NULL) {
-            api_respond_unavailable(res, "the server is out of memory");
+            api_respond_server_reason(res, req, API_UNAVAILABLE,
+                                      SRV_N("the server is out of memory"));
             return true;
         }
         memcpy(body, f->start, len);

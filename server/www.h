@@ -27,9 +27,9 @@
 
 /*
  * When path names a playground file, fills res with it (200, its type, the
- * security headers, a copy of the bytes; 503 if the copy cannot be made) and
- * returns true. Otherwise returns false and leaves res alone.
+ * security headers, a copy of the bytes; 503 if the copy cannot be made, in the
+ * language req asks for) and returns true. Otherwise returns false and leaves res alone.
  */
-bool srv_www_respond(const char *path, struct api_response *res);
+bool srv_www_respond(const char *path, const struct api_request *req, struct api_response *res);
 
 #endif

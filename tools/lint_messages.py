@@ -3,12 +3,14 @@
 
 Every sentence attnd says is an English printf format written where it is said: the
 format of api_error_set, api_error_hint, api_error_add's detail and hint, and
-api_respond_problem, api_respond_unavailable, api_respond_not_found, any literal
-inside API_TR(...) or API_N(...), and the meanings in tables of known fields
-(struct api_field), which hints quote. api/http/messages_en.c lists them all, one a row: this script reads
-the code's and the catalogue's, and fails naming each one the catalogue lacks or holds
-without use. `--write` rewrites the catalogue from the code. The other languages' tables
-are checked against the catalogue by tests/unit/check_lang.c.
+api_respond_problem, api_respond_unavailable, any literal inside API_TR(...), API_N(...)
+or API_JSON_N(...) (the JSON reader's sentences, with numbered holes), the server's
+(server/*.c: api_respond_server_problem's and api_respond_server_reason's, and every
+literal inside SRV_N(...)), and the meanings in tables of known fields (struct
+api_field), which hints quote. api/http/messages_en.c lists them all, one a row: this
+script reads the code's and the catalogue's, and fails naming each one the catalogue
+lacks or holds without use. `--write` rewrites the catalogue from the code. The other
+languages' tables are checked against the catalogue by tests/unit/check_lang.c.
 """
 import pathlib
 import re
@@ -24,10 +26,16 @@ CALLS = {
     "api_error_add": [2, 3],
     "api_respond_problem": [2],
     "api_respond_unavailable": [1],
-    "api_respond_not_found": [1],
     "API_TR": [0],
     "api_tr": [0],
     "API_N": [0],
+    # the server's own problems (api/http/server_problem.h), and the sentences it keeps
+    # in tables or returns from its checks, marked SRV_N (server/words.h)
+    "api_respond_server_problem": [3],
+    "api_respond_server_reason": [3],
+    "SRV_N": [0],
+    # the JSON reader's sentences, with numbered holes (api/json/read.h)
+    "API_JSON_N": [0],
 }
 LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 ONLY_CONVERSIONS = re.compile(r"^(%[-+ #0-9.]*[a-z]+|\s|[:;,.])*$")
@@ -94,13 +102,14 @@ def literal_value(arg):
 
 def code_messages():
     found = {}
-    for path in sorted([*(ROOT / "api").rglob("*.c"), *(ROOT / "api").rglob("*.h")]):
+    for path in sorted([*(ROOT / "api").rglob("*.c"), *(ROOT / "api").rglob("*.h"),
+                        *(ROOT / "server").glob("*.c")]):
         if path.name.startswith("messages_"):
             continue
         text = strip_comments(path.read_text(encoding="utf-8"))
         field_meanings(text, f"{path.relative_to(ROOT)}", found)
         for m in re.finditer(r"\b(" + "|".join(CALLS) + r")\s*\(", text):
-            if m.group(1) in ("API_TR", "api_tr") and text[max(0, m.start() - 7):m.start()].endswith("define "):
+            if m.group(1) in ("API_TR", "api_tr", "SRV_N", "API_JSON_N") and text[max(0, m.start() - 7):m.start()].endswith("define "):
                 continue
             args = split_args(text, m.end() - 1)
             for pos in CALLS[m.group(1)]:

@@ -691,6 +691,54 @@ const char *const api_messages_en[] = {
     "Transfer coding not implemented",
     /* api/http/problem.c */
     "The request's Transfer-Encoding names a coding attnd does not read (identity, gzip, ...). Send the body with a Content-Length, or with Transfer-Encoding: chunked alone. The connection is closed after this answer.",
+    /* api/json/read.c */
+    "out of memory",
+    /* api/json/read.c */
+    "the end of the body",
+    /* api/json/read.c */
+    "byte {1}",
+    /* api/json/read.c */
+    "unterminated string",
+    /* api/json/read.c */
+    "invalid escape '\\{1}' in string",
+    /* api/json/read.c */
+    "invalid \\u escape: four hex digits expected",
+    /* api/json/read.c */
+    "lone low surrogate \\u{1} in string",
+    /* api/json/read.c */
+    "high surrogate \\u{1} without its low half",
+    /* api/json/read.c */
+    "\\u0000 is not allowed in strings",
+    /* api/json/read.c */
+    "control character 0x{1} in string: escape it",
+    /* api/json/read.c */
+    "invalid UTF-8 in string",
+    /* api/json/read.c */
+    "invalid number: a digit is expected after '-'",
+    /* api/json/read.c */
+    "invalid number: no leading zeros",
+    /* api/json/read.c */
+    "invalid number: a digit is expected after '.'",
+    /* api/json/read.c */
+    "invalid number: a digit is expected in the exponent",
+    /* api/json/read.c */
+    "number out of range: it does not fit in a double",
+    /* api/json/read.c */
+    "nesting deeper than {1} levels",
+    /* api/json/read.c */
+    "',' or '{1}' expected, not {2}",
+    /* api/json/read.c */
+    "a string key expected, not {1}",
+    /* api/json/read.c */
+    "duplicate object key \"{1}\"",
+    /* api/json/read.c */
+    "':' expected after a key, not {1}",
+    /* api/json/read.c */
+    "invalid literal: true, false or null expected",
+    /* api/json/read.c */
+    "a value expected, not {1}",
+    /* api/json/read.c */
+    "extra data after the JSON value: {1}",
     /* api/request/body.c */
     "the body is empty: send a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}",
     /* api/request/body.c */
@@ -1049,6 +1097,60 @@ const char *const api_messages_en[] = {
     "include names %s, a step of a variant this request does not ask for",
     /* api/request/variants.c */
     "%s is the step of \"%s\": send \"%s\", or leave %s out of include",
+    /* server/admin.c */
+    "the server is out of memory",
+    /* server/admin.c */
+    "the admin port serves GET and HEAD of /healthz, /readyz and /metrics only; everything else is on the main port",
+    /* server/conns.c */
+    "every connection this server takes is in use (--max-connections): retry after the Retry-After seconds, or on another replica",
+    /* server/conns.c */
+    "this client has as many connections open as the server allows one client (--max-client-connections): send the next request on one of them",
+    /* server/framing.c */
+    "a header line starts with a space or a tab (obs-fold, RFC 9112 section 5.2): send each header on one line",
+    /* server/framing.c */
+    "a header name is not a token (RFC 9112 section 5.1): no space before the colon, no control bytes",
+    /* server/framing.c */
+    "the request has more than one Host header (RFC 9112 section 3.2)",
+    /* server/framing.c */
+    "an HTTP/1.1 request needs a Host header (RFC 9112 section 3.2)",
+    /* server/framing.c */
+    "the Host header is not a host[:port] (RFC 9112 section 3.2)",
+    /* server/framing.c */
+    "the request has more than one Content-Length header (RFC 9112 section 6.3): send one",
+    /* server/framing.c */
+    "Content-Length is not a decimal number of bytes (RFC 9110 section 8.6)",
+    /* server/framing.c */
+    "the request has both Content-Length and Transfer-Encoding (RFC 9112 section 6.3): send one of them",
+    /* server/framing.c */
+    "an HTTP/1.0 request cannot use Transfer-Encoding (RFC 9112 section 6.1)",
+    /* server/framing.c */
+    "Transfer-Encoding is not a list of transfer codings (RFC 9112 section 6.1)",
+    /* server/framing.c */
+    "chunked must be the last transfer coding, and given once (RFC 9112 section 6.3)",
+    /* server/framing.c */
+    "attnd reads the chunked transfer coding alone: send \"Transfer-Encoding: chunked\" or a Content-Length",
+    /* server/framing.c */
+    "Transfer-Encoding names no transfer coding (RFC 9112 section 6.1)",
+    /* server/inflate_problem.c */
+    "the body is not valid %s (Content-Encoding: %s): there are bytes after the end of the stream, after %llu bytes of it",
+    /* server/inflate_problem.c */
+    "the body is not valid %s (Content-Encoding: %s): it asks for a preset dictionary, after %llu bytes of it",
+    /* server/inflate_problem.c */
+    "the %s body (Content-Encoding: %s) ends before its stream does, after %llu bytes: it was cut short, or is not %s at all",
+    /* server/inflate_problem.c */
+    "the body is not valid %s (Content-Encoding: %s): %s, after %llu bytes of it",
+    /* server/inflate_problem.c */
+    "the body is not valid %s (Content-Encoding: %s): the stream is damaged, after %llu bytes of it",
+    /* server/request.c */
+    "the target has a NUL byte (%00), which would cut the path or a parameter short: leave it out",
+    /* server/request.c */
+    "the query has more than %d parameters or %d bytes: send the data in a POST body",
+    /* server/request.c */
+    "Content-Encoding %s is not a coding attnd can undo: send the body as is, or as gzip or deflate",
+    /* server/request.c */
+    "Content-Encoding names more than one coding (%s the second): send the body coded once, as gzip or deflate, or as is",
+    /* server/request.c */
+    "the server is shutting down",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

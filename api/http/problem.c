@@ -321,22 +321,7 @@ void api_respond_unavailable(struct api_response *res, const char *detail)
     api_respond_problem(res, API_UNAVAILABLE, detail);
 }
 
-void api_respond_not_found(struct api_response *res, const char *detail)
-{
-    api_respond_problem(res, API_NOT_FOUND, detail);
-}
-
 void api_respond_bad_request(struct api_response *res, const char *detail)
 {
     api_respond_problem(res, API_BAD_REQUEST, detail);
-}
-
-void api_respond_uri_too_long(struct api_response *res, const char *detail)
-{
-    api_respond_problem(res, API_URI_TOO_LONG, detail);
-}
-
-void api_respond_not_implemented(struct api_response *res, const char *detail)
-{
-    api_respond_problem(res, API_NOT_IMPLEMENTED, detail);
 }

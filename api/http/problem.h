@@ -137,15 +137,8 @@ void api_respond_problem(struct api_response *res, enum api_problem_type type,
 void api_respond_too_large(const struct api_context *ctx, struct api_response *res);
 /* 503 `unavailable`, with Retry-After like every 503 attnd writes. */
 void api_respond_unavailable(struct api_response *res, const char *detail);
-/* 404 `not-found` with the server's own detail (a path its admin listener does not serve). */
-void api_respond_not_found(struct api_response *res, const char *detail);
-
-/*
- * Malformed HTTP the server found before routing (server/framing.h): 400 `bad-request`,
- * 414 `uri-too-long` and 501 `not-implemented`, each with the server's detail.
- */
+/* 400 `bad-request` with detail, in the thread's language (the server's go through
+   api_respond_server_reason, http/server_problem.h, in the request's). */
 void api_respond_bad_request(struct api_response *res, const char *detail);
-void api_respond_uri_too_long(struct api_response *res, const char *detail);
-void api_respond_not_implemented(struct api_response *res, const char *detail);
 
 #endif

@@ -39,19 +39,63 @@ struct reader {
     bool pack; /* read matrices of numbers straight into numbers (api_json_read_body) */
 };
 
-/* Records the first problem, at byte `at`; returns NULL for the caller to pass up. */
-static json_t *fail_at(struct reader *r, const char *at, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/*
+ * tmpl into out (cap >= 1, cut when full) with each "{n}" (1 to n_args) replaced by
+ * args[n - 1]: render/fill.c's rule, which the reader cannot call (render/ is a room
+ * above json/), for its two holes.
+ */
+static void fill_holes(char *out, size_t cap, const char *tmpl, const char *const *args,
+                       unsigned n_args)
+{
+    size_t len = 0;
+    for (const char *p = tmpl; *p != '\0' && len + 1 < cap;) {
+        unsigned hole = p[0] == '{' && p[1] >= '1' && p[1] <= '9' && p[2] == '}'
+                            ? (unsigned)(p[1] - '0') : 0;
+        if (hole >= 1 && hole <= n_args) {
+            for (const char *a = args[hole - 1]; *a != '\0' && len + 1 < cap; a++)
+                out[len++] = *a;
+            p += 3;
+        } else {
+            out[len++] = *p++;
+        }
+    }
+    out[len] = '\0';
+}
 
-static json_t *fail_at(struct reader *r, const char *at, const char *fmt, ...)
+/* A hole filled by data alone, written as printf writes fmt. */
+static struct api_json_hole data_hole(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static struct api_json_hole data_hole(const char *fmt, ...)
+{
+    struct api_json_hole h = { "{1}", "" };
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(h.data, sizeof h.data, fmt, ap);
+    va_end(ap);
+    return h;
+}
+
+/*
+ * Records the first problem, at byte `at`: the sentence `what` (API_JSON_N) and its
+ * n_holes holes, and the English they make; returns NULL for the caller to pass up.
+ */
+static json_t *fail_with(struct reader *r, const char *at, const char *what,
+                         const struct api_json_hole *holes, unsigned n_holes)
 {
     struct api_json_error *e = r->err;
     if (e->text[0] != '\0')
         return NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->text, sizeof e->text, fmt, ap);
-    va_end(ap);
+    e->what = what;
+    e->n_holes = n_holes;
+    char parts[2][96];
+    const char *args[2];
+    for (unsigned i = 0; i < n_holes; i++) {
+        e->holes[i] = holes[i];
+        const char *data = holes[i].data;
+        fill_holes(parts[i], sizeof parts[i], holes[i].phrase, &data, 1);
+        args[i] = parts[i];
+    }
+    fill_holes(e->text, sizeof e->text, what, args, n_holes);
     e->position = (size_t)(at - r->start);
     e->line = 1;
     const char *line_start = r->start;
@@ -65,10 +109,28 @@ static json_t *fail_at(struct reader *r, const char *at, const char *fmt, ...)
     return NULL;
 }
 
+static json_t *fail_at(struct reader *r, const char *at, const char *what)
+{
+    return fail_with(r, at, what, NULL, 0);
+}
+
+static json_t *fail_at1(struct reader *r, const char *at, const char *what,
+                        struct api_json_hole h1)
+{
+    return fail_with(r, at, what, &h1, 1);
+}
+
+static json_t *fail_at2(struct reader *r, const char *at, const char *what,
+                        struct api_json_hole h1, struct api_json_hole h2)
+{
+    struct api_json_hole holes[2] = { h1, h2 };
+    return fail_with(r, at, what, holes, 2);
+}
+
 static json_t *no_memory(struct reader *r)
 {
     r->err->no_memory = true;
-    return fail_at(r, r->p, "out of memory");
+    return fail_at(r, r->p, API_JSON_N("out of memory"));
 }
 
 static bool is_space(char c)
@@ -89,17 +151,17 @@ static void skip_space(struct reader *r)
     r->p = skip_ws(r->p, r->end);
 }
 
-/* "the character 'x'", or "the end of the body", for messages. */
-static const char *what_is_here(struct reader *r, char *buf, size_t len)
+/* What is at r->p, for messages: "'x'", "byte 0x0c", or "the end of the body". */
+static struct api_json_hole what_is_here(const struct reader *r)
 {
     if (r->p >= r->end)
-        return "the end of the body";
+        return (struct api_json_hole){ API_JSON_N("the end of the body"), "" };
     unsigned char c = (unsigned char)*r->p;
     if (c >= 0x20 && c < 0x7f)
-        snprintf(buf, len, "'%c'", c);
-    else
-        snprintf(buf, len, "byte 0x%02x", c);
-    return buf;
+        return data_hole("'%c'", c);
+    struct api_json_hole h = data_hole("0x%02x", c);
+    h.phrase = API_JSON_N("byte {1}");
+    return h;
 }
 
 static json_t *read_value(struct reader *r);
@@ -158,7 +220,7 @@ static bool read_escape(struct reader *r, struct strbuf *s)
 {
     const char *at = r->p;
     if (r->p + 1 >= r->end) {
-        fail_at(r, at, "unterminated string");
+        fail_at(r, at, API_JSON_N("unterminated string"));
         return false;
     }
     char c = r->p[1];
@@ -172,25 +234,28 @@ static bool read_escape(struct reader *r, struct strbuf *s)
         return false;
     }
     if (c != 'u') {
-        fail_at(r, at, "invalid escape '\\%c' in string", c >= 0x20 && c < 0x7f ? c : '?');
+        fail_at1(r, at, API_JSON_N("invalid escape '\\{1}' in string"),
+                 data_hole("%c", c >= 0x20 && c < 0x7f ? c : '?'));
         return false;
     }
     int unit = hex4(r->p + 2, r->end);
     if (unit < 0) {
-        fail_at(r, at, "invalid \\u escape: four hex digits expected");
+        fail_at(r, at, API_JSON_N("invalid \\u escape: four hex digits expected"));
         return false;
     }
     unsigned long cp = (unsigned long)unit;
     r->p += 6;
     if (unit >= 0xDC00 && unit <= 0xDFFF) {
-        fail_at(r, at, "lone low surrogate \\u%04X in string", unit);
+        fail_at1(r, at, API_JSON_N("lone low surrogate \\u{1} in string"),
+                 data_hole("%04X", (unsigned)unit));
         return false;
     }
     if (unit >= 0xD800 && unit <= 0xDBFF) {
         int low = r->end - r->p >= 6 && r->p[0] == '\\' && r->p[1] == 'u' ? hex4(r->p + 2, r->end)
                                                                            : -1;
         if (low < 0xDC00 || low > 0xDFFF) {
-            fail_at(r, at, "high surrogate \\u%04X without its low half", unit);
+            fail_at1(r, at, API_JSON_N("high surrogate \\u{1} without its low half"),
+                     data_hole("%04X", (unsigned)unit));
             return false;
         }
         cp = 0x10000 + (((unsigned long)unit - 0xD800) << 10) + ((unsigned long)low - 0xDC00);
@@ -198,7 +263,7 @@ static bool read_escape(struct reader *r, struct strbuf *s)
     }
     if (cp == 0) {
         /* Strings are C strings below: a NUL would silently cut a label or key short. */
-        fail_at(r, at, "\\u0000 is not allowed in strings");
+        fail_at(r, at, API_JSON_N("\\u0000 is not allowed in strings"));
         return false;
     }
     unsigned char bytes[API_UTF8_MAX]; /* cp is neither 0 nor a surrogate: it has its bytes */
@@ -222,7 +287,7 @@ static bool read_string_into(struct reader *r, struct strbuf *s)
             return false;
         }
         if (r->p >= r->end) {
-            fail_at(r, open, "unterminated string");
+            fail_at(r, open, API_JSON_N("unterminated string"));
             return false;
         }
         unsigned char c = (unsigned char)*r->p;
@@ -237,13 +302,14 @@ static bool read_string_into(struct reader *r, struct strbuf *s)
             continue;
         }
         if (c < 0x20) {
-            fail_at(r, r->p, "control character 0x%02x in string: escape it", c);
+            fail_at1(r, r->p, API_JSON_N("control character 0x{1} in string: escape it"),
+                     data_hole("%02x", c));
             return false;
         }
         /* c >= 0x80 here: the bytes of one non-ASCII character, or a refusal */
         size_t n = api_utf8_len((const unsigned char *)r->p, (size_t)(r->end - r->p));
         if (n == 0) {
-            fail_at(r, r->p, "invalid UTF-8 in string");
+            fail_at(r, r->p, API_JSON_N("invalid UTF-8 in string"));
             return false;
         }
         if (!strbuf_put(s, r->p, n)) {
@@ -278,19 +344,19 @@ static json_t *read_number(struct reader *r)
     case API_NUMBER_OK:
         break;
     case API_NUMBER_NO_DIGIT:
-        return fail_at(r, start, "invalid number: a digit is expected after '-'");
+        return fail_at(r, start, API_JSON_N("invalid number: a digit is expected after '-'"));
     case API_NUMBER_LEADING_ZERO:
-        return fail_at(r, start, "invalid number: no leading zeros");
+        return fail_at(r, start, API_JSON_N("invalid number: no leading zeros"));
     case API_NUMBER_NO_FRACTION_DIGIT:
-        return fail_at(r, start, "invalid number: a digit is expected after '.'");
+        return fail_at(r, start, API_JSON_N("invalid number: a digit is expected after '.'"));
     case API_NUMBER_NO_EXPONENT_DIGIT:
-        return fail_at(r, start, "invalid number: a digit is expected in the exponent");
+        return fail_at(r, start, API_JSON_N("invalid number: a digit is expected in the exponent"));
     }
     r->p = n.end;
     if (!n.is_integer && !isfinite(n.real)) {
         if (r->err->text[0] == '\0')
             r->err->out_of_range = true;
-        return fail_at(r, start, "number out of range: it does not fit in a double");
+        return fail_at(r, start, API_JSON_N("number out of range: it does not fit in a double"));
     }
     json_t *v = n.is_integer ? json_integer(n.integer) : json_real(n.real);
     return v != NULL ? v : no_memory(r);
@@ -302,7 +368,8 @@ static bool enter(struct reader *r)
 {
     if (++r->depth <= API_JSON_MAX_DEPTH)
         return true;
-    fail_at(r, r->p, "nesting deeper than %d levels", API_JSON_MAX_DEPTH);
+    fail_at1(r, r->p, API_JSON_N("nesting deeper than {1} levels"),
+             data_hole("%d", API_JSON_MAX_DEPTH));
     return false;
 }
 
@@ -315,7 +382,6 @@ enum after_item { ANOTHER_ITEM, CONTAINER_DONE, CONTAINER_BAD };
 
 static enum after_item after_item(struct reader *r, const char *stop, char close)
 {
-    char here[24];
     skip_space(r);
     if (r->p == stop)
         return CONTAINER_DONE;
@@ -327,7 +393,8 @@ static enum after_item after_item(struct reader *r, const char *stop, char close
         r->p++;
         return CONTAINER_DONE;
     }
-    fail_at(r, r->p, "',' or '%c' expected, not %s", close, what_is_here(r, here, sizeof here));
+    fail_at2(r, r->p, API_JSON_N("',' or '{1}' expected, not {2}"), data_hole("%c", close),
+             what_is_here(r));
     return CONTAINER_BAD;
 }
 
@@ -523,12 +590,11 @@ static json_t *read_array(struct reader *r)
  */
 static bool read_key(struct reader *r, json_t *object, struct strbuf *key)
 {
-    char here[24];
     key->cap = sizeof key->inline_buf;
     key->len = 0;
     key->data = key->inline_buf;
     if (r->p >= r->end || *r->p != '"') {
-        fail_at(r, r->p, "a string key expected, not %s", what_is_here(r, here, sizeof here));
+        fail_at1(r, r->p, API_JSON_N("a string key expected, not {1}"), what_is_here(r));
         return false;
     }
     const char *key_at = r->p;
@@ -536,12 +602,13 @@ static bool read_key(struct reader *r, json_t *object, struct strbuf *key)
         return false;
     if (json_object_get(object, key->data) != NULL) {
         /* Which of two "q"s a parser keeps is a silent guess: refuse both. */
-        fail_at(r, key_at, "duplicate object key \"%.60s\"", key->data);
+        fail_at1(r, key_at, API_JSON_N("duplicate object key \"{1}\""),
+                 data_hole("%.60s", key->data));
         return false;
     }
     skip_space(r);
     if (r->p >= r->end || *r->p != ':') {
-        fail_at(r, r->p, "':' expected after a key, not %s", what_is_here(r, here, sizeof here));
+        fail_at1(r, r->p, API_JSON_N("':' expected after a key, not {1}"), what_is_here(r));
         return false;
     }
     r->p++;
@@ -602,7 +669,7 @@ static json_t *read_literal(struct reader *r, const char *word, json_t *(*make)(
 {
     size_t n = strlen(word);
     if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
-        return fail_at(r, r->p, "invalid literal: true, false or null expected");
+        return fail_at(r, r->p, API_JSON_N("invalid literal: true, false or null expected"));
     r->p += n;
     json_t *v = make();
     return v != NULL ? v : no_memory(r);
@@ -610,10 +677,9 @@ static json_t *read_literal(struct reader *r, const char *word, json_t *(*make)(
 
 static json_t *read_value(struct reader *r)
 {
-    char here[24];
     skip_space(r);
     if (r->p >= r->end)
-        return fail_at(r, r->p, "a value expected, not the end of the body");
+        return fail_at1(r, r->p, API_JSON_N("a value expected, not {1}"), what_is_here(r));
     switch (*r->p) {
     case '{': return read_object(r);
     case '[': return read_array(r);
@@ -624,7 +690,7 @@ static json_t *read_value(struct reader *r)
     default:
         if (*r->p == '-' || (*r->p >= '0' && *r->p <= '9'))
             return read_number(r);
-        return fail_at(r, r->p, "a value expected, not %s", what_is_here(r, here, sizeof here));
+        return fail_at1(r, r->p, API_JSON_N("a value expected, not {1}"), what_is_here(r));
     }
 }
 
@@ -1022,8 +1088,7 @@ static json_t *read_document(const char *text, size_t len, struct api_json_error
         return NULL;
     skip_space(&r);
     if (r.p < r.end) {
-        char here[24];
-        fail_at(&r, r.p, "extra data after the JSON value: %s", what_is_here(&r, here, sizeof here));
+        fail_at1(&r, r.p, API_JSON_N("extra data after the JSON value: {1}"), what_is_here(&r));
         json_decref(v);
         return NULL;
     }

@@ -25,10 +25,31 @@
 
 #define API_JSON_MAX_DEPTH 512
 
+/*
+ * Marks a sentence the reader says (a template with numbered holes, "{1}", as
+ * render/fill.h fills them) for the message catalogue (api/http/messages_en.c), so that
+ * whoever reports the error can say it in the request's language. Does nothing.
+ */
+#define API_JSON_N(msgid) msgid
+
+/*
+ * One hole of an error's sentence: a phrase (catalogued, e.g. "byte {1}" or "the end
+ * of the body"; "{1}" for the data alone) whose own hole the data fills.
+ */
+struct api_json_hole {
+    const char *phrase;
+    char data[64];
+};
+
 struct api_json_error {
     bool no_memory;  /* an allocation failed: not the body's fault */
     bool out_of_range; /* a number beyond a double's range (1e400): not a typo in the text */
-    char text[160];  /* what is wrong, e.g. "duplicate object key \"q\"" */
+    char text[160];  /* what is wrong, in English, e.g. "duplicate object key \"q\"" */
+    /* text in parts another language can say: the sentence (API_JSON_N) with its holes
+       {1}, {2} unfilled, and what fills them; text is what, filled in English */
+    const char *what;
+    struct api_json_hole holes[2];
+    unsigned n_holes;
     size_t line;     /* 1-based line of the offending byte */
     size_t column;   /* 1-based column, in bytes */
     size_t position; /* 0-based byte offset */

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/http/lang.h"
 #include "api/json/arena.h"
 #include "api/json/read.h"
 #include "api/json/spare_threads.h"
+#include "api/render/fill.h"
 
 /*
  * jansson's own allocations go through api/json/arena.c: a request's nodes come
@@ -29,6 +31,29 @@ void api_release_body(json_t *doc)
 {
     if (doc != NULL && !api_json_arena_has(doc))
         json_decref(doc);
+}
+
+/*
+ * What the reader found wrong, in the request's language: each hole's phrase said and
+ * filled with its data, then the sentence with them (json/read.h keeps them apart, since
+ * the reader is below the room that knows languages). Korean runs to three bytes a
+ * letter, hence the room.
+ */
+static void reader_said(const struct api_json_error *e, char *out, size_t cap)
+{
+    if (e->what == NULL) {
+        snprintf(out, cap, "%s", e->text);
+        return;
+    }
+    char parts[2][128];
+    const char *args[2];
+    unsigned n = e->n_holes < 2 ? e->n_holes : 2;
+    for (unsigned i = 0; i < n; i++) {
+        const char *data = e->holes[i].data;
+        api_fill(parts[i], sizeof parts[i], api_tr(e->holes[i].phrase), &data, 1);
+        args[i] = parts[i];
+    }
+    api_fill(out, cap, api_tr(e->what), args, n);
 }
 
 static json_t *parse(const char *body, size_t len, bool packed, struct api_error *err)
@@ -60,8 +85,10 @@ static json_t *parse(const char *body, size_t len, bool packed, struct api_error
         api_error_set(err, API_UNAVAILABLE, "no memory to read the body");
         return NULL;
     }
+    char said[320];
+    reader_said(&jerr, said, sizeof said);
     api_error_set(err, API_INVALID_JSON, "the body is not valid JSON: %s at line %zu, column "
-                  "%zu (byte %zu)", jerr.text, jerr.line, jerr.column, jerr.position);
+                  "%zu (byte %zu)", said, jerr.line, jerr.column, jerr.position);
     api_error_at(err, "%s", "");
     if (jerr.out_of_range)
         api_error_hint(err, "a double holds magnitudes up to about 1.8e308: write that number "

@@ -6,7 +6,9 @@
  * scope as api_handle reads bodies (so the second thread's nodes are merged into
  * it). What must hold, beyond "no crash, leak, race or undefined behaviour":
  *   - both accept it or both refuse it;
- *   - refused: the same message at the same byte, line and column;
+ *   - refused: the same message at the same byte, line and column; the message is its
+ *     sentence (json/read.h's `what`) with the holes filled, and the sentence and each
+ *     hole's phrase have a Korean row (what request/body.c says in Korean);
  *   - accepted: the same value with the keys in the same order.
  * The halves are tried whatever the body's size (the server waits for 64 KiB), so
  * short inputs reach every cut: between members, inside an array, none at all.
@@ -28,6 +30,8 @@
 #include <jansson.h>
 
 #include "api/api.h"
+#include "api/http/lang.h"
+#include "api/render/fill.h"
 #include "api/json/arena.h"
 #include "api/json/read.h"
 #include "api/json/numparse.h"
@@ -166,6 +170,32 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+/* e's text is its sentence filled in English, and every part of it has its Korean. */
+static void error_in_parts(const struct api_json_error *e)
+{
+    if (e->what == NULL || e->n_holes > 2)
+        abort();
+    char parts[2][128], text[sizeof e->text];
+    const char *args[2];
+    for (unsigned i = 0; i < e->n_holes; i++) {
+        const char *d = e->holes[i].data;
+        api_fill(parts[i], sizeof parts[i], e->holes[i].phrase, &d, 1);
+        args[i] = parts[i];
+        if (strcmp(e->holes[i].phrase, "{1}") != 0 &&
+            api_tr_in(API_LANG_KO, e->holes[i].phrase) == e->holes[i].phrase)
+            abort();
+    }
+    api_fill(text, sizeof text, e->what, args, e->n_holes);
+    if (strcmp(text, e->text) != 0) {
+        fprintf(stderr, "the text \"%s\" is not its parts \"%s\"\n", e->text, text);
+        abort();
+    }
+    if (api_tr_in(API_LANG_KO, e->what) == e->what) {
+        fprintf(stderr, "no Korean for the reader's \"%s\"\n", e->what);
+        abort();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* A copy of exactly `size` bytes: a read past the body is an ASan report. */
@@ -190,6 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     e1.position, e2.text, e2.position);
             abort();
         }
+        error_in_parts(&e1);
     } else {
         char *d1 = json_dumps(one, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
         char *d2 = json_dumps(two, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);

@@ -275,7 +275,9 @@ START_TEST(a_damaged_stream_names_its_coding)
         enum srv_body_state st = feed(&f, &b, z, zn, 512);
         bool whole = st == SRV_BODY_OK && srv_inflate_finish(&f);
         ck_assert(!whole); /* a flipped byte breaks the data or the checksum */
-        ck_assert_ptr_nonnull(strstr(f.detail, c == SRV_CODING_GZIP ? "gzip" : "deflate"));
+        /* zlib finds the flipped bytes, or the body ends without the stream's end */
+        ck_assert(f.fault == SRV_INFLATE_DAMAGED || f.fault == SRV_INFLATE_CUT_SHORT);
+        ck_assert(f.fault != SRV_INFLATE_DAMAGED || f.zlib_said != NULL);
         srv_inflate_deinit(&f);
         srv_body_free(&b);
         free(z);
@@ -291,7 +293,8 @@ START_TEST(not_compressed_at_all_is_corrupt)
     srv_inflate_init(&f, SRV_CODING_GZIP, &roomy);
     srv_body_init(&b, MIB, -1, &roomy);
     ck_assert_int_eq(srv_inflate_feed(&f, &b, "{\"q\": 1}", 8), SRV_BODY_CORRUPT);
-    ck_assert_ptr_nonnull(strstr(f.detail, "Content-Encoding: gzip"));
+    ck_assert_int_eq(f.fault, SRV_INFLATE_DAMAGED);
+    ck_assert_str_eq(f.zlib_said, "incorrect header check"); /* '{' is no gzip magic */
     ck_assert_int_eq(srv_inflate_feed(&f, &b, "more", 4), SRV_BODY_CORRUPT); /* drained */
     ck_assert_uint_eq(b.drained, 8 - f.in + 4); /* what zlib had not read, and the rest */
     srv_inflate_deinit(&f);
@@ -310,8 +313,7 @@ START_TEST(a_cut_stream_is_refused_at_the_end)
     srv_body_init(&b, MIB, -1, &roomy);
     ck_assert_int_eq(feed(&f, &b, z, zn - 3, 100), SRV_BODY_OK); /* the checksum is missing */
     ck_assert(!srv_inflate_finish(&f));
-    ck_assert_ptr_nonnull(strstr(f.detail, "deflate"));
-    ck_assert_ptr_nonnull(strstr(f.detail, "cut short"));
+    ck_assert_int_eq(f.fault, SRV_INFLATE_CUT_SHORT);
     srv_inflate_deinit(&f);
     srv_body_free(&b);
     free(z);
@@ -330,7 +332,8 @@ START_TEST(bytes_after_a_deflate_stream_are_corrupt)
     srv_inflate_init(&f, SRV_CODING_DEFLATE, &roomy);
     srv_body_init(&b, MIB, -1, &roomy);
     ck_assert_int_eq(srv_inflate_feed(&f, &b, (const char *)more, zn + 1), SRV_BODY_CORRUPT);
-    ck_assert_ptr_nonnull(strstr(f.detail, "after the end"));
+    ck_assert_int_eq(f.fault, SRV_INFLATE_TRAILING);
+    ck_assert_ptr_null(f.zlib_said);
     srv_inflate_deinit(&f);
     srv_body_free(&b);
     free(more);

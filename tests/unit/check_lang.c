@@ -73,6 +73,12 @@ START_TEST(test_every_message_in_korean)
                   got);
     ck_assert_str_eq(api_tr_in(API_LANG_KO, en), ko->text);
     ck_assert_str_eq(api_tr_in(API_LANG_EN, en), en);
+    /* A sentence with numbered holes (render/fill.h) keeps each of them, in any order. */
+    for (char hole = '1'; hole <= '9'; hole++) {
+        const char mark[] = { '{', hole, '}', '\0' };
+        ck_assert_msg((strstr(en, mark) != NULL) == (strstr(ko->text, mark) != NULL),
+                      "\"%s\": hole %s in one language only", en, mark);
+    }
 }
 END_TEST
 
