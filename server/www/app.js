@@ -547,7 +547,13 @@ function renderMultihead(r, body) {
   showWarnings(r.warnings);
 }
 
+// Each run's number: a run started later (a second click, a language switch) supersedes
+// one still waiting for the server, whose answers are then dropped, not drawn over it.
+let runs = 0;
+
 async function run() {
+  const mine = ++runs;
+  const superseded = () => mine !== runs;
   clearErrors();
   resetResult();
   let body;
@@ -567,9 +573,10 @@ async function run() {
   try {
     res = await post(path, body);
   } catch (e) {
-    $('status').textContent = PAGE_WORDS.unreachable(e.message);
+    if (!superseded()) $('status').textContent = PAGE_WORDS.unreachable(e.message);
     return;
   }
+  if (superseded()) return;
   if (res.status !== 200) {
     if (res.json) showProblem(res.json);
     const retry = res.retryAfter ? PAGE_WORDS.retry(res.retryAfter) : '';
@@ -583,12 +590,15 @@ async function run() {
     const L = labelsOf(body, res.json);
     showPitfall(res.json.pitfall, L.queries, L.keys, matrixTable);
     const svg = await post(path, body, 'svg');
+    if (superseded()) return;
     if (svg.status === 200) showSvg(svg.text);
     const drawn = $('heatmap').querySelector('svg');
     if (drawn) offerExplain(drawn, body, L.queries);
     if (current.compare) await renderComparison(body, res.json);
+    if (superseded()) return;
   }
   await window.attndHeadView?.show(path, body); // bertviz's head view of the same weights
+  if (superseded()) return;
   $('status').textContent = t('Done.');
   document.body.dataset.ran = String(Number(document.body.dataset.ran || 0) + 1);
 }
@@ -773,6 +783,8 @@ function setupLanguage(list) {
     } catch {
       // the choice lasts for this page only
     }
+    // A result on the page was written by the API in the other language: ask again.
+    if (Number(document.body.dataset.ran || 0) > 0) run();
   });
 }
 

@@ -302,6 +302,57 @@ describe('the heatmap\'s vmin, vmax and title fields', () => {
   });
 });
 
+describe('a result on the page follows the switch', () => {
+  test('switching the language asks again: the warnings and status speak the new language at once', async () => {
+    const page = await open('en');
+    assert.equal(await runPreset(page, 'seed000'), 'Done.');
+    // The first note's row 0 ties both keys: its warning comes from the API.
+    assert.match(await page.innerText('#warnings'), /query 0 ties keys 0 and 1 for the largest weight/);
+    const ran = Number(await page.getAttribute('body', 'data-ran'));
+    await page.selectOption('#lang', 'ko');
+    await page.waitForFunction((n) => Number(document.body.dataset.ran) > n, ran);
+    assert.equal(await page.textContent('#status'), '완료.');
+    const warnings = await page.innerText('#warnings');
+    assert.match(warnings, /쿼리 0 에서 키 0, 1 의 가중치가 가장 높은 값으로 같습니다/);
+    assertKorean(warnings, ['ties keys', 'largest weight', 'no key wins'], '#warnings');
+    // A page with nothing run yet asks nothing.
+    const fresh = await open('en');
+    await fresh.selectOption('#lang', 'ko');
+    await fresh.waitForTimeout(300);
+    assert.equal(await fresh.getAttribute('body', 'data-ran'), null);
+    assert.deepEqual(page.problems, []);
+    await fresh.close();
+    await page.close();
+  });
+
+  test('a second run started before the first is answered is the one drawn', async () => {
+    const page = await open('en');
+    await page.selectOption('#preset', 'seed000');
+    // The first request is held back until the second has been drawn.
+    let release;
+    const held = new Promise((r) => { release = r; });
+    let first = true;
+    await page.route('**/v1/attention', async (route) => {
+      if (first) {
+        first = false;
+        await held;
+      }
+      await route.continue();
+    });
+    await page.click('#run');
+    await page.fill('#f-q', '[[0,1,0,1],[1,0,1,0]]');
+    assert.equal(await runForm(page), 'Done.');
+    const drawn = await page.innerText('#steps section[data-step="scores"]');
+    release();
+    await page.waitForTimeout(500); // the first answer arrives, and is dropped
+    assert.equal(await page.innerText('#steps section[data-step="scores"]'), drawn);
+    // q0 = [0,1,0,1]: · [1,0,1,0] = 0 and · [1,1,1,1] = 2 (the first run's q0 scores 2 and 2).
+    assert.match(drawn, /q0\s+0\.0000\s+2\.0000/);
+    await page.unroute('**/v1/attention');
+    await page.close();
+  });
+});
+
 describe('English comes back', () => {
   test('switching back restores every English word the Korean replaced', async () => {
     const page = await open('ko');
