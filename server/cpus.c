@@ -4,11 +4,13 @@
  * The walk up the tree is the memory budget's too (server/cgroup.c); this file reads one
  * directory's quota.
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "server/cpus.h"
 
 #include "server/cgroup.h"
 
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,10 +82,26 @@ unsigned srv_cpus_usable(double quota, bool has_quota, unsigned online)
     return n;
 }
 
-unsigned srv_cpus_here(double *quota_out, unsigned *online_out)
+/*
+ * The CPUs this process may run on: those online, or fewer when its affinity says so
+ * (docker --cpuset-cpus, taskset, a cpuset cgroup), which the online count ignores.
+ */
+static unsigned srv_cpus_runnable(void)
 {
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned n_online = online > 0 ? (unsigned)online : 1;
+    unsigned n = online > 0 ? (unsigned)online : 1;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        int allowed = CPU_COUNT(&set);
+        if (allowed > 0 && (unsigned)allowed < n)
+            n = (unsigned)allowed;
+    }
+    return n;
+}
+
+unsigned srv_cpus_here(double *quota_out, unsigned *online_out)
+{
+    unsigned n_online = srv_cpus_runnable();
     double quota = 0;
     bool has = srv_cpu_quota("/sys/fs/cgroup", "/proc/self/cgroup", &quota);
     if (quota_out != NULL)

@@ -145,16 +145,17 @@ static void srv_print_listening(const struct srv_config *cfg, const struct srv_s
 }
 
 /* Says where the worker count came from: an operator wondering about it needs no guess. */
-static void srv_log_threads(const struct srv_config *cfg, double quota, unsigned online)
+static void srv_log_threads(const struct srv_config *cfg, double quota, unsigned runnable)
 {
     if (cfg->threads_given)
-        srv_log_message("info", "%u worker threads, as set (%u CPUs online)", cfg->threads,
-                        online);
-    else if (quota > 0 && quota < (double)online)
+        srv_log_message("info", "%u worker threads, as set (%u CPUs to run on)", cfg->threads,
+                        runnable);
+    else if (quota > 0 && quota < (double)runnable)
         srv_log_message("info", "%u worker threads: the cgroup's CPU quota of %.2f CPUs, "
-                        "rounded up (%u CPUs online)", cfg->threads, quota, online);
+                        "rounded up (%u CPUs to run on)", cfg->threads, quota, runnable);
     else
-        srv_log_message("info", "%u worker threads: one per CPU online", cfg->threads);
+        srv_log_message("info", "%u worker threads: one per CPU to run on (online, within "
+                        "this process's CPU affinity)", cfg->threads);
 }
 
 /*

@@ -82,17 +82,40 @@ test('the worker count and where it came from are logged at start', async () => 
   const s = await startServer([], {});
   const t = await startServer(['--threads', '3']);
   try {
-    const online = Number(execFileSync('getconf', ['_NPROCESSORS_ONLN'], { encoding: 'utf8' }));
+    // The CPUs this process may run on: online, within its affinity (nproc reads both).
+    const online = Number(execFileSync('nproc', { encoding: 'utf8', env: { PATH: process.env.PATH } }));
     const err = await s.waitStderr((e) => e.includes('worker threads'));
     const line = err.split('\n').find((l) => l.includes('worker threads'));
     // This machine's cgroup may set a quota: the line then says so, with the count rounded up.
     const quota = line.match(/(\d+) worker threads: the cgroup's CPU quota of ([\d.]+) CPUs/);
     if (quota) assert.equal(Number(quota[1]), Math.ceil(Number(quota[2]) - 1e-9));
-    else assert.match(line, new RegExp(`level=info ${online} worker threads: one per CPU online$`));
-    assert.match(await t.waitStderr((e) => e.includes('worker threads')), /level=info 3 worker threads, as set \(\d+ CPUs online\)/);
+    else assert.match(line, new RegExp(`level=info ${online} worker threads: one per CPU to run on \\(online, within this process's CPU affinity\\)$`));
+    assert.match(await t.waitStderr((e) => e.includes('worker threads')), /level=info 3 worker threads, as set \(\d+ CPUs to run on\)/);
   } finally {
     await s.stop();
     await t.stop();
+  }
+});
+
+test('a process held to one CPU (taskset, a cpuset) starts one worker, not one per CPU online', async (t) => {
+  const online = Number(execFileSync('getconf', ['_NPROCESSORS_ONLN'], { encoding: 'utf8' }));
+  if (online < 2) {
+    t.skip('one CPU online: nothing to narrow');
+    return;
+  }
+  const proc = spawn('taskset', ['-c', '0', BIN, '--port', '0', '--admin-port', '0'],
+    { env: cleanEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  proc.stderr.on('data', (d) => { err += d; });
+  const exited = new Promise((r) => proc.on('exit', (code) => r(code)));
+  try {
+    for (let i = 0; i < 100 && !err.includes('worker threads'); i++) await new Promise((r) => setTimeout(r, 50));
+    const line = err.split('\n').find((l) => l.includes('worker threads'));
+    assert.match(line ?? err, /level=info 1 worker threads: /);
+    assert.doesNotMatch(line, new RegExp(`${online} CPUs`));
+  } finally {
+    proc.kill('SIGTERM');
+    assert.equal(await exited, 0);
   }
 });
 
