@@ -16,6 +16,7 @@
  */
 #include "api/json/read.h"
 #include "api/json/arena.h"
+#include "api/json/holes.h"
 #include "api/json/numparse.h"
 #include "api/json/utf8.h"
 
@@ -38,29 +39,6 @@ struct reader {
     struct api_json_error *err;
     bool pack; /* read matrices of numbers straight into numbers (api_json_read_body) */
 };
-
-/*
- * tmpl into out (cap >= 1, cut when full) with each "{n}" (1 to n_args) replaced by
- * args[n - 1]: render/fill.c's rule, which the reader cannot call (render/ is a room
- * above json/), for its two holes.
- */
-static void fill_holes(char *out, size_t cap, const char *tmpl, const char *const *args,
-                       unsigned n_args)
-{
-    size_t len = 0;
-    for (const char *p = tmpl; *p != '\0' && len + 1 < cap;) {
-        unsigned hole = p[0] == '{' && p[1] >= '1' && p[1] <= '9' && p[2] == '}'
-                            ? (unsigned)(p[1] - '0') : 0;
-        if (hole >= 1 && hole <= n_args) {
-            for (const char *a = args[hole - 1]; *a != '\0' && len + 1 < cap; a++)
-                out[len++] = *a;
-            p += 3;
-        } else {
-            out[len++] = *p++;
-        }
-    }
-    out[len] = '\0';
-}
 
 /* A hole filled by data alone, written as printf writes fmt. */
 static struct api_json_hole data_hole(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -92,10 +70,10 @@ static json_t *fail_with(struct reader *r, const char *at, const char *what,
     for (unsigned i = 0; i < n_holes; i++) {
         e->holes[i] = holes[i];
         const char *data = holes[i].data;
-        fill_holes(parts[i], sizeof parts[i], holes[i].phrase, &data, 1);
+        api_fill_holes(parts[i], sizeof parts[i], holes[i].phrase, &data, 1);
         args[i] = parts[i];
     }
-    fill_holes(e->text, sizeof e->text, what, args, n_holes);
+    api_fill_holes(e->text, sizeof e->text, what, args, n_holes);
     e->position = (size_t)(at - r->start);
     e->line = 1;
     const char *line_start = r->start;

@@ -27,7 +27,7 @@
 
 /*
  * Marks a sentence the reader says (a template with numbered holes, "{1}", as
- * render/fill.h fills them) for the message catalogue (api/http/messages_en.c), so that
+ * json/holes.h fills them) for the message catalogue (api/http/messages_en.c), so that
  * whoever reports the error can say it in the request's language. Does nothing.
  */
 #define API_JSON_N(msgid) msgid
