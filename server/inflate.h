@@ -53,7 +53,6 @@ struct srv_inflate {
     const char *zlib_said;      /* SRV_INFLATE_DAMAGED: zlib's own words (static), or NULL */
 };
 
-
 /* Sets f up for a body in `coding` (gzip or deflate). Allocates nothing yet. */
 void srv_inflate_init(struct srv_inflate *f, enum srv_coding coding, struct srv_budget *budget);
 

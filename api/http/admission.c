@@ -60,10 +60,3 @@ bool api_admit(const struct api_context *ctx, size_t bytes, const char *pointer,
     api_error_over_budget(err, bytes);
     return false;
 }
-
-void api_respond_over_budget(struct api_response *res, size_t bytes)
-{
-    struct api_error err;
-    api_error_over_budget(&err, bytes);
-    api_respond_error(res, &err);
-}

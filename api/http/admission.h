@@ -49,10 +49,10 @@ bool api_within_request_limit(const struct api_limits *limits, size_t bytes,
 bool api_admit(const struct api_context *ctx, size_t bytes, const char *pointer,
                struct api_error *err);
 
-/* The 503's words, shared with the server's refusal of a body (api_respond_over_budget). */
+/*
+ * The 503's words, shared with the server's refusal of a body the memory budget has no
+ * room for (api_respond_server_over_budget, http/server_problem.h).
+ */
 void api_error_over_budget(struct api_error *err, size_t bytes);
-
-/* 503 `unavailable` for a body the memory budget has no room for (detail and hint say so). */
-void api_respond_over_budget(struct api_response *res, size_t bytes);
 
 #endif

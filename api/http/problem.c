@@ -320,8 +320,3 @@ void api_respond_unavailable(struct api_response *res, const char *detail)
 {
     api_respond_problem(res, API_UNAVAILABLE, detail);
 }
-
-void api_respond_bad_request(struct api_response *res, const char *detail)
-{
-    api_respond_problem(res, API_BAD_REQUEST, detail);
-}

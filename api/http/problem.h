@@ -137,8 +137,5 @@ void api_respond_problem(struct api_response *res, enum api_problem_type type,
 void api_respond_too_large(const struct api_context *ctx, struct api_response *res);
 /* 503 `unavailable`, with Retry-After like every 503 attnd writes. */
 void api_respond_unavailable(struct api_response *res, const char *detail);
-/* 400 `bad-request` with detail, in the thread's language (the server's go through
-   api_respond_server_reason, http/server_problem.h, in the request's). */
-void api_respond_bad_request(struct api_response *res, const char *detail);
 
 #endif

@@ -36,7 +36,8 @@ void api_respond_server_problem(struct api_response *res, const struct api_reque
 void api_respond_server_reason(struct api_response *res, const struct api_request *req,
                                enum api_problem_type type, const char *reason);
 
-/* api_respond_over_budget (http/admission.h) in the request's language. */
+/* 503 `unavailable` for a body the memory budget has no room for (api_error_over_budget's
+   words, http/admission.h), in the request's language. */
 void api_respond_server_over_budget(struct api_response *res, const struct api_request *req,
                                     size_t bytes);
 

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "api/http/admission.h"
+#include "api/http/server_problem.h"
 #include "core/attention.h"
 #include "core/multihead.h"
 #include "tests/unit/api_fixture.h"
@@ -151,7 +152,7 @@ START_TEST(test_admission_refused_is_503_with_retry_after)
     ck_assert_uint_ge(attn_mh_trace_cells(3, 3, 4, 2, 2), 2 * attn_trace_cells(3, 3, 2));
     api_response_deinit(&res);
     /* The server's own refusal of a body says the same. */
-    api_respond_over_budget(&res, 5000000);
+    api_respond_server_over_budget(&res, NULL, 5000000);
     assert_refused(&res);
     ck_assert_ptr_nonnull(strstr(res.body, "5.0 MB"));
     api_response_deinit(&res);

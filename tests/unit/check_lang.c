@@ -20,6 +20,7 @@
 #include "api/http/lang_choice.h"
 #include "api/http/messages.h"
 #include "api/http/problem.h"
+#include "api/http/server_problem.h"
 #include "api/render/particles.h"
 #include "tests/unit/api_fixture.h"
 
@@ -409,7 +410,7 @@ START_TEST(test_language_does_not_leak_between_requests)
     api_response_deinit(&ko);
     ck_assert(api_lang_current() == API_LANG_EN);
     struct api_response own = { 0 };
-    api_respond_bad_request(&own, "two Host headers");
+    api_respond_server_reason(&own, NULL, API_BAD_REQUEST, "two Host headers");
     json_t *doc = parse(&own);
     ck_assert_str_eq(json_string_value(json_object_get(doc, "title")),
                      "The request is malformed HTTP");
