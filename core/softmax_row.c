@@ -529,8 +529,12 @@ struct attn_row_facts attn_row_facts_of(const double *w, size_t n)
 {
     struct attn_row_facts f = { attn_row_sum(w, n), attn_row_max(w, n), 0, 0.0 };
 
-    while (w[f.argmax] != f.max_weight) /* ties to the lowest index */
+    /* Ties to the lowest index. Bounded by n: a row of NaN (which callers must not
+     * pass) has max -inf, equal to no weight, and the scan must not leave the row. */
+    while (f.argmax < n && w[f.argmax] != f.max_weight)
         f.argmax++;
+    if (f.argmax == n)
+        f.argmax = 0;
     /*
      * One log per weight, summed in order: -Σ w ln w = ln(Σe)·Σw - Σ w·(x - max) would
      * need one log per row, but it rounds differently: 0.582203108888218 for the

@@ -58,7 +58,8 @@ struct attn_row_facts {
 #define ATTN_LOG_CHUNK 256
 void attn_row_logs(const double *x, double *logs, size_t n);
 
-/* The facts of a row of weights w (n >= 1). */
+/* The facts of a row of weights w (n >= 1), which callers check are finite first;
+ * whatever w holds, no read leaves the row (argmax is then 0). */
 struct attn_row_facts attn_row_facts_of(const double *w, size_t n);
 
 #endif

@@ -416,7 +416,7 @@ static bool attn_row_vmask(const double *x, const double *b, double *m, size_t n
  * 1 − sink_weight. A row with every key blocked has weights 0, and its whole weight goes
  * to the sink when there is one. Summarized unless skip_summary.
  */
-static void attn_row_vsoftmax(struct attn_vtrace *t, const struct attn_problem *p,
+static bool attn_row_vsoftmax(struct attn_vtrace *t, const struct attn_problem *p,
                               const struct attn_variants *v, size_t i)
 {
     struct attn_trace *b = &t->base;
@@ -432,7 +432,7 @@ static void attn_row_vsoftmax(struct attn_vtrace *t, const struct attn_problem *
             t->sink_weight[i] = 1.0;
         b->summary.argmax[i] = ATTN_NO_INDEX;
         b->summary.row_sums[i] = b->summary.max_weight[i] = b->summary.entropy[i] = 0;
-        return;
+        return true;
     }
     if (v->sink && v->sink_logit > max)
         max = v->sink_logit;
@@ -441,16 +441,19 @@ static void attn_row_vsoftmax(struct attn_vtrace *t, const struct attn_problem *
         sink = exp(v->sink_logit - max);
         sum += sink;
     }
-    (void)attn_row_divide(w, n, sum);
+    bool finite = attn_row_divide(w, n, sum);
     if (v->sink)
         t->sink_weight[i] = sink / sum;
-    if (p->skip_summary)
-        return;
+    /* The summary's scans assume finite weights; a row that is not is a fault the
+     * caller reports (by_steps' check of the weights), with no summary. */
+    if (p->skip_summary || !finite)
+        return finite;
     struct attn_row_facts f = attn_row_facts_of(w, n);
     b->summary.row_sums[i] = f.sum;
     b->summary.argmax[i] = f.argmax;
     b->summary.max_weight[i] = f.max_weight;
     b->summary.entropy[i] = f.entropy;
+    return true;
 }
 
 /* keep = 1 where the generator's u >= p; dropped = weights · keep / (1 − p), row i. */
@@ -531,7 +534,7 @@ static enum attn_status attn_variants_by_steps(struct attn_vtrace *out,
     if ((st = attn_vcheck(out, v, ATTN_STEP_MASKED, &b->masked, p)) != ATTN_OK)
         return st;
     for (size_t i = 0; i < n_q; i++) {
-        attn_row_vsoftmax(out, p, v, i);
+        (void)attn_row_vsoftmax(out, p, v, i); /* the check below names a bad weight */
         b->summary.n_fully_masked += b->summary.fully_masked[i];
     }
     if ((st = attn_vcheck(out, v, ATTN_STEP_WEIGHTS, &b->weights, NULL)) != ATTN_OK)
@@ -645,6 +648,11 @@ static bool attn_row_band(struct attn_vtrace *out, const struct attn_problem *p,
         double row_max = attn_row_max(m + a, len);
         max = row_max > max ? row_max : max;
     }
+    /* A non-finite cell stops the row before its softmax: exp, the sum and the
+     * summary's scans assume finite rows (an +inf max made every weight NaN). The
+     * caller reruns step by step, which names the cell. */
+    if (!ok)
+        return false;
     bool blocked = max == -INFINITY;
     b->summary.fully_masked[i] = blocked;
     if (blocked) {
@@ -664,6 +672,8 @@ static bool attn_row_band(struct attn_vtrace *out, const struct attn_problem *p,
                 ok &= attn_row_divide(w + band.a[k], band.b[k] - band.a[k], sum);
         if (v->sink)
             out->sink_weight[i] = sink / sum;
+        if (!ok)
+            return false;
         if (!p->skip_summary) {
             struct attn_row_facts f = attn_band_facts(w, &band);
             b->summary.row_sums[i] = f.sum;
@@ -749,7 +759,11 @@ static bool attn_variants_rows(struct attn_vtrace *out, const struct attn_proble
         const double *bias = p->bias != NULL ? p->bias->data + i * p->bias->stride : NULL;
         ok &= attn_row_vmask(x, bias, b->masked.data + i * n, n, &r, v,
                              (double)i + (double)n - (double)n_q);
-        attn_row_vsoftmax(out, p, v, i);
+        /* Overflow is found before any row statistic: softmax and its summary assume a
+         * finite row (an +inf in it made every weight NaN and the argmax scan run off
+         * the row's end). by_steps then names the first fault. */
+        if (!ok || !attn_row_vsoftmax(out, p, v, i))
+            return false;
         if (v->dropout)
             attn_row_dropout(out, v, i);
     }

@@ -1021,6 +1021,21 @@ START_TEST(test_row_same_bits_as_baseline)
 }
 END_TEST
 
+/*
+ * Defence in depth (issue 32): callers check that a row is finite before its facts, but
+ * a row of NaN must not send the argmax scan past its end. Its max is -inf, equal to no
+ * weight; here the cell after the row holds -inf, where the unbounded scan stopped.
+ */
+START_TEST(test_row_facts_stay_in_row)
+{
+    double cells[4] = { NAN, NAN, NAN, -INFINITY }; /* a row of 3, then something else */
+    struct attn_row_facts f = attn_row_facts_of(cells, 3);
+    ck_assert_uint_lt(f.argmax, 3);
+    double one[] = { 0.25, 0.75, 0.75 }; /* and the ordinary rule still holds: the first tie */
+    ck_assert_uint_eq(attn_row_facts_of(one, 3).argmax, 1);
+}
+END_TEST
+
 /* Common inputs of the fully masked tests: q (4, 1), k (4, 1), v (4, 2). */
 static double fm_q[] = { 1, 2, 3, 4 };
 static double fm_k[] = { 1, 0, -1, 0.5 };
@@ -1641,6 +1656,7 @@ static Suite *core_suite(void)
     tcase_add_test(limits, test_row_exp_vs_libm);
     tcase_add_test(limits, test_row_logs_vs_logl);
     tcase_add_test(limits, test_row_same_bits_as_baseline);
+    tcase_add_test(limits, test_row_facts_stay_in_row);
     tcase_add_loop_test(limits, test_fully_masked_cells, 0, 2);
     tcase_add_loop_test(limits, test_fully_masked_padding, 0, 2);
     tcase_add_loop_test(limits, test_causal_tall, 0, 2);

@@ -754,6 +754,64 @@ START_TEST(test_fault_alibi) /* both */
 }
 END_TEST
 
+/*
+ * Issue 32: a score of +inf (1e200·1e200) with any variant is the scores step's fault at
+ * [0, 0], found before softmax: the fast path once ran the row softmax on it first, and
+ * the all-NaN row sent the argmax scan past the row's end. A bias of ±1.7e308 on a score
+ * of ±1e308 is masked's fault likewise. Each case with each variant, on both paths
+ * (_i: case·2·NV + variant·2 + path).
+ */
+#define NONFINITE_VARIANTS 7
+START_TEST(test_fault_nonfinite_each_variant)
+{
+    int path = _i % 2, which = (_i / 2) % NONFINITE_VARIANTS, kase = _i / (2 * NONFINITE_VARIANTS);
+    double q[] = { 1e200 }, k[] = { 1e200, 0 }, v[] = { 0, 0 }, bias_cells[] = { 1.7e308, 0 };
+    struct attn_matrix bias = attn_matrix_view(bias_cells, 1, 2);
+    struct attn_rope rope = { .base = 10000, .rotated = 2 };
+    double q2[] = { 1e200, 0 }, k2[] = { 1e200, 0, 0, 0 };
+    struct attn_variants all[NONFINITE_VARIANTS] = {
+        { .alibi = true, .alibi_slope = 0 },
+        { .window = true }, /* unbounded on both sides */
+        { .window = true, .has_left = true, .left = 4, .band_only = true },
+        { .sink = true, .sink_logit = 0 },
+        { .dropout = true, .dropout_p = 0 },
+        { .softcap = 5 },
+        { .rope = &rope },
+    };
+    struct attn_variants var = all[which];
+    struct fixture f;
+    struct attn_vtrace t;
+    if (var.rope != NULL) { /* d_k = 2: a pair to turn */
+        fixture_init(&f, q2, 1, k2, 2, 2, v, 1);
+        ck_assert_int_eq(attn_rope_prepare(&rope, 1, 2), ATTN_OK);
+    } else {
+        fixture_init(&f, q, 1, k, 2, 1, v, 1);
+    }
+    if (kase == 1) { /* scores 1e308 (1e154², scale 1) + bias 1.7e308 */
+        q[0] = q2[0] = 1e154;
+        k[0] = k2[0] = 1e154;
+        f.p.scale = 1;
+        f.p.bias = &bias;
+        if (var.softcap > 0 || var.rope != NULL) /* capped at 5; turned by 1 radian */
+            bias_cells[0] = DBL_MAX;
+    }
+    ck_assert_int_eq(attn_vtrace_alloc(&t, 1, 2, f.q.cols, 1, &var), ATTN_OK);
+    enum attn_status st = impl_of(path)(&t, &f.p, &var);
+    if (kase == 1 && var.softcap > 0) { /* 5 + DBL_MAX is DBL_MAX: no fault to find */
+        ck_assert_int_eq(st, ATTN_OK);
+    } else {
+        ck_assert_int_eq(st, ATTN_EOVERFLOW);
+        ck_assert_int_eq(t.fault_step, kase == 0 ? ATTN_STEP_SCORES : ATTN_STEP_MASKED);
+        ck_assert_uint_eq(t.base.fault.row, 0);
+        ck_assert_uint_eq(t.base.fault.col, 0);
+        ck_assert_uint_eq(t.base.summary.argmax[0], 0); /* cleared, never past the row */
+        EXPECT_NEAR(t.base.weights.data[0], 0, 0);
+    }
+    attn_vtrace_free(&t);
+    attn_rope_release(&rope);
+}
+END_TEST
+
 START_TEST(test_einval)
 {
     double q[] = { 1 }, k[] = { 1 }, v[] = { 1 };
@@ -810,6 +868,7 @@ static Suite *variants_suite(void)
     tcase_add_loop_test(off, test_dropout_zero_is_none, 0, 2);
     tcase_add_loop_test(faults, test_fault_rope, 0, 2);
     tcase_add_loop_test(faults, test_fault_alibi, 0, 2);
+    tcase_add_loop_test(faults, test_fault_nonfinite_each_variant, 0, 2 * 2 * NONFINITE_VARIANTS);
     tcase_add_test(faults, test_einval);
     suite_add_tcase(s, sem);
     suite_add_tcase(s, ref);
