@@ -81,7 +81,8 @@ struct attn_problem {
 /* Per-query facts about the weights. Arrays of n_q, inside the trace's block. */
 struct attn_summary {
     double *row_sums;            /* sum of the row's weights: 1, or 0 when fully masked */
-    size_t *argmax;              /* heaviest key, ties to the lowest index; ATTN_NO_INDEX when fully masked */
+    size_t *argmax;              /* heaviest key, ties to the lowest index; ATTN_NO_INDEX when
+                                    fully masked, or (variants) when a sink took every weight */
     double *max_weight;          /* that key's weight; 0 when fully masked */
     double *entropy;             /* -sum w ln w, in nats; 0 when fully masked */
     unsigned char *fully_masked; /* 1 when every key of the row was blocked */

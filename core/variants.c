@@ -410,6 +410,13 @@ static bool attn_row_vmask(const double *x, const double *b, double *m, size_t n
     return ok;
 }
 
+/* A row's argmax, or none when every weight is 0: a sink logit far above the row's
+ * scores took the whole weight, and key 0 (where the scan stops) did not win. */
+static size_t attn_sink_argmax(const struct attn_row_facts *f)
+{
+    return f->max_weight > 0 ? f->argmax : ATTN_NO_INDEX;
+}
+
 /*
  * Softmax of row i of masked into weights, the sink logit z (when there is one) taking
  * part in the max and the sum but getting no column: the row's weights then sum to
@@ -450,7 +457,7 @@ static bool attn_row_vsoftmax(struct attn_vtrace *t, const struct attn_problem *
         return finite;
     struct attn_row_facts f = attn_row_facts_of(w, n);
     b->summary.row_sums[i] = f.sum;
-    b->summary.argmax[i] = f.argmax;
+    b->summary.argmax[i] = attn_sink_argmax(&f);
     b->summary.max_weight[i] = f.max_weight;
     b->summary.entropy[i] = f.entropy;
     return true;
@@ -677,7 +684,7 @@ static bool attn_row_band(struct attn_vtrace *out, const struct attn_problem *p,
         if (!p->skip_summary) {
             struct attn_row_facts f = attn_band_facts(w, &band);
             b->summary.row_sums[i] = f.sum;
-            b->summary.argmax[i] = f.argmax;
+            b->summary.argmax[i] = attn_sink_argmax(&f);
             b->summary.max_weight[i] = f.max_weight;
             b->summary.entropy[i] = f.entropy;
         }

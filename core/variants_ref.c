@@ -110,7 +110,7 @@ static void ref_softmax_row(struct attn_vtrace *t, const struct attn_variants *v
         sum += x[j] == -INFINITY ? 0.0 : exp(x[j] - max);
     double sink = v->sink ? exp(v->sink_logit - max) : 0.0;
     sum += sink;
-    double row_sum = 0.0, entropy = 0.0, best = -1.0;
+    double row_sum = 0.0, entropy = 0.0, best = 0.0; /* all 0 (the sink took all): no argmax */
     for (size_t j = 0; j < n; j++) {
         w[j] = x[j] == -INFINITY ? 0.0 : exp(x[j] - max) / sum;
         row_sum += w[j];

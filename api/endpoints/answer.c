@@ -6,17 +6,96 @@
 #include <stdio.h>
 
 #include "api/http/lang.h"
+#include "api/render/fill.h"
 #include "api/request/fields.h"
+#include "core/ties.h"
 
-/* The one wording of the warning, after "query <name> ". */
-static void masked_message(char *buf, size_t size, const char *query, const char *zeroed)
+/* Whether the mask alone (cells or causal) lets row i see some key. */
+static bool mask_allows_some(const struct api_grid *g, size_t n_q, size_t n_k, size_t i)
 {
-    snprintf(buf, size, API_TR("query %s may attend to no key (its mask row blocks every key): "
-                               "its weights and %s"), query, api_tr(zeroed));
+    if (g->mask_kind == ATTN_MASK_CAUSAL)
+        return i + n_k >= n_q; /* key 0 is visible iff 0 + n_q <= i + n_k */
+    if (g->mask_kind != ATTN_MASK_CELLS)
+        return true;
+    const unsigned char *row = g->mask_allow + (g->mask_rows == 1 ? 0 : i) * n_k;
+    for (size_t j = 0; j < n_k; j++)
+        if (row[j])
+            return true;
+    return false;
+}
+
+/* Whether row i was emptied by the window rather than by the mask. */
+static bool window_emptied(const struct api_row_causes *c, size_t n_q, size_t i)
+{
+    return c != NULL && c->window && c->n_heads > 0 &&
+           mask_allows_some(c->grid, n_q, c->heads[0].n_k, i);
+}
+
+/* The one wording of the warning, after "query <name> ": the mask's, or the window's. */
+static void masked_message(char *buf, size_t size, const char *query, const char *zeroed,
+                           bool by_window)
+{
+    if (by_window)
+        snprintf(buf, size, API_TR("query %s may attend to no key (its window and sink tokens "
+                                   "show none of the keys its mask allows): its weights and %s"),
+                 query, api_tr(zeroed));
+    else
+        snprintf(buf, size, API_TR("query %s may attend to no key (its mask row blocks every "
+                                   "key): its weights and %s"), query, api_tr(zeroed));
+}
+
+/* Whether the sink took the whole weight of row i in head h (keys to see, all at 0). */
+static bool sink_took_all(const struct api_row_causes *c, const unsigned char *fully_masked,
+                          size_t h, size_t i)
+{
+    const struct attn_trace *t = &c->heads[h];
+    return c->sink && !fully_masked[i] &&
+           attn_row_largest(t->weights.data + i * t->weights.stride, t->n_k) == 0;
+}
+
+static void sink_message(char *buf, size_t size, const char *query, size_t h, size_t n_heads)
+{
+    static const char *const words = API_N("query {1} gives its whole weight to the sink: "
+                                           "sink_logit is so far above its scores that every "
+                                           "key's weight is 0, and no key wins (argmax null)");
+    static const char *const head_words = API_N("head {2}: query {1} gives its whole weight to "
+                                                "the sink: sink_logit is so far above its scores "
+                                                "that every key's weight is 0, and no key wins "
+                                                "(argmax null)");
+    char head[24];
+    const char *args[] = { query, head };
+    snprintf(head, sizeof head, "%zu", h);
+    api_fill(buf, size, api_tr(n_heads > 1 ? head_words : words), args, 2);
+}
+
+static void write_sink_warnings(struct jw *w, const unsigned char *fully_masked, size_t n_q,
+                                const struct api_row_causes *c)
+{
+    for (size_t h = 0; c != NULL && h < c->n_heads; h++)
+        for (size_t i = 0; i < n_q; i++) {
+            if (!sink_took_all(c, fully_masked, h, i))
+                continue;
+            char index[24], message[400];
+            snprintf(index, sizeof index, "%zu", i);
+            sink_message(message, sizeof message, index, h, c->n_heads);
+            jw_object_begin(w);
+            JW_KEY(w, "code");
+            jw_string(w, "sink_took_all");
+            if (c->n_heads > 1) {
+                JW_KEY(w, "head");
+                jw_int(w, (long long)h);
+            }
+            JW_KEY(w, "row");
+            jw_int(w, (long long)i);
+            JW_KEY(w, "message");
+            jw_string(w, message);
+            jw_object_end(w);
+        }
 }
 
 void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, size_t n_q,
-                               const char *zeroed, const struct api_tie_source *ties)
+                               const char *zeroed, const struct api_tie_source *ties,
+                               const struct api_row_causes *causes)
 {
     JW_KEY(w, "warnings");
     jw_array_begin(w);
@@ -25,7 +104,7 @@ void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, 
             continue;
         char index[24], message[200];
         snprintf(index, sizeof index, "%zu", i);
-        masked_message(message, sizeof message, index, zeroed);
+        masked_message(message, sizeof message, index, zeroed, window_emptied(causes, n_q, i));
         jw_object_begin(w);
         JW_KEY(w, "code");
         jw_string(w, "row_fully_masked");
@@ -35,22 +114,33 @@ void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, 
         jw_string(w, message);
         jw_object_end(w);
     }
+    write_sink_warnings(w, fully_masked, n_q, causes);
     if (ties != NULL)
         api_write_tie_warnings(w, ties);
     jw_array_end(w);
 }
 
 void api_text_masked_warnings(struct api_buf *b, const unsigned char *fully_masked, size_t n_q,
-                              const struct api_labels *queries, const char *zeroed)
+                              const struct api_labels *queries, const char *zeroed,
+                              const struct api_row_causes *causes)
 {
     for (size_t i = 0; i < n_q; i++) {
         if (!fully_masked[i])
             continue;
         char label[API_TEXT_LABEL], message[API_TEXT_LABEL + 200];
         api_text_label(label, queries, i);
-        masked_message(message, sizeof message, label, zeroed);
+        masked_message(message, sizeof message, label, zeroed, window_emptied(causes, n_q, i));
         api_buf_printf(b, API_TR("\nwarning: %s\n"), message);
     }
+    for (size_t h = 0; causes != NULL && h < causes->n_heads; h++)
+        for (size_t i = 0; i < n_q; i++) {
+            if (!sink_took_all(causes, fully_masked, h, i))
+                continue;
+            char label[API_TEXT_LABEL], message[API_TEXT_LABEL + 400];
+            api_text_label(label, queries, i);
+            sink_message(message, sizeof message, label, h, causes->n_heads);
+            api_buf_printf(b, API_TR("\nwarning: %s\n"), message);
+        }
 }
 
 static const struct attn_summary *head_summary(const struct api_summaries *s, size_t h)

@@ -32,16 +32,32 @@ void api_write_shape(struct jw *w, size_t rows, size_t cols, bool as_vector);
 #define API_ZEROED_HEAD_OUTPUTS API_N("head outputs are 0 in every head")
 
 /*
+ * Why a row's weights are all 0, for the warnings' words (NULL: the mask's doing, no
+ * sink). A row the mask leaves keys to but the window (with its sink tokens) hides them
+ * all is the window's doing; a row with keys to see whose every weight is 0 gave it all
+ * to the sink logit ("sink_took_all", per head, with argmax null). All borrowed.
+ */
+struct api_row_causes {
+    const struct api_grid *grid;         /* the mask as read */
+    bool window;                         /* a window is on */
+    bool sink;                           /* a sink logit is on */
+    const struct attn_trace *heads;      /* (n_heads) traces: their weights */
+    size_t n_heads;
+};
+
+/*
  * "warnings": [{"code": "row_fully_masked", "row": i, "message": "..."}], one per row i
  * of fully_masked (n_q flags) that is set, then the "tie" warnings of ties (or NULL,
  * ties.h); an empty list when there are none. `zeroed` is an API_ZEROED_* text.
  */
 void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, size_t n_q,
-                               const char *zeroed, const struct api_tie_source *ties);
+                               const char *zeroed, const struct api_tie_source *ties,
+                               const struct api_row_causes *causes);
 
 /* The same warnings as lines of a text page, each query named by its label. */
 void api_text_masked_warnings(struct api_buf *b, const unsigned char *fully_masked, size_t n_q,
-                              const struct api_labels *queries, const char *zeroed);
+                              const struct api_labels *queries, const char *zeroed,
+                              const struct api_row_causes *causes);
 
 /* How "summary" lays out its per-query values. */
 enum api_summary_layout {

@@ -203,6 +203,7 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
         api_pitfall_write(w, &p, vec);
         api_pitfall_result_free(&p);
     }
-    api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT, &ties);
+    const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t, 1 };
+    api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT, &ties, &causes);
     jw_object_end(w);
 }

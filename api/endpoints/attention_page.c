@@ -196,7 +196,9 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
         api_pitfall_text(b, &p, decimals, &a.queries, &a.keys);
         api_pitfall_result_free(&p);
     }
-    api_text_masked_warnings(b, t->summary.fully_masked, n_q, &a.queries, API_ZEROED_OUTPUT);
+    const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t, 1 };
+    api_text_masked_warnings(b, t->summary.fully_masked, n_q, &a.queries, API_ZEROED_OUTPUT,
+                             &causes);
     const struct api_tie_source ties = { t, 1, n_q, vec, false };
     api_text_tie_warnings(b, &ties, &a.queries, &a.keys);
     labels_free(&a);

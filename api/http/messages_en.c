@@ -18,6 +18,12 @@ const char *const api_messages_en[] = {
     /* api/endpoints/answer.c */
     "query %s may attend to no key (its mask row blocks every key): its weights and %s",
     /* api/endpoints/answer.c */
+    "query %s may attend to no key (its window and sink tokens show none of the keys its mask allows): its weights and %s",
+    /* api/endpoints/answer.c */
+    "query {1} gives its whole weight to the sink: sink_logit is so far above its scores that every key's weight is 0, and no key wins (argmax null)",
+    /* api/endpoints/answer.c */
+    "head {2}: query {1} gives its whole weight to the sink: sink_logit is so far above its scores that every key's weight is 0, and no key wins (argmax null)",
+    /* api/endpoints/answer.c */
     "\nwarning: %s\n",
     /* api/endpoints/answer.c */
     "keys",
@@ -932,6 +938,8 @@ const char *const api_messages_en[] = {
     /* api/request/v2_tensor.c */
     "inputs[%zu].shape must be a list of 1 to %d sizes",
     /* api/request/v2_tensor.c */
+    "inputs[%zu].shape[%zu] is %.0f, too large: inputs[%zu] may hold at most %zu elements",
+    /* api/request/v2_tensor.c */
     "e.g. [2, 4] for two rows of four; a leading size is a batch",
     /* api/request/v2_tensor.c */
     "inputs[%zu] has more elements than this machine can count the bytes of",
@@ -1048,6 +1056,10 @@ const char *const api_messages_en[] = {
     /* api/request/variants.c */
     "the usual base is 10000 (llama 3 uses 500000)",
     /* api/request/variants.c */
+    "rope.base %g makes a rotation angle (position x base^(-2c/r)) overflow past the largest double",
+    /* api/request/variants.c */
+    "a base below 1 makes each pair turn faster than the last; the usual base is 10000 (llama 3 uses 500000)",
+    /* api/request/variants.c */
     "rope.fraction must be in (0, 1]",
     /* api/request/variants.c */
     "fraction is the share of each head's d_k = %zu columns that rotate: 1 for all, 0.25 for a quarter (GPT-J, GPT-NeoX)",
@@ -1085,6 +1097,8 @@ const char *const api_messages_en[] = {
     "e.g. {\"p\": 0.1, \"seed\": 42}; p = 0 drops nothing",
     /* api/request/variants.c */
     "dropout.p must be a number in [0, 1), not %s",
+    /* api/request/variants.c */
+    "dropout.p is %g, but it must be in [0, 1): at least 0 and below 1",
     /* api/request/variants.c */
     "p is the share of weights dropped; the kept ones are divided by 1 - p, so p = 1 would divide by 0",
     /* api/request/variants.c */

@@ -87,6 +87,29 @@ static bool read_list(const json_t *node, const char *ptr, const char *name, siz
     return true;
 }
 
+/*
+ * Whether every rotation angle, position x base^(-2c/r), was finite. A base below 1
+ * makes the frequencies grow with c (1e-320 gives ~1e310 for r = 64), and cos and sin
+ * of an infinite angle are NaN: without this the overflow surfaced in q_rope and was
+ * blamed on q ("scale q down") even for a q of zeros. The angles are the base's doing
+ * (with the positions), so the base is named.
+ */
+static bool rope_angles_finite(struct api_variants *v, const char *rope_ptr, struct api_error *err)
+{
+    const struct attn_rope *r = &v->rope;
+    size_t cells = (r->n_q + r->n_k) * (r->rotated / 2) * 2; /* the one block of four tables */
+    for (size_t c = 0; c < cells; c++)
+        if (!isfinite(r->cos_q[c])) {
+            api_error_set(err, API_INVALID_VALUE, "rope.base %g makes a rotation angle (position "
+                          "x base^(-2c/r)) overflow past the largest double", r->base);
+            api_error_at(err, "%s/base", rope_ptr);
+            api_error_hint(err, "a base below 1 makes each pair turn faster than the last; the "
+                           "usual base is 10000 (llama 3 uses 500000)");
+            return false;
+        }
+    return true;
+}
+
 static bool read_rope(const json_t *node, const char *prefix, const struct api_variant_sizes *s,
                       struct api_variants *v, struct api_error *err)
 {
@@ -165,7 +188,7 @@ static bool read_rope(const json_t *node, const char *prefix, const struct api_v
         return false;
     }
     v->has_rope = true;
-    return true;
+    return rope_angles_finite(v, ptr, err);
 }
 
 static bool read_alibi(const json_t *node, const char *prefix, const struct api_variant_sizes *s,
@@ -281,8 +304,13 @@ static bool read_dropout(const json_t *node, const char *prefix, struct api_vari
         return false;
     }
     if (!json_is_number(m) || !(json_number_value(m) >= 0 && json_number_value(m) < 1)) {
-        api_error_set(err, API_INVALID_VALUE, "dropout.p must be a number in [0, 1), not %s",
-                      api_json_kind(m));
+        /* A number out of range is named by its value: "not a number" misled for p = 1. */
+        if (json_is_number(m))
+            api_error_set(err, API_INVALID_VALUE, "dropout.p is %g, but it must be in [0, 1): "
+                          "at least 0 and below 1", json_number_value(m));
+        else
+            api_error_set(err, API_INVALID_VALUE, "dropout.p must be a number in [0, 1), not %s",
+                          api_json_kind(m));
         api_error_at(err, "%s", at);
         api_error_hint(err, "p is the share of weights dropped; the kept ones are divided by "
                        "1 - p, so p = 1 would divide by 0");

@@ -577,6 +577,9 @@ test('bad requests are 400 V2 errors pointing into the JSON header', async () =>
   // shape and data disagree
   await v2Error(withInput(0, { shape: [2, 3] }), 400, 'shape-mismatch', '/inputs/0/data');
   await v2Error(withInput(0, { shape: [2, 0] }), 400, 'invalid-value', '/inputs/0/shape/1');
+  // 2^62 is a size, only too large (the reader keeps it as a real): not "not a size >= 1"
+  const huge = await v2Error(withInput(0, { shape: [2 ** 62, 4] }), 400, 'limit-exceeded', '/inputs/0/shape/0');
+  assert.match(huge.error, /^inputs\[0\]\.shape\[0\] is 4611686018427387904, too large: inputs\[0\] may hold at most \d+ elements$/);
   await v2Error(withInput(0, { data: [1, 0, 1, 'x', 0, 1, 0, 1] }), 400, 'not-a-number', '/inputs/0/data/3');
   await v2Error(withInput(0, { data: [[1, 0, 1, 0], [0, 1, 0, true]] }), 400, 'not-a-number', '/inputs/0/data/1/3');
   await v2Error(withInput(0, { datatype: 'INT32', data: [1, 0, 1, 0.5, 0, 1, 0, 1] }), 400, 'not-a-number', '/inputs/0/data/3');

@@ -124,6 +124,14 @@ describe('window and sinks', () => {
     assert.deepEqual(b.summary.fully_masked_rows, [0]);
     assert.equal(b.warnings[0].code, 'row_fully_masked');
     assert.equal(b.warnings[0].row, 0);
+    // the window emptied it (no mask was sent): the warning blames the window
+    assert.match(b.warnings[0].message, /its window and sink tokens show none of the keys its mask allows/);
+    const text = await postJson(s.port, '/v1/attention?format=text',
+      { q: [[1], [1], [1]], k: [[1], [1]], v: [[3], [5]], window: { left: 0, right: 0 } });
+    assert.match(text.body, /warning: query q0 may attend to no key \(its window/);
+    // a row the mask empties still blames the mask, window or not
+    const m = await attention({ q: [[1], [1]], k: [[1], [1]], v: [[3], [5]], mask: [[0, 0], [1, 1]], window: { left: 1, right: 1 } });
+    assert.match(m.warnings[0].message, /its mask row blocks every key/);
   });
   test('null sides are unbounded: {left: null, right: 0} is causal', async () => {
     const w = await attention({ ...SEED, window: { left: null, right: 0 } });
@@ -141,6 +149,17 @@ describe('sink logit', () => {
     nearAll(b.weights, [[e / (2 * e + 1), e / (2 * e + 1)], [1 / (e + 2), e / (e + 2)]], 1e-15);
     b.summary.row_sums.forEach((sum, i) => near(sum, 1 - b.summary.sink_weight[i], 1e-15));
     nearAll(b.output[0], [10 * e / (2 * e + 1), 10 * e / (2 * e + 1)], 1e-14);
+  });
+  test('a sink logit far above every score takes the whole weight: argmax null, a warning, no tie', async () => {
+    // e^(1 - 1e308) is 0 for both keys: the sink's term is the whole sum
+    const b = await attention({ q: [[1, 0]], k: [[1, 0], [0, 1]], v: [[1], [2]], sink_logit: 1e308 });
+    assert.deepEqual(b.weights, [[0, 0]]);
+    assert.deepEqual(b.summary.argmax, [null]);
+    assert.deepEqual(b.summary.sink_weight, [1]);
+    assert.deepEqual(b.summary.tied_keys, [[]]);
+    assert.deepEqual(b.summary.fully_masked_rows, []);
+    assert.deepEqual(b.warnings.map((w) => [w.code, w.row]), [['sink_took_all', 0]]);
+    assert.match(b.warnings[0].message, /^query 0 gives its whole weight to the sink/);
   });
   test('a fully masked row gives all to the sink', async () => {
     const b = await attention({ ...SEED, sink_logit: 2, mask: [[0, 0], [1, 1]] });
@@ -226,7 +245,7 @@ describe('bad values: 422 naming the pointer, with a hint', () => {
     [{ window: { top: 1 } }, 'unknown-field', '/window/top', /left|right/],
     [{ sink_tokens: -2 }, 'invalid-value', '/sink_tokens', /sink_tokens/],
     [{ sink_logit: 'big' }, 'invalid-value', '/sink_logit', /sink_logit/],
-    [{ dropout: { p: 1 } }, 'invalid-value', '/dropout/p', /\[0, 1\)/],
+    [{ dropout: { p: 1 } }, 'invalid-value', '/dropout/p', /^dropout\.p is 1, but it must be in \[0, 1\): at least 0 and below 1 /],
     [{ dropout: { p: -0.1 } }, 'invalid-value', '/dropout/p', /\[0, 1\)/],
     [{ dropout: { seed: 1 } }, 'missing-field', '/dropout/p', /p/],
     [{ dropout: { p: 0.1, seed: -1 } }, 'invalid-value', '/dropout/seed', /seed/],
@@ -240,6 +259,18 @@ describe('bad values: 422 naming the pointer, with a hint', () => {
       assert.ok(p.errors[0].hint, 'a hint');
       assert.match(`${p.detail} ${p.errors[0].hint}`, detail);
     });
+
+  test('a base so small that a rotation angle overflows blames /rope/base, even for a q of zeros', async () => {
+    // base^(-2c/r) for c = 31, r = 64 is 1e-320^(-0.97) ≈ 1e310: past the largest double
+    const zeros = Array(64).fill(0);
+    const p = assertProblem(assert, await postJson(s.port, '/v1/attention', {
+      q: [zeros], k: [zeros, zeros], v: [[1], [2]], rope: { base: 1e-320 } }), 422);
+    assert.equal(p.type, '/problems/invalid-value');
+    assert.equal(p.errors[0].pointer, '/rope/base');
+    assert.match(p.detail, /rotation angle .* overflow/);
+    assert.doesNotMatch(p.errors[0].hint, /scale q/);
+    assert.match(p.errors[0].hint, /below 1/);
+  });
 
   test('overflow in q_rope names that step and q\'s row', async () => {
     const p = assertProblem(assert, await postJson(s.port, '/v1/attention', {
