@@ -196,7 +196,9 @@ static void respond_not_found(const char *path, struct api_response *res)
              "playground), POST /v1/attention, /v1/attention/batch, /v1/multihead, GET /v1/shapes, "
              "/healthz, /readyz, /version, /metrics, the V2 inference protocol under /v2, "
              "/openapi.yaml, /openapi.json and /problems/<type>"), path);
-    api_respond_problem(res, API_NOT_FOUND, detail);
+    struct api_error err;
+    api_error_set(&err, API_NOT_FOUND, "%s", detail);
+    api_respond_error_as(res, &err, api_error_style_of_path(path));
 }
 
 static void respond_method_not_allowed(const struct route *r, const struct api_request *req,
@@ -280,7 +282,12 @@ void api_respond_too_large_for(const struct api_context *ctx, const struct api_r
         lang = API_LANG_EN;
     api_lang_set_current(lang);
     const struct route *r = find_route(req->path);
-    if (r == NULL)
+    if (r == NULL && api_error_style_of_path(req->path) == API_ERRORS_V2) {
+        struct api_error err;
+        api_error_set(&err, API_TOO_LARGE, "the body is larger than this server accepts (%zu "
+                      "bytes)", ctx->limits.max_body);
+        api_respond_error_as(res, &err, API_ERRORS_V2);
+    } else if (r == NULL)
         api_respond_too_large(ctx, res);
     else
         respond_too_large(ctx, r, res);

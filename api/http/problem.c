@@ -300,6 +300,13 @@ void api_respond_error_as(struct api_response *res, const struct api_error *e,
         api_response_add_header(res, "Retry-After", API_RETRY_AFTER_SECONDS);
 }
 
+enum api_error_style api_error_style_of_path(const char *path)
+{
+    if (path == NULL || strncmp(path, "/v2", 3) != 0)
+        return API_ERRORS_PROBLEM;
+    return path[3] == '\0' || path[3] == '/' ? API_ERRORS_V2 : API_ERRORS_PROBLEM;
+}
+
 void api_respond_problem(struct api_response *res, enum api_problem_type type,
                          const char *detail)
 {

@@ -129,6 +129,13 @@ enum api_error_style { API_ERRORS_PROBLEM = 0, API_ERRORS_V2 };
 void api_respond_error_as(struct api_response *res, const struct api_error *e,
                           enum api_error_style style);
 
+/*
+ * The style of a path when no route says it (an unknown path, the server's own problems
+ * about framing, codings and the query): API_ERRORS_V2 for "/v2" and everything under
+ * "/v2/", so that every answer there carries "error" as the protocol requires.
+ */
+enum api_error_style api_error_style_of_path(const char *path);
+
 /* A problem of `type` whose detail is `detail` (no pointer, no hint). */
 void api_respond_problem(struct api_response *res, enum api_problem_type type,
                          const char *detail);

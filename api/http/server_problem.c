@@ -23,11 +23,12 @@ static enum api_lang speak_as(const struct api_request *req)
     return lang;
 }
 
-/* Writes err, says which language it speaks, and gives the thread back its English. */
-static void respond_in(struct api_response *res, const struct api_error *err,
-                       enum api_lang lang)
+/* Writes err in the form its path's clients read (V2's "error" under /v2), says which
+   language it speaks, and gives the thread back its English. */
+static void respond_in(struct api_response *res, const struct api_request *req,
+                       const struct api_error *err, enum api_lang lang)
 {
-    api_respond_error(res, err);
+    api_respond_error_as(res, err, api_error_style_of_path(req != NULL ? req->path : NULL));
     api_lang_headers(res, lang);
     api_lang_set_current(API_LANG_EN);
 }
@@ -45,7 +46,7 @@ void api_respond_server_problem(struct api_response *res, const struct api_reque
        in (in every language) is done to the server's too. */
     struct api_error err;
     api_error_set(&err, type, "%s", detail);
-    respond_in(res, &err, lang);
+    respond_in(res, req, &err, lang);
 }
 
 void api_respond_server_reason(struct api_response *res, const struct api_request *req,
@@ -54,7 +55,7 @@ void api_respond_server_reason(struct api_response *res, const struct api_reques
     enum api_lang lang = speak_as(req);
     struct api_error err;
     api_error_set(&err, type, "%s", api_tr(reason));
-    respond_in(res, &err, lang);
+    respond_in(res, req, &err, lang);
 }
 
 void api_respond_server_over_budget(struct api_response *res, const struct api_request *req,
@@ -63,5 +64,5 @@ void api_respond_server_over_budget(struct api_response *res, const struct api_r
     enum api_lang lang = speak_as(req);
     struct api_error err;
     api_error_over_budget(&err, bytes);
-    respond_in(res, &err, lang);
+    respond_in(res, req, &err, lang);
 }

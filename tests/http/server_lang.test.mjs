@@ -262,11 +262,16 @@ test('after SIGTERM, the 503 on a kept-alive connection speaks Korean when asked
   await s3.stop();
 });
 
-test('on a V2 path too: the server\'s 415 for a Content-Encoding is its problem+json, in Korean', async () => {
+test('on a V2 path too: the server\'s 415 for a Content-Encoding is in Korean, in the V2 form', async () => {
   const r = await request(s.port, { method: 'POST', path: '/v2/models/attention/infer',
     body: '{}', headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'br',
       'Accept-Language': 'ko' } });
-  const p = assertSpoken(r, 415, 'unsupported-media-type', 'ko');
+  assert.equal(r.status, 415, r.body);
+  assert.equal(r.headers['content-type'], 'application/json'); // every answer on /v2 carries "error"
+  assert.equal(r.headers['content-language'], 'ko');
+  const p = JSON.parse(r.body);
+  assert.equal(p.type, '/problems/unsupported-media-type');
   assert.equal(p.detail, 'attnd 가 풀 수 없는 Content-Encoding 입니다 (br): 본문을 그대로, ' +
     '또는 gzip 이나 deflate 로 보내세요');
+  assert.equal(p.error, p.detail);
 });

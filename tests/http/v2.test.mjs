@@ -569,6 +569,34 @@ async function v2Error(body, status, type, pointer, headers = { 'Content-Type': 
 
 const jsonSeed = () => seedInputs('FP64').map(({ values, ...t }) => ({ ...t, data: values }));
 
+test('the answers the server gives by itself on /v2 paths carry "error" too (415, corrupt gzip, 414, 501, 404)', async () => {
+  const v2Shaped = (r, status, type) => {
+    assert.equal(r.status, status, r.body);
+    const j = r.json();
+    assert.equal(j.type, `/problems/${type}`, r.body);
+    assert.equal(typeof j.error, 'string', `"error" in ${r.body}`);
+    assert.equal(j.error, j.detail);
+  };
+  const json = { 'Content-Type': 'application/json' };
+  v2Shaped(await call(s.port, { path: INFER, headers: { ...json, 'Content-Encoding': 'br' }, body: '{}' }),
+    415, 'unsupported-media-type');
+  v2Shaped(await call(s.port, { path: INFER, headers: { ...json, 'Content-Encoding': 'gzip' }, body: 'not gzip' }),
+    400, 'invalid-json');
+  v2Shaped(await call(s.port, { method: 'GET', path: `/v2/models/attention?${'a'.repeat(20000)}` }), 414, 'uri-too-long');
+  v2Shaped(await call(s.port, { method: 'GET', path: '/v2/nothere' }), 404, 'not-found');
+  const c = await rawConnect(s.port);
+  await c.write(`POST ${INFER} HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n{}`);
+  const r = await c.nextResponse();
+  c.sock.destroy();
+  v2Shaped({ ...r, json: () => JSON.parse(r.body) }, 501, 'not-implemented');
+  // off /v2 the same answers stay problem+json without "error"
+  const v1 = await call(s.port, { path: '/v1/attention', headers: { ...json, 'Content-Encoding': 'br' }, body: '{}' });
+  assert.equal(v1.status, 415);
+  assert.equal(v1.json().error, undefined);
+  const v2x = await call(s.port, { method: 'GET', path: '/v2x' });
+  assert.equal(v2x.json().error, undefined);
+});
+
 test('bad requests are 400 V2 errors pointing into the JSON header', async () => {
   const seed = jsonSeed();
   const withInput = (i, patch) => ({ inputs: seed.map((t, j) => (j === i ? { ...t, ...patch } : t)) });
@@ -693,10 +721,11 @@ test('415 and 413 on /v2 are V2 errors; the limits hold for binary bodies', asyn
   }
 });
 
-test('an unknown path under /v2 is the ordinary 404', async () => {
+test('an unknown path under /v2 is a 404 in the V2 form', async () => {
   const r = await request(s.port, { path: '/v2/repository/index' });
   assert.equal(r.status, 404);
-  assert.match(r.headers['content-type'], /problem\+json/);
+  assert.equal(r.headers['content-type'], 'application/json');
+  assert.match(r.json().error, /^nothing is served at \/v2\/repository\/index/);
 });
 
 test("docs/v2.md's Python example (numpy and urllib only) prints what the page says", () => {
