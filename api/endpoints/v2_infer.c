@@ -83,12 +83,61 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
                      api_v2_multihead_limit_field(&st->m.multihead), err);
 }
 
+static bool fp32_of(const struct infer_state *st);
+
+/* "[i, j, ...]": the cell of a flat row-major index in o's shape. */
+static void cell_text(char *buf, size_t size, const struct api_v2_out *o, size_t flat)
+{
+    size_t at[API_V2_MAX_RANK], used = 0;
+    for (size_t d = o->rank; d-- > 0;) {
+        at[d] = flat % o->shape[d];
+        flat /= o->shape[d];
+    }
+    buf[0] = '\0';
+    for (size_t d = 0; d < o->rank && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%zu", d ? ", " : "", at[d]);
+}
+
+/*
+ * FP32 outputs hold what FP32 can: a finite float64 past ±3.4e38 would be sent as ±inf
+ * (null in JSON data, which reads as a blocked cell of MASKED though that key took the
+ * weight). Such an answer is refused, naming the output and cell; the math stays float64
+ * throughout, so asking for FP64 outputs (Q or X sent as FP64) answers it. -inf where
+ * MASKED blocks is not a number that overflowed: it passes.
+ */
+static bool fp32_representable(const struct infer_state *st, struct api_error *err)
+{
+    size_t q_input = st->model == API_V2_ATTENTION ? st->m.attention.q.t->index
+                                                   : st->m.multihead.x_q.t->index;
+    for (size_t i = 0; i < st->outs.n; i++) {
+        const struct api_v2_out *o = &st->outs.out[i];
+        for (size_t k = 0; k < o->n_parts; k++)
+            for (size_t j = 0; j < o->part_len; j++) {
+                double x = o->parts[k][j];
+                if (!isfinite(x) || isfinite((float)x))
+                    continue;
+                char cell[24 * API_V2_MAX_RANK];
+                cell_text(cell, sizeof cell, o, k * o->part_len + j);
+                api_error_set(err, API_NUMERIC_OVERFLOW, "output %s cell [%s] is %g, past "
+                              "FP32's range (about 3.4e38): as FP32 it would be infinite",
+                              o->name, cell, x);
+                api_error_at(err, "/inputs/%zu/datatype", q_input);
+                api_error_hint(err, "send %s as FP64: the outputs are then FP64, which hold it "
+                               "(attnd computes in float64 either way)",
+                               st->model == API_V2_ATTENTION ? "Q" : "X (or X_Q)");
+                return false;
+            }
+    }
+    return true;
+}
+
 static bool run(void *state, struct api_error *err)
 {
     struct infer_state *st = state;
-    return st->model == API_V2_ATTENTION
-               ? api_v2_attention_run(&st->m.attention, &st->outs, err)
-               : api_v2_multihead_run(&st->m.multihead, &st->outs, err);
+    bool ok = st->model == API_V2_ATTENTION
+                  ? api_v2_attention_run(&st->m.attention, &st->outs, err)
+                  : api_v2_multihead_run(&st->m.multihead, &st->outs, err);
+    return ok && (!fp32_of(st) || fp32_representable(st, err));
 }
 
 /* ---- the answer ---- */

@@ -578,6 +578,10 @@ const char *const api_messages_en[] = {
     /* api/endpoints/v2_grid.c */
     "no memory for the mask",
     /* api/endpoints/v2_infer.c */
+    "output %s cell [%s] is %g, past FP32's range (about 3.4e38): as FP32 it would be infinite",
+    /* api/endpoints/v2_infer.c */
+    "send %s as FP64: the outputs are then FP64, which hold it (attnd computes in float64 either way)",
+    /* api/endpoints/v2_infer.c */
     "no memory for the response",
     /* api/endpoints/v2_multihead.c */
     "the multihead model takes X (self-attention) or X_Q with X_KV (cross-attention)%s",

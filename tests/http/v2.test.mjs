@@ -569,6 +569,26 @@ async function v2Error(body, status, type, pointer, headers = { 'Content-Type': 
 
 const jsonSeed = () => seedInputs('FP64').map(({ values, ...t }) => ({ ...t, data: values }));
 
+test('FP32 outputs that FP32 cannot hold are a 400 naming the output and cell, not null or inf', async () => {
+  // scores 1e20 · 1e20 = 1e40, scaled by 1/√2: finite in float64, past FP32's 3.4e38.
+  const fp32 = (name, shape, data) => ({ name, shape, datatype: 'FP32', data });
+  const inputs = [fp32('Q', [1, 2], [1e20, 0]), fp32('K', [2, 2], [1e20, 0, 0, 0]), fp32('V', [2, 1], [1, 2])];
+  const j = await v2Error({ inputs, outputs: [{ name: 'WEIGHTS' }, { name: 'MASKED' }] }, 400, 'numeric-overflow',
+    '/inputs/0/datatype');
+  assert.match(j.error, /^output MASKED cell \[0, 0\] is 7\.07107e\+39, past FP32's range/);
+  assert.match(j.errors[0].hint, /send Q as FP64/);
+  // the outputs FP32 holds are answered as before: key 0 took all the weight
+  const ok = await call(s.port, { path: INFER, headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ inputs }) });
+  assert.equal(ok.status, 200, ok.body);
+  assert.deepEqual(ok.json().outputs.map((o) => o.data), [[1, 0], [1]]);
+  // and in FP64 the same problem answers MASKED in full
+  const f64 = await call(s.port, { path: INFER, headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ inputs: inputs.map((t) => ({ ...t, datatype: 'FP64' })), outputs: [{ name: 'MASKED' }] }) });
+  assert.equal(f64.status, 200, f64.body);
+  assert.deepEqual(f64.json().outputs[0].data, [1e40 / Math.SQRT2, 0]);
+});
+
 test('the answers the server gives by itself on /v2 paths carry "error" too (415, corrupt gzip, 414, 501, 404)', async () => {
   const v2Shaped = (r, status, type) => {
     assert.equal(r.status, status, r.body);
