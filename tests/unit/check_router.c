@@ -18,11 +18,18 @@
 
 START_TEST(test_not_found_lists_endpoints)
 {
-    struct api_response res = call("GET", "/v2/nothing", NULL);
+    struct api_response res = call("GET", "/v1/nothing", NULL);
     ck_assert_int_eq(res.status, 404);
     ck_assert_str_eq(res.content_type, "application/problem+json");
     ck_assert_ptr_nonnull(strstr(res.body, "/v1/attention"));
     ck_assert_ptr_nonnull(strstr(res.body, "/problems/not-found"));
+    ck_assert_ptr_null(strstr(res.body, "\"error\""));
+    api_response_deinit(&res);
+    /* Under /v2 the same 404 in the V2 form: "error" for the protocol's clients. */
+    res = call("GET", "/v2/nothing", NULL);
+    ck_assert_int_eq(res.status, 404);
+    ck_assert_str_eq(res.content_type, "application/json");
+    ck_assert_ptr_nonnull(strstr(res.body, "\"error\":\"nothing is served at /v2/nothing"));
     api_response_deinit(&res);
 }
 END_TEST
