@@ -8,10 +8,11 @@
  * Every input is a problem; whatever it holds, the pass must not crash, leak or read out
  * of bounds (ASan, UBSan), and its answer must be one the API can print: ATTN_OK with
  * every weight in [0, 1], rows summing to at most 1, an argmax inside its row (or none
- * for a fully masked row) and a finite output; or ATTN_EOVERFLOW naming a cell inside
- * the faulting step's matrix. The fast path and the reference are not required to agree
- * on the status: their sums run in different orders, so a value at the edge of the range
- * may overflow in one and not the other (fuzz_variants compares them on tame numbers).
+ * for a fully masked row, or one whose whole weight a sink logit took) and a finite
+ * output; or ATTN_EOVERFLOW naming a cell inside the faulting step's matrix. The fast
+ * path and the reference are not required to agree on the status: their sums run in
+ * different orders, so a value at the edge of the range may overflow in one and not the
+ * other (fuzz_variants compares them on tame numbers).
  *
  * Layout: 6 header bytes (n_q, n_k, d_k, d_v, the variant bits, the window's sides and
  * sinks), then one byte per number: below 0xF0 an entry of PALETTE, from 0xF0 up the next
@@ -100,8 +101,11 @@ static void check_trace(const struct attn_vtrace *t, enum attn_status st, size_t
         }
         if (sum > 1.0 + 1e-12)
             abort();
+        /* none for a fully masked row or one whose every weight the sink took (sum 0),
+           else a key of the row */
         size_t argmax = b->summary.argmax[i];
-        if (summarized && (b->summary.fully_masked[i] ? argmax != ATTN_NO_INDEX : argmax >= n_k))
+        bool none_expected = b->summary.fully_masked[i] || sum == 0;
+        if (summarized && (none_expected ? argmax != ATTN_NO_INDEX : argmax >= n_k))
             abort();
         if (attn_row_ties(w, n_k, NULL) > n_k)
             abort();
