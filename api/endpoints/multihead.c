@@ -1,7 +1,7 @@
 /*
  * api/endpoints/multihead.c — POST /v1/multihead through the one pipeline
  * (endpoints/pipeline.h): parse (multihead_parse.c), admit before `random` fills
- * anything large, run (multihead_run.c), then the answer as JSON
+ * anything, run (multihead_run.c: the fill, then the computation), then the answer as JSON
  * (multihead_json.c), text or SVG (multihead_page.c), or bertviz's weights
  * (bertviz.c).
  */
@@ -63,7 +63,8 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
 static bool run(void *state, struct api_error *err)
 {
     struct multihead_state *st = state;
-    return api_multihead_run(&st->req, "", &st->trace, err);
+    return api_multihead_fill_random(&st->req, err) &&
+           api_multihead_run(&st->req, "", &st->trace, err);
 }
 
 /* Answers 200 in the chosen format (or 503 when memory ran out). */

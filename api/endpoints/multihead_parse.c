@@ -1,12 +1,13 @@
 /*
- * api/endpoints/multihead_parse.c — validating a POST /v1/multihead request and filling the
- * inputs it leaves to `random`.
+ * api/endpoints/multihead_parse.c — validating a POST /v1/multihead request and sizing the
+ * inputs it leaves to `random` (filled later, by api_multihead_fill_random in the run step).
  *
  * Order of checks: the document, unknown fields, the scalars (heads, kv_heads,
  * weight_layout, random), the inputs x / x_q / x_kv and the sizes they fix, the
  * divisibility of d_model and heads, the limits (before anything sized by the
- * request is allocated), the weights and biases, then the options shared with
- * /v1/attention. A weight sent in the other layout gets a hint that says so.
+ * request is allocated), the options shared with /v1/attention, the request limit,
+ * then the weights and biases. Nothing `random` makes is filled here: the parse runs
+ * on a server worker before admission, and a 72-byte body can ask for 16.8 M numbers. A weight sent in the other layout gets a hint that says so.
  */
 #include "api/endpoints/multihead_request.h"
 #include "api/endpoints/ties.h"
@@ -21,7 +22,6 @@
 #include "api/http/lang.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
-#include "api/request/random.h"
 
 static const struct api_field mh_fields[] = {
     { "x", "the input of self-attention, (n, d_model)" },
@@ -154,18 +154,15 @@ static bool read_input(const json_t *doc, const char *prefix, const char *name, 
                            &is_vector, err);
 }
 
-/* Fills m (rows, cols) from the random stream, after the caller checked the limit. */
-static bool fill_random(struct attn_matrix *m, size_t rows, size_t cols, uint64_t seed,
-                        enum api_random_stream stream, double amplitude, struct api_error *err)
+/*
+ * Marks m (rows, cols) as one `random` fills: its shape now, its numbers in the run
+ * step (api_multihead_fill_random), so that a request refused by a later field or by
+ * admission has filled nothing, and a large one is filled once, where it runs.
+ */
+static void plan_random(struct attn_matrix *m, bool *filled, size_t rows, size_t cols)
 {
-    double *data = malloc(rows * cols * sizeof *data);
-    if (data == NULL) {
-        api_error_set(err, API_UNAVAILABLE, "no memory for %zu random numbers", rows * cols);
-        return false;
-    }
-    api_random_fill(data, rows * cols, seed, stream, amplitude);
-    *m = attn_matrix_view(data, rows, cols);
-    return true;
+    *m = attn_matrix_view(NULL, rows, cols);
+    *filled = true;
 }
 
 static bool missing(struct api_error *err, const char *prefix, const char *name,
@@ -458,10 +455,8 @@ static bool read_weight(const json_t *doc, const char *prefix, int which, size_t
     if (api_member(doc, name) == NULL) {
         if (!rnd->given)
             return missing(err, prefix, name, "a projection weight");
-        r->filled[API_IN_W_Q + which] = true;
-        return fill_random(&r->w[which], rows, cols, rnd->seed,
-                           (enum api_random_stream)(API_STREAM_W_Q + which),
-                           1.0 / sqrt((double)r->d_model), err);
+        plan_random(&r->w[which], &r->filled[API_IN_W_Q + which], rows, cols);
+        return true;
     }
     char shape[64];
     snprintf(shape, sizeof shape, "(%zu, %zu)", rows, cols);
@@ -513,20 +508,12 @@ static bool read_bias_vector(const json_t *doc, const char *prefix, int which, s
     return false;
 }
 
-static bool read_x_random(const struct random_in *rnd, size_t n_q, size_t n_k,
-                          struct api_multihead_req *r, struct api_error *err)
+static void plan_x_random(size_t n_q, size_t n_k, struct api_multihead_req *r)
 {
-    if (r->x_q.data == NULL) {
-        r->filled[API_IN_X_Q] = true;
-        if (!fill_random(&r->x_q, n_q, r->d_model, rnd->seed,
-                         r->cross ? API_STREAM_X_Q : API_STREAM_X, 1.0, err))
-            return false;
-    }
-    if (r->cross && r->x_kv.data == NULL) {
-        r->filled[API_IN_X_KV] = true;
-        return fill_random(&r->x_kv, n_k, r->d_model, rnd->seed, API_STREAM_X_KV, 1.0, err);
-    }
-    return true;
+    if (r->x_q.data == NULL)
+        plan_random(&r->x_q, &r->filled[API_IN_X_Q], n_q, r->d_model);
+    if (r->cross && r->x_kv.data == NULL)
+        plan_random(&r->x_kv, &r->filled[API_IN_X_KV], n_k, r->d_model);
 }
 
 static bool read_projections(const json_t *doc, const char *prefix, const struct random_in *rnd,
@@ -630,8 +617,9 @@ bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api
               read_options(doc, prefix, limits, n_q, n_k, r, err) &&
               read_explain(doc, prefix, n_q, n_k, r, err) &&
               check_request_limit(prefix, r, n_q, n_k, limits, err) &&
-              read_x_random(&rnd, n_q, n_k, r, err) &&
               read_projections(doc, prefix, &rnd, limits, r, err);
+    if (ok)
+        plan_x_random(n_q, n_k, r);
     if (!ok)
         api_multihead_req_deinit(r);
     return ok;

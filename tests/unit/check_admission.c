@@ -18,6 +18,7 @@
 
 #include "api/http/admission.h"
 #include "api/http/server_problem.h"
+#include "api/request/random.h"
 #include "core/attention.h"
 #include "core/multihead.h"
 #include "tests/unit/api_fixture.h"
@@ -315,6 +316,63 @@ START_TEST(test_request_limit_on_multihead_sizes)
 }
 END_TEST
 
+/* The numbers `random` made while path answered body, under ctx. */
+static unsigned long long numbers_filled_by(const struct api_context *ctx, const char *body,
+                                            struct api_response *res)
+{
+    unsigned long long before = api_random_numbers_filled();
+    *res = call_full(ctx, "POST", "/v1/multihead", NULL, "application/json", body, NULL, 0);
+    return api_random_numbers_filled() - before;
+}
+
+/*
+ * Issue 32's request (62 bytes written without spaces): its b_o is one number where d_model = 2048 wants
+ * 2048. It is a 422 at /b_o with nothing filled (it filled w_q, w_k, w_v and w_o,
+ * 16.8 M numbers, on the server's worker before b_o was read), and the server is
+ * never asked. A valid request sent elsewhere fills nothing either, and one admitted
+ * fills each of its inputs once.
+ */
+START_TEST(test_random_fills_nothing_before_admission)
+{
+    const char *bad = "{\"heads\":1,\"random\":{\"seed\":1,\"n\":1,\"d_model\":2048},"
+                      "\"b_o\":[1]}";
+    struct admit_probe probe = { true, 0, 0 };
+    struct api_context ctx = test_context();
+    ctx.admit = admit_probe;
+    ctx.admit_cls = &probe;
+    struct api_response res;
+    ck_assert_uint_eq(numbers_filled_by(&ctx, bad, &res), 0);
+    ck_assert_int_eq(res.status, 422);
+    json_t *doc = parse(&res);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+                         json_object_get(doc, "errors"), 0), "pointer")), "/b_o");
+    json_decref(doc);
+    api_response_deinit(&res);
+    ck_assert_uint_eq(probe.calls, 0);
+
+    /* Valid, wide (d_model 512, so four 512 x 512 weights): the worker's first pass. */
+    const char *wide = "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":512},"
+                       "\"include\":[\"output\"]}";
+    const unsigned long long inputs = 3 * 512 + 4 * 512 * 512;
+    probe = (struct admit_probe){ false, 0, 0 };
+    ctx.admit = admit_elsewhere;
+    ck_assert_uint_eq(numbers_filled_by(&ctx, wide, &res), 0);
+    ck_assert(res.deferred);
+    ck_assert_uint_eq(probe.calls, 1);
+    api_response_deinit(&res);
+    /* Refused by the budget: nothing filled. */
+    ctx.admit = admit_probe;
+    ck_assert_uint_eq(numbers_filled_by(&ctx, wide, &res), 0);
+    ck_assert_int_eq(res.status, 503);
+    api_response_deinit(&res);
+    /* Where it runs: every input once. */
+    probe.answer = true;
+    ck_assert_uint_eq(numbers_filled_by(&ctx, wide, &res), inputs);
+    ck_assert_int_eq(res.status, 200);
+    api_response_deinit(&res);
+}
+END_TEST
+
 /*
  * Zero queries score 0 against every key: every row ties all its keys, the ties' worst
  * case. The answer still fits what was asked for it, and the ties are counted by their
@@ -366,6 +424,7 @@ static Suite *admission_suite(void)
     tcase_add_test(admission, test_every_key_tied_fits_its_estimate);
     tcase_add_test(admission, test_admission_refused_is_503_with_retry_after);
     tcase_add_test(admission, test_admission_elsewhere_defers_with_no_answer);
+    tcase_add_test(admission, test_random_fills_nothing_before_admission);
     tcase_add_test(admission, test_request_limit_is_the_working_set);
     tcase_add_test(admission, test_request_limit_sums_a_batch);
     tcase_add_test(admission, test_request_limit_on_multihead_sizes);
