@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "api/http/admission.h"
+#include "api/endpoints/multihead_page.h"
 #include "api/http/lang.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
@@ -360,20 +361,25 @@ static size_t answer_numbers(const struct api_multihead_req *r, size_t n_q, size
 }
 
 size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, size_t n_k,
-                                 bool every_part, size_t body_len)
+                                 enum api_format format, size_t body_len)
 {
     size_t kv_cols = r->kv_heads * r->d_k;
     size_t inputs = add_sat(mul_sat(n_q, r->d_model), r->cross ? mul_sat(n_k, r->d_model) : 0);
     inputs = add_sat(inputs, mul_sat(2 * r->d_model, add_sat(r->d_model, kv_cols)));
     size_t trace = attn_mh_trace_cells(n_q, n_k, r->d_model, r->heads, r->kv_heads);
     size_t cells = add_sat(inputs, trace == 0 ? SIZE_MAX : trace);
+    if (r->variants.any) /* at most rotated q and k, and three (n_q, n_k) steps a head */
+        cells = add_sat(cells, mul_sat(r->heads, add_sat(mul_sat(3 * n_q, n_k),
+                                                         mul_sat(n_q + n_k + 1, r->d_k))));
+    if (format == API_FORMAT_TEXT) /* the page as laid out: its matrices elided */
+        return add_sat(api_working_set(mul_sat(cells, sizeof(double)), 0, body_len),
+                       api_multihead_text_bytes(r, n_q, n_k));
+    /* The heatmap's panels: an upper bound of their cells and tooltips' numbers. */
+    bool every_part = format == API_FORMAT_SVG;
     const struct api_explain_sizes sizes = { n_q, n_k, r->d_k, r->d_k, r->heads };
     size_t numbers = add_sat(answer_numbers(r, n_q, n_k, every_part),
                              api_explain_numbers(&r->explain, &sizes));
     numbers = add_sat(numbers, api_tie_numbers(r->heads, n_q, n_k)); /* warnings: always */
-    if (r->variants.any) /* at most rotated q and k, and three (n_q, n_k) steps a head */
-        cells = add_sat(cells, mul_sat(r->heads, add_sat(mul_sat(3 * n_q, n_k),
-                                                         mul_sat(n_q + n_k + 1, r->d_k))));
     return api_working_set(mul_sat(cells, sizeof(double)), numbers, body_len);
 }
 
@@ -415,16 +421,16 @@ void api_multihead_limit_pointer(const struct api_multihead_req *r, const char *
 }
 
 /*
- * The request limit on what the JSON answer asks for, without the body (the handler
- * adds it, and counts every part for pages), checked before random fills any input.
+ * The request limit on what the answer in `format` asks for, without the body and
+ * the pages' extras (the handler adds them), checked before random fills any input.
  */
 static bool check_request_limit(const char *prefix, const struct api_multihead_req *r,
-                                size_t n_q, size_t n_k, const struct api_limits *limits,
-                                struct api_error *err)
+                                size_t n_q, size_t n_k, enum api_format format,
+                                const struct api_limits *limits, struct api_error *err)
 {
     char ptr[160];
     api_multihead_limit_pointer(r, prefix, n_q, n_k, ptr, sizeof ptr);
-    return api_within_request_limit(limits, api_multihead_working_set(r, n_q, n_k, false, 0),
+    return api_within_request_limit(limits, api_multihead_working_set(r, n_q, n_k, format, 0),
                                     ptr, err);
 }
 
@@ -595,8 +601,17 @@ static bool read_scalars(const json_t *doc, const char *prefix, struct random_in
     return true;
 }
 
+/* bertviz draws the weights alone: the parts its answer (and the trace) must hold. */
+static bool answer_parts(enum api_format format, struct api_multihead_req *r)
+{
+    if (format == API_FORMAT_BERTVIZ)
+        r->include = 1ul << API_MH_WEIGHTS;
+    return true;
+}
+
 bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api_limits *limits,
-                         struct api_multihead_req *r, struct api_error *err)
+                         enum api_format format, struct api_multihead_req *r,
+                         struct api_error *err)
 {
     struct random_in rnd;
     size_t n_q = 0, n_k = 0;
@@ -616,7 +631,8 @@ bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api
               check_divides(prefix, r, err) && check_limits(prefix, r, n_q, n_k, limits, err) &&
               read_options(doc, prefix, limits, n_q, n_k, r, err) &&
               read_explain(doc, prefix, n_q, n_k, r, err) &&
-              check_request_limit(prefix, r, n_q, n_k, limits, err) &&
+              answer_parts(format, r) &&
+              check_request_limit(prefix, r, n_q, n_k, format, limits, err) &&
               read_projections(doc, prefix, &rnd, limits, r, err);
     if (ok)
         plan_x_random(n_q, n_k, r);

@@ -67,20 +67,23 @@ struct api_multihead_req {
 };
 
 /*
- * What req holds at once, from its sizes alone (the parse checks it before any input
- * is filled, the handler admits it with the body): the inputs, the whole trace, the
- * numbers of the parts include asks for (every_part: all of them, as the text and
- * the heatmap may draw any) as written, plus body_len.
+ * What req holds at once when answered in `format`, from its sizes alone (the parse
+ * checks it before any input is filled, the handler admits it with the body): the
+ * inputs, the whole trace, and the answer: the numbers of the parts include asks for
+ * as JSON (bertviz: the weights alone), every part's for the heatmap, and for text the
+ * page as api_multihead_text_bytes lays it out; plus body_len.
  */
 size_t api_multihead_working_set(const struct api_multihead_req *req, size_t n_q, size_t n_k,
-                                 bool every_part, size_t body_len);
+                                 enum api_format format, size_t body_len);
 
 /* The pointer (prefix + field) of the size that drives req's working set, into out. */
 void api_multihead_limit_pointer(const struct api_multihead_req *req, const char *prefix,
                                  size_t n_q, size_t n_k, char *out, size_t cap);
 
+/* The answer will be written as `format` (bertviz keeps the weights alone). */
 bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api_limits *limits,
-                         struct api_multihead_req *req, struct api_error *err);
+                         enum api_format format, struct api_multihead_req *req,
+                         struct api_error *err);
 void api_multihead_req_deinit(struct api_multihead_req *req);
 
 /*
