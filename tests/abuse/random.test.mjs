@@ -6,7 +6,8 @@
 // four 2048 x 2048 weights (16.8 M numbers, 134 MB) on a libmicrohttpd worker before
 // b_o was read, and another client's small POST went from under a millisecond to a p50
 // of 816 ms. Now every field is checked before anything is filled: a fast 422 at /b_o,
-// and the other client (127.0.0.3) keeps a p99 under 100 ms. Load for several seconds:
+// and the other client (127.0.0.3) is served as if alone (its p99 held under 500 ms, a
+// bound with room for a loaded machine; before: 3.8 s). Load for several seconds:
 // `make abuse`, not `make test`.
 
 import assert from 'node:assert/strict';
@@ -28,7 +29,7 @@ async function timed(fn) {
   return [r, performance.now() - a];
 }
 
-test('wide random requests at 5/s from one client: another client\'s p99 stays under 100 ms', async (t) => {
+test('wide random requests at 5/s from one client: another client\'s p99 stays under 500 ms', async (t) => {
   const s = await startServer(['--log', 'off', '--threads', '2']);
   t.after(() => s.proc.kill('SIGKILL'));
   // The attacker fires on a clock, whether or not its earlier requests were answered,
@@ -74,9 +75,13 @@ test('wide random requests at 5/s from one client: another client\'s p99 stays u
     `${p(attackS, 0.5).toFixed(1)} ms, worst ${attackS[attackS.length - 1].toFixed(1)} ms); ` +
     `victim's ${small.length} small POSTs: p50 ${p(smallS, 0.5).toFixed(1)} ms, p99 ` +
     `${p(smallS, 0.99).toFixed(1)} ms; /healthz worst ${healthS[healthS.length - 1].toFixed(1)} ms`);
-  assert.ok(answered.length >= 20, `${answered.length} attacks sent`);
-  assert.ok(small.length >= 50, `${small.length} small requests`);
-  assert.ok(p(smallS, 0.99) < 100, `small POST p99 ${p(smallS, 0.99).toFixed(1)} ms`);
-  assert.ok(healthS[healthS.length - 1] < 1000, `/healthz worst ${healthS[healthS.length - 1]} ms`);
+  // Margins, from runs on 2 cores with two busy loops beside them (before: the build
+  // that filled on the worker): attacks sent 28 to 33 (a timer's count: at least 5);
+  // the victim's small POSTs in 6 s 107 to 253 (before: 2; at least 20), their p99 at
+  // most 70 ms (before: 3,841 ms; under 500 ms), /healthz at worst 105 ms (under 2 s).
+  assert.ok(answered.length >= 5, `${answered.length} attacks sent`);
+  assert.ok(small.length >= 20, `${small.length} small requests`);
+  assert.ok(p(smallS, 0.99) < 500, `small POST p99 ${p(smallS, 0.99).toFixed(1)} ms`);
+  assert.ok(healthS[healthS.length - 1] < 2000, `/healthz worst ${healthS[healthS.length - 1]} ms`);
   await s.stop();
 });
