@@ -6,8 +6,9 @@
  * weight_layout, random), the inputs x / x_q / x_kv and the sizes they fix, the
  * divisibility of d_model and heads, the limits (before anything sized by the
  * request is allocated), the options shared with /v1/attention, the request limit,
- * then the weights and biases. Nothing `random` makes is filled here: the parse runs
- * on a server worker before admission, and a 72-byte body can ask for 16.8 M numbers. A weight sent in the other layout gets a hint that says so.
+ * then the weights and biases. A weight sent in the other layout gets a hint that says
+ * so. Nothing `random` makes is filled here: the parse runs on a server worker before
+ * admission, and a body of a few dozen bytes can ask for 16.8 M numbers.
  */
 #include "api/endpoints/multihead_request.h"
 #include "api/endpoints/ties.h"
@@ -18,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/http/admission.h"
 #include "api/endpoints/multihead_page.h"
+#include "api/http/admission.h"
 #include "api/http/lang.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
