@@ -3,6 +3,7 @@
  */
 #include "api/endpoints/answer.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "api/http/lang.h"
@@ -141,6 +142,28 @@ void api_text_masked_warnings(struct api_buf *b, const unsigned char *fully_mask
             sink_message(message, sizeof message, label, h, causes->n_heads);
             api_buf_printf(b, API_TR("\nwarning: %s\n"), message);
         }
+}
+
+/* Saturating, for sizes a client chose. */
+static size_t page_mul(size_t a, size_t b)
+{
+    return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
+static size_t page_add(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+size_t api_text_page_bytes(size_t matrices, size_t rows, size_t cols, size_t query_rows)
+{
+    enum { PAGE_FIXED = 16384, STEP_LINE = 512 }; /* headers, shapes, ops, notes */
+    /* A summary row: four cells, each a label's or a number's bytes with its padding;
+       a fully masked row's warning (its message's buffer and the line's words). */
+    const size_t cell = API_TEXT_LABEL + API_TEXT_NUMBER + 4;
+    const size_t per_query = 4 * cell + 8 + (API_TEXT_LABEL + 200 + 64) + api_tie_text_bytes();
+    size_t bytes = page_mul(matrices, api_text_matrix_bytes(rows, cols) + STEP_LINE);
+    return page_add(page_add(bytes, page_mul(query_rows, per_query)), PAGE_FIXED);
 }
 
 static const struct attn_summary *head_summary(const struct api_summaries *s, size_t h)

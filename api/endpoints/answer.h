@@ -59,6 +59,16 @@ void api_text_masked_warnings(struct api_buf *b, const unsigned char *fully_mask
                               const struct api_labels *queries, const char *zeroed,
                               const struct api_row_causes *causes);
 
+/*
+ * At most the bytes of a text page that prints `matrices` matrices of at most (rows,
+ * cols) each with its step line, and `query_rows` per-query lines (rows x heads: a
+ * summary row, a fully-masked warning, a tie warning): the text renderers elide a
+ * matrix to a few rows and columns (api_text_matrix_bytes), so what grows with the
+ * sizes is the per-query lines. For admission: an estimate from how the page is laid
+ * out, never below what it writes, instead of every step's numbers as JSON.
+ */
+size_t api_text_page_bytes(size_t matrices, size_t rows, size_t cols, size_t query_rows);
+
 /* How "summary" lays out its per-query values. */
 enum api_summary_layout {
     API_SUMMARY_VECTOR, /* one query sent as a vector: each value a scalar */

@@ -40,7 +40,7 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
                   struct api_error *err)
 {
     const struct attention_state *st = state;
-    size_t bytes = api_attention_working_set(&st->req, body_len);
+    size_t bytes = api_attention_working_set(&st->req, st->format, body_len);
     size_t more = 0;
     if (st->format == API_FORMAT_BERTVIZ)
         more = api_bertviz_token_bytes(st->req.q.rows, st->req.k.rows, body_len);

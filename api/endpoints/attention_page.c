@@ -123,6 +123,27 @@ static void summary_table(struct api_buf *b, const struct attn_trace *t,
     free(cells);
 }
 
+static size_t max3(size_t a, size_t b, size_t c)
+{
+    size_t m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+size_t api_attention_text_bytes(const struct api_attention_req *r)
+{
+    /* The five steps, the softmax's parts, the variants' steps and a pitfall's wrong
+       steps: at most this many matrices, each at most (max rows, max columns). */
+    enum { MATRICES = 24 };
+    size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
+    size_t bytes = api_text_page_bytes(MATRICES, max3(n_q, n_k, 1), max3(n_k, d_k, d_v), n_q);
+    /* A worked-out row: a line a key and a term, each term a number or a label. */
+    const struct api_explain_sizes sizes = { n_q, n_k, d_k, d_v, 0 };
+    size_t terms = api_explain_numbers(&r->explain, &sizes);
+    size_t term = API_TEXT_LABEL + API_TEXT_NUMBER + 4;
+    size_t explain = terms > SIZE_MAX / term ? SIZE_MAX : terms * term;
+    return bytes > SIZE_MAX - explain ? SIZE_MAX : bytes + explain;
+}
+
 void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
                         const struct attn_trace *t)
 {

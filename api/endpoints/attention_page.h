@@ -36,6 +36,13 @@ const char **api_label_names(const json_t *labels, const char *which, size_t n);
  */
 size_t api_page_tips_bytes(const json_t *labels, size_t n_q, size_t n_k);
 
+/*
+ * At most the bytes api_attention_text writes for req, from its sizes alone (for
+ * admission): every step it can print, elided as api_text_matrix elides it, the
+ * summary and warning lines of each query, and a worked-out row or pitfall when asked.
+ */
+size_t api_attention_text_bytes(const struct api_attention_req *req);
+
 /* The text/plain page for a request and its trace. */
 void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
                         const struct attn_trace *t);

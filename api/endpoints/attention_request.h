@@ -97,11 +97,15 @@ void api_attention_overflow_at(const struct api_attention_req *req, const char *
                                int step, size_t row, size_t col, struct api_error *err);
 
 /*
- * What running and writing req will hold, for admission (api/http/admission.h): the bytes of
- * its trace and how many numbers its answer writes (JSON: the included parts; pages:
- * every step, an upper bound for the text and the heatmap).
+ * What running and writing req will hold when answered in `format`, for admission
+ * (api/http/admission.h): the bytes of its trace and of its answer. JSON and bertviz
+ * count the numbers written (JSON: the included parts); the heatmap counts every
+ * step's numbers (an upper bound of its cells and their tooltips' numbers); text
+ * counts the page as the renderer lays it out (api_attention_text_bytes), which
+ * elides every matrix: about 40 bytes a query, not 4 numbers a cell.
  */
-size_t api_attention_working_set(const struct api_attention_req *req, size_t body_len);
+size_t api_attention_working_set(const struct api_attention_req *req, enum api_format format,
+                                 size_t body_len);
 
 /* The bytes of the trace api_attention_run allocates for req (its steps read only). */
 size_t api_attention_trace_bytes(const struct api_attention_req *req);

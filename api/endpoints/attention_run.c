@@ -4,9 +4,11 @@
  * that point at the input they came from.
  */
 #include "api/endpoints/attention_request.h"
+#include "api/endpoints/attention_page.h"
 #include "api/endpoints/ties.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +37,20 @@ static unsigned steps_read(const struct api_attention_req *r)
     return keep;
 }
 
-size_t api_attention_working_set(const struct api_attention_req *r, size_t body_len)
+size_t api_attention_working_set(const struct api_attention_req *r, enum api_format format,
+                                 size_t body_len)
 {
     size_t n_q = r->q.rows, n_k = r->k.rows, d_v = r->v.cols; /* each <= --max-cells */
-    size_t qk = n_q * n_k, numbers = 0;
+    size_t qk = n_q * n_k;
+    size_t trace = r->variants.any ? api_attention_variants_bytes(r)
+                                   : attn_trace_bytes_keep(n_q, n_k, d_v, steps_read(r));
+    size_t pitfall = api_pitfall_cells(r->pitfall, n_q, n_k, d_v); /* its own wrong steps */
+    if (format == API_FORMAT_TEXT) { /* the page, and what a pitfall computes besides */
+        size_t page = api_attention_text_bytes(r);
+        size_t bytes = api_working_set(trace, pitfall, body_len);
+        return bytes > SIZE_MAX - page ? SIZE_MAX : bytes + page;
+    }
+    size_t numbers = 0;
     for (int p = API_PART_SCORES; p <= API_PART_WEIGHTS; p++)
         if (r->for_page || (r->include & (1ul << p)))
             numbers += qk;
@@ -48,16 +60,15 @@ size_t api_attention_working_set(const struct api_attention_req *r, size_t body_
         numbers += 5 * n_q; /* row_sums, max_weight, entropy, argmax, fully_masked */
     const struct api_explain_sizes sizes = { n_q, n_k, r->q.cols, d_v, 0 };
     numbers += api_explain_numbers(&r->explain, &sizes);
-    numbers += api_pitfall_cells(r->pitfall, n_q, n_k, d_v);
+    numbers += pitfall;
     numbers += api_tie_numbers(1, n_q, n_k); /* the warnings are always written */
     if (r->include & (1ul << API_PART_SHIFTED))
         numbers += qk;
     if (r->include & (1ul << API_PART_EXP))
         numbers += qk;
     if (r->variants.any) /* every step kept, the variants' own included */
-        return api_working_set(api_attention_variants_bytes(r), numbers + 5 * qk, body_len);
-    return api_working_set(attn_trace_bytes_keep(n_q, n_k, d_v, steps_read(r)), numbers,
-                           body_len);
+        numbers += 5 * qk;
+    return api_working_set(trace, numbers, body_len);
 }
 
 size_t api_attention_trace_bytes(const struct api_attention_req *r)

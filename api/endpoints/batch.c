@@ -140,7 +140,7 @@ static bool admit_items(const struct api_context *ctx, const struct batch_item *
     for (size_t i = 0; i < n; i++) {
         if (!parsed[i].ok)
             continue;
-        size_t item = api_attention_working_set(&parsed[i].req, 0);
+        size_t item = api_attention_working_set(&parsed[i].req, API_FORMAT_JSON, 0);
         total = item > SIZE_MAX - total ? SIZE_MAX : total + item;
         char ptr[64];
         bool alone = ctx->limits.max_request_bytes != 0 && item > ctx->limits.max_request_bytes;

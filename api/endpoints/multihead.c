@@ -1,7 +1,7 @@
 /*
  * api/endpoints/multihead.c — POST /v1/multihead through the one pipeline
  * (endpoints/pipeline.h): parse (multihead_parse.c), admit before `random` fills
- * anything large, run (multihead_run.c), then the answer as JSON
+ * anything, run (multihead_run.c: the fill, then the computation), then the answer as JSON
  * (multihead_json.c), text or SVG (multihead_page.c), or bertviz's weights
  * (bertviz.c).
  */
@@ -30,11 +30,7 @@ static bool parse(void *state, const json_t *doc, const struct api_context *ctx,
 {
     struct multihead_state *st = state;
     st->format = format;
-    if (!api_multihead_parse(doc, "", &ctx->limits, &st->req, err))
-        return false;
-    if (format == API_FORMAT_BERTVIZ)
-        st->req.include = 1ul << API_MH_WEIGHTS; /* all bertviz draws: its answer's numbers */
-    return true;
+    return api_multihead_parse(doc, "", &ctx->limits, format, &st->req, err);
 }
 
 /* The working set and its pointer (api/http/admission.h) once req is parsed. */
@@ -46,8 +42,7 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
     size_t n_q = r->x_q.rows, n_k = r->cross ? r->x_kv.rows : r->x_q.rows;
     char ptr[160];
     api_multihead_limit_pointer(r, "", n_q, n_k, ptr, sizeof ptr);
-    bool page = st->format == API_FORMAT_TEXT || st->format == API_FORMAT_SVG;
-    size_t bytes = api_multihead_working_set(r, n_q, n_k, page, body_len);
+    size_t bytes = api_multihead_working_set(r, n_q, n_k, st->format, body_len);
     size_t more = 0;
     if (st->format == API_FORMAT_BERTVIZ) {
         more = api_bertviz_token_bytes(n_q, n_k, body_len);
@@ -63,7 +58,8 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
 static bool run(void *state, struct api_error *err)
 {
     struct multihead_state *st = state;
-    return api_multihead_run(&st->req, "", &st->trace, err);
+    return api_multihead_fill_random(&st->req, err) &&
+           api_multihead_run(&st->req, "", &st->trace, err);
 }
 
 /* Answers 200 in the chosen format (or 503 when memory ran out). */

@@ -11,6 +11,7 @@
 #include "api/endpoints/multihead_page.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,30 @@ static void summary_lines(struct api_buf *b, const struct attn_mh_trace *t,
         }
         api_buf_puts(b, "\n");
     }
+}
+
+static size_t sat_mul(size_t a, size_t b)
+{
+    return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
+size_t api_multihead_text_bytes(const struct api_multihead_req *r, size_t n_q, size_t n_k)
+{
+    /* The inputs and projections (x, the weights, q, k, v, concat, output, the mean),
+       then each head's steps, softmax parts and variants: at most this many matrices. */
+    enum { SHARED = 16, PER_HEAD = 16 };
+    size_t rows = n_q > n_k ? n_q : n_k, cols = n_k;
+    rows = rows > r->d_model ? rows : r->d_model;
+    cols = cols > r->d_model ? cols : r->d_model;
+    size_t matrices = r->heads > (SIZE_MAX - SHARED) / PER_HEAD ? SIZE_MAX
+                                                                : SHARED + PER_HEAD * r->heads;
+    /* Each query: its summary line's label, then a summary item and warnings a head. */
+    size_t query_rows = sat_mul(n_q, r->heads + 1);
+    size_t bytes = api_text_page_bytes(matrices, rows, cols, query_rows);
+    const struct api_explain_sizes sizes = { n_q, n_k, r->d_k, r->d_k, r->heads };
+    size_t explain = sat_mul(api_explain_numbers(&r->explain, &sizes),
+                             API_TEXT_LABEL + API_TEXT_NUMBER + 4);
+    return bytes > SIZE_MAX - explain ? SIZE_MAX : bytes + explain;
 }
 
 void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,

@@ -1,12 +1,14 @@
 /*
- * api/endpoints/multihead_parse.c — validating a POST /v1/multihead request and filling the
- * inputs it leaves to `random`.
+ * api/endpoints/multihead_parse.c — validating a POST /v1/multihead request and sizing the
+ * inputs it leaves to `random` (filled later, by api_multihead_fill_random in the run step).
  *
  * Order of checks: the document, unknown fields, the scalars (heads, kv_heads,
  * weight_layout, random), the inputs x / x_q / x_kv and the sizes they fix, the
  * divisibility of d_model and heads, the limits (before anything sized by the
- * request is allocated), the weights and biases, then the options shared with
- * /v1/attention. A weight sent in the other layout gets a hint that says so.
+ * request is allocated), the options shared with /v1/attention, the request limit,
+ * then the weights and biases. A weight sent in the other layout gets a hint that says
+ * so. Nothing `random` makes is filled here: the parse runs on a server worker before
+ * admission, and a body of a few dozen bytes can ask for 16.8 M numbers.
  */
 #include "api/endpoints/multihead_request.h"
 #include "api/endpoints/ties.h"
@@ -17,11 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/endpoints/multihead_page.h"
 #include "api/http/admission.h"
 #include "api/http/lang.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
-#include "api/request/random.h"
 
 static const struct api_field mh_fields[] = {
     { "x", "the input of self-attention, (n, d_model)" },
@@ -154,18 +156,15 @@ static bool read_input(const json_t *doc, const char *prefix, const char *name, 
                            &is_vector, err);
 }
 
-/* Fills m (rows, cols) from the random stream, after the caller checked the limit. */
-static bool fill_random(struct attn_matrix *m, size_t rows, size_t cols, uint64_t seed,
-                        enum api_random_stream stream, double amplitude, struct api_error *err)
+/*
+ * Marks m (rows, cols) as one `random` fills: its shape now, its numbers in the run
+ * step (api_multihead_fill_random), so that a request refused by a later field or by
+ * admission has filled nothing, and a large one is filled once, where it runs.
+ */
+static void plan_random(struct attn_matrix *m, bool *filled, size_t rows, size_t cols)
 {
-    double *data = malloc(rows * cols * sizeof *data);
-    if (data == NULL) {
-        api_error_set(err, API_UNAVAILABLE, "no memory for %zu random numbers", rows * cols);
-        return false;
-    }
-    api_random_fill(data, rows * cols, seed, stream, amplitude);
-    *m = attn_matrix_view(data, rows, cols);
-    return true;
+    *m = attn_matrix_view(NULL, rows, cols);
+    *filled = true;
 }
 
 static bool missing(struct api_error *err, const char *prefix, const char *name,
@@ -363,20 +362,25 @@ static size_t answer_numbers(const struct api_multihead_req *r, size_t n_q, size
 }
 
 size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, size_t n_k,
-                                 bool every_part, size_t body_len)
+                                 enum api_format format, size_t body_len)
 {
     size_t kv_cols = r->kv_heads * r->d_k;
     size_t inputs = add_sat(mul_sat(n_q, r->d_model), r->cross ? mul_sat(n_k, r->d_model) : 0);
     inputs = add_sat(inputs, mul_sat(2 * r->d_model, add_sat(r->d_model, kv_cols)));
     size_t trace = attn_mh_trace_cells(n_q, n_k, r->d_model, r->heads, r->kv_heads);
     size_t cells = add_sat(inputs, trace == 0 ? SIZE_MAX : trace);
+    if (r->variants.any) /* at most rotated q and k, and three (n_q, n_k) steps a head */
+        cells = add_sat(cells, mul_sat(r->heads, add_sat(mul_sat(3 * n_q, n_k),
+                                                         mul_sat(n_q + n_k + 1, r->d_k))));
+    if (format == API_FORMAT_TEXT) /* the page as laid out: its matrices elided */
+        return add_sat(api_working_set(mul_sat(cells, sizeof(double)), 0, body_len),
+                       api_multihead_text_bytes(r, n_q, n_k));
+    /* The heatmap's panels: an upper bound of their cells and tooltips' numbers. */
+    bool every_part = format == API_FORMAT_SVG;
     const struct api_explain_sizes sizes = { n_q, n_k, r->d_k, r->d_k, r->heads };
     size_t numbers = add_sat(answer_numbers(r, n_q, n_k, every_part),
                              api_explain_numbers(&r->explain, &sizes));
     numbers = add_sat(numbers, api_tie_numbers(r->heads, n_q, n_k)); /* warnings: always */
-    if (r->variants.any) /* at most rotated q and k, and three (n_q, n_k) steps a head */
-        cells = add_sat(cells, mul_sat(r->heads, add_sat(mul_sat(3 * n_q, n_k),
-                                                         mul_sat(n_q + n_k + 1, r->d_k))));
     return api_working_set(mul_sat(cells, sizeof(double)), numbers, body_len);
 }
 
@@ -418,16 +422,16 @@ void api_multihead_limit_pointer(const struct api_multihead_req *r, const char *
 }
 
 /*
- * The request limit on what the JSON answer asks for, without the body (the handler
- * adds it, and counts every part for pages), checked before random fills any input.
+ * The request limit on what the answer in `format` asks for, without the body and
+ * the pages' extras (the handler adds them), checked before random fills any input.
  */
 static bool check_request_limit(const char *prefix, const struct api_multihead_req *r,
-                                size_t n_q, size_t n_k, const struct api_limits *limits,
-                                struct api_error *err)
+                                size_t n_q, size_t n_k, enum api_format format,
+                                const struct api_limits *limits, struct api_error *err)
 {
     char ptr[160];
     api_multihead_limit_pointer(r, prefix, n_q, n_k, ptr, sizeof ptr);
-    return api_within_request_limit(limits, api_multihead_working_set(r, n_q, n_k, false, 0),
+    return api_within_request_limit(limits, api_multihead_working_set(r, n_q, n_k, format, 0),
                                     ptr, err);
 }
 
@@ -458,10 +462,8 @@ static bool read_weight(const json_t *doc, const char *prefix, int which, size_t
     if (api_member(doc, name) == NULL) {
         if (!rnd->given)
             return missing(err, prefix, name, "a projection weight");
-        r->filled[API_IN_W_Q + which] = true;
-        return fill_random(&r->w[which], rows, cols, rnd->seed,
-                           (enum api_random_stream)(API_STREAM_W_Q + which),
-                           1.0 / sqrt((double)r->d_model), err);
+        plan_random(&r->w[which], &r->filled[API_IN_W_Q + which], rows, cols);
+        return true;
     }
     char shape[64];
     snprintf(shape, sizeof shape, "(%zu, %zu)", rows, cols);
@@ -513,20 +515,12 @@ static bool read_bias_vector(const json_t *doc, const char *prefix, int which, s
     return false;
 }
 
-static bool read_x_random(const struct random_in *rnd, size_t n_q, size_t n_k,
-                          struct api_multihead_req *r, struct api_error *err)
+static void plan_x_random(size_t n_q, size_t n_k, struct api_multihead_req *r)
 {
-    if (r->x_q.data == NULL) {
-        r->filled[API_IN_X_Q] = true;
-        if (!fill_random(&r->x_q, n_q, r->d_model, rnd->seed,
-                         r->cross ? API_STREAM_X_Q : API_STREAM_X, 1.0, err))
-            return false;
-    }
-    if (r->cross && r->x_kv.data == NULL) {
-        r->filled[API_IN_X_KV] = true;
-        return fill_random(&r->x_kv, n_k, r->d_model, rnd->seed, API_STREAM_X_KV, 1.0, err);
-    }
-    return true;
+    if (r->x_q.data == NULL)
+        plan_random(&r->x_q, &r->filled[API_IN_X_Q], n_q, r->d_model);
+    if (r->cross && r->x_kv.data == NULL)
+        plan_random(&r->x_kv, &r->filled[API_IN_X_KV], n_k, r->d_model);
 }
 
 static bool read_projections(const json_t *doc, const char *prefix, const struct random_in *rnd,
@@ -608,8 +602,17 @@ static bool read_scalars(const json_t *doc, const char *prefix, struct random_in
     return true;
 }
 
+/* bertviz draws the weights alone: the parts its answer (and the trace) must hold. */
+static bool answer_parts(enum api_format format, struct api_multihead_req *r)
+{
+    if (format == API_FORMAT_BERTVIZ)
+        r->include = 1ul << API_MH_WEIGHTS;
+    return true;
+}
+
 bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api_limits *limits,
-                         struct api_multihead_req *r, struct api_error *err)
+                         enum api_format format, struct api_multihead_req *r,
+                         struct api_error *err)
 {
     struct random_in rnd;
     size_t n_q = 0, n_k = 0;
@@ -629,9 +632,11 @@ bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api
               check_divides(prefix, r, err) && check_limits(prefix, r, n_q, n_k, limits, err) &&
               read_options(doc, prefix, limits, n_q, n_k, r, err) &&
               read_explain(doc, prefix, n_q, n_k, r, err) &&
-              check_request_limit(prefix, r, n_q, n_k, limits, err) &&
-              read_x_random(&rnd, n_q, n_k, r, err) &&
+              answer_parts(format, r) &&
+              check_request_limit(prefix, r, n_q, n_k, format, limits, err) &&
               read_projections(doc, prefix, &rnd, limits, r, err);
+    if (ok)
+        plan_x_random(n_q, n_k, r);
     if (!ok)
         api_multihead_req_deinit(r);
     return ok;

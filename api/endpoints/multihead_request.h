@@ -4,8 +4,11 @@
  * inputs.
  *
  * Flow as for /v1/attention: api_multihead_parse (document → struct
- * api_multihead_req, random inputs filled in) → api_multihead_run (core's
- * attn_mh_forward) → api_multihead_write (trace → JSON).
+ * api_multihead_req, every field checked, random inputs sized but not filled) →
+ * admission → api_multihead_fill_random → api_multihead_run (core's attn_mh_forward)
+ * → api_multihead_write (trace → JSON). The fill waits for the run step because the
+ * parse runs on a server worker before admission decides where the work runs: a small
+ * body asking for millions of numbers must cost the worker nothing.
  *
  * Dimension legend: n_q rows of x_q (or x), n_k rows of x_kv (or x), d_model their
  * width, h heads, kv kv_heads, d_k = d_model / h.
@@ -52,7 +55,8 @@ struct api_multihead_req {
     size_t d_model, heads, kv_heads, d_k;
     bool has_random;
     uint64_t seed;
-    bool filled[API_IN_COUNT];    /* which inputs random made */
+    bool filled[API_IN_COUNT];    /* which inputs random makes: shape set by the parse,
+                                     data NULL until api_multihead_fill_random */
     struct api_grid grid;
     double scale;
     unsigned long include;        /* bits of enum api_mh_part */
@@ -63,21 +67,31 @@ struct api_multihead_req {
 };
 
 /*
- * What req holds at once, from its sizes alone (the parse checks it before any input
- * is filled, the handler admits it with the body): the inputs, the whole trace, the
- * numbers of the parts include asks for (every_part: all of them, as the text and
- * the heatmap may draw any) as written, plus body_len.
+ * What req holds at once when answered in `format`, from its sizes alone (the parse
+ * checks it before any input is filled, the handler admits it with the body): the
+ * inputs, the whole trace, and the answer: the numbers of the parts include asks for
+ * as JSON (bertviz: the weights alone), every part's for the heatmap, and for text the
+ * page as api_multihead_text_bytes lays it out; plus body_len.
  */
 size_t api_multihead_working_set(const struct api_multihead_req *req, size_t n_q, size_t n_k,
-                                 bool every_part, size_t body_len);
+                                 enum api_format format, size_t body_len);
 
 /* The pointer (prefix + field) of the size that drives req's working set, into out. */
 void api_multihead_limit_pointer(const struct api_multihead_req *req, const char *prefix,
                                  size_t n_q, size_t n_k, char *out, size_t cap);
 
+/* The answer will be written as `format` (bertviz keeps the weights alone). */
 bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api_limits *limits,
-                         struct api_multihead_req *req, struct api_error *err);
+                         enum api_format format, struct api_multihead_req *req,
+                         struct api_error *err);
 void api_multihead_req_deinit(struct api_multihead_req *req);
+
+/*
+ * The numbers of every input `random` makes (req->filled), each once: called in the
+ * run step, after admission, so that on the server it happens in the lane for large
+ * work. False with err a 503 when memory ran out (what was filled stays owned by req).
+ */
+bool api_multihead_fill_random(struct api_multihead_req *req, struct api_error *err);
 
 /* Runs the computation into trace (allocated here; free with attn_mh_trace_free). */
 bool api_multihead_run(const struct api_multihead_req *req, const char *prefix,

@@ -78,6 +78,11 @@ static size_t index_digits(size_t n_k)
     return digits;
 }
 
+size_t api_tie_text_bytes(void)
+{
+    return MESSAGE + 64; /* the message's buffer, and "\nwarning: %s\n" in any language */
+}
+
 size_t api_tie_numbers(size_t heads, size_t n_q, size_t n_k)
 {
     int overflow = 0;

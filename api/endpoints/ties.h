@@ -38,6 +38,9 @@ struct api_tie_source {
  */
 size_t api_tie_numbers(size_t heads, size_t n_q, size_t n_k);
 
+/* At most the bytes one tie warning takes on a text page, its line's words included. */
+size_t api_tie_text_bytes(void);
+
 /* "tied_keys": the tied keys of every row ([] for a fully masked row). */
 void api_write_tied_keys(struct jw *w, const struct api_tie_source *s);
 

@@ -9,9 +9,9 @@
 
 size_t api_working_set(size_t trace_bytes, size_t numbers, size_t body_len)
 {
-    if (trace_bytes > SIZE_MAX - body_len)
+    if (trace_bytes > SIZE_MAX - body_len - API_ANSWER_FIXED_BYTES)
         return SIZE_MAX;
-    size_t known = trace_bytes + body_len;
+    size_t known = trace_bytes + body_len + API_ANSWER_FIXED_BYTES;
     if (numbers > (SIZE_MAX - known) / API_ANSWER_BYTES_PER_NUMBER)
         return SIZE_MAX;
     return known + numbers * API_ANSWER_BYTES_PER_NUMBER;

@@ -373,6 +373,19 @@ void api_text_matrix(struct api_buf *b, const struct api_text_matrix *m)
     }
 }
 
+size_t api_text_matrix_bytes(size_t rows, size_t cols)
+{
+    size_t lines = 1 + (rows > API_TEXT_MAX_ROWS ? 2 * API_TEXT_EDGE + 1 : rows);
+    /* fit_columns shows every column only while they fit the budget, 3 columns each at
+       least (two spaces and a digit), else API_TEXT_EDGE each side; 2 always fit. */
+    size_t fitting = API_TEXT_WIDTH / 3 + 2 * API_TEXT_EDGE + 2;
+    size_t shown = cols < fitting ? cols : fitting;
+    /* Every cell: two spaces, a label's or number's bytes, padding to a number's width;
+       and as many more for the row label, the ellipsis column and the extra column. */
+    size_t cell = API_TEXT_LABEL + API_TEXT_NUMBER + 4;
+    return lines * ((shown + 4) * cell + 32);
+}
+
 /* ---- tables ---- */
 
 void api_text_table(struct api_buf *b, const struct api_text_table *t)

@@ -56,6 +56,16 @@ struct api_text_matrix {
  */
 void api_text_matrix(struct api_buf *b, const struct api_text_matrix *m);
 
+/*
+ * At most the bytes api_text_matrix appends for a (rows, cols) matrix, whatever its
+ * numbers, labels, decimals and extra column: at most API_TEXT_MAX_ROWS rows (or
+ * 2·API_TEXT_EDGE and an ellipsis) under a header, and a line of at most the columns
+ * that fit API_TEXT_WIDTH (each at least 3) or 2·API_TEXT_EDGE around an ellipsis,
+ * each cell at most a label's or a number's bytes and its padding. For admission,
+ * which must know a page's size before it is written.
+ */
+size_t api_text_matrix_bytes(size_t rows, size_t cols);
+
 /* A table of strings: a header and rows x cols cells (row-major). Borrowed. */
 struct api_text_table {
     const char *const *header; /* cols strings */

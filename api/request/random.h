@@ -34,4 +34,10 @@ enum api_random_stream {
 void api_random_fill(double *out, size_t n, uint64_t seed, enum api_random_stream stream,
                      double amplitude);
 
+/*
+ * How many numbers api_random_fill has made since the process started: a test's
+ * witness that a request refused by a field or by admission filled nothing.
+ */
+unsigned long long api_random_numbers_filled(void);
+
 #endif

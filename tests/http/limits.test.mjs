@@ -223,3 +223,30 @@ test('--max-request-bytes: one request is held to it, and by default to the budg
     await s.stop();
   }
 });
+
+test('the limit counts the answer in the format asked: text and bertviz at n = 2048 are served', async (t) => {
+  // One head, n = 2048, d_model 64: its JSON (every step) is 749 MB and refused; its text
+  // elides every matrix (about 60 kB), and bertviz writes the weights alone (93 MB), so
+  // both fit the default limit. Before, both were refused as if they were the JSON.
+  const s = await startServer(['--log', 'off']);
+  t.after(() => s.proc.kill('SIGKILL'));
+  const body = { heads: 1, random: { seed: 1, n: 2048, d_model: 64 } };
+  const json = await postJson(s.port, '/v1/multihead', body);
+  assert.equal(assertProblem(assert, json, 422).type, '/problems/limit-exceeded');
+  const text = await request(s.port, { method: 'POST', path: '/v1/multihead?format=text',
+    headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  assert.equal(text.status, 200, text.body.slice(0, 300));
+  assert.match(text.headers['content-type'], /^text\/plain/);
+  assert.match(text.body, /^multi-head self-attention {2}n_q 2048 {2}n_k 2048 {2}d_model 64/);
+  assert.ok(text.body.length < 1e6, `${text.body.length} bytes of text`);
+  const bertviz = await request(s.port, { method: 'POST', path: '/v1/multihead?format=bertviz',
+    headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  assert.equal(bertviz.status, 200, bertviz.body.slice(0, 300));
+  const v = JSON.parse(bertviz.body);
+  // [layer][batch][head][query][key]: one layer, one head, 2048 x 2048 weights.
+  assert.equal(v.tokens.length, 2048);
+  assert.equal(v.attention[0][0].length, 1);
+  assert.equal(v.attention[0][0][0].length, 2048);
+  assert.equal(v.attention[0][0][0][0].length, 2048);
+  await s.stop();
+});

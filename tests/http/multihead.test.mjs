@@ -53,6 +53,23 @@ test('POST /v1/multihead: a problem names the pointer and hints at the layout', 
   assert.match(p.errors[0].hint, /weight_layout to "out_in"/);
 });
 
+test('POST /v1/multihead: a wrong bias with wide random inputs is a 422 at /b_o, filled nothing', async () => {
+  // Issue 32: d_model 2048 asks random for four 2048 x 2048 weights; b_o has one number.
+  // Every field is checked before random fills anything (the fill is the run step's).
+  const body = { heads: 1, random: { seed: 1, n: 1, d_model: 2048 }, b_o: [1] };
+  const r = await postJson(s.port, '/v1/multihead', body);
+  assert.equal(r.status, 422, r.body);
+  const p = r.json();
+  assert.equal(p.type, '/problems/shape-mismatch');
+  assert.equal(p.errors[0].pointer, '/b_o');
+  assert.match(p.detail, /b_o has 1 x 1 numbers but must be a vector of 2048/);
+  // The same request with a b_o of the right length is computed, its inputs filled once.
+  const ok = await postJson(s.port, '/v1/multihead', { ...body, b_o: new Array(2048).fill(1),
+    include: ['output'] });
+  assert.equal(ok.status, 200, ok.body);
+  assert.deepEqual(ok.json().shapes.output, [1, 2048]);
+});
+
 test('GET /v1/shapes: the seed table; HEAD too; a bad parameter is named', async () => {
   const r = await request(s.port, { path: '/v1/shapes?n=10&d_model=512&heads=8' });
   assert.equal(r.status, 200);

@@ -12,12 +12,15 @@
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "api/http/admission.h"
 #include "api/http/server_problem.h"
+#include "api/request/random.h"
 #include "core/attention.h"
 #include "core/multihead.h"
 #include "tests/unit/api_fixture.h"
@@ -56,7 +59,8 @@ static const char *header_value(const struct api_response *res, const char *name
 
 /*
  * Seed 000 (2 queries, 2 keys, d_v 2, every part by default): asked once, for the body,
- * the trace's block and 24 bytes a number written, the ties' worst case included.
+ * the trace's block, 24 bytes a number written (the ties' worst case included) and the
+ * answer's fixed part.
  */
 START_TEST(test_admission_asks_for_the_working_set)
 {
@@ -71,7 +75,7 @@ START_TEST(test_admission_asks_for_the_working_set)
     numbers += ties;
     size_t trace = attn_trace_bytes_keep(2, 2, 2, ATTN_KEEP_ALL);
     ck_assert_uint_ge(trace, sizeof(double) * (4 * 4 + 4 + 3 * 2));
-    ck_assert_uint_eq(probe.bytes, strlen(body) + trace + 24 * numbers);
+    ck_assert_uint_eq(probe.bytes, strlen(body) + trace + 24 * numbers + API_ANSWER_FIXED_BYTES);
     api_response_deinit(&res);
 
     /* Weights alone: three 2x2 steps fewer in the trace, and 4 numbers (and the ties). */
@@ -82,7 +86,8 @@ START_TEST(test_admission_asks_for_the_working_set)
     size_t shared = attn_trace_bytes_keep(2, 2, 2, ATTN_KEEP(ATTN_STEP_WEIGHTS) |
                                                        ATTN_KEEP(ATTN_STEP_OUTPUT));
     ck_assert_uint_eq(trace - shared, 3 * 4 * sizeof(double));
-    ck_assert_uint_eq(probe.bytes, strlen(weights) + shared + 24 * (4 + ties));
+    ck_assert_uint_eq(probe.bytes, strlen(weights) + shared + 24 * (4 + ties) +
+                                     API_ANSWER_FIXED_BYTES);
     api_response_deinit(&res);
 
     /* A batch asks once for its valid items together; the invalid one costs nothing. */
@@ -91,7 +96,8 @@ START_TEST(test_admission_asks_for_the_working_set)
     res = call_admitting(&probe, "/v1/attention/batch", batch);
     ck_assert_int_eq(res.status, 200);
     ck_assert_uint_eq(probe.calls, 1);
-    ck_assert_uint_eq(probe.bytes, strlen(batch) + 2 * (trace + 24 * numbers));
+    ck_assert_uint_eq(probe.bytes,
+                      strlen(batch) + 2 * (trace + 24 * numbers + API_ANSWER_FIXED_BYTES));
     api_response_deinit(&res);
 
     /* A request that fails validation never asks. */
@@ -148,7 +154,8 @@ START_TEST(test_admission_refused_is_503_with_retry_after)
     struct api_response res = call_admitting(&probe, "/v1/multihead", mh);
     ck_assert_int_eq(res.status, 200);
     ck_assert_uint_eq(probe.bytes,
-                      strlen(mh) + 8 * (76 + attn_mh_trace_cells(3, 3, 4, 2, 2)) + 24 * 252);
+                      strlen(mh) + 8 * (76 + attn_mh_trace_cells(3, 3, 4, 2, 2)) + 24 * 252 +
+                          API_ANSWER_FIXED_BYTES);
     ck_assert_uint_ge(attn_mh_trace_cells(3, 3, 4, 2, 2), 2 * attn_trace_cells(3, 3, 2));
     api_response_deinit(&res);
     /* The server's own refusal of a body says the same. */
@@ -315,6 +322,213 @@ START_TEST(test_request_limit_on_multihead_sizes)
 }
 END_TEST
 
+/* The numbers `random` made while path answered body, under ctx. */
+static unsigned long long numbers_filled_by(const struct api_context *ctx, const char *body,
+                                            struct api_response *res)
+{
+    unsigned long long before = api_random_numbers_filled();
+    *res = call_full(ctx, "POST", "/v1/multihead", NULL, "application/json", body, NULL, 0);
+    return api_random_numbers_filled() - before;
+}
+
+/*
+ * Issue 32's request (62 bytes written without spaces): its b_o is one number where d_model = 2048 wants
+ * 2048. It is a 422 at /b_o with nothing filled (it filled w_q, w_k, w_v and w_o,
+ * 16.8 M numbers, on the server's worker before b_o was read), and the server is
+ * never asked. A valid request sent elsewhere fills nothing either, and one admitted
+ * fills each of its inputs once.
+ */
+START_TEST(test_random_fills_nothing_before_admission)
+{
+    const char *bad = "{\"heads\":1,\"random\":{\"seed\":1,\"n\":1,\"d_model\":2048},"
+                      "\"b_o\":[1]}";
+    struct admit_probe probe = { true, 0, 0 };
+    struct api_context ctx = test_context();
+    ctx.admit = admit_probe;
+    ctx.admit_cls = &probe;
+    struct api_response res;
+    ck_assert_uint_eq(numbers_filled_by(&ctx, bad, &res), 0);
+    ck_assert_int_eq(res.status, 422);
+    json_t *doc = parse(&res);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+                         json_object_get(doc, "errors"), 0), "pointer")), "/b_o");
+    json_decref(doc);
+    api_response_deinit(&res);
+    ck_assert_uint_eq(probe.calls, 0);
+
+    /* Valid, wide (d_model 512, so four 512 x 512 weights): the worker's first pass. */
+    const char *wide = "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":512},"
+                       "\"include\":[\"output\"]}";
+    const unsigned long long inputs = 3 * 512 + 4 * 512 * 512;
+    probe = (struct admit_probe){ false, 0, 0 };
+    ctx.admit = admit_elsewhere;
+    ck_assert_uint_eq(numbers_filled_by(&ctx, wide, &res), 0);
+    ck_assert(res.deferred);
+    ck_assert_uint_eq(probe.calls, 1);
+    api_response_deinit(&res);
+    /* Refused by the budget: nothing filled. */
+    ctx.admit = admit_probe;
+    ck_assert_uint_eq(numbers_filled_by(&ctx, wide, &res), 0);
+    ck_assert_int_eq(res.status, 503);
+    api_response_deinit(&res);
+    /* Where it runs: every input once. */
+    probe.answer = true;
+    ck_assert_uint_eq(numbers_filled_by(&ctx, wide, &res), inputs);
+    ck_assert_int_eq(res.status, 200);
+    api_response_deinit(&res);
+}
+END_TEST
+
+/* A request body of n_q queries and n_k keys of width d: every score 0 (every key tied,
+ * the warnings' worst case) when ties, with the longest labels a page cuts to, when
+ * labels. Returned malloc'd. */
+static char *attention_body(size_t n_q, size_t n_k, size_t d, bool ties, bool labels)
+{
+    size_t cap = 256 + (n_q + 2 * n_k) * (d * 24 + 4) + (n_q + n_k) * 160;
+    char *b = malloc(cap);
+    ck_assert_ptr_nonnull(b);
+    size_t u = (size_t)snprintf(b, cap, "{\"round\":15");
+    const char *names[3] = { "q", "k", "v" };
+    size_t rows[3] = { n_q, n_k, n_k };
+    uint64_t state = 7;
+    for (int m = 0; m < 3; m++) {
+        u += (size_t)snprintf(b + u, cap - u, ",\"%s\":[", names[m]);
+        for (size_t i = 0; i < rows[m]; i++) {
+            u += (size_t)snprintf(b + u, cap - u, "%s[", i ? "," : "");
+            for (size_t j = 0; j < d; j++) {
+                double x = ties && m < 2 ? 0.0
+                         : (double)(next_random(&state) >> 11) * 0x1p-53 * 2e6 - 1e6;
+                u += (size_t)snprintf(b + u, cap - u, "%s%.17g", j ? "," : "", x);
+            }
+            u += (size_t)snprintf(b + u, cap - u, "]");
+        }
+        u += (size_t)snprintf(b + u, cap - u, "]");
+    }
+    if (labels) {
+        /* 40 wide characters: each label is cut to 16 columns, its most bytes. */
+        const char *wide = "\xEC\x82\xAC";
+        for (int axis = 0; axis < 2; axis++) {
+            u += (size_t)snprintf(b + u, cap - u, "%s\"%s\":[", axis ? "," : ",\"labels\":{",
+                                  axis ? "keys" : "queries");
+            for (size_t i = 0; i < (axis ? n_k : n_q); i++) {
+                u += (size_t)snprintf(b + u, cap - u, "%s\"", i ? "," : "");
+                for (int c = 0; c < 40; c++)
+                    u += (size_t)snprintf(b + u, cap - u, "%s", wide);
+                u += (size_t)snprintf(b + u, cap - u, "%zu\"", i);
+            }
+            u += (size_t)snprintf(b + u, cap - u, "]");
+        }
+        u += (size_t)snprintf(b + u, cap - u, "}");
+    }
+    snprintf(b + u, cap - u, "}");
+    return b;
+}
+
+/* The bytes admission asked for besides the body and the trace, and the answer's bytes. */
+struct answer_sizes {
+    size_t estimated, actual;
+};
+
+static struct answer_sizes answer_sizes_of(const char *path, const char *body,
+                                           const char *format, size_t trace_bytes)
+{
+    struct admit_probe probe = { true, 0, 0 };
+    struct api_context ctx = test_context();
+    ctx.admit = admit_probe;
+    ctx.admit_cls = &probe;
+    struct api_param param = { "format", format };
+    struct api_response res = call_full(&ctx, "POST", path, NULL, "application/json", body,
+                                        &param, 1);
+    ck_assert_msg(res.status == 200, "%s ?format=%s: %d", path, format, res.status);
+    ck_assert_uint_eq(probe.calls, 1);
+    ck_assert_uint_ge(probe.bytes, strlen(body) + trace_bytes);
+    struct answer_sizes a = { probe.bytes - strlen(body) - trace_bytes, res.body_len };
+    api_response_deinit(&res);
+    return a;
+}
+
+/*
+ * Each format's estimate of its answer is not below the answer it writes, at a few
+ * shapes, with the longest labels, 15 decimals and every key tied (a warning a row):
+ * the part of the working set that is neither the body nor the trace.
+ */
+START_TEST(test_format_estimates_bound_their_answers)
+{
+    static const struct { size_t n_q, n_k, d; bool ties, labels; } shapes[] = {
+        { 1, 1, 1, false, false }, { 2, 3, 2, true, true }, { 30, 25, 3, false, true },
+        { 64, 300, 8, true, true }, { 300, 40, 70, false, true },
+    };
+    static const char *const formats[] = { "json", "text", "svg", "bertviz" };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        char *body = attention_body(shapes[i].n_q, shapes[i].n_k, shapes[i].d, shapes[i].ties,
+                                    shapes[i].labels);
+        for (size_t f = 0; f < 4; f++) {
+            /* Pages keep every step; bertviz the weights (and the output they make). */
+            unsigned keep = f == 3 ? ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT)
+                                   : ATTN_KEEP_ALL;
+            struct answer_sizes a = answer_sizes_of(
+                "/v1/attention", body, formats[f],
+                attn_trace_bytes_keep(shapes[i].n_q, shapes[i].n_k, shapes[i].d, keep));
+            ck_assert_msg(a.estimated >= a.actual, "%zu x %zu, %s: %zu estimated, %zu written",
+                          shapes[i].n_q, shapes[i].n_k, formats[f], a.estimated, a.actual);
+        }
+        free(body);
+    }
+    static const struct { size_t heads, n, d_model; } mh[] = {
+        { 1, 1, 2 }, { 2, 30, 8 }, { 4, 3, 16 }, { 8, 200, 64 },
+    };
+    for (size_t i = 0; i < sizeof mh / sizeof mh[0]; i++) {
+        char body[160];
+        snprintf(body, sizeof body, "{\"heads\":%zu,\"round\":15,\"random\":{\"seed\":3,\"n\":%zu,"
+                 "\"d_model\":%zu}}", mh[i].heads, mh[i].n, mh[i].d_model);
+        size_t d = mh[i].d_model, n = mh[i].n;
+        size_t inputs = n * d + 4 * d * d;
+        size_t trace = attn_mh_trace_cells(n, n, d, mh[i].heads, mh[i].heads);
+        for (size_t f = 0; f < 4; f++) {
+            struct answer_sizes a = answer_sizes_of("/v1/multihead", body, formats[f],
+                                                    (inputs + trace) * sizeof(double));
+            ck_assert_msg(a.estimated >= a.actual, "multihead %zu heads n %zu, %s: %zu "
+                          "estimated, %zu written", mh[i].heads, n, formats[f], a.estimated,
+                          a.actual);
+        }
+    }
+}
+END_TEST
+
+/*
+ * The issue's text page at n = 2048 (every step, d = 64): about 80 kB of text, refused
+ * as 588 MB when text was counted as every step's numbers in JSON, while the same
+ * problem's JSON with include ["weights", "output"] was served. Text is now within
+ * the default limit, and its estimate is a few megabytes, not hundreds.
+ */
+START_TEST(test_text_at_2048_is_admitted)
+{
+    char *body = attention_body(2048, 2048, 64, false, false);
+    struct admit_probe probe = { true, 0, 0 };
+    struct api_context ctx = test_context();
+    ctx.admit = admit_probe;
+    ctx.admit_cls = &probe;
+    struct api_param text = { "format", "text" };
+    struct api_response res = call_full(&ctx, "POST", "/v1/attention", NULL, "application/json",
+                                        body, &text, 1);
+    ck_assert_int_eq(res.status, 200);
+    size_t trace = attn_trace_bytes_keep(2048, 2048, 64, ATTN_KEEP_ALL);
+    ck_assert_uint_le(probe.bytes, strlen(body) + trace + (size_t)16e6);
+    ck_assert_uint_le(probe.bytes, api_default_limits().max_request_bytes);
+    api_response_deinit(&res);
+    /* The multi-head page and bertviz's weights likewise (one head, d_model 64). */
+    const char *mh = "{\"heads\":1,\"random\":{\"seed\":1,\"n\":2048,\"d_model\":64}}";
+    static const char *const formats[] = { "text", "bertviz" };
+    for (int f = 0; f < 2; f++) {
+        struct api_param p = { "format", formats[f] };
+        res = call_full(&ctx, "POST", "/v1/multihead", NULL, "application/json", mh, &p, 1);
+        ck_assert_msg(res.status == 200, "%s: %d", formats[f], res.status);
+        api_response_deinit(&res);
+    }
+    free(body);
+}
+END_TEST
+
 /*
  * Zero queries score 0 against every key: every row ties all its keys, the ties' worst
  * case. The answer still fits what was asked for it, and the ties are counted by their
@@ -366,6 +580,9 @@ static Suite *admission_suite(void)
     tcase_add_test(admission, test_every_key_tied_fits_its_estimate);
     tcase_add_test(admission, test_admission_refused_is_503_with_retry_after);
     tcase_add_test(admission, test_admission_elsewhere_defers_with_no_answer);
+    tcase_add_test(admission, test_random_fills_nothing_before_admission);
+    tcase_add_test(admission, test_format_estimates_bound_their_answers);
+    tcase_add_test(admission, test_text_at_2048_is_admitted);
     tcase_add_test(admission, test_request_limit_is_the_working_set);
     tcase_add_test(admission, test_request_limit_sums_a_batch);
     tcase_add_test(admission, test_request_limit_on_multihead_sizes);
