@@ -103,6 +103,13 @@ bool srv_conns_fit_fds(struct srv_conns_limits *limits, unsigned reserve)
 }
 
 /* ---- the reaper ---- */
+/* The data port's connections are counted for /metrics; the admin port's are not. */
+static void srv_conns_count(const struct srv_conns *c, enum srv_metrics_conn what)
+{
+    if (!c->lim.admin)
+        srv_metrics_connection(what);
+}
+
 
 /* Shuts down every connection past its deadline; the caller holds the lock. */
 static void srv_conns_reap_once(struct srv_conns *c, int64_t now)
@@ -115,13 +122,13 @@ static void srv_conns_reap_once(struct srv_conns *c, int64_t now)
         e->shut = true;
         if (e->refused != NULL) {
             c->closed_refused++;
-            srv_metrics_connection(SRV_METRICS_CONN_LATE_REFUSED);
+            srv_conns_count(c, SRV_METRICS_CONN_LATE_REFUSED);
         } else if (e->phase == SRV_CONN_BODY) {
             c->closed_body++;
-            srv_metrics_connection(SRV_METRICS_CONN_LATE_BODY);
+            srv_conns_count(c, SRV_METRICS_CONN_LATE_BODY);
         } else {
             c->closed_headers++;
-            srv_metrics_connection(SRV_METRICS_CONN_LATE_HEADERS);
+            srv_conns_count(c, SRV_METRICS_CONN_LATE_HEADERS);
         }
     }
 }
@@ -147,9 +154,10 @@ static void *srv_conns_reaper(void *arg)
         c->closed_headers = c->closed_body = c->closed_refused = 0;
         c->logged_ms = now;
         pthread_mutex_unlock(&c->lock); /* the log's write must not hold up the workers */
-        srv_log_message("warn", "closed connections past their deadline: %lu sending "
+        srv_log_message("warn", "closed %s connections past their deadline: %lu sending "
                         "headers, %lu sending a body (--request-timeout), %lu refused "
-                        "ones that sent no request", h, b, r);
+                        "ones that sent no request", c->lim.admin ? "admin port" : "data port",
+                        h, b, r);
         pthread_mutex_lock(&c->lock);
     }
     pthread_mutex_unlock(&c->lock);
@@ -228,13 +236,21 @@ static const char *srv_conns_judge(const struct srv_conns *c,
                                    const unsigned char key[SRV_CLIENT_KEY])
 {
     if (c->admitted >= c->lim.slots)
-        return SRV_N("every connection this server takes is in use (--max-connections): "
-                     "retry after the Retry-After seconds, or on another replica");
+        return c->lim.admin
+                   ? SRV_N("every connection the admin port takes is in use: retry after "
+                           "the Retry-After seconds")
+                   : SRV_N("every connection this server takes is in use (--max-connections): "
+                           "retry after the Retry-After seconds, or on another replica");
     if (c->lim.per_client > 0 && srv_clients_count(&c->clients, key) >= c->lim.per_client)
-        return SRV_N("this client has as many connections open as the server allows one "
-                     "client (--max-client-connections): send the next request on one of them");
+        return c->lim.admin
+                   ? SRV_N("this client has as many connections open to the admin port as it "
+                           "allows one client: send the next probe on one of them, or close one")
+                   : SRV_N("this client has as many connections open as the server allows one "
+                           "client (--max-client-connections): send the next request on one of "
+                           "them");
     return NULL;
 }
+
 
 static void srv_conns_opened(struct srv_conns *c, struct MHD_Connection *conn,
                              void **socket_context)
@@ -270,8 +286,8 @@ static void srv_conns_opened(struct srv_conns *c, struct MHD_Connection *conn,
         c->admitted++;
         srv_clients_add(&c->clients, key);
     } else {
-        srv_metrics_connection(c->admitted >= c->lim.slots ? SRV_METRICS_CONN_REFUSED_SLOTS
-                                                           : SRV_METRICS_CONN_REFUSED_CLIENT);
+        srv_conns_count(c, c->admitted >= c->lim.slots ? SRV_METRICS_CONN_REFUSED_SLOTS
+                                                       : SRV_METRICS_CONN_REFUSED_CLIENT);
     }
     pthread_mutex_unlock(&c->lock);
     *socket_context = e;

@@ -56,7 +56,7 @@
 #define SRV_CONNECTION_MEMORY ((size_t)64 * 1024)
 /* Descriptors kept for all but the data port's connections: the listeners, each
  * worker's wake-up channel, the admin daemon's connections, the log, /proc reads. */
-#define SRV_FD_RESERVE(threads) (64u + 2u * (threads) + SRV_ADMIN_CONNECTION_LIMIT)
+#define SRV_FD_RESERVE(threads) (64u + 2u * (threads) + SRV_ADMIN_FDS)
 
 /* The address to listen on; sockaddr_storage is big enough for either family. */
 bool srv_http_bind_addr(const struct srv_config *cfg, unsigned port,

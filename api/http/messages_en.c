@@ -1102,7 +1102,11 @@ const char *const api_messages_en[] = {
     /* server/admin.c */
     "the admin port serves GET and HEAD of /healthz, /readyz and /metrics only; everything else is on the main port",
     /* server/conns.c */
+    "every connection the admin port takes is in use: retry after the Retry-After seconds",
+    /* server/conns.c */
     "every connection this server takes is in use (--max-connections): retry after the Retry-After seconds, or on another replica",
+    /* server/conns.c */
+    "this client has as many connections open to the admin port as it allows one client: send the next probe on one of them, or close one",
     /* server/conns.c */
     "this client has as many connections open as the server allows one client (--max-client-connections): send the next request on one of them",
     /* server/framing.c */
