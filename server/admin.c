@@ -121,6 +121,7 @@ static void srv_admin_decide(struct srv_server *s, struct MHD_Connection *conn,
             .connections_open = srv_conns_open(s->conns),
             .process = srv_process_read("/proc", &proc) ? &proc : NULL,
         };
+        srv_lane_counts(&s->lane, &g.lane_queued, &g.lane_running);
         res->status = 200;
         res->content_type = SRV_METRICS_CONTENT_TYPE;
         if (!srv_metrics_render(&g, &res->body, &res->body_len)) {

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "server/clients.h"
+#include "server/clock.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/words.h"
@@ -62,13 +63,6 @@ struct srv_conns {
     unsigned long closed_headers, closed_body, closed_refused; /* since the last log line */
     int64_t logged_ms;
 };
-
-static int64_t srv_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 unsigned srv_conns_hard_limit(unsigned slots)
 {
@@ -138,15 +132,11 @@ static void *srv_conns_reaper(void *arg)
     struct srv_conns *c = arg;
     pthread_mutex_lock(&c->lock);
     while (!c->stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += SRV_CONNS_TICK_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = srv_clock_after_ms(SRV_CONNS_TICK_MS);
         pthread_cond_timedwait(&c->wake, &c->lock, &until);
         if (c->stopping)
             break;
-        int64_t now = srv_now_ms();
+        int64_t now = srv_clock_ms();
         srv_conns_reap_once(c, now);
         unsigned long h = c->closed_headers, b = c->closed_body, r = c->closed_refused;
         if (h + b + r == 0 || now - c->logged_ms < SRV_CONNS_LOG_EVERY_MS)
@@ -185,7 +175,7 @@ struct srv_conns *srv_conns_start(const struct srv_conns_limits *limits)
     c->n_pool = srv_conns_hard_limit(limits->slots);
     c->pool = calloc(c->n_pool, sizeof *c->pool);
     /* Seeded so that a client cannot choose addresses that collide. */
-    uint64_t seed = (uint64_t)srv_now_ms() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
+    uint64_t seed = (uint64_t)srv_clock_ms() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
     bool ok = srv_clients_init(&c->clients, c->n_pool, seed) && c->pool != NULL;
     pthread_condattr_t ca;
     if (!ok || pthread_condattr_init(&ca) != 0) {
@@ -261,7 +251,7 @@ static void srv_conns_opened(struct srv_conns *c, struct MHD_Connection *conn,
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     unsigned char key[SRV_CLIENT_KEY];
     srv_clients_key(addr != NULL ? addr->client_addr : NULL, key);
-    int64_t now = srv_now_ms();
+    int64_t now = srv_clock_ms();
     pthread_mutex_lock(&c->lock);
     if (c->free_head == SRV_CONNS_NONE || fd == NULL) { /* cannot happen: see the top */
         pthread_mutex_unlock(&c->lock);
@@ -345,14 +335,14 @@ void srv_conns_after_call(struct MHD_Connection *conn, bool first)
     if (MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS) != NULL)
         srv_conns_set(e, SRV_CONN_ANSWERING, 0);
     else if (first)
-        srv_conns_set(e, SRV_CONN_BODY, srv_now_ms() + e->owner->body_ms);
+        srv_conns_set(e, SRV_CONN_BODY, srv_clock_ms() + e->owner->body_ms);
 }
 
 void srv_conns_request_done(struct MHD_Connection *conn)
 {
     struct srv_conn *e = srv_conn_of(conn);
     if (e != NULL) /* a kept-alive connection's next request: a new clock */
-        srv_conns_set(e, SRV_CONN_WAITING, srv_now_ms() + e->owner->waiting_ms);
+        srv_conns_set(e, SRV_CONN_WAITING, srv_clock_ms() + e->owner->waiting_ms);
 }
 
 unsigned srv_conns_open(struct srv_conns *c)

@@ -114,6 +114,22 @@ static struct srv_conns_limits srv_http_limits(const struct srv_config *cfg)
     return lim;
 }
 
+/*
+ * The lane's bounds from the settings. With --max-client-connections 0 (behind a
+ * balancer that rewrites source addresses) every request comes from one address, so
+ * no client is held to half of the queue: it is served in order of arrival then.
+ */
+static struct srv_lane_limits srv_http_lane_limits(const struct srv_config *cfg)
+{
+    unsigned half = cfg->lane_queue / 2 > 0 ? cfg->lane_queue / 2 : 1;
+    struct srv_lane_limits lim = {
+        .queue = cfg->lane_queue,
+        .per_client = cfg->max_client_connections > 0 ? half : cfg->lane_queue,
+        .wait_ms = cfg->lane_wait * 1000u,
+    };
+    return lim;
+}
+
 /* The context api/ reads on every call: limits, the library's version, the budget. */
 static void srv_http_context_init(struct srv_server *s, const struct srv_config *cfg)
 {
@@ -196,8 +212,10 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
         return false;
     }
     /* As many lane threads as workers: large requests use the cores the workers leave. */
+    struct srv_lane_limits lane = srv_http_lane_limits(cfg);
     if (!srv_lane_start(&s->lane, cfg->threads < SRV_LANE_MAX_THREADS ? cfg->threads
-                                                                     : SRV_LANE_MAX_THREADS)) {
+                                                                     : SRV_LANE_MAX_THREADS,
+                        &lane, true)) {
         srv_log_message("error", "cannot start the threads for large requests");
         return false;
     }

@@ -1155,6 +1155,12 @@ const char *const api_messages_en[] = {
     "Content-Encoding names more than one coding (%s the second): send the body coded once, as gzip or deflate, or as is",
     /* server/request.c */
     "the server is shutting down",
+    /* server/request.c */
+    "the request waited longer than --lane-wait for a thread to compute it, behind other large requests: retry after the Retry-After seconds, or on another replica",
+    /* server/request.c */
+    "as many large requests wait for a thread as the server queues (--lane-queue): retry after the Retry-After seconds, or on another replica",
+    /* server/request.c */
+    "this client has half of the queue for large requests waiting already (--lane-queue): send the next one when one of them is answered",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

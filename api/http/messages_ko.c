@@ -590,6 +590,12 @@ const struct api_message api_messages_ko[] = {
       "attnd 가 풀 수 없는 Content-Encoding 입니다 (%s): 본문을 그대로, 또는 gzip 이나 deflate 로 보내세요" },
     { "Content-Encoding names more than one coding (%s the second): send the body coded once, as gzip or deflate, or as is",
       "Content-Encoding 에 코딩이 둘 이상 있습니다 (두 번째는 %s): 본문을 gzip 이나 deflate 로 한 번만 코딩하거나, 그대로 보내세요" },
+    { "the request waited longer than --lane-wait for a thread to compute it, behind other large requests: retry after the Retry-After seconds, or on another replica",
+      "요청이 다른 큰 요청들 뒤에서 계산할 스레드를 --lane-wait 보다 오래 기다렸습니다: Retry-After 초 뒤에, 또는 다른 복제본에서 다시 시도하세요" },
+    { "as many large requests wait for a thread as the server queues (--lane-queue): retry after the Retry-After seconds, or on another replica",
+      "서버가 줄 세우는 만큼의 큰 요청이 이미 스레드를 기다리고 있습니다 (--lane-queue): Retry-After 초 뒤에, 또는 다른 복제본에서 다시 시도하세요" },
+    { "this client has half of the queue for large requests waiting already (--lane-queue): send the next one when one of them is answered",
+      "이 클라이언트의 큰 요청이 이미 대기열의 절반을 차지하고 있습니다 (--lane-queue): 그 가운데 하나가 응답을 받은 뒤에 다음 요청을 보내세요" },
     { "the server is shutting down",
       "서버가 종료하는 중입니다" },
     /* The JSON reader's sentences (api/json/read.c), with numbered holes. */
