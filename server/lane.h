@@ -18,8 +18,8 @@
  * whose connection the client closed (poll(2) on its socket: POLLRDHUP, POLLHUP or
  * POLLERR) run with SRV_LANE_GONE, and those past the deadline with SRV_LANE_WAITED;
  * a thread taking a job checks the deadline too. A client that shuts down only its
- * sending half counts as gone, as nginx takes it: an HTTP/1.1 client does not do that
- * and still wait for the answer.
+ * sending half counts as gone, as nginx takes it: HTTP/1.1 clients do not half-close
+ * a connection on which they wait for an answer.
  *
  * A job running is not cut when its client goes: the computation (api_handle, and in
  * it one BLAS call may be the whole request) has no point where it could stop, and
