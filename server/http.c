@@ -276,7 +276,6 @@ void srv_http_stop(struct srv_server *s)
     srv_lane_stop(&s->lane);
     if (s->daemon != NULL)
         MHD_stop_daemon(s->daemon); /* every connection closed, each one announced */
-    srv_lane_deinit(&s->lane);
     s->daemon = NULL;
     srv_conns_stop(s->conns); /* so the registry is empty, and the reaper may go */
     s->conns = NULL;
@@ -284,4 +283,5 @@ void srv_http_stop(struct srv_server *s)
         close(s->quiesced_fd);
     s->quiesced_fd = -1;
     srv_admin_stop(s); /* last: the probes answered (/readyz 503) until now */
+    srv_lane_deinit(&s->lane); /* after: a scrape on the admin port reads its counts */
 }
