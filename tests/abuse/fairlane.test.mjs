@@ -95,8 +95,15 @@ async function until(port, pred, ms, what) {
   }
 }
 
-/** An answer within ms, or { status: 'none' }: a request the lane keeps is not waited for. */
-const within = (p, ms) => Promise.race([p, sleep(ms).then(() => ({ status: 'none' }))]);
+/**
+ * An answer within ms, or { status: 'none' }: a request the lane keeps is not waited for.
+ * The timer is cleared either way, so that it does not hold the test file open.
+ */
+function within(p, ms) {
+  let timer;
+  const late = new Promise((resolve) => { timer = setTimeout(() => resolve({ status: 'none' }), ms); });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
 
 /** The access-log lines of requests whose id starts with prefix. */
 const lines = (stderr, prefix) => stderr.split('\n').filter((l) => l.includes(` id=${prefix}`));
