@@ -66,7 +66,8 @@ API_SUITES += check_errors check_lang
 # The server's own problems and the JSON reader's words, in the request's language.
 API_SUITES += check_lang_server
 UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) check_render \
-                check_multihead check_metrics check_body check_numfmt check_framing check_clients)
+                check_multihead check_metrics check_body check_numfmt check_framing check_clients \
+                check_lane)
 # server/coding.c and server/inflate.c (Content-Encoding, Accept-Encoding, coded bodies).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_inflate
 # api/json/utf8.h, the one UTF-8 decoder, against a reference encoder.
@@ -274,6 +275,12 @@ $(BUILD_DIR)/tests/unit/check_framing: $(BUILD_DIR)/tests/unit/check_framing.o $
 # server/clients.c alone, likewise.
 $(BUILD_DIR)/tests/unit/check_clients: $(BUILD_DIR)/tests/unit/check_clients.o $(BUILD_DIR)/server/clients.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# server/lane.c and server/lane_queue.c, with the counters they keep (server/metrics.c).
+$(BUILD_DIR)/tests/unit/check_lane: $(BUILD_DIR)/tests/unit/check_lane.o $(BUILD_DIR)/server/lane.o \
+                                    $(BUILD_DIR)/server/lane_queue.o $(BUILD_DIR)/server/metrics.o \
+                                    $(BUILD_DIR)/server/clock.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) -lpthread
 
 # api/json/utf8.h and its four callers, server/log.c's escaper among them.
 $(BUILD_DIR)/tests/unit/check_utf8: $(BUILD_DIR)/tests/unit/check_utf8.o $(BUILD_DIR)/server/log.o \

@@ -6,6 +6,9 @@
  * call, and probes keep theirs alive), or at once, closing, when a body is on its
  * way: nothing here reads a body.
  *
+ * Connections: the registry of server/conns.h, the admin port's own (admin.h says
+ * with which numbers); a connection one too many is answered 503 on its first call.
+ *
  * Ownership: struct srv_admin_request is allocated on the first call, hangs off
  * *req_cls and is freed in srv_admin_on_completed; a response's body moves to
  * libmicrohttpd, which frees it once sent.
@@ -118,6 +121,7 @@ static void srv_admin_decide(struct srv_server *s, struct MHD_Connection *conn,
             .connections_open = srv_conns_open(s->conns),
             .process = srv_process_read("/proc", &proc) ? &proc : NULL,
         };
+        srv_lane_counts(&s->lane, &g.lane_queued, &g.lane_running);
         res->status = 200;
         res->content_type = SRV_METRICS_CONTENT_TYPE;
         if (!srv_metrics_render(&g, &res->body, &res->body_len)) {
@@ -190,20 +194,23 @@ static void srv_admin_copy(char *out, size_t cap, const char *s)
     out[n] = '\0';
 }
 
-static enum MHD_Result srv_admin_on_request(void *cls, struct MHD_Connection *conn,
-                                            const char *url, const char *method,
-                                            const char *version, const char *upload_data,
-                                            size_t *upload_data_size, void **req_cls)
+/* A 503 for a connection one too many (server/conns.h), closing it. */
+static enum MHD_Result srv_admin_refuse(struct MHD_Connection *conn, struct srv_admin_request *r,
+                                        const char *url, const char *method, const char *reason)
 {
-    (void)version;
-    (void)upload_data;
-    struct srv_server *s = cls;
-    struct srv_admin_request *r = *req_cls;
-    if (r != NULL) {
-        *upload_data_size = 0; /* not reached: a request with a body is answered at once */
-        return srv_admin_answer(s, conn, r, url, method, false);
-    }
-    r = malloc(sizeof *r);
+    struct api_response res = {0};
+    struct srv_admin_params ps = {.n = 0};
+    struct api_request q = srv_admin_request(conn, url, method, &ps);
+    api_respond_server_reason(&res, &q, API_UNAVAILABLE, reason);
+    return srv_admin_queue(conn, r, &res, strcmp(method, MHD_HTTP_METHOD_HEAD) == 0, true);
+}
+
+/* The first call: the request's state, and the answer when it cannot wait. */
+static enum MHD_Result srv_admin_first_call(struct srv_server *s, struct MHD_Connection *conn,
+                                            const char *url, const char *method,
+                                            void **req_cls)
+{
+    struct srv_admin_request *r = malloc(sizeof *r);
     if (r == NULL)
         return MHD_NO; /* no memory even for this: the connection closes, the probe fails */
     memset(r, 0, sizeof *r);
@@ -214,6 +221,9 @@ static enum MHD_Result srv_admin_on_request(void *cls, struct MHD_Connection *co
     srv_admin_copy(r->method, sizeof r->method, method);
     srv_admin_copy(r->path, sizeof r->path, url);
     r->route = srv_metrics_route(url);
+    const char *too_many = srv_conns_refusal(conn);
+    if (too_many != NULL)
+        return srv_admin_refuse(conn, r, url, method, too_many);
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
     bool body = (cl != NULL && strcmp(cl, "0") != 0) ||
@@ -224,12 +234,33 @@ static enum MHD_Result srv_admin_on_request(void *cls, struct MHD_Connection *co
     return MHD_YES;
 }
 
+/* The access handler, with the connection's deadline following the request (conns.h). */
+static enum MHD_Result srv_admin_on_request(void *cls, struct MHD_Connection *conn,
+                                            const char *url, const char *method,
+                                            const char *version, const char *upload_data,
+                                            size_t *upload_data_size, void **req_cls)
+{
+    (void)version;
+    (void)upload_data;
+    struct srv_server *s = cls;
+    struct srv_admin_request *r = *req_cls;
+    enum MHD_Result ret;
+    if (r != NULL) {
+        *upload_data_size = 0; /* not reached: a request with a body is answered at once */
+        ret = srv_admin_answer(s, conn, r, url, method, false);
+    } else {
+        ret = srv_admin_first_call(s, conn, url, method, req_cls);
+    }
+    srv_conns_after_call(conn, r == NULL);
+    return ret;
+}
+
 static void srv_admin_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                                    enum MHD_RequestTerminationCode toe)
 {
     (void)cls;
-    (void)conn;
     (void)toe;
+    srv_conns_request_done(conn); /* a kept-alive probe's next request: a new clock */
     struct srv_admin_request *r = *req_cls;
     if (r == NULL)
         return;
@@ -255,6 +286,15 @@ bool srv_admin_start(struct srv_server *s, const struct srv_config *cfg)
         return false;
     }
     unsigned timeout = cfg->timeout < SRV_ADMIN_TIMEOUT_MAX ? cfg->timeout : SRV_ADMIN_TIMEOUT_MAX;
+    struct srv_conns_limits lim = {.slots = SRV_ADMIN_SLOTS, .per_client = SRV_ADMIN_CLIENT_SLOTS,
+                                   .idle_s = timeout, .request_s = SRV_ADMIN_REQUEST_S,
+                                   .admin = true};
+    s->admin_conns = srv_conns_start(&lim);
+    if (s->admin_conns == NULL) {
+        srv_log_message("error", "cannot start the admin port's connection registry (out of "
+                                 "memory?)");
+        return false;
+    }
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG | (cfg->bind_ipv6 ? MHD_USE_IPv6 : 0);
     s->admin = MHD_start_daemon(
@@ -262,11 +302,15 @@ bool srv_admin_start(struct srv_server *s, const struct srv_config *cfg)
         MHD_OPTION_EXTERNAL_LOGGER, srv_log_mhd, NULL,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_CONNECTION_TIMEOUT, timeout,
-        MHD_OPTION_CONNECTION_LIMIT, SRV_ADMIN_CONNECTION_LIMIT,
+        MHD_OPTION_CONNECTION_LIMIT, srv_conns_hard_limit(SRV_ADMIN_SLOTS),
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, 2u * SRV_ADMIN_CLIENT_SLOTS, /* conns.h: twice */
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, SRV_ADMIN_MEMORY,
         MHD_OPTION_NOTIFY_COMPLETED, srv_admin_on_completed, s,
+        MHD_OPTION_NOTIFY_CONNECTION, srv_conns_on_notify, s->admin_conns,
         MHD_OPTION_END);
     if (s->admin == NULL) {
+        srv_conns_stop(s->admin_conns);
+        s->admin_conns = NULL;
         srv_log_message("error", "cannot listen on %s admin port %u (in use, or not an "
                                  "address of this host?)", cfg->bind, cfg->admin_port);
         return false;
@@ -279,6 +323,8 @@ bool srv_admin_start(struct srv_server *s, const struct srv_config *cfg)
 void srv_admin_stop(struct srv_server *s)
 {
     if (s->admin != NULL)
-        MHD_stop_daemon(s->admin);
+        MHD_stop_daemon(s->admin); /* every connection closed, each one announced */
     s->admin = NULL;
+    srv_conns_stop(s->admin_conns);
+    s->admin_conns = NULL;
 }

@@ -11,8 +11,15 @@
  * 404 for every other path. It keeps answering while the data port drains, and
  * stops after it. It is meant for the cluster's network, not for clients: no CORS.
  *
- * Not here: the data port (http.c), the deadlines and per-client limits of its
- * connections (conns.c): a probe's own listener needs none of them.
+ * Its connections have the data port's defences (server/conns.h: a registry of their
+ * own), with numbers for probes: SRV_ADMIN_SLOTS served at once, at most
+ * SRV_ADMIN_CLIENT_SLOTS from one client (a 503 with Retry-After past them), and a
+ * request's headers due within the idle timeout plus a quarter of
+ * SRV_ADMIN_REQUEST_S. So clients trickling headers (the port is open to whatever can
+ * reach the pod) hold a few slots each, for seconds, and a probe from another address
+ * always finds one: the kubelet's liveness probe cannot be starved into restarts.
+ *
+ * Not here: the data port (http.c), the registry itself (conns.c).
  */
 #ifndef SRV_ADMIN_H
 #define SRV_ADMIN_H
@@ -21,7 +28,11 @@
 
 #include "server/config.h"
 
-#define SRV_ADMIN_CONNECTION_LIMIT 32u
+#define SRV_ADMIN_SLOTS 128u       /* connections served at once */
+#define SRV_ADMIN_CLIENT_SLOTS 8u  /* of them, from one client */
+#define SRV_ADMIN_REQUEST_S 8u     /* a quarter of it for a request's headers, after the idle time */
+/* Descriptors the admin daemon may hold: its slots and the refused quarter beyond them. */
+#define SRV_ADMIN_FDS (SRV_ADMIN_SLOTS + SRV_ADMIN_SLOTS / 4u)
 
 struct srv_server;
 

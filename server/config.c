@@ -60,6 +60,10 @@ static const struct srv_opt srv_opts[] = {
     {"max-client-connections", "ATTND_MAX_CLIENT_CONNECTIONS", OPT_UINT,
      offsetof(struct srv_config, max_client_connections), 0, 65536,
      "connections; 0 = no limit, behind a load balancer"},
+    {"lane-queue", "ATTND_LANE_QUEUE", OPT_UINT, offsetof(struct srv_config, lane_queue), 1,
+     65536, "large requests waiting"},
+    {"lane-wait", "ATTND_LANE_WAIT", OPT_UINT, offsetof(struct srv_config, lane_wait), 1, 86400,
+     "seconds"},
     {"admin-port", "ATTND_ADMIN_PORT", OPT_ADMIN, offsetof(struct srv_config, admin_port), 0,
      65535, "0 picks a free port; off = none"},
     {"cors-origin", "ATTND_CORS_ORIGIN", OPT_CORS, 0, 0, 0, NULL},
@@ -82,6 +86,8 @@ void srv_config_defaults(struct srv_config *cfg, unsigned n_cpus)
     cfg->request_timeout = 60;
     cfg->max_connections = 2048;
     cfg->max_client_connections = 256;
+    cfg->lane_queue = 64;
+    cfg->lane_wait = 30;
     cfg->cors_any = true;
     snprintf(cfg->cors_headers, sizeof cfg->cors_headers, "%s", SRV_CORS_DEFAULT_HEADERS);
     cfg->log = SRV_LOG_TEXT;
@@ -455,6 +461,11 @@ const char *srv_config_usage(void)
            "                                         of them from one client (IPv6: a /64);\n"
            "                                         0 = no limit, behind a load balancer\n"
            "                                         (256)\n"
+           "  --lane-queue N      ATTND_LANE_QUEUE   large requests waiting for a thread,\n"
+           "                                         half of them from one client at most;\n"
+           "                                         past them a 503 (64)\n"
+           "  --lane-wait S       ATTND_LANE_WAIT    seconds a large request may wait for a\n"
+           "                                         thread; past them a 503 (30)\n"
            "  --admin-port N      ATTND_ADMIN_PORT   /healthz, /readyz and /metrics on a\n"
            "                                         listener of their own; 0 picks a free\n"
            "                                         port (off)\n"

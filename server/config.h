@@ -53,6 +53,8 @@ struct srv_config {
     unsigned request_timeout;      /* a request's headers and body, seconds (server/conns.h) */
     unsigned max_connections;      /* connections served at once on the data port */
     unsigned max_client_connections; /* of them, from one client; 0 = no limit */
+    unsigned lane_queue;           /* large requests waiting at most (server/lane.h) */
+    unsigned lane_wait;            /* seconds a large request may wait for a lane thread */
     bool admin;                    /* --admin-port given (and not "off") */
     unsigned admin_port;           /* the admin listener's port; 0 = pick a free one */
     bool cors_any;                 /* --cors-origin "*" */

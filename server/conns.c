@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "server/clients.h"
+#include "server/clock.h"
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/words.h"
@@ -63,13 +64,6 @@ struct srv_conns {
     int64_t logged_ms;
 };
 
-static int64_t srv_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 unsigned srv_conns_hard_limit(unsigned slots)
 {
     return slots + (slots + 3) / 4;
@@ -103,6 +97,13 @@ bool srv_conns_fit_fds(struct srv_conns_limits *limits, unsigned reserve)
 }
 
 /* ---- the reaper ---- */
+/* The data port's connections are counted for /metrics; the admin port's are not. */
+static void srv_conns_count(const struct srv_conns *c, enum srv_metrics_conn what)
+{
+    if (!c->lim.admin)
+        srv_metrics_connection(what);
+}
+
 
 /* Shuts down every connection past its deadline; the caller holds the lock. */
 static void srv_conns_reap_once(struct srv_conns *c, int64_t now)
@@ -115,13 +116,13 @@ static void srv_conns_reap_once(struct srv_conns *c, int64_t now)
         e->shut = true;
         if (e->refused != NULL) {
             c->closed_refused++;
-            srv_metrics_connection(SRV_METRICS_CONN_LATE_REFUSED);
+            srv_conns_count(c, SRV_METRICS_CONN_LATE_REFUSED);
         } else if (e->phase == SRV_CONN_BODY) {
             c->closed_body++;
-            srv_metrics_connection(SRV_METRICS_CONN_LATE_BODY);
+            srv_conns_count(c, SRV_METRICS_CONN_LATE_BODY);
         } else {
             c->closed_headers++;
-            srv_metrics_connection(SRV_METRICS_CONN_LATE_HEADERS);
+            srv_conns_count(c, SRV_METRICS_CONN_LATE_HEADERS);
         }
     }
 }
@@ -131,15 +132,11 @@ static void *srv_conns_reaper(void *arg)
     struct srv_conns *c = arg;
     pthread_mutex_lock(&c->lock);
     while (!c->stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += SRV_CONNS_TICK_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
+        struct timespec until = srv_clock_after_ms(SRV_CONNS_TICK_MS);
         pthread_cond_timedwait(&c->wake, &c->lock, &until);
         if (c->stopping)
             break;
-        int64_t now = srv_now_ms();
+        int64_t now = srv_clock_ms();
         srv_conns_reap_once(c, now);
         unsigned long h = c->closed_headers, b = c->closed_body, r = c->closed_refused;
         if (h + b + r == 0 || now - c->logged_ms < SRV_CONNS_LOG_EVERY_MS)
@@ -147,9 +144,10 @@ static void *srv_conns_reaper(void *arg)
         c->closed_headers = c->closed_body = c->closed_refused = 0;
         c->logged_ms = now;
         pthread_mutex_unlock(&c->lock); /* the log's write must not hold up the workers */
-        srv_log_message("warn", "closed connections past their deadline: %lu sending "
+        srv_log_message("warn", "closed %s connections past their deadline: %lu sending "
                         "headers, %lu sending a body (--request-timeout), %lu refused "
-                        "ones that sent no request", h, b, r);
+                        "ones that sent no request", c->lim.admin ? "admin port" : "data port",
+                        h, b, r);
         pthread_mutex_lock(&c->lock);
     }
     pthread_mutex_unlock(&c->lock);
@@ -177,7 +175,7 @@ struct srv_conns *srv_conns_start(const struct srv_conns_limits *limits)
     c->n_pool = srv_conns_hard_limit(limits->slots);
     c->pool = calloc(c->n_pool, sizeof *c->pool);
     /* Seeded so that a client cannot choose addresses that collide. */
-    uint64_t seed = (uint64_t)srv_now_ms() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
+    uint64_t seed = (uint64_t)srv_clock_ms() * 0x9E3779B97F4A7C15ULL ^ (uint64_t)getpid();
     bool ok = srv_clients_init(&c->clients, c->n_pool, seed) && c->pool != NULL;
     pthread_condattr_t ca;
     if (!ok || pthread_condattr_init(&ca) != 0) {
@@ -228,13 +226,21 @@ static const char *srv_conns_judge(const struct srv_conns *c,
                                    const unsigned char key[SRV_CLIENT_KEY])
 {
     if (c->admitted >= c->lim.slots)
-        return SRV_N("every connection this server takes is in use (--max-connections): "
-                     "retry after the Retry-After seconds, or on another replica");
+        return c->lim.admin
+                   ? SRV_N("every connection the admin port takes is in use: retry after "
+                           "the Retry-After seconds")
+                   : SRV_N("every connection this server takes is in use (--max-connections): "
+                           "retry after the Retry-After seconds, or on another replica");
     if (c->lim.per_client > 0 && srv_clients_count(&c->clients, key) >= c->lim.per_client)
-        return SRV_N("this client has as many connections open as the server allows one "
-                     "client (--max-client-connections): send the next request on one of them");
+        return c->lim.admin
+                   ? SRV_N("this client has as many connections open to the admin port as it "
+                           "allows one client: send the next probe on one of them, or close one")
+                   : SRV_N("this client has as many connections open as the server allows one "
+                           "client (--max-client-connections): send the next request on one of "
+                           "them");
     return NULL;
 }
+
 
 static void srv_conns_opened(struct srv_conns *c, struct MHD_Connection *conn,
                              void **socket_context)
@@ -245,7 +251,7 @@ static void srv_conns_opened(struct srv_conns *c, struct MHD_Connection *conn,
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     unsigned char key[SRV_CLIENT_KEY];
     srv_clients_key(addr != NULL ? addr->client_addr : NULL, key);
-    int64_t now = srv_now_ms();
+    int64_t now = srv_clock_ms();
     pthread_mutex_lock(&c->lock);
     if (c->free_head == SRV_CONNS_NONE || fd == NULL) { /* cannot happen: see the top */
         pthread_mutex_unlock(&c->lock);
@@ -270,8 +276,8 @@ static void srv_conns_opened(struct srv_conns *c, struct MHD_Connection *conn,
         c->admitted++;
         srv_clients_add(&c->clients, key);
     } else {
-        srv_metrics_connection(c->admitted >= c->lim.slots ? SRV_METRICS_CONN_REFUSED_SLOTS
-                                                           : SRV_METRICS_CONN_REFUSED_CLIENT);
+        srv_conns_count(c, c->admitted >= c->lim.slots ? SRV_METRICS_CONN_REFUSED_SLOTS
+                                                       : SRV_METRICS_CONN_REFUSED_CLIENT);
     }
     pthread_mutex_unlock(&c->lock);
     *socket_context = e;
@@ -329,14 +335,14 @@ void srv_conns_after_call(struct MHD_Connection *conn, bool first)
     if (MHD_get_connection_info(conn, MHD_CONNECTION_INFO_HTTP_STATUS) != NULL)
         srv_conns_set(e, SRV_CONN_ANSWERING, 0);
     else if (first)
-        srv_conns_set(e, SRV_CONN_BODY, srv_now_ms() + e->owner->body_ms);
+        srv_conns_set(e, SRV_CONN_BODY, srv_clock_ms() + e->owner->body_ms);
 }
 
 void srv_conns_request_done(struct MHD_Connection *conn)
 {
     struct srv_conn *e = srv_conn_of(conn);
     if (e != NULL) /* a kept-alive connection's next request: a new clock */
-        srv_conns_set(e, SRV_CONN_WAITING, srv_now_ms() + e->owner->waiting_ms);
+        srv_conns_set(e, SRV_CONN_WAITING, srv_clock_ms() + e->owner->waiting_ms);
 }
 
 unsigned srv_conns_open(struct srv_conns *c)

@@ -36,6 +36,10 @@
  * a client's new connections at once (MHD_OPTION_PER_IP_CONNECTION_LIMIT), so one
  * client cannot fill the spare slots with refused ones either.
  *
+ * The admin port (server/admin.c) keeps a registry of its own with the same rules and
+ * smaller numbers, so that a client trickling headers there cannot hold the probes'
+ * slots either.
+ *
  * Not here: the daemon's other options (http.c), what a request says (request.c).
  */
 #ifndef SRV_CONNS_H
@@ -53,6 +57,9 @@ struct srv_conns_limits {
     unsigned per_client; /* --max-client-connections; 0 = no per-client limit */
     unsigned idle_s;     /* --timeout */
     unsigned request_s;  /* --request-timeout */
+    /* The admin port's registry (server/admin.c): its refusals name the admin port's
+       limits, and /metrics' attnd_connections_* series stay the data port's alone. */
+    bool admin;
 };
 
 struct srv_conns;

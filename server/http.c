@@ -56,7 +56,7 @@
 #define SRV_CONNECTION_MEMORY ((size_t)64 * 1024)
 /* Descriptors kept for all but the data port's connections: the listeners, each
  * worker's wake-up channel, the admin daemon's connections, the log, /proc reads. */
-#define SRV_FD_RESERVE(threads) (64u + 2u * (threads) + SRV_ADMIN_CONNECTION_LIMIT)
+#define SRV_FD_RESERVE(threads) (64u + 2u * (threads) + SRV_ADMIN_FDS)
 
 /* The address to listen on; sockaddr_storage is big enough for either family. */
 bool srv_http_bind_addr(const struct srv_config *cfg, unsigned port,
@@ -111,6 +111,22 @@ static struct srv_conns_limits srv_http_limits(const struct srv_config *cfg)
         .request_s = cfg->request_timeout,
     };
     srv_conns_fit_fds(&lim, SRV_FD_RESERVE(cfg->threads));
+    return lim;
+}
+
+/*
+ * The lane's bounds from the settings. With --max-client-connections 0 (behind a
+ * balancer that rewrites source addresses) every request comes from one address, so
+ * no client is held to half of the queue: it is served in order of arrival then.
+ */
+static struct srv_lane_limits srv_http_lane_limits(const struct srv_config *cfg)
+{
+    unsigned half = cfg->lane_queue / 2 > 0 ? cfg->lane_queue / 2 : 1;
+    struct srv_lane_limits lim = {
+        .queue = cfg->lane_queue,
+        .per_client = cfg->max_client_connections > 0 ? half : cfg->lane_queue,
+        .wait_ms = cfg->lane_wait * 1000u,
+    };
     return lim;
 }
 
@@ -196,8 +212,10 @@ bool srv_http_start(struct srv_server *s, const struct srv_config *cfg)
         return false;
     }
     /* As many lane threads as workers: large requests use the cores the workers leave. */
+    struct srv_lane_limits lane = srv_http_lane_limits(cfg);
     if (!srv_lane_start(&s->lane, cfg->threads < SRV_LANE_MAX_THREADS ? cfg->threads
-                                                                     : SRV_LANE_MAX_THREADS)) {
+                                                                     : SRV_LANE_MAX_THREADS,
+                        &lane, true)) {
         srv_log_message("error", "cannot start the threads for large requests");
         return false;
     }
@@ -258,7 +276,6 @@ void srv_http_stop(struct srv_server *s)
     srv_lane_stop(&s->lane);
     if (s->daemon != NULL)
         MHD_stop_daemon(s->daemon); /* every connection closed, each one announced */
-    srv_lane_deinit(&s->lane);
     s->daemon = NULL;
     srv_conns_stop(s->conns); /* so the registry is empty, and the reaper may go */
     s->conns = NULL;
@@ -266,4 +283,5 @@ void srv_http_stop(struct srv_server *s)
         close(s->quiesced_fd);
     s->quiesced_fd = -1;
     srv_admin_stop(s); /* last: the probes answered (/readyz 503) until now */
+    srv_lane_deinit(&s->lane); /* after: a scrape on the admin port reads its counts */
 }

@@ -40,6 +40,7 @@ struct srv_server {
     uint16_t port;                 /* the port actually bound */
     struct MHD_Daemon *admin;      /* --admin-port's daemon (server/admin.h), or NULL */
     uint16_t admin_port;           /* the admin port actually bound */
+    struct srv_conns *admin_conns; /* the admin port's connections (server/admin.h); owned */
 };
 
 /* cfg's --bind address with `port`, for either listener. False when it does not parse. */

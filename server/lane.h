@@ -10,9 +10,24 @@
  * lane's threads run at a lower priority (nice SRV_LANE_NICE), so that when the cores
  * are busy with large work a small request still gets one at once.
  *
- * A job is the caller's: the lane only queues it, runs it once, and never frees it.
- * The queue is first in, first out, and unbounded: each job is a connection that
- * holds a slot and a body already charged to the memory budget.
+ * Fair and bounded (server/lane_queue.h): waiting jobs are queued per client and served
+ * round robin, at most --lane-queue of them wait, at most half of those from one
+ * client, and a push past either bound is refused at once (the caller answers 503).
+ * A job that has waited --lane-wait is not computed: it runs with SRV_LANE_WAITED (a
+ * 503). A watcher thread looks at the waiting jobs every SRV_LANE_WATCH_MS: those
+ * whose connection the client closed (poll(2) on its socket: POLLRDHUP, POLLHUP or
+ * POLLERR) run with SRV_LANE_GONE, and those past the deadline with SRV_LANE_WAITED;
+ * a thread taking a job checks the deadline too. A client that shuts down only its
+ * sending half counts as gone, as nginx takes it: HTTP/1.1 clients do not half-close
+ * a connection on which they wait for an answer.
+ *
+ * A job running is not cut when its client goes: the computation (api_handle, and in
+ * it one BLAS call may be the whole request) has no point where it could stop, and
+ * giving it one would reach into api/ and core/. Its answer then meets a closed
+ * socket, and its log line says outcome=cut, as any answer not delivered does.
+ *
+ * Every drop is counted (srv_metrics_lane_dropped: gone, full, wait). A job is the
+ * caller's: the lane only queues it, runs it once, and never frees it.
  *
  * Not here: what a job does (request.c), HTTP.
  */
@@ -22,39 +37,79 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "server/clients.h"
+#include "server/lane_queue.h"
 
 #define SRV_LANE_MAX_THREADS 64
 #define SRV_LANE_NICE 5
+#define SRV_LANE_WATCH_MS 100 /* how often waiting jobs' sockets and ages are looked at */
+
+/* Why a job runs (struct srv_lane_job.run). */
+enum srv_lane_how {
+    SRV_LANE_RUN,      /* its turn: compute it */
+    SRV_LANE_STOPPING, /* the lane is being stopped: answer now, without computing */
+    SRV_LANE_WAITED,   /* it waited --lane-wait: answer 503, without computing */
+    SRV_LANE_GONE      /* its client closed the connection: answer nothing */
+};
 
 struct srv_lane_job {
-    /* Called once on a lane thread; stopping: the lane is being stopped, answer now. */
-    void (*run)(struct srv_lane_job *job, bool stopping);
-    struct srv_lane_job *next; /* the lane's */
+    /* Called once, on a lane thread (or the watcher); may free the job. */
+    void (*run)(struct srv_lane_job *job, enum srv_lane_how how);
+    unsigned char client[SRV_CLIENT_KEY]; /* the caller's: whose turn it is (clients.h) */
+    int fd;                               /* the caller's: the socket watched, or -1 */
+    int64_t queued_ms;                    /* the lane's: srv_clock_ms() when queued */
+    struct srv_lane_job *next;            /* the lane's */
+};
+
+struct srv_lane_limits {
+    unsigned queue;      /* --lane-queue: jobs waiting at most, >= 1 */
+    unsigned per_client; /* of them, from one client: 1..queue */
+    unsigned wait_ms;    /* --lane-wait, in ms */
 };
 
 struct srv_lane {
     pthread_mutex_t lock;
     pthread_cond_t work;      /* a job was queued, or stopping */
-    struct srv_lane_job *head, *tail;
+    pthread_cond_t tick;      /* on CLOCK_MONOTONIC: wakes the watcher to stop */
+    struct srv_lane_queue queue;
+    unsigned running;         /* jobs being computed */
+    int64_t wait_ms;
     bool stopping;
     bool started;             /* set once by srv_lane_start, read-only after */
+    bool watching;            /* the watcher thread runs */
     size_t n_threads;
     pthread_t threads[SRV_LANE_MAX_THREADS];
+    pthread_t watcher;
 };
 
-/* Starts n threads (1..SRV_LANE_MAX_THREADS). False (nothing started) on failure. */
-bool srv_lane_start(struct srv_lane *lane, size_t n);
+/*
+ * Starts n threads (1..SRV_LANE_MAX_THREADS) and, with watch, the watcher (a test
+ * drives srv_lane_sweep itself instead). False (nothing started) on failure.
+ */
+bool srv_lane_start(struct srv_lane *lane, size_t n, const struct srv_lane_limits *lim,
+                    bool watch);
 
-/* Queues job to run on the next free lane thread; false (not queued) once stopping. */
-bool srv_lane_push(struct srv_lane *lane, struct srv_lane_job *job);
+/* Queues job (client and fd set) for its turn, or says why not (nothing queued). */
+enum srv_lane_push srv_lane_push(struct srv_lane *lane, struct srv_lane_job *job);
 
 /*
- * Runs every job still queued with stopping set, waits for those running, and joins
- * the threads; later pushes are refused. A lane never started (zeroed) is fine.
+ * The watcher's one look, at time now_ms: runs every waiting job whose client is gone
+ * (SRV_LANE_GONE) or that has waited wait_ms (SRV_LANE_WAITED), on the calling thread.
+ */
+void srv_lane_sweep(struct srv_lane *lane, int64_t now_ms);
+
+/* Jobs waiting and running now, for /metrics. Zeros for a lane never started. */
+void srv_lane_counts(struct srv_lane *lane, unsigned *queued, unsigned *running);
+
+/*
+ * Runs every job still queued with SRV_LANE_STOPPING, waits for those running, and
+ * joins the threads; later pushes are refused. A lane never started (zeroed) is fine.
  */
 void srv_lane_stop(struct srv_lane *lane);
 
-/* Frees the lock and condition once nobody can push any more (after the daemon stops). */
+/* Frees the lock, condition and queue once nobody can push any more. */
 void srv_lane_deinit(struct srv_lane *lane);
 
 #endif

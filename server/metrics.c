@@ -80,6 +80,7 @@ struct srv_route_counters {
 
 static struct srv_route_counters srv_counters[SRV_ROUTE_SLOTS];
 static atomic_ullong srv_conn_events[SRV_METRICS_CONN_EVENTS];
+static atomic_ullong srv_lane_drops[SRV_METRICS_LANE_REASONS];
 static const char *srv_version = "unknown";
 static const char *srv_build = "unknown";
 
@@ -158,10 +159,17 @@ void srv_metrics_connection(enum srv_metrics_conn what)
         atomic_fetch_add_explicit(&srv_conn_events[what], 1, memory_order_relaxed);
 }
 
+void srv_metrics_lane_dropped(enum srv_metrics_lane why)
+{
+    if ((unsigned)why < SRV_METRICS_LANE_REASONS)
+        atomic_fetch_add_explicit(&srv_lane_drops[why], 1, memory_order_relaxed);
+}
+
 void srv_metrics_reset(void)
 {
     memset(srv_counters, 0, sizeof srv_counters);
     memset(srv_conn_events, 0, sizeof srv_conn_events);
+    memset(srv_lane_drops, 0, sizeof srv_lane_drops);
 }
 
 /* ---- the text ---- */
@@ -317,6 +325,28 @@ static void srv_render_connections(struct srv_text *t, const struct srv_metrics_
                     srv_conn_count(SRV_METRICS_CONN_LATE_REFUSED));
 }
 
+static void srv_render_lane(struct srv_text *t, const struct srv_metrics_gauges *g)
+{
+    srv_text_printf(t, "# HELP attnd_lane_queued Large requests waiting for a lane thread "
+                       "(at most --lane-queue).\n# TYPE attnd_lane_queued gauge\n"
+                       "attnd_lane_queued %u\n", g->lane_queued);
+    srv_text_printf(t, "# HELP attnd_lane_running Large requests being computed by the lane's "
+                       "threads.\n# TYPE attnd_lane_running gauge\n"
+                       "attnd_lane_running %u\n", g->lane_running);
+    unsigned long long n[SRV_METRICS_LANE_REASONS];
+    for (unsigned i = 0; i < SRV_METRICS_LANE_REASONS; i++)
+        n[i] = atomic_load_explicit(&srv_lane_drops[i], memory_order_relaxed);
+    srv_text_printf(t, "# HELP attnd_lane_jobs_dropped_total Large requests not computed: "
+                       "their client closed the connection while they waited (gone), the "
+                       "lane or the client's half of it was full (full, answered 503), or "
+                       "they waited --lane-wait (wait, answered 503).\n"
+                       "# TYPE attnd_lane_jobs_dropped_total counter\n"
+                       "attnd_lane_jobs_dropped_total{reason=\"gone\"} %llu\n"
+                       "attnd_lane_jobs_dropped_total{reason=\"full\"} %llu\n"
+                       "attnd_lane_jobs_dropped_total{reason=\"wait\"} %llu\n",
+                    n[SRV_METRICS_LANE_GONE], n[SRV_METRICS_LANE_FULL], n[SRV_METRICS_LANE_WAIT]);
+}
+
 /* The process collector's series, with the help texts the client libraries give them. */
 static void srv_render_process(struct srv_text *t, const struct srv_process_stats *p)
 {
@@ -365,6 +395,7 @@ bool srv_metrics_render(const struct srv_metrics_gauges *g, char **out, size_t *
                         "new work is answered 503.\n# TYPE attnd_memory_budget_bytes gauge\n"
                         "attnd_memory_budget_bytes %zu\n", g->memory_budget);
     srv_render_connections(&t, g);
+    srv_render_lane(&t, g);
     srv_render_bytes(&t, "attnd_request_bytes_total",
                      "Request body bytes received, by route template.", true);
     srv_render_bytes(&t, "attnd_response_bytes_total",

@@ -13,6 +13,9 @@
  *   attnd_connections_open                      gauge: data-port connections holding a slot
  *   attnd_connections_refused_total{reason}     counter: connections marked for a 503 (conns.h)
  *   attnd_connections_timed_out_total{phase}    counter: connections shut down past a deadline
+ *   attnd_lane_queued, attnd_lane_running       gauges: large requests waiting, computing (lane.h)
+ *   attnd_lane_jobs_dropped_total{reason}       counter: large requests not computed: the
+ *                                               client gone, the lane full, waited too long
  *   attnd_build_info{version,build}             gauge, always 1
  *   process_*                                   the process collector's six series,
  *                                               when the caller read them (process.h)
@@ -75,11 +78,22 @@ enum srv_metrics_conn {
 
 void srv_metrics_connection(enum srv_metrics_conn what);
 
+/* Why a large request was not computed (server/lane.c), for its counter. */
+enum srv_metrics_lane {
+    SRV_METRICS_LANE_GONE, /* its client closed the connection while it waited */
+    SRV_METRICS_LANE_FULL, /* refused: --lane-queue, or its client's half of it, waiting */
+    SRV_METRICS_LANE_WAIT, /* it waited --lane-wait */
+    SRV_METRICS_LANE_REASONS
+};
+
+void srv_metrics_lane_dropped(enum srv_metrics_lane why);
+
 /* The server's gauges, read by the caller at the scrape. */
 struct srv_metrics_gauges {
     long in_flight;
     size_t memory_held, memory_budget;
     unsigned connections_open; /* the data port's, holding a slot */
+    unsigned lane_queued, lane_running; /* server/lane.h's srv_lane_counts */
     const struct srv_process_stats *process; /* NULL: no process_* series */
 };
 

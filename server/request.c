@@ -44,6 +44,7 @@
 #include "api/api.h"
 #include "api/http/instance.h"
 #include "server/body.h"
+#include "server/clients.h"
 #include "server/coding.h"
 #include "server/conns.h"
 #include "server/cors.h"
@@ -86,6 +87,7 @@ struct srv_request {
     bool coded;                        /* the answer is compressed as it is sent (deflate.h) */
     struct api_response *pending;      /* decided on the first call, sent on the final; owned */
     bool pending_close, pending_preflight;
+    bool lane_gone;                    /* its client left while it waited in the lane */
     int status;                        /* sent status, 0 until a response is queued */
     unsigned long long bytes;          /* body bytes of the answer queued */
     unsigned route;                    /* srv_metrics_route of the path */
@@ -466,6 +468,7 @@ static enum MHD_Result srv_metrics_answer(struct srv_server *s, struct MHD_Conne
         .connections_open = srv_conns_open(s->conns),
         .process = srv_process_read("/proc", &proc) ? &proc : NULL,
     };
+    srv_lane_counts(&s->lane, &g.lane_queued, &g.lane_running);
     if (!srv_metrics_render(&g, &res.body, &res.body_len))
         return srv_answer_unavailable(s, conn, r, SRV_N("the server is out of memory"));
     return srv_answer(s, conn, r, &res, false, false);
@@ -747,27 +750,72 @@ struct srv_deferred {
     struct api_context ctx;
 };
 
-static void srv_run_deferred(struct srv_lane_job *job, bool stopping)
+/* A deferred request answered 503 without being computed: reason says why. */
+static void srv_refuse_deferred(struct srv_deferred *d, const char *reason, bool close)
+{
+    struct srv_request *r = d->r;
+    api_respond_server_reason(r->pending, &d->q, API_UNAVAILABLE, reason);
+    r->pending_close = close;
+    srv_body_free(&r->body);
+}
+
+static void srv_run_deferred(struct srv_lane_job *job, enum srv_lane_how how)
 {
     struct srv_deferred *d = (struct srv_deferred *)job;
     struct MHD_Connection *conn = d->conn;
     struct srv_request *r = d->r;
-    if (stopping) {
-        api_respond_server_reason(r->pending, &d->q, API_UNAVAILABLE,
-                                  SRV_N("the server is shutting down"));
-        r->pending_close = true;
-        srv_body_free(&r->body);
-    } else {
+    switch (how) {
+    case SRV_LANE_RUN:
         d->ctx.admit = srv_admit;
         srv_compute(r, &d->ctx, &d->q, r->pending);
+        break;
+    case SRV_LANE_STOPPING:
+        srv_refuse_deferred(d, SRV_N("the server is shutting down"), true);
+        break;
+    case SRV_LANE_WAITED:
+        srv_refuse_deferred(d, SRV_N("the request waited longer than --lane-wait for a thread "
+                                     "to compute it, behind other large requests: retry after "
+                                     "the Retry-After seconds, or on another replica"), false);
+        break;
+    case SRV_LANE_GONE: /* nobody to answer: the final call closes the connection */
+        r->lane_gone = true;
+        srv_body_free(&r->body);
+        break;
     }
     free(d);
     MHD_resume_connection(conn); /* r is the worker's again from here */
 }
 
+/* The 503's detail for a push the lane refused. */
+static const char *srv_lane_refusal(enum srv_lane_push why)
+{
+    switch (why) {
+    case SRV_LANE_FULL:
+        return SRV_N("as many large requests wait for a thread as the server queues "
+                     "(--lane-queue): retry after the Retry-After seconds, or on another replica");
+    case SRV_LANE_CLIENT_FULL:
+        return SRV_N("this client has half of the queue for large requests waiting already "
+                     "(--lane-queue): send the next one when one of them is answered");
+    default:
+        return SRV_N("the server is shutting down");
+    }
+}
+
+/* What the lane watches of a connection: its client (whose turn) and its socket. */
+static void srv_deferred_identify(struct srv_deferred *d, struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *addr =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *fd =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    srv_clients_key(addr != NULL ? addr->client_addr : NULL, d->job.client);
+    d->job.fd = fd != NULL ? fd->connect_fd : -1;
+}
+
 /*
- * Suspends conn and queues its request on the lane (once the lane stops, it is answered
- * 503 at once instead); false, with nothing changed, when there was no memory for it.
+ * Suspends conn and queues its request on the lane; a push the lane refuses (full, or
+ * stopping) is answered 503 at once instead. False, with nothing changed, when there
+ * was no memory for it.
  */
 static bool srv_defer(struct srv_server *s, struct MHD_Connection *conn, struct srv_request *r,
                       const struct api_request *q, const struct api_context *ctx)
@@ -781,11 +829,17 @@ static bool srv_defer(struct srv_server *s, struct MHD_Connection *conn, struct 
     }
     *d = (struct srv_deferred){.job.run = srv_run_deferred, .conn = conn, .r = r, .q = *q,
                                .ctx = *ctx};
+    srv_deferred_identify(d, conn);
     r->pending = answer;
     r->pending_close = r->pending_preflight = false;
+    /* Suspended first: a lane thread may resume it the moment it is queued. */
     MHD_suspend_connection(conn);
-    if (!srv_lane_push(&s->lane, &d->job))
-        srv_run_deferred(&d->job, true);
+    enum srv_lane_push pushed = srv_lane_push(&s->lane, &d->job);
+    if (pushed != SRV_LANE_QUEUED) {
+        srv_refuse_deferred(d, srv_lane_refusal(pushed), pushed == SRV_LANE_STOPPED);
+        free(d);
+        MHD_resume_connection(conn); /* the final call sends the 503 */
+    }
     return true;
 }
 
@@ -796,6 +850,8 @@ static bool srv_defer(struct srv_server *s, struct MHD_Connection *conn, struct 
 static enum MHD_Result srv_final_call(struct srv_server *s, struct MHD_Connection *conn,
                                       struct srv_request *r, const char *url, const char *method)
 {
+    if (r->lane_gone)
+        return MHD_NO; /* its client left while it waited: close, nothing to send */
     if (r->pending != NULL) {
         struct api_response *res = r->pending;
         r->pending = NULL;
@@ -918,8 +974,18 @@ void srv_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         *req_cls = NULL;
         return;
     }
-    /* An answer queued but not all written (timeout, client gone): not delivered. */
-    bool cut = r->status != 0 && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK;
+    /* An answer made but never queued: its client left first (a large request computed
+       in the lane for nobody). Counted and logged as the answer it was, cut. */
+    bool unsent = r->status == 0 && r->pending != NULL && r->pending->status != 0;
+    if (unsent) {
+        r->status = r->pending->status;
+        srv_metrics_observe(r->route, r->status, r->received, 0,
+                            srv_ms_since(&r->started_mono) / 1e3);
+    }
+    /* An answer queued but not all written (timeout, client gone): not delivered; and a
+       large request whose client left while it waited in the lane. */
+    bool cut = (r->status != 0 && toe != MHD_REQUEST_TERMINATED_COMPLETED_OK) || unsent ||
+               r->lane_gone;
     struct srv_access a = {
         .started = r->started_real,
         .id = r->id,

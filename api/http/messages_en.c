@@ -1120,7 +1120,11 @@ const char *const api_messages_en[] = {
     /* server/admin.c */
     "the admin port serves GET and HEAD of /healthz, /readyz and /metrics only; everything else is on the main port",
     /* server/conns.c */
+    "every connection the admin port takes is in use: retry after the Retry-After seconds",
+    /* server/conns.c */
     "every connection this server takes is in use (--max-connections): retry after the Retry-After seconds, or on another replica",
+    /* server/conns.c */
+    "this client has as many connections open to the admin port as it allows one client: send the next probe on one of them, or close one",
     /* server/conns.c */
     "this client has as many connections open as the server allows one client (--max-client-connections): send the next request on one of them",
     /* server/framing.c */
@@ -1169,6 +1173,12 @@ const char *const api_messages_en[] = {
     "Content-Encoding names more than one coding (%s the second): send the body coded once, as gzip or deflate, or as is",
     /* server/request.c */
     "the server is shutting down",
+    /* server/request.c */
+    "the request waited longer than --lane-wait for a thread to compute it, behind other large requests: retry after the Retry-After seconds, or on another replica",
+    /* server/request.c */
+    "as many large requests wait for a thread as the server queues (--lane-queue): retry after the Retry-After seconds, or on another replica",
+    /* server/request.c */
+    "this client has half of the queue for large requests waiting already (--lane-queue): send the next one when one of them is answered",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

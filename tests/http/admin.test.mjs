@@ -106,3 +106,48 @@ test('while draining, /readyz is 503 on both ports; the admin port answers until
   assert.deepEqual(how, { code: 0, signal: null });
   await assert.rejects(request(port, { path: '/healthz' }), /ECONNREFUSED/);
 });
+
+test('the admin port gives one client 8 connections: its 9th is a fast 503, another is served', async (t) => {
+  const s = await startServer(['--admin-port', '0', '--log', 'off']);
+  t.after(() => s.proc.kill('SIGKILL'));
+  const port = adminPort(s);
+  // Connected one after another, so the admin thread accepts the 8 before the 9th.
+  const held = await openMany(port, 8, ['127.0.0.2']);
+  const ninth = await rawConnect(port, { localAddress: '127.0.0.2' });
+  await ninth.write('GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n');
+  const r = await ninth.nextResponse();
+  assert.equal(r.status, 503);
+  assert.equal(r.headers['retry-after'], '1');
+  assert.equal(r.headers.connection, 'close');
+  assert.match(JSON.parse(r.body).detail, /connections open to the admin port/);
+  await ninth.waitClosed();
+  // A probe from another address finds a connection at once.
+  const probe = await request(port, { path: '/healthz', localAddress: '127.0.0.3' });
+  assert.equal(probe.status, 200);
+  // The data port's connection counters are not the admin port's.
+  const m = await request(port, { path: '/metrics' });
+  assert.match(m.body, /^attnd_connections_refused_total\{reason="client"\} 0$/m);
+  for (const c of held) c.destroy();
+  await s.stop();
+});
+
+test('the admin port closes a connection trickling its headers past their deadline', async (t) => {
+  // --timeout 1: the headers are due within 1 s plus a quarter of the admin port's 8 s.
+  const s = await startServer(['--admin-port', '0', '--timeout', '1', '--log', 'off']);
+  t.after(() => s.proc.kill('SIGKILL'));
+  const port = adminPort(s);
+  const c = await rawConnect(port, { contract: false });
+  const t0 = Date.now();
+  await c.write('GET /healthz HTTP/1.1\r\nHost: t\r\nX-Slow: ');
+  // A byte every 200 ms: never idle for --timeout, so only the deadline closes it.
+  const trickle = setInterval(() => { if (!c.isClosed()) c.sock.write('a'); }, 200);
+  try {
+    await c.waitClosed(15000); // due at 3 s: five times that before calling it held
+  } finally {
+    clearInterval(trickle);
+  }
+  const ms = Date.now() - t0;
+  assert.ok(ms >= 1000, `closed after ${ms} ms, before the idle time was up`);
+  assert.equal((await request(port, { path: '/healthz' })).status, 200);
+  await s.stop();
+});

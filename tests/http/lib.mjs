@@ -171,11 +171,12 @@ export const postJson = (port, path, obj, headers = {}) =>
  * A raw TCP connection with a promise for "the next complete HTTP response". The
  * request lines written are remembered so each response is checked against the spec;
  * { contract: false } is for deliberately malformed HTTP that libmicrohttpd answers
- * itself (its own 400 pages are not attnd's contract).
+ * itself (its own 400 pages are not attnd's contract); { localAddress } sends from
+ * another loopback address (another client).
  */
-export function rawConnect(port, { contract = true } = {}) {
+export function rawConnect(port, { contract = true, localAddress } = {}) {
   return new Promise((resolve, reject) => {
-    const sock = net.connect(port, '127.0.0.1');
+    const sock = net.connect({ port, host: '127.0.0.1', localAddress });
     let buf = Buffer.alloc(0);
     let closed = false;
     const sent = []; // {method, path} of each request line written, in order

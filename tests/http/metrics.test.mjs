@@ -67,6 +67,9 @@ test('the text declares every metric and parses', async () => {
     attnd_connections_open: 'gauge',
     attnd_connections_refused_total: 'counter',
     attnd_connections_timed_out_total: 'counter',
+    attnd_lane_queued: 'gauge',
+    attnd_lane_running: 'gauge',
+    attnd_lane_jobs_dropped_total: 'counter',
     attnd_build_info: 'gauge',
     process_cpu_seconds_total: 'counter', // process.test.mjs checks their values
     process_open_fds: 'gauge',
