@@ -44,6 +44,8 @@ static const struct srv_opt srv_opts[] = {
      1073741824ULL, "bytes"},
     {"max-cells", "ATTND_MAX_CELLS", OPT_SIZE, offsetof(struct srv_config, max_cells), 1,
      1073741824ULL, "cells"},
+    {"max-work", "ATTND_MAX_WORK", OPT_SIZE, offsetof(struct srv_config, max_work), 1,
+     1ULL << 50, "multiply-adds"},
     {"max-request-bytes", "ATTND_MAX_REQUEST_BYTES", OPT_SIZE,
      offsetof(struct srv_config, max_request_bytes), 0, 1ULL << 50,
      "bytes; 0 = 512 MiB or the memory budget, whichever is smaller"},
@@ -81,6 +83,7 @@ void srv_config_defaults(struct srv_config *cfg, unsigned n_cpus)
     cfg->threads = n_cpus < 1 ? 1 : n_cpus > 1024 ? 1024 : n_cpus;
     cfg->max_body = API_DEFAULT_MAX_BODY;
     cfg->max_cells = API_DEFAULT_MAX_CELLS;
+    cfg->max_work = API_DEFAULT_MAX_WORK;
     cfg->max_batch = API_DEFAULT_MAX_BATCH;
     cfg->timeout = 30;
     cfg->request_timeout = 60;
@@ -441,6 +444,9 @@ const char *srv_config_usage(void)
            API_STR(API_DEFAULT_MAX_BODY) ")\n"
            "  --max-cells N       ATTND_MAX_CELLS    cells of any one matrix ("
            API_STR(API_DEFAULT_MAX_CELLS) ")\n"
+           "  --max-work N        ATTND_MAX_WORK     multiply-adds of one request's products,\n"
+           "                                         n_q*n_k*(d_k+d_v) over heads and items\n"
+           "                                         (" API_STR(API_DEFAULT_MAX_WORK) ")\n"
            "  --max-batch N       ATTND_MAX_BATCH    items of one batch, 1..4096 ("
            API_STR(API_DEFAULT_MAX_BATCH) ")\n"
            "  --max-request-bytes BYTES  ATTND_MAX_REQUEST_BYTES\n"

@@ -46,6 +46,7 @@ struct srv_config {
     bool threads_given;            /* by --threads or ATTND_THREADS, not the default */
     size_t max_body;               /* bytes of one request body */
     size_t max_cells;              /* cells of any one matrix */
+    size_t max_work;               /* multiply-adds of one request */
     size_t max_batch;              /* items of one batch */
     size_t max_request_bytes;      /* bytes one request may hold, answer included; 0 = default */
     size_t max_memory;             /* bytes requests may hold at once; 0 = the default */

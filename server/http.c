@@ -136,6 +136,7 @@ static void srv_http_context_init(struct srv_server *s, const struct srv_config 
     snprintf(s->http_library, sizeof s->http_library, "%s", MHD_get_version());
     s->ctx.limits.max_body = cfg->max_body;
     s->ctx.limits.max_cells = cfg->max_cells;
+    s->ctx.limits.max_work = cfg->max_work;
     s->ctx.limits.max_batch = cfg->max_batch;
     s->ctx.http_library = s->http_library;
     srv_budget_init(&s->budget, cfg->max_memory > 0 ? cfg->max_memory

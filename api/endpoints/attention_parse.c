@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/http/admission.h"
 #include "api/http/lang.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
@@ -164,8 +165,12 @@ static bool check_limits(const struct api_attention_req *r, const char *prefix,
         field = "q";
         cells = output;
     }
-    if (field == NULL)
-        return true;
+    if (field == NULL) {
+        char ptr[128];
+        API_FIELD_POINTER(ptr, prefix, r->q.rows >= r->k.rows ? "q" : "k");
+        return api_within_work_limit(limits, api_work_of(r->q.rows, r->k.rows, r->q.cols,
+                                                         r->v.cols), ptr, err);
+    }
     api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a %s of %zu cells (%zu x %zu); this "
                   "server computes at most %zu cells in one matrix", field,
                   cells == scores ? API_TR("score matrix") : API_TR("output"), cells, r->q.rows,

@@ -83,14 +83,19 @@ static size_t item_cells(const struct api_attention_req *r)
 static bool parse_items(const json_t *items, const struct api_limits *limits,
                         struct batch_item *parsed, struct api_error *err)
 {
-    size_t total = 0;
+    size_t total = 0, work = 0;
     for (size_t i = 0; i < json_array_size(items); i++) {
         char prefix[32];
         snprintf(prefix, sizeof prefix, "/items/%zu", i);
         parsed[i].ok = api_attention_parse(json_array_get(items, i), prefix, limits,
                                            &parsed[i].req, &parsed[i].err);
-        if (parsed[i].ok)
-            total += item_cells(&parsed[i].req); /* each <= max_cells: no overflow */
+        if (parsed[i].ok) {
+            const struct api_attention_req *r = &parsed[i].req;
+            total += item_cells(r); /* each <= max_cells: no overflow */
+            work = api_work_add(work, api_work_of(r->q.rows, r->k.rows, r->q.cols, r->v.cols));
+            if (!api_within_work_limit(limits, work, prefix, err))
+                return false;
+        }
         if (total > limits->max_cells) {
             api_error_set(err, API_LIMIT_EXCEEDED, "the items up to /items/%zu ask for %zu "
                           "cells together; this server computes at most %zu cells in one "

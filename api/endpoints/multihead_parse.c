@@ -444,11 +444,16 @@ static bool check_limits(const char *prefix, const struct api_multihead_req *r, 
     const char *d_field = d_field_of(r);
     int overflow = 0;
     size_t per_head = attn_cells(n_q, n_k, &overflow);
+    char work_ptr[160];
+    /* Each head's two products are n_q·n_k·(d_k + d_v) with d_k = d_v = d_model / heads. */
+    size_t work = api_work_of(n_q, n_k, r->d_model, r->d_model);
+    API_FIELD_POINTER(work_ptr, prefix, n_q >= n_k ? n_field : kv_field);
     return within(n_q, r->d_model, limits, prefix, n_field, "x_q and Q", err) &&
            within(n_k, r->d_model, limits, prefix, kv_field, "x_kv, K and V", err) &&
            within(r->d_model, r->d_model, limits, prefix, d_field, "w_q and w_o", err) &&
            within(overflow ? (size_t)-1 : per_head, r->heads, limits, prefix, "heads",
-                  "the per-head scores (heads x n_q x n_k)", err);
+                  "the per-head scores (heads x n_q x n_k)", err) &&
+           api_within_work_limit(limits, work, work_ptr, err);
 }
 
 /* A weight: given in the request's layout, or filled from random. */

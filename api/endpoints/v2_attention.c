@@ -136,6 +136,9 @@ static bool check_qkv(struct api_v2_attention *m, const struct api_limits *limit
         api_error_at(err, "/inputs/%zu/shape", t->index);
         return false;
     }
+    if (!api_v2_within_work(n_q >= n_k ? q : k, batch, api_work_of(n_q, n_k, d_k, cols_of(v)), limits,
+                     err))
+        return false;
     /* Views whose cells come once the request is admitted (point_at). */
     req->q = attn_matrix_view(NULL, n_q, d_k);
     req->k = attn_matrix_view(NULL, n_k, d_k);

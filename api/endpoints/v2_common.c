@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/http/admission.h"
 #include "api/json/numfmt.h"
 #include "api/request/fields.h"
 
@@ -128,6 +129,14 @@ void api_v2_input_free(struct api_v2_input *in)
     free(in->data);
     in->data = NULL;
     in->t = NULL;
+}
+
+bool api_v2_within_work(const struct api_v2_tensor *t, size_t batch, size_t work,
+                        const struct api_limits *limits, struct api_error *err)
+{
+    char ptr[64];
+    snprintf(ptr, sizeof ptr, "/inputs/%zu/shape", t->index);
+    return api_within_work_limit(limits, api_v2_mul(work, batch > 0 ? batch : 1), ptr, err);
 }
 
 bool api_v2_batch_of(const struct api_v2_tensor *t, size_t rank, bool vector_ok, size_t *batch,

@@ -115,6 +115,13 @@ bool api_v2_batch_of(const struct api_v2_tensor *t, size_t rank, bool vector_ok,
                      size_t *batch, struct api_error *err);
 
 /*
+ * --max-work for a problem of `work` multiply-adds per item, `batch` items (0: none):
+ * false with err the limit at t's shape, the input whose rows drive it.
+ */
+bool api_v2_within_work(const struct api_v2_tensor *t, size_t batch, size_t work,
+                        const struct api_limits *limits, struct api_error *err);
+
+/*
  * The outputs a request asks for, in its order, as a model names them (indices into its
  * list of output names), each binary or JSON data, and the datatype they all have.
  */

@@ -149,6 +149,11 @@ static bool check_x(struct api_v2_multihead *m, const struct api_limits *limits,
         api_error_at(err, "/inputs/%zu/shape", q->index);
         return false;
     }
+    /* Each head's products are n_q·n_k·(d_k + d_v), d_k = d_v = d_model / heads. */
+    size_t d_model = q->shape[q->rank - 1];
+    if (!api_v2_within_work(n_q >= n_k ? q : kv, batch,
+                            api_work_of(n_q, n_k, d_model, d_model), limits, err))
+        return false;
     /* Views whose cells come once the request is admitted (api_v2_multihead_run). */
     m->req.x_q = attn_matrix_view(NULL, n_q, q->shape[q->rank - 1]);
     if (m->req.cross)

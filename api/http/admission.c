@@ -43,6 +43,36 @@ bool api_within_request_limit(const struct api_limits *limits, size_t bytes,
     return false;
 }
 
+size_t api_work_add(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+size_t api_work_of(size_t n_q, size_t n_k, size_t d_k, size_t d_v)
+{
+    size_t width = api_work_add(d_k, d_v);
+    if (n_q == 0 || n_k == 0 || width == 0)
+        return 0;
+    if (n_q > SIZE_MAX / n_k || n_q * n_k > SIZE_MAX / width)
+        return SIZE_MAX;
+    return n_q * n_k * width;
+}
+
+bool api_within_work_limit(const struct api_limits *limits, size_t work, const char *pointer,
+                           struct api_error *err)
+{
+    size_t limit = limits->max_work;
+    if (limit == 0 || work <= limit)
+        return true;
+    api_error_set(err, API_LIMIT_EXCEEDED, "this request asks for %.4g multiply-adds "
+                  "(n_q·n_k·(d_k + d_v), summed over heads and items); this server does at "
+                  "most %.4g for one request", (double)work, (double)limit);
+    api_error_at(err, "%s", pointer);
+    api_error_hint(err, "send fewer queries or keys, or split the queries over several "
+                   "requests; the operator sets the limit with --max-work");
+    return false;
+}
+
 bool api_admit(const struct api_context *ctx, size_t bytes, const char *pointer,
                struct api_error *err)
 {

@@ -48,6 +48,22 @@ bool api_within_request_limit(const struct api_limits *limits, size_t bytes,
                               const char *pointer, struct api_error *err);
 
 /*
+ * The multiply-adds of one problem's two products, n_q·n_k·(d_k + d_v): what a forward
+ * pass costs whether or not its (n_q, n_k) steps are built. Saturates at SIZE_MAX.
+ */
+size_t api_work_of(size_t n_q, size_t n_k, size_t d_k, size_t d_v);
+
+/* a + b, saturating at SIZE_MAX: work summed over heads or items. */
+size_t api_work_add(size_t a, size_t b);
+
+/*
+ * False, with err the 422 limit-exceeded at `pointer` (the field whose size drives it),
+ * when `work` multiply-adds pass --max-work (limits->max_work; 0: no limit).
+ */
+bool api_within_work_limit(const struct api_limits *limits, size_t work, const char *pointer,
+                           struct api_error *err);
+
+/*
  * True when a working set of `bytes` is within the request limit (else err is the
  * 422 at `pointer`, see api_within_request_limit) and the server admits it (else err
  * is the 503, or deferred when the server wants it run elsewhere: see

@@ -8,7 +8,8 @@
 struct api_limits api_default_limits(void)
 {
     struct api_limits l = { (size_t)API_DEFAULT_MAX_BODY, (size_t)API_DEFAULT_MAX_CELLS,
-                            (size_t)API_DEFAULT_MAX_BATCH, (size_t)API_DEFAULT_MAX_REQUEST_BYTES };
+                            (size_t)API_DEFAULT_MAX_BATCH, (size_t)API_DEFAULT_MAX_REQUEST_BYTES,
+                            (size_t)API_DEFAULT_MAX_WORK };
     return l;
 }
 

@@ -57,6 +57,9 @@ enum api_admission {
  */
 #define API_DEFAULT_MAX_BODY 16777216
 #define API_DEFAULT_MAX_CELLS 4194304
+/* 2^39 multiply-adds, n_q·n_k·(d_k + d_v) summed over heads and items: four times a
+ * long problem's (n_q = n_k = 32,768, d = 64 is 2^37). */
+#define API_DEFAULT_MAX_WORK 549755813888
 #define API_DEFAULT_MAX_BATCH 64
 #define API_DEFAULT_MAX_REQUEST_BYTES 536870912
 #define API_STR_(x) #x
@@ -69,6 +72,9 @@ struct api_limits {
     /* Bytes one request may hold at once: its body, every matrix it computes and its
        answer, summed (a batch's items together); api/http/admission.h. 0: no limit. */
     size_t max_request_bytes;
+    /* Multiply-adds of one request's two products, n_q·n_k·(d_k + d_v) summed over heads
+       and items: what bounds the arithmetic now that unasked matrices are not built. */
+    size_t max_work;
 };
 
 /* The API_DEFAULT_* limits. */

@@ -614,6 +614,10 @@ const char *const api_messages_en[] = {
     /* api/http/admission.c */
     "send fewer rows here, ask for fewer steps with include, or split the work over several requests; the operator sets the limit with --max-request-bytes",
     /* api/http/admission.c */
+    "this request asks for %.4g multiply-adds (n_q·n_k·(d_k + d_v), summed over heads and items); this server does at most %.4g for one request",
+    /* api/http/admission.c */
+    "send fewer queries or keys, or split the queries over several requests; the operator sets the limit with --max-work",
+    /* api/http/admission.c */
     "the request runs elsewhere",
     /* api/http/lang_choice.c */
     "lang \"%.40s\" is not a language attnd speaks; use en or ko",
@@ -680,7 +684,7 @@ const char *const api_messages_en[] = {
     /* api/http/problem.c */
     "Too much work for one request",
     /* api/http/problem.c */
-    "The request asks for a matrix with more cells than this server computes at once (its --max-cells setting; intermediates such as the n_q x n_k scores count), or would hold more memory at once than one request may (its --max-request-bytes setting: the body, every matrix computed and the answer, summed; a batch's items together). errors[].pointer names the field whose size drives the limit.",
+    "The request asks for a matrix with more cells than this server computes at once (its --max-cells setting; intermediates such as the n_q x n_k scores count), or would hold more memory at once than one request may (its --max-request-bytes setting: the body, every matrix computed and the answer, summed; a batch's items together), or more arithmetic than one request may (its --max-work setting: n_q·n_k·(d_k + d_v) multiply-adds, summed over heads and items). errors[].pointer names the field whose size drives the limit.",
     /* api/http/problem.c */
     "Service unavailable",
     /* api/http/problem.c */

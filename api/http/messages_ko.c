@@ -372,6 +372,12 @@ const struct api_message api_messages_ko[] = {
     { "nothing is wrong with the request: retry after the Retry-After seconds, or on another "
       "replica; the operator sets the budget with --max-memory",
       "요청에는 잘못이 없습니다: Retry-After 초 뒤에, 또는 다른 복제본에서 다시 시도하세요. 예산은 운영자가 --max-memory 로 정합니다" },
+    { "this request asks for %.4g multiply-adds (n_q·n_k·(d_k + d_v), summed over heads and "
+      "items); this server does at most %.4g for one request",
+      "이 요청은 곱셈-덧셈을 %.4g 번 요구합니다 (n_q·n_k·(d_k + d_v), 헤드와 항목을 모두 더해서). 이 서버는 요청 하나에 최대 %.4g 번까지 합니다" },
+    { "send fewer queries or keys, or split the queries over several requests; the operator "
+      "sets the limit with --max-work",
+      "쿼리나 키를 줄이거나, 쿼리를 여러 요청으로 나누세요. 운영자는 --max-work 로 한도를 정합니다" },
     { "this request would hold about %.1f MB at once (its body, every matrix it computes "
       "and its answer); this server takes at most %.1f MB for one request",
       "이 요청은 한 번에 약 %.1f MB 를 차지합니다 (본문, 계산하는 모든 행렬, 응답). 이 서버는 요청 하나에 최대 %.1f MB 를 받습니다" },
@@ -480,11 +486,13 @@ const struct api_message api_messages_ko[] = {
     { "The request asks for a matrix with more cells than this server computes at once (its "
       "--max-cells setting; intermediates such as the n_q x n_k scores count), or would "
       "hold more memory at once than one request may (its --max-request-bytes setting: the "
-      "body, every matrix computed and the answer, summed; a batch's items together). errors[].pointer "
-      "names the field whose size drives the limit.",
+      "body, every matrix computed and the answer, summed; a batch's items together), or more arithmetic "
+      "than one request may (its --max-work setting: n_q·n_k·(d_k + d_v) multiply-adds, summed "
+      "over heads and items). errors[].pointer names the field whose size drives the limit.",
       "요청이 이 서버가 한 번에 계산하는 것보다 칸이 많은 행렬을 요구하거나 (--max-cells 설정. n_q x n_k 점수 같은 중간 결과도 셉니다), "
       "요청 하나가 한 번에 쓸 수 있는 것보다 많은 메모리를 차지합니다 (--max-request-bytes 설정: 본문, 계산한 모든 행렬, 응답을 "
-      "더한 것. batch 는 항목을 모두 합칩니다). errors[].pointer 가 한도를 정하는 크기의 필드를 가리킵니다." },
+      "더한 것. batch 는 항목을 모두 합칩니다), 요청 하나가 할 수 있는 것보다 많은 계산을 요구합니다 (--max-work 설정: "
+      "n_q·n_k·(d_k + d_v) 번의 곱셈-덧셈, 헤드와 항목을 모두 더해서). errors[].pointer 가 한도를 정하는 크기의 필드를 가리킵니다." },
     { "Service unavailable",
       "서비스를 쓸 수 없습니다" },
     { "The server is shutting down, could not get the memory this request needs, or holds "

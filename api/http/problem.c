@@ -65,7 +65,9 @@ static const struct api_problem_info problems[API_PROBLEM_COUNT] = {
         "(its --max-cells setting; intermediates such as the n_q x n_k scores count), or "
         "would hold more memory at once than one request may (its --max-request-bytes "
         "setting: the body, every matrix computed and the answer, summed; a batch's items "
-        "together). errors[].pointer names the field whose size drives the limit.") },
+        "together), or more arithmetic than one request may (its --max-work setting: "
+        "n_q·n_k·(d_k + d_v) multiply-adds, summed over heads and items). errors[].pointer "
+        "names the field whose size drives the limit.") },
     [API_UNAVAILABLE] = { "unavailable", 503, API_N("Service unavailable"),
         API_N("The server is shutting down, could not get the memory this request needs, or "
         "holds as much as its memory budget allows (--max-memory: bodies being read, "

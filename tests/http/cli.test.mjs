@@ -9,7 +9,7 @@ test('--help prints the usage on stdout and exits 0', () => {
   const r = runAttnd(['--help']);
   assert.equal(r.status, 0);
   assert.match(r.stdout, /^usage: attnd/);
-  for (const flag of ['--bind', '--port', '--threads', '--max-body', '--max-cells',
+  for (const flag of ['--bind', '--port', '--threads', '--max-body', '--max-cells', '--max-work',
     '--max-batch', '--max-memory', '--max-request-bytes', '--timeout', '--request-timeout',
     '--max-connections', '--max-client-connections', '--admin-port', '--cors-origin', '--log',
     '--probe',
@@ -32,6 +32,7 @@ const bad = [
   [['--threads', '0'], '--threads', '"0"', /1 to 1024/],
   [['--max-body', 'abc'], '--max-body', '"abc"', /integer from 1 to/],
   [['--max-cells', '1e6'], '--max-cells', '"1e6"', /integer from 1 to/],
+  [['--max-work', '0'], '--max-work', '"0"', /integer from 1 to .*multiply-adds/],
   [['--max-batch', '0'], '--max-batch', '"0"', /1 to 4096/],
   [['--max-memory', '-1'], '--max-memory', '"-1"', /integer from 0 to .*0 = two thirds/],
   [['--max-memory', '1G'], '--max-memory', '"1G"', /integer from 0 to/],
