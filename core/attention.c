@@ -80,7 +80,8 @@ size_t attn_trace_cells(size_t n_q, size_t n_k, size_t d_v)
     size_t qk = attn_cells(n_q, n_k, &overflow);       /* one (n_q, n_k) step */
     size_t steps = attn_cells(qk, 4, &overflow);        /* scores, scaled, masked, weights */
     size_t output = attn_cells(n_q, d_v, &overflow);    /* (n_q, d_v) */
-    size_t summary = attn_cells(n_q, 3, &overflow);     /* row_sums, max_weight, entropy */
+    /* row_sums, max_weight, entropy, row_max, row_sum, lse */
+    size_t summary = attn_cells(n_q, 6, &overflow);
     size_t total;
 
     if (overflow || !attn_add(steps, output, &total) || !attn_add(total, summary, &total))
@@ -155,6 +156,9 @@ static void attn_trace_carve(struct attn_trace *t, unsigned char *block, const s
     t->summary.row_sums = d;                   /* (n_q) */
     t->summary.max_weight = d + t->n_q;        /* (n_q) */
     t->summary.entropy = d + 2 * t->n_q;       /* (n_q) */
+    t->summary.row_max = d + 3 * t->n_q;       /* (n_q) */
+    t->summary.row_sum = d + 4 * t->n_q;       /* (n_q) */
+    t->summary.lse = d + 5 * t->n_q;           /* (n_q) */
     t->summary.argmax = (size_t *)(void *)(block + l->argmax_off); /* (n_q) */
     t->summary.fully_masked = block + l->flags_off;                /* (n_q) */
     t->block = block;
@@ -231,6 +235,9 @@ static void attn_zero_summary(struct attn_trace *t)
     memset(s->row_sums, 0, t->n_q * sizeof *s->row_sums);
     memset(s->max_weight, 0, t->n_q * sizeof *s->max_weight);
     memset(s->entropy, 0, t->n_q * sizeof *s->entropy);
+    memset(s->row_max, 0, t->n_q * sizeof *s->row_max);
+    memset(s->row_sum, 0, t->n_q * sizeof *s->row_sum);
+    memset(s->lse, 0, t->n_q * sizeof *s->lse);
     memset(s->argmax, 0, t->n_q * sizeof *s->argmax);
     memset(s->fully_masked, 0, t->n_q * sizeof *s->fully_masked);
     s->n_fully_masked = 0;
@@ -364,29 +371,46 @@ static bool attn_row_mask(const double *x, const double *b, double *m, size_t n,
     return ok;
 }
 
+/* The max a row's softmax subtracted and the sum it divided by: -inf and 0 when
+ * every key is blocked. */
+struct attn_row_stats {
+    double max, sum;
+};
+
 /*
  * Softmax of one row x (n) into w (n); *blocked = 1 when every key is blocked; false
  * if a weight is not finite. The row's max is subtracted first: exp then never sees a
  * positive argument, so scores of 1e300 cannot overflow, and the ratios are
  * unchanged. The sum is >= 1 (the max contributes exp(0)), so the division is safe.
  * A row with no allowed key has no max; it gets weights 0, not the NaN that 0/0 would
- * give. With `facts`, also what the summary says about the row, while w is in cache.
+ * give. *stats gets the max and the sum. With `facts`, also what the summary says
+ * about the row, while w is in cache; its argmax is the first key of the max score,
+ * found before exp (x and w may be one row).
  */
 static bool attn_row_softmax(const double *x, double *w, size_t n, int *blocked,
-                             struct attn_row_facts *facts)
+                             struct attn_row_stats *stats, struct attn_row_facts *facts)
 {
     double max = attn_row_max(x, n), sum;
+    size_t top;
 
+    stats->max = max;
+    stats->sum = 0.0;
     *blocked = max == -INFINITY;
     if (*blocked) {
         memset(w, 0, n * sizeof *w);
         return true;
     }
+    top = facts != NULL ? attn_row_first_of(x, n, max) : 0;
+    top = top < n ? top : 0; /* max is one of x's cells; this only keeps reads in the row */
     sum = attn_row_exp(x, max, w, n);
+    stats->sum = sum;
     if (!attn_row_divide(w, n, sum))
         return false;
-    if (facts != NULL)
+    if (facts != NULL) {
         *facts = attn_row_facts_of(w, n);
+        facts->argmax = top;
+        facts->max_weight = w[top];
+    }
     return true;
 }
 
@@ -402,6 +426,14 @@ static void attn_summary_set(struct attn_summary *s, size_t i, const struct attn
     s->argmax[i] = blocked ? ATTN_NO_INDEX : f->argmax;
     s->max_weight[i] = blocked ? 0.0 : f->max_weight;
     s->entropy[i] = blocked ? 0.0 : f->entropy;
+}
+
+/* Query i's row statistics: the softmax's max, sum and their log-sum-exp. */
+static void attn_summary_stats(struct attn_summary *s, size_t i, const struct attn_row_stats *st)
+{
+    s->row_max[i] = st->max;
+    s->row_sum[i] = st->sum;
+    s->lse[i] = st->sum > 0 ? st->max + log(st->sum) : -INFINITY;
 }
 
 /* ---- the five passes ---- */
@@ -470,17 +502,20 @@ static void attn_pass_mask(struct attn_trace *t, const struct attn_problem *p)
 
 /*
  * Softmax of row i of `masked` into row i of `weights`; records whether the row is
- * fully masked and, with `summarize`, its summary. False if a weight is not finite.
+ * fully masked, its row statistics and, with `summarize`, its summary. False if a
+ * weight is not finite.
  * The summary written before a later step fails is cleared with the trace's fault.
  */
 static bool attn_softmax_query(struct attn_trace *t, size_t i, bool summarize)
 {
     struct attn_row_facts facts = { 0 };
+    struct attn_row_stats stats;
     int blocked;
     bool ok = attn_row_softmax(t->masked.data + i * t->n_k, t->weights.data + i * t->n_k,
-                               t->n_k, &blocked, summarize ? &facts : NULL);
+                               t->n_k, &blocked, &stats, summarize ? &facts : NULL);
 
     t->summary.fully_masked[i] = (unsigned char)blocked;
+    attn_summary_stats(&t->summary, i, &stats);
     if (ok && summarize)
         attn_summary_set(&t->summary, i, &facts);
     return ok;

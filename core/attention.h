@@ -78,13 +78,35 @@ struct attn_problem {
 
 #define ATTN_NO_INDEX ((size_t)-1)
 
-/* Per-query facts about the weights. Arrays of n_q, inside the trace's block. */
+/*
+ * Per-query facts about the weights. Arrays of n_q, inside the trace's block.
+ *
+ * row_max, row_sum and lse are the softmax's own row statistics: written by every
+ * pass, skip_summary or not (three stores a row), so a caller can have the
+ * log-sum-exp without the entropy's logs. With them a row's weights are
+ * w_j = e^(masked_j − row_max) / row_sum = e^(masked_j − lse). A sink logit z
+ * (core/variants.h) takes part in all three as one more visible score with no
+ * column: a fully masked row with a sink has row_max = z, row_sum = 1 and lse = z,
+ * the denominator that gave the sink its whole weight (sink_weight = e^(z − lse) = 1).
+ *
+ * argmax is the first key holding the row's largest masked score: the heaviest key in
+ * exact arithmetic, and the same key on every path (a streamed pass never sees the
+ * whole row of weights, and two distinct scores can round to one weight).
+ */
 struct attn_summary {
     double *row_sums;            /* sum of the row's weights: 1, or 0 when fully masked */
-    size_t *argmax;              /* heaviest key, ties to the lowest index; ATTN_NO_INDEX when
-                                    fully masked, or (variants) when a sink took every weight */
+    size_t *argmax;              /* first key of the largest masked score; ATTN_NO_INDEX when
+                                    fully masked, or (variants) when a sink took every weight
+                                    (that key's weight rounded to 0) */
     double *max_weight;          /* that key's weight; 0 when fully masked */
     double *entropy;             /* -sum w ln w, in nats; 0 when fully masked */
+    double *row_max;             /* the max the softmax subtracted: the largest visible masked
+                                    score (and the sink logit); -inf when fully masked */
+    double *row_sum;             /* Σ e^(masked − row_max) over the visible keys (and the sink's
+                                    e^(z − row_max)); 0 when fully masked */
+    double *lse;                 /* row_max + ln row_sum: the natural log-sum-exp of the
+                                    visible masked scores (sink counted); -inf when fully
+                                    masked */
     unsigned char *fully_masked; /* 1 when every key of the row was blocked */
     size_t n_fully_masked;       /* how many rows have fully_masked set */
 };
@@ -116,8 +138,8 @@ struct attn_trace {
 /*
  * How many doubles a trace of these sizes holds (4·n_q·n_k + n_q·d_v + summary),
  * or 0 when that count overflows size_t. Lets callers check limits before allocating.
- * The summary counts 3·n_q (row_sums, max_weight, entropy); argmax and fully_masked
- * live in the same block but are not doubles.
+ * The summary counts 6·n_q (row_sums, max_weight, entropy, row_max, row_sum, lse);
+ * argmax and fully_masked live in the same block but are not doubles.
  */
 size_t attn_trace_cells(size_t n_q, size_t n_k, size_t d_v);
 

@@ -130,6 +130,27 @@ static void ref_softmax_row(struct attn_trace *t, const struct attn_mask *mask, 
         t->summary.n_fully_masked++;
 }
 
+/*
+ * Row i's statistics from its masked scores: the largest allowed one, the sum of
+ * exp(x - that) over the allowed keys in key order, and max + log(sum); -inf, 0, -inf
+ * when none is allowed.
+ */
+static void ref_row_stats(struct attn_trace *t, const struct attn_mask *mask, size_t i)
+{
+    const double *x = t->masked.data + i * t->n_k; /* (n_k) */
+    double max = -INFINITY, sum = 0.0;
+
+    for (size_t j = 0; j < t->n_k; j++)
+        if (ref_allowed(mask, t->n_q, t->n_k, i, j) && x[j] > max)
+            max = x[j];
+    for (size_t j = 0; max != -INFINITY && j < t->n_k; j++)
+        if (ref_allowed(mask, t->n_q, t->n_k, i, j))
+            sum += exp(x[j] - max);
+    t->summary.row_max[i] = max;
+    t->summary.row_sum[i] = sum;
+    t->summary.lse[i] = sum > 0 ? max + log(sum) : -INFINITY;
+}
+
 /* output (n_q, d_v): output[i][c] = Σ_j weights[i][j] · V[j][c]. */
 static void ref_output(struct attn_trace *t, const struct attn_matrix *v)
 {
@@ -143,10 +164,14 @@ static void ref_output(struct attn_trace *t, const struct attn_matrix *v)
     }
 }
 
-/* Summary of query i: sum, first heaviest key, its weight, entropy in nats. */
-static void ref_summary_row(struct attn_trace *t, size_t i)
+/*
+ * Summary of query i: sum, the first key of the largest masked score (the heaviest in
+ * exact arithmetic; attention.h), its weight, entropy in nats.
+ */
+static void ref_summary_row(struct attn_trace *t, const struct attn_mask *mask, size_t i)
 {
     const double *w = t->weights.data + i * t->n_k; /* (n_k) */
+    const double *x = t->masked.data + i * t->n_k;  /* (n_k) */
     struct attn_summary *s = &t->summary;
     size_t best = ATTN_NO_INDEX;
     double sum = 0.0, entropy = 0.0, top = 0.0;
@@ -155,7 +180,8 @@ static void ref_summary_row(struct attn_trace *t, size_t i)
 
     for (size_t j = 0; j < n; j++) {
         sum += w[j];
-        if (best == ATTN_NO_INDEX || w[j] > top) {
+        if (ref_allowed(mask, t->n_q, t->n_k, i, j) &&
+            (best == ATTN_NO_INDEX || x[j] > x[best])) {
             best = j;
             top = w[j];
         }
@@ -184,14 +210,16 @@ enum attn_status attn_reference(struct attn_trace *out, const struct attn_proble
     ref_mask(out, p);
     if ((st = ref_check(out, ATTN_STEP_MASKED, &out->masked, &p->mask)) != ATTN_OK)
         return st;
-    for (size_t i = 0; i < out->n_q; i++)
+    for (size_t i = 0; i < out->n_q; i++) {
         ref_softmax_row(out, &p->mask, i);
+        ref_row_stats(out, &p->mask, i);
+    }
     if ((st = ref_check(out, ATTN_STEP_WEIGHTS, &out->weights, NULL)) != ATTN_OK)
         return st;
     ref_output(out, p->v);
     if ((st = ref_check(out, ATTN_STEP_OUTPUT, &out->output, NULL)) != ATTN_OK)
         return st;
     for (size_t i = 0; i < out->n_q; i++)
-        ref_summary_row(out, i);
+        ref_summary_row(out, &p->mask, i);
     return ATTN_OK;
 }

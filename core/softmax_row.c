@@ -496,6 +496,15 @@ void attn_row_softcap(const double *x, double *out, size_t n, double c)
 }
 
 ATTN_VECTOR_CLONES
+size_t attn_row_first_of(const double *x, size_t n, double value)
+{
+    size_t j = 0;
+
+    while (j < n && x[j] != value)
+        j++;
+    return j;
+}
+
 bool attn_row_divide(double *w, size_t n, double sum)
 {
     int64_t n_bad = 0;

@@ -39,6 +39,10 @@ double attn_row_exp(const double *x, double max, double *w, size_t n);
  */
 void attn_row_softcap(const double *x, double *out, size_t n, double c);
 
+/* The first j < n with x[j] == value, or n when there is none (a row's argmax: the
+ * first key of its max score). */
+size_t attn_row_first_of(const double *x, size_t n, double value);
+
 /* w[j] /= sum for j < n; false if any quotient is not finite. */
 bool attn_row_divide(double *w, size_t n, double sum);
 

@@ -418,6 +418,23 @@ static size_t attn_sink_argmax(const struct attn_row_facts *f)
 }
 
 /*
+ * Row i's statistics (attention.h): the max subtracted, the sum divided by, their
+ * log-sum-exp. A fully masked row has no score: with a sink its softmax is the sink's
+ * alone (max z, sum e^0 = 1), without one -inf, 0, -inf.
+ */
+static void attn_vrow_stats(struct attn_summary *s, const struct attn_variants *v, size_t i,
+                            bool blocked, double max, double sum)
+{
+    if (blocked) {
+        max = v->sink ? v->sink_logit : -INFINITY;
+        sum = v->sink ? 1.0 : 0.0;
+    }
+    s->row_max[i] = max;
+    s->row_sum[i] = sum;
+    s->lse[i] = sum > 0 ? max + log(sum) : -INFINITY;
+}
+
+/*
  * Softmax of row i of masked into weights, the sink logit z (when there is one) taking
  * part in the max and the sum but getting no column: the row's weights then sum to
  * 1 − sink_weight. A row with every key blocked has weights 0, and its whole weight goes
@@ -439,8 +456,13 @@ static bool attn_row_vsoftmax(struct attn_vtrace *t, const struct attn_problem *
             t->sink_weight[i] = 1.0;
         b->summary.argmax[i] = ATTN_NO_INDEX;
         b->summary.row_sums[i] = b->summary.max_weight[i] = b->summary.entropy[i] = 0;
+        attn_vrow_stats(&b->summary, v, i, true, max, 0.0);
         return true;
     }
+    /* The first key of the max score, found before exp (masked and weights may be one
+     * buffer); max is one of x's cells, the bound only keeps reads in the row. */
+    size_t top = p->skip_summary ? 0 : attn_row_first_of(x, n, max);
+    top = top < n ? top : 0;
     if (v->sink && v->sink_logit > max)
         max = v->sink_logit;
     double sum = attn_row_exp(x, max, w, n), sink = 0.0;
@@ -448,6 +470,7 @@ static bool attn_row_vsoftmax(struct attn_vtrace *t, const struct attn_problem *
         sink = exp(v->sink_logit - max);
         sum += sink;
     }
+    attn_vrow_stats(&b->summary, v, i, false, max, sum);
     bool finite = attn_row_divide(w, n, sum);
     if (v->sink)
         t->sink_weight[i] = sink / sum;
@@ -456,6 +479,8 @@ static bool attn_row_vsoftmax(struct attn_vtrace *t, const struct attn_problem *
     if (p->skip_summary || !finite)
         return finite;
     struct attn_row_facts f = attn_row_facts_of(w, n);
+    f.argmax = top;
+    f.max_weight = w[top];
     b->summary.row_sums[i] = f.sum;
     b->summary.argmax[i] = attn_sink_argmax(&f);
     b->summary.max_weight[i] = f.max_weight;
@@ -594,22 +619,32 @@ static void attn_fill_outside(double *x, size_t n, const struct attn_band *band,
 }
 
 /* Facts of two ranges of a row, combined as attn_row_facts_of would over the whole row
- * (the other weights are 0: they add nothing and cannot be the heaviest). */
-static struct attn_row_facts attn_band_facts(const double *w, const struct attn_band *band)
+ * (the other weights are 0: they add nothing); argmax is `top`, the first key of the
+ * max score, found before exp. */
+static struct attn_row_facts attn_band_facts(const double *w, const struct attn_band *band,
+                                             size_t top)
 {
-    struct attn_row_facts all = { 0, -1, 0, 0 };
+    struct attn_row_facts all = { 0, w[top], top, 0 };
     for (int k = 0; k < 2; k++) {
         if (band->b[k] <= band->a[k])
             continue;
         struct attn_row_facts f = attn_row_facts_of(w + band->a[k], band->b[k] - band->a[k]);
         all.sum += f.sum;
         all.entropy += f.entropy;
-        if (f.max_weight > all.max_weight) {
-            all.max_weight = f.max_weight;
-            all.argmax = band->a[k] + f.argmax;
-        }
     }
     return all;
+}
+
+/* The first key of the band's ranges holding max (the row's max score), or 0. */
+static size_t attn_band_first_of(const double *m, const struct attn_band *band, double max)
+{
+    for (int k = 0; k < 2; k++) {
+        size_t a = band->a[k], len = band->b[k] > a ? band->b[k] - a : 0;
+        size_t j = attn_row_first_of(m + a, len, max);
+        if (j < len)
+            return a + j;
+    }
+    return 0;
 }
 
 /*
@@ -667,13 +702,16 @@ static bool attn_row_band(struct attn_vtrace *out, const struct attn_problem *p,
             out->sink_weight[i] = 1.0;
         b->summary.argmax[i] = ATTN_NO_INDEX;
         b->summary.row_sums[i] = b->summary.max_weight[i] = b->summary.entropy[i] = 0;
+        attn_vrow_stats(&b->summary, v, i, true, max, 0.0);
     } else {
+        size_t top = p->skip_summary ? 0 : attn_band_first_of(m, &band, max);
         if (v->sink && v->sink_logit > max)
             max = v->sink_logit;
         double sum = v->sink ? exp(v->sink_logit - max) : 0.0, sink = sum;
         for (int k = 0; k < 2; k++)
             if (band.b[k] > band.a[k])
                 sum += attn_row_exp(m + band.a[k], max, w + band.a[k], band.b[k] - band.a[k]);
+        attn_vrow_stats(&b->summary, v, i, false, max, sum);
         for (int k = 0; k < 2; k++)
             if (band.b[k] > band.a[k])
                 ok &= attn_row_divide(w + band.a[k], band.b[k] - band.a[k], sum);
@@ -682,7 +720,7 @@ static bool attn_row_band(struct attn_vtrace *out, const struct attn_problem *p,
         if (!ok)
             return false;
         if (!p->skip_summary) {
-            struct attn_row_facts f = attn_band_facts(w, &band);
+            struct attn_row_facts f = attn_band_facts(w, &band, top);
             b->summary.row_sums[i] = f.sum;
             b->summary.argmax[i] = attn_sink_argmax(&f);
             b->summary.max_weight[i] = f.max_weight;

@@ -99,6 +99,11 @@ static void ref_softmax_row(struct attn_vtrace *t, const struct attn_variants *v
     b->summary.fully_masked[i] = !any;
     b->summary.n_fully_masked += !any;
     b->summary.argmax[i] = ATTN_NO_INDEX;
+    /* A row with no visible key (and no sink) has max -inf and sum 0; with a sink it is
+     * the sink's softmax alone: max z, sum 1. */
+    b->summary.row_max[i] = max;
+    b->summary.row_sum[i] = v->sink ? 1.0 : 0.0;
+    b->summary.lse[i] = max;
     if (!any) {
         for (size_t j = 0; j < n; j++)
             w[j] = 0.0;
@@ -106,21 +111,26 @@ static void ref_softmax_row(struct attn_vtrace *t, const struct attn_variants *v
             t->sink_weight[i] = 1.0;
         return;
     }
-    for (size_t j = 0; j < n; j++)
+    size_t first = n; /* the first key of the largest masked score */
+    for (size_t j = 0; j < n; j++) {
         sum += x[j] == -INFINITY ? 0.0 : exp(x[j] - max);
+        if (x[j] != -INFINITY && (first == n || x[j] > x[first]))
+            first = j;
+    }
     double sink = v->sink ? exp(v->sink_logit - max) : 0.0;
     sum += sink;
-    double row_sum = 0.0, entropy = 0.0, best = 0.0; /* all 0 (the sink took all): no argmax */
+    b->summary.row_sum[i] = sum;
+    b->summary.lse[i] = max + log(sum);
+    double row_sum = 0.0, entropy = 0.0;
     for (size_t j = 0; j < n; j++) {
         w[j] = x[j] == -INFINITY ? 0.0 : exp(x[j] - max) / sum;
         row_sum += w[j];
         if (w[j] > 0)
             entropy -= w[j] * log(w[j]);
-        if (w[j] > best) {
-            best = w[j];
-            b->summary.argmax[i] = j;
-        }
     }
+    double best = w[first];
+    if (best > 0) /* 0: the sink took every weight, no argmax */
+        b->summary.argmax[i] = first;
     if (v->sink)
         t->sink_weight[i] = sink / sum;
     b->summary.row_sums[i] = row_sum;

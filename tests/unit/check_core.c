@@ -173,7 +173,7 @@ START_TEST(test_trace_layout)
     const double *base;
 
     ck_assert_int_eq(attn_trace_alloc(&t, n_q, n_k, d_v), ATTN_OK);
-    ck_assert_uint_eq(attn_trace_cells(n_q, n_k, d_v), 4 * 15 + 6 + 3 * 3);
+    ck_assert_uint_eq(attn_trace_cells(n_q, n_k, d_v), 4 * 15 + 6 + 6 * 3);
     ck_assert_uint_eq(t.n_q, n_q);
     ck_assert_uint_eq(t.n_k, n_k);
     ck_assert_uint_eq(t.d_v, d_v);
@@ -186,7 +186,10 @@ START_TEST(test_trace_layout)
     ck_assert_ptr_eq(t.summary.row_sums, base + 66);
     ck_assert_ptr_eq(t.summary.max_weight, base + 69);
     ck_assert_ptr_eq(t.summary.entropy, base + 72);
-    ck_assert_ptr_eq((const void *)t.summary.argmax, (const void *)(base + 75));
+    ck_assert_ptr_eq(t.summary.row_max, base + 75);
+    ck_assert_ptr_eq(t.summary.row_sum, base + 78);
+    ck_assert_ptr_eq(t.summary.lse, base + 81);
+    ck_assert_ptr_eq((const void *)t.summary.argmax, (const void *)(base + 84));
     ck_assert_uint_eq((uintptr_t)t.summary.argmax % _Alignof(size_t), 0);
     ck_assert_ptr_eq((const void *)t.summary.fully_masked, (const void *)(t.summary.argmax + n_q));
     ck_assert_uint_eq(t.scores.rows, n_q);
@@ -194,7 +197,7 @@ START_TEST(test_trace_layout)
     ck_assert_uint_eq(t.scores.stride, n_k);
     ck_assert_uint_eq(t.output.cols, d_v);
     ck_assert_uint_eq(t.output.stride, d_v);
-    for (size_t c = 0; c < 75; c++)
+    for (size_t c = 0; c < 84; c++)
         ck_assert(base[c] == 0.0);
     ck_assert_int_eq(t.fault.step, ATTN_STEP_NONE);
     attn_trace_free(&t);
@@ -650,6 +653,95 @@ START_TEST(test_random_vs_reference)
 }
 END_TEST
 
+/* ---- Reference: the row statistics against a naive loop ---- */
+
+/*
+ * Row i's statistics from its masked scores in long double: the largest finite cell,
+ * Σ e^(x − max) and max + ln Σ; every cell -inf (blocked) is a fully masked row, whose
+ * statistics are exactly -inf, 0, -inf.
+ */
+static void expect_row_stats(const struct attn_trace *t, const char *what, uint64_t seed)
+{
+    for (size_t i = 0; i < t->n_q; i++) {
+        const double *x = t->masked.data + i * t->n_k;
+        long double max = -INFINITY, sum = 0;
+        for (size_t j = 0; j < t->n_k; j++)
+            if (x[j] != -INFINITY && x[j] > max)
+                max = x[j];
+        for (size_t j = 0; max != -INFINITY && j < t->n_k; j++)
+            if (x[j] != -INFINITY)
+                sum += expl((long double)x[j] - max);
+        const struct attn_summary *s = &t->summary;
+        if (max == -INFINITY) {
+            EXPECT(s->row_max[i] == -INFINITY && s->row_sum[i] == 0 && s->lse[i] == -INFINITY,
+                   "%s case %llu: fully masked row %zu: %g %g %g", what,
+                   (unsigned long long)seed, i, s->row_max[i], s->row_sum[i], s->lse[i]);
+            continue;
+        }
+        double lse = (double)(max + logl(sum));
+        EXPECT(s->row_max[i] == (double)max && near(s->row_sum[i], (double)sum, 0, REF_RTOL) &&
+                   near(s->lse[i], lse, REF_ATOL, REF_RTOL),
+               "%s case %llu: row %zu: max %.17g sum %.17g lse %.17g, naive %.17g %.17g %.17g",
+               what, (unsigned long long)seed, i, s->row_max[i], s->row_sum[i], s->lse[i],
+               (double)max, (double)sum, lse);
+    }
+}
+
+/* Loop: _i selects kind and seed. Every path fills row_max, row_sum and lse, with
+ * skip_summary too; a fault leaves them zero. */
+START_TEST(test_row_stats_vs_naive)
+{
+    uint64_t seed = 0x57a70000u + (uint64_t)_i;
+    struct rand_case r;
+    struct attn_trace fast, lean, threads, ref;
+
+    rand_case_init(&r, seed, (enum rand_kind)(_i % RK_COUNT));
+    ck_assert_int_eq(run(attn_forward, &fast, &r.c), ATTN_OK);
+    ck_assert_int_eq(run(attn_reference, &ref, &r.c), ATTN_OK);
+    r.c.p.skip_summary = true;
+    ck_assert_int_eq(run(attn_forward, &lean, &r.c), ATTN_OK);
+    ck_assert_int_eq(attn_trace_alloc(&threads, r.n_q, r.n_k, r.d_v), ATTN_OK);
+    ck_assert_int_eq(attn_forward_threads(&threads, &r.c.p, 3), ATTN_OK);
+    expect_row_stats(&fast, "forward", seed);
+    expect_row_stats(&lean, "skip_summary", seed);
+    expect_row_stats(&threads, "threads", seed);
+    expect_row_stats(&ref, "reference", seed);
+    /* A fault zeroes them with the rest of the summary. */
+    r.q[0] = INFINITY;
+    ck_assert_int_eq(attn_forward(&lean, &r.c.p), ATTN_EOVERFLOW);
+    for (size_t i = 0; i < r.n_q; i++)
+        ck_assert(lean.summary.row_max[i] == 0 && lean.summary.row_sum[i] == 0 &&
+                  lean.summary.lse[i] == 0);
+    attn_trace_free(&fast);
+    attn_trace_free(&lean);
+    attn_trace_free(&threads);
+    attn_trace_free(&ref);
+    rand_case_free(&r);
+}
+END_TEST
+
+/*
+ * argmax is the first key of the largest masked score: scores 0, 1e-20, 1e-20, 0 give
+ * four weights of exactly 1/4 (e^-1e-20 rounds to 1), and the heaviest key in exact
+ * arithmetic is key 1, not key 0, which the first largest weight would name. "both"
+ */
+START_TEST(test_argmax_first_max_score)
+{
+    double q[] = { 1 }, k[] = { 0, 1e-20, 1e-20, 0 }, v[] = { 1, 2, 3, 4 };
+    struct views c;
+    struct attn_trace t;
+
+    views_init(&c, q, 1, 1, k, 4, v, 1, 1.0);
+    ck_assert_int_eq(run(impl_of(_i), &t, &c), ATTN_OK);
+    for (size_t j = 0; j < 4; j++)
+        ck_assert(attn_at(&t.weights, 0, j) == 0.25);
+    ck_assert_uint_eq(t.summary.argmax[0], 1);
+    ck_assert(t.summary.max_weight[0] == 0.25);
+    ck_assert(t.summary.row_max[0] == 1e-20 && t.summary.row_sum[0] == 4);
+    attn_trace_free(&t);
+}
+END_TEST
+
 /* Every byte of every step and of the summary alike: the threaded path's promise. */
 static void expect_same_bits(const struct attn_trace *a, const struct attn_trace *b)
 {
@@ -858,6 +950,12 @@ START_TEST(test_huge_scores)
     expect_matrix(&t.weights, weights, "weights");
     expect_matrix(&t.output, output, "output");
     expect_no_nan(&t);
+    /* The max shift keeps lse finite: h + ln 3 rounds to h. */
+    const double row_max[] = { h, h, -h, h }, row_sum[] = { 3, 2, 3, 1 };
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert(isfinite(t.summary.lse[i]) && t.summary.lse[i] == row_max[i]);
+        ck_assert(t.summary.row_max[i] == row_max[i] && t.summary.row_sum[i] == row_sum[i]);
+    }
     attn_trace_free(&t);
 }
 END_TEST
@@ -1447,11 +1545,11 @@ START_TEST(test_trace_sizes_overflow)
     struct attn_trace t, zero;
 
     memset(&zero, 0, sizeof zero);
-    ck_assert_uint_eq(attn_trace_cells(2, 3, 4), 4 * 6 + 8 + 6);
+    ck_assert_uint_eq(attn_trace_cells(2, 3, 4), 4 * 6 + 8 + 6 * 2);
     ck_assert_uint_eq(attn_trace_cells(SIZE_MAX, 2, 1), 0);          /* n_q·n_k */
     ck_assert_uint_eq(attn_trace_cells(SIZE_MAX / 4 + 1, 1, 1), 0);  /* 4·n_q·n_k */
     ck_assert_uint_eq(attn_trace_cells(1, 1, SIZE_MAX), 0);          /* + n_q·d_v */
-    ck_assert_uint_eq(attn_trace_cells(SIZE_MAX / 3 + 1, 0, 0), 0);  /* 3·n_q summary */
+    ck_assert_uint_eq(attn_trace_cells(SIZE_MAX / 6 + 1, 0, 0), 0);  /* 6·n_q summary */
 
     /* Count overflow: ENOMEM, *t zeroed (it held garbage before). */
     memset(&t, 0xab, sizeof t);
@@ -1645,6 +1743,8 @@ static Suite *core_suite(void)
 
     tcase_add_loop_test(reference, test_random_vs_reference, 0, RK_COUNT * RAND_PER_KIND);
     tcase_add_loop_test(reference, test_strided_views, 0, 24);
+    tcase_add_loop_test(reference, test_row_stats_vs_naive, 0, RK_COUNT * 10);
+    tcase_add_loop_test(reference, test_argmax_first_max_score, 0, 2);
     tcase_add_loop_test(reference, test_threads_same_bits, 0, RK_COUNT * 6);
     tcase_add_loop_test(reference, test_steps_rerun_same_bits, 0, RK_COUNT * 6);
     tcase_add_loop_test(reference, test_threads_same_bits_large, 0, 2);

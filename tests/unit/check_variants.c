@@ -396,6 +396,9 @@ START_TEST(test_sink_fully_masked) /* both */
     EXPECT_NEAR(t.sink_weight[0], 1, 0);
     EXPECT_NEAR(t.base.weights.data[0] + t.base.weights.data[1], 0, 0);
     ck_assert_int_eq(t.base.summary.fully_masked[0], 1);
+    /* The row's softmax is the sink's alone: max 3, sum e^0, lse 3 (e^(3 − lse) = 1). */
+    ck_assert(t.base.summary.row_max[0] == 3 && t.base.summary.row_sum[0] == 1 &&
+              t.base.summary.lse[0] == 3);
     /* Row 1: masked (0, 1), sink 3: weights e^(m−3)/(e^−3 + e^−2 + 1). */
     double sum = exp(-3) + exp(-2) + 1;
     EXPECT_NEAR(t.sink_weight[1], 1 / sum, 1e-15);
@@ -608,6 +611,118 @@ START_TEST(test_fast_vs_reference)
 }
 END_TEST
 
+/* ---- the row statistics: row_max, row_sum, lse against a naive loop ---- */
+
+/*
+ * Row i's statistics from the trace's masked scores and the sink logit, in long
+ * double: max over the visible cells and z, Σ e^(x − max) with the sink's term, and
+ * max + ln Σ. A fully masked row is the sink's softmax alone (z, 1, z), or -inf, 0,
+ * -inf without a sink.
+ */
+static void expect_vrow_stats(const struct attn_vtrace *t, const struct attn_variants *var,
+                              const char *what, int round)
+{
+    const struct attn_trace *b = &t->base;
+    for (size_t i = 0; i < b->n_q; i++) {
+        const double *x = b->masked.data + i * b->n_k;
+        long double max = var->sink ? var->sink_logit : -INFINITY, sum = 0;
+        for (size_t j = 0; j < b->n_k; j++)
+            if (x[j] != -INFINITY && x[j] > max)
+                max = x[j];
+        for (size_t j = 0; max != -INFINITY && j < b->n_k; j++)
+            if (x[j] != -INFINITY)
+                sum += expl((long double)x[j] - max);
+        if (var->sink)
+            sum += expl((long double)var->sink_logit - max);
+        const struct attn_summary *s = &b->summary;
+        double lse = max == -INFINITY ? -INFINITY : (double)(max + logl(sum));
+        ck_assert_msg(s->row_max[i] == (double)max && near(s->row_sum[i], (double)sum, 1e-12) &&
+                          (s->lse[i] == lse || near(s->lse[i], lse, 1e-12)),
+                      "%s round %d row %zu: max %.17g sum %.17g lse %.17g, naive %.17g %.17g "
+                      "%.17g", what, round, i, s->row_max[i], s->row_sum[i], s->lse[i],
+                      (double)max, (double)sum, lse);
+    }
+}
+
+/* Random problems and combinations of variants (band_only among them), both paths, with
+ * and without skip_summary: the statistics are always there and agree with the loop. */
+START_TEST(test_row_stats_variants)
+{
+    for (int round = 0; round < 48; round++) {
+        size_t n_q = 1 + (size_t)(round * 5) % 23, n_k = 1 + (size_t)(round * 11) % 29;
+        size_t d_k = 2 + 2 * ((size_t)round % 4), d_v = 1 + (size_t)round % 3;
+        double *q = malloc(n_q * d_k * sizeof *q), *k = malloc(n_k * d_k * sizeof *k);
+        double *v = malloc(n_k * d_v * sizeof *v), *bias = malloc(n_q * n_k * sizeof *bias);
+        unsigned char *allow = malloc(n_q * n_k);
+        fill(q, n_q * d_k);
+        fill(k, n_k * d_k);
+        fill(v, n_k * d_v);
+        fill(bias, n_q * n_k);
+        for (size_t c = 0; c < n_q * n_k; c++) /* some rows blocked entirely */
+            allow[c] = (c / n_k) % 4 != 3 && rnd() > -1;
+        struct attn_matrix bm = attn_matrix_view(bias, n_q, n_k);
+        struct fixture f;
+        fixture_init(&f, q, n_q, k, n_k, d_k, v, d_v);
+        f.p.bias = round % 4 == 0 ? &bm : NULL;
+        f.p.mask.kind = (enum attn_mask_kind)(round % 3);
+        f.p.mask.allow = allow;
+        f.p.mask.rows = n_q;
+        struct attn_rope rope = { .base = 10000, .rotated = 2 };
+        struct attn_variants var = {
+            .rope = round % 5 == 1 ? &rope : NULL,
+            .softcap = round % 3 == 2 ? 1.5 : 0,
+            .alibi = round % 2 == 0, .alibi_slope = 0.25,
+            .window = round % 4 != 3, .has_left = round % 5 != 0, .left = (size_t)round % 4,
+            .has_right = round % 7 != 0, .right = (size_t)round % 3,
+            .sink_tokens = (size_t)round % 3,
+            .sink = round % 3 != 0, .sink_logit = round % 2 ? 0.5 : 40,
+            .band_only = round % 6 < 3,
+        };
+        ck_assert_int_eq(attn_rope_prepare(&rope, n_q, n_k), ATTN_OK);
+        for (int path = 0; path < 4; path++) {
+            struct attn_vtrace t;
+            f.p.skip_summary = path >= 2;
+            run(impl_of(path), &f, &var, &t);
+            expect_vrow_stats(&t, &var, path % 2 ? "reference" : "fast", round);
+            attn_vtrace_free(&t);
+        }
+        attn_rope_release(&rope);
+        free(q);
+        free(k);
+        free(v);
+        free(bias);
+        free(allow);
+    }
+}
+END_TEST
+
+/*
+ * argmax is the first key of the largest masked score (attention.h): scores 0, 1e-20,
+ * 1e-20, 0 weigh the same after rounding, key 1 is the heaviest in exact arithmetic.
+ * With a sink logit far above the scores every weight is 0: no argmax. "both", plain
+ * and band_only (a window that shows every key).
+ */
+START_TEST(test_argmax_first_max_score) /* both */
+{
+    double q[] = { 1 }, k[] = { 0, 1e-20, 1e-20, 0 }, v[] = { 1, 2, 3, 4 };
+    struct fixture f;
+    fixture_init(&f, q, 1, k, 4, 1, v, 1);
+    struct attn_variants var = { .sink = true, .sink_logit = 0, .window = true,
+                                 .band_only = _i / 2 == 1 };
+    struct attn_vtrace t;
+    run(impl_of(_i), &f, &var, &t);
+    ck_assert_uint_eq(t.base.summary.argmax[0], 1);
+    EXPECT_NEAR(t.base.summary.max_weight[0], 0.2, 1e-16);
+    EXPECT_NEAR(t.base.summary.lse[0], log(5), 1e-15);
+    attn_vtrace_free(&t);
+    var.sink_logit = 800;
+    run(impl_of(_i), &f, &var, &t);
+    ck_assert_uint_eq(t.base.summary.argmax[0], ATTN_NO_INDEX);
+    ck_assert(t.base.summary.row_max[0] == 800 && t.base.summary.row_sum[0] == 1 &&
+              t.base.summary.lse[0] == 800);
+    attn_vtrace_free(&t);
+}
+END_TEST
 
 /* ---- multi-head: each head its own slope, sink logit and dropout cells ---- */
 
@@ -862,6 +977,8 @@ static Suite *variants_suite(void)
     tcase_add_loop_test(sem, test_dropout_keep, 0, 2);
     tcase_add_test(sem, test_dropout_first);
     tcase_add_test(ref, test_fast_vs_reference);
+    tcase_add_test(ref, test_row_stats_variants);
+    tcase_add_loop_test(ref, test_argmax_first_max_score, 0, 4);
     tcase_add_test(ref, test_multihead_heads);
     tcase_add_test(ref, test_band_only);
     tcase_add_test(off, test_off_bit_identical);

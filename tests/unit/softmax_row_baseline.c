@@ -10,6 +10,7 @@
 #define attn_row_max baseline_row_max
 #define attn_row_exp baseline_row_exp
 #define attn_row_divide baseline_row_divide
+#define attn_row_first_of baseline_row_first_of
 #define attn_row_facts_of baseline_row_facts_of
 #define attn_row_logs baseline_row_logs
 #define attn_row_softcap baseline_row_softcap
