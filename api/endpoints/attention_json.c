@@ -22,6 +22,24 @@ static void write_matrix(struct jw *w, const struct attn_matrix *m, bool as_vect
         api_write_matrix(w, m);
 }
 
+struct operand {
+    size_t rows, cols; /* cols 0: one number a row, (rows) */
+    bool as_vector;
+};
+
+/* (rows, cols), or (rows) for one number a row; a vector q drops the rows. */
+static void write_operand_shape(struct jw *w, const struct operand *o)
+{
+    if (o->cols > 0) {
+        api_write_shape(w, o->rows, o->cols, o->as_vector);
+        return;
+    }
+    jw_array_begin(w);
+    if (!o->as_vector)
+        jw_int(w, (long long)o->rows);
+    jw_array_end(w);
+}
+
 static void write_shapes(struct jw *w, const struct api_attention_req *r)
 {
     bool vec = r->q_is_vector;
@@ -38,13 +56,17 @@ static void write_shapes(struct jw *w, const struct api_attention_req *r)
     api_write_shape(w, r->q.rows, r->k.rows, vec);
     JW_KEY(w, "output");
     api_write_shape(w, r->q.rows, r->v.cols, vec);
+    const struct operand per_query = { r->q.rows, 0, vec };
+    if (r->include & (1ul << API_PART_ROW_SUM)) {
+        JW_KEY(w, "row_sum");
+        write_operand_shape(w, &per_query);
+    }
+    if (r->include & (1ul << API_PART_LSE)) {
+        JW_KEY(w, "lse");
+        write_operand_shape(w, &per_query);
+    }
     jw_object_end(w);
 }
-
-struct operand {
-    size_t rows, cols;
-    bool as_vector;
-};
 
 static void write_step(struct jw *w, int number, const char *name, const char *op,
                        const struct operand *operands, size_t n_operands,
@@ -65,7 +87,7 @@ static void write_step(struct jw *w, int number, const char *name, const char *o
         jw_array_end(w);
     }
     JW_KEY(w, "shape");
-    api_write_shape(w, shape->rows, shape->cols, shape->as_vector);
+    write_operand_shape(w, shape);
     jw_object_end(w);
 }
 
@@ -106,6 +128,13 @@ static void write_steps(struct jw *w, const struct api_attention_req *r)
     write_step(w, n++, "weights", ops.weights, NULL, 0, &grid);
     write_variant_steps(w, r, API_STAGE_AFTER_WEIGHTS, &n);
     write_step(w, n++, "output", ops.output, wv, 2, &out);
+    /* The row statistics, when asked for, after the five: the five keep their numbers. */
+    const struct operand per_query = { n_q, 0, vec };
+    if (r->include & (1ul << API_PART_ROW_SUM))
+        write_step(w, n++, "row_sum", "sum of e^(masked - row_max) along each row", NULL, 0,
+                   &per_query);
+    if (r->include & (1ul << API_PART_LSE))
+        write_step(w, n++, "lse", "row_max + ln(row_sum)", NULL, 0, &per_query);
     jw_array_end(w);
 }
 
@@ -184,6 +213,7 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
     }
     const struct api_tie_source ties = { t, 1, t->n_q, vec, false };
     api_write_softmax_parts(w, t, API_SOFTMAX_PARTS(r->include), vec);
+    api_write_row_stats(w, &t->summary, t->n_q, API_ROW_STATS(r->include), vec);
     api_attention_write_variant_steps(w, r);
     if (r->include & (1ul << API_PART_SUMMARY)) {
         struct api_summaries sums = { &t->summary, 0, 1, t->n_q,

@@ -38,6 +38,7 @@ static const struct api_field attention_fields[] = {
 
 static const char *const part_names[API_PART_COUNT] = {
     "scores", "scaled", "masked", "weights", "output", "summary", "row_max", "shifted", "exp",
+    "row_sum", "lse",
     "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped",
 };
 

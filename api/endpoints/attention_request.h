@@ -39,6 +39,8 @@ enum api_attention_part {
     API_PART_ROW_MAX,  /* softmax's inner steps, only when asked for: */
     API_PART_SHIFTED,  /*   row_max, masked - row_max, e^shifted */
     API_PART_EXP,
+    API_PART_ROW_SUM,  /* Σ exp(masked − row_max) of each row, and its log-sum-exp: the */
+    API_PART_LSE,      /*   row statistics a kernel returns, only when asked for */
     API_PART_Q_ROPE,       /* the variants' steps (core/variants.h), when they run */
     API_PART_K_ROPE,
     API_PART_SOFTCAPPED,
@@ -52,6 +54,8 @@ enum api_attention_part {
                           (((1ul << API_PART_COUNT) - 1) & ~((1ul << API_PART_Q_ROPE) - 1)))
 /* The softmax parts of an include, as api_write_softmax_parts takes them (explain.h). */
 #define API_SOFTMAX_PARTS(include) (((include) >> API_PART_ROW_MAX) & 7u)
+/* The row statistics of an include, as api_write_row_stats takes them (explain.h). */
+#define API_ROW_STATS(include) (((include) >> API_PART_ROW_SUM) & 3u)
 
 /* A validated request. Owns its matrices (and, through grid, the mask and bias). */
 struct api_attention_req {

@@ -66,6 +66,10 @@ size_t api_attention_working_set(const struct api_attention_req *r, enum api_for
         numbers += qk;
     if (r->include & (1ul << API_PART_EXP))
         numbers += qk;
+    static const int per_row[] = { API_PART_ROW_MAX, API_PART_ROW_SUM, API_PART_LSE };
+    for (size_t i = 0; i < sizeof per_row / sizeof per_row[0]; i++)
+        if (r->include & (1ul << per_row[i]))
+            numbers += n_q;
     if (r->variants.any) /* every step kept, the variants' own included */
         numbers += 5 * qk;
     return api_working_set(trace, numbers, body_len);

@@ -655,28 +655,24 @@ void api_explain_text(struct api_buf *b, const struct api_explain_row *x, int de
 
 enum { PART_ROW_MAX = 1, PART_SHIFTED = 2, PART_EXP = 4 };
 
+/*
+ * Row i's max as softmax subtracted it: the summary's, which counts a sink logit (its
+ * term is in row_sum too, so weights = exp / row_sum on every row). −inf, written null,
+ * for a fully masked row with no sink.
+ */
+static double row_max_of(const struct attn_trace *t, size_t i)
+{
+    return t->summary.row_max[i];
+}
+
 /* Row i's shifted scores (part PART_SHIFTED) or their exponentials into out (n_k). */
 static void softmax_part_row(double *out, const struct attn_trace *t, size_t i, unsigned part)
 {
-    double max = -INFINITY;
-    for (size_t j = 0; j < t->n_k; j++) {
-        double m = cell(&t->masked, i, j);
-        if (!blocked(m) && m > max)
-            max = m;
-    }
+    double max = row_max_of(t, i);
     for (size_t j = 0; j < t->n_k; j++) {
         double m = cell(&t->masked, i, j);
         out[j] = part == PART_SHIFTED ? (blocked(m) ? NAN : m - max) : exp_shifted(m, max);
     }
-}
-
-static double row_max_of(const struct attn_trace *t, size_t i)
-{
-    double max = -INFINITY;
-    for (size_t j = 0; j < t->n_k; j++)
-        if (!blocked(cell(&t->masked, i, j)) && cell(&t->masked, i, j) > max)
-            max = cell(&t->masked, i, j);
-    return max; /* -inf, written null, for a fully masked row */
 }
 
 void api_write_softmax_parts(struct jw *w, const struct attn_trace *t, unsigned parts,
@@ -749,4 +745,47 @@ void api_text_softmax_parts(struct api_buf *b, const struct attn_trace *t, unsig
         api_text_matrix(b, &tm);
     }
     free(m);
+}
+
+/* ---------------------------------------------------------------- row statistics */
+
+enum { STAT_ROW_SUM = 1, STAT_LSE = 2 };
+
+static const double *row_stat(const struct attn_summary *s, unsigned part)
+{
+    return part == STAT_ROW_SUM ? s->row_sum : s->lse;
+}
+
+void api_write_row_stats(struct jw *w, const struct attn_summary *s, size_t n, unsigned parts,
+                         bool as_vector)
+{
+    for (unsigned part = STAT_ROW_SUM; part <= STAT_LSE; part <<= 1) {
+        if (!(parts & part))
+            continue;
+        jw_key(w, part == STAT_ROW_SUM ? "row_sum" : "lse");
+        if (as_vector)
+            jw_double(w, row_stat(s, part)[0]); /* −inf is written null */
+        else
+            jw_double_array(w, row_stat(s, part), n);
+    }
+}
+
+void api_text_row_stats(struct api_buf *b, const struct attn_summary *s, size_t n,
+                        unsigned parts, int decimals, const struct api_labels *queries)
+{
+    static const char *const row_sum_label[] = { "sum" }, *const lse_label[] = { "lse" };
+    for (unsigned part = STAT_ROW_SUM; part <= STAT_LSE; part <<= 1) {
+        if (!(parts & part))
+            continue;
+        api_buf_printf(b, "\n%s\n", part == STAT_ROW_SUM
+                                         ? "row_sum = sum of e^(masked - row_max)"
+                                         : "lse = row_max + ln row_sum");
+        struct api_text_matrix tm = {
+            .data = row_stat(s, part), .rows = n, .cols = 1, .stride = 1,
+            .row_labels = *queries,
+            .col_labels = { part == STAT_ROW_SUM ? row_sum_label : lse_label, 1, "" },
+            .decimals = decimals, .indent = "  ",
+        };
+        api_text_matrix(b, &tm);
+    }
 }

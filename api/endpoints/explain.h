@@ -111,4 +111,18 @@ void api_text_softmax_parts(struct api_buf *b, const struct attn_trace *t, unsig
                             int decimals, const struct api_labels *queries,
                             const struct api_labels *keys);
 
+/*
+ * The row statistics a kernel returns beside its output, from the summary of n rows:
+ * parts bit 0 "row_sum" (Σ exp(masked − row_max), the sink's term counted; 0 for a
+ * fully masked row), bit 1 "lse" (row_max + ln row_sum, the natural log-sum-exp of the
+ * row's visible masked scores; null (−inf) for a fully masked row). A vector q writes
+ * scalars. Neither needs an (n_q, n_k) matrix: core keeps them in the summary.
+ */
+void api_write_row_stats(struct jw *w, const struct attn_summary *s, size_t n, unsigned parts,
+                         bool as_vector);
+
+/* The same on a text page: one labelled column each. */
+void api_text_row_stats(struct api_buf *b, const struct attn_summary *s, size_t n,
+                        unsigned parts, int decimals, const struct api_labels *queries);
+
 #endif

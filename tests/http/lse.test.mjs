@@ -1,0 +1,183 @@
+// tests/http/lse.test.mjs — the row statistics a kernel returns beside its output: `lse`
+// (each row's natural log-sum-exp of its visible masked scores, the sink logit counted;
+// null for a fully masked row), `row_sum` (Σ e^(masked − row_max)) and `row_max`, as
+// includable steps. Each is checked against a naive loop written here, on random problems
+// with every mask kind, a bias, and the sink logit, through /v1/attention (JSON and text),
+// a vector q and a batch.
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+
+import { postJson, request, startServer } from './lib.mjs';
+
+/** A small deterministic generator (mulberry32), so a failure can be replayed. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const matrix = (r, n, m, amp = 2) =>
+  Array.from({ length: n }, () => Array.from({ length: m }, () => (r() * 2 - 1) * amp));
+
+/**
+ * The masked scores of a problem as the contract defines them: q·kᵀ·scale + bias, null
+ * where the mask blocks (keep semantics; a vector mask is key padding; "causal" is
+ * bottom-right aligned).
+ */
+function maskedScores({ q, k, bias, mask, scale }) {
+  const nQ = q.length, nK = k.length, dK = q[0].length;
+  const s = scale ?? 1 / Math.sqrt(dK);
+  return q.map((qi, i) => k.map((kj, j) => {
+    let dot = 0;
+    for (let c = 0; c < dK; c++) dot += qi[c] * kj[c];
+    const allowed = mask === undefined ? true
+      : mask === 'causal' ? j <= i + (nK - nQ)
+        : Array.isArray(mask[0]) ? mask[i][j] !== 0 : mask[j] !== 0;
+    return allowed ? dot * s + (bias ? bias[i][j] : 0) : null;
+  }));
+}
+
+/** Each row's [row_max, row_sum, lse], with an optional sink logit z counted. */
+function rowStats(masked, z) {
+  return masked.map((row) => {
+    const seen = row.filter((x) => x !== null);
+    if (z !== undefined) seen.push(z);
+    if (seen.length === 0) return [null, 0, null];
+    const max = Math.max(...seen);
+    const sum = seen.reduce((acc, x) => acc + Math.exp(x - max), 0);
+    return [max, sum, max + Math.log(sum)];
+  });
+}
+
+function assertNear(got, want, what) {
+  if (want === null) {
+    assert.equal(got, null, `${what}: want null`);
+    return;
+  }
+  assert.ok(Math.abs(got - want) <= 1e-12 * Math.max(1, Math.abs(want)),
+    `${what}: got ${got}, want ${want}`);
+}
+
+function assertStats(answer, problem, z, what) {
+  const want = rowStats(maskedScores(problem), z);
+  want.forEach(([max, sum, lse], i) => {
+    assertNear(answer.row_max[i], max, `${what} row_max[${i}]`);
+    assertNear(answer.row_sum[i], sum, `${what} row_sum[${i}]`);
+    assertNear(answer.lse[i], lse, `${what} lse[${i}]`);
+  });
+}
+
+let s;
+before(async () => { s = await startServer(['--log', 'off']); });
+after(async () => { await s.stop(); });
+
+const INCLUDE = ['output', 'row_max', 'row_sum', 'lse'];
+
+/** Random problems: each mask kind, with and without a bias, some rows fully masked. */
+function problems() {
+  const r = rng(33);
+  const out = [];
+  for (const [nQ, nK] of [[1, 1], [3, 5], [7, 4], [9, 9], [16, 33]]) {
+    const dK = 1 + Math.floor(r() * 6), dV = 1 + Math.floor(r() * 4);
+    const base = { q: matrix(r, nQ, dK), k: matrix(r, nK, dK), v: matrix(r, nK, dV) };
+    const cells = Array.from({ length: nQ }, (_, i) =>
+      Array.from({ length: nK }, () => (i === 1 ? 0 : r() < 0.6 ? 1 : 0)));
+    const padding = Array.from({ length: nK }, (_, j) => (j === 0 || r() < 0.7 ? 1 : 0));
+    out.push({ name: `${nQ}x${nK} unmasked`, ...base });
+    out.push({ name: `${nQ}x${nK} cells`, ...base, mask: cells });
+    out.push({ name: `${nQ}x${nK} key padding`, ...base, mask: padding });
+    out.push({ name: `${nQ}x${nK} causal`, ...base, mask: 'causal' });
+    out.push({ name: `${nQ}x${nK} bias, scale 0.3`, ...base, bias: matrix(r, nQ, nK, 5),
+      scale: 0.3 });
+  }
+  return out;
+}
+
+test('lse, row_sum and row_max match a naive log-sum-exp on every mask kind', async () => {
+  for (const { name, ...p } of problems()) {
+    const r = await postJson(s.port, '/v1/attention', { ...p, include: INCLUDE });
+    assert.equal(r.status, 200, `${name}: ${r.body}`);
+    const a = JSON.parse(r.body);
+    assertStats(a, p, undefined, name);
+    assert.deepEqual(a.shapes.lse, [p.q.length]);
+    assert.deepEqual(a.shapes.row_sum, [p.q.length]);
+    // Listed as steps after the five, which keep their numbers.
+    const names = a.steps.map((st) => st.name);
+    assert.deepEqual(names.slice(-2), ['row_sum', 'lse']);
+    assert.equal(a.steps.find((st) => st.name === 'output').step, 5);
+    assert.deepEqual(a.steps.at(-1).shape, [p.q.length]);
+  }
+});
+
+test('a fully masked row: lse and row_max null, row_sum 0', async () => {
+  const p = { q: [[1, 0], [0, 1]], k: [[1, 0], [0, 1], [1, 1]], v: [[1], [2], [3]],
+    mask: [[1, 1, 1], [0, 0, 0]] };
+  const a = JSON.parse((await postJson(s.port, '/v1/attention', { ...p, include: INCLUDE })).body);
+  assert.equal(a.lse[1], null);
+  assert.equal(a.row_max[1], null);
+  assert.equal(a.row_sum[1], 0);
+  assertStats(a, p, undefined, 'fully masked');
+});
+
+test('huge scores keep a finite lse: the max is subtracted first', async () => {
+  const p = { q: [[1e150]], k: [[1e150], [-1e150]], v: [[1], [2]], scale: 1e-6 };
+  const a = JSON.parse((await postJson(s.port, '/v1/attention', { ...p, include: INCLUDE })).body);
+  assert.ok(Number.isFinite(a.lse[0]), JSON.stringify(a.lse));
+  assertNear(a.lse[0], 1e294, 'lse of e^1e294 + e^-1e294');
+});
+
+test('the sink logit is counted in the log-sum-exp, and alone in a fully masked row', async () => {
+  const r = rng(7);
+  const p = { q: matrix(r, 4, 3), k: matrix(r, 6, 3), v: matrix(r, 6, 2),
+    mask: [[1, 1, 1, 1, 1, 1], [0, 0, 0, 0, 0, 0], [1, 0, 1, 0, 1, 0], [1, 1, 0, 0, 0, 0]] };
+  for (const z of [-3, 0.5, 4]) {
+    const a = JSON.parse((await postJson(s.port, '/v1/attention',
+      { ...p, sink_logit: z, include: INCLUDE })).body);
+    assertStats(a, p, z, `sink_logit ${z}`);
+    assertNear(a.lse[1], z, 'the fully masked row: the sink alone');
+  }
+});
+
+test('a vector q answers scalars; a batch answers each item', async () => {
+  const r = rng(11);
+  const k = matrix(r, 5, 3), v = matrix(r, 5, 2), q = matrix(r, 1, 3)[0];
+  const one = JSON.parse((await postJson(s.port, '/v1/attention',
+    { q, k, v, include: INCLUDE })).body);
+  const [[max, sum, lse]] = rowStats(maskedScores({ q: [q], k }));
+  assertNear(one.lse, lse, 'vector lse');
+  assertNear(one.row_sum, sum, 'vector row_sum');
+  assertNear(one.row_max, max, 'vector row_max');
+  assert.deepEqual(one.shapes.lse, []);
+
+  const items = problems().slice(0, 6).map(({ name, ...p }) => ({ ...p, include: INCLUDE }));
+  const b = JSON.parse((await postJson(s.port, '/v1/attention/batch', { items })).body);
+  assert.equal(b.results.length, items.length);
+  b.results.forEach((res, i) => assertStats(res.body, items[i], undefined, `batch item ${i}`));
+});
+
+test('text draws lse and row_sum as labelled columns', async () => {
+  const p = { q: [[1, 0], [0, 1]], k: [[1, 0], [0, 1], [1, 1]], v: [[1], [2], [3]],
+    mask: [[1, 1, 1], [0, 0, 0]], include: ['lse', 'row_sum'] };
+  const r = await request(s.port, { method: 'POST', path: '/v1/attention',
+    headers: { 'Content-Type': 'application/json', Accept: 'text/plain' }, body: JSON.stringify(p) });
+  assert.equal(r.status, 200, r.body);
+  const [[, sum, lse]] = rowStats(maskedScores(p));
+  const lseRows = r.body.match(/lse = row_max \+ ln row_sum\n\s+lse\n\s+q0\s+(\S+)\n\s+q1\s+(\S+)/);
+  assert.ok(lseRows, r.body);
+  assert.equal(Number(lseRows[1]), Number(lse.toFixed(4)));
+  assert.equal(lseRows[2], '-inf');
+  assert.equal(Number(r.body.match(/row_sum = [^\n]*\n\s+sum\n\s+q0\s+(\S+)/)[1]),
+    Number(sum.toFixed(4)));
+});
+
+test('an unknown name near lse is hinted', async () => {
+  const r = await postJson(s.port, '/v1/attention',
+    { q: [[1]], k: [[1]], v: [[1]], include: ['logsumexp'] });
+  assert.equal(r.status, 422, r.body);
+  assert.match(r.body, /lse/);
+});
