@@ -72,6 +72,10 @@ static void write_shapes(struct jw *w, const struct api_multihead_req *r,
     write_shape3(w, r->heads, t->n_q, r->d_k);
     shape_member(w, "concat", t->n_q, r->d_model);
     shape_member(w, "output", t->n_q, r->d_model);
+    if (r->include & (1ul << API_MH_ROW_SUM))
+        shape_member(w, "row_sum", r->heads, t->n_q);
+    if (r->include & (1ul << API_MH_LSE))
+        shape_member(w, "lse", r->heads, t->n_q);
     jw_object_end(w);
 }
 
@@ -83,6 +87,30 @@ struct mh_step {
     size_t n_operands;
     size_t shape[3]; /* shape[0] == 0: a 2-D result shape[1] x shape[2] */
 };
+
+/* The row statistics, when asked for, after every other step: (h, n_q) each. */
+static void write_row_stat_steps(struct jw *w, const struct api_multihead_req *r, size_t n_q,
+                                 int number)
+{
+    static const struct { int part; const char *name, *op; } stats[] = {
+        { API_MH_ROW_SUM, "row_sum", "sum of e^(masked_i - row_max_i) along each row" },
+        { API_MH_LSE, "lse", "row_max_i + ln(row_sum_i)" },
+    };
+    for (size_t s = 0; s < sizeof stats / sizeof stats[0]; s++) {
+        if (!(r->include & (1ul << stats[s].part)))
+            continue;
+        jw_object_begin(w);
+        JW_KEY(w, "step");
+        jw_int(w, number++);
+        JW_KEY(w, "name");
+        jw_string(w, stats[s].name);
+        JW_KEY(w, "op");
+        jw_string(w, stats[s].op);
+        JW_KEY(w, "shape");
+        api_write_shape(w, r->heads, n_q, false);
+        jw_object_end(w);
+    }
+}
 
 static void write_steps(struct jw *w, const struct api_multihead_req *r,
                         const struct attn_mh_trace *t)
@@ -154,6 +182,7 @@ static void write_steps(struct jw *w, const struct api_multihead_req *r,
             api_write_shape(w, st->shape[1], st->shape[2], false);
         jw_object_end(w);
     }
+    write_row_stat_steps(w, r, n_q, number);
     jw_array_end(w);
 }
 
@@ -220,6 +249,26 @@ static void write_steps_data(struct jw *w, const struct api_multihead_req *r,
             jw_key(w, after[i].key);
             api_write_matrix(w, after[i].m);
         }
+    }
+}
+
+/* Each head's row_sum and lse, (h, n_q): from its summary, no matrix needed. */
+static void write_row_stats(struct jw *w, const struct api_multihead_req *r,
+                            const struct attn_mh_trace *t)
+{
+    static const struct { int part; const char *key; } stats[] = {
+        { API_MH_ROW_SUM, "row_sum" }, { API_MH_LSE, "lse" },
+    };
+    for (size_t s = 0; s < sizeof stats / sizeof stats[0]; s++) {
+        if (!(r->include & (1ul << stats[s].part)))
+            continue;
+        jw_key(w, stats[s].key); /* lse: −inf (a fully masked row) is written null */
+        jw_array_begin(w);
+        for (size_t h = 0; h < t->heads; h++) {
+            const struct attn_summary *sum = &t->head[h].summary;
+            jw_double_array(w, stats[s].part == API_MH_LSE ? sum->lse : sum->row_sum, t->n_q);
+        }
+        jw_array_end(w);
     }
 }
 
@@ -295,6 +344,7 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
     write_steps_data(w, r, t);
     const struct api_tie_source ties = { t->head, t->heads, t->n_q, false, true };
     api_multihead_write_variants(w, r);
+    write_row_stats(w, r, t);
     if (r->include & (1ul << API_MH_SUMMARY)) {
         const double **sink = r->variants.sink ? malloc(t->heads * sizeof *sink) : NULL;
         for (size_t h = 0; sink != NULL && h < t->heads; h++)

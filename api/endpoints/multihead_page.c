@@ -230,6 +230,11 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     }
     if (r->include & (1ul << API_MH_SUMMARY))
         summary_lines(b, t, &a, mh_decimals(r));
+    unsigned stats = (unsigned)((r->include >> API_MH_ROW_SUM) & 3u);
+    for (size_t head = 0; stats != 0 && head < h; head++) {
+        api_buf_printf(b, "\nhead %zu", head);
+        api_text_row_stats(b, &t->head[head].summary, n_q, stats, mh_decimals(r), &a.queries);
+    }
     if (r->explain.on) {
         const struct api_explain_row x = api_multihead_explain_row(r, t);
         api_explain_text(b, &x, mh_decimals(r), &a.queries, &a.keys);

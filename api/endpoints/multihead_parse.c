@@ -63,7 +63,7 @@ static const struct api_field random_fields[] = {
 static const char *const mh_part_names[API_MH_PART_COUNT] = {
     "x", "w_q", "w_k", "w_v", "w_o", "q", "k", "v", "scores", "scaled", "masked", "weights",
     "head_outputs", "concat", "output", "weights_mean", "summary",
-    "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped",
+    "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped", "row_sum", "lse",
 };
 
 static const char *const layout_names[] = { "in_out", "out_in" };
@@ -353,6 +353,7 @@ static size_t answer_numbers(const struct api_multihead_req *r, size_t n_q, size
         [API_MH_WEIGHTS] = maps, [API_MH_HEAD_OUTPUTS] = q, [API_MH_CONCAT] = q,
         [API_MH_OUTPUT] = q, [API_MH_WEIGHTS_MEAN] = mul_sat(n_q, n_k),
         [API_MH_SUMMARY] = mul_sat(mul_sat(5, r->heads), n_q),
+        [API_MH_ROW_SUM] = mul_sat(r->heads, n_q), [API_MH_LSE] = mul_sat(r->heads, n_q),
     };
     size_t numbers = 0;
     for (int p = 0; p < API_MH_PART_COUNT; p++)
@@ -560,7 +561,7 @@ static bool read_options(const json_t *doc, const char *prefix, const struct api
             return false;
     }
     /* Every step by default; the inputs (x and the weights) only when asked for. */
-    r->include = ((1ul << API_MH_PART_COUNT) - 1) & ~((1ul << API_MH_Q) - 1);
+    r->include = API_MH_DEFAULT;
     if ((node = api_member(doc, "include")) != NULL) {
         API_FIELD_POINTER(ptr, prefix, "include");
         if (!api_read_name_set(node, ptr, "include", mh_part_names, API_MH_PART_COUNT,

@@ -37,8 +37,11 @@ enum api_mh_part {
     API_MH_Q, API_MH_K, API_MH_V, API_MH_SCORES, API_MH_SCALED, API_MH_MASKED, API_MH_WEIGHTS,
     API_MH_HEAD_OUTPUTS, API_MH_CONCAT, API_MH_OUTPUT, API_MH_WEIGHTS_MEAN, API_MH_SUMMARY,
     API_MH_Q_ROPE, API_MH_K_ROPE, API_MH_SOFTCAPPED, API_MH_DROPOUT_KEEP, API_MH_DROPPED,
+    API_MH_ROW_SUM, API_MH_LSE, /* each head's row statistics (h, n_q): only when asked for */
     API_MH_PART_COUNT
 };
+/* What `include` gives when absent: every step, not the inputs or the row statistics. */
+#define API_MH_DEFAULT (((1ul << API_MH_ROW_SUM) - 1) & ~((1ul << API_MH_Q) - 1))
 
 /* The inputs a request can leave to `random`, in stream order. */
 enum api_mh_input { API_IN_X_Q = 0, API_IN_X_KV, API_IN_W_Q, API_IN_W_K, API_IN_W_V, API_IN_W_O,

@@ -181,3 +181,27 @@ test('an unknown name near lse is hinted', async () => {
   assert.equal(r.status, 422, r.body);
   assert.match(r.body, /lse/);
 });
+
+test('multihead: each head\'s lse and row_sum, (h, n_q), from its own masked scores', async () => {
+  for (const extra of [{}, { mask: 'causal' }, { kv_heads: 1 }, { sink_logit: 0.25 }]) {
+    const body = { heads: 4, random: { seed: 5, n: 6, d_model: 8 }, ...extra,
+      include: ['masked', 'row_sum', 'lse'] };
+    const r = await postJson(s.port, '/v1/multihead', body);
+    assert.equal(r.status, 200, r.body);
+    const a = JSON.parse(r.body);
+    assert.deepEqual(a.shapes.lse, [4, 6]);
+    assert.deepEqual(a.steps.slice(-2).map((st) => [st.name, st.shape]),
+      [['row_sum', [4, 6]], ['lse', [4, 6]]]);
+    a.masked.forEach((head, h) => {
+      rowStats(head, extra.sink_logit).forEach(([, sum, lse], i) => {
+        assertNear(a.row_sum[h][i], sum, `${JSON.stringify(extra)} head ${h} row_sum[${i}]`);
+        assertNear(a.lse[h][i], lse, `${JSON.stringify(extra)} head ${h} lse[${i}]`);
+      });
+    });
+  }
+  // Not in the default answer: only when named.
+  const plain = JSON.parse((await postJson(s.port, '/v1/multihead',
+    { heads: 2, random: { seed: 5, n: 3, d_model: 4 } })).body);
+  assert.equal(plain.lse, undefined);
+  assert.equal(plain.shapes.lse, undefined);
+});
