@@ -180,7 +180,8 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
         return false;
     }
     static const size_t dflt[] = { API_PART_WEIGHTS, API_PART_OUTPUT };
-    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, 2, &m->out, err))
+    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, 2,
+                             api_v2_default_dtype(m->q.t->dtype), &m->out, err))
         return false;
     /* Weights and output are always computed; the earlier steps only when asked. */
     m->req.include = 0;
@@ -196,7 +197,6 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
         }
         m->req.include |= 1ul << part;
     }
-    m->out.fp32 = m->q.t->dtype == API_V2_FP32;
     return true;
 }
 
@@ -218,21 +218,18 @@ size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t bod
     size_t trace = m->req.variants.any ? api_attention_variants_bytes(&m->req)
                                        : api_attention_trace_bytes(&m->req);
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
-    size_t binary = 0;
+    size_t cells[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++) {
         size_t dims[2];
         output_dims(&m->req, part_of[m->out.index[i]], dims);
-        if (m->out.binary[i])
-            binary = api_v2_add(binary, api_v2_mul(problems, dims[0] * dims[1]));
+        cells[i] = api_v2_mul(problems, dims[0] * dims[1]);
     }
-    pieces = api_v2_in_pieces(api_v2_mul(binary, m->out.fp32 ? 4 : 8), pieces);
+    pieces = api_v2_in_pieces(api_v2_binary_bytes(&m->out, cells), pieces);
     for (size_t i = 0; i < m->out.n; i++) {
-        size_t dims[2];
-        output_dims(&m->req, part_of[m->out.index[i]], dims);
-        size_t cells = api_v2_mul(problems, dims[0] * dims[1]);
         if (copied)
-            bytes = api_v2_add(bytes, api_v2_mul(cells, sizeof(double)));
-        bytes = api_v2_add(bytes, api_v2_answer_bytes(cells, m->out.binary[i], m->out.fp32, pieces));
+            bytes = api_v2_add(bytes, api_v2_mul(cells[i], sizeof(double)));
+        bytes = api_v2_add(bytes, api_v2_answer_bytes(cells[i], m->out.binary[i],
+                                                      m->out.dtype[i], pieces));
     }
     return api_v2_add(bytes, HEADER_BYTES);
 }
@@ -294,8 +291,7 @@ static bool alloc_outputs(const struct api_v2_attention *m, struct api_v2_outs *
         size_t shape[2];
         output_dims(&m->req, part, shape);
         struct api_v2_out *out = &o->out[o->n];
-        out->name = output_names[m->out.index[i]];
-        out->binary = m->out.binary[i];
+        api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
         bool vec = m->req.q_is_vector && part != API_PART_K_ROPE;
         if (!api_v2_out_alloc(out, m->batch, vec ? 1 : 2, vec ? shape + 1 : shape)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
@@ -348,8 +344,7 @@ static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct ap
         size_t shape[2];
         output_dims(&m->req, part, shape);
         struct api_v2_out *out = &o->out[o->n++];
-        out->name = output_names[m->out.index[i]];
-        out->binary = m->out.binary[i];
+        api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
         if (!api_v2_out_borrow(out, vec ? 1 : 2, vec ? shape + 1 : shape, 1)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;

@@ -72,6 +72,15 @@ static size_t set_shape(struct api_v2_out *out, size_t batch, size_t rank, const
     return count;
 }
 
+void api_v2_out_sent_as(struct api_v2_out *out, const char *name,
+                        const struct api_v2_picks *picks, size_t i)
+{
+    out->name = name;
+    out->binary = picks->binary[i];
+    out->dtype = picks->dtype[i];
+    out->dtype_asked = picks->dtype_asked[i];
+}
+
 bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape)
 {
     size_t count = set_shape(out, batch, rank, shape);
@@ -163,14 +172,30 @@ bool api_v2_batch_of(const struct api_v2_tensor *t, size_t rank, bool vector_ok,
     return true;
 }
 
+enum api_v2_dtype api_v2_default_dtype(enum api_v2_dtype q)
+{
+    return q == API_V2_FP32 ? API_V2_FP32 : API_V2_FP64;
+}
+
+size_t api_v2_binary_bytes(const struct api_v2_picks *picks, const size_t *cells)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < picks->n; i++)
+        if (picks->binary[i])
+            bytes = api_v2_add(bytes, api_v2_mul(cells[i], api_v2_dtype_size(picks->dtype[i])));
+    return bytes;
+}
+
 bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names, size_t n,
-                         const size_t *dflt, size_t n_dflt, struct api_v2_picks *picks,
-                         struct api_error *err)
+                         const size_t *dflt, size_t n_dflt, enum api_v2_dtype dflt_dtype,
+                         struct api_v2_picks *picks, struct api_error *err)
 {
     if (r->n_outputs == 0) {
         for (size_t i = 0; i < n_dflt; i++) {
             picks->index[i] = dflt[i];
             picks->binary[i] = r->binary_output;
+            picks->dtype[i] = dflt_dtype;
+            picks->dtype_asked[i] = false;
         }
         picks->n = n_dflt;
         return true;
@@ -193,6 +218,8 @@ bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names,
         }
         picks->index[i] = j;
         picks->binary[i] = r->outputs[i].binary;
+        picks->dtype_asked[i] = r->outputs[i].has_dtype;
+        picks->dtype[i] = r->outputs[i].has_dtype ? r->outputs[i].dtype : dflt_dtype;
     }
     picks->n = r->n_outputs;
     return true;
@@ -283,12 +310,12 @@ bool api_v2_in_pieces(size_t bytes, bool segments_ok)
     return segments_ok && bytes >= API_V2_PIECES_MIN;
 }
 
-size_t api_v2_answer_bytes(size_t cells, bool binary, bool fp32, bool pieces)
+size_t api_v2_answer_bytes(size_t cells, bool binary, enum api_v2_dtype dtype, bool pieces)
 {
     if (!binary)
         return api_v2_mul(cells, API_ANSWER_BYTES_PER_NUMBER);
-    if (fp32)
-        return api_v2_mul(cells, sizeof(float));
+    if (dtype != API_V2_FP64)
+        return api_v2_mul(cells, api_v2_dtype_size(dtype));
     return pieces && host_little_endian() ? 0 : api_v2_mul(cells, sizeof(double));
 }
 

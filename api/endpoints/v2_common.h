@@ -49,6 +49,8 @@ struct api_v2_out {
     const double **parts;         /* owned list; the numbers are data's or the owner's */
     size_t n_parts, part_len;
     bool binary;
+    enum api_v2_dtype dtype;      /* how it is sent: FP64, FP32, FP16 or BF16 */
+    bool dtype_asked;             /* by its parameters.datatype (else the model's default) */
 };
 
 /*
@@ -123,23 +125,39 @@ bool api_v2_within_work(const struct api_v2_tensor *t, size_t batch, size_t work
 
 /*
  * The outputs a request asks for, in its order, as a model names them (indices into its
- * list of output names), each binary or JSON data, and the datatype they all have.
+ * list of output names), each binary or JSON data, and the datatype each is sent in.
  */
 struct api_v2_picks {
     size_t index[API_V2_MAX_TENSORS];
     bool binary[API_V2_MAX_TENSORS];
+    enum api_v2_dtype dtype[API_V2_MAX_TENSORS];
+    bool dtype_asked[API_V2_MAX_TENSORS]; /* by the output's parameters.datatype */
     size_t n;
-    bool fp32;                    /* FP32 outputs (Q or X is FP32), else FP64 */
 };
 
 /*
+ * The datatype an output is sent in unless it asks for one: FP32 when Q (or X) is
+ * FP32, else FP64 (FP16 and BF16 inputs included: their outputs are no longer 16-bit
+ * values, and FP64 holds them exactly).
+ */
+enum api_v2_dtype api_v2_default_dtype(enum api_v2_dtype q);
+
+/*
  * The outputs the request asks for, as indices into names[] (n names), each with its
- * binary flag, into picks (its fp32 untouched); none asked gives the defaults (indices
- * in dflt[], n_dflt of them). An unknown name is unknown-field at /outputs/i/name.
+ * binary flag and datatype (its parameters.datatype, else dflt_dtype), into picks; none
+ * asked gives the defaults (indices in dflt[], n_dflt of them). An unknown name is
+ * unknown-field at /outputs/i/name.
  */
 bool api_v2_pick_outputs(const struct api_v2_infer *r, const char *const *names, size_t n,
-                         const size_t *dflt, size_t n_dflt, struct api_v2_picks *picks,
-                         struct api_error *err);
+                         const size_t *dflt, size_t n_dflt, enum api_v2_dtype dflt_dtype,
+                         struct api_v2_picks *picks, struct api_error *err);
+
+/* Sets out's name and how pick i of picks is sent (binary or JSON, its datatype). */
+void api_v2_out_sent_as(struct api_v2_out *out, const char *name,
+                        const struct api_v2_picks *picks, size_t i);
+
+/* The bytes of the picks' binary outputs, cells[i] numbers for pick i. */
+size_t api_v2_binary_bytes(const struct api_v2_picks *picks, const size_t *cells);
 
 /*
  * The inputs' names and datatypes against the model's: an unknown input is
@@ -171,7 +189,7 @@ size_t api_v2_input_bytes(const struct api_v2_input *in);
  */
 #define API_V2_PIECES_MIN ((size_t)64 * 1024)
 bool api_v2_in_pieces(size_t bytes, bool segments_ok);
-size_t api_v2_answer_bytes(size_t cells, bool binary, bool fp32, bool pieces);
+size_t api_v2_answer_bytes(size_t cells, bool binary, enum api_v2_dtype dtype, bool pieces);
 
 /* Saturating sums for working sets. */
 size_t api_v2_add(size_t a, size_t b);

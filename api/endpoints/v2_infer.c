@@ -8,6 +8,7 @@
  */
 #include "api/endpoints/v2_infer.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "api/json/write.h"
 #include "api/request/body.h"
 #include "api/request/fields.h"
+#include "api/request/float16.h"
 
 /* ---- the pipeline ---- */
 
@@ -83,8 +85,6 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
                      api_v2_multihead_limit_field(&st->m.multihead), err);
 }
 
-static bool fp32_of(const struct infer_state *st);
-
 /* "[i, j, ...]": the cell of a flat row-major index in o's shape. */
 static void cell_text(char *buf, size_t size, const struct api_v2_out *o, size_t flat)
 {
@@ -98,34 +98,92 @@ static void cell_text(char *buf, size_t size, const struct api_v2_out *o, size_t
         used += (size_t)snprintf(buf + used, size - used, "%s%zu", d ? ", " : "", at[d]);
 }
 
-/*
- * FP32 outputs hold what FP32 can: a finite float64 past ±3.4e38 would be sent as ±inf
- * (null in JSON data, which reads as a blocked cell of MASKED though that key took the
- * weight). Such an answer is refused, naming the output and cell; the math stays float64
- * throughout, so asking for FP64 outputs (Q or X sent as FP64) answers it. -inf where
- * MASKED blocks is not a number that overflowed: it passes.
- */
-static bool fp32_representable(const struct infer_state *st, struct api_error *err)
+/* x as o's datatype holds it: its bits in *bits (2, 4 or 8 bytes' worth); false when
+   a finite x rounds past the datatype's range. */
+static bool narrowed(const struct api_v2_out *o, double x, uint64_t *bits)
 {
+    switch (o->dtype) {
+    case API_V2_FP16:
+    case API_V2_BF16: {
+        uint16_t h;
+        bool ok = o->dtype == API_V2_FP16 ? api_double_to_fp16(x, &h) : api_double_to_bf16(x, &h);
+        *bits = h;
+        return ok;
+    }
+    case API_V2_FP32: {
+        float f = (float)x; /* one rounding, to nearest even, from the double */
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        *bits = u;
+        return isfinite(f) || !isfinite(x);
+    }
+    default:
+        memcpy(bits, &x, sizeof x);
+        return true;
+    }
+}
+
+/* The value o's datatype sends for x (x itself for FP64). */
+static double as_sent(const struct api_v2_out *o, double x)
+{
+    uint64_t bits;
+    narrowed(o, x, &bits);
+    switch (o->dtype) {
+    case API_V2_FP16: return api_fp16_to_double((uint16_t)bits);
+    case API_V2_BF16: return api_bf16_to_double((uint16_t)bits);
+    case API_V2_FP32: return (double)(float)x;
+    default: return x;
+    }
+}
+
+/* Output o's cell `flat` (value x) past its datatype's range: err, pointing at what set it. */
+static bool past_range(const struct infer_state *st, size_t i, size_t flat, double x,
+                       struct api_error *err)
+{
+    const struct api_v2_out *o = &st->outs.out[i];
+    char cell[24 * API_V2_MAX_RANK];
+    cell_text(cell, sizeof cell, o, flat);
+    if (o->dtype_asked) {
+        api_error_set(err, API_NUMERIC_OVERFLOW, "output %s cell [%s] is %g, past %s's largest "
+                      "finite value (%g): as %s it would be infinite", o->name, cell, x,
+                      api_v2_dtype_name(o->dtype), o->dtype == API_V2_FP16 ? API_FP16_MAX
+                      : o->dtype == API_V2_BF16 ? API_BF16_MAX : (double)FLT_MAX,
+                      api_v2_dtype_name(o->dtype));
+        api_error_at(err, "/outputs/%zu/parameters/datatype", i);
+        api_error_hint(err, "ask for %s as FP64 (\"parameters\": {\"datatype\": \"FP64\"}), "
+                       "which holds it: attnd computes in float64 either way", o->name);
+        return false;
+    }
     size_t q_input = st->model == API_V2_ATTENTION ? st->m.attention.q.t->index
                                                    : st->m.multihead.x_q.t->index;
+    api_error_set(err, API_NUMERIC_OVERFLOW, "output %s cell [%s] is %g, past "
+                  "FP32's range (about 3.4e38): as FP32 it would be infinite",
+                  o->name, cell, x);
+    api_error_at(err, "/inputs/%zu/datatype", q_input);
+    api_error_hint(err, "send %s as FP64: the outputs are then FP64, which hold it "
+                   "(attnd computes in float64 either way)",
+                   st->model == API_V2_ATTENTION ? "Q" : "X (or X_Q)");
+    return false;
+}
+
+/*
+ * Outputs sent narrower than FP64 hold what their datatype can: a finite float64 past
+ * its range would be sent as ±inf (null in JSON data, which reads as a blocked cell of
+ * MASKED though that key took the weight). Such an answer is refused, naming the output
+ * and cell; the math stays float64 throughout, so asking for FP64 answers it. -inf where
+ * MASKED blocks is not a number that overflowed: it passes.
+ */
+static bool representable(const struct infer_state *st, struct api_error *err)
+{
     for (size_t i = 0; i < st->outs.n; i++) {
         const struct api_v2_out *o = &st->outs.out[i];
+        if (o->dtype == API_V2_FP64)
+            continue;
         for (size_t k = 0; k < o->n_parts; k++)
             for (size_t j = 0; j < o->part_len; j++) {
-                double x = o->parts[k][j];
-                if (!isfinite(x) || isfinite((float)x))
-                    continue;
-                char cell[24 * API_V2_MAX_RANK];
-                cell_text(cell, sizeof cell, o, k * o->part_len + j);
-                api_error_set(err, API_NUMERIC_OVERFLOW, "output %s cell [%s] is %g, past "
-                              "FP32's range (about 3.4e38): as FP32 it would be infinite",
-                              o->name, cell, x);
-                api_error_at(err, "/inputs/%zu/datatype", q_input);
-                api_error_hint(err, "send %s as FP64: the outputs are then FP64, which hold it "
-                               "(attnd computes in float64 either way)",
-                               st->model == API_V2_ATTENTION ? "Q" : "X (or X_Q)");
-                return false;
+                uint64_t bits;
+                if (!narrowed(o, o->parts[k][j], &bits))
+                    return past_range(st, i, k * o->part_len + j, o->parts[k][j], err);
             }
     }
     return true;
@@ -137,15 +195,10 @@ static bool run(void *state, struct api_error *err)
     bool ok = st->model == API_V2_ATTENTION
                   ? api_v2_attention_run(&st->m.attention, &st->outs, err)
                   : api_v2_multihead_run(&st->m.multihead, &st->outs, err);
-    return ok && (!fp32_of(st) || fp32_representable(st, err));
+    return ok && representable(st, err);
 }
 
 /* ---- the answer ---- */
-
-static bool fp32_of(const struct infer_state *st)
-{
-    return st->model == API_V2_ATTENTION ? st->m.attention.out.fp32 : st->m.multihead.out.fp32;
-}
 
 /* Little-endian stores, whatever the host's order. */
 static void store_le(unsigned char *p, uint64_t v, size_t size)
@@ -163,42 +216,35 @@ static bool host_little_endian(void)
     return first == 1;
 }
 
-/* n numbers of x as the wire's FP32 or FP64, little-endian, at p. */
-static void store_numbers(unsigned char *p, const double *x, size_t n, bool fp32)
+/* Whether o's numbers are the wire's bytes as they lie (FP64 on a little-endian host). */
+static bool sent_as_they_lie(const struct api_v2_out *o)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (fp32) {
-            float f = (float)x[i];
-            uint32_t u;
-            memcpy(&u, &f, sizeof u);
-            store_le(p + 4 * i, u, 4);
-        } else {
-            uint64_t u;
-            memcpy(&u, &x[i], sizeof u);
-            store_le(p + 8 * i, u, 8);
+    return o->dtype == API_V2_FP64 && host_little_endian();
+}
+
+static size_t tensor_bytes(const struct api_v2_out *o)
+{
+    return o->count * api_v2_dtype_size(o->dtype); /* admitted: it fits */
+}
+
+/* o's tensor at p, in the wire's bytes (count × its datatype's size), little-endian. */
+static void write_binary(unsigned char *p, const struct api_v2_out *o)
+{
+    size_t size = api_v2_dtype_size(o->dtype), part_bytes = o->part_len * size;
+    for (size_t k = 0; k < o->n_parts; k++, p += part_bytes) {
+        if (sent_as_they_lie(o)) {
+            memcpy(p, o->parts[k], part_bytes);
+            continue;
+        }
+        for (size_t j = 0; j < o->part_len; j++) {
+            uint64_t bits;
+            narrowed(o, o->parts[k][j], &bits); /* representable() checked every cell */
+            store_le(p + j * size, bits, size);
         }
     }
 }
 
-/* Whether o's numbers are the wire's bytes as they lie (FP64 on a little-endian host). */
-static bool sent_as_they_lie(bool fp32)
-{
-    return !fp32 && host_little_endian();
-}
-
-/* o's tensor at p, in the wire's bytes (count × 4 or 8). */
-static void write_binary(unsigned char *p, const struct api_v2_out *o, bool fp32)
-{
-    size_t part_bytes = o->part_len * (fp32 ? 4 : 8);
-    for (size_t k = 0; k < o->n_parts; k++, p += part_bytes) {
-        if (sent_as_they_lie(fp32))
-            memcpy(p, o->parts[k], part_bytes);
-        else
-            store_numbers(p, o->parts[k], o->part_len, fp32);
-    }
-}
-
-static void write_header(struct jw *w, const struct infer_state *st, bool fp32)
+static void write_header(struct jw *w, const struct infer_state *st)
 {
     jw_object_begin(w);
     JW_KEY(w, "model_name");
@@ -217,7 +263,7 @@ static void write_header(struct jw *w, const struct infer_state *st, bool fp32)
         JW_KEY(w, "name");
         jw_string(w, o->name);
         JW_KEY(w, "datatype");
-        jw_string(w, fp32 ? "FP32" : "FP64");
+        jw_string(w, api_v2_dtype_name(o->dtype));
         JW_KEY(w, "shape");
         jw_array_begin(w);
         for (size_t d = 0; d < o->rank; d++)
@@ -227,7 +273,7 @@ static void write_header(struct jw *w, const struct infer_state *st, bool fp32)
             JW_KEY(w, "parameters");
             jw_object_begin(w);
             JW_KEY(w, "binary_data_size");
-            jw_int(w, (long long)(o->count * (fp32 ? 4 : 8)));
+            jw_int(w, (long long)tensor_bytes(o));
             jw_object_end(w);
         } else {
             /* V2 data is flat, row-major; blocked MASKED cells are null (no -inf in JSON). */
@@ -235,7 +281,7 @@ static void write_header(struct jw *w, const struct infer_state *st, bool fp32)
             jw_array_begin(w);
             for (size_t k = 0; k < o->n_parts; k++)
                 for (size_t j = 0; j < o->part_len; j++) {
-                    double x = fp32 ? (double)(float)o->parts[k][j] : o->parts[k][j];
+                    double x = as_sent(o, o->parts[k][j]);
                     if (isfinite(x))
                         jw_double(w, x);
                     else
@@ -265,18 +311,17 @@ static void push_piece(struct api_segments *segs, void *base, const void *data, 
 
 /*
  * The binary outputs as pieces after the JSON header (taken over): FP64 on this host's
- * order is borrowed from the outputs where they lie, FP32 converted in one pass into a
- * piece of its own; the pieces then own the outputs (and the trace they lie in), so
+ * order is borrowed from the outputs where they lie, FP32, FP16 and BF16 converted in
+ * one pass into a piece of their own; the pieces then own the outputs (and the trace they lie in), so
  * nothing is copied and everything is freed once the answer is sent. NULL (the header
  * freed, st's outputs kept) when memory runs out.
  */
-static struct api_segments *binary_pieces(struct infer_state *st, char *json, size_t json_len,
-                                          bool fp32)
+static struct api_segments *binary_pieces(struct infer_state *st, char *json, size_t json_len)
 {
     size_t n = 1;
     for (size_t i = 0; i < st->outs.n; i++)
         if (st->outs.out[i].binary)
-            n += sent_as_they_lie(fp32) ? st->outs.out[i].n_parts : 1;
+            n += sent_as_they_lie(&st->outs.out[i]) ? st->outs.out[i].n_parts : 1;
     struct api_segments *segs = api_segments_alloc(n);
     if (segs == NULL) {
         free(json);
@@ -287,18 +332,18 @@ static struct api_segments *binary_pieces(struct infer_state *st, char *json, si
         const struct api_v2_out *o = &st->outs.out[i];
         if (!o->binary)
             continue;
-        if (sent_as_they_lie(fp32)) {
+        if (sent_as_they_lie(o)) {
             for (size_t k = 0; k < o->n_parts; k++)
                 push_piece(segs, NULL, o->parts[k], o->part_len * sizeof(double));
             continue;
         }
-        size_t bytes = o->count * (fp32 ? 4 : 8);
+        size_t bytes = tensor_bytes(o);
         unsigned char *p = malloc(bytes);
         if (p == NULL) {
             api_segments_free(segs);
             return NULL;
         }
-        write_binary(p, o, fp32);
+        write_binary(p, o);
         push_piece(segs, p, p, bytes);
     }
     segs->owner_bytes = api_v2_outs_bytes(&st->outs);
@@ -313,7 +358,7 @@ static struct api_segments *binary_pieces(struct infer_state *st, char *json, si
 
 /* The binary outputs copied after the JSON header, into one body (json taken over). */
 static char *binary_body(const struct infer_state *st, char *json, size_t json_len,
-                         size_t binary_bytes, bool fp32)
+                         size_t binary_bytes)
 {
     char *body = realloc(json, json_len + binary_bytes + 1);
     if (body == NULL) {
@@ -325,8 +370,8 @@ static char *binary_body(const struct infer_state *st, char *json, size_t json_l
         const struct api_v2_out *o = &st->outs.out[i];
         if (!o->binary)
             continue;
-        write_binary(p, o, fp32);
-        p += o->count * (fp32 ? 4 : 8);
+        write_binary(p, o);
+        p += tensor_bytes(o);
     }
     return body;
 }
@@ -334,18 +379,17 @@ static char *binary_body(const struct infer_state *st, char *json, size_t json_l
 static void respond(void *state, const struct api_context *ctx, struct api_response *res)
 {
     struct infer_state *st = state;
-    bool fp32 = fp32_of(st);
     size_t binary_bytes = 0, json_numbers = 0;
     for (size_t i = 0; i < st->outs.n; i++)
         if (st->outs.out[i].binary)
-            binary_bytes += st->outs.out[i].count * (fp32 ? 4 : 8); /* admitted: it fits */
+            binary_bytes += tensor_bytes(&st->outs.out[i]);
         else
             json_numbers += st->outs.out[i].count;
     struct jw w;
     jw_init(&w, -1);
     /* The text at once, as admission counted it, rather than grown by doubling. */
     jw_presize(&w, 1024 + json_numbers * API_ANSWER_BYTES_PER_NUMBER);
-    write_header(&w, st, fp32);
+    write_header(&w, st);
     if (binary_bytes == 0) {
         api_respond_json(res, &w);
         return;
@@ -353,9 +397,9 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
     size_t json_len;
     char *json = jw_take(&w, &json_len);
     if (json != NULL && api_v2_in_pieces(binary_bytes, ctx->segments_ok))
-        res->segments = binary_pieces(st, json, json_len, fp32);
+        res->segments = binary_pieces(st, json, json_len);
     else if (json != NULL)
-        res->body = binary_body(st, json, json_len, binary_bytes, fp32);
+        res->body = binary_body(st, json, json_len, binary_bytes);
     if (res->segments == NULL && res->body == NULL) {
         out_of_memory(res);
         return;

@@ -217,12 +217,12 @@ static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
         return false;
     }
     static const size_t dflt[] = { OUT_WEIGHTS, OUT_OUTPUT };
-    if (!api_v2_pick_outputs(r, output_names, OUT_COUNT, dflt, 2, &m->out, err))
+    if (!api_v2_pick_outputs(r, output_names, OUT_COUNT, dflt, 2,
+                             api_v2_default_dtype(m->x_q.t->dtype), &m->out, err))
         return false;
     req->include = 0;
     for (size_t i = 0; i < m->out.n; i++)
         req->include |= 1ul << part_of[m->out.index[i]];
-    m->out.fp32 = m->x_q.t->dtype == API_V2_FP32;
     /* The least this request can hold (its answer sent as pieces); admission counts
        the body and how the answer is sent besides. */
     if (attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model, req->heads,
@@ -270,22 +270,19 @@ size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t bod
     size_t trace = api_v2_add(api_v2_mul(cells == 0 ? SIZE_MAX : cells, sizeof(double)),
                               api_v2_mul(req->heads, sizeof(struct attn_trace)));
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
-    size_t binary = 0;
+    size_t cells_of[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++) {
         size_t shape[3], n = problems, rank = out_shape(m, (int)m->out.index[i], shape);
         for (size_t d = 0; d < rank; d++)
             n = api_v2_mul(n, shape[d]);
-        if (m->out.binary[i])
-            binary = api_v2_add(binary, n);
+        cells_of[i] = n;
     }
-    pieces = api_v2_in_pieces(api_v2_mul(binary, m->out.fp32 ? 4 : 8), pieces);
+    pieces = api_v2_in_pieces(api_v2_binary_bytes(&m->out, cells_of), pieces);
     for (size_t i = 0; i < m->out.n; i++) {
-        size_t shape[3], n = problems, rank = out_shape(m, (int)m->out.index[i], shape);
-        for (size_t d = 0; d < rank; d++)
-            n = api_v2_mul(n, shape[d]);
         if (m->batch > 0)
-            bytes = api_v2_add(bytes, api_v2_mul(n, sizeof(double)));
-        bytes = api_v2_add(bytes, api_v2_answer_bytes(n, m->out.binary[i], m->out.fp32, pieces));
+            bytes = api_v2_add(bytes, api_v2_mul(cells_of[i], sizeof(double)));
+        bytes = api_v2_add(bytes, api_v2_answer_bytes(cells_of[i], m->out.binary[i],
+                                                      m->out.dtype[i], pieces));
     }
     return api_v2_add(bytes, HEADER_BYTES);
 }
@@ -415,8 +412,7 @@ static bool run_one(struct api_v2_multihead *m, struct api_v2_outs *o, struct ap
         int which = (int)m->out.index[i];
         size_t shape[3], rank = out_shape(m, which, shape);
         struct api_v2_out *out = &o->out[o->n++];
-        out->name = output_names[which];
-        out->binary = m->out.binary[i];
+        api_v2_out_sent_as(out, output_names[which], &m->out, i);
         if (!api_v2_out_borrow(out, rank, shape, parts_of(req, which))) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;
@@ -454,8 +450,7 @@ bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
         size_t shape[3];
         size_t rank = out_shape(m, (int)m->out.index[i], shape);
         struct api_v2_out *out = &o->out[o->n];
-        out->name = output_names[m->out.index[i]];
-        out->binary = m->out.binary[i];
+        api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
         if (!api_v2_out_alloc(out, m->batch, rank, shape)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;

@@ -582,6 +582,10 @@ const char *const api_messages_en[] = {
     /* api/endpoints/v2_infer.c */
     "send %s as FP64: the outputs are then FP64, which hold it (attnd computes in float64 either way)",
     /* api/endpoints/v2_infer.c */
+    "output %s cell [%s] is %g, past %s's largest finite value (%g): as %s it would be infinite",
+    /* api/endpoints/v2_infer.c */
+    "ask for %s as FP64 (\"parameters\": {\"datatype\": \"FP64\"}), which holds it: attnd computes in float64 either way",
+    /* api/endpoints/v2_infer.c */
     "no memory for the response",
     /* api/endpoints/v2_multihead.c */
     "the multihead model takes X (self-attention) or X_Q with X_KV (cross-attention)%s",
@@ -942,7 +946,7 @@ const char *const api_messages_en[] = {
     /* api/request/v2_tensor.c */
     "send the byte length of the JSON header that starts the body; the binary tensors follow it",
     /* api/request/v2_tensor.c */
-    "use FP32 or FP64 (INT32 and INT64 are read too; BOOL, UINT8 or INT8 for a MASK)",
+    "use FP32, FP64, FP16 or BF16 (INT32 and INT64 are read too; BOOL, UINT8 or INT8 for a MASK)",
     /* api/request/v2_tensor.c */
     "inputs[%zu].shape must be a list of 1 to %d sizes",
     /* api/request/v2_tensor.c */
@@ -980,6 +984,10 @@ const char *const api_messages_en[] = {
     /* api/request/v2_tensor.c */
     "outputs[%zu] needs a name (and parameters, if any, as an object)",
     /* api/request/v2_tensor.c */
+    "outputs[%zu].parameters.datatype is not one an output is sent in: FP64, FP32, FP16 or BF16",
+    /* api/request/v2_tensor.c */
+    "the math is float64; the datatype only says how each number is sent (rounded to nearest, ties to even)",
+    /* api/request/v2_tensor.c */
     "outputs[%zu].parameters.binary_data is not true or false",
     /* api/request/v2_tensor.c */
     "the inference request is not a JSON object",
@@ -1001,6 +1009,12 @@ const char *const api_messages_en[] = {
     "BOOL data is true or false",
     /* api/request/v2_tensor.c */
     "%s data is integers; send FP32 or FP64 for fractions",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] (%.64s, %s) has %s at %s, which %s does not hold exactly",
+    /* api/request/v2_tensor.c */
+    "the nearest %s value is %s: send that (the kernel reads it), or send the tensor as FP32 or FP64",
+    /* api/request/v2_tensor.c */
+    "%s holds at most %g in magnitude; send the tensor as FP32 or FP64",
     /* api/request/v2_tensor.c */
     "inputs[%zu] (%.64s) element %zu is not a finite number",
     /* api/request/v2_tensor.c */

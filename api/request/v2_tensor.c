@@ -12,13 +12,16 @@
 #include <string.h>
 
 #include "api/http/lang.h"
+#include "api/json/numfmt.h"
+#include "api/request/float16.h"
 #include "api/request/fields.h"
 
 static const struct { const char *name; size_t size; } dtypes[API_V2_DTYPE_COUNT] = {
     [API_V2_BOOL] = { "BOOL", 1 },   [API_V2_UINT8] = { "UINT8", 1 },
     [API_V2_INT8] = { "INT8", 1 },   [API_V2_INT32] = { "INT32", 4 },
     [API_V2_INT64] = { "INT64", 8 }, [API_V2_FP32] = { "FP32", 4 },
-    [API_V2_FP64] = { "FP64", 8 },
+    [API_V2_FP64] = { "FP64", 8 }, [API_V2_FP16] = { "FP16", 2 },
+    [API_V2_BF16] = { "BF16", 2 },
 };
 
 const char *api_v2_dtype_name(enum api_v2_dtype t)
@@ -74,8 +77,8 @@ static bool read_dtype(const json_t *node, size_t i, enum api_v2_dtype *out,
                   node == NULL ? "inputs[%zu] has no datatype" :
                                  "inputs[%zu].datatype is not one attnd reads", i);
     api_error_at(err, "/inputs/%zu/datatype", i);
-    api_error_hint(err, "use FP32 or FP64 (INT32 and INT64 are read too; BOOL, UINT8 or INT8 "
-                   "for a MASK)");
+    api_error_hint(err, "use FP32, FP64, FP16 or BF16 (INT32 and INT64 are read too; BOOL, "
+                   "UINT8 or INT8 for a MASK)");
     return false;
 }
 
@@ -238,6 +241,27 @@ static bool read_input(const json_t *node, size_t i, const unsigned char *bin, s
     return t->bytes != NULL || check_count(t, err);
 }
 
+/* An output's parameters.datatype, when given: one of API_V2_OUTPUT_TYPES. */
+static bool read_output_dtype(const json_t *node, size_t i, struct api_v2_wanted *w,
+                              struct api_error *err)
+{
+    if (node == NULL)
+        return true;
+    const char *s = json_string_value(node);
+    for (int t = 0; s != NULL && t < API_V2_DTYPE_COUNT; t++)
+        if ((API_V2_OUTPUT_TYPES & (1u << t)) && strcmp(s, dtypes[t].name) == 0) {
+            w->has_dtype = true;
+            w->dtype = (enum api_v2_dtype)t;
+            return true;
+        }
+    api_error_set(err, API_INVALID_VALUE, "outputs[%zu].parameters.datatype is not one an "
+                  "output is sent in: FP64, FP32, FP16 or BF16", i);
+    api_error_at(err, "/outputs/%zu/parameters/datatype", i);
+    api_error_hint(err, "the math is float64; the datatype only says how each number is sent "
+                   "(rounded to nearest, ties to even)");
+    return false;
+}
+
 static bool read_outputs(const json_t *node, struct api_v2_infer *r, struct api_error *err)
 {
     if (node == NULL)
@@ -266,6 +290,8 @@ static bool read_outputs(const json_t *node, struct api_v2_infer *r, struct api_
             api_error_at(err, "/outputs/%zu/parameters/binary_data", i);
             return false;
         }
+        if (!read_output_dtype(json_object_get(params, "datatype"), i, &r->outputs[i], err))
+            return false;
         r->outputs[i].name = name;
         r->outputs[i].index = i;
         r->outputs[i].binary = b != NULL ? json_is_true(b) : r->binary_output;
@@ -347,6 +373,11 @@ const struct api_v2_tensor *api_v2_input(const struct api_v2_infer *r, const cha
 
 /* ---- the numbers ---- */
 
+static bool is_float(enum api_v2_dtype t)
+{
+    return t == API_V2_FP32 || t == API_V2_FP64 || t == API_V2_FP16 || t == API_V2_BF16;
+}
+
 static bool bad_cell(const struct api_v2_tensor *t, const char *where, const char *what,
                      struct api_error *err)
 {
@@ -355,9 +386,40 @@ static bool bad_cell(const struct api_v2_tensor *t, const char *where, const cha
     api_error_at(err, "/inputs/%zu/data%s", t->index, where);
     if (t->dtype == API_V2_BOOL)
         api_error_hint(err, "BOOL data is true or false");
-    else if (t->dtype != API_V2_FP32 && t->dtype != API_V2_FP64)
+    else if (!is_float(t->dtype))
         api_error_hint(err, "%s data is integers; send FP32 or FP64 for fractions",
                        api_v2_dtype_name(t->dtype));
+    return false;
+}
+
+/*
+ * An FP16 or BF16 cell sent as a JSON number must be one of the format's values: the
+ * kernel under test reads those values, so a number between two of them is refused,
+ * with the nearest one in the hint, rather than rounded where the client cannot see.
+ */
+static bool half_exact(const struct api_v2_tensor *t, const char *where, double x,
+                       struct api_error *err)
+{
+    uint16_t bits;
+    bool fp16 = t->dtype == API_V2_FP16;
+    bool fits = fp16 ? api_double_to_fp16(x, &bits) : api_double_to_bf16(x, &bits);
+    double nearest = fp16 ? api_fp16_to_double(bits) : api_bf16_to_double(bits);
+    if (fits && nearest == x)
+        return true;
+    const char *name = api_v2_dtype_name(t->dtype);
+    char sent[API_NUMBER_MAX], near[API_NUMBER_MAX];
+    api_format_double(x, sent);
+    api_format_double(nearest, near);
+    api_error_set(err, API_INVALID_VALUE, "inputs[%zu] (%.64s, %s) has %s at %s, which %s "
+                  "does not hold exactly", t->index, t->name, name, sent,
+                  where[0] ? where : "its data", name);
+    api_error_at(err, "/inputs/%zu/data%s", t->index, where);
+    if (fits)
+        api_error_hint(err, "the nearest %s value is %s: send that (the kernel reads it), or "
+                       "send the tensor as FP32 or FP64", name, near);
+    else
+        api_error_hint(err, "%s holds at most %g in magnitude; send the tensor as FP32 or FP64",
+                       name, fp16 ? API_FP16_MAX : API_BF16_MAX);
     return false;
 }
 
@@ -381,6 +443,12 @@ static bool json_cell(const struct api_v2_tensor *t, const json_t *c, const char
         if (!isfinite(*out))
             return bad_cell(t, where, "a number beyond FP32's range", err);
         return true;
+    case API_V2_FP16:
+    case API_V2_BF16:
+        if (!json_is_number(c))
+            return bad_cell(t, where, "a value that is not a number", err);
+        *out = json_number_value(c);
+        return half_exact(t, where, *out, err);
     default:
         if (!json_is_integer(c))
             return bad_cell(t, where, "a value that is not an integer", err);
@@ -435,6 +503,8 @@ static double binary_cell(enum api_v2_dtype t, const unsigned char *p)
     case API_V2_INT8: return (double)(int8_t)(uint8_t)v;
     case API_V2_INT32: return (double)(int32_t)(uint32_t)v;
     case API_V2_INT64: return (double)(int64_t)v;
+    case API_V2_FP16: return api_fp16_to_double((uint16_t)v);
+    case API_V2_BF16: return api_bf16_to_double((uint16_t)v);
     case API_V2_FP32: {
         uint32_t u = (uint32_t)v;
         float f;

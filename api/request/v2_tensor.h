@@ -27,12 +27,15 @@
 
 enum api_v2_dtype {
     API_V2_BOOL = 0, API_V2_UINT8, API_V2_INT8, API_V2_INT32, API_V2_INT64, API_V2_FP32,
-    API_V2_FP64, API_V2_DTYPE_COUNT
+    API_V2_FP64, API_V2_FP16, API_V2_BF16, API_V2_DTYPE_COUNT
 };
 
 /* Bits of enum api_v2_dtype: what an input accepts. */
 #define API_V2_NUMBERS ((1u << API_V2_FP32) | (1u << API_V2_FP64) | (1u << API_V2_INT32) | \
-                        (1u << API_V2_INT64))
+                        (1u << API_V2_INT64) | (1u << API_V2_FP16) | (1u << API_V2_BF16))
+/* The datatypes an output can be sent in (its parameters.datatype). */
+#define API_V2_OUTPUT_TYPES ((1u << API_V2_FP64) | (1u << API_V2_FP32) | (1u << API_V2_FP16) | \
+                             (1u << API_V2_BF16))
 #define API_V2_FLAGS ((1u << API_V2_BOOL) | (1u << API_V2_UINT8) | (1u << API_V2_INT8) | \
                       (1u << API_V2_INT32) | (1u << API_V2_INT64))
 
@@ -60,6 +63,8 @@ struct api_v2_wanted {
     const char *name;
     bool binary;                  /* its binary_data, else the request's binary_data_output */
     size_t index;                 /* its position in outputs[] */
+    bool has_dtype;               /* parameters.datatype given: dtype (API_V2_OUTPUT_TYPES) */
+    enum api_v2_dtype dtype;
 };
 
 /* A request header, read. Borrowed from the document and the body. */

@@ -632,7 +632,7 @@ test('bad requests are 400 V2 errors pointing into the JSON header', async () =>
   await v2Error(withInput(0, { data: [[1, 0, 1, 0], [0, 1, 0, true]] }), 400, 'not-a-number', '/inputs/0/data/1/3');
   await v2Error(withInput(0, { datatype: 'INT32', data: [1, 0, 1, 0.5, 0, 1, 0, 1] }), 400, 'not-a-number', '/inputs/0/data/3');
   // wrong datatypes
-  await v2Error(withInput(0, { datatype: 'FP16' }), 400, 'invalid-value', '/inputs/0/datatype');
+  await v2Error(withInput(0, { datatype: 'FP8' }), 400, 'invalid-value', '/inputs/0/datatype');
   await v2Error(withInput(0, { datatype: 'BOOL' }), 400, 'invalid-value', '/inputs/0/datatype');
   await v2Error({ inputs: [...seed, { name: 'MASK', shape: [2, 2], datatype: 'FP32', data: [1, 1, 1, 1] }] },
     400, 'invalid-value', '/inputs/3/datatype');

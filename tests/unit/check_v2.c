@@ -18,6 +18,7 @@
 
 #include "api/api.h"
 #include "api/endpoints/v2_common.h"
+#include "api/request/float16.h"
 #include "api/request/v2_tensor.h"
 #include "core/attention.h"
 
@@ -176,7 +177,7 @@ START_TEST(test_malformed_headers)
     expect_error(IN("1"), 0, API_INVALID_VALUE, "/inputs/0");
     expect_error(IN("{\"shape\": [1], \"datatype\": \"FP64\", \"data\": [1]}"), 0, API_MISSING_FIELD,
                  "/inputs/0/name");
-    expect_error(IN("{\"name\": \"A\", \"shape\": [1], \"datatype\": \"FP16\", \"data\": [1]}"), 0,
+    expect_error(IN("{\"name\": \"A\", \"shape\": [1], \"datatype\": \"FP8\", \"data\": [1]}"), 0,
                  API_INVALID_VALUE, "/inputs/0/datatype");
     expect_error(IN("{\"name\": \"A\", \"shape\": [], \"datatype\": \"FP64\", \"data\": [1]}"), 0,
                  API_INVALID_VALUE, "/inputs/0/shape");
@@ -498,6 +499,103 @@ START_TEST(test_binary_answer_fp32_small_and_one_buffer)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ Halfs */
+
+/* FP16's value by its definition, in ldexp arithmetic (NaN for the NaN patterns). */
+static double fp16_reference(unsigned b)
+{
+    unsigned e = (b >> 10) & 31, f = b & 1023;
+    double s = (b & 0x8000) ? -1 : 1;
+    if (e == 31)
+        return f ? NAN : s * INFINITY;
+    return e == 0 ? s * ldexp(f, -24) : s * ldexp(1024 + f, (int)e - 25);
+}
+
+/* BF16's value: the float32 whose top 16 bits these are. */
+static double bf16_reference(unsigned b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+typedef double (*widen_fn)(uint16_t);
+typedef bool (*narrow_fn)(double, uint16_t *);
+
+/*
+ * Every pattern: widened to the reference's value; narrowed back to itself; and, beside
+ * each finite value and the next one up, the midpoint goes to the even one of the two and
+ * the doubles just either side of it to the nearer one, straight from the double.
+ */
+static void check_every_pattern(widen_fn widen, narrow_fn narrow, double (*ref)(unsigned),
+                                double max)
+{
+    for (unsigned b = 0; b < 65536; b++) {
+        double x = widen((uint16_t)b), want = ref(b);
+        if (isnan(want)) {
+            ck_assert_msg(isnan(x), "pattern %04x", b);
+            uint16_t n;
+            ck_assert(narrow(x, &n));
+            ck_assert(isnan(widen(n)));
+            continue;
+        }
+        ck_assert_msg(x == want && signbit(x) == signbit(want), "pattern %04x: %a, not %a", b,
+                      x, want);
+        uint16_t back;
+        ck_assert(narrow(x, &back));
+        ck_assert_msg(back == b, "pattern %04x narrows to %04x", b, back);
+        if (isinf(x) || signbit(x) || x == max)
+            continue;
+        /* b + 1 is the next value up for non-negative finite b. */
+        double up = widen((uint16_t)(b + 1)), mid = x + (up - x) / 2; /* exact: a double */
+        uint16_t even = (b & 1) ? (uint16_t)(b + 1) : (uint16_t)b, n;
+        ck_assert(narrow(mid, &n));
+        ck_assert_msg(n == even, "midpoint of %04x: %04x", b, n);
+        ck_assert(narrow(nextafter(mid, 0), &n) && n == b);
+        ck_assert(narrow(nextafter(mid, INFINITY), &n) && n == b + 1);
+        ck_assert(narrow(-nextafter(mid, 0), &n) && n == (b | 0x8000));
+    }
+}
+
+START_TEST(test_fp16_every_pattern)
+{
+    check_every_pattern(api_fp16_to_double, api_double_to_fp16, fp16_reference, API_FP16_MAX);
+    ck_assert(api_fp16_to_double(0x0001) == 0x1p-24);  /* the smallest subnormal */
+    ck_assert(api_fp16_to_double(0x7bff) == 65504.0);
+}
+END_TEST
+
+START_TEST(test_bf16_every_pattern)
+{
+    check_every_pattern(api_bf16_to_double, api_double_to_bf16, bf16_reference, API_BF16_MAX);
+    ck_assert(api_bf16_to_double(0x0001) == 0x1p-133);
+    ck_assert(api_bf16_to_double(0x7f7f) == API_BF16_MAX);
+}
+END_TEST
+
+START_TEST(test_narrowing_rounds_once_and_overflows)
+{
+    uint16_t b;
+    /* Through float this would be the tie 1 + 2^-8, rounded to even: 1. */
+    ck_assert(api_double_to_bf16(1 + 0x1p-8 + 0x1p-30, &b));
+    ck_assert_uint_eq(b, 0x3f81);
+    ck_assert(api_double_to_fp16(1 + 0x1p-11 + 0x1p-40, &b));
+    ck_assert_uint_eq(b, 0x3c01);
+    /* 65504 + 16 is the tie above FP16's largest: to even is 65536, past the range. */
+    ck_assert(api_double_to_fp16(65519.99, &b) && b == 0x7bff);
+    ck_assert(!api_double_to_fp16(65520, &b) && b == 0x7c00);
+    ck_assert(!api_double_to_fp16(-1e300, &b) && b == 0xfc00);
+    ck_assert(!api_double_to_bf16(3.4e38, &b) && b == 0x7f80);
+    ck_assert(api_double_to_bf16(-INFINITY, &b) && b == 0xff80);
+    /* Below half the smallest subnormal: ±0; just above it: the subnormal. */
+    ck_assert(api_double_to_fp16(0x1p-25, &b) && b == 0);
+    ck_assert(api_double_to_fp16(-0x1.0000000000001p-25, &b) && b == 0x8001);
+    ck_assert(api_double_to_bf16(-0.0, &b) && b == 0x8000);
+    ck_assert(api_double_to_bf16(0x1p-1074, &b) && b == 0);
+}
+END_TEST
+
 static Suite *v2_suite(void)
 {
     Suite *s = suite_create("v2");
@@ -520,6 +618,11 @@ static Suite *v2_suite(void)
     tcase_add_test(memory, test_binary_answer_borrows_the_trace);
     tcase_add_test(memory, test_binary_answer_fp32_small_and_one_buffer);
     suite_add_tcase(s, memory);
+    TCase *halfs = tcase_create("Halfs");
+    tcase_add_test(halfs, test_fp16_every_pattern);
+    tcase_add_test(halfs, test_bf16_every_pattern);
+    tcase_add_test(halfs, test_narrowing_rounds_once_and_overflows);
+    suite_add_tcase(s, halfs);
     return s;
 }
 
