@@ -34,6 +34,8 @@ static const struct meta_tensor attention_outputs[] = {
     /* the variants' steps, when their parameters ask for them */
     { "Q_ROPE", "FP64", 2 }, { "K_ROPE", "FP64", 2 }, { "SOFTCAPPED", "FP64", 2 },
     { "DROPOUT_KEEP", "FP64", 2 }, { "DROPPED", "FP64", 2 },
+    /* the row statistics: (n_q), or (B, n_q) */
+    { "LSE", "FP64", 1 }, { "ROW_SUM", "FP64", 1 }, { "ROW_MAX", "FP64", 1 },
 };
 static const struct meta_tensor multihead_inputs[] = {
     { "X", "FP64", 2 }, { "X_Q", "FP64", 2 }, { "X_KV", "FP64", 2 }, { "W_Q", "FP64", 2 },
@@ -45,7 +47,8 @@ static const struct meta_tensor multihead_outputs[] = {
     { "OUTPUT", "FP64", 2 }, { "WEIGHTS", "FP64", 3 }, { "WEIGHTS_MEAN", "FP64", 2 },
     { "Q", "FP64", 2 }, { "K", "FP64", 2 }, { "V", "FP64", 2 }, { "SCORES", "FP64", 3 },
     { "SCALED", "FP64", 3 }, { "MASKED", "FP64", 3 }, { "HEAD_OUTPUTS", "FP64", 3 },
-    { "CONCAT", "FP64", 2 },
+    { "CONCAT", "FP64", 2 }, { "LSE", "FP64", 2 }, { "ROW_SUM", "FP64", 2 },
+    { "ROW_MAX", "FP64", 2 },
 };
 
 #define N_OF(a) (sizeof a / sizeof a[0])

@@ -27,20 +27,38 @@ static const char *const input_names[IN_COUNT] = { "Q", "K", "V", "MASK", "BIAS"
  * after the five. */
 static const char *const output_names[] = { "SCORES", "SCALED", "MASKED", "WEIGHTS", "OUTPUT",
                                             "Q_ROPE", "K_ROPE", "SOFTCAPPED", "DROPOUT_KEEP",
-                                            "DROPPED" };
+                                            "DROPPED", "LSE", "ROW_SUM", "ROW_MAX" };
 static const int part_of[] = { API_PART_SCORES, API_PART_SCALED, API_PART_MASKED,
                                API_PART_WEIGHTS, API_PART_OUTPUT, API_PART_Q_ROPE,
                                API_PART_K_ROPE, API_PART_SOFTCAPPED, API_PART_DROPOUT_KEEP,
-                               API_PART_DROPPED };
+                               API_PART_DROPPED, API_PART_LSE, API_PART_ROW_SUM,
+                               API_PART_ROW_MAX };
+
+/* The row statistics: one number a query, (n_q) or (B, n_q), from the trace's summary. */
+static bool is_row_stat(int part)
+{
+    return part == API_PART_LSE || part == API_PART_ROW_SUM || part == API_PART_ROW_MAX;
+}
 #define N_OUTPUTS (sizeof output_names / sizeof output_names[0])
 
 /* An output's (rows, cols) for one problem: rows 0 when it has no rows (a vector q). */
 static void output_dims(const struct api_attention_req *req, int part, size_t dims[2])
 {
     size_t n_q = req->q.rows, n_k = req->k.rows;
+    if (is_row_stat(part)) { /* sent as (n_q): see rank_of */
+        dims[0] = 1;
+        dims[1] = n_q;
+        return;
+    }
     dims[0] = part == API_PART_K_ROPE ? n_k : n_q;
     dims[1] = part == API_PART_OUTPUT ? req->v.cols
               : part == API_PART_Q_ROPE || part == API_PART_K_ROPE ? req->q.cols : n_k;
+}
+
+/* Rank 1 (dims[1] alone) for a vector q's steps and for the row statistics. */
+static size_t rank_of(const struct api_attention_req *req, int part)
+{
+    return (req->q_is_vector && part != API_PART_K_ROPE) || is_row_stat(part) ? 1 : 2;
 }
 
 /* Whether the variant whose step `part` is was asked for (the five always run). */
@@ -266,20 +284,24 @@ static void copy_matrix(double *dst, const struct attn_matrix *src)
         memcpy(dst + i * src->cols, src->data + i * src->stride, src->cols * sizeof *dst);
 }
 
-static const struct attn_matrix *step_of(const struct attn_trace *t,
-                                         const struct attn_vtrace *vsteps, int part)
+/* The matrix an output is: a step, or a row statistic as one row of n_q. */
+static struct attn_matrix step_of(const struct attn_trace *t, const struct attn_vtrace *vsteps,
+                                  int part)
 {
     switch (part) {
     case API_PART_Q_ROPE:
     case API_PART_K_ROPE:
     case API_PART_SOFTCAPPED:
     case API_PART_DROPOUT_KEEP:
-    case API_PART_DROPPED: return api_variant_step_matrix(vsteps, part);
-    case API_PART_SCORES: return &t->scores;
-    case API_PART_SCALED: return &t->scaled;
-    case API_PART_MASKED: return &t->masked;
-    case API_PART_WEIGHTS: return &t->weights;
-    default: return &t->output;
+    case API_PART_DROPPED: return *api_variant_step_matrix(vsteps, part);
+    case API_PART_SCORES: return t->scores;
+    case API_PART_SCALED: return t->scaled;
+    case API_PART_MASKED: return t->masked;
+    case API_PART_WEIGHTS: return t->weights;
+    case API_PART_LSE: return attn_matrix_view(t->summary.lse, 1, t->n_q);
+    case API_PART_ROW_SUM: return attn_matrix_view(t->summary.row_sum, 1, t->n_q);
+    case API_PART_ROW_MAX: return attn_matrix_view(t->summary.row_max, 1, t->n_q);
+    default: return t->output;
     }
 }
 
@@ -292,8 +314,8 @@ static bool alloc_outputs(const struct api_v2_attention *m, struct api_v2_outs *
         output_dims(&m->req, part, shape);
         struct api_v2_out *out = &o->out[o->n];
         api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
-        bool vec = m->req.q_is_vector && part != API_PART_K_ROPE;
-        if (!api_v2_out_alloc(out, m->batch, vec ? 1 : 2, vec ? shape + 1 : shape)) {
+        size_t rank = rank_of(&m->req, part);
+        if (!api_v2_out_alloc(out, m->batch, rank, shape + 2 - rank)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;
         }
@@ -338,18 +360,17 @@ static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct ap
     o->owner = trace;
     o->owner_free = trace_free;
     o->owner_bytes = api_attention_trace_bytes(&m->req);
-    bool vec = m->req.q_is_vector;
     for (size_t i = 0; i < m->out.n; i++) {
         int part = part_of[m->out.index[i]];
-        size_t shape[2];
+        size_t shape[2], rank = rank_of(&m->req, part);
         output_dims(&m->req, part, shape);
         struct api_v2_out *out = &o->out[o->n++];
         api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
-        if (!api_v2_out_borrow(out, vec ? 1 : 2, vec ? shape + 1 : shape, 1)) {
+        if (!api_v2_out_borrow(out, rank, shape + 2 - rank, 1)) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;
         }
-        out->parts[0] = step_of(trace, NULL, part)->data; /* contiguous: rows × cols */
+        out->parts[0] = step_of(trace, NULL, part).data; /* contiguous: rows × cols */
     }
     return true;
 }
@@ -386,8 +407,9 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
             return false;
         }
         for (size_t i = 0; i < o->n; i++) {
-            const struct attn_matrix *s = step_of(&trace, m->req.vsteps, part_of[m->out.index[i]]);
-            copy_matrix(o->out[i].data + b * s->rows * s->cols, s);
+            const struct attn_matrix s = step_of(&trace, m->req.vsteps,
+                                                 part_of[m->out.index[i]]);
+            copy_matrix(o->out[i].data + b * s.rows * s.cols, &s);
         }
         attn_trace_free(&trace);
     }

@@ -29,16 +29,30 @@ static const char *const input_names[IN_COUNT] = {
 };
 
 enum { OUT_OUTPUT, OUT_WEIGHTS, OUT_WEIGHTS_MEAN, OUT_Q, OUT_K, OUT_V, OUT_SCORES, OUT_SCALED,
-       OUT_MASKED, OUT_HEAD_OUTPUTS, OUT_CONCAT, OUT_COUNT };
+       OUT_MASKED, OUT_HEAD_OUTPUTS, OUT_CONCAT, OUT_LSE, OUT_ROW_SUM, OUT_ROW_MAX, OUT_COUNT };
 static const char *const output_names[OUT_COUNT] = {
     "OUTPUT", "WEIGHTS", "WEIGHTS_MEAN", "Q", "K", "V", "SCORES", "SCALED", "MASKED",
-    "HEAD_OUTPUTS", "CONCAT",
+    "HEAD_OUTPUTS", "CONCAT", "LSE", "ROW_SUM", "ROW_MAX",
 };
-/* What each output is among /v1's include parts (for the working set). */
+/* What each output is among /v1's include parts (ROW_MAX has none: it is a row
+ * statistic like ROW_SUM, in the summary every head has). */
 static const enum api_mh_part part_of[OUT_COUNT] = {
     API_MH_OUTPUT, API_MH_WEIGHTS, API_MH_WEIGHTS_MEAN, API_MH_Q, API_MH_K, API_MH_V,
     API_MH_SCORES, API_MH_SCALED, API_MH_MASKED, API_MH_HEAD_OUTPUTS, API_MH_CONCAT,
+    API_MH_LSE, API_MH_ROW_SUM, API_MH_ROW_SUM,
 };
+
+/* A head's row statistic `which` (OUT_LSE, OUT_ROW_SUM, OUT_ROW_MAX): n_q doubles. */
+static const double *head_stat(const struct attn_trace *h, int which)
+{
+    return which == OUT_LSE ? h->summary.lse : which == OUT_ROW_SUM ? h->summary.row_sum
+                                                                    : h->summary.row_max;
+}
+
+static bool is_row_stat(int which)
+{
+    return which == OUT_LSE || which == OUT_ROW_SUM || which == OUT_ROW_MAX;
+}
 
 static bool read_inputs(struct api_v2_multihead *m, const struct api_v2_infer *r,
                         struct api_error *err)
@@ -304,6 +318,9 @@ static size_t out_shape(const struct api_v2_multihead *m, int which, size_t *sha
     case OUT_HEAD_OUTPUTS:
         shape[0] = r->heads, shape[1] = n_q, shape[2] = r->d_k;
         return 3;
+    case OUT_LSE: case OUT_ROW_SUM: case OUT_ROW_MAX:
+        shape[0] = r->heads, shape[1] = n_q;
+        return 2;
     case OUT_WEIGHTS_MEAN:
         shape[0] = n_q, shape[1] = n_k;
         return 2;
@@ -344,6 +361,10 @@ static void copy_output(double *dst, const struct attn_mh_trace *t, int which)
     case OUT_K: copy_matrix(dst, &t->k); return;
     case OUT_V: copy_matrix(dst, &t->v); return;
     case OUT_CONCAT: copy_matrix(dst, &t->concat); return;
+    case OUT_LSE: case OUT_ROW_SUM: case OUT_ROW_MAX:
+        for (size_t h = 0; h < t->heads; h++, dst += t->n_q)
+            memcpy(dst, head_stat(&t->head[h], which), t->n_q * sizeof *dst);
+        return;
     default:
         for (size_t h = 0; h < t->heads; h++)
             dst = copy_matrix(dst, head_step(&t->head[h], which));
@@ -368,7 +389,8 @@ static size_t point_parts(const double **parts, const struct attn_mh_trace *t, i
     case OUT_CONCAT: parts[0] = t->concat.data; return 1;
     default:
         for (size_t h = 0; h < t->heads; h++)
-            parts[h] = head_step(&t->head[h], which)->data;
+            parts[h] = is_row_stat(which) ? head_stat(&t->head[h], which)
+                                          : head_step(&t->head[h], which)->data;
         return t->heads;
     }
 }
@@ -378,6 +400,7 @@ static size_t parts_of(const struct api_multihead_req *r, int which)
 {
     switch (which) {
     case OUT_SCORES: case OUT_SCALED: case OUT_MASKED: case OUT_WEIGHTS: case OUT_HEAD_OUTPUTS:
+    case OUT_LSE: case OUT_ROW_SUM: case OUT_ROW_MAX:
         return r->heads;
     default:
         return 1;

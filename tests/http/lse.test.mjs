@@ -8,7 +8,30 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
+import http from 'node:http';
+
+import { assertContract } from './contract.mjs';
 import { postJson, request, startServer } from './lib.mjs';
+
+/** A POST whose answer is kept as bytes (a V2 binary answer), checked against the spec. */
+function postRaw(port, path, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, agent: false,
+      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+    (res) => {
+      const parts = [];
+      res.on('data', (d) => parts.push(d));
+      res.on('end', () => {
+        const raw = Buffer.concat(parts);
+        const out = { status: res.statusCode, headers: res.headers, body: raw.toString('latin1') };
+        try { assertContract({ method: 'POST', path }, out); } catch (e) { reject(e); return; }
+        resolve({ ...out, raw });
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 /** A small deterministic generator (mulberry32), so a failure can be replayed. */
 function rng(seed) {
@@ -204,4 +227,68 @@ test('multihead: each head\'s lse and row_sum, (h, n_q), from its own masked sco
     { heads: 2, random: { seed: 5, n: 3, d_model: 4 } })).body);
   assert.equal(plain.lse, undefined);
   assert.equal(plain.shapes.lse, undefined);
+});
+
+// ------------------------------------------------------------------ V2: LSE, ROW_SUM, ROW_MAX
+
+const V2 = (model) => `/v2/models/${model}/infer`;
+const fp64 = (name, rowsOf) => ({ name, datatype: 'FP64', shape: [rowsOf.length, rowsOf[0].length],
+  data: rowsOf.flat() });
+const outputOf = (answer, name) => answer.outputs.find((o) => o.name === name);
+
+test('V2 attention: LSE, ROW_SUM and ROW_MAX are (n_q) outputs, null where fully masked', async () => {
+  const r = rng(21);
+  const p = { q: matrix(r, 5, 3), k: matrix(r, 7, 3), v: matrix(r, 7, 2),
+    mask: Array.from({ length: 5 }, (_, i) => Array.from({ length: 7 }, () => (i === 2 ? 0 : 1))) };
+  const body = { inputs: [fp64('Q', p.q), fp64('K', p.k), fp64('V', p.v),
+    { name: 'MASK', datatype: 'BOOL', shape: [5, 7], data: p.mask.flat().map(Boolean) }],
+  outputs: [{ name: 'LSE' }, { name: 'ROW_SUM' }, { name: 'ROW_MAX' }] };
+  const res = await postJson(s.port, V2('attention'), body);
+  assert.equal(res.status, 200, res.body);
+  const a = JSON.parse(res.body);
+  const want = rowStats(maskedScores(p));
+  for (const [name, k] of [['ROW_MAX', 0], ['ROW_SUM', 1], ['LSE', 2]]) {
+    const o = outputOf(a, name);
+    assert.deepEqual(o.shape, [5]);
+    want.forEach((w, i) => assertNear(o.data[i], w[k], `${name}[${i}]`));
+  }
+  // Binary: the fully masked row's LSE is -inf itself, not a stand-in.
+  const bin = await postRaw(s.port, V2('attention'),
+    JSON.stringify({ ...body, outputs: [{ name: 'LSE', parameters: { binary_data: true } }] }));
+  assert.equal(bin.status, 200);
+  const n = Number(bin.headers['inference-header-content-length']);
+  assert.equal(bin.raw.length - n, 5 * 8);
+  const lse = [0, 1, 2, 3, 4].map((i) => bin.raw.readDoubleLE(n + 8 * i));
+  assert.equal(lse[2], -Infinity);
+  want.forEach((w, i) => assertNear(i === 2 ? null : lse[i], w[2], `binary LSE[${i}]`));
+});
+
+test('V2: a batch answers (B, n_q); multihead answers (h, n_q)', async () => {
+  const r = rng(22);
+  const items = [0, 1].map(() => ({ q: matrix(r, 3, 2), k: matrix(r, 4, 2), v: matrix(r, 4, 2) }));
+  const stack = (name, key) => ({ name, datatype: 'FP64', shape: [2, items[0][key].length, 2],
+    data: items.flatMap((it) => it[key].flat()) });
+  const res = await postJson(s.port, V2('attention'), { inputs: [stack('Q', 'q'), stack('K', 'k'),
+    stack('V', 'v')], outputs: [{ name: 'LSE' }] });
+  assert.equal(res.status, 200, res.body);
+  const o = outputOf(JSON.parse(res.body), 'LSE');
+  assert.deepEqual(o.shape, [2, 3]);
+  items.forEach((it, b) => rowStats(maskedScores(it)).forEach(([, , lse], i) =>
+    assertNear(o.data[b * 3 + i], lse, `batch ${b} LSE[${i}]`)));
+
+  const x = matrix(r, 4, 4), w = () => matrix(r, 4, 4, 0.5);
+  const mh = await postJson(s.port, V2('multihead'), { inputs: [fp64('X', x), fp64('W_Q', w()),
+    fp64('W_K', w()), fp64('W_V', w()), fp64('W_O', w())], parameters: { heads: 2, causal: true },
+  outputs: [{ name: 'MASKED' }, { name: 'LSE' }, { name: 'ROW_SUM' }] });
+  assert.equal(mh.status, 200, mh.body);
+  const m = JSON.parse(mh.body);
+  const masked = outputOf(m, 'MASKED');
+  assert.deepEqual(outputOf(m, 'LSE').shape, [2, 4]);
+  for (let h = 0; h < 2; h++) {
+    const head = [0, 1, 2, 3].map((i) => masked.data.slice((h * 4 + i) * 4, (h * 4 + i + 1) * 4));
+    rowStats(head).forEach(([, sum, lse], i) => {
+      assertNear(outputOf(m, 'LSE').data[h * 4 + i], lse, `multihead head ${h} LSE[${i}]`);
+      assertNear(outputOf(m, 'ROW_SUM').data[h * 4 + i], sum, `multihead head ${h} ROW_SUM[${i}]`);
+    });
+  }
 });

@@ -175,8 +175,9 @@ test('model metadata and ready, with and without /versions/1; other models and v
       if (model === 'attention') {
         assert.deepEqual(j.inputs.map((t) => t.name), ['Q', 'K', 'V', 'MASK', 'BIAS']);
         assert.deepEqual(j.outputs.map((t) => t.name), ['SCORES', 'SCALED', 'MASKED', 'WEIGHTS', 'OUTPUT',
-          'Q_ROPE', 'K_ROPE', 'SOFTCAPPED', 'DROPOUT_KEEP', 'DROPPED']);
+          'Q_ROPE', 'K_ROPE', 'SOFTCAPPED', 'DROPOUT_KEEP', 'DROPPED', 'LSE', 'ROW_SUM', 'ROW_MAX']);
         assert.deepEqual(j.inputs[0], { name: 'Q', datatype: 'FP64', shape: [-1, -1] });
+        assert.deepEqual(j.outputs.find((t) => t.name === 'LSE'), { name: 'LSE', datatype: 'FP64', shape: [-1] });
       } else {
         assert.ok(j.outputs.some((t) => t.name === 'HEAD_OUTPUTS'));
       }
