@@ -92,16 +92,17 @@ bool api_shapes_parse(const struct api_request *req, struct api_shapes *s, struc
     return true;
 }
 
-/* [a, b], [] for a scalar (b == 0 and a == 0), or [h, a, b] when h != 0. */
+/* [a, b], [a] for one number a row (b == 0), [] for a scalar (b == 0 and a == 0), or
+ * [h, a, b] when h != 0. */
 static void write_dims(struct jw *w, size_t h, size_t a, size_t b)
 {
     jw_array_begin(w);
     if (h != 0)
         jw_int(w, (long long)h);
-    if (a != 0 || b != 0) {
+    if (a != 0)
         jw_int(w, (long long)a);
+    if (b != 0)
         jw_int(w, (long long)b);
-    }
     jw_array_end(w);
 }
 
@@ -130,6 +131,9 @@ void api_shapes_rows(const struct api_shapes *s, api_shape_row_fn *fn, void *dat
           API_TR("scale = 1/sqrt(d_k) keeps the scores' spread independent of d_k") },
         { "softmax(axis=-1)", { 0, n, m }, 0, { 0, 0 }, { n, m },
           API_TR("weights: each row becomes ratios that sum to 1") },
+        { "logsumexp(axis=-1)", { 0, n, m }, 0, { 0, 0 }, { n, 0 },
+          API_TR("lse: the log of each row's softmax denominator, what a fast kernel returns "
+                 "beside its output") },
         { "weights @ V", { 0, n, m }, 2, { m, k }, { n, k },
           API_TR("one head's output: each query's mix of the values") },
         { "concat(heads)", { h, n, k }, 0, { 0, 0 }, { n, d },
@@ -201,6 +205,8 @@ static void dims_text(char *buf, size_t len, size_t h, size_t a, size_t b, int k
         snprintf(buf, len, "%s", API_TR("scalar"));
     else if (h != 0)
         snprintf(buf, len, "(%zu, %zu, %zu)", h, a, b);
+    else if (b == 0)
+        snprintf(buf, len, "(%zu)", a);
     else
         snprintf(buf, len, "(%zu, %zu)", a, b);
 }
@@ -230,7 +236,7 @@ static void collect_row(const struct api_shape_row *row, void *data)
 /* The table as text/plain, aligned by render/text.h. */
 static void shapes_text(struct api_buf *b, const struct api_shapes *s)
 {
-    enum { ROWS = 9 + 6 }; /* the table, and at most 6 rows of variants */
+    enum { ROWS = 10 + 6 }; /* the table, and at most 6 rows of variants */
     const char *const header[] = { "op", API_TR("left"), API_TR("right"), API_TR("result"),
                                    API_TR("meaning") };
     char text[ROWS][5][160];

@@ -79,7 +79,7 @@ void api_shapes_variant_rows(unsigned variants, size_t n, size_t n_kv, size_t d_
             { 0, 0 }, { n, m }, API_TR("its column dropped after: rows sum to 1 - sink_weight") };
         fn(&r, data);
     }
-    if (before == 6 && on[API_SHAPE_DROPOUT]) {
+    if (before == 7 && on[API_SHAPE_DROPOUT]) { /* after logsumexp: dropout takes the weights */
         const struct api_shape_row r = { "weights * keep / (1 - p)", { 0, n, m }, 2, { n, m },
             { n, m }, API_TR("dropped: weights where keep is 0 dropped, the rest scaled; then @ V") };
         fn(&r, data);

@@ -480,6 +480,8 @@ const char *const api_messages_en[] = {
     /* api/endpoints/shapes.c */
     "weights: each row becomes ratios that sum to 1",
     /* api/endpoints/shapes.c */
+    "lse: the log of each row's softmax denominator, what a fast kernel returns beside its output",
+    /* api/endpoints/shapes.c */
     "one head's output: each query's mix of the values",
     /* api/endpoints/shapes.c */
     "the heads' outputs side by side",

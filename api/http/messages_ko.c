@@ -1266,6 +1266,9 @@ const struct api_message api_messages_ko[] = {
       "scale = 1/sqrt(d_k) 로 눈금을 줄여 점수의 퍼짐이 d_k 와 상관없게 함" },
     { "weights: each row becomes ratios that sum to 1",
       "가중치: 각 행이 합이 1 인 비율이 됨" },
+    { "lse: the log of each row's softmax denominator, what a fast kernel returns beside its "
+      "output",
+      "lse: 각 행 softmax 분모의 로그. 빠른 커널이 출력과 함께 돌려주는 값" },
     { "one head's output: each query's mix of the values",
       "head 하나의 출력: 쿼리마다 값들의 가중합" },
     { "the heads' outputs side by side",

@@ -24,7 +24,7 @@ const KEPT = new Set(`
   attention Attention RoPE ALiBi multi self head heads kv_heads d_model d_k n_q n_k scale mask bias softmax axis
   tanh exp inf nan max
   x q k v scores scaled masked weights output summary row_max shifted head_outputs concat
-  split weights_mean explain argmax max_weight entropy in_out
+  split weights_mean explain argmax max_weight entropy in_out lse row_sum logsumexp
   rope q_rope k_rope softcap softcapped alibi slope window sink sink_logit sink_weight logit
   dropout dropout_keep dropped stream no_max_subtraction
   X_q X_kv W_Q W_K W_V W_O b_q b_k b_v b_o V_i Q_i K_i dropped_i weights_i

@@ -473,15 +473,19 @@ describe('/v1/shapes?variants=', () => {
     assert.equal(ops[5], 'Q @ K^T');
     assert.deepEqual(ops.slice(6, 9), ['scores * scale', 'softcap * tanh(scaled / softcap)',
       '+ bias - slope * |i + n_kv - n - j|, -inf outside the window']);
-    assert.deepEqual(ops.slice(9, 12), ['softmax(axis=-1)', 'softmax([masked, sink_logit])', 'weights * keep / (1 - p)']);
-    assert.equal(b.rows.length, 15);
+    assert.deepEqual(ops.slice(9, 13), ['softmax(axis=-1)', 'softmax([masked, sink_logit])',
+      'logsumexp(axis=-1)', 'weights * keep / (1 - p)']);
+    assert.equal(b.rows.length, 16);
+    assert.deepEqual(b.rows[11].result, [10]); // lse: one number a query
     // rope keeps (n, d_k) and (n_kv, d_k); the grid steps keep (n, n_kv)
-    assert.deepEqual([b.rows[3].result, b.rows[4].result, b.rows[7].result, b.rows[11].result],
+    assert.deepEqual([b.rows[3].result, b.rows[4].result, b.rows[7].result, b.rows[12].result],
       [[10, 64], [12, 64], [10, 12], [10, 12]]);
   });
-  test('without variants the table is the lecture\'s nine rows', async () => {
+  test('without variants the table is the lecture\'s nine rows and the row statistics\' lse', async () => {
     const r = await request(s.port, { path: '/v1/shapes?n=10&d_model=512&heads=8' });
-    assert.equal(r.json().rows.length, 9);
+    assert.equal(r.json().rows.length, 10);
+    assert.deepEqual(r.json().rows[6], { op: 'logsumexp(axis=-1)', left: [10, 10], right: null,
+      result: [10], meaning: 'lse: the log of each row\'s softmax denominator, what a fast kernel returns beside its output' });
     assert.equal(r.json().variants, undefined);
   });
   test('an unknown variant is 422 naming the parameter, with the nearest name', async () => {

@@ -529,6 +529,8 @@ START_TEST(test_shapes_seed000)
                                            "\"right\":[64,10],\"result\":[10,10]"));
     ck_assert_ptr_nonnull(strstr(res.body, "{\"op\":\"softmax(axis=-1)\",\"left\":[10,10],"
                                            "\"right\":null,\"result\":[10,10]"));
+    ck_assert_ptr_nonnull(strstr(res.body, "{\"op\":\"logsumexp(axis=-1)\",\"left\":[10,10],"
+                                           "\"right\":null,\"result\":[10]"));
     ck_assert_ptr_nonnull(strstr(res.body, "{\"op\":\"weights @ V\",\"left\":[10,10],"
                                            "\"right\":[10,64],\"result\":[10,64]"));
     ck_assert_ptr_nonnull(strstr(res.body, "{\"op\":\"concat(heads)\",\"left\":[8,10,64],"
@@ -536,7 +538,8 @@ START_TEST(test_shapes_seed000)
     ck_assert_ptr_nonnull(strstr(res.body, "{\"op\":\"concat @ W_O\",\"left\":[10,512],"
                                            "\"right\":[512,512],\"result\":[10,512]"));
     json_t *doc = parse_body(&res);
-    ck_assert_uint_eq(json_array_size(json_object_get(doc, "rows")), 9);
+    /* the lecture's nine rows, and the row statistics' lse */
+    ck_assert_uint_eq(json_array_size(json_object_get(doc, "rows")), 10);
     json_decref(doc);
     api_response_deinit(&res);
 }
