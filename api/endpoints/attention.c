@@ -53,7 +53,8 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
 static bool run(void *state, struct api_error *err)
 {
     struct attention_state *st = state;
-    return api_attention_run(&st->req, "", &st->trace, err);
+    return api_attention_fill_random(&st->req, err) &&
+           api_attention_run(&st->req, "", &st->trace, err);
 }
 
 /* Answers 200 in the chosen format (or 503 when memory ran out). */

@@ -33,6 +33,7 @@ static const struct api_field attention_fields[] = {
     { "pitfall", "a learner's mistake to compute beside the answer" },
     { "name", "a name for the problem, e.g. a batch's experiment" },
     { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
+    { "random", "{\"seed\", \"n_q\", \"n_k\", \"d_k\", \"d_v\"}: makes q, k and v" },
     API_VARIANT_FIELDS,
 };
 
@@ -59,6 +60,22 @@ static bool read_required(const json_t *doc, const char *prefix, const char *nam
         return false;
     }
     return api_read_matrix(node, ptr, spec, limits->max_cells, out, is_vector, err);
+}
+
+/* q, k and v: sent, or sized by `random` (attention_random.c) and filled once admitted. */
+static bool read_qkv(const json_t *doc, const char *prefix, const struct api_limits *limits,
+                     struct api_attention_req *r, struct api_error *err)
+{
+    static const struct api_matrix_spec q_spec = { "q", "(n_q, d_k)", true, false };
+    static const struct api_matrix_spec k_spec = { "k", "(n_k, d_k)", false, false };
+    static const struct api_matrix_spec v_spec = { "v", "(n_k, d_v)", false, false };
+    bool random, k_vec, v_vec;
+    if (!api_attention_read_random(doc, prefix, limits, r, &random, err))
+        return false;
+    return random ||
+           (read_required(doc, prefix, "q", &q_spec, limits, &r->q, &r->q_is_vector, err) &&
+            read_required(doc, prefix, "k", &k_spec, limits, &r->k, &k_vec, err) &&
+            read_required(doc, prefix, "v", &v_spec, limits, &r->v, &v_vec, err));
 }
 
 /* k must have d_k columns: the pitfall is passing K^T, (d_k, n_k). */
@@ -184,11 +201,6 @@ static bool check_limits(const struct api_attention_req *r, const char *prefix,
 bool api_attention_parse(const json_t *doc, const char *prefix, const struct api_limits *limits,
                          struct api_attention_req *r, struct api_error *err)
 {
-    static const struct api_matrix_spec q_spec = { "q", "(n_q, d_k)", true, false };
-    static const struct api_matrix_spec k_spec = { "k", "(n_k, d_k)", false, false };
-    static const struct api_matrix_spec v_spec = { "v", "(n_k, d_v)", false, false };
-    bool k_vec, v_vec;
-
     memset(r, 0, sizeof *r);
     if (!json_is_object(doc)) {
         api_error_set(err, API_INVALID_VALUE, "the body is %s; it must be a JSON object such as "
@@ -199,10 +211,7 @@ bool api_attention_parse(const json_t *doc, const char *prefix, const struct api
     if (!api_check_fields(doc, prefix, attention_fields,
                           sizeof attention_fields / sizeof attention_fields[0], err))
         return false;
-    bool ok = read_required(doc, prefix, "q", &q_spec, limits, &r->q, &r->q_is_vector, err) &&
-              read_required(doc, prefix, "k", &k_spec, limits, &r->k, &k_vec, err) &&
-              read_required(doc, prefix, "v", &v_spec, limits, &r->v, &v_vec, err) &&
-              check_k(r, prefix, err) && check_v(r, prefix, err) &&
+    bool ok = read_qkv(doc, prefix, limits, r, err) && check_k(r, prefix, err) && check_v(r, prefix, err) &&
               check_limits(r, prefix, limits, err) && read_grid(doc, prefix, limits, r, err) &&
               read_options(doc, prefix, r, err) && read_explain(doc, prefix, r, err);
     if (!ok)

@@ -14,6 +14,7 @@
 #define API_ENDPOINTS_ATTENTION_REQUEST_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -73,6 +74,8 @@ struct api_attention_req {
     struct api_heatmap heatmap; /* the SVG's colour scale and title */
     struct api_variants variants; /* rope, softcap, alibi, window, sinks, dropout */
     struct attn_vtrace *vsteps;   /* the variants' own steps, filled by run; owned (heap) */
+    bool has_random;           /* `random` makes q, k and v: shapes set by the parse, */
+    uint64_t seed;             /*   numbers by api_attention_fill_random once admitted */
 };
 
 /*
@@ -84,6 +87,23 @@ bool api_attention_parse(const json_t *doc, const char *pointer, const struct ap
                          struct api_attention_req *req, struct api_error *err);
 
 void api_attention_req_deinit(struct api_attention_req *req);
+
+/*
+ * attention_random.c: `random` ({"seed", "n_q", "n_k", "d_k", "d_v"}) in place of q, k
+ * and v. api_attention_read_random reads it when present (*taken true), checks every
+ * size and the cells each matrix would hold, and sets q, k and v's shapes with no
+ * numbers; nothing is filled before admission, which counts their bytes
+ * (api_attention_random_bytes). api_attention_fill_random fills them (streams 10, 11,
+ * 12 of api/request/random.h, amplitude 1) where the request runs; the request owns
+ * them then. api_attention_random_field names the random size behind a limit field
+ * ("/q" -> "/random/n_q") when random made the inputs, else returns field.
+ */
+bool api_attention_read_random(const json_t *doc, const char *pointer,
+                               const struct api_limits *limits, struct api_attention_req *req,
+                               bool *taken, struct api_error *err);
+bool api_attention_fill_random(struct api_attention_req *req, struct api_error *err);
+size_t api_attention_random_bytes(const struct api_attention_req *req);
+const char *api_attention_random_field(const struct api_attention_req *req, const char *field);
 
 /*
  * Runs the computation into trace (allocated here; free with attn_trace_free), on

@@ -44,6 +44,8 @@ size_t api_attention_working_set(const struct api_attention_req *r, enum api_for
     size_t qk = n_q * n_k;
     size_t trace = r->variants.any ? api_attention_variants_bytes(r)
                                    : attn_trace_bytes_keep(n_q, n_k, d_v, steps_read(r));
+    size_t random = api_attention_random_bytes(r); /* q, k, v `random` makes once admitted */
+    trace = trace > SIZE_MAX - random ? SIZE_MAX : trace + random;
     size_t pitfall = api_pitfall_cells(r->pitfall, n_q, n_k, d_v); /* its own wrong steps */
     if (format == API_FORMAT_TEXT) { /* the page, and what a pitfall computes besides */
         size_t page = api_attention_text_bytes(r);
@@ -83,8 +85,8 @@ size_t api_attention_trace_bytes(const struct api_attention_req *r)
 const char *api_attention_limit_field(const struct api_attention_req *r)
 {
     if (r->k.rows >= r->v.cols)
-        return r->q.rows >= r->k.rows ? "/q" : "/k";
-    return "/v";
+        return api_attention_random_field(r, r->q.rows >= r->k.rows ? "/q" : "/k");
+    return api_attention_random_field(r, "/v");
 }
 
 static atomic_ulong threaded_runs;

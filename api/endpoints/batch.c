@@ -111,7 +111,8 @@ static bool parse_items(const json_t *items, const struct api_limits *limits,
 static void write_item(struct jw *w, struct batch_item *item, const char *prefix)
 {
     struct attn_trace trace = { 0 };
-    bool ok = item->ok && api_attention_run(&item->req, prefix, &trace, &item->err);
+    bool ok = item->ok && api_attention_fill_random(&item->req, &item->err) &&
+              api_attention_run(&item->req, prefix, &trace, &item->err);
     jw_object_begin(w);
     JW_KEY(w, "status");
     jw_int(w, ok ? 200 : api_problem_info(item->err.type)->status);
@@ -213,7 +214,8 @@ static void respond_text(struct batch_state *st, struct api_response *res)
         struct batch_item *item = &st->parsed[i];
         struct attn_trace trace = { 0 };
         snprintf(prefix, sizeof prefix, "/items/%zu", i);
-        bool ok = item->ok && api_attention_run(&item->req, prefix, &trace, &item->err);
+        bool ok = item->ok && api_attention_fill_random(&item->req, &item->err) &&
+              api_attention_run(&item->req, prefix, &trace, &item->err);
         api_batch_table_add(&table, i, item->ok ? item->req.name : NULL, &item->req,
                             ok ? &trace : NULL, &item->err);
         attn_trace_free(&trace);

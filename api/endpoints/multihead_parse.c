@@ -24,6 +24,7 @@
 #include "api/http/lang.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
+#include "api/request/random.h"
 
 static const struct api_field mh_fields[] = {
     { "x", "the input of self-attention, (n, d_model)" },
@@ -97,33 +98,14 @@ static bool read_random(const json_t *doc, const char *prefix, struct random_in 
     memset(r, 0, sizeof *r);
     if (node == NULL)
         return true;
-    char ptr[128], seed_ptr[160];
+    char ptr[128];
     API_FIELD_POINTER(ptr, prefix, "random");
-    if (!json_is_object(node)) {
-        api_error_set(err, API_INVALID_VALUE, "random is %s; it must be an object such as "
-                      "{\"seed\": 0, \"n\": 10, \"d_model\": 512}", api_json_kind(node));
-        api_error_at(err, "%s", ptr);
+    if (!api_random_check_object(node, ptr, "{\"seed\": 0, \"n\": 10, \"d_model\": 512}",
+                                 random_fields, N_OF(random_fields), err))
         return false;
-    }
-    if (!api_check_fields(node, ptr, random_fields, N_OF(random_fields), err))
+    if (!api_random_read_seed(node, ptr, &r->seed, err))
         return false;
-    const json_t *seed = api_member(node, "seed");
-    API_FIELD_POINTER(seed_ptr, ptr, "seed");
-    if (seed == NULL) {
-        api_error_set(err, API_MISSING_FIELD, "random.seed is required: the same seed gives "
-                      "the same numbers");
-        api_error_at(err, "%s", seed_ptr);
-        return false;
-    }
-    /* jansson keeps integers exact up to 2^63-1; a real or a negative seed is refused. */
-    if (!json_is_integer(seed) || json_integer_value(seed) < 0) {
-        api_error_set(err, API_INVALID_VALUE, "random.seed must be an integer from 0 to "
-                      "9223372036854775807, not %s", api_json_kind(seed));
-        api_error_at(err, "%s", seed_ptr);
-        return false;
-    }
     r->given = true;
-    r->seed = (uint64_t)json_integer_value(seed);
     return read_size(node, ptr, "n", &r->n, err) &&
            read_size(node, ptr, "d_model", &r->d_model, err) &&
            read_size(node, ptr, "n_kv", &r->n_kv, err);

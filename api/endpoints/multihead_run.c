@@ -65,35 +65,18 @@ static void overflow_error(const struct attn_mh_fault *f, const char *prefix,
                    "or weights down");
 }
 
-/* m's numbers from the stream, when parse left it to `random` (data NULL, shape set). */
-static bool fill_one(struct attn_matrix *m, uint64_t seed, enum api_random_stream stream,
-                     double amplitude, struct api_error *err)
-{
-    if (m->data != NULL)
-        return true;
-    size_t n = m->rows * m->cols; /* within --max-cells: checked by the parse */
-    double *data = malloc(n * sizeof *data);
-    if (data == NULL) {
-        api_error_set(err, API_UNAVAILABLE, "no memory for %zu random numbers", n);
-        return false;
-    }
-    api_random_fill(data, n, seed, stream, amplitude);
-    *m = attn_matrix_view(data, m->rows, m->cols);
-    return true;
-}
-
 bool api_multihead_fill_random(struct api_multihead_req *r, struct api_error *err)
 {
     /* Inputs keep the scale of 1; weights PyTorch's Linear bound, 1/sqrt(d_model). */
     double w_amplitude = 1.0 / sqrt((double)r->d_model);
     if (r->filled[API_IN_X_Q] &&
-        !fill_one(&r->x_q, r->seed, r->cross ? API_STREAM_X_Q : API_STREAM_X, 1.0, err))
+        !api_random_fill_matrix(&r->x_q, r->seed, r->cross ? API_STREAM_X_Q : API_STREAM_X, 1.0, err))
         return false;
-    if (r->filled[API_IN_X_KV] && !fill_one(&r->x_kv, r->seed, API_STREAM_X_KV, 1.0, err))
+    if (r->filled[API_IN_X_KV] && !api_random_fill_matrix(&r->x_kv, r->seed, API_STREAM_X_KV, 1.0, err))
         return false;
     for (int i = 0; i < 4; i++)
         if (r->filled[API_IN_W_Q + i] &&
-            !fill_one(&r->w[i], r->seed, (enum api_random_stream)(API_STREAM_W_Q + i),
+            !api_random_fill_matrix(&r->w[i], r->seed, (enum api_random_stream)(API_STREAM_W_Q + i),
                       w_amplitude, err))
             return false;
     return true;

@@ -90,6 +90,8 @@ const char *const api_messages_en[] = {
     /* api/endpoints/attention_parse.c */
     "the SVG's {\"vmin\", \"vmax\", \"title\"}",
     /* api/endpoints/attention_parse.c */
+    "{\"seed\", \"n_q\", \"n_k\", \"d_k\", \"d_v\"}: makes q, k and v",
+    /* api/endpoints/attention_parse.c */
     "%s is required: %s %s",
     /* api/endpoints/attention_parse.c */
     "the queries,",
@@ -127,6 +129,22 @@ const char *const api_messages_en[] = {
     "send fewer queries or keys, or split the work with a batch",
     /* api/endpoints/attention_parse.c */
     "the body is %s; it must be a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}",
+    /* api/endpoints/attention_random.c */
+    "rows of q: the queries",
+    /* api/endpoints/attention_random.c */
+    "rows of k and v: the keys",
+    /* api/endpoints/attention_random.c */
+    "columns of q and k",
+    /* api/endpoints/attention_random.c */
+    "columns of v",
+    /* api/endpoints/attention_random.c */
+    "%s is given, but random makes q, k and v: send them or random, not both",
+    /* api/endpoints/attention_random.c */
+    "drop random to send your own q, k and v, or drop q, k and v to have random make them",
+    /* api/endpoints/attention_random.c */
+    "random makes %s of %zu x %zu cells; this server computes at most %zu cells in one matrix",
+    /* api/endpoints/attention_random.c */
+    "ask for fewer queries, keys or columns",
     /* api/endpoints/attention_run.c */
     "no memory for a %zu x %zu attention",
     /* api/endpoints/attention_run.c */
@@ -364,7 +382,7 @@ const char *const api_messages_en[] = {
     /* api/endpoints/multihead_parse.c */
     "rows of x_kv: asks for cross-attention",
     /* api/endpoints/multihead_parse.c */
-    "random is %s; it must be an object such as {\"seed\": 0, \"n\": 10, \"d_model\": 512}",
+    "random is %s; it must be an object such as %s",
     /* api/endpoints/multihead_parse.c */
     "random.seed is required: the same seed gives the same numbers",
     /* api/endpoints/multihead_parse.c */

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "api/endpoints/attention_request.h"
 #include "api/http/admission.h"
 #include "api/http/server_problem.h"
 #include "api/request/random.h"
@@ -323,12 +324,18 @@ START_TEST(test_request_limit_on_multihead_sizes)
 END_TEST
 
 /* The numbers `random` made while path answered body, under ctx. */
+static unsigned long long numbers_filled_at(const struct api_context *ctx, const char *path,
+                                            const char *body, struct api_response *res)
+{
+    unsigned long long before = api_random_numbers_filled();
+    *res = call_full(ctx, "POST", path, NULL, "application/json", body, NULL, 0);
+    return api_random_numbers_filled() - before;
+}
+
 static unsigned long long numbers_filled_by(const struct api_context *ctx, const char *body,
                                             struct api_response *res)
 {
-    unsigned long long before = api_random_numbers_filled();
-    *res = call_full(ctx, "POST", "/v1/multihead", NULL, "application/json", body, NULL, 0);
-    return api_random_numbers_filled() - before;
+    return numbers_filled_at(ctx, "/v1/multihead", body, res);
 }
 
 /*
@@ -374,6 +381,65 @@ START_TEST(test_random_fills_nothing_before_admission)
     /* Where it runs: every input once. */
     probe.answer = true;
     ck_assert_uint_eq(numbers_filled_by(&ctx, wide, &res), inputs);
+    ck_assert_int_eq(res.status, 200);
+    api_response_deinit(&res);
+}
+END_TEST
+
+/*
+ * /v1/attention's `random` in the same way: refused by a later field, nothing filled and
+ * the server never asked; sent elsewhere or refused by the budget, nothing filled; the
+ * bytes admission asks for count q, k and v, which are filled once, where it runs.
+ */
+START_TEST(test_attention_random_fills_nothing_before_admission)
+{
+    const char *bad = "{\"random\":{\"seed\":1,\"n_q\":1000,\"n_k\":1000,\"d_k\":64,"
+                      "\"d_v\":32},\"scale\":-1}";
+    struct admit_probe probe = { true, 0, 0 };
+    struct api_context ctx = test_context();
+    ctx.admit = admit_probe;
+    ctx.admit_cls = &probe;
+    struct api_response res;
+    ck_assert_uint_eq(numbers_filled_at(&ctx, "/v1/attention", bad, &res), 0);
+    ck_assert_int_eq(res.status, 422);
+    json_t *doc = parse(&res);
+    ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+                         json_object_get(doc, "errors"), 0), "pointer")), "/scale");
+    json_decref(doc);
+    api_response_deinit(&res);
+    ck_assert_uint_eq(probe.calls, 0);
+
+    const char *sizes = "{\"random\":{\"seed\":1,\"n_q\":300,\"n_k\":200,\"d_k\":64,"
+                        "\"d_v\":32},\"include\":[\"output\"]}";
+    const char *given = "{\"q\":[[1]],\"k\":[[1]],\"v\":[[1]],\"include\":[\"output\"]}";
+    const unsigned long long inputs = 300 * 64 + 200 * 64 + 200 * 32;
+    probe = (struct admit_probe){ false, 0, 0 };
+    ctx.admit = admit_elsewhere;
+    ck_assert_uint_eq(numbers_filled_at(&ctx, "/v1/attention", sizes, &res), 0);
+    ck_assert(res.deferred);
+    ck_assert_uint_eq(probe.calls, 1);
+    api_response_deinit(&res);
+    /* Refused by the budget: nothing filled; the bytes asked hold q, k and v. */
+    ctx.admit = admit_probe;
+    ck_assert_uint_eq(numbers_filled_at(&ctx, "/v1/attention", sizes, &res), 0);
+    ck_assert_int_eq(res.status, 503);
+    api_response_deinit(&res);
+    struct api_attention_req req;
+    struct api_error err;
+    json_t *d = json_loads(given, 0, NULL);
+    ck_assert(api_attention_parse(d, "", &ctx.limits, &req, &err));
+    struct attn_matrix q = req.q, k = req.k, v = req.v;
+    req.q = attn_matrix_view(NULL, 300, 64); /* the same sizes, sent: no q, k, v to count */
+    req.k = attn_matrix_view(NULL, 200, 64);
+    req.v = attn_matrix_view(NULL, 200, 32);
+    size_t sent = api_attention_working_set(&req, API_FORMAT_JSON, strlen(sizes));
+    req.q = q, req.k = k, req.v = v;
+    api_attention_req_deinit(&req);
+    json_decref(d);
+    ck_assert_uint_eq(probe.bytes, sent + inputs * sizeof(double));
+    /* Where it runs: q, k and v once each. */
+    probe.answer = true;
+    ck_assert_uint_eq(numbers_filled_at(&ctx, "/v1/attention", sizes, &res), inputs);
     ck_assert_int_eq(res.status, 200);
     api_response_deinit(&res);
 }
@@ -581,6 +647,7 @@ static Suite *admission_suite(void)
     tcase_add_test(admission, test_admission_refused_is_503_with_retry_after);
     tcase_add_test(admission, test_admission_elsewhere_defers_with_no_answer);
     tcase_add_test(admission, test_random_fills_nothing_before_admission);
+    tcase_add_test(admission, test_attention_random_fills_nothing_before_admission);
     tcase_add_test(admission, test_format_estimates_bound_their_answers);
     tcase_add_test(admission, test_text_at_2048_is_admitted);
     tcase_add_test(admission, test_request_limit_is_the_working_set);
