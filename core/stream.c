@@ -275,6 +275,17 @@ static bool stream_row_mask(const struct stream_ctx *c, const struct stream_row 
     ok = attn_row_scale(x, x, n, c->p->scale);
     if (v->softcap > 0)
         attn_row_softcap(x, x, n, v->softcap);
+    if (r->allow == NULL && r->bias == NULL && !v->alibi) {
+        /* masked = the capped score where seen: finite when scaled was (softcap keeps it
+         * so), so the scale's check covers it; only the hidden cells change. */
+        size_t sinks = r->sinks < r->causal_end ? r->sinks : r->causal_end;
+        size_t end = r->to < r->causal_end ? r->to : r->causal_end;
+        for (size_t j = 0; j < n; j++) {
+            size_t g = j0 + j;
+            x[j] = g < sinks || (g >= r->from && g < end) ? x[j] : -INFINITY;
+        }
+        return ok;
+    }
     for (size_t j = 0; j < n; j++) {
         if (!stream_sees(r, j0 + j)) {
             x[j] = -INFINITY;
@@ -436,21 +447,23 @@ static void stream_row_online(const struct stream_ctx *c, struct stream_scratch 
     }
     double m_old = w->m[b], m = bmax > m_old ? bmax : m_old;
     double rescale = exp(m_old - m); /* 0 when m_old is -inf */
-    double sum = attn_row_exp(x, m, w->e, n);
+    /* The entropy's sum needs x beside e; without it, e replaces x in place. */
+    double *e = c->p->skip_summary ? x : w->e;
+    double sum = attn_row_exp(x, m, e, n);
     if (!c->p->skip_summary) {
         /* T' = c·(T + (m − m_old)·l_keys): each old e ln e shifted by the new max. */
         double t = w->lk[b] > 0 ? rescale * (w->t[b] + (m - m_old) * w->lk[b]) : 0.0;
         for (size_t j = 0; j < n; j++)
-            if (w->e[j] > 0) /* −e ln e = e·(m − x); e = 0 adds nothing */
-                t += w->e[j] * (m - x[j]);
+            if (e[j] > 0) /* −e ln e = e·(m − x); e = 0 adds nothing */
+                t += e[j] * (m - x[j]);
         w->t[b] = t;
     }
-    double l = rescale * w->l[b] + sum;
-    double keep = rescale * w->l[b] / l;
+    double l = rescale * w->l[b] + sum, inv = 1.0 / l;
+    double keep = rescale * w->l[b] * inv;
     for (size_t k = 0; k < c->out->d_v; k++)
         acc[k] *= keep;
-    for (size_t j = 0; j < n; j++)
-        x[j] = w->e[j] / l;
+    for (size_t j = 0; j < n; j++) /* a product: a division per weight cost a tenth */
+        x[j] = e[j] * inv;
     w->lk[b] = rescale * w->lk[b] + sum;
     w->l[b] = l;
     w->m[b] = m;
