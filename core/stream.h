@@ -16,9 +16,9 @@
  *
  * Why these sizes: 64 rows are attn_forward's blocks (ATTN_ROW_BLOCK), and they make
  * the key block's products large enough for BLAS's kernels; 512 keys keep a row block's
- * scores at 256 KiB, within a core's L2 while the second product reads them (see
- * docs/design.md for the measurement). A causal row block stops after its last visible
- * key block, and a window's skips the key blocks no row of it sees: half the work of a
+ * scores at 256 KiB, within a core's L2 while the second product reads them (256 and
+ * 1024 were no faster: docs/design.md, "Streaming"). A causal row block stops after its
+ * last visible key block, and a window's skips the key blocks no row of it sees: half the work of a
  * causal problem, most of a narrow window's. Skipping is only done when no skipped cell
  * could have been a fault of attn_forward (every input finite and no score able to
  * overflow); otherwise every key block is computed, as attn_forward computes every cell.
@@ -41,7 +41,7 @@
 #include "variants.h"
 
 #define ATTN_STREAM_ROWS 64
-#ifndef ATTN_STREAM_KEYS /* a build may try another size (docs/design.md, "Streaming") */
+#ifndef ATTN_STREAM_KEYS /* a build may try another size */
 #define ATTN_STREAM_KEYS 512
 #endif
 
@@ -79,7 +79,9 @@ size_t attn_stream_bytes(size_t n_rows, size_t n_k, size_t d_k, size_t d_v, unsi
  * attn_forward_threads (at most 16); the bits do not depend on it.
  *
  * Agrees with attn_forward (and attn_forward_variants) on the same problem: row_max,
- * fully_masked and argmax exactly, the rest to about 1e-13 relative.
+ * fully_masked and argmax exactly (with BLAS on one thread, as the server runs it: each
+ * row gets the kernel attn_forward's call gives it, docs/design.md "Streaming"), the
+ * rest to 1e-12 relative; an output cell whose mean nearly cancels to 1e-13 of max |V|.
  *
  * ATTN_EINVAL, with `out` untouched, for attn_forward's reasons, a variant that
  * attn_forward_variants rejects, dropout, a row index >= n_q, or `out` not allocated for

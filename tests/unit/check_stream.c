@@ -311,7 +311,8 @@ static struct attn_variants variants_of(int round, struct attn_rope *rope, size_
                                 .rotated = d_k >= 2 ? (round % 3 == 0 ? d_k / 2 * 2 : 2) : 0 };
     bool rope_on = rope->rotated > 0;
     switch (round) {
-    case 0: return (struct attn_variants){ .rope = rope_on ? rope : NULL, .softcap = rope_on ? 0 : 2 };
+    case 0:
+        return (struct attn_variants){ .rope = rope_on ? rope : NULL, .softcap = rope_on ? 0 : 2 };
     case 1: return (struct attn_variants){ .softcap = 1.5 };
     case 2: return (struct attn_variants){ .alibi = true, .alibi_slope = 0.25 };
     case 3: return (struct attn_variants){ .window = true, .has_left = true, .left = 37,
