@@ -326,7 +326,10 @@ static void stream_query_row(const struct stream_ctx *c, size_t i, double *dst)
  * of four rows of a call (4), a remaining pair (2) or a last row (1) with different
  * kernels, whose last bits differ; the same kernel gives the same bits wherever the row
  * sits and whatever the other rows are (BLAS on one thread, as the server runs it).
- * attn_forward's calls are its 64-row blocks.
+ * attn_forward's calls are its 64-row blocks. Four is the row unroll of OpenBLAS's
+ * Haswell and Zen kernels (0.3.21); kernels of another unroll (SkylakeX's is 16) may
+ * give a listed row other last bits than attn_forward (every row in order keeps its
+ * call, see stream_scores).
  */
 static int stream_kernel_of(const struct stream_ctx *c, size_t i)
 {
@@ -386,10 +389,17 @@ static void stream_scores_of(const struct stream_ctx *c, struct stream_scratch *
                 (blasint)k->stride, 0.0, w->s + from * ATTN_STREAM_KEYS, ATTN_STREAM_KEYS);
 }
 
-/* The scores of every slot for keys [j0, j0 + n), each slot by its kernel's calls. */
+/*
+ * The scores of every slot for keys [j0, j0 + n), each slot by its kernel's calls. Every
+ * row in order is attn_forward's block: one call of its rows, the very call it makes.
+ */
 static void stream_scores(const struct stream_ctx *c, struct stream_scratch *w, size_t j0,
                           size_t n)
 {
+    if (c->rows == NULL) {
+        stream_scores_of(c, w, 0, w->n, j0, n);
+        return;
+    }
     if (w->fours > 0)
         stream_scores_of(c, w, 0, w->fours, j0, n);
     for (size_t b = w->fours; b < w->fours + w->twos; b += 2)

@@ -151,6 +151,19 @@ static void problem_free(struct problem *pr)
     free(pr->allow);
 }
 
+/*
+ * Listed rows get attn_forward's kernel, hence its bits, where OpenBLAS's row unroll is
+ * four (core/stream.c, stream_kernel_of): its Haswell and Zen kernels. Elsewhere a listed
+ * row's row_max is held to near() (every row in order stays exact).
+ */
+static bool listed_loose = false;
+
+static void set_listed_loose(const size_t *rows)
+{
+    const char *blas = attn_blas_info();
+    listed_loose = rows != NULL && strstr(blas, "Haswell") == NULL && strstr(blas, "Zen") == NULL;
+}
+
 /* Answer row r of s against row i of the full path's trace t (sink weights aside). */
 static void expect_row_agrees(const struct attn_stream *s, size_t r, const struct attn_trace *t,
                               size_t i, const char *what)
@@ -160,8 +173,9 @@ static void expect_row_agrees(const struct attn_stream *s, size_t r, const struc
         EXPECT(near_output(attn_at(&s->output, r, c), attn_at(&t->output, i, c)),
                "%s: output[%zu][%zu] = %.17g, full %.17g", what, r, c, attn_at(&s->output, r, c),
                attn_at(&t->output, i, c));
-    EXPECT(a->fully_masked[r] == b->fully_masked[i] && a->argmax[r] == b->argmax[i] &&
-               a->row_max[r] == b->row_max[i],
+    bool same_max = a->row_max[r] == b->row_max[i] ||
+                    (listed_loose && near(a->row_max[r], b->row_max[i]));
+    EXPECT(a->fully_masked[r] == b->fully_masked[i] && a->argmax[r] == b->argmax[i] && same_max,
            "%s: row %zu (query %zu): fully %d/%d argmax %zu/%zu row_max %.17g/%.17g", what, r, i,
            a->fully_masked[r], b->fully_masked[i], a->argmax[r], b->argmax[i], a->row_max[r],
            b->row_max[i]);
@@ -179,6 +193,7 @@ static void expect_agrees(const struct attn_stream *s, const struct attn_trace *
                           const size_t *rows, const char *what)
 {
     size_t blocked = 0;
+    set_listed_loose(rows);
     for (size_t r = 0; r < s->n_rows; r++) {
         expect_row_agrees(s, r, t, rows != NULL ? rows[r] : r, what);
         blocked += s->summary.fully_masked[r];
