@@ -84,6 +84,8 @@ UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_process
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2_memory
 # The attention variants against independent values and the reference (tests/unit/check_variants.c).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_variants
+# The streamed pass against attn_forward and attn_forward_variants (tests/unit/check_stream.c).
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_stream
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -223,6 +225,9 @@ $(BUILD_DIR)/tests/unit/check_core: $(BUILD_DIR)/tests/unit/check_core.o $(CORE_
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD_DIR)/tests/unit/check_variants: $(BUILD_DIR)/tests/unit/check_variants.o $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD_DIR)/tests/unit/check_stream: $(BUILD_DIR)/tests/unit/check_stream.o $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(API_SUITES:%=$(BUILD_DIR)/tests/unit/%): $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/tests/unit/%.o \
