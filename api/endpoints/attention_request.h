@@ -28,6 +28,7 @@
 #include "api/json/write.h"
 #include "api/http/problem.h"
 #include "core/attention.h"
+#include "core/stream.h"
 
 /* What `include` can name, as bits of api_attention_req.include. */
 enum api_attention_part {
@@ -130,6 +131,29 @@ void api_attention_overflow_at(const struct api_attention_req *req, const char *
  */
 size_t api_attention_working_set(const struct api_attention_req *req, enum api_format format,
                                  size_t body_len);
+
+/* req as core's problem (views of its matrices, mask and bias), with the summary. */
+struct attn_problem api_attention_problem(const struct api_attention_req *req);
+
+/* The 503 for a run whose memory could not be had; false. */
+bool api_attention_no_memory(const struct api_attention_req *req, struct api_error *err);
+
+/*
+ * Whether req's answer needs no (n_q, n_k) matrix: it asks for the output and the row
+ * statistics only (no page, explain, pitfall or dropout, which read the weights). Such a
+ * request runs streamed (core/stream.h): --max-cells then bounds only its output.
+ */
+bool api_attention_streams(const struct api_attention_req *req);
+
+/* What api_attention_stream holds at once for req: the answer and the threads' scratch. */
+size_t api_attention_stream_bytes(const struct api_attention_req *req);
+
+/*
+ * Runs req streamed into out (allocated here; free with attn_stream_free), the faults
+ * turned into problems as api_attention_run does.
+ */
+bool api_attention_stream(const struct api_attention_req *req, const char *pointer,
+                          struct attn_stream *out, struct api_error *err);
 
 /* The bytes of the trace api_attention_run allocates for req (its steps read only). */
 size_t api_attention_trace_bytes(const struct api_attention_req *req);

@@ -96,23 +96,39 @@ unsigned long api_attention_threaded_runs(void)
     return atomic_load(&threaded_runs);
 }
 
+/*
+ * A failed run's problem: a non-finite step at its cell, pointing at the input it came
+ * from (the five numbered as the seeds number them when no variant ran), or the status.
+ */
+static void run_failed(const struct api_attention_req *r, const char *prefix,
+                       enum attn_status st, int step, const struct attn_fault *f,
+                       struct api_error *err)
+{
+    if (st != ATTN_EOVERFLOW) {
+        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
+                      "the computation failed: %s", attn_status_str(st));
+        return;
+    }
+    const char *name = attn_variant_step_name(step);
+    if (r->variants.any)
+        api_error_set(err, API_NUMERIC_OVERFLOW, "step %s produced a non-finite number at cell "
+                      "[%zu, %zu]", name, f->row, f->col);
+    else
+        api_error_set(err, API_NUMERIC_OVERFLOW, "step %d (%s) produced a non-finite number at "
+                      "cell [%zu, %zu]", step, name, f->row, f->col);
+    api_error_step_cell(err, name, f->row, f->col);
+    api_attention_overflow_at(r, prefix, step, f->row, f->col, err);
+}
+
 bool api_attention_run(const struct api_attention_req *r, const char *prefix,
                        struct attn_trace *trace, struct api_error *err)
 {
     if (r->variants.any)
         return api_attention_run_variants(r, prefix, trace, err);
-    if (attn_trace_alloc_keep(trace, r->q.rows, r->k.rows, r->v.cols, steps_read(r)) != ATTN_OK) {
-        api_error_set(err, API_UNAVAILABLE, "no memory for a %zu x %zu attention", r->q.rows,
-                      r->k.rows);
-        return false;
-    }
-    struct attn_problem p = {
-        .q = &r->q, .k = &r->k, .v = &r->v,
-        .bias = api_grid_bias(&r->grid),
-        .mask = api_grid_mask(&r->grid),
-        .scale = r->scale,
-        .skip_summary = !r->for_page && !(r->include & (1ul << API_PART_SUMMARY)),
-    };
+    if (attn_trace_alloc_keep(trace, r->q.rows, r->k.rows, r->v.cols, steps_read(r)) != ATTN_OK)
+        return api_attention_no_memory(r, err);
+    struct attn_problem p = api_attention_problem(r);
+    p.skip_summary = !r->for_page && !(r->include & (1ul << API_PART_SUMMARY));
     /* An idle server lends its other workers to a large problem: the same bits. */
     unsigned threads = api_spare_threads_for(r->q.rows * r->k.rows);
     enum attn_status st = attn_forward_threads(trace, &p, threads);
@@ -120,21 +136,48 @@ bool api_attention_run(const struct api_attention_req *r, const char *prefix,
         atomic_fetch_add(&threaded_runs, 1);
     if (st == ATTN_OK)
         return true;
-
-    if (st == ATTN_EOVERFLOW) {
-        const struct attn_fault *f = &trace->fault;
-        const char *step = attn_step_name(f->step);
-        api_error_set(err, API_NUMERIC_OVERFLOW, "step %d (%s) produced a non-finite number at "
-                      "cell [%zu, %zu]", (int)f->step, step, f->row, f->col);
-        err->step = step;
-        err->cell[0] = (long long)f->row;
-        err->cell[1] = (long long)f->col;
-        err->has_cell = true;
-        api_attention_overflow_at(r, prefix, f->step, f->row, f->col, err);
-    } else {
-        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
-                      "the computation failed: %s", attn_status_str(st));
-    }
+    run_failed(r, prefix, st, (int)trace->fault.step, &trace->fault, err);
     attn_trace_free(trace);
+    return false;
+}
+
+/* ---- the streamed path: no (n_q, n_k) matrix ---- */
+
+bool api_attention_streams(const struct api_attention_req *r)
+{
+    const unsigned long streamable = (1ul << API_PART_OUTPUT) | (1ul << API_PART_ROW_MAX) |
+                                     (1ul << API_PART_ROW_SUM) | (1ul << API_PART_LSE);
+    return !r->for_page && !r->explain.on && r->pitfall == API_PITFALL_NONE &&
+           !r->variants.dropout && (r->include & ~streamable) == 0;
+}
+
+/* The threads a streamed run may take: as many as the full path would be lent. */
+static unsigned stream_threads(const struct api_attention_req *r)
+{
+    return api_spare_threads_for(r->q.rows * r->k.rows);
+}
+
+size_t api_attention_stream_bytes(const struct api_attention_req *r)
+{
+    return attn_stream_bytes(r->q.rows, r->k.rows, r->q.cols, r->v.cols, stream_threads(r));
+}
+
+bool api_attention_stream(const struct api_attention_req *r, const char *prefix,
+                          struct attn_stream *out, struct api_error *err)
+{
+    if (attn_stream_alloc(out, r->q.rows, r->v.cols) != ATTN_OK)
+        return api_attention_no_memory(r, err);
+    struct attn_problem p = api_attention_problem(r);
+    p.skip_summary = true; /* the row statistics are kept whatever this says */
+    struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    unsigned threads = stream_threads(r);
+    enum attn_status st = attn_forward_stream(out, &p, r->variants.any ? &v : NULL, NULL,
+                                              r->q.rows, threads);
+    if (threads > 1)
+        atomic_fetch_add(&threaded_runs, 1);
+    if (st == ATTN_OK)
+        return true;
+    run_failed(r, prefix, st, out->fault_step, &out->fault, err);
+    attn_stream_free(out);
     return false;
 }

@@ -24,6 +24,25 @@ size_t api_attention_variants_bytes(const struct api_attention_req *r)
     return attn_vtrace_bytes(r->q.rows, r->k.rows, r->q.cols, r->v.cols, &v);
 }
 
+/* Shared with attention_run.c, which calls down into this file (never the other way). */
+struct attn_problem api_attention_problem(const struct api_attention_req *r)
+{
+    struct attn_problem p = {
+        .q = &r->q, .k = &r->k, .v = &r->v,
+        .bias = api_grid_bias(&r->grid),
+        .mask = api_grid_mask(&r->grid),
+        .scale = r->scale,
+    };
+    return p;
+}
+
+bool api_attention_no_memory(const struct api_attention_req *r, struct api_error *err)
+{
+    api_error_set(err, API_UNAVAILABLE, "no memory for a %zu x %zu attention", r->q.rows,
+                  r->k.rows);
+    return false;
+}
+
 /* The problem for an overflow in a step of the variant path, pointing at its input. */
 static void overflow_problem(const struct api_attention_req *r, const char *prefix,
                              const struct attn_vtrace *vt, const struct attn_fault *f,
@@ -32,10 +51,7 @@ static void overflow_problem(const struct api_attention_req *r, const char *pref
     const char *step = attn_variant_step_name(vt->fault_step);
     api_error_set(err, API_NUMERIC_OVERFLOW, "step %s produced a non-finite number at cell "
                   "[%zu, %zu]", step, f->row, f->col);
-    err->step = step;
-    err->cell[0] = (long long)f->row;
-    err->cell[1] = (long long)f->col;
-    err->has_cell = true;
+    api_error_step_cell(err, step, f->row, f->col);
     switch (vt->fault_step) {
     case ATTN_STEP_Q_ROPE:
     case ATTN_STEP_K_ROPE: {
@@ -65,17 +81,9 @@ bool api_attention_run_variants(const struct api_attention_req *r, const char *p
                                                  (1ul << API_PART_SCALED) |
                                                  (1ul << API_PART_SOFTCAPPED)));
     attn_vtrace_free(vt);
-    if (attn_vtrace_alloc(vt, r->q.rows, r->k.rows, r->q.cols, r->v.cols, &v) != ATTN_OK) {
-        api_error_set(err, API_UNAVAILABLE, "no memory for a %zu x %zu attention", r->q.rows,
-                      r->k.rows);
-        return false;
-    }
-    struct attn_problem p = {
-        .q = &r->q, .k = &r->k, .v = &r->v,
-        .bias = api_grid_bias(&r->grid),
-        .mask = api_grid_mask(&r->grid),
-        .scale = r->scale,
-    };
+    if (attn_vtrace_alloc(vt, r->q.rows, r->k.rows, r->q.cols, r->v.cols, &v) != ATTN_OK)
+        return api_attention_no_memory(r, err);
+    struct attn_problem p = api_attention_problem(r);
     enum attn_status st = attn_forward_variants(vt, &p, &v);
     /* The five steps go to the caller's trace (freed with attn_trace_free); the
      * variants' own stay in r->vsteps for the writers. */

@@ -54,10 +54,7 @@ static void overflow_error(const struct attn_mh_fault *f, const char *prefix,
     else
         api_error_set(err, API_NUMERIC_OVERFLOW, "step %s produced a non-finite number at cell "
                       "[%zu, %zu]", step, f->row, f->col);
-    err->step = step;
-    err->cell[0] = (long long)f->row;
-    err->cell[1] = (long long)f->col;
-    err->has_cell = true;
+    api_error_step_cell(err, step, f->row, f->col);
     err->has_head = f->step == ATTN_MH_HEAD;
     err->head = (long long)f->head;
     api_error_at(err, "%s/%s", prefix, mh_step_pointer(f->step, f->head_step));

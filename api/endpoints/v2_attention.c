@@ -144,9 +144,10 @@ static bool check_qkv(struct api_v2_attention *m, const struct api_limits *limit
                       "needs one row of V per key", rows_of(v, batch), n_k);
         return at_size(v, v->rank - 2, err);
     }
+    /* The scores count once the outputs say a matrix is built (check_scores). */
     int overflow = 0;
-    size_t scores = attn_cells(n_q, n_k, &overflow), out = attn_cells(n_q, cols_of(v), &overflow);
-    if (overflow || scores > limits->max_cells || out > limits->max_cells) {
+    size_t out = attn_cells(n_q, cols_of(v), &overflow);
+    if (overflow || out > limits->max_cells) {
         const struct api_v2_tensor *t = n_q >= n_k ? q : k;
         api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a matrix of more than %zu cells "
                       "(%zu x %zu scores, %zu x %zu output)", t->name, limits->max_cells, n_q,
@@ -215,7 +216,27 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
         }
         m->req.include |= 1ul << part;
     }
+    m->streamed = api_attention_streams(&m->req);
     return true;
+}
+
+/* --max-cells for the (n_q, n_k) steps, which only a request that is not streamed builds. */
+static bool check_scores(const struct api_v2_attention *m, const struct api_limits *limits,
+                         struct api_error *err)
+{
+    const struct api_attention_req *r = &m->req;
+    int overflow = 0;
+    size_t scores = attn_cells(r->q.rows, r->k.rows, &overflow);
+    if (m->streamed || (!overflow && scores <= limits->max_cells))
+        return true;
+    const struct api_v2_tensor *t = r->q.rows >= r->k.rows ? m->q.t : m->k.t;
+    api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a matrix of more than %zu cells "
+                  "(%zu x %zu scores, %zu x %zu output)", t->name, limits->max_cells,
+                  r->q.rows, r->k.rows, r->q.rows, r->v.cols);
+    api_error_at(err, "/inputs/%zu/shape", t->index);
+    api_error_hint(err, "ask for OUTPUT, LSE, ROW_SUM and ROW_MAX only: they are computed "
+                   "without the score matrix");
+    return false;
 }
 
 /* Slack for what does not grow with the tensors: the request's JSON header parsed (an
@@ -227,14 +248,16 @@ size_t api_v2_attention_working_set(const struct api_v2_attention *m, size_t bod
                                     bool pieces)
 {
     size_t problems = m->batch > 0 ? m->batch : 1;
-    bool copied = m->batch > 0 || m->req.variants.any; /* outputs copied out of each trace */
+    /* outputs copied out of each trace (a streamed answer holds every output) */
+    bool copied = m->batch > 0 || (m->req.variants.any && !m->streamed);
     size_t inputs = api_v2_input_bytes(&m->q) + api_v2_input_bytes(&m->k) +
                     api_v2_input_bytes(&m->v) + api_v2_input_bytes(&m->mask) +
                     api_v2_input_bytes(&m->bias);
     /* One trace at a time; a batch's outputs copied out of each, the answer sent from
        the trace (one problem) or from those copies. */
-    size_t trace = m->req.variants.any ? api_attention_variants_bytes(&m->req)
-                                       : api_attention_trace_bytes(&m->req);
+    size_t trace = m->streamed          ? api_attention_stream_bytes(&m->req)
+                   : m->req.variants.any ? api_attention_variants_bytes(&m->req)
+                                         : api_attention_trace_bytes(&m->req);
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
     size_t cells[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++) {
@@ -271,7 +294,7 @@ bool api_v2_attention_parse(struct api_v2_attention *m, const struct api_v2_infe
     memset(m, 0, sizeof *m);
     m->header = r;
     if (!(read_inputs(m, r, err) && check_qkv(m, limits, err) && read_grid(m, r, err) &&
-          read_options(m, r, err)))
+          read_options(m, r, err) && check_scores(m, limits, err)))
         return false;
     set_limit_pointer(m);
     return true;
@@ -341,6 +364,25 @@ static void trace_free(void *trace)
     free(trace);
 }
 
+/* Each output borrows data[i] (contiguous: rows × cols), which o's owner holds. */
+static bool borrow_outputs(const struct api_v2_attention *m, struct api_v2_outs *o,
+                           const double *const *data, struct api_error *err)
+{
+    for (size_t i = 0; i < m->out.n; i++) {
+        int part = part_of[m->out.index[i]];
+        size_t shape[2], rank = rank_of(&m->req, part);
+        output_dims(&m->req, part, shape);
+        struct api_v2_out *out = &o->out[o->n++];
+        api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
+        if (!api_v2_out_borrow(out, rank, shape + 2 - rank, 1)) {
+            api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
+            return false;
+        }
+        out->parts[0] = data[i];
+    }
+    return true;
+}
+
 /*
  * One problem: its outputs borrow the trace's steps, and o takes the trace over, so
  * that the answer's tensors are sent from where they were computed (v2_common.h).
@@ -360,17 +402,66 @@ static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct ap
     o->owner = trace;
     o->owner_free = trace_free;
     o->owner_bytes = api_attention_trace_bytes(&m->req);
-    for (size_t i = 0; i < m->out.n; i++) {
-        int part = part_of[m->out.index[i]];
-        size_t shape[2], rank = rank_of(&m->req, part);
-        output_dims(&m->req, part, shape);
-        struct api_v2_out *out = &o->out[o->n++];
-        api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
-        if (!api_v2_out_borrow(out, rank, shape + 2 - rank, 1)) {
-            api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
+    const double *data[API_V2_MAX_TENSORS];
+    for (size_t i = 0; i < m->out.n; i++)
+        data[i] = step_of(trace, NULL, part_of[m->out.index[i]]).data;
+    return borrow_outputs(m, o, data, err);
+}
+
+/* A streamed answer's output `part` as one matrix: the output, or a row statistic. */
+static struct attn_matrix stream_part(const struct attn_stream *s, int part)
+{
+    switch (part) {
+    case API_PART_LSE: return attn_matrix_view(s->summary.lse, 1, s->n_rows);
+    case API_PART_ROW_SUM: return attn_matrix_view(s->summary.row_sum, 1, s->n_rows);
+    case API_PART_ROW_MAX: return attn_matrix_view(s->summary.row_max, 1, s->n_rows);
+    default: return s->output;
+    }
+}
+
+static void stream_free(void *stream)
+{
+    attn_stream_free(stream);
+    free(stream);
+}
+
+/* One streamed problem: its outputs borrow the answer's block, which o takes over. */
+static bool stream_one(struct api_v2_attention *m, struct api_v2_outs *o, struct api_error *err)
+{
+    struct attn_stream *s = malloc(sizeof *s);
+    if (s == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
+        return false;
+    }
+    point_at(m, 0);
+    if (!api_attention_stream(&m->req, "", s, err)) {
+        free(s);
+        return false;
+    }
+    o->owner = s;
+    o->owner_free = stream_free;
+    o->owner_bytes = api_attention_stream_bytes(&m->req);
+    const double *data[API_V2_MAX_TENSORS];
+    for (size_t i = 0; i < m->out.n; i++)
+        data[i] = stream_part(s, part_of[m->out.index[i]]).data;
+    return borrow_outputs(m, o, data, err);
+}
+
+/* Every problem of a batch streamed in turn, its outputs copied into the answer's. */
+static bool stream_each(struct api_v2_attention *m, struct api_v2_outs *o, struct api_error *err)
+{
+    if (!alloc_outputs(m, o, err))
+        return false;
+    for (size_t b = 0; b < m->batch; b++) {
+        point_at(m, b);
+        struct attn_stream s;
+        if (!api_attention_stream(&m->req, "", &s, err))
             return false;
+        for (size_t i = 0; i < o->n; i++) {
+            const struct attn_matrix part = stream_part(&s, part_of[m->out.index[i]]);
+            copy_matrix(o->out[i].data + b * part.rows * part.cols, &part);
         }
-        out->parts[0] = step_of(trace, NULL, part).data; /* contiguous: rows × cols */
+        attn_stream_free(&s);
     }
     return true;
 }
@@ -384,6 +475,12 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
         !api_v2_input_load(&m->v, err) ||
         !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err))
         return false;
+    if (m->streamed) { /* no (n_q, n_k) matrix: the output and row statistics only */
+        if (m->batch == 0 ? stream_one(m, o, err) : stream_each(m, o, err))
+            return true;
+        api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
+        return false;
+    }
     /* One problem without variants is sent from its trace; the variants' steps live in
        req.vsteps, which the request owns, so with them the outputs are copied as a
        batch's are. */

@@ -18,6 +18,7 @@ struct api_v2_attention {
     struct api_attention_req req; /* one problem's request; its matrices are views */
     unsigned char *allow;         /* the mask as allowed cells (all problems), owned */
     struct api_v2_picks out;      /* the outputs asked for */
+    bool streamed;                /* OUTPUT and row statistics only: no (n_q, n_k) matrix */
     const struct api_v2_infer *header; /* borrowed: for pointers into it */
     char limit_pointer[40];       /* the input whose size drives the working set */
 };

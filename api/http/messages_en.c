@@ -637,6 +637,8 @@ const char *const api_messages_en[] = {
     "this request would hold about %.1f MB at once (its body, every matrix it computes and its answer); this server takes at most %.1f MB for one request",
     /* api/http/admission.c */
     "send fewer rows here, ask for fewer steps with include, or split the work over several requests; the operator sets the limit with --max-request-bytes",
+    /* api/endpoints/v2_attention.c */
+    "ask for OUTPUT, LSE, ROW_SUM and ROW_MAX only: they are computed without the score matrix",
     /* api/http/admission.c */
     "this request asks for %.4g multiply-adds (n_q·n_k·(d_k + d_v), summed over heads and items); this server does at most %.4g for one request",
     /* api/http/admission.c */

@@ -391,6 +391,9 @@ const struct api_message api_messages_ko[] = {
     { "nothing is wrong with the request: retry after the Retry-After seconds, or on another "
       "replica; the operator sets the budget with --max-memory",
       "요청에는 잘못이 없습니다: Retry-After 초 뒤에, 또는 다른 복제본에서 다시 시도하세요. 예산은 운영자가 --max-memory 로 정합니다" },
+    { "ask for OUTPUT, LSE, ROW_SUM and ROW_MAX only: they are computed without the score "
+      "matrix",
+      "OUTPUT, LSE, ROW_SUM, ROW_MAX 만 요청하세요: 이것들은 점수 행렬 없이 계산합니다" },
     { "this request asks for %.4g multiply-adds (n_q·n_k·(d_k + d_v), summed over heads and "
       "items); this server does at most %.4g for one request",
       "이 요청은 곱셈-덧셈을 %.4g 번 요구합니다 (n_q·n_k·(d_k + d_v), 헤드와 항목을 모두 더해서). 이 서버는 요청 하나에 최대 %.4g 번까지 합니다" },

@@ -141,6 +141,14 @@ void api_error_at(struct api_error *e, const char *fmt, ...)
     e->has_pointer = true;
 }
 
+void api_error_step_cell(struct api_error *e, const char *step, size_t row, size_t col)
+{
+    e->step = step;
+    e->cell[0] = (long long)row;
+    e->cell[1] = (long long)col;
+    e->has_cell = true;
+}
+
 void api_error_hint(struct api_error *e, const char *fmt, ...)
 {
     va_list ap;

@@ -99,6 +99,8 @@ void api_error_at(struct api_error *e, const char *fmt, ...)
 /* The hint (printf-style). */
 void api_error_hint(struct api_error *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A numeric-overflow's step (a static name) and cell [row, col], for errors[0]. */
+void api_error_step_cell(struct api_error *e, const char *step, size_t row, size_t col);
 /* Adds a further culprit (errors[1..]); false when API_ERROR_MORE are already there. */
 bool api_error_add(struct api_error *e, const char *pointer, const char *detail,
                    const char *hint);

@@ -225,6 +225,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f.ctx = (struct api_context){
         .limits = api_default_limits(), .ready = true, .http_library = "0.9.75"};
     f.ctx.limits.max_cells = FUZZ_CELLS_DEFAULT;
+    f.ctx.limits.max_work = (size_t)FUZZ_CELLS_DEFAULT << 8; /* the arithmetic, as small */
     f.req = (struct api_request){ "POST", "/v1/attention", NULL, 0, NULL, "application/json",
                                   (const char *)data, size, NULL, NULL };
     f.declared = (long long)size;

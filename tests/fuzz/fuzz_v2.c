@@ -127,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     struct api_context ctx = { .limits = api_default_limits(), .ready = true };
     ctx.limits.max_cells = 4096;  /* small: one input cannot ask for seconds of work */
+    ctx.limits.max_work = (size_t)1 << 20; /* nor a streamed problem (no matrix to count) */
     ctx.limits.max_request_bytes = (size_t)64 << 20;
     struct api_request req = {
         .method = "POST", .path = path, .body = body, .body_len = body_len,

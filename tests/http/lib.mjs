@@ -339,3 +339,15 @@ export function allClosed(socks, ms) {
 export const loopbacks = (count, offset = 0) =>
   Array.from({ length: count }, (_, i) => offset + i)
     .map((n) => `127.${1 + Math.floor(n / 250)}.0.${(n % 250) + 1}`);
+
+/** A small deterministic generator (mulberry32): random test problems a failure can replay. */
+export function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import http from 'node:http';
 
 import { assertContract } from './contract.mjs';
-import { postJson, request, startServer } from './lib.mjs';
+import { postJson, request, rng, startServer } from './lib.mjs';
 
 /** A POST whose answer is kept as bytes (a V2 binary answer), checked against the spec. */
 function postRaw(port, path, body) {
@@ -33,17 +33,6 @@ function postRaw(port, path, body) {
   });
 }
 
-/** A small deterministic generator (mulberry32), so a failure can be replayed. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const matrix = (r, n, m, amp = 2) =>
   Array.from({ length: n }, () => Array.from({ length: m }, () => (r() * 2 - 1) * amp));
 
