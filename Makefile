@@ -189,12 +189,12 @@ abuse: all node_modules/.package-lock.json
 faults: deps-test all
 	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=180000 tests/faults/
 
-# Benchmarks (bench/): core and JSON in process, then wrk vs the floors and the Python service, JSON and V2 binary; one report.
+# Benchmarks (bench/): core, the floor rows, variants, exp and JSON in process, the long request, then wrk vs the floors and the Python service, JSON and V2 binary; one report.
 bench: deps-bench
 	$(MAKE) all $(BUILD_DIR)/bench/floor $(BUILD_DIR)/bench/core_bench $(BUILD_DIR)/bench/exp_bench
 	BENCH_SECONDS=$(BENCH_SECONDS) bench/run.sh $(BUILD_DIR)
 
-# Install (as root) or name the Debian packages `make bench` needs (wrk, FastAPI, uvicorn, numpy, ujson).
+# Install (as root) or name the Debian packages `make bench` needs (wrk, FastAPI, uvicorn, numpy, ujson, SLEEF).
 deps-bench:
 	@tools/deps.sh bench
 

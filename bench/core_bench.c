@@ -29,6 +29,10 @@
  *   is timed, attn_forward's trace is compared with attn_reference's: the largest
  *   absolute difference over every step is printed. Last, attn_forward_threads on
  *   two threads (an idle server's large request) and its speedup over one.
+ * - floor: the issue's rows, each way of asking against the dgemm pair in the same
+ *   rounds (see bench_floor); numpy's naive attention in its own process after them.
+ * - pair: the dgemm pair alone at any n, blocked over rows of Q, for the long request's
+ *   ratio (bench/run.sh measures it on as many threads as attnd has).
  * - JSON: "loadb" is json_loadb + json_decref of the request body (jansson's own
  *   parser: the baseline, since api/ reads bodies with api/json/read.c);
  *   "handle" is api_handle on the body, every part included (parse, validate, copy,
