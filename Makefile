@@ -191,12 +191,12 @@ abuse: all node_modules/.package-lock.json
 faults: deps-test all
 	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=180000 tests/faults/
 
-# Benchmarks (bench/): core and JSON in process, then wrk vs the floors and the Python service, JSON and V2 binary; one report.
+# Benchmarks (bench/): core, the floor rows, variants, exp and JSON in process, the long request, then wrk vs the floors and the Python service, JSON and V2 binary; one report.
 bench: deps-bench
-	$(MAKE) all $(BUILD_DIR)/bench/floor $(BUILD_DIR)/bench/core_bench
+	$(MAKE) all $(BUILD_DIR)/bench/floor $(BUILD_DIR)/bench/core_bench $(BUILD_DIR)/bench/exp_bench
 	BENCH_SECONDS=$(BENCH_SECONDS) bench/run.sh $(BUILD_DIR)
 
-# Install (as root) or name the Debian packages `make bench` needs (wrk, FastAPI, uvicorn, numpy, ujson).
+# Install (as root) or name the Debian packages `make bench` needs (wrk, FastAPI, uvicorn, numpy, ujson, SLEEF).
 deps-bench:
 	@tools/deps.sh bench
 
@@ -323,6 +323,12 @@ $(BUILD_DIR)/bench/floor: $(BUILD_DIR)/bench/floor.o
 
 $(BUILD_DIR)/bench/core_bench: $(BUILD_DIR)/bench/core_bench.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The exp section: attnd's vectorized exp against SLEEF's (when libsleef-dev is installed) and glibc's.
+SLEEF_FLAGS := $(shell pkg-config --exists sleef 2>/dev/null && echo -DHAVE_SLEEF)
+$(BUILD_DIR)/bench/exp_bench.o: CFLAGS += $(SLEEF_FLAGS)
+$(BUILD_DIR)/bench/exp_bench: $(BUILD_DIR)/bench/exp_bench.o $(BUILD_DIR)/core/softmax_row.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(if $(SLEEF_FLAGS),-lsleef) -lm
 
 # Softmax's per-element loops are written to be vectorized: -O2 leaves them scalar, and
 # without -fno-trapping-math a comparison (which may raise a flag) cannot become a select;

@@ -3,6 +3,11 @@
  *
  *   core_bench core [N...]          attn_forward vs attn_reference vs a bare cblas_dgemm,
  *                                   n = 64 … 2048 (or the N given), d = 64
+ *   core_bench floor [N...]         the forward pass against its floor, the bare dgemm pair:
+ *                                   every step, weights and output, output and lse, and
+ *                                   numpy's naive attention, n = 512, 1024, 2048 (or the N)
+ *   core_bench pair N THREADS       the bare dgemm pair at any n (in row blocks, so S is
+ *                                   never whole) on THREADS BLAS threads, in ms
  *   core_bench json DIR NAME...     jansson's parse and api_handle on DIR/NAME.json (and
  *                                   DIR/NAME-summary.json, see bench/gen_payloads.py)
  *   core_bench variants [N...]      each attention variant (core/variants.h) against the
@@ -24,6 +29,10 @@
  *   is timed, attn_forward's trace is compared with attn_reference's: the largest
  *   absolute difference over every step is printed. Last, attn_forward_threads on
  *   two threads (an idle server's large request) and its speedup over one.
+ * - floor: the issue's rows, each way of asking against the dgemm pair in the same
+ *   rounds (see bench_floor); numpy's naive attention in its own process after them.
+ * - pair: the dgemm pair alone at any n, blocked over rows of Q, for the long request's
+ *   ratio (bench/run.sh measures it on as many threads as attnd has).
  * - JSON: "loadb" is json_loadb + json_decref of the request body (jansson's own
  *   parser: the baseline, since api/ reads bodies with api/json/read.c);
  *   "handle" is api_handle on the body, every part included (parse, validate, copy,
@@ -53,6 +62,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/bench_time.h"
 #include "api/api.h"
 #include "api/json/numfmt.h"
 #include "api/json/numparse.h"
@@ -63,18 +73,6 @@
 
 static double g_budget = 0.3; /* seconds per measurement */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 typedef void (*bench_fn)(void *arg);
 
@@ -98,7 +96,7 @@ static double bench_median(bench_fn fn, void *arg, int min_reps)
  * Medians of fn[i](arg[i]) for i < count, run in turn round after round so that a noisy
  * neighbour slows them alike: their differences are what the JSON bench reports.
  */
-enum { INTERLEAVED_MAX = 3 };
+enum { INTERLEAVED_MAX = 4 };
 static void bench_median_interleaved(const bench_fn *fn, void *const *arg, int count,
                                      int min_reps, double *median)
 {
@@ -206,22 +204,28 @@ static double max_abs_diff(const struct attn_matrix *a, const struct attn_matrix
     return m;
 }
 
+/* The sizes named on the command line (at most 16, each 1..8192) into sizes; 2 on a bad one. */
+static int parse_sizes(int argc, char **argv, size_t sizes[16], size_t *n_sizes)
+{
+    *n_sizes = 0;
+    for (int i = 0; i < argc && *n_sizes < 16; i++) {
+        char *end;
+        unsigned long n = strtoul(argv[i], &end, 10);
+        if (*end != '\0' || n < 1 || n > 8192) {
+            fprintf(stderr, "core_bench: N must be 1..8192, not %s\n", argv[i]);
+            return 2;
+        }
+        sizes[(*n_sizes)++] = n;
+    }
+    return 0;
+}
+
 static int bench_core(int argc, char **argv)
 {
     size_t sizes[16] = {64, 128, 256, 512, 1024, 2048};
     size_t n_sizes = 6;
-    if (argc > 0) {
-        n_sizes = 0;
-        for (int i = 0; i < argc && n_sizes < 16; i++) {
-            char *end;
-            unsigned long n = strtoul(argv[i], &end, 10);
-            if (*end != '\0' || n < 1 || n > 8192) {
-                fprintf(stderr, "core_bench: N must be 1..8192, not %s\n", argv[i]);
-                return 2;
-            }
-            sizes[n_sizes++] = n;
-        }
-    }
+    if (argc > 0 && parse_sizes(argc, argv, sizes, &n_sizes) != 0)
+        return 2;
     printf("core: n_q = n_k = n, d_k = d_v = %d, 1 BLAS thread; GFLOP/s counts Q·Kᵀ and "
            "weights·V (4·n²·d)\n", D);
     printf("  %5s  %12s  %21s  %21s  %21s  %8s  %20s\n", "n", "max|fwd-ref|",
@@ -281,6 +285,237 @@ static int bench_core(int argc, char **argv)
     return 0;
 }
 
+/* ---- floor: the forward pass against the two products it is made of ---- */
+
+/*
+ * One problem at n, three ways of asking for it, each with its own trace allocated once
+ * (as the core rows' dgemm pair has its S and O): what the timed calls measure is the
+ * pass, not the allocator.
+ */
+struct floor_case {
+    struct core_case c;        /* q, k, v, the dgemm pair's S and O, the every-step trace */
+    struct attn_problem lean;  /* the same problem, skip_summary */
+    struct attn_trace kept;    /* weights and output only */
+    struct attn_trace streamed;/* what run_output_lse fills */
+};
+
+/* Every step kept (ATTN_KEEP_ALL) and the summary: what /v1/attention's default asks. */
+static void run_every_step(void *arg)
+{
+    struct floor_case *f = arg;
+    run_forward(&f->c);
+}
+
+/* Weights and output only, no summary: a V2 client asking WEIGHTS and OUTPUT. */
+static void run_weights_output(void *arg)
+{
+    struct floor_case *f = arg;
+    if (attn_forward(&f->kept, &f->lean) != ATTN_OK) {
+        fprintf(stderr, "core_bench: attn_forward (weights, output) failed at n = %zu\n", f->c.n);
+        exit(1);
+    }
+}
+
+/*
+ * The "output and lse" row's computation: a kernel author's request (OUTPUT and LSE,
+ * no (n_q, n_k) matrix wanted). core has no path for it yet, so this runs today's
+ * nearest, the weights-and-output pass; when the streamed path lands
+ * (attn_forward_stream, asked for output and lse), point this function at it and the
+ * row measures it. Its trace is f->streamed, so the change stays in this function and
+ * in floor_case's allocation.
+ */
+static void run_output_lse(void *arg)
+{
+    struct floor_case *f = arg;
+    if (attn_forward(&f->streamed, &f->lean) != ATTN_OK) {
+        fprintf(stderr, "core_bench: attn_forward (output, lse) failed at n = %zu\n", f->c.n);
+        exit(1);
+    }
+}
+
+/*
+ * numpy's naive attention at n, in seconds, timed by a separate /usr/bin/python3 right
+ * after the C rows (bench/numpy_attention.py; BENCH_NUMPY names another command), with
+ * env (VAR=value words, or "") before it; NAN with the reason in why when it could not
+ * be timed.
+ */
+static double numpy_seconds(size_t n, const char *env, char why[64])
+{
+    const char *cmd = getenv("BENCH_NUMPY");
+    if (cmd == NULL || *cmd == '\0')
+        cmd = "/usr/bin/python3 bench/numpy_attention.py";
+    char line[512];
+    snprintf(line, sizeof line, "env OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 %s %s %zu %g 2>/dev/null",
+             env, cmd, n, g_budget);
+    FILE *p = popen(line, "r");
+    snprintf(why, 64, "n/a");
+    if (p == NULL)
+        return NAN;
+    char out[128] = "";
+    char *got = fgets(out, sizeof out, p);
+    int rc = pclose(p);
+    char *end;
+    double s = got != NULL ? strtod(out, &end) : NAN;
+    if (got == NULL || rc != 0 || end == out || !(s > 0)) {
+        out[strcspn(out, "\n")] = '\0';
+        snprintf(why, 64, "%s", strncmp(out, "n/a", 3) == 0 ? out : "n/a");
+        return NAN;
+    }
+    return s;
+}
+
+/*
+ * numpy's temporaries (four (n, n) arrays a call) are above glibc's mmap threshold, so
+ * each call maps, faults in and unmaps them; where a page fault is dear (a VM) that is
+ * most of numpy's time. Run again with glibc keeping freed memory in the heap, numpy's
+ * figure is its arithmetic: both are printed.
+ */
+#define NUMPY_HEAP_KEPT "MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296"
+
+/* Allocates f's inputs and traces at n and fills them; exits on failure. */
+static void floor_case_init(struct floor_case *f, size_t n)
+{
+    struct core_case *c = &f->c;
+    size_t nd = n * D;
+    *f = (struct floor_case){.c.n = n};
+    c->q = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+    c->k = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+    c->v = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+    fill_random(c->q.data, nd, 7, 0);
+    fill_random(c->k.data, nd, 7, 1);
+    fill_random(c->v.data, nd, 7, 2);
+    c->p = (struct attn_problem){.q = &c->q, .k = &c->k, .v = &c->v, .scale = 1.0 / sqrt(D)};
+    f->lean = c->p;
+    f->lean.skip_summary = true;
+    c->s = xmalloc(n * n * sizeof(double));
+    c->o = xmalloc(nd * sizeof(double));
+    unsigned wo = ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT);
+    if (attn_trace_alloc_keep(&c->trace, n, n, D, ATTN_KEEP_ALL) != ATTN_OK ||
+        attn_trace_alloc_keep(&f->kept, n, n, D, wo) != ATTN_OK ||
+        attn_trace_alloc_keep(&f->streamed, n, n, D, wo) != ATTN_OK) {
+        fprintf(stderr, "core_bench: cannot allocate traces at n = %zu\n", n);
+        exit(1);
+    }
+}
+
+static void floor_case_free(struct floor_case *f)
+{
+    attn_trace_free(&f->streamed);
+    attn_trace_free(&f->kept);
+    attn_trace_free(&f->c.trace);
+    free(f->c.q.data), free(f->c.k.data), free(f->c.v.data), free(f->c.s), free(f->c.o);
+}
+
+/* "1.23x PASS" (or MISS) into buf for a ratio against a target: reported, never asserted. */
+static const char *ratio_verdict(double ratio, double target, char buf[32])
+{
+    snprintf(buf, 32, "%.2fx %s", ratio, ratio <= target ? "PASS" : "MISS");
+    return buf;
+}
+
+/*
+ * The issue's floor rows: one thread, d = 64, each way of asking as a ratio to the bare
+ * dgemm pair (Q·Kᵀ, then ·V) timed in the same rounds, round after round, so that a
+ * neighbour's burst slows all four alike. Before timing, both lean passes' outputs are
+ * compared with the every-step pass's (max |Δ output|). numpy runs after the four, in its
+ * own process, and is divided by the same pair's median.
+ */
+static int bench_floor(int argc, char **argv)
+{
+    size_t sizes[16] = {512, 1024, 2048};
+    size_t n_sizes = 3;
+    if (argc > 0 && parse_sizes(argc, argv, sizes, &n_sizes) != 0)
+        return 2;
+    printf("floor: n_q = n_k = n, d_k = d_v = %d, 1 BLAS thread; each as a ratio to the bare "
+           "dgemm pair (Q·Kᵀ then ·V) timed in the same rounds (medians, interleaved)\n", D);
+    printf("  every step = attn_forward, every step kept and the summary (target <= 1.6x); "
+           "weights+output = weights and output kept, no summary (<= 1.3x)\n");
+    printf("  output+lse = today the weights+output pass (core has no streamed path yet; "
+           "<= 1.15x); numpy = the lecture note's naive float64 attention (no target),\n"
+           "  in its own process after the four, as run (fresh pages for its temporaries "
+           "each call) and with glibc keeping freed memory (heap kept)\n");
+    printf("  %5s  %10s  %11s  %13s  %15s  %15s  %10s  %10s\n", "n", "dgemm ms",
+           "max|Δ out|", "every step ms", "weights+out ms", "output+lse ms", "numpy ms",
+           "heap kept");
+    for (size_t si = 0; si < n_sizes; si++) {
+        struct floor_case f;
+        floor_case_init(&f, sizes[si]);
+        run_every_step(&f);
+        run_weights_output(&f);
+        run_output_lse(&f);
+        double d1 = max_abs_diff(&f.kept.output, &f.c.trace.output);
+        double d2 = max_abs_diff(&f.streamed.output, &f.c.trace.output);
+        const bench_fn fns[4] = {run_dgemm, run_every_step, run_weights_output, run_output_lse};
+        void *const args[4] = {&f.c, &f, &f, &f};
+        double t[4];
+        bench_median_interleaved(fns, args, 4, 3, t);
+        char why[64], why_kept[64];
+        double t_np = numpy_seconds(f.c.n, "", why);
+        double t_kept = numpy_seconds(f.c.n, NUMPY_HEAP_KEPT, why_kept);
+        printf("  %5zu  %10.3f  %11.2e  %13.3f  %15.3f  %15.3f  ", f.c.n, t[0] * 1e3,
+               d1 > d2 ? d1 : d2, t[1] * 1e3, t[2] * 1e3, t[3] * 1e3);
+        if (isnan(t_np))
+            printf("%10s  %10s\n", why, why_kept);
+        else
+            printf("%10.3f  %10.3f\n", t_np * 1e3, t_kept * 1e3);
+        char r1[32], r2[32], r3[32];
+        printf("  %5s  %10s  %11s  %13s  %15s  %15s", "", "ratio", "",
+               ratio_verdict(t[1] / t[0], 1.6, r1), ratio_verdict(t[2] / t[0], 1.3, r2),
+               ratio_verdict(t[3] / t[0], 1.15, r3));
+        if (!isnan(t_np))
+            printf("  %9.2fx  %9.2fx", t_np / t[0], t_kept / t[0]);
+        printf("\n");
+        fflush(stdout);
+        floor_case_free(&f);
+    }
+    return 0;
+}
+
+/*
+ * The bare dgemm pair at n = n_q = n_k, d = 64, on `threads` BLAS threads, computed in
+ * blocks of rows of Q so that S is (block, n), never (n, n) (n = 32,768 would need
+ * 8 GiB): the same multiply-adds, 4·n²·d flops. One timed run (it takes seconds at
+ * n = 32,768), after a first block to warm up; prints "pair_ms=MS threads=T block=B".
+ */
+static int bench_pair(int argc, char **argv)
+{
+    char *end;
+    unsigned long n = argc == 2 ? strtoul(argv[0], &end, 10) : 0;
+    if (argc != 2 || *end != '\0' || n < 1 || n > (1ul << 20)) {
+        fprintf(stderr, "core_bench: pair N THREADS, N in 1..1048576\n");
+        return 2;
+    }
+    unsigned long threads = strtoul(argv[1], &end, 10);
+    if (*end != '\0' || threads < 1 || threads > 256) {
+        fprintf(stderr, "core_bench: THREADS must be 1..256, not %s\n", argv[1]);
+        return 2;
+    }
+    enum { BLOCK = 512 };
+    size_t nd = (size_t)n * D, rows = n < BLOCK ? n : BLOCK;
+    double *q = xmalloc(nd * sizeof(double)), *k = xmalloc(nd * sizeof(double));
+    double *v = xmalloc(nd * sizeof(double)), *o = xmalloc(nd * sizeof(double));
+    double *s = xmalloc(rows * n * sizeof(double));
+    fill_random(q, nd, 7, 0), fill_random(k, nd, 7, 1), fill_random(v, nd, 7, 2);
+    openblas_set_num_threads((int)threads);
+    double t = 0;
+    for (int pass = 0; pass < 2; pass++) { /* pass 0: one block, to warm up */
+        double t0 = now_s();
+        for (size_t i = 0; i < n; i += rows) {
+            int m = (int)(n - i < rows ? n - i : rows);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, (int)n, D, 1.0, q + i * D, D,
+                        k, D, 0.0, s, (int)n);
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, D, (int)n, 1.0, s, (int)n,
+                        v, D, 0.0, o + i * D, D);
+            if (pass == 0)
+                break;
+        }
+        t = now_s() - t0;
+    }
+    printf("pair_ms=%.1f threads=%lu block=%zu\n", t * 1e3, threads, rows);
+    free(q), free(k), free(v), free(o), free(s);
+    return 0;
+}
+
 /* ---- variants ---- */
 
 struct variant_case {
@@ -311,18 +546,8 @@ static int bench_variants(int argc, char **argv)
 {
     size_t sizes[16] = {512, 2048};
     size_t n_sizes = 2;
-    if (argc > 0) {
-        n_sizes = 0;
-        for (int i = 0; i < argc && n_sizes < 16; i++) {
-            char *end;
-            unsigned long n = strtoul(argv[i], &end, 10);
-            if (*end != '\0' || n < 1 || n > 8192) {
-                fprintf(stderr, "core_bench: N must be 1..8192, not %s\n", argv[i]);
-                return 2;
-            }
-            sizes[n_sizes++] = n;
-        }
-    }
+    if (argc > 0 && parse_sizes(argc, argv, sizes, &n_sizes) != 0)
+        return 2;
     printf("variants: n_q = n_k = n, d_k = d_v = %d, 1 BLAS thread; each against attn_forward in "
            "the same run (medians, interleaved)\n", D);
     printf("  %5s  %-12s  %12s  %10s  %10s  %7s\n", "n", "variant", "max|fwd-ref|",
@@ -681,6 +906,10 @@ int main(int argc, char **argv)
     api_global_init(); /* one BLAS thread, as the server */
     if (argc >= 2 && strcmp(argv[1], "core") == 0)
         return bench_core(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "floor") == 0)
+        return bench_floor(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "pair") == 0)
+        return bench_pair(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "variants") == 0)
         return bench_variants(argc - 2, argv + 2);
     if (argc >= 4 && strcmp(argv[1], "json") == 0)
@@ -692,7 +921,7 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && strcmp(argv[1], "number-paths") == 0)
         return print_number_paths();
-    fprintf(stderr, "usage: core_bench core | core_bench variants | core_bench json DIR NAME... | core_bench blas-core"
+    fprintf(stderr, "usage: core_bench core | core_bench floor | core_bench pair N THREADS | core_bench variants | core_bench json DIR NAME... | core_bench blas-core"
                     " | core_bench number-paths\n");
     return 2;
 }

@@ -19,6 +19,11 @@ writes, into OUT_DIR (build/bench/ by default), the payloads named (default: all
                    MASKED, WEIGHTS, OUTPUT, each binary_data), then the three tensors'
                    little-endian bytes; every step asked, xl's too
     NAME.v2.hlen   the header's length in bytes (Inference-Header-Content-Length)
+    long.v2.bin    only when named (`make bench`'s long row): n_q = n_k = 32,768,
+                   d = 64, Q, K, V as BF16 (12 MiB), outputs OUTPUT and LSE, each
+                   binary_data; and long.v2.hlen. BF16 is the top 16 bits of the
+                   float32 nearest each value, rounded to nearest even (the values are
+                   finite, so no NaN needs its own rule)
 
 Q, K and V come from the generator /v1/multihead's `random` uses (splitmix64 by index,
 see docs/api.md), so anyone can rebuild the same bytes: seed 7, streams 0, 1 and 2,
@@ -86,6 +91,35 @@ def write_v2(out_dir, name, doc):
     return path, len(body)
 
 
+LONG_N, LONG_D = 32768, 64
+
+
+def bf16_bits(x):
+    """uint16 BF16 bits of float64 x: float32 first, then its top 16 bits rounded to
+    nearest, ties to even (add 0x7FFF plus the kept part's lowest bit, then shift)."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    lowest_kept = (bits >> np.uint32(16)) & np.uint32(1)
+    return ((bits + np.uint32(0x7FFF) + lowest_kept) >> np.uint32(16)).astype("<u2")
+
+
+def write_long(out_dir):
+    """long.v2.bin: the long row's request, Q, K, V as BF16, outputs OUTPUT and LSE."""
+    with np.errstate(over="ignore"):  # splitmix64 wraps around on purpose
+        tensors = [bf16_bits(attnd_random(SEED, s, (LONG_N, LONG_D))) for s in (0, 1, 2)]
+    header = {
+        "inputs": [{"name": n, "shape": [LONG_N, LONG_D], "datatype": "BF16",
+                    "parameters": {"binary_data_size": t.nbytes}}
+                   for n, t in zip("QKV", tensors)],
+        "outputs": [{"name": n, "parameters": {"binary_data": True}} for n in ("OUTPUT", "LSE")],
+    }
+    head = json.dumps(header, separators=(",", ":")).encode()
+    body = head + b"".join(t.tobytes() for t in tensors)
+    path = os.path.join(out_dir, "long.v2.bin")
+    write_atomic(path, body)
+    write_atomic(os.path.join(out_dir, "long.v2.hlen"), b"%d\n" % len(head))
+    return path, len(body)
+
+
 def write(out_dir, name, doc):
     path = os.path.join(out_dir, name + ".json")
     text = json.dumps(doc, separators=(",", ":"))
@@ -96,11 +130,13 @@ def write(out_dir, name, doc):
 def main():
     out_dir = sys.argv[1] if len(sys.argv) > 1 else "build/bench"
     names = sys.argv[2:] or ["tiny", *SIZES]
-    unknown = [n for n in names if n != "tiny" and n not in SIZES]
+    unknown = [n for n in names if n not in ("tiny", "long") and n not in SIZES]
     if unknown:
-        sys.exit(f"gen_payloads: unknown payload {unknown[0]}; known: tiny, {', '.join(SIZES)}")
+        sys.exit(f"gen_payloads: unknown payload {unknown[0]}; known: tiny, {', '.join(SIZES)}, long")
     os.makedirs(out_dir, exist_ok=True)
     written = [write(out_dir, "tiny", TINY), write_v2(out_dir, "tiny", TINY)] if "tiny" in names else []
+    if "long" in names:
+        written.append(write_long(out_dir))
     with np.errstate(over="ignore"):  # splitmix64 wraps around on purpose
         for name, (n, d, include) in SIZES.items():
             if name not in names:

@@ -28,9 +28,11 @@
         several times at the same payload and connections (rounds, in turn with the
         others) is reported by its medians, and each ratio against a floor is the median
         of the rounds' ratios, each round's pair measured seconds apart. META: key=value
-        lines from bench/run.sh. The binary path has its own table and targets (attnd V2
-        against its binary replay floor, attnd's own JSON and the Python V2 service), and
-        the JSON path's floor targets are restated as the CPU a request they leave.
+        lines from bench/run.sh (the long request's targets come from these alone). The
+        binary path has its own table and targets (attnd V2 against its binary replay
+        floor, attnd's own JSON and the Python V2 service, in req/s and in CPU a
+        request), and the JSON path's floor targets are restated as the CPU a request
+        they leave.
 
 Standard library only (and numpy for compare), run with /usr/bin/python3. Not here:
 running anything; the targets are printed, never asserted.
@@ -281,6 +283,39 @@ def v2_tables(runs, paired, get, cpu_per_req, conns_all, meta):
           "JSON: attnd's CPU a request on the same payload as JSON)")
 
 
+def long_targets(meta, line):
+    """The long request's two targets (bench/run.sh, section 4b): its time within 1.5x the
+    bare dgemm pair at n = 32,768 on as many threads, and attnd's peak RSS above idle
+    within the body, the answer and 64 MiB; "n/a (refused: ...)" while attnd refuses it."""
+    what = "long: n_q = n_k = 32,768, d = 64, V2 BF16 binary, OUTPUT and LSE"
+    status = meta.get("long_status")
+    if status is None:
+        line(None, f"{what}: not run (BENCH_LONG=0)")
+        return
+    if status != "200":
+        why = f"refused: {status} {meta.get('long_type', '?')}"
+        if meta.get("long_pointer"):
+            why += f" at {meta['long_pointer']}"
+        line(None, f"{what}: time within 1.5x the bare dgemm pair ({why})")
+        line(None, f"{what}: peak RSS above idle within body + answer + 64 MiB ({why})")
+        return
+    ms, pair = float(meta.get("long_ms", "0")), float(meta.get("long_pair_ms", "0"))
+    threads, block = meta.get("long_threads", "?"), meta.get("long_block", "?")
+    if pair > 0:
+        r = ms / pair
+        line(r <= 1.5, f"{what}: {ms / 1000:.2f} s is {r:.2f}x the bare dgemm pair's "
+             f"{pair / 1000:.2f} s (measured at n = 32,768 in {block}-row blocks on {threads} "
+             f"threads, as attnd has; want <= 1.5x)")
+    else:
+        line(None, f"{what}: {ms / 1000:.2f} s; the bare dgemm pair was not measured")
+    hwm, idle = int(meta.get("hwm_long", "0")), int(meta.get("rss_idle_long", "0"))
+    req, resp = int(meta.get("req_long", "0")), int(meta.get("resp_long", "0"))
+    bound = req + resp + 64 * 2**20
+    line(hwm - idle <= bound, f"{what}: peak RSS above idle {(hwm - idle) / 2**20:.0f} MiB, "
+         f"body {req / 2**20:.1f} + answer {resp / 2**20:.1f} + 64 MiB = {bound / 2**20:.0f} MiB "
+         f"(want within)")
+
+
 def table(tsv_path, meta_path):
     meta = read_meta(meta_path)
     rounds = {}  # (payload, conns, target) -> its runs, in order
@@ -524,6 +559,7 @@ def table(tsv_path, meta_path):
         cpu_vs_python(p, c, "attnd", "python", 10, "the Python service")
 
     if not any(t == "v2" for (_, _, t) in runs):
+        long_targets(meta, line)
         return 0
     print("  V2 binary (every step asked as binary FP64):")
 
@@ -551,6 +587,11 @@ def table(tsv_path, meta_path):
         v2_bound(p, 1, 0.5)
         ratio_target(p, 1, "attnd", 3, "attnd's own JSON (want >= 3x)", False, t="v2")
         ratio_target(p, 1, "python_v2", 3, "the Python V2 service (want >= 3x)", False, t="v2")
+    # The CPU a request, which a shared machine moves much less than req/s: at most half
+    # the Python V2 service's at large, a third at xl (the req/s lines above stay: at one
+    # connection attnd may use both cores for one request, which CPU a request does not see).
+    cpu_vs_python("large", 1, "v2", "python_v2", 2, "the Python V2 service")
+    cpu_vs_python("xl", 1, "v2", "python_v2", 3, "the Python V2 service")
     ratio_target("tiny", 64, "python_v2", 5, "the Python V2 service (want >= 5x)", False, t="v2")
     hwm, req, resp = (int(meta.get(k, "0")) for k in ("hwm_v2_xl", "req_v2_xl", "resp_v2_xl"))
     if hwm and resp:
@@ -561,6 +602,7 @@ def table(tsv_path, meta_path):
              f"{int(meta.get('rss_idle_v2', '0')) / 1e6:.0f} MB")
     else:
         line(None, "memory, V2: not measured")
+    long_targets(meta, line)
     return 0
 
 

@@ -6,10 +6,16 @@
 # In order, and all printed as one report (also saved to BUILD_DIR/bench/report.txt):
 #   1. payloads: bench/gen_payloads.py writes tiny, medium, large, xl into BUILD_DIR/bench/,
 #      each as JSON and as a V2 binary request (NAME.v2.bin: every step asked, binary FP64)
-#   2. core: attn_forward vs attn_reference vs bare cblas_dgemm (core_bench core)
+#   2. core: attn_forward vs attn_reference vs bare cblas_dgemm (core_bench core); the
+#      floor rows (core_bench floor: every step, weights and output, output and lse, and
+#      numpy's naive attention, each as a ratio to the bare dgemm pair, n = 512 … 2048);
+#      the variants; the exponential (exp_bench: attn_row_exp against SLEEF and glibc)
 #   3. JSON: jansson's parse and api_handle in process (core_bench json)
 #   4. memory: a fresh attnd's peak RSS (VmHWM) after serving one xl request, and another
-#      fresh one's after one xl V2 binary request
+#      fresh one's after one xl V2 binary request; then the long request (BENCH_LONG):
+#      n_q = n_k = 32,768, d = 64, Q, K, V as V2 BF16 binary, OUTPUT and LSE asked, to a
+#      fresh attnd with default limits: its time, its peak RSS above idle, and the bare
+#      dgemm pair at that n on as many threads (core_bench pair); a refusal is reported
 #   5. HTTP: wrk against attnd, the two libmicrohttpd floors (bench/floor.c: a fixed reply,
 #      and a replay of attnd's real response) and the FastAPI + numpy service
 #      (bench/pyservice.py), for each payload and connection count, interleaved so every
@@ -27,7 +33,7 @@
 # is made, attnd and its floors in turn; the report takes medians), BENCH_TIMEOUT (60s,
 # wrk's per-request timeout),
 # BENCH_BUDGET (0.3 s per in-process measurement), BENCH_CORE_N (core sizes, default
-# 64 … 2048). Between runs the bench waits until the server it just loaded has gone
+# 64 … 2048), BENCH_LONG (1; 0 skips the long request). Between runs the bench waits until the server it just loaded has gone
 # idle (its CPU time stops moving), so a backlog never spills into the next run.
 # Every server runs with its access log off: the bench measures the work, not logging.
 # attnd runs with its default limits: xl's V2 request (every step asked, in binary) is
@@ -41,6 +47,7 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 OUT=$BUILD/bench
 SECS=${BENCH_SECONDS:-5}
+LONG=${BENCH_LONG:-1}
 SECS_MAX=${BENCH_MAX_SECONDS:-30}
 PAYLOADS=${BENCH_PAYLOADS:-tiny medium large xl}
 CONNS=${BENCH_CONNS:-1 8 64}
@@ -62,7 +69,7 @@ elif advice=$("$BUILD/bench/core_bench" blas-core 2>/dev/null) && [ -n "$advice"
 fi
 export PYTHONDONTWRITEBYTECODE=1 # no __pycache__ in the source tree
 
-for tool in wrk curl "$PY" "$BUILD/attnd" "$OUT/floor" "$OUT/core_bench"; do
+for tool in wrk curl "$PY" "$BUILD/attnd" "$OUT/floor" "$OUT/core_bench" "$OUT/exp_bench"; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing (make bench builds and installs all)" >&2; exit 1; }
 done
 mkdir -p "$OUT"
@@ -189,6 +196,7 @@ echo
 # ---- 1. payloads ----
 note "writing payloads into $OUT"
 "$PY" bench/gen_payloads.py "$OUT" >&2
+[ "$LONG" = 0 ] || "$PY" bench/gen_payloads.py "$OUT" long >&2
 for p in $PAYLOADS; do
   echo "req_$p=$(stat -c %s "$OUT/$p.json")" >> "$META"
   echo "req_v2_$p=$(stat -c %s "$OUT/$p.v2.bin")" >> "$META"
@@ -199,8 +207,14 @@ note "core bench (the naive reference takes about a minute at n = 2048)"
 # shellcheck disable=SC2086
 "$OUT/core_bench" core ${BENCH_CORE_N:-}
 echo
+note "floor bench (each way of asking against the bare dgemm pair, and numpy's, n = 512 … 2048)"
+"$OUT/core_bench" floor
+echo
 note "variants bench (each attention variant against the plain pass, n = 512 and 2048)"
 "$OUT/core_bench" variants
+echo
+note "exp bench (attn_row_exp against SLEEF's and glibc's exp)"
+"$OUT/exp_bench"
 echo
 note "JSON bench"
 # shellcheck disable=SC2086
@@ -226,6 +240,43 @@ if [[ " $PAYLOADS " == *" xl "* ]]; then
   post_v2 "$port" xl "$OUT/xl.v2.response.bin"
   echo "hwm_v2_xl=$(grep VmHWM "/proc/$MEMPID/status" | kib_to_bytes)" >> "$META"
   stop "$MEMPID"
+fi
+
+# ---- 4b. the long request: a fresh attnd, one n = 32,768 V2 BF16 request ----
+# Its answer is only counted (OUTPUT 16 MiB, LSE 256 KiB), and a refusal is a figure
+# too: "n/a (refused: STATUS TYPE)" in the report, never a failure of the bench.
+long_request() {
+  local port code ms
+  start "$OUT/attnd-long.out" "$BUILD/attnd" "${ATTND_ARGS[@]}"
+  LONGPID=$STARTED
+  port=$(port_of "$OUT/attnd-long.out" "$LONGPID")
+  echo "rss_idle_long=$(grep VmRSS "/proc/$LONGPID/status" | kib_to_bytes)" >> "$META"
+  echo "req_long=$(stat -c %s "$OUT/long.v2.bin")" >> "$META"
+  read -r code ms < <(curl -s -o "$OUT/long.response.bin" -w '%{http_code} %{time_total}' -H 'Content-Type:' \
+    -H "Inference-Header-Content-Length: $(cat "$OUT/long.v2.hlen")" --data-binary "@$OUT/long.v2.bin" \
+    "http://127.0.0.1:$port/v2/models/attention/infer" | awk '{ print $1, $2 * 1000 }')
+  echo "hwm_long=$(grep VmHWM "/proc/$LONGPID/status" | kib_to_bytes)" >> "$META"
+  stop "$LONGPID"
+  echo "long_status=$code" >> "$META"
+  if [ "$code" != 200 ]; then # the problem's type and pointer, for the report line
+    "$PY" -c 'import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+    print("long_type=" + str(d.get("type", "?")))
+    print("long_pointer=" + str((d.get("errors") or [{}])[0].get("pointer", "")))
+except ValueError:
+    print("long_type=(not JSON)")' "$OUT/long.response.bin" >> "$META"
+    note "long request refused: $code"
+    return 0
+  fi
+  echo "long_ms=$ms" >> "$META"
+  echo "resp_long=$(stat -c %s "$OUT/long.response.bin")" >> "$META"
+  note "the bare dgemm pair at n = 32,768 on $NPROC threads (seconds)"
+  "$OUT/core_bench" pair 32768 "$NPROC" | tr ' ' '\n' | sed 's/^/long_/' >> "$META"
+}
+if [ "$LONG" != 0 ]; then
+  note "long: one n = 32,768 V2 BF16 request (OUTPUT, LSE) to a fresh attnd"
+  long_request
 fi
 
 # ---- 5. HTTP ----

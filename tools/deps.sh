@@ -23,6 +23,8 @@ test+=(haproxy)
 # httptools are uvicorn's fast event loop and HTTP parser, which it picks when present).
 bench=(curl wrk python3-numpy python3-fastapi python3-uvicorn python3-ujson python3-uvloop
        python3-httptools)
+# The exp section measures SLEEF's vectorized exp beside attnd's own (bench/exp_bench.c).
+bench+=(libsleef-dev)
 
 want=("${build[@]}")
 if [ "${1:-build}" = test ]; then
