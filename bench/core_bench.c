@@ -67,6 +67,7 @@
 #include "api/json/numfmt.h"
 #include "api/json/numparse.h"
 #include "core/attention.h"
+#include "core/stream.h"
 #include "core/variants.h"
 
 #define D 64 /* d_k = d_v in every core run */
@@ -296,7 +297,7 @@ struct floor_case {
     struct core_case c;        /* q, k, v, the dgemm pair's S and O, the every-step trace */
     struct attn_problem lean;  /* the same problem, skip_summary */
     struct attn_trace kept;    /* weights and output only */
-    struct attn_trace streamed;/* what run_output_lse fills */
+    struct attn_stream streamed;/* what run_output_lse fills: output and lse, no matrix */
 };
 
 /* Every step kept (ATTN_KEEP_ALL) and the summary: what /v1/attention's default asks. */
@@ -318,16 +319,13 @@ static void run_weights_output(void *arg)
 
 /*
  * The "output and lse" row's computation: a kernel author's request (OUTPUT and LSE,
- * no (n_q, n_k) matrix wanted). core has no path for it yet, so this runs today's
- * nearest, the weights-and-output pass; when the streamed path lands
- * (attn_forward_stream, asked for output and lse), point this function at it and the
- * row measures it. Its trace is f->streamed, so the change stays in this function and
- * in floor_case's allocation.
+ * no (n_q, n_k) matrix wanted), the streamed pass (core/stream.h) on every row, as
+ * the V2 model runs it.
  */
 static void run_output_lse(void *arg)
 {
     struct floor_case *f = arg;
-    if (attn_forward(&f->streamed, &f->lean) != ATTN_OK) {
+    if (attn_forward_stream(&f->streamed, &f->lean, NULL, NULL, f->c.n, 1) != ATTN_OK) {
         fprintf(stderr, "core_bench: attn_forward (output, lse) failed at n = %zu\n", f->c.n);
         exit(1);
     }
@@ -392,7 +390,7 @@ static void floor_case_init(struct floor_case *f, size_t n)
     unsigned wo = ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT);
     if (attn_trace_alloc_keep(&c->trace, n, n, D, ATTN_KEEP_ALL) != ATTN_OK ||
         attn_trace_alloc_keep(&f->kept, n, n, D, wo) != ATTN_OK ||
-        attn_trace_alloc_keep(&f->streamed, n, n, D, wo) != ATTN_OK) {
+        attn_stream_alloc(&f->streamed, n, D) != ATTN_OK) {
         fprintf(stderr, "core_bench: cannot allocate traces at n = %zu\n", n);
         exit(1);
     }
@@ -400,7 +398,7 @@ static void floor_case_init(struct floor_case *f, size_t n)
 
 static void floor_case_free(struct floor_case *f)
 {
-    attn_trace_free(&f->streamed);
+    attn_stream_free(&f->streamed);
     attn_trace_free(&f->kept);
     attn_trace_free(&f->c.trace);
     free(f->c.q.data), free(f->c.k.data), free(f->c.v.data), free(f->c.s), free(f->c.o);
@@ -430,7 +428,7 @@ static int bench_floor(int argc, char **argv)
            "dgemm pair (Q·Kᵀ then ·V) timed in the same rounds (medians, interleaved)\n", D);
     printf("  every step = attn_forward, every step kept and the summary (target <= 1.6x); "
            "weights+output = weights and output kept, no summary (<= 1.3x)\n");
-    printf("  output+lse = today the weights+output pass (core has no streamed path yet; "
+    printf("  output+lse = the streamed pass, no (n, n) matrix (attn_forward_stream; "
            "<= 1.15x); numpy = the lecture note's naive float64 attention (no target),\n"
            "  in its own process after the four, as run (fresh pages for its temporaries "
            "each call) and with glibc keeping freed memory (heap kept)\n");
