@@ -78,10 +78,12 @@ size_t attn_stream_bytes(size_t n_rows, size_t n_k, size_t d_k, size_t d_v, unsi
  * any variants but dropout (ATTN_EINVAL: dropout needs its weights). threads as in
  * attn_forward_threads (at most 16); the bits do not depend on it.
  *
- * Agrees with attn_forward (and attn_forward_variants) on the same problem: row_max,
- * fully_masked and argmax exactly (with BLAS on one thread, as the server runs it: each
- * row gets the kernel attn_forward's call gives it, docs/design.md "Streaming"), the
- * rest to 1e-12 relative; an output cell whose mean nearly cancels to 1e-13 of max |V|.
+ * Agrees with attn_forward (and attn_forward_variants) on the same problem: fully_masked
+ * and argmax exactly, the rest to 1e-12 relative (an output cell whose mean nearly
+ * cancels to 1e-13 of max |V|). row_max is exact too where OpenBLAS runs its Haswell or
+ * Zen kernels on one thread, as the server runs it (each row gets the kernel
+ * attn_forward's call gives it, docs/design.md "Streaming"); other kernels (SkylakeX's)
+ * may score a key block's cell a bit apart from the whole row's.
  *
  * ATTN_EINVAL, with `out` untouched, for attn_forward's reasons, a variant that
  * attn_forward_variants rejects, dropout, a row index >= n_q, or `out` not allocated for
