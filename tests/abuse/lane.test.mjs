@@ -1,8 +1,12 @@
 // tests/abuse/lane.test.mjs — small requests are not kept waiting by large ones
 // (server/lane.h): while four clients loop on requests of 40 to 400 milliseconds,
-// /healthz and a small /v1/attention keep a p99 under 50 ms. Before the lane, a large
+// /healthz and a small /v1/attention keep a p99 under 100 ms. Before the lane, a large
 // request held the libmicrohttpd worker its connection was on, and every small request
-// on that worker waited for it (p99 396 ms, max 608 ms, in one run of this shape).
+// on that worker waited for it (p99 396 ms, max 608 ms, in one run of this shape). With
+// it, a quiet 2-core machine shows p99 35 to 46 ms: the four loops keep both cores busy
+// and the kernel's work for their answers of up to 260 MB (faults, unmaps) stalls the
+// other threads now and then. A bound of 50 ms failed once in CI (55 ms), so the bound
+// sits between the two, four times below the lane-less p99.
 // Load for several seconds: `make abuse`, not `make test`.
 
 import assert from 'node:assert/strict';
@@ -48,7 +52,7 @@ function send(port, path, body, agent, keep = false) {
 
 const quantile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
 
-test('four clients looping on large requests: small ones keep a p99 under 50 ms', async (t) => {
+test('four clients looping on large requests: small ones keep a p99 under 100 ms', async (t) => {
   const s = await startServer(['--log', 'off', '--threads', '2']);
   t.after(() => s.proc.kill('SIGKILL'));
   let stop = false;
@@ -88,7 +92,7 @@ test('four clients looping on large requests: small ones keep a p99 under 50 ms'
     `${quantile(all, 0.99).toFixed(1)} ms, max ${all[all.length - 1].toFixed(1)} ms; ` +
     `large requests done: ${done.join(', ')}`);
   assert.ok(done.every((n) => n >= 1), 'every large client was served');
-  assert.ok(quantile(all, 0.99) < 50, `p99 ${quantile(all, 0.99).toFixed(1)} ms`);
+  assert.ok(quantile(all, 0.99) < 100, `p99 ${quantile(all, 0.99).toFixed(1)} ms`);
   assert.ok(health[health.length - 1] < 1000, `/healthz max ${health[health.length - 1]} ms`);
   // A quiet second after the burst, the heap's free memory goes back to the kernel
   // (server/heap.h), what the lane's threads allocated included: what stays resident is
