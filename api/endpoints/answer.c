@@ -25,11 +25,17 @@ static bool mask_allows_some(const struct api_grid *g, size_t n_q, size_t n_k, s
     return false;
 }
 
-/* Whether row i was emptied by the window rather than by the mask. */
-static bool window_emptied(const struct api_row_causes *c, size_t n_q, size_t i)
+/* The query index of answer row i (`rows` picks them). */
+static size_t real_row(const struct api_row_causes *c, size_t i)
+{
+    return c != NULL && c->real_rows != NULL ? c->real_rows[i] : i;
+}
+
+/* Whether answer row i was emptied by the window rather than by the mask. */
+static bool window_emptied(const struct api_row_causes *c, size_t i)
 {
     return c != NULL && c->window && c->n_heads > 0 &&
-           mask_allows_some(c->grid, n_q, c->heads[0].n_k, i);
+           mask_allows_some(c->grid, c->grid->n_q, c->heads[0].n_k, real_row(c, i));
 }
 
 /* The one wording of the warning, after "query <name> ": the mask's, or the window's. */
@@ -77,7 +83,7 @@ static void write_sink_warnings(struct jw *w, const unsigned char *fully_masked,
             if (!sink_took_all(c, fully_masked, h, i))
                 continue;
             char index[24], message[400];
-            snprintf(index, sizeof index, "%zu", i);
+            snprintf(index, sizeof index, "%zu", real_row(c, i));
             sink_message(message, sizeof message, index, h, c->n_heads);
             jw_object_begin(w);
             JW_KEY(w, "code");
@@ -87,7 +93,7 @@ static void write_sink_warnings(struct jw *w, const unsigned char *fully_masked,
                 jw_int(w, (long long)h);
             }
             JW_KEY(w, "row");
-            jw_int(w, (long long)i);
+            jw_int(w, (long long)real_row(c, i));
             JW_KEY(w, "message");
             jw_string(w, message);
             jw_object_end(w);
@@ -104,13 +110,13 @@ void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, 
         if (!fully_masked[i])
             continue;
         char index[24], message[200];
-        snprintf(index, sizeof index, "%zu", i);
-        masked_message(message, sizeof message, index, zeroed, window_emptied(causes, n_q, i));
+        snprintf(index, sizeof index, "%zu", real_row(causes, i));
+        masked_message(message, sizeof message, index, zeroed, window_emptied(causes, i));
         jw_object_begin(w);
         JW_KEY(w, "code");
         jw_string(w, "row_fully_masked");
         JW_KEY(w, "row");
-        jw_int(w, (long long)i);
+        jw_int(w, (long long)real_row(causes, i));
         JW_KEY(w, "message");
         jw_string(w, message);
         jw_object_end(w);
@@ -130,7 +136,7 @@ void api_text_masked_warnings(struct api_buf *b, const unsigned char *fully_mask
             continue;
         char label[API_TEXT_LABEL], message[API_TEXT_LABEL + 200];
         api_text_label(label, queries, i);
-        masked_message(message, sizeof message, label, zeroed, window_emptied(causes, n_q, i));
+        masked_message(message, sizeof message, label, zeroed, window_emptied(causes, i));
         api_buf_printf(b, API_TR("\nwarning: %s\n"), message);
     }
     for (size_t h = 0; causes != NULL && h < causes->n_heads; h++)
@@ -236,11 +242,12 @@ void api_write_summary(struct jw *w, const struct api_summaries *s)
         JW_KEY(w, "sink_weight");
         write_sink_weights(w, s);
     }
-    JW_KEY(w, "fully_masked_rows");
+    JW_KEY(w, "fully_masked_rows"); /* query indices: `rows`' own when it picked them */
+    const size_t *real = s->ties != NULL ? s->ties->real_rows : NULL;
     jw_array_begin(w);
     for (size_t i = 0; i < s->n_q; i++)
         if (s->first->fully_masked[i])
-            jw_int(w, (long long)i);
+            jw_int(w, (long long)(real != NULL ? real[i] : i));
     jw_array_end(w);
     if (s->ties != NULL)
         api_write_tied_keys(w, s->ties);

@@ -43,7 +43,8 @@ struct api_row_causes {
     bool sink;                           /* a sink logit is on */
     const struct attn_trace *heads;      /* (n_heads) traces: their weights */
     size_t n_heads;
-};
+    const size_t *real_rows;             /* `rows`: the query index of each answer row, */
+};                                       /*   or NULL when row i is query i */
 
 /*
  * "warnings": [{"code": "row_fully_masked", "row": i, "message": "..."}], one per row i

@@ -31,6 +31,13 @@ static bool parse(void *state, const json_t *doc, const struct api_context *ctx,
     if (!api_attention_parse(doc, "", &ctx->limits, &st->req, err))
         return false;
     st->req.for_page = format == API_FORMAT_TEXT || format == API_FORMAT_SVG;
+    if (format == API_FORMAT_BERTVIZ && st->req.rows != NULL) {
+        api_error_set(err, API_INVALID_VALUE, "rows cannot be combined with %s", "format=bertviz");
+        api_error_at(err, "/rows");
+        api_error_hint(err, "bertviz draws every query of a sentence: leave rows out");
+        api_attention_req_deinit(&st->req); /* a failed parse leaves nothing to free */
+        return false;
+    }
     if (format == API_FORMAT_BERTVIZ)
         st->req.include = 1ul << API_PART_WEIGHTS; /* all bertviz draws: no other step kept */
     return true;

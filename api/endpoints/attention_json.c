@@ -52,11 +52,12 @@ static void write_shapes(struct jw *w, const struct api_attention_req *r)
     JW_KEY(w, "v");
     api_write_shape(w, r->v.rows, r->v.cols, false);
     api_grid_write_shapes(w, &r->grid);
+    size_t n_q = api_attention_answer_rows(r); /* `rows`: the answer's rows */
     JW_KEY(w, "weights");
-    api_write_shape(w, r->q.rows, r->k.rows, vec);
+    api_write_shape(w, n_q, r->k.rows, vec);
     JW_KEY(w, "output");
-    api_write_shape(w, r->q.rows, r->v.cols, vec);
-    const struct operand per_query = { r->q.rows, 0, vec };
+    api_write_shape(w, n_q, r->v.cols, vec);
+    const struct operand per_query = { n_q, 0, vec };
     if (r->include & (1ul << API_PART_ROW_SUM)) {
         JW_KEY(w, "row_sum");
         write_operand_shape(w, &per_query);
@@ -99,7 +100,7 @@ static void write_variant_steps(struct jw *w, const struct api_attention_req *r,
     size_t count = api_variant_steps_at(&r->variants, stage, steps);
     for (size_t s = 0; s < count; s++) {
         char c = steps[s].operand;
-        const struct operand shape = { c == 'k' ? r->k.rows : r->q.rows,
+        const struct operand shape = { c == 'k' ? r->k.rows : api_attention_answer_rows(r),
                                        c == 'g' ? r->k.rows : r->q.cols,
                                        r->q_is_vector && c != 'k' };
         write_step(w, (*n)++, steps[s].name, steps[s].op, NULL, 0, &shape);
@@ -108,7 +109,7 @@ static void write_variant_steps(struct jw *w, const struct api_attention_req *r,
 
 static void write_steps(struct jw *w, const struct api_attention_req *r)
 {
-    size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
+    size_t n_q = api_attention_answer_rows(r), n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
     bool vec = r->q_is_vector;
     const struct operand qk[2] = { { n_q, d_k, vec }, { d_k, n_k, false } };
     const struct operand wv[2] = { { n_q, n_k, vec }, { n_k, d_v, false } };
@@ -211,7 +212,7 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
             scaled_to = jw_offset(w);
         }
     }
-    const struct api_tie_source ties = { t, 1, t->n_q, vec, false };
+    const struct api_tie_source ties = { t, 1, t->n_q, vec, false, r->rows };
     api_write_softmax_parts(w, t, API_SOFTMAX_PARTS(r->include), vec);
     api_write_row_stats(w, &t->summary, t->n_q, API_ROW_STATS(r->include), vec);
     api_attention_write_variant_steps(w, r);
@@ -233,7 +234,8 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
         api_pitfall_write(w, &p, vec);
         api_pitfall_result_free(&p);
     }
-    const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t, 1 };
+    const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t, 1,
+                                           r->rows };
     api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT, &ties, &causes);
     jw_object_end(w);
 }

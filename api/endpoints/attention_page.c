@@ -35,7 +35,29 @@ const char **api_label_names(const json_t *labels, const char *which, size_t n)
 struct axis_labels {
     struct api_labels queries, keys;
     const char **q_names, **k_names;
+    char *picked; /* `rows`: the listed queries' labels, API_TEXT_LABEL bytes each */
 };
+
+/* With `rows`, the answer's row i is labelled as query rows[i] is: its name or q<index>. */
+static void pick_query_labels(struct axis_labels *a, const struct api_attention_req *r,
+                              struct api_buf *b)
+{
+    const char **names = malloc(r->n_rows * sizeof *names);
+    a->picked = malloc(r->n_rows * API_TEXT_LABEL);
+    if (names == NULL || a->picked == NULL) {
+        free(names);
+        b->failed = true;
+        return;
+    }
+    for (size_t i = 0; i < r->n_rows; i++) {
+        char *label = a->picked + i * API_TEXT_LABEL;
+        api_text_label(label, &a->queries, r->rows[i]);
+        names[i] = label;
+    }
+    free(a->q_names);
+    a->q_names = names;
+    a->queries = (struct api_labels){ names, r->n_rows, "q" };
+}
 
 /* Fails b when labels were sent but no memory could hold them: never the wrong names. */
 static void labels_init(struct axis_labels *a, const struct api_attention_req *r,
@@ -48,13 +70,17 @@ static void labels_init(struct axis_labels *a, const struct api_attention_req *r
     if (a->q_names == NULL && r->q_is_vector)
         a->queries.names = lone_query; /* one query sent as a vector is just "q" */
     a->keys = (struct api_labels){ a->k_names, r->k.rows, "k" };
+    a->picked = NULL;
     if ((a->q_names == NULL && api_member(r->grid.labels, "queries") != NULL) ||
         (a->k_names == NULL && api_member(r->grid.labels, "keys") != NULL))
         b->failed = true;
+    else if (r->rows != NULL)
+        pick_query_labels(a, r, b);
 }
 
 static void labels_free(struct axis_labels *a)
 {
+    free(a->picked);
     free(a->q_names);
     free(a->k_names);
 }
@@ -135,6 +161,8 @@ size_t api_attention_text_bytes(const struct api_attention_req *r)
        steps: at most this many matrices, each at most (max rows, max columns). */
     enum { MATRICES = 24 };
     size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
+    if (api_attention_answer_rows(r) > n_q) /* `rows` may repeat a row */
+        n_q = api_attention_answer_rows(r);
     size_t bytes = api_text_page_bytes(MATRICES, max3(n_q, n_k, 1), max3(n_k, d_k, d_v), n_q);
     /* A worked-out row: a line a key and a term, each term a number or a label. */
     const struct api_explain_sizes sizes = { n_q, n_k, d_k, d_v, 0 };
@@ -147,7 +175,7 @@ size_t api_attention_text_bytes(const struct api_attention_req *r)
 void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
                         const struct attn_trace *t)
 {
-    size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
+    size_t n_q = api_attention_answer_rows(r), n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
     bool vec = r->q_is_vector;
     int decimals = r->grid.round >= 0 ? r->grid.round : 4;
     struct axis_labels a;
@@ -155,7 +183,7 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
 
     char sq[API_TEXT_SHAPE], sk[API_TEXT_SHAPE], sv[API_TEXT_SHAPE], skt[API_TEXT_SHAPE];
     char sgrid[API_TEXT_SHAPE], sout[API_TEXT_SHAPE], scale[API_NUMBER_MAX], mask[80];
-    api_text_shape(sq, n_q, d_k, vec);
+    api_text_shape(sq, r->q.rows, d_k, vec); /* q as sent; `rows` picks the answer's rows */
     api_text_shape(sk, n_k, d_k, false);
     api_text_shape(skt, d_k, n_k, false);
     api_text_shape(sv, n_k, d_v, false);
@@ -218,10 +246,11 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
         api_pitfall_text(b, &p, decimals, &a.queries, &a.keys);
         api_pitfall_result_free(&p);
     }
-    const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t, 1 };
+    const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t, 1,
+                                           r->rows };
     api_text_masked_warnings(b, t->summary.fully_masked, n_q, &a.queries, API_ZEROED_OUTPUT,
                              &causes);
-    const struct api_tie_source ties = { t, 1, n_q, vec, false };
+    const struct api_tie_source ties = { t, 1, n_q, vec, false, r->rows };
     api_text_tie_warnings(b, &ties, &a.queries, &a.keys);
     labels_free(&a);
 }
@@ -254,11 +283,11 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
     char scale[API_NUMBER_MAX], subtitle[400 + 2 * API_TEXT_LABEL], tie[2 * API_TEXT_LABEL];
     char variants[224];
     scale_text(scale, r);
-    api_text_tie_rows(tie, sizeof tie, t, r->q.rows, &a.queries); /* a tie names no winner */
+    api_text_tie_rows(tie, sizeof tie, t, t->n_q, &a.queries); /* a tie names no winner */
     api_variants_describe(&r->variants, variants, sizeof variants);
     int used = snprintf(subtitle, sizeof subtitle,
                         API_TR("softmax(Q @ K^T * scale) with scale %s; %zu x %zu"),
-                        scale, r->q.rows, r->k.rows);
+                        scale, t->n_q, r->k.rows);
     if (used > 0 && (size_t)used < sizeof subtitle)
         used += snprintf(subtitle + used, sizeof subtitle - (size_t)used, "%s", variants);
     if (tie[0] != '\0' && used > 0 && (size_t)used < sizeof subtitle)

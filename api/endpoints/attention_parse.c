@@ -34,6 +34,7 @@ static const struct api_field attention_fields[] = {
     { "name", "a name for the problem, e.g. a batch's experiment" },
     { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
     { "random", "{\"seed\", \"n_q\", \"n_k\", \"d_k\", \"d_v\"}: makes q, k and v" },
+    { "rows", "the query rows to answer, [i, ...]: the whole problem's masks, those rows' results" },
     API_VARIANT_FIELDS,
 };
 
@@ -213,7 +214,8 @@ bool api_attention_parse(const json_t *doc, const char *prefix, const struct api
         return false;
     bool ok = read_qkv(doc, prefix, limits, r, err) && check_k(r, prefix, err) && check_v(r, prefix, err) &&
               check_limits(r, prefix, limits, err) && read_grid(doc, prefix, limits, r, err) &&
-              read_options(doc, prefix, r, err) && read_explain(doc, prefix, r, err);
+              read_options(doc, prefix, r, err) && read_explain(doc, prefix, r, err) &&
+              api_attention_read_rows(doc, prefix, limits, r, err);
     if (!ok)
         api_attention_req_deinit(r);
     return ok;
@@ -226,6 +228,7 @@ void api_attention_req_deinit(struct api_attention_req *r)
     api_matrix_free(&r->v);
     api_grid_deinit(&r->grid);
     api_variants_deinit(&r->variants);
+    free(r->rows);
     attn_vtrace_free(r->vsteps);
     free(r->vsteps);
     memset(r, 0, sizeof *r);

@@ -77,6 +77,8 @@ struct api_attention_req {
     struct attn_vtrace *vsteps;   /* the variants' own steps, filled by run; owned (heap) */
     bool has_random;           /* `random` makes q, k and v: shapes set by the parse, */
     uint64_t seed;             /*   numbers by api_attention_fill_random once admitted */
+    size_t *rows;              /* `rows`: the query rows answered, in order (owned), or */
+    size_t n_rows;             /*   NULL for every row (attention_rows.c) */
 };
 
 /*
@@ -105,6 +107,23 @@ bool api_attention_read_random(const json_t *doc, const char *pointer,
 bool api_attention_fill_random(struct api_attention_req *req, struct api_error *err);
 size_t api_attention_random_bytes(const struct api_attention_req *req);
 const char *api_attention_random_field(const struct api_attention_req *req, const char *field);
+
+/*
+ * attention_rows.c: `rows` ({"rows": [i, ...]}, each 0 <= i < n_q, repeats allowed).
+ * api_attention_read_rows reads it (last: it refuses a vector q, explain and pitfall);
+ * api_attention_select_rows, after a run, replaces trace (and r->vsteps' per-query steps)
+ * by the listed rows' (a no-op without rows; on failure trace is freed and err says 503).
+ * api_attention_answer_rows is the answer's row count, api_attention_real_row the query
+ * index of answer row i, api_attention_rows_bytes what the selection allocates.
+ */
+bool api_attention_read_rows(const json_t *doc, const char *prefix,
+                             const struct api_limits *limits, struct api_attention_req *r,
+                             struct api_error *err);
+bool api_attention_select_rows(const struct api_attention_req *r, struct attn_trace *trace,
+                               struct api_error *err);
+size_t api_attention_answer_rows(const struct api_attention_req *r);
+size_t api_attention_real_row(const struct api_attention_req *r, size_t i);
+size_t api_attention_rows_bytes(const struct api_attention_req *r);
 
 /*
  * Runs the computation into trace (allocated here; free with attn_trace_free), on

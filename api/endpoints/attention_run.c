@@ -40,12 +40,18 @@ static unsigned steps_read(const struct api_attention_req *r)
 size_t api_attention_working_set(const struct api_attention_req *r, enum api_format format,
                                  size_t body_len)
 {
-    size_t n_q = r->q.rows, n_k = r->k.rows, d_v = r->v.cols; /* each <= --max-cells */
-    size_t qk = n_q * n_k;
-    size_t trace = r->variants.any ? api_attention_variants_bytes(r)
-                                   : attn_trace_bytes_keep(n_q, n_k, d_v, steps_read(r));
+    size_t n_k = r->k.rows, d_v = r->v.cols; /* each <= --max-cells */
+    size_t trace = r->variants.any
+                       ? api_attention_variants_bytes(r)
+                       : attn_trace_bytes_keep(r->q.rows, n_k, d_v, steps_read(r));
     size_t random = api_attention_random_bytes(r); /* q, k, v `random` makes once admitted */
     trace = trace > SIZE_MAX - random ? SIZE_MAX : trace + random;
+    size_t picked = api_attention_rows_bytes(r); /* `rows`' copy of its rows */
+    trace = trace > SIZE_MAX - picked ? SIZE_MAX : trace + picked;
+    /* What is written: every row, or `rows`' (repeats allowed, n_rows·n_k <= --max-cells) */
+    size_t n_q = api_attention_answer_rows(r) > r->q.rows ? api_attention_answer_rows(r)
+                                                          : r->q.rows;
+    size_t qk = n_q * n_k;
     size_t pitfall = api_pitfall_cells(r->pitfall, n_q, n_k, d_v); /* its own wrong steps */
     if (format == API_FORMAT_TEXT) { /* the page, and what a pitfall computes besides */
         size_t page = api_attention_text_bytes(r);
@@ -120,8 +126,9 @@ static void run_failed(const struct api_attention_req *r, const char *prefix,
     api_attention_overflow_at(r, prefix, step, f->row, f->col, err);
 }
 
-bool api_attention_run(const struct api_attention_req *r, const char *prefix,
-                       struct attn_trace *trace, struct api_error *err)
+/* The whole problem into trace, variants or not. */
+static bool run_whole(const struct api_attention_req *r, const char *prefix,
+                      struct attn_trace *trace, struct api_error *err)
 {
     if (r->variants.any)
         return api_attention_run_variants(r, prefix, trace, err);
@@ -139,6 +146,12 @@ bool api_attention_run(const struct api_attention_req *r, const char *prefix,
     run_failed(r, prefix, st, (int)trace->fault.step, &trace->fault, err);
     attn_trace_free(trace);
     return false;
+}
+
+bool api_attention_run(const struct api_attention_req *r, const char *prefix,
+                       struct attn_trace *trace, struct api_error *err)
+{
+    return run_whole(r, prefix, trace, err) && api_attention_select_rows(r, trace, err);
 }
 
 /* ---- the streamed path: no (n_q, n_k) matrix ---- */

@@ -342,7 +342,7 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
     write_steps(w, r, t);
     write_inputs(w, r);
     write_steps_data(w, r, t);
-    const struct api_tie_source ties = { t->head, t->heads, t->n_q, false, true };
+    const struct api_tie_source ties = { t->head, t->heads, t->n_q, false, true, NULL };
     api_multihead_write_variants(w, r);
     write_row_stats(w, r, t);
     if (r->include & (1ul << API_MH_SUMMARY)) {
@@ -361,7 +361,7 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
         api_explain_write(w, &x);
     }
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t->head,
-                                           t->heads };
+                                           t->heads, NULL };
     api_write_masked_warnings(w, t->head[0].summary.fully_masked, t->n_q,
                               API_ZEROED_HEAD_OUTPUTS, &ties, &causes);
     jw_object_end(w);

@@ -158,7 +158,7 @@ static void tie_message(char *buf, size_t size, const struct api_tie_source *s, 
     if (queries != NULL)
         api_text_label(query, queries, i);
     else
-        snprintf(query, sizeof query, "%zu", i);
+        snprintf(query, sizeof query, "%zu", s->real_rows != NULL ? s->real_rows[i] : i);
     snprintf(head, sizeof head, "%zu", h);
     const char *args[] = { query, list, head };
     api_fill(buf, size, api_tr(tie_words[s->per_head ? TIE_HEAD_MESSAGE : TIE_MESSAGE]), args, 3);
@@ -182,7 +182,7 @@ void api_write_tie_warnings(struct jw *w, const struct api_tie_source *s)
                 jw_int(w, (long long)h);
             }
             JW_KEY(w, "row");
-            jw_int(w, (long long)i);
+            jw_int(w, (long long)(s->real_rows != NULL ? s->real_rows[i] : i));
             JW_KEY(w, "keys");
             write_row_keys(w, t, i);
             JW_KEY(w, "message");

@@ -28,6 +28,7 @@ struct api_tie_source {
     size_t heads, n_q;
     bool vector;   /* one query sent as a vector: tied_keys is one list */
     bool per_head; /* multihead: tied_keys is [h][n_q], warnings name the head */
+    const size_t *real_rows; /* `rows`: the query index of each row, or NULL (row i is i) */
 };
 
 /*

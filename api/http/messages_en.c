@@ -35,6 +35,10 @@ const char *const api_messages_en[] = {
     "output are 0",
     /* api/endpoints/answer.h */
     "head outputs are 0 in every head",
+    /* api/endpoints/attention.c */
+    "rows cannot be combined with %s",
+    /* api/endpoints/attention.c */
+    "bertviz draws every query of a sentence: leave rows out",
     /* api/endpoints/attention_overflow.c */
     "q row %zu . k row %zu is beyond the largest double (~1.8e308): scale q and k down",
     /* api/endpoints/attention_overflow.c */
@@ -129,6 +133,8 @@ const char *const api_messages_en[] = {
     "send fewer queries or keys, or split the work with a batch",
     /* api/endpoints/attention_parse.c */
     "the body is %s; it must be a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}",
+    /* api/endpoints/attention_parse.c */
+    "the query rows to answer, [i, ...]: the whole problem's masks, those rows' results",
     /* api/endpoints/attention_random.c */
     "rows of q: the queries",
     /* api/endpoints/attention_random.c */
@@ -145,6 +151,26 @@ const char *const api_messages_en[] = {
     "random makes %s of %zu x %zu cells; this server computes at most %zu cells in one matrix",
     /* api/endpoints/attention_random.c */
     "ask for fewer queries, keys or columns",
+    /* api/endpoints/attention_rows.c */
+    "q has %zu %s: each entry of rows is a query index 0 to %zu",
+    /* api/endpoints/attention_rows.c */
+    "rows is %s; it must be a non-empty list of query indices such as [0, 5]",
+    /* api/endpoints/attention_rows.c */
+    "an empty list",
+    /* api/endpoints/attention_rows.c */
+    "rows picks rows of q, but q was sent as a vector: one query",
+    /* api/endpoints/attention_rows.c */
+    "list the query rows to answer, 0 to %zu; leave rows out for all",
+    /* api/endpoints/attention_rows.c */
+    "rows picks rows of a matrix q: send q as a list of rows, [[...]], or leave rows out",
+    /* api/endpoints/attention_rows.c */
+    "%s already works on one row: ask for it without rows",
+    /* api/endpoints/attention_rows.c */
+    "rows lists %zu rows: their weights would be %zu x %zu cells; this server computes at most %zu cells in one matrix",
+    /* api/endpoints/attention_rows.c */
+    "list fewer rows, or each row once",
+    /* api/endpoints/attention_rows.c */
+    "no memory for rows",
     /* api/endpoints/attention_run.c */
     "no memory for a %zu x %zu attention",
     /* api/endpoints/attention_run.c */

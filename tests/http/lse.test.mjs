@@ -12,6 +12,7 @@ import http from 'node:http';
 
 import { assertContract } from './contract.mjs';
 import { postJson, request, rng, startServer } from './lib.mjs';
+import { assertNear, maskedScores, matrix, rowStats } from './reference.mjs';
 
 /** A POST whose answer is kept as bytes (a V2 binary answer), checked against the spec. */
 function postRaw(port, path, body) {
@@ -31,48 +32,6 @@ function postRaw(port, path, body) {
     req.on('error', reject);
     req.end(body);
   });
-}
-
-const matrix = (r, n, m, amp = 2) =>
-  Array.from({ length: n }, () => Array.from({ length: m }, () => (r() * 2 - 1) * amp));
-
-/**
- * The masked scores of a problem as the contract defines them: q·kᵀ·scale + bias, null
- * where the mask blocks (keep semantics; a vector mask is key padding; "causal" is
- * bottom-right aligned).
- */
-function maskedScores({ q, k, bias, mask, scale }) {
-  const nQ = q.length, nK = k.length, dK = q[0].length;
-  const s = scale ?? 1 / Math.sqrt(dK);
-  return q.map((qi, i) => k.map((kj, j) => {
-    let dot = 0;
-    for (let c = 0; c < dK; c++) dot += qi[c] * kj[c];
-    const allowed = mask === undefined ? true
-      : mask === 'causal' ? j <= i + (nK - nQ)
-        : Array.isArray(mask[0]) ? mask[i][j] !== 0 : mask[j] !== 0;
-    return allowed ? dot * s + (bias ? bias[i][j] : 0) : null;
-  }));
-}
-
-/** Each row's [row_max, row_sum, lse], with an optional sink logit z counted. */
-function rowStats(masked, z) {
-  return masked.map((row) => {
-    const seen = row.filter((x) => x !== null);
-    if (z !== undefined) seen.push(z);
-    if (seen.length === 0) return [null, 0, null];
-    const max = Math.max(...seen);
-    const sum = seen.reduce((acc, x) => acc + Math.exp(x - max), 0);
-    return [max, sum, max + Math.log(sum)];
-  });
-}
-
-function assertNear(got, want, what) {
-  if (want === null) {
-    assert.equal(got, null, `${what}: want null`);
-    return;
-  }
-  assert.ok(Math.abs(got - want) <= 1e-12 * Math.max(1, Math.abs(want)),
-    `${what}: got ${got}, want ${want}`);
 }
 
 function assertStats(answer, problem, z, what) {
