@@ -56,7 +56,7 @@ static bool sink_took_all(const struct api_row_causes *c, const unsigned char *f
                           size_t h, size_t i)
 {
     const struct attn_trace *t = &c->heads[h];
-    return c->sink && !fully_masked[i] &&
+    return c->sink && !fully_masked[i] && t->weights.data != NULL && /* none when streamed */
            attn_row_largest(t->weights.data + i * t->weights.stride, t->n_k) == 0;
 }
 

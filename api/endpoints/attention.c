@@ -19,7 +19,8 @@
 /* The request and its results, on the handler's stack. */
 struct attention_state {
     struct api_attention_req req;
-    struct attn_trace trace;
+    struct attn_trace trace;   /* the steps, or */
+    struct attn_stream stream; /*   the output and row statistics of a streamed request */
     enum api_format format;
 };
 
@@ -31,6 +32,11 @@ static bool parse(void *state, const json_t *doc, const struct api_context *ctx,
     if (!api_attention_parse(doc, "", &ctx->limits, &st->req, err))
         return false;
     st->req.for_page = format == API_FORMAT_TEXT || format == API_FORMAT_SVG;
+    if (st->req.streamed && format != API_FORMAT_JSON) { /* pages draw the weights */
+        api_attention_refuse_cells(&st->req, "", &ctx->limits, false, err);
+        api_attention_req_deinit(&st->req); /* a failed parse leaves nothing to free */
+        return false;
+    }
     if (format == API_FORMAT_BERTVIZ && st->req.rows != NULL) {
         api_error_set(err, API_INVALID_VALUE, "rows cannot be combined with %s", "format=bertviz");
         api_error_at(err, "/rows");
@@ -60,8 +66,11 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
 static bool run(void *state, struct api_error *err)
 {
     struct attention_state *st = state;
-    return api_attention_fill_random(&st->req, err) &&
-           api_attention_run(&st->req, "", &st->trace, err);
+    if (!api_attention_fill_random(&st->req, err))
+        return false;
+    if (st->req.streamed)
+        return api_attention_stream(&st->req, "", &st->stream, err);
+    return api_attention_run(&st->req, "", &st->trace, err);
 }
 
 /* Answers 200 in the chosen format (or 503 when memory ran out). */
@@ -70,10 +79,18 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
     const struct attention_state *st = state;
     const struct api_attention_req *req = &st->req;
     const struct attn_trace *trace = &st->trace;
+    struct attn_trace streamed; /* a streamed answer as a trace with no (n_q, n_k) steps */
+    if (req->streamed) {
+        streamed = (struct attn_trace){ .n_q = st->stream.n_rows, .n_k = req->k.rows,
+                                        .d_v = st->stream.d_v, .output = st->stream.output,
+                                        .summary = st->stream.summary };
+        trace = &streamed;
+    }
     if (st->format == API_FORMAT_JSON) {
         struct jw w;
-        api_write_start(&w, req->grid.round,
-                        attn_trace_cells(trace->n_q, trace->n_k, trace->d_v), ctx->segments_ok);
+        size_t numbers = req->streamed ? trace->n_q * (trace->d_v + 4) /* output, stats */
+                                       : attn_trace_cells(trace->n_q, trace->n_k, trace->d_v);
+        api_write_start(&w, req->grid.round, numbers, ctx->segments_ok);
         api_attention_write(&w, req, trace);
         api_respond_json(res, &w);
         return;
@@ -96,6 +113,7 @@ static void deinit(void *state)
 {
     struct attention_state *st = state;
     attn_trace_free(&st->trace);
+    attn_stream_free(&st->stream);
     api_attention_req_deinit(&st->req);
 }
 

@@ -213,6 +213,8 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
         }
     }
     const struct api_tie_source ties = { t, 1, t->n_q, vec, false, r->rows };
+    /* A streamed answer holds no weights to find ties in (its summary is never asked) */
+    const struct api_tie_source *tied = t->weights.data != NULL ? &ties : NULL;
     api_write_softmax_parts(w, t, API_SOFTMAX_PARTS(r->include), vec);
     api_write_row_stats(w, &t->summary, t->n_q, API_ROW_STATS(r->include), vec);
     api_attention_write_variant_steps(w, r);
@@ -236,6 +238,6 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
     }
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t, 1,
                                            r->rows };
-    api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT, &ties, &causes);
+    api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT, tied, &causes);
     jw_object_end(w);
 }

@@ -168,35 +168,70 @@ static bool read_explain(const json_t *doc, const char *prefix, struct api_atten
            api_heatmap_read(doc, prefix, &r->heatmap, err);
 }
 
-/* The scores and the output are the matrices a request's sizes can blow up. */
+/* The (n_q, n_k) steps' cells, or SIZE_MAX when they overflow. */
+static size_t score_cells(const struct api_attention_req *r)
+{
+    int overflow = 0;
+    size_t cells = attn_cells(r->q.rows, r->k.rows, &overflow);
+    return overflow ? SIZE_MAX : cells;
+}
+
+bool api_attention_refuse_cells(const struct api_attention_req *r, const char *prefix,
+                                const struct api_limits *limits, bool in_batch,
+                                struct api_error *err)
+{
+    const char *field = r->q.rows >= r->k.rows ? "/q" : "/k";
+    size_t cells = score_cells(r);
+    api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a %s of %zu cells (%zu x %zu); this "
+                  "server computes at most %zu cells in one matrix", field + 1,
+                  API_TR("score matrix"), cells, r->q.rows, r->k.rows, limits->max_cells);
+    api_error_at(err, "%s%s", prefix, api_attention_random_field(r, field));
+    if (in_batch) /* a batch builds every item's steps */
+        api_error_hint(err, "send fewer queries or keys, or send this problem alone to "
+                       "/v1/attention asking for the output and the row statistics only "
+                       "(output, row_max, row_sum, lse), which need no such matrix");
+    else
+        api_error_hint(err, "send fewer queries or keys, or ask as JSON for the output and the "
+                       "row statistics only (output, row_max, row_sum, lse), which need no such "
+                       "matrix");
+    return false;
+}
+
+/*
+ * The output is built whatever is asked; the (n_q, n_k) steps only when the answer needs
+ * them (api_attention_streams): a request over --max-cells that needs none is streamed,
+ * and --max-work bounds its arithmetic.
+ */
 static bool check_limits(const struct api_attention_req *r, const char *prefix,
                          const struct api_limits *limits, struct api_error *err)
 {
     int overflow = 0;
-    size_t scores = attn_cells(r->q.rows, r->k.rows, &overflow);
     size_t output = attn_cells(r->q.rows, r->v.cols, &overflow);
-    const char *field = NULL;
-    size_t cells = 0;
-    if (overflow || scores > limits->max_cells) {
-        field = r->q.rows >= r->k.rows ? "q" : "k";
-        cells = scores;
-    } else if (output > limits->max_cells) {
-        field = "q";
-        cells = output;
+    if (overflow || output > limits->max_cells) {
+        api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a %s of %zu cells (%zu x %zu); "
+                      "this server computes at most %zu cells in one matrix", "q",
+                      API_TR("output"), output, r->q.rows, r->v.cols, limits->max_cells);
+        api_error_at(err, "%s/q", prefix);
+        api_error_hint(err, "send fewer queries or keys, or split the work with a batch");
+        return false;
     }
-    if (field == NULL) {
-        char ptr[128];
-        API_FIELD_POINTER(ptr, prefix, r->q.rows >= r->k.rows ? "q" : "k");
-        return api_within_work_limit(limits, api_work_of(r->q.rows, r->k.rows, r->q.cols,
-                                                         r->v.cols), ptr, err);
+    char ptr[128];
+    API_FIELD_POINTER(ptr, prefix, r->q.rows >= r->k.rows ? "q" : "k");
+    return api_within_work_limit(limits, api_work_of(r->q.rows, r->k.rows, r->q.cols, r->v.cols),
+                                 ptr, err);
+}
+
+/* Last: whether the (n_q, n_k) steps fit --max-cells, or the answer can do without them. */
+static bool check_cells(struct api_attention_req *r, const char *prefix,
+                        const struct api_limits *limits, struct api_error *err)
+{
+    if (score_cells(r) <= limits->max_cells)
+        return true;
+    if (api_attention_streams(r)) {
+        r->streamed = true;
+        return true;
     }
-    api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a %s of %zu cells (%zu x %zu); this "
-                  "server computes at most %zu cells in one matrix", field,
-                  cells == scores ? API_TR("score matrix") : API_TR("output"), cells, r->q.rows,
-                  cells == scores ? r->k.rows : r->v.cols, limits->max_cells);
-    api_error_at(err, "%s/%s", prefix, field);
-    api_error_hint(err, "send fewer queries or keys, or split the work with a batch");
-    return false;
+    return api_attention_refuse_cells(r, prefix, limits, false, err);
 }
 
 bool api_attention_parse(const json_t *doc, const char *prefix, const struct api_limits *limits,
@@ -215,7 +250,8 @@ bool api_attention_parse(const json_t *doc, const char *prefix, const struct api
     bool ok = read_qkv(doc, prefix, limits, r, err) && check_k(r, prefix, err) && check_v(r, prefix, err) &&
               check_limits(r, prefix, limits, err) && read_grid(doc, prefix, limits, r, err) &&
               read_options(doc, prefix, r, err) && read_explain(doc, prefix, r, err) &&
-              api_attention_read_rows(doc, prefix, limits, r, err);
+              api_attention_read_rows(doc, prefix, limits, r, err) &&
+              check_cells(r, prefix, limits, err);
     if (!ok)
         api_attention_req_deinit(r);
     return ok;

@@ -69,14 +69,15 @@ static bool read_sizes(const json_t *node, const char *ptr, long long size[N_SIZ
 
 /*
  * Every matrix the sizes make, within --max-cells before anything is allocated: q, k,
- * v, the (n_q, n_k) steps and the output, each named by its larger size.
+ * v and the output, each named by its larger size. The (n_q, n_k) steps are the parse's
+ * to judge (attention_parse.c), once it knows whether the answer needs them.
  */
 static bool check_cells(const char *ptr, const long long size[N_SIZES],
                         const struct api_limits *limits, struct api_error *err)
 {
     static const struct { int a, b; const char *what; } matrices[] = {
         { N_Q, D_K, "q" }, { N_K, D_K, "k" }, { N_K, D_V, "v" },
-        { N_Q, N_K, "the score matrix" }, { N_Q, D_V, "the output" },
+        { N_Q, D_V, "the output" },
     };
     for (size_t i = 0; i < sizeof matrices / sizeof matrices[0]; i++) {
         int overflow = 0;

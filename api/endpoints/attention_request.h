@@ -79,7 +79,8 @@ struct api_attention_req {
     uint64_t seed;             /*   numbers by api_attention_fill_random once admitted */
     size_t *rows;              /* `rows`: the query rows answered, in order (owned), or */
     size_t n_rows;             /*   NULL for every row (attention_rows.c) */
-};
+    bool streamed;             /* over --max-cells, but the answer needs no (n_q, n_k) */
+};                             /*   matrix: run by api_attention_stream, answered as JSON */
 
 /*
  * Validates `doc` against the contract and fills req. pointer is the prefix of
@@ -90,6 +91,15 @@ bool api_attention_parse(const json_t *doc, const char *pointer, const struct ap
                          struct api_attention_req *req, struct api_error *err);
 
 void api_attention_req_deinit(struct api_attention_req *req);
+
+/*
+ * The 422 limit-exceeded of a problem whose (n_q, n_k) steps are over --max-cells, for a
+ * request the parse marked streamed but that is asked in a form that draws them (a page,
+ * bertviz, a batch item); false.
+ */
+bool api_attention_refuse_cells(const struct api_attention_req *req, const char *pointer,
+                                const struct api_limits *limits, bool in_batch,
+                                struct api_error *err);
 
 /*
  * attention_random.c: `random` ({"seed", "n_q", "n_k", "d_k", "d_v"}) in place of q, k
@@ -168,8 +178,8 @@ bool api_attention_streams(const struct api_attention_req *req);
 size_t api_attention_stream_bytes(const struct api_attention_req *req);
 
 /*
- * Runs req streamed into out (allocated here; free with attn_stream_free), the faults
- * turned into problems as api_attention_run does.
+ * Runs req streamed into out (allocated here; free with attn_stream_free): its `rows`, or
+ * every row; the faults turned into problems as api_attention_run does.
  */
 bool api_attention_stream(const struct api_attention_req *req, const char *pointer,
                           struct attn_stream *out, struct api_error *err);

@@ -37,9 +37,29 @@ static unsigned steps_read(const struct api_attention_req *r)
     return keep;
 }
 
+static size_t add_sat(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/* The numbers a streamed answer writes: the output and a number a row per statistic. */
+static size_t stream_numbers(const struct api_attention_req *r)
+{
+    size_t rows = api_attention_answer_rows(r), numbers = rows * r->v.cols; /* <= max-cells */
+    static const int per_row[] = { API_PART_ROW_MAX, API_PART_ROW_SUM, API_PART_LSE };
+    for (size_t i = 0; i < sizeof per_row / sizeof per_row[0]; i++)
+        if (r->include & (1ul << per_row[i]))
+            numbers += rows;
+    return numbers + rows; /* and at most a warning a row: its fully masked rows */
+}
+
 size_t api_attention_working_set(const struct api_attention_req *r, enum api_format format,
                                  size_t body_len)
 {
+    if (r->streamed) /* the stream's answer and scratch; q, k and v if random makes them */
+        return api_working_set(add_sat(api_attention_stream_bytes(r),
+                                       api_attention_random_bytes(r)),
+                               stream_numbers(r), body_len);
     size_t n_k = r->k.rows, d_v = r->v.cols; /* each <= --max-cells */
     size_t trace = r->variants.any
                        ? api_attention_variants_bytes(r)
@@ -172,20 +192,22 @@ static unsigned stream_threads(const struct api_attention_req *r)
 
 size_t api_attention_stream_bytes(const struct api_attention_req *r)
 {
-    return attn_stream_bytes(r->q.rows, r->k.rows, r->q.cols, r->v.cols, stream_threads(r));
+    return attn_stream_bytes(api_attention_answer_rows(r), r->k.rows, r->q.cols, r->v.cols,
+                             stream_threads(r));
 }
 
 bool api_attention_stream(const struct api_attention_req *r, const char *prefix,
                           struct attn_stream *out, struct api_error *err)
 {
-    if (attn_stream_alloc(out, r->q.rows, r->v.cols) != ATTN_OK)
+    size_t n_rows = api_attention_answer_rows(r);
+    if (attn_stream_alloc(out, n_rows, r->v.cols) != ATTN_OK)
         return api_attention_no_memory(r, err);
     struct attn_problem p = api_attention_problem(r);
     p.skip_summary = true; /* the row statistics are kept whatever this says */
     struct attn_variants v = api_variants_for_head(&r->variants, 0);
     unsigned threads = stream_threads(r);
-    enum attn_status st = attn_forward_stream(out, &p, r->variants.any ? &v : NULL, NULL,
-                                              r->q.rows, threads);
+    enum attn_status st = attn_forward_stream(out, &p, r->variants.any ? &v : NULL, r->rows,
+                                              n_rows, threads);
     if (threads > 1)
         atomic_fetch_add(&threaded_runs, 1);
     if (st == ATTN_OK)

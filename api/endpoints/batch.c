@@ -89,6 +89,11 @@ static bool parse_items(const json_t *items, const struct api_limits *limits,
         snprintf(prefix, sizeof prefix, "/items/%zu", i);
         parsed[i].ok = api_attention_parse(json_array_get(items, i), prefix, limits,
                                            &parsed[i].req, &parsed[i].err);
+        if (parsed[i].ok && parsed[i].req.streamed) { /* a batch builds every item's steps */
+            parsed[i].ok = api_attention_refuse_cells(&parsed[i].req, prefix, limits, true,
+                                                      &parsed[i].err);
+            api_attention_req_deinit(&parsed[i].req);
+        }
         if (parsed[i].ok) {
             const struct api_attention_req *r = &parsed[i].req;
             total += item_cells(r); /* each <= max_cells: no overflow */

@@ -135,6 +135,10 @@ const char *const api_messages_en[] = {
     "the body is %s; it must be a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}",
     /* api/endpoints/attention_parse.c */
     "the query rows to answer, [i, ...]: the whole problem's masks, those rows' results",
+    /* api/endpoints/attention_parse.c */
+    "send fewer queries or keys, or ask as JSON for the output and the row statistics only (output, row_max, row_sum, lse), which need no such matrix",
+    /* api/endpoints/attention_parse.c */
+    "send fewer queries or keys, or send this problem alone to /v1/attention asking for the output and the row statistics only (output, row_max, row_sum, lse), which need no such matrix",
     /* api/endpoints/attention_random.c */
     "rows of q: the queries",
     /* api/endpoints/attention_random.c */
