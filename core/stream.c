@@ -9,7 +9,8 @@
  * What it is not: a trace (attention.c keeps every step), or a validator of requests.
  * The cell arithmetic (scale, softcap, bias, ALiBi, mask, exp) is attention.c's and
  * variants.c's, written again in the same operations so the masked scores agree bit for
- * bit (row_max is exact); only the bookkeeping of the sums is new.
+ * bit (row_max is exact); which keys a row sees is variants.c's own attn_vrow_of
+ * (internal.h); only the bookkeeping of the sums is new.
  */
 /* madvise and MADV_HUGEPAGE are not POSIX. */
 #define _DEFAULT_SOURCE
@@ -210,11 +211,10 @@ static size_t stream_query(const struct stream_ctx *c, size_t r)
     return c->rows != NULL ? c->rows[r] : r;
 }
 
-/* The keys query i sees: [0, sinks) and [from, to) of the window, below causal_end,
- * where `allow` says 1; `at` = i + n_k − n_q for ALiBi. */
+/* Row i's rules: the keys it sees (variants.c's attn_vrow_of, so both paths read one
+ * rule), its bias row, and `at` = i + n_k − n_q for ALiBi. */
 struct stream_row {
-    size_t sinks, from, to, causal_end;
-    const unsigned char *allow;
+    struct attn_vrow keys;
     const double *bias;
     double at;
 };
@@ -222,36 +222,11 @@ struct stream_row {
 static struct stream_row stream_row_of(const struct stream_ctx *c, size_t i)
 {
     const struct attn_problem *p = c->p;
-    const struct attn_variants *v = c->v;
-    size_t n_q = c->n_q, n_k = c->n_k;
-    struct stream_row r = { 0, 0, n_k, n_k, NULL, NULL, (double)i + (double)n_k - (double)n_q };
-    long long at = (long long)i + (long long)n_k - (long long)n_q;
-    if (p->mask.kind == ATTN_MASK_CELLS)
-        r.allow = p->mask.allow + (p->mask.rows == 1 ? 0 : i) * n_k;
-    if (p->mask.kind == ATTN_MASK_CAUSAL)
-        r.causal_end = at + 1 <= 0 ? 0 : (size_t)(at + 1) > n_k ? n_k : (size_t)(at + 1);
-    if (v->window) {
-        long long lo = v->has_left ? at - (long long)v->left : 0;
-        long long hi = v->has_right ? at + (long long)v->right + 1 : (long long)n_k;
-        r.from = lo <= 0 ? 0 : (size_t)lo > n_k ? n_k : (size_t)lo;
-        r.to = hi <= 0 ? 0 : (size_t)hi > n_k ? n_k : (size_t)hi;
-        r.to = r.to < r.from ? r.from : r.to;
-        r.sinks = v->sink_tokens < n_k ? v->sink_tokens : n_k;
-    }
+    struct stream_row r = { attn_vrow_of(p, c->v, c->n_q, c->n_k, i), NULL,
+                            (double)i + (double)c->n_k - (double)c->n_q };
     if (p->bias != NULL)
         r.bias = p->bias->data + i * p->bias->stride;
     return r;
-}
-
-/* Whether the window (and sinks) let the row see key j, the mask aside. */
-static inline bool stream_in_band(const struct stream_row *r, size_t j)
-{
-    return j < r->sinks || (j >= r->from && j < r->to);
-}
-
-static inline bool stream_sees(const struct stream_row *r, size_t j)
-{
-    return stream_in_band(r, j) && j < r->causal_end && (r->allow == NULL || r->allow[j] != 0);
 }
 
 static inline bool stream_finite(double x)
@@ -270,24 +245,25 @@ static bool stream_row_mask(const struct stream_ctx *c, const struct stream_row 
     const struct attn_variants *v = c->v;
     bool band_only = v->window && v->band_only, ok;
     for (size_t j = 0; band_only && j < n; j++)
-        if (!stream_in_band(r, j0 + j))
+        if (!attn_vrow_in_band(&r->keys, j0 + j))
             x[j] = 0.0;
     ok = attn_row_scale(x, x, n, c->p->scale);
     if (v->softcap > 0)
         attn_row_softcap(x, x, n, v->softcap);
-    if (r->allow == NULL && r->bias == NULL && !v->alibi) {
+    if (r->keys.allow == NULL && r->bias == NULL && !v->alibi) {
         /* masked = the capped score where seen: finite when scaled was (softcap keeps it
          * so), so the scale's check covers it; only the hidden cells change. */
-        size_t sinks = r->sinks < r->causal_end ? r->sinks : r->causal_end;
-        size_t end = r->to < r->causal_end ? r->to : r->causal_end;
+        const struct attn_vrow *k = &r->keys;
+        size_t sinks = k->sinks < k->causal_end ? k->sinks : k->causal_end;
+        size_t end = k->to < k->causal_end ? k->to : k->causal_end;
         for (size_t j = 0; j < n; j++) {
             size_t g = j0 + j;
-            x[j] = g < sinks || (g >= r->from && g < end) ? x[j] : -INFINITY;
+            x[j] = g < sinks || (g >= k->from && g < end) ? x[j] : -INFINITY;
         }
         return ok;
     }
     for (size_t j = 0; j < n; j++) {
-        if (!stream_sees(r, j0 + j)) {
+        if (!attn_vrow_sees(&r->keys, j0 + j)) {
             x[j] = -INFINITY;
             continue;
         }
@@ -421,7 +397,7 @@ static struct stream_span stream_span_of(const struct stream_ctx *c, const struc
     for (size_t b = 0; b < w->n; b++) {
         if (w->row[b] == ATTN_STREAM_PAD)
             continue;
-        struct stream_row row = stream_row_of(c, stream_query(c, w->row[b]));
+        struct attn_vrow row = attn_vrow_of(c->p, c->v, c->n_q, c->n_k, stream_query(c, w->row[b]));
         size_t end = row.to < row.causal_end ? row.to : row.causal_end;
         size_t sinks = row.sinks < row.causal_end ? row.sinks : row.causal_end;
         s.sinks = sinks > s.sinks ? sinks : s.sinks;
@@ -635,7 +611,7 @@ static size_t stream_bad_at_step(const struct stream_ctx *c, const struct stream
 {
     const struct attn_variants *v = c->v;
     for (size_t j = 0; v->window && v->band_only && j < n; j++)
-        if (!stream_in_band(r, j0 + j))
+        if (!attn_vrow_in_band(&r->keys, j0 + j))
             x[j] = 0.0;
     if (step != ATTN_STEP_SCORES)
         (void)attn_row_scale(x, x, n, c->p->scale);
@@ -647,7 +623,7 @@ static size_t stream_bad_at_step(const struct stream_ctx *c, const struct stream
                 return j;
             continue;
         }
-        if (!stream_sees(r, j0 + j))
+        if (!attn_vrow_sees(&r->keys, j0 + j))
             continue;
         double y = r->bias != NULL ? x[j] + r->bias[j0 + j] : x[j];
         if (v->alibi)

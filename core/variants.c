@@ -356,15 +356,9 @@ static inline bool attn_vfinite(double x)
     return fabs(x) <= DBL_MAX;
 }
 
-/* The keys row i may see: [0, sinks) and [from, to) of the window, below causal_end,
- * and where `allow` (a CELLS mask row, or NULL) says 1. */
-struct attn_vrow {
-    size_t sinks, from, to, causal_end;
-    const unsigned char *allow;
-};
-
-static struct attn_vrow attn_vrow_of(const struct attn_problem *p, const struct attn_variants *v,
-                                     size_t n_q, size_t n_k, size_t i)
+/* Row i's view of the mask, window and sinks (internal.h): the streamed pass reads it too. */
+struct attn_vrow attn_vrow_of(const struct attn_problem *p, const struct attn_variants *v,
+                              size_t n_q, size_t n_k, size_t i)
 {
     struct attn_vrow r = { 0, 0, n_k, n_k, NULL };
     long long at = (long long)i + (long long)n_k - (long long)n_q; /* i + off */
@@ -382,12 +376,6 @@ static struct attn_vrow attn_vrow_of(const struct attn_problem *p, const struct 
         r.sinks = v->sink_tokens < n_k ? v->sink_tokens : n_k;
     }
     return r;
-}
-
-static inline bool attn_vrow_sees(const struct attn_vrow *r, size_t j)
-{
-    return (j < r->sinks || (j >= r->from && j < r->to)) && j < r->causal_end &&
-           (r->allow == NULL || r->allow[j] != 0);
 }
 
 /* masked row = x + bias − m·|i + off − j|, −inf where the row may not see j; false if a

@@ -328,20 +328,29 @@ static struct attn_matrix step_of(const struct attn_trace *t, const struct attn_
     }
 }
 
-static bool alloc_outputs(const struct api_v2_attention *m, struct api_v2_outs *o,
-                          struct api_error *err)
+/*
+ * One output a requested name, in the request's order, named, shaped and typed as it is
+ * sent: with data NULL each holds its own numbers for m->batch problems (filled by
+ * copying), otherwise output i borrows data[i] (contiguous: rows × cols, one problem),
+ * which o's owner holds.
+ */
+static bool open_outputs(const struct api_v2_attention *m, struct api_v2_outs *o,
+                         const double *const *data, struct api_error *err)
 {
     for (size_t i = 0; i < m->out.n; i++) {
         int part = part_of[m->out.index[i]];
-        size_t shape[2];
+        size_t shape[2], rank = rank_of(&m->req, part);
         output_dims(&m->req, part, shape);
         struct api_v2_out *out = &o->out[o->n];
         api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
-        size_t rank = rank_of(&m->req, part);
-        if (!api_v2_out_alloc(out, m->batch, rank, shape + 2 - rank)) {
+        bool made = data == NULL ? api_v2_out_alloc(out, m->batch, rank, shape + 2 - rank)
+                                 : api_v2_out_borrow(out, rank, shape + 2 - rank, 1);
+        if (!made) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;
         }
+        if (data != NULL)
+            out->parts[0] = data[i];
         o->n++;
     }
     return true;
@@ -362,25 +371,6 @@ static void trace_free(void *trace)
 {
     attn_trace_free(trace);
     free(trace);
-}
-
-/* Each output borrows data[i] (contiguous: rows × cols), which o's owner holds. */
-static bool borrow_outputs(const struct api_v2_attention *m, struct api_v2_outs *o,
-                           const double *const *data, struct api_error *err)
-{
-    for (size_t i = 0; i < m->out.n; i++) {
-        int part = part_of[m->out.index[i]];
-        size_t shape[2], rank = rank_of(&m->req, part);
-        output_dims(&m->req, part, shape);
-        struct api_v2_out *out = &o->out[o->n++];
-        api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
-        if (!api_v2_out_borrow(out, rank, shape + 2 - rank, 1)) {
-            api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
-            return false;
-        }
-        out->parts[0] = data[i];
-    }
-    return true;
 }
 
 /*
@@ -405,7 +395,7 @@ static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct ap
     const double *data[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++)
         data[i] = step_of(trace, NULL, part_of[m->out.index[i]]).data;
-    return borrow_outputs(m, o, data, err);
+    return open_outputs(m, o, data, err);
 }
 
 /* A streamed answer's output `part` as one matrix: the output, or a row statistic. */
@@ -444,13 +434,13 @@ static bool stream_one(struct api_v2_attention *m, struct api_v2_outs *o, struct
     const double *data[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++)
         data[i] = stream_part(s, part_of[m->out.index[i]]).data;
-    return borrow_outputs(m, o, data, err);
+    return open_outputs(m, o, data, err);
 }
 
 /* Every problem of a batch streamed in turn, its outputs copied into the answer's. */
 static bool stream_each(struct api_v2_attention *m, struct api_v2_outs *o, struct api_error *err)
 {
-    if (!alloc_outputs(m, o, err))
+    if (!open_outputs(m, o, NULL, err))
         return false;
     for (size_t b = 0; b < m->batch; b++) {
         point_at(m, b);
@@ -491,7 +481,7 @@ bool api_v2_attention_run(struct api_v2_attention *m, struct api_v2_outs *o,
         return false;
     }
     /* A batch: each problem's trace in turn, its outputs copied into the answer's. */
-    if (!alloc_outputs(m, o, err))
+    if (!open_outputs(m, o, NULL, err))
         return false;
     size_t problems = m->batch > 0 ? m->batch : 1;
     for (size_t b = 0; b < problems; b++) {

@@ -15,8 +15,7 @@ import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
-import { assertContract } from './contract.mjs';
-import { request, startServer } from './lib.mjs';
+import { postBytes, request, startServer } from './lib.mjs';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 let server;
@@ -154,32 +153,6 @@ test('the bench report: the bound under each floor target', () => {
 
 // ---- the binary path (V2): the payloads, the report's target lines, the Python V2 service ----
 
-/** POSTs raw bytes; resolves {status, headers, raw} once the answer passes the contract check. */
-function postRaw(port, path, headers, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, agent: false,
-      headers: { ...headers, 'Content-Length': body.length } }, (res) => {
-      const parts = [];
-      res.on('data', (d) => parts.push(d));
-      res.on('end', () => {
-        const raw = Buffer.concat(parts);
-        const binary = /octet-stream/.test(res.headers['content-type'] ?? '');
-        const out = { status: res.statusCode, headers: res.headers, body: raw.toString(binary ? 'latin1' : 'utf8') };
-        try {
-          assertContract({ method: 'POST', path }, out);
-        } catch (e) {
-          reject(e);
-          return;
-        }
-        resolve({ status: res.statusCode, headers: res.headers, raw });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** A V2 binary body or answer split as tritonclient.http splits it: {header, pieces (Buffers, by name)}. */
 function splitV2(raw, headerLength, list) {
   const header = JSON.parse(raw.subarray(0, headerLength).toString('utf8'));
@@ -222,7 +195,7 @@ test('the bench V2 payloads: tritonclient bytes of the JSON numbers, every step 
       for (const [t, m] of [['Q', json.q], ['K', json.k], ['V', json.v]])
         assert.deepEqual(doubles(pieces[t]), m.flat(), `${name}: ${t} holds the JSON payload's numbers`);
 
-      const r = await postRaw(s.port, V2_PATH, { 'Inference-Header-Content-Length': String(hlen) }, body);
+      const r = await postBytes(s.port, V2_PATH, body, { 'Inference-Header-Content-Length': String(hlen) });
       assert.equal(r.status, 200, `${name}: ${r.raw.subarray(0, 300)}`);
       assert.equal(r.headers['content-type'], 'application/octet-stream');
       const answer = splitV2(r.raw, Number(r.headers['inference-header-content-length']), 'outputs');
@@ -368,7 +341,7 @@ test('the bench Python V2 service agrees with attnd on the medium payload', { sk
     assert.ok(got, 'the Python service answered');
     assert.equal(got.status, 200, got.raw.subarray(0, 300).toString());
     assert.equal(got.headers['content-type'], 'application/octet-stream');
-    const want = await postRaw(server.port, V2_PATH, headers, body);
+    const want = await postBytes(server.port, V2_PATH, body, headers);
     const a = splitV2(want.raw, Number(want.headers['inference-header-content-length']), 'outputs');
     const b = splitV2(got.raw, Number(got.headers['inference-header-content-length']), 'outputs');
     assert.deepEqual(b.header.outputs, a.header.outputs, 'the same layout');

@@ -6,7 +6,7 @@
 // the port. ATTND_* variables of the calling shell are not passed on, so a developer's
 // environment cannot change what a test sees.
 //
-// Every response that request(), postJson() and rawConnect()'s nextResponse() receive
+// Every response that request(), postJson(), postBytes() and rawConnect()'s nextResponse() receive
 // is checked against api/openapi.yaml (contract.mjs): a response the spec does not
 // describe fails the test that received it.
 
@@ -166,6 +166,37 @@ export const postJson = (port, path, obj, headers = {}) =>
     headers: { 'Content-Type': 'application/json', ...headers },
     body: JSON.stringify(obj),
   });
+
+/**
+ * POSTs bytes (a V2 binary or JSON body); resolves {status, headers, body, raw, json()}
+ * once the answer passes the contract check. raw keeps the answer's bytes; body is their
+ * text, latin1 for application/octet-stream so that binary pieces survive the check.
+ */
+export function postBytes(port, path, body, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, agent: false,
+      headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } }, (res) => {
+      const parts = [];
+      res.on('data', (d) => parts.push(d));
+      res.on('end', () => {
+        const raw = Buffer.concat(parts);
+        const binary = /octet-stream/.test(res.headers['content-type'] ?? '');
+        const out = { status: res.statusCode, headers: res.headers,
+          body: raw.toString(binary ? 'latin1' : 'utf8') };
+        try {
+          assertContract({ method: 'POST', path }, out);
+        } catch (e) {
+          reject(e);
+          return;
+        }
+        resolve({ ...out, raw, json: () => JSON.parse(raw.toString('utf8')) });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 /**
  * A raw TCP connection with a promise for "the next complete HTTP response". The

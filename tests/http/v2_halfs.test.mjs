@@ -10,11 +10,9 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import http from 'node:http';
 import { after, before, test } from 'node:test';
 
-import { assertContract } from './contract.mjs';
-import { startServer } from './lib.mjs';
+import { postBytes, startServer } from './lib.mjs';
 
 let s;
 before(async () => {
@@ -24,31 +22,9 @@ after(() => s.stop());
 
 assert.equal(new Uint8Array(new Uint16Array([1]).buffer)[0], 1, 'the test builds little-endian bytes');
 
-/** POST to a V2 model; resolves {status, headers, raw, json()} after the contract check. */
-function infer(model, body, headers = {}) {
-  return new Promise((resolve, reject) => {
-    const h = { ...headers, 'Content-Length': body.length };
-    const req = http.request({ host: '127.0.0.1', port: s.port, method: 'POST',
-      path: `/v2/models/${model}/infer`, headers: h, agent: false }, (res) => {
-      const parts = [];
-      res.on('data', (d) => parts.push(d));
-      res.on('end', () => {
-        const raw = Buffer.concat(parts);
-        const binary = /octet-stream/.test(res.headers['content-type'] ?? '');
-        const out = { status: res.statusCode, headers: res.headers, body: raw.toString(binary ? 'latin1' : 'utf8') };
-        try {
-          assertContract({ method: 'POST', path: `/v2/models/${model}/infer` }, out);
-        } catch (e) {
-          reject(e);
-          return;
-        }
-        resolve({ ...out, raw, json: () => JSON.parse(raw.toString('utf8')) });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+/** POST to a V2 model; resolves {status, headers, body, raw, json()} after the contract check. */
+const infer = (model, body, headers = {}) =>
+  postBytes(s.port, `/v2/models/${model}/infer`, body, headers);
 
 // ---- the formats, by definition ----
 

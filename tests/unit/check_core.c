@@ -27,6 +27,7 @@
 
 #include "core/attention.h"
 #include "core/softmax_row.h"
+#include "tests/unit/rand_inputs.h"
 
 typedef enum attn_status (*attn_fn)(struct attn_trace *, const struct attn_problem *);
 
@@ -447,27 +448,6 @@ END_TEST
 
 /* ---- Reference: random problems ---- */
 
-/* splitmix64: small, fixed-seed, and the same on every platform. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [lo, hi). */
-static double rng_real(uint64_t *s, double lo, double hi)
-{
-    return lo + (hi - lo) * ((double)(rng_next(s) >> 11) * 0x1.0p-53);
-}
-
-/* Uniform in [lo, hi]. */
-static size_t rng_size(uint64_t *s, size_t lo, size_t hi)
-{
-    return lo + (size_t)(rng_next(s) % (hi - lo + 1));
-}
-
 enum rand_kind {
     RK_NONE, RK_CELLS, RK_PADDING, RK_CAUSAL_SQUARE, RK_CAUSAL_TALL, RK_CAUSAL_WIDE,
     RK_BIAS, RK_CELLS_BIAS, RK_COUNT
@@ -480,16 +460,6 @@ struct rand_case {
     unsigned char *allow;      /* (n_q, n_k), or (1, n_k) for key padding */
     struct views c;
 };
-
-static double *rand_fill(uint64_t *s, size_t n, double lo, double hi)
-{
-    double *a = malloc(n * sizeof *a);
-
-    ck_assert_ptr_nonnull(a);
-    for (size_t c = 0; c < n; c++)
-        a[c] = rng_real(s, lo, hi);
-    return a;
-}
 
 /* Sizes 1..64 chosen so that each causal kind gets the n_q/n_k relation it names. */
 static void rand_sizes(struct rand_case *r, uint64_t *s, enum rand_kind kind)
@@ -508,20 +478,6 @@ static void rand_sizes(struct rand_case *r, uint64_t *s, enum rand_kind kind)
         r->n_q = rng_size(s, 1, 63);
         r->n_k = rng_size(s, r->n_q + 1, 64);
     }
-}
-
-/* A random allow table (rows, n_k); about one row in eight is blocked entirely. */
-static unsigned char *rand_allow(uint64_t *s, size_t rows, size_t n_k)
-{
-    unsigned char *a = malloc(rows * n_k);
-
-    ck_assert_ptr_nonnull(a);
-    for (size_t i = 0; i < rows; i++) {
-        int none = rng_next(s) % 8 == 0;
-        for (size_t j = 0; j < n_k; j++)
-            a[i * n_k + j] = !none && rng_next(s) % 10 < 7;
-    }
-    return a;
 }
 
 static void rand_case_init(struct rand_case *r, uint64_t seed, enum rand_kind kind)

@@ -27,6 +27,7 @@
 #include "core/attention.h"
 #include "core/stream.h"
 #include "core/variants.h"
+#include "tests/unit/rand_inputs.h"
 #include "tests/unit/suite_run.h"
 
 /* |got − want| <= 1e-12·|want| + 1e-300; equal values (infinities too) match. */
@@ -41,25 +42,6 @@ static bool near(double got, double want)
         if (!(cond))                   \
             ck_abort_msg(__VA_ARGS__); \
     } while (0)
-
-/* splitmix64, uniform in [lo, hi). */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-static double rng_real(uint64_t *s, double lo, double hi)
-{
-    return lo + (hi - lo) * ((double)(rng_next(s) >> 11) * 0x1.0p-53);
-}
-
-static size_t rng_size(uint64_t *s, size_t lo, size_t hi)
-{
-    return lo + (size_t)(rng_next(s) % (hi - lo + 1));
-}
 
 /*
  * An output cell: a weighted mean of a value column, summed in another order (blocks of
@@ -84,15 +66,6 @@ struct problem {
     struct attn_problem p;
 };
 
-static double *fill(uint64_t *s, size_t n, double lo, double hi)
-{
-    double *a = malloc(n * sizeof *a);
-    ck_assert_ptr_nonnull(a);
-    for (size_t c = 0; c < n; c++)
-        a[c] = rng_real(s, lo, hi);
-    return a;
-}
-
 /* Sizes up to `big` keys, so that some problems span several key blocks; a few keys
  * repeated, so that rows have tied maxima. */
 static void problem_init(struct problem *pr, uint64_t seed, enum kind kind, size_t big)
@@ -109,9 +82,9 @@ static void problem_init(struct problem *pr, uint64_t seed, enum kind kind, size
         pr->n_q = pr->n_k + rng_size(&s, 1, 70);
     if (kind == K_CAUSAL_WIDE && pr->n_k <= pr->n_q)
         pr->n_k = pr->n_q + rng_size(&s, 1, 700);
-    pr->q = fill(&s, pr->n_q * pr->d_k, -2, 2);
-    pr->k = fill(&s, pr->n_k * pr->d_k, -2, 2);
-    pr->v = fill(&s, pr->n_k * pr->d_v, -10, 10);
+    pr->q = rand_fill(&s, pr->n_q * pr->d_k, -2, 2);
+    pr->k = rand_fill(&s, pr->n_k * pr->d_k, -2, 2);
+    pr->v = rand_fill(&s, pr->n_k * pr->d_v, -10, 10);
     v_scale = 10;
     for (size_t j = 1; j < pr->n_k; j++) /* one key in eight a copy of an earlier one */
         if (rng_next(&s) % 8 == 0)
@@ -123,19 +96,13 @@ static void problem_init(struct problem *pr, uint64_t seed, enum kind kind, size
     pr->p = (struct attn_problem){ .q = &pr->mq, .k = &pr->mk, .v = &pr->mv,
                                    .scale = 1 / sqrt((double)pr->d_k) };
     if (kind == K_BIAS || kind == K_CELLS) {
-        pr->bias = fill(&s, pr->n_q * pr->n_k, -3, 3);
+        pr->bias = rand_fill(&s, pr->n_q * pr->n_k, -3, 3);
         pr->mb = attn_matrix_view(pr->bias, pr->n_q, pr->n_k);
         pr->p.bias = &pr->mb;
     }
     if (kind == K_CELLS || kind == K_PADDING) {
         size_t rows = kind == K_CELLS ? pr->n_q : 1;
-        pr->allow = malloc(rows * pr->n_k);
-        ck_assert_ptr_nonnull(pr->allow);
-        for (size_t i = 0; i < rows; i++) {
-            bool none = rng_next(&s) % 8 == 0; /* a fully masked row now and then */
-            for (size_t j = 0; j < pr->n_k; j++)
-                pr->allow[i * pr->n_k + j] = !none && rng_next(&s) % 10 < 7;
-        }
+        pr->allow = rand_allow(&s, rows, pr->n_k);
         pr->p.mask = (struct attn_mask){ ATTN_MASK_CELLS, pr->allow, rows };
     }
     if (kind == K_CAUSAL || kind == K_CAUSAL_TALL || kind == K_CAUSAL_WIDE)
@@ -296,7 +263,8 @@ START_TEST(test_causal_large_scores)
 {
     uint64_t s = 0xca05u;
     enum { N = 1300, D = 8 };
-    double *q = fill(&s, N * D, -1, 1), *k = fill(&s, N * D, -1, 1), *v = fill(&s, N * 2, -1, 1);
+    double *q = rand_fill(&s, N * D, -1, 1), *k = rand_fill(&s, N * D, -1, 1);
+    double *v = rand_fill(&s, N * 2, -1, 1);
     v_scale = 1;
     for (size_t i = 0; i < N; i += 97)
         q[i * D] = (i % 2 ? 1e300 : -1e300) / 4;
@@ -444,7 +412,7 @@ START_TEST(test_fault_like_forward)
     case 3: pr.q[i * pr.d_k] = 1e200, pr.k[j * pr.d_k] = 1e108, pr.p.scale = 1e10; break;
     case 4: /* masked: a bias that overflows, on an allowed cell or not */
         if (pr.p.bias == NULL) {
-            pr.bias = fill(&s, pr.n_q * pr.n_k, -1, 1);
+            pr.bias = rand_fill(&s, pr.n_q * pr.n_k, -1, 1);
             pr.mb = attn_matrix_view(pr.bias, pr.n_q, pr.n_k);
             pr.p.bias = &pr.mb;
         }
