@@ -8,31 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import http from 'node:http';
-
-import { assertContract } from './contract.mjs';
-import { postJson, request, rng, startServer } from './lib.mjs';
+import { postBytes, postJson, request, rng, startServer } from './lib.mjs';
 import { assertNear, maskedScores, matrix, rowStats } from './reference.mjs';
-
-/** A POST whose answer is kept as bytes (a V2 binary answer), checked against the spec. */
-function postRaw(port, path, body) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, agent: false,
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
-    (res) => {
-      const parts = [];
-      res.on('data', (d) => parts.push(d));
-      res.on('end', () => {
-        const raw = Buffer.concat(parts);
-        const out = { status: res.statusCode, headers: res.headers, body: raw.toString('latin1') };
-        try { assertContract({ method: 'POST', path }, out); } catch (e) { reject(e); return; }
-        resolve({ ...out, raw });
-      });
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 function assertStats(answer, problem, z, what) {
   const want = rowStats(maskedScores(problem), z);
@@ -201,7 +178,7 @@ test('V2 attention: LSE, ROW_SUM and ROW_MAX are (n_q) outputs, null where fully
     want.forEach((w, i) => assertNear(o.data[i], w[k], `${name}[${i}]`));
   }
   // Binary: the fully masked row's LSE is -inf itself, not a stand-in.
-  const bin = await postRaw(s.port, V2('attention'),
+  const bin = await postBytes(s.port, V2('attention'),
     JSON.stringify({ ...body, outputs: [{ name: 'LSE', parameters: { binary_data: true } }] }));
   assert.equal(bin.status, 200);
   const n = Number(bin.headers['inference-header-content-length']);
