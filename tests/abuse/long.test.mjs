@@ -4,8 +4,10 @@
 // against a float64 loop in this file on a few rows (the first, the last, some between),
 // and the process's peak memory against the issue's bound: no more than the body, the
 // answer and 64 MiB above what it held idle. A (32,768 × 32,768) matrix of doubles would
-// be 8 GiB: the streamed pass (core/stream.h) builds none.
-// About 10 s of both cores: `make abuse`, not `make test`. Its time against the bare
+// be 8 GiB: the streamed pass (core/stream.h) builds none. The same length on /v1/attention
+// (random inputs, causal, lse as JSON) is streamed too, within its inputs and 64 MiB,
+// and `rows` alone gives those rows' numbers.
+// About 12 s of both cores: `make abuse`, not `make test`. Its time against the bare
 // products is a figure of `make bench` (docs/performance.md), never asserted here.
 
 import assert from 'node:assert/strict';
@@ -138,4 +140,40 @@ test('n = 32,768, d = 64 as V2 BF16: OUTPUT and LSE with the default limits, in 
     `at the peak ${(peak / 2 ** 20).toFixed(1)} MiB: ${((peak - idle) / 2 ** 20).toFixed(1)} MiB above ` +
     `idle against a bound of ${(bound / 2 ** 20).toFixed(1)} MiB (body, answer and 64 MiB)`);
   assert.ok(peak - idle <= bound, `${peak - idle} bytes above idle, over ${bound}`);
+});
+
+test('n = 32,768 on /v1/attention: random inputs and lse as JSON, streamed in bounded memory; rows alone agree', async (t) => {
+  const s = await startServer(['--log', 'off']);
+  t.after(() => s.proc.kill('SIGKILL'));
+  const problem = { random: { seed: 1, n_q: N, n_k: N, d_k: D, d_v: D }, mask: 'causal', include: ['lse'] };
+  const post = (body) => new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: s.port, path: '/v1/attention', method: 'POST',
+      agent: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
+      const parts = [];
+      res.on('data', (d) => parts.push(d));
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(parts).toString() }));
+    });
+    req.on('error', reject);
+    req.setTimeout(300000, () => req.destroy(new Error('no answer in 300 s')));
+    req.end(JSON.stringify(body));
+  });
+  const idle = memory(s.proc.pid).rss;
+  const whole = await post(problem);
+  const { peak } = memory(s.proc.pid);
+  assert.equal(whole.status, 200, whole.text.slice(0, 400));
+  const lse = JSON.parse(whole.text).lse;
+  assert.equal(lse.length, N);
+  assert.ok(lse.every(Number.isFinite), 'causal with n_q = n_k: every row sees a key');
+  // q, k and v as doubles (48 MiB) and a fixed block per thread; the (n, n) steps would be 32 GiB
+  const bound = 3 * N * D * 8 + 64 * 2 ** 20;
+  t.diagnostic(`causal n = ${N}, lse: ${((peak - idle) / 2 ** 20).toFixed(1)} MiB above idle at the ` +
+    `peak against ${(bound / 2 ** 20).toFixed(1)} MiB`);
+  assert.ok(peak - idle <= bound, `${peak - idle} bytes above idle, over ${bound}`);
+
+  const rows = [N - 1, 0, 12345, 12345];
+  const some = await post({ ...problem, rows });
+  assert.equal(some.status, 200, some.text.slice(0, 400));
+  const picked = JSON.parse(some.text).lse;
+  rows.forEach((i, at) => assert.ok(Math.abs(picked[at] - lse[i]) <= 1e-12 * Math.abs(lse[i]),
+    `rows[${at}] = ${i}: ${picked[at]} vs ${lse[i]}`));
 });
