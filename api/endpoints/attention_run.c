@@ -192,8 +192,9 @@ static unsigned stream_threads(const struct api_attention_req *r)
 
 size_t api_attention_stream_bytes(const struct api_attention_req *r)
 {
-    return attn_stream_bytes(api_attention_answer_rows(r), r->k.rows, r->q.cols, r->v.cols,
-                             stream_threads(r));
+    /* Admission comes before the run, which may find more threads free: count the most. */
+    unsigned most = api_spare_threads_most_for(r->q.rows * r->k.rows);
+    return attn_stream_bytes(api_attention_answer_rows(r), r->k.rows, r->q.cols, r->v.cols, most);
 }
 
 bool api_attention_stream(const struct api_attention_req *r, const char *prefix,

@@ -32,3 +32,8 @@ unsigned api_spare_threads_for(size_t cells)
 {
     return cells < API_SPARE_MIN_CELLS ? 1 : api_spare_threads();
 }
+
+unsigned api_spare_threads_most_for(size_t cells)
+{
+    return cells < API_SPARE_MIN_CELLS ? 1 : atomic_load(&lendable);
+}

@@ -40,4 +40,9 @@ unsigned api_spare_threads(void);
 /* The same for work over `cells` cells: 1 below API_SPARE_MIN_CELLS. */
 unsigned api_spare_threads_for(size_t cells);
 
+/* The most api_spare_threads_for(cells) can give, whatever is in progress: for an
+ * estimate made before the run (admission), which must hold when more threads are free
+ * by the time the work starts. */
+unsigned api_spare_threads_most_for(size_t cells);
+
 #endif

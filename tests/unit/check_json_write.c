@@ -22,6 +22,7 @@
 
 #include "api/api.h"
 #include "api/json/matrix_write.h"
+#include "api/json/spare_threads.h"
 #include "api/json/segments.h"
 #include "api/json/spare_threads.h"
 #include "api/json/write.h"
@@ -436,6 +437,24 @@ START_TEST(test_matrix_blocks_on_two_threads)
 }
 END_TEST
 
+/* Admission's estimate counts the threads a run may find free later; the run's own
+ * count follows what is in progress now. */
+START_TEST(test_spare_threads_most_for)
+{
+    api_spare_threads_set(4);
+    api_spare_threads_request_begin();
+    api_spare_threads_request_begin(); /* two requests in progress: nothing lent now */
+    ck_assert_uint_eq(api_spare_threads_for(API_SPARE_MIN_CELLS), 1);
+    ck_assert_uint_eq(api_spare_threads_most_for(API_SPARE_MIN_CELLS), 4);
+    ck_assert_uint_eq(api_spare_threads_most_for(API_SPARE_MIN_CELLS - 1), 1);
+    api_spare_threads_request_end();
+    ck_assert_uint_eq(api_spare_threads_for(API_SPARE_MIN_CELLS), 4); /* alone again */
+    api_spare_threads_request_end();
+    api_spare_threads_set(1);
+    ck_assert_uint_eq(api_spare_threads_most_for(API_SPARE_MIN_CELLS), 1);
+}
+END_TEST
+
 static Suite *json_write_suite(void)
 {
     Suite *s = suite_create("json_write");
@@ -452,6 +471,7 @@ static Suite *json_write_suite(void)
     tcase_add_test(pieces, test_matrix_blocks_on_two_threads);
     tcase_add_test(pieces, test_writer_pieces);
     tcase_add_test(pieces, test_writer_repeat);
+    tcase_add_test(pieces, test_spare_threads_most_for);
     suite_add_tcase(s, pieces);
     return s;
 }
