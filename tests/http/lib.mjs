@@ -168,35 +168,42 @@ export const postJson = (port, path, obj, headers = {}) =>
   });
 
 /**
- * POSTs bytes (a V2 binary or JSON body); resolves {status, headers, body, raw, json()}
- * once the answer passes the contract check. raw keeps the answer's bytes; body is their
- * text, latin1 for application/octet-stream so that binary pieces survive the check.
+ * One request of any method whose answer is kept as bytes (a V2 binary or JSON body);
+ * resolves {status, headers, body, raw, json()} once the answer passes the contract
+ * check. raw keeps the answer's bytes; body is their text, latin1 for
+ * application/octet-stream so that binary pieces survive the check.
  */
-export function postBytes(port, path, body, headers = {}) {
+export function requestBytes(port, { method = 'POST', path, headers = {}, body }) {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, agent: false,
-      headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      const parts = [];
-      res.on('data', (d) => parts.push(d));
-      res.on('end', () => {
-        const raw = Buffer.concat(parts);
-        const binary = /octet-stream/.test(res.headers['content-type'] ?? '');
-        const out = { status: res.statusCode, headers: res.headers,
-          body: raw.toString(binary ? 'latin1' : 'utf8') };
-        try {
-          assertContract({ method: 'POST', path }, out);
-        } catch (e) {
-          reject(e);
-          return;
-        }
-        resolve({ ...out, raw, json: () => JSON.parse(raw.toString('utf8')) });
+    const h = { ...headers };
+    if (body !== undefined) h['Content-Length'] = Buffer.byteLength(body);
+    const req = http.request({ host: '127.0.0.1', port, method, path, agent: false, headers: h },
+      (res) => {
+        const parts = [];
+        res.on('data', (d) => parts.push(d));
+        res.on('end', () => {
+          const raw = Buffer.concat(parts);
+          const binary = /octet-stream/.test(res.headers['content-type'] ?? '');
+          const out = { status: res.statusCode, headers: res.headers,
+            body: raw.toString(binary ? 'latin1' : 'utf8') };
+          try {
+            assertContract({ method, path }, out);
+          } catch (e) {
+            reject(e);
+            return;
+          }
+          resolve({ ...out, raw, json: () => JSON.parse(raw.toString('utf8')) });
+        });
+        res.on('error', reject);
       });
-      res.on('error', reject);
-    });
     req.on('error', reject);
     req.end(body);
   });
 }
+
+/** POSTs bytes: requestBytes with method POST. */
+export const postBytes = (port, path, body, headers = {}) =>
+  requestBytes(port, { path, body, headers });
 
 /**
  * A raw TCP connection with a promise for "the next complete HTTP response". The

@@ -24,9 +24,8 @@ import http from 'node:http';
 import { after, before, test } from 'node:test';
 import zlib from 'node:zlib';
 
-import { assertContract } from './contract.mjs';
 import {
-  SEED, SEED_OUTPUT, SEED_WEIGHTS, postJson, rawConnect, request, sleep, startServer,
+  SEED, SEED_OUTPUT, SEED_WEIGHTS, postJson, rawConnect, request, requestBytes, sleep, startServer,
 } from './lib.mjs';
 
 let s;
@@ -35,33 +34,7 @@ before(async () => {
 });
 after(() => s.stop());
 
-/** One request; resolves {status, headers, raw (Buffer), json()} after the contract check. */
-function call(port, { method = 'POST', path, headers = {}, body }) {
-  return new Promise((resolve, reject) => {
-    const h = { ...headers };
-    if (body !== undefined) h['Content-Length'] = Buffer.byteLength(body);
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers: h, agent: false }, (res) => {
-      const parts = [];
-      res.on('data', (d) => parts.push(d));
-      res.on('end', () => {
-        const raw = Buffer.concat(parts);
-        const binary = /octet-stream/.test(res.headers['content-type'] ?? '');
-        const out = { status: res.statusCode, headers: res.headers,
-          body: raw.toString(binary ? 'latin1' : 'utf8') };
-        try {
-          assertContract({ method, path }, out);
-        } catch (e) {
-          reject(e);
-          return;
-        }
-        resolve({ ...out, raw, json: () => JSON.parse(raw.toString('utf8')) });
-      });
-    });
-    req.on('error', reject);
-    if (body !== undefined) req.write(body);
-    req.end();
-  });
-}
+const call = requestBytes;
 
 const flat = (m) => m.flat(Infinity);
 const INFER = '/v2/models/attention/infer';
