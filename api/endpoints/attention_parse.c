@@ -225,13 +225,12 @@ static bool check_limits(const struct api_attention_req *r, const char *prefix,
 static bool check_cells(struct api_attention_req *r, const char *prefix,
                         const struct api_limits *limits, struct api_error *err)
 {
-    if (score_cells(r) <= limits->max_cells)
-        return true;
-    if (api_attention_streams(r)) {
+    if (score_cells(r) > limits->max_cells) {
+        if (!api_attention_streams(r))
+            return api_attention_refuse_cells(r, prefix, limits, false, err);
         r->streamed = true;
-        return true;
     }
-    return api_attention_refuse_cells(r, prefix, limits, false, err);
+    return api_attention_check_rows(r, prefix, limits, err);
 }
 
 bool api_attention_parse(const json_t *doc, const char *prefix, const struct api_limits *limits,
@@ -250,7 +249,7 @@ bool api_attention_parse(const json_t *doc, const char *prefix, const struct api
     bool ok = read_qkv(doc, prefix, limits, r, err) && check_k(r, prefix, err) && check_v(r, prefix, err) &&
               check_limits(r, prefix, limits, err) && read_grid(doc, prefix, limits, r, err) &&
               read_options(doc, prefix, r, err) && read_explain(doc, prefix, r, err) &&
-              api_attention_read_rows(doc, prefix, limits, r, err) &&
+              api_attention_read_rows(doc, prefix, r, err) &&
               check_cells(r, prefix, limits, err);
     if (!ok)
         api_attention_req_deinit(r);

@@ -126,11 +126,13 @@ const char *api_attention_random_field(const struct api_attention_req *req, cons
  * api_attention_answer_rows is the answer's row count, api_attention_real_row the query
  * index of answer row i, api_attention_rows_bytes what the selection allocates.
  */
-bool api_attention_read_rows(const json_t *doc, const char *prefix,
-                             const struct api_limits *limits, struct api_attention_req *r,
+bool api_attention_read_rows(const json_t *doc, const char *prefix, struct api_attention_req *r,
                              struct api_error *err);
 bool api_attention_select_rows(const struct api_attention_req *r, struct attn_trace *trace,
                                struct api_error *err);
+/* The matrix `rows` builds within --max-cells: its output when streamed, else its steps. */
+bool api_attention_check_rows(const struct api_attention_req *r, const char *prefix,
+                              const struct api_limits *limits, struct api_error *err);
 size_t api_attention_answer_rows(const struct api_attention_req *r);
 size_t api_attention_real_row(const struct api_attention_req *r, size_t i);
 size_t api_attention_rows_bytes(const struct api_attention_req *r);

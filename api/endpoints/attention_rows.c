@@ -46,8 +46,7 @@ static const char *rows_conflict(const struct api_attention_req *r)
     return NULL;
 }
 
-bool api_attention_read_rows(const json_t *doc, const char *prefix,
-                             const struct api_limits *limits, struct api_attention_req *r,
+bool api_attention_read_rows(const json_t *doc, const char *prefix, struct api_attention_req *r,
                              struct api_error *err)
 {
     const json_t *node = api_member(doc, "rows");
@@ -81,16 +80,6 @@ bool api_attention_read_rows(const json_t *doc, const char *prefix,
                            conflict);
         return false;
     }
-    int overflow = 0;
-    size_t cells = attn_cells(n, r->k.rows, &overflow);
-    if (overflow || cells > limits->max_cells) {
-        api_error_set(err, API_LIMIT_EXCEEDED, "rows lists %zu rows: their weights would be "
-                      "%zu x %zu cells; this server computes at most %zu cells in one matrix",
-                      n, n, r->k.rows, limits->max_cells);
-        api_error_at(err, "%s", ptr);
-        api_error_hint(err, "list fewer rows, or each row once");
-        return false;
-    }
     if ((r->rows = malloc(n * sizeof *r->rows)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for rows");
         return false;
@@ -100,6 +89,26 @@ bool api_attention_read_rows(const json_t *doc, const char *prefix,
         if (!read_row(node, ptr, i, r->q.rows, &r->rows[i], err))
             return false; /* the caller's deinit frees rows */
     return true;
+}
+
+bool api_attention_check_rows(const struct api_attention_req *r, const char *prefix,
+                              const struct api_limits *limits, struct api_error *err)
+{
+    if (r->rows == NULL)
+        return true;
+    /* Streamed, the rows' output is all that is built; else their (len(rows), n_k) steps */
+    size_t cols = r->streamed ? r->v.cols : r->k.rows;
+    int overflow = 0;
+    size_t cells = attn_cells(r->n_rows, cols, &overflow);
+    if (!overflow && cells <= limits->max_cells)
+        return true;
+    api_error_set(err, API_LIMIT_EXCEEDED, "rows lists %zu rows: their %s would be %zu x %zu "
+                  "cells; this server computes at most %zu cells in one matrix", r->n_rows,
+                  r->streamed ? API_TR("output") : API_TR("score matrix"), r->n_rows, cols,
+                  limits->max_cells);
+    api_error_at(err, "%s/rows", prefix);
+    api_error_hint(err, "list fewer rows, or each row once");
+    return false;
 }
 
 size_t api_attention_answer_rows(const struct api_attention_req *r)

@@ -170,7 +170,7 @@ const char *const api_messages_en[] = {
     /* api/endpoints/attention_rows.c */
     "%s already works on one row: ask for it without rows",
     /* api/endpoints/attention_rows.c */
-    "rows lists %zu rows: their weights would be %zu x %zu cells; this server computes at most %zu cells in one matrix",
+    "rows lists %zu rows: their %s would be %zu x %zu cells; this server computes at most %zu cells in one matrix",
     /* api/endpoints/attention_rows.c */
     "list fewer rows, or each row once",
     /* api/endpoints/attention_rows.c */

@@ -124,3 +124,16 @@ test('random makes a problem over --max-cells that streams', async () => {
   b.lse.forEach((x, i) => assertNear(a.lse[i], x, `lse[${i}]`));
   assert.equal(a.warnings.length, b.warnings.filter((w) => w.code === 'row_fully_masked').length);
 });
+
+test('streamed, rows is bounded by the output it builds, not by weights it never holds', async () => {
+  const p = { ...problem(5), include: ['lse'] };
+  const many = Array.from({ length: 200 }, (_, i) => (i * 7) % 80); // 200 x 90 weights: over 4,096
+  const r = await postJson(small.port, '/v1/attention', { ...p, rows: many });
+  assert.equal(r.status, 200, r.body);
+  const lse = rowStats(maskedScores(p)).map((x) => x[2]);
+  many.forEach((i, at) => assertNear(r.json().lse[at], lse[i], `lse[${at}] = row ${i}`));
+  const over = Array.from({ length: 1400 }, () => 0); // 1,400 x 3 outputs: over 4,096
+  const e = assertProblem(assert, await postJson(small.port, '/v1/attention', { ...p, rows: over }), 422);
+  assert.equal(e.errors[0].pointer, '/rows');
+  assert.match(e.detail, /output would be 1400 x 3 cells/);
+});
