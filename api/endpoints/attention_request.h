@@ -123,8 +123,8 @@ const char *api_attention_random_field(const struct api_attention_req *req, cons
  * api_attention_read_rows reads it (last: it refuses a vector q, explain and pitfall);
  * api_attention_select_rows, after a run, replaces trace (and r->vsteps' per-query steps)
  * by the listed rows' (a no-op without rows; on failure trace is freed and err says 503).
- * api_attention_answer_rows is the answer's row count, api_attention_real_row the query
- * index of answer row i, api_attention_rows_bytes what the selection allocates.
+ * api_attention_answer_rows is the answer's row count, api_attention_rows_bytes what the
+ * selection allocates.
  */
 bool api_attention_read_rows(const json_t *doc, const char *prefix, struct api_attention_req *r,
                              struct api_error *err);
@@ -134,7 +134,6 @@ bool api_attention_select_rows(const struct api_attention_req *r, struct attn_tr
 bool api_attention_check_rows(const struct api_attention_req *r, const char *prefix,
                               const struct api_limits *limits, struct api_error *err);
 size_t api_attention_answer_rows(const struct api_attention_req *r);
-size_t api_attention_real_row(const struct api_attention_req *r, size_t i);
 size_t api_attention_rows_bytes(const struct api_attention_req *r);
 
 /*

@@ -5,7 +5,7 @@
  * The problem is computed whole, so the keys, the causal offset and every mask and
  * variant are the whole problem's; then the trace (and the variants' per-query steps) is
  * replaced by one holding only the listed rows, so every writer answers (len(rows), …)
- * without knowing rows exist. The warnings name the real rows (api_attention_real_row).
+ * without knowing rows exist. The warnings name the real rows (the writers' real_rows).
  */
 #include "api/endpoints/attention_request.h"
 
@@ -34,16 +34,12 @@ static bool read_row(const json_t *node, const char *ptr, size_t index, size_t n
     return false;
 }
 
-/* Why rows is refused with the fields asked beside it, or NULL when it is not. */
+/* The field asked beside rows that already works on one row, or NULL. */
 static const char *rows_conflict(const struct api_attention_req *r)
 {
-    if (r->q_is_vector)
-        return "q";
     if (r->explain.on)
         return "explain";
-    if (r->pitfall != API_PITFALL_NONE)
-        return "pitfall";
-    return NULL;
+    return r->pitfall != API_PITFALL_NONE ? "pitfall" : NULL;
 }
 
 bool api_attention_read_rows(const json_t *doc, const char *prefix, struct api_attention_req *r,
@@ -64,20 +60,19 @@ bool api_attention_read_rows(const json_t *doc, const char *prefix, struct api_a
                        r->q.rows - 1);
         return false;
     }
+    if (r->q_is_vector) {
+        api_error_set(err, API_INVALID_VALUE, "rows picks rows of q, but q was sent as a "
+                      "vector: one query");
+        api_error_at(err, "%s", ptr);
+        api_error_hint(err, "rows picks rows of a matrix q: send q as a list of rows, [[...]], "
+                       "or leave rows out");
+        return false;
+    }
     const char *conflict = rows_conflict(r);
     if (conflict != NULL) {
-        if (r->q_is_vector)
-            api_error_set(err, API_INVALID_VALUE, "rows picks rows of q, but q was sent as a "
-                          "vector: one query");
-        else
-            api_error_set(err, API_INVALID_VALUE, "rows cannot be combined with %s", conflict);
+        api_error_set(err, API_INVALID_VALUE, "rows cannot be combined with %s", conflict);
         api_error_at(err, "%s", ptr);
-        if (r->q_is_vector)
-            api_error_hint(err, "rows picks rows of a matrix q: send q as a list of rows, "
-                           "[[...]], or leave rows out");
-        else
-            api_error_hint(err, "%s already works on one row: ask for it without rows",
-                           conflict);
+        api_error_hint(err, "%s already works on one row: ask for it without rows", conflict);
         return false;
     }
     if ((r->rows = malloc(n * sizeof *r->rows)) == NULL) {
@@ -114,11 +109,6 @@ bool api_attention_check_rows(const struct api_attention_req *r, const char *pre
 size_t api_attention_answer_rows(const struct api_attention_req *r)
 {
     return r->rows != NULL ? r->n_rows : r->q.rows;
-}
-
-size_t api_attention_real_row(const struct api_attention_req *r, size_t i)
-{
-    return r->rows != NULL ? r->rows[i] : i;
 }
 
 size_t api_attention_rows_bytes(const struct api_attention_req *r)
