@@ -302,6 +302,12 @@ static void attn_zero(struct attn_matrix *m)
         memset(m->data, 0, m->rows * m->cols * sizeof(double));
 }
 
+enum attn_status attn_vtrace_plain(struct attn_vtrace *t, enum attn_status st)
+{
+    t->fault_step = st == ATTN_EOVERFLOW ? (int)t->base.fault.step : ATTN_STEP_NONE;
+    return st;
+}
+
 enum attn_status attn_vtrace_fault(struct attn_vtrace *t, const struct attn_variants *v,
                                    int step, size_t row, size_t col)
 {
@@ -822,8 +828,10 @@ static bool attn_variants_rows(struct attn_vtrace *out, const struct attn_proble
 enum attn_status attn_forward_variants(struct attn_vtrace *out, const struct attn_problem *p,
                                        const struct attn_variants *v)
 {
-    if (out == NULL || !attn_variants_any(v))
-        return out == NULL ? ATTN_EINVAL : attn_forward(&out->base, p);
+    if (out == NULL)
+        return ATTN_EINVAL;
+    if (!attn_variants_any(v)) /* the plain pass; its fault's step is the vtrace's too */
+        return attn_vtrace_plain(out, attn_forward(&out->base, p));
     enum attn_status st = attn_check_problem(&out->base, p);
     if (st != ATTN_OK || (st = attn_check_variants(out, p, v)) != ATTN_OK)
         return st;

@@ -182,6 +182,10 @@ bool attn_window_allows(const struct attn_variants *v, size_t n_q, size_t n_k, s
 enum attn_status attn_check_variants(const struct attn_vtrace *t, const struct attn_problem *p,
                                      const struct attn_variants *v);
 
+/* With no variant on, the passes run the plain ones on t->base: this sets t->fault_step
+ * from the plain pass's fault (ATTN_EOVERFLOW) or to none, and returns st. */
+enum attn_status attn_vtrace_plain(struct attn_vtrace *t, enum attn_status st);
+
 /* Records a fault at step (any numbering above), zeroing every later step. */
 enum attn_status attn_vtrace_fault(struct attn_vtrace *t, const struct attn_variants *v,
                                    int step, size_t row, size_t col);

@@ -154,8 +154,10 @@ static void ref_product(const struct attn_matrix *a, const struct attn_matrix *b
 enum attn_status attn_reference_variants(struct attn_vtrace *out, const struct attn_problem *p,
                                          const struct attn_variants *v)
 {
-    if (out == NULL || !attn_variants_any(v))
-        return out == NULL ? ATTN_EINVAL : attn_reference(&out->base, p);
+    if (out == NULL)
+        return ATTN_EINVAL;
+    if (!attn_variants_any(v)) /* the plain reference; its fault's step is the vtrace's too */
+        return attn_vtrace_plain(out, attn_reference(&out->base, p));
     enum attn_status st = attn_check_problem(&out->base, p);
     if (st != ATTN_OK || (st = attn_check_variants(out, p, v)) != ATTN_OK)
         return st;

@@ -869,6 +869,34 @@ START_TEST(test_fault_alibi) /* both */
 }
 END_TEST
 
+/* No variant on: the plain pass runs, and its fault's step is the vtrace's fault_step too
+ * (weights summing to an ulp over 1 on values of -DBL_MAX: the output's fault). It was
+ * left unset, so a caller reading fault_step read "none" (fuzz_nonfinite found it). */
+START_TEST(test_fault_plain_sets_fault_step) /* both */
+{
+    /* scores 2e-6 and 0: weights 0.5000005000000001 and 0.49999950000000004, whose
+     * products with -DBL_MAX add past it */
+    double q[] = { 2e-6 }, k[] = { 1, 0 }, v[] = { -DBL_MAX, -DBL_MAX };
+    struct fixture f;
+    struct attn_variants var = { 0 };
+    struct attn_vtrace t;
+    fixture_init(&f, q, 1, k, 2, 1, v, 1);
+    ck_assert_int_eq(attn_vtrace_alloc(&t, 1, 2, 1, 1, &var), ATTN_OK);
+    t.fault_step = ATTN_STEP_SCORES; /* stale: the pass must set it */
+    /* the fast pass's BLAS sum overflows; the reference adds in its own order and may not */
+    enum attn_status st = impl_of(_i)(&t, &f.p, &var);
+    ck_assert(st == ATTN_EOVERFLOW || (_i == 1 && st == ATTN_OK));
+    ck_assert_int_eq(t.fault_step, st == ATTN_EOVERFLOW ? ATTN_STEP_OUTPUT : ATTN_STEP_NONE);
+    if (st == ATTN_EOVERFLOW)
+        ck_assert_int_eq(t.base.fault.step, ATTN_STEP_OUTPUT);
+    double ok[] = { 1, 2 };
+    fixture_init(&f, q, 1, k, 2, 1, ok, 1);
+    ck_assert_int_eq(impl_of(_i)(&t, &f.p, &var), ATTN_OK);
+    ck_assert_int_eq(t.fault_step, ATTN_STEP_NONE);
+    attn_vtrace_free(&t);
+}
+END_TEST
+
 /*
  * Issue 32: a score of +inf (1e200·1e200) with any variant is the scores step's fault at
  * [0, 0], found before softmax: the fast path once ran the row softmax on it first, and
@@ -985,6 +1013,7 @@ static Suite *variants_suite(void)
     tcase_add_loop_test(off, test_dropout_zero_is_none, 0, 2);
     tcase_add_loop_test(faults, test_fault_rope, 0, 2);
     tcase_add_loop_test(faults, test_fault_alibi, 0, 2);
+    tcase_add_loop_test(faults, test_fault_plain_sets_fault_step, 0, 2);
     tcase_add_loop_test(faults, test_fault_nonfinite_each_variant, 0, 2 * 2 * NONFINITE_VARIANTS);
     tcase_add_test(faults, test_einval);
     suite_add_tcase(s, sem);
