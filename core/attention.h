@@ -178,6 +178,15 @@ size_t attn_trace_bytes_keep(size_t n_q, size_t n_k, size_t d_v, unsigned keep);
 void attn_trace_free(struct attn_trace *t);
 
 /*
+ * dst (allocated here for n_rows rows; free with attn_trace_free) = src's listed query
+ * rows, in that order (each < src->n_q, repeats allowed): the five steps and the summary
+ * by row, n_fully_masked recounted. ATTN_EINVAL for n_rows == 0 or a row out of range,
+ * ATTN_ENOMEM; both leave *dst zeroed. Steps src does not hold (data NULL) stay zero.
+ */
+enum attn_status attn_trace_select_rows(struct attn_trace *dst, const struct attn_trace *src,
+                                        const size_t *rows, size_t n_rows);
+
+/*
  * Runs every step into `out`, which must have been allocated for (n_q, n_k, d_v).
  * Scores use cblas_dgemm(RowMajor, NoTrans, Trans); the output cblas_dgemm(NoTrans,
  * NoTrans). Returns ATTN_EOVERFLOW with out->fault set at the first step that yields

@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "attention.h"
+#include "stream.h"
 #include "variants.h"
 
 /* One multi-head problem. Borrowed pointers: core never frees them. */
@@ -131,5 +132,65 @@ enum attn_status attn_mh_reference_variants(struct attn_mh_trace *out,
                                             const struct attn_mh_problem *p,
                                             const struct attn_variants *variants,
                                             struct attn_vtrace *vsteps);
+
+/*
+ * A copy of src holding only the listed query rows, in that order (rows[r] < src->n_q,
+ * repeats allowed): q, concat, output, weights_mean and every head's steps and summary
+ * by row; k and v whole. dst is allocated here (free with attn_mh_trace_free); with
+ * vsteps_src/vsteps_dst (h entries each, or both NULL) the variants' per-query steps too
+ * (k_rope whole), dst's allocated here for `variants`. ATTN_ENOMEM leaves dst (and
+ * vsteps_dst) zeroed; ATTN_EINVAL for a row out of range or n_rows == 0.
+ */
+enum attn_status attn_mh_trace_select_rows(struct attn_mh_trace *dst,
+                                           const struct attn_mh_trace *src, const size_t *rows,
+                                           size_t n_rows, const struct attn_variants *variants,
+                                           const struct attn_vtrace *vsteps_src,
+                                           struct attn_vtrace *vsteps_dst);
+
+/*
+ * ---- Streamed: no (n_q, n_k) matrix (core/stream.h in every head) ----
+ *
+ * The projections (Q whole while the pass runs; only the listed rows are kept), each
+ * head's output and summary by attn_forward_stream on column-block views, concat and
+ * the output projection for the listed rows. No weights, no weights_mean.
+ */
+struct attn_mh_stream {
+    size_t n_rows, n_q, n_k, d_model, heads, kv_heads, d_k;
+    struct attn_matrix q;       /* (n_rows, d_model): the listed rows of X_q·W_Q + b_q */
+    struct attn_matrix k, v;    /* (n_k, kv·d_k) */
+    struct attn_stream *head;   /* [h]: output (n_rows, d_k) and summary of the listed rows */
+    struct attn_matrix concat;  /* (n_rows, d_model) */
+    struct attn_matrix output;  /* (n_rows, d_model) */
+    struct attn_mh_fault fault; /* row: the real query index for a head's or W_O's fault */
+    void *block;
+};
+
+/* ATTN_EINVAL for a zero size or sizes that do not divide; ATTN_ENOMEM; both leave *s zeroed. */
+enum attn_status attn_mh_stream_alloc(struct attn_mh_stream *s, size_t n_rows, size_t n_q,
+                                      size_t n_k, size_t d_model, size_t heads, size_t kv_heads);
+void attn_mh_stream_free(struct attn_mh_stream *s); /* zeroes *s; twice is a no-op */
+
+/*
+ * What a streamed multi-head pass holds at once beyond its inputs, in bytes: the answer
+ * (attn_mh_stream_alloc's), whole Q while it runs, and one head's streamed scratch
+ * (attn_stream_bytes for d_k with `threads`); 0 on overflow or a zero size.
+ */
+size_t attn_mh_stream_bytes(size_t n_rows, size_t n_q, size_t n_k, size_t d_model,
+                            size_t heads, size_t kv_heads, unsigned threads);
+
+/*
+ * rows == NULL: every query in order (n_rows must be n_q). variants: NULL, or h entries
+ * (head i's own slopes and sink), none with dropout (ATTN_EINVAL). threads as
+ * attn_forward_stream's; the bits do not depend on it. Agrees with attn_mh_forward (and
+ * attn_mh_forward_variants) as attn_forward_stream agrees with attn_forward: q, k, v bit
+ * for bit, fully_masked and argmax exactly, the rest to 1e-12 relative. ATTN_EOVERFLOW
+ * with fault set as attn_mh_forward sets it (projections Q, K, V whole in row-major
+ * order; then head by head, the stream's fault; then the output's listed rows), the
+ * fault's row being the real query index.
+ */
+enum attn_status attn_mh_forward_stream(struct attn_mh_stream *out,
+                                        const struct attn_mh_problem *p,
+                                        const struct attn_variants *variants,
+                                        const size_t *rows, size_t n_rows, unsigned threads);
 
 #endif

@@ -157,6 +157,16 @@ size_t attn_vtrace_bytes(size_t n_q, size_t n_k, size_t d_k, size_t d_v,
 void attn_vtrace_free(struct attn_vtrace *t);
 
 /*
+ * dst's variant steps (allocated here by attn_vtrace_alloc_steps for n_rows rows, src's
+ * n_k and d_k, and v; base untouched) = src's listed query rows: q_rope, softcapped,
+ * keep, dropped and sink_weight by row, k_rope whole; fault_step copied. Errors as
+ * attn_trace_select_rows's.
+ */
+enum attn_status attn_vtrace_select_rows(struct attn_vtrace *dst, const struct attn_vtrace *src,
+                                         const size_t *rows, size_t n_rows, size_t n_q,
+                                         size_t n_k, size_t d_k, const struct attn_variants *v);
+
+/*
  * Runs every step into out (allocated for p's sizes and these variants). With no
  * variant this is attn_forward into out->base. ATTN_EOVERFLOW sets out->base.fault
  * (and out->fault_step, which can name a variant's step) at the first step, in the
