@@ -86,6 +86,8 @@ UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2_memory
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_variants
 # The streamed pass against attn_forward and attn_forward_variants (tests/unit/check_stream.c).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_stream
+# The streamed multi-head pass and the listed-rows copies (tests/unit/check_mh_stream.c).
+UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_mh_stream
 ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 
@@ -228,6 +230,9 @@ $(BUILD_DIR)/tests/unit/check_variants: $(BUILD_DIR)/tests/unit/check_variants.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD_DIR)/tests/unit/check_stream: $(BUILD_DIR)/tests/unit/check_stream.o $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD_DIR)/tests/unit/check_mh_stream: $(BUILD_DIR)/tests/unit/check_mh_stream.o $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(API_SUITES:%=$(BUILD_DIR)/tests/unit/%): $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/tests/unit/%.o \

@@ -34,6 +34,51 @@ void attn_trace_reset(struct attn_trace *t);
  */
 enum attn_status attn_trace_fault(struct attn_trace *t, enum attn_step step, size_t row, size_t col);
 
+/* ---- listed query rows (core/rows.c) ---- */
+
+/* Whether rows lists n_rows >= 1 query indices, each < n_q (rows not NULL). */
+bool attn_rows_in_range(const size_t *rows, size_t n_rows, size_t n_q);
+
+/* dst's row r = src's row rows[r] for r < n_rows (src's columns); a no-op when either
+ * matrix has no data (a step not held). */
+void attn_copy_rows(struct attn_matrix *dst, const struct attn_matrix *src, const size_t *rows,
+                    size_t n_rows);
+
+/* dst (allocated for n_rows rows, src's n_k and d_v) = src's listed rows: the five steps,
+ * the summary (n_fully_masked recounted) and the fault. */
+void attn_trace_copy_rows(struct attn_trace *dst, const struct attn_trace *src,
+                          const size_t *rows, size_t n_rows);
+
+/* ---- shared by multihead.c and multihead_stream.c ---- */
+
+/* The bytes of attn_stream_alloc's block for (n_rows, d_v); 0 on overflow or a zero size. */
+size_t attn_stream_answer_bytes(size_t n_rows, size_t d_v);
+
+struct attn_mh_problem; /* multihead.h */
+
+/* Whether heads and kv_heads divide d_model and heads, all three >= 1. */
+bool attn_mh_sizes_ok(size_t d_model, size_t heads, size_t kv_heads);
+
+/* Whether p's inputs have these sizes (weights in p's layout) and fit BLAS's int. */
+bool attn_mh_shapes_ok(const struct attn_mh_problem *p, size_t n_q, size_t n_k, size_t d_model,
+                       size_t heads, size_t kv_heads);
+
+/* out (rows, cols) = x (rows, in) · W (+ b), W being (in, cols) or, transposed, (cols, in):
+ * one cblas_dgemm, so the streamed pass projects to attn_mh_forward's bits. */
+void attn_mh_project(struct attn_matrix *out, const struct attn_matrix *x,
+                     const struct attn_matrix *w, const double *b, bool transposed);
+
+/* The first non-finite cell of m in row-major order; false when every cell is finite. */
+bool attn_first_non_finite(const struct attn_matrix *m, size_t *row, size_t *col);
+
+/* Column block `block` of width `width` in m, as a view sharing m's memory: a head. */
+static inline struct attn_matrix attn_column_block(const struct attn_matrix *m, size_t block,
+                                                   size_t width)
+{
+    struct attn_matrix v = { m->data + block * width, m->rows, width, m->stride };
+    return v;
+}
+
 /* The keys row i may see: [0, sinks) and [from, to) of the window, below causal_end,
  * and where `allow` (a CELLS mask row, or NULL) says 1. */
 struct attn_vrow {

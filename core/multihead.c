@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
+
 size_t attn_mh_kv_head(size_t i, size_t heads, size_t kv_heads)
 {
     return i * kv_heads / heads;
@@ -37,7 +39,7 @@ static size_t mh_block_cells(size_t n_q, size_t n_k, size_t d_model, size_t kv_c
     return q3 + kv2 + mean;
 }
 
-static bool mh_sizes_ok(size_t d_model, size_t heads, size_t kv_heads)
+bool attn_mh_sizes_ok(size_t d_model, size_t heads, size_t kv_heads)
 {
     return heads > 0 && kv_heads > 0 && d_model % heads == 0 && heads % kv_heads == 0 &&
            d_model / heads > 0;
@@ -46,7 +48,7 @@ static bool mh_sizes_ok(size_t d_model, size_t heads, size_t kv_heads)
 size_t attn_mh_trace_cells(size_t n_q, size_t n_k, size_t d_model, size_t heads,
                            size_t kv_heads)
 {
-    if (!mh_sizes_ok(d_model, heads, kv_heads))
+    if (!attn_mh_sizes_ok(d_model, heads, kv_heads))
         return 0;
     size_t d_k = d_model / heads;
     size_t block = mh_block_cells(n_q, n_k, d_model, kv_heads * d_k);
@@ -62,7 +64,7 @@ enum attn_status attn_mh_trace_alloc(struct attn_mh_trace *t, size_t n_q, size_t
                                      size_t d_model, size_t heads, size_t kv_heads)
 {
     memset(t, 0, sizeof *t);
-    if (n_q == 0 || n_k == 0 || !mh_sizes_ok(d_model, heads, kv_heads))
+    if (n_q == 0 || n_k == 0 || !attn_mh_sizes_ok(d_model, heads, kv_heads))
         return ATTN_EINVAL;
     size_t d_k = d_model / heads, kv_cols = kv_heads * d_k;
     size_t cells = mh_block_cells(n_q, n_k, d_model, kv_cols);
@@ -119,20 +121,25 @@ static bool weight_is(const struct attn_matrix *w, size_t in, size_t out, bool t
     return transposed ? shape_is(w, out, in) : shape_is(w, in, out);
 }
 
+bool attn_mh_shapes_ok(const struct attn_mh_problem *p, size_t n_q, size_t n_k, size_t d_model,
+                       size_t heads, size_t kv_heads)
+{
+    size_t d = d_model, kv_cols = kv_heads * (d_model / heads);
+    return p->heads == heads && p->kv_heads == kv_heads && shape_is(p->x_q, n_q, d) &&
+           shape_is(p->x_kv, n_k, d) && weight_is(p->w_q, d, d, p->transposed_weights) &&
+           weight_is(p->w_k, d, kv_cols, p->transposed_weights) &&
+           weight_is(p->w_v, d, kv_cols, p->transposed_weights) &&
+           weight_is(p->w_o, d, d, p->transposed_weights);
+}
+
 static enum attn_status mh_check(const struct attn_mh_trace *t, const struct attn_mh_problem *p)
 {
-    size_t d = t->d_model, kv_cols = t->kv_heads * t->d_k;
-    bool ok = t->block != NULL && p->heads == t->heads && p->kv_heads == t->kv_heads &&
-              shape_is(p->x_q, t->n_q, d) && shape_is(p->x_kv, t->n_k, d) &&
-              weight_is(p->w_q, d, d, p->transposed_weights) &&
-              weight_is(p->w_k, d, kv_cols, p->transposed_weights) &&
-              weight_is(p->w_v, d, kv_cols, p->transposed_weights) &&
-              weight_is(p->w_o, d, d, p->transposed_weights);
+    bool ok = t->block != NULL &&
+              attn_mh_shapes_ok(p, t->n_q, t->n_k, t->d_model, t->heads, t->kv_heads);
     return ok ? ATTN_OK : ATTN_EINVAL;
 }
 
-/* The first non-finite cell of m in row-major order; false when every cell is finite. */
-static bool first_non_finite(const struct attn_matrix *m, size_t *row, size_t *col)
+bool attn_first_non_finite(const struct attn_matrix *m, size_t *row, size_t *col)
 {
     for (size_t i = 0; i < m->rows; i++)
         for (size_t j = 0; j < m->cols; j++)
@@ -147,7 +154,7 @@ static enum attn_status mh_fault(struct attn_mh_trace *t, enum attn_mh_step step
                                  const struct attn_matrix *m)
 {
     size_t row, col;
-    if (!first_non_finite(m, &row, &col))
+    if (!attn_first_non_finite(m, &row, &col))
         return ATTN_OK;
     t->fault = (struct attn_mh_fault){ step, 0, ATTN_STEP_NONE, row, col };
     return ATTN_EOVERFLOW;
@@ -155,9 +162,8 @@ static enum attn_status mh_fault(struct attn_mh_trace *t, enum attn_mh_step step
 
 /* ---- the fast path ---- */
 
-/* out (rows, cols) = x (rows, in) · W (+ b), W being (in, cols) or, transposed, (cols, in). */
-static void project(struct attn_matrix *out, const struct attn_matrix *x,
-                    const struct attn_matrix *w, const double *b, bool transposed)
+void attn_mh_project(struct attn_matrix *out, const struct attn_matrix *x,
+                     const struct attn_matrix *w, const double *b, bool transposed)
 {
     cblas_dgemm(CblasRowMajor, CblasNoTrans, transposed ? CblasTrans : CblasNoTrans,
                 (int)out->rows, (int)out->cols, (int)x->cols, 1.0, x->data, (int)x->stride,
@@ -167,13 +173,6 @@ static void project(struct attn_matrix *out, const struct attn_matrix *x,
     for (size_t i = 0; i < out->rows; i++)
         for (size_t j = 0; j < out->cols; j++)
             out->data[i * out->stride + j] += b[j];
-}
-
-/* Column block `block` of width `width` in m, as a view sharing m's memory. */
-static struct attn_matrix column_block(const struct attn_matrix *m, size_t block, size_t width)
-{
-    struct attn_matrix v = { m->data + block * width, m->rows, width, m->stride };
-    return v;
 }
 
 /* Copies each head's output into its columns of concat, and averages the weights. */
@@ -228,9 +227,9 @@ static enum attn_status run_heads(struct attn_mh_trace *t, const struct attn_mh_
 {
     for (size_t i = 0; i < t->heads; i++) {
         size_t g = attn_mh_kv_head(i, t->heads, t->kv_heads);
-        struct attn_matrix qh = column_block(&t->q, i, t->d_k);
-        struct attn_matrix kh = column_block(&t->k, g, t->d_k);
-        struct attn_matrix vh = column_block(&t->v, g, t->d_k);
+        struct attn_matrix qh = attn_column_block(&t->q, i, t->d_k);
+        struct attn_matrix kh = attn_column_block(&t->k, g, t->d_k);
+        struct attn_matrix vh = attn_column_block(&t->v, g, t->d_k);
         struct attn_problem hp = { .q = &qh, .k = &kh, .v = &vh, .bias = p->bias,
                                    .mask = p->mask, .scale = p->scale };
         enum attn_status st = mv->of != NULL
@@ -279,19 +278,19 @@ static enum attn_status mh_forward(struct attn_mh_trace *t, const struct attn_mh
     memset(&t->fault, 0, sizeof t->fault);
     bool tr = p->transposed_weights;
 
-    project(&t->q, p->x_q, p->w_q, p->b_q, tr);
+    attn_mh_project(&t->q, p->x_q, p->w_q, p->b_q, tr);
     if ((st = mh_fault(t, ATTN_MH_Q, &t->q)) != ATTN_OK)
         return st;
-    project(&t->k, p->x_kv, p->w_k, p->b_k, tr);
+    attn_mh_project(&t->k, p->x_kv, p->w_k, p->b_k, tr);
     if ((st = mh_fault(t, ATTN_MH_K, &t->k)) != ATTN_OK)
         return st;
-    project(&t->v, p->x_kv, p->w_v, p->b_v, tr);
+    attn_mh_project(&t->v, p->x_kv, p->w_v, p->b_v, tr);
     if ((st = mh_fault(t, ATTN_MH_V, &t->v)) != ATTN_OK)
         return st;
     if ((st = run_heads(t, p, attn_forward, threads, mv)) != ATTN_OK)
         return st;
     gather_heads(t);
-    project(&t->output, &t->concat, p->w_o, p->b_o, tr);
+    attn_mh_project(&t->output, &t->concat, p->w_o, p->b_o, tr);
     return mh_fault(t, ATTN_MH_OUTPUT, &t->output);
 }
 
@@ -363,4 +362,66 @@ static enum attn_status mh_reference(struct attn_mh_trace *t, const struct attn_
     }
     project_naive(&t->output, &t->concat, p->w_o, p->b_o, tr);
     return mh_fault(t, ATTN_MH_OUTPUT, &t->output);
+}
+
+/* ---- listed rows ---- */
+
+/* Each head's variant steps for the listed rows; on an error none is left allocated. */
+static enum attn_status mh_select_vsteps(struct attn_vtrace *dst, const struct attn_vtrace *src,
+                                         const struct attn_mh_trace *t, const size_t *rows,
+                                         size_t n_rows, const struct attn_variants *variants)
+{
+    for (size_t i = 0; i < t->heads; i++) {
+        enum attn_status st = attn_vtrace_select_rows(&dst[i], &src[i], rows, n_rows, t->n_q,
+                                                      t->n_k, t->d_k, &variants[i]);
+        if (st != ATTN_OK) {
+            for (size_t j = 0; j < i; j++)
+                attn_vtrace_free(&dst[j]);
+            return st;
+        }
+    }
+    return ATTN_OK;
+}
+
+/* dst's listed rows of src's per-query matrices; the keys' k and v whole. */
+static void mh_copy_rows(struct attn_mh_trace *dst, const struct attn_mh_trace *src,
+                         const size_t *rows, size_t n_rows)
+{
+    attn_copy_rows(&dst->q, &src->q, rows, n_rows);
+    attn_copy_rows(&dst->concat, &src->concat, rows, n_rows);
+    attn_copy_rows(&dst->output, &src->output, rows, n_rows);
+    attn_copy_rows(&dst->weights_mean, &src->weights_mean, rows, n_rows);
+    memcpy(dst->k.data, src->k.data, src->k.rows * src->k.cols * sizeof(double));
+    memcpy(dst->v.data, src->v.data, src->v.rows * src->v.cols * sizeof(double));
+    for (size_t i = 0; i < src->heads; i++)
+        attn_trace_copy_rows(&dst->head[i], &src->head[i], rows, n_rows);
+    dst->fault = src->fault;
+}
+
+enum attn_status attn_mh_trace_select_rows(struct attn_mh_trace *dst,
+                                           const struct attn_mh_trace *src, const size_t *rows,
+                                           size_t n_rows, const struct attn_variants *variants,
+                                           const struct attn_vtrace *vsteps_src,
+                                           struct attn_vtrace *vsteps_dst)
+{
+    if (dst == NULL)
+        return ATTN_EINVAL;
+    memset(dst, 0, sizeof *dst);
+    if (src == NULL || src->block == NULL || !attn_rows_in_range(rows, n_rows, src->n_q) ||
+        (vsteps_src == NULL) != (vsteps_dst == NULL) ||
+        (vsteps_src != NULL && variants == NULL))
+        return ATTN_EINVAL;
+    if (vsteps_dst != NULL)
+        memset(vsteps_dst, 0, src->heads * sizeof *vsteps_dst);
+    enum attn_status st =
+        attn_mh_trace_alloc(dst, n_rows, src->n_k, src->d_model, src->heads, src->kv_heads);
+    if (st != ATTN_OK)
+        return st;
+    if (vsteps_src != NULL &&
+        (st = mh_select_vsteps(vsteps_dst, vsteps_src, src, rows, n_rows, variants)) != ATTN_OK) {
+        attn_mh_trace_free(dst);
+        return st;
+    }
+    mh_copy_rows(dst, src, rows, n_rows);
+    return ATTN_OK;
 }

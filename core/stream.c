@@ -100,6 +100,12 @@ enum attn_status attn_stream_alloc(struct attn_stream *s, size_t n_rows, size_t 
     return ATTN_OK;
 }
 
+size_t attn_stream_answer_bytes(size_t n_rows, size_t d_v)
+{
+    struct stream_layout l;
+    return n_rows > 0 && d_v > 0 && stream_layout_of(n_rows, d_v, &l) ? l.bytes : 0;
+}
+
 void attn_stream_free(struct attn_stream *s)
 {
     if (s == NULL)

@@ -274,6 +274,34 @@ void attn_vtrace_free(struct attn_vtrace *t)
     memset(t, 0, sizeof *t);
 }
 
+enum attn_status attn_vtrace_select_rows(struct attn_vtrace *dst, const struct attn_vtrace *src,
+                                         const size_t *rows, size_t n_rows, size_t n_q,
+                                         size_t n_k, size_t d_k, const struct attn_variants *v)
+{
+    if (dst == NULL)
+        return ATTN_EINVAL;
+    memset(dst, 0, sizeof *dst);
+    if (src == NULL || !attn_rows_in_range(rows, n_rows, n_q))
+        return ATTN_EINVAL;
+    enum attn_status st = attn_vtrace_alloc_steps(dst, n_rows, n_k, d_k, v);
+    if (st != ATTN_OK)
+        return st;
+    attn_copy_rows(&dst->q_rope, &src->q_rope, rows, n_rows);
+    attn_copy_rows(&dst->softcapped, &src->softcapped, rows, n_rows);
+    attn_copy_rows(&dst->keep, &src->keep, rows, n_rows);
+    attn_copy_rows(&dst->dropped, &src->dropped, rows, n_rows);
+    /* the keys are the whole problem's: k_rope is copied whole */
+    if (src->k_rope.data != NULL && dst->k_rope.data != NULL)
+        for (size_t j = 0; j < n_k; j++)
+            memcpy(dst->k_rope.data + j * dst->k_rope.stride,
+                   src->k_rope.data + j * src->k_rope.stride, d_k * sizeof(double));
+    if (src->sink_weight != NULL && dst->sink_weight != NULL)
+        for (size_t r = 0; r < n_rows; r++)
+            dst->sink_weight[r] = src->sink_weight[rows[r]];
+    dst->fault_step = src->fault_step;
+    return ATTN_OK;
+}
+
 /* ---- checks and faults ---- */
 
 enum attn_status attn_check_variants(const struct attn_vtrace *t, const struct attn_problem *p,

@@ -158,9 +158,11 @@ void attn_vtrace_free(struct attn_vtrace *t);
 
 /*
  * dst's variant steps (allocated here by attn_vtrace_alloc_steps for n_rows rows, src's
- * n_k and d_k, and v; base untouched) = src's listed query rows: q_rope, softcapped,
- * keep, dropped and sink_weight by row, k_rope whole; fault_step copied. Errors as
- * attn_trace_select_rows's.
+ * n_k and d_k, and v; base left zeroed, as that allocation leaves it: the five steps are
+ * attn_trace_select_rows's to copy) = src's listed query rows (each < n_q): q_rope,
+ * softcapped, keep, dropped and sink_weight by row, k_rope whole; fault_step copied. A
+ * step v has but src lacks stays zero. Errors as attn_trace_select_rows's. src and dst
+ * are distinct; free dst with attn_vtrace_free.
  */
 enum attn_status attn_vtrace_select_rows(struct attn_vtrace *dst, const struct attn_vtrace *src,
                                          const size_t *rows, size_t n_rows, size_t n_q,
