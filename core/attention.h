@@ -180,7 +180,7 @@ void attn_trace_free(struct attn_trace *t);
 /*
  * dst (allocated here for n_rows rows; free with attn_trace_free) = src's listed query
  * rows, in that order (each < src->n_q, repeats allowed): the five steps and the summary
- * by row, n_fully_masked recounted. ATTN_EINVAL for n_rows == 0 or a row out of range,
+ * by row, n_fully_masked recounted, the fault as it stands. ATTN_EINVAL for n_rows == 0 or a row out of range,
  * ATTN_ENOMEM; both leave *dst zeroed. Steps src does not hold (data NULL) stay zero.
  */
 enum attn_status attn_trace_select_rows(struct attn_trace *dst, const struct attn_trace *src,

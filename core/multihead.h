@@ -173,7 +173,10 @@ void attn_mh_stream_free(struct attn_mh_stream *s); /* zeroes *s; twice is a no-
 /*
  * What a streamed multi-head pass holds at once beyond its inputs, in bytes: the answer
  * (attn_mh_stream_alloc's), whole Q while it runs, and one head's streamed scratch
- * (attn_stream_bytes for d_k with `threads`); 0 on overflow or a zero size.
+ * (attn_stream_bytes for d_k with `threads`, its answer counted once more); 0 on overflow,
+ * a zero size or sizes that do not divide. Nothing of n_q·n_k: doubling n_k adds K and V.
+ * With RoPE, a head's rotated keys (n_k·d_k doubles, one head at a time) count with the
+ * inputs, as attn_stream_bytes says.
  */
 size_t attn_mh_stream_bytes(size_t n_rows, size_t n_q, size_t n_k, size_t d_model,
                             size_t heads, size_t kv_heads, unsigned threads);
