@@ -42,21 +42,13 @@ struct axis_labels {
 static void pick_query_labels(struct axis_labels *a, const struct api_attention_req *r,
                               struct api_buf *b)
 {
-    const char **names = malloc(r->n_rows * sizeof *names);
-    a->picked = malloc(r->n_rows * API_TEXT_LABEL);
-    if (names == NULL || a->picked == NULL) {
-        free(names);
+    const char **names;
+    if (!api_labels_pick(&a->queries, r->rows, r->n_rows, &a->queries, &names, &a->picked)) {
         b->failed = true;
         return;
     }
-    for (size_t i = 0; i < r->n_rows; i++) {
-        char *label = a->picked + i * API_TEXT_LABEL;
-        api_text_label(label, &a->queries, r->rows[i]);
-        names[i] = label;
-    }
     free(a->q_names);
     a->q_names = names;
-    a->queries = (struct api_labels){ names, r->n_rows, "q" };
 }
 
 /* Fails b when labels were sent but no memory could hold them: never the wrong names. */

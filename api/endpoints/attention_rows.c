@@ -16,23 +16,7 @@
 
 #include "api/http/lang.h"
 #include "api/request/fields.h"
-
-/* One entry of rows: an integer 0 <= i < n_q. */
-static bool read_row(const json_t *node, const char *ptr, size_t index, size_t n_q,
-                     size_t *out, struct api_error *err)
-{
-    char sub[160];
-    long long value = 0;
-    snprintf(sub, sizeof sub, "%s/%zu", ptr, index);
-    if (api_read_int_range(json_array_get(node, index), sub, "a row", 0, (long long)n_q - 1,
-                           &value, err)) {
-        *out = (size_t)value;
-        return true;
-    }
-    api_error_hint(err, "q has %zu %s: each entry of rows is a query index 0 to %zu", n_q,
-                   n_q == 1 ? API_TR("row") : API_TR("rows"), n_q - 1);
-    return false;
-}
+#include "api/request/rows.h"
 
 /* The field asked beside rows that already works on one row, or NULL. */
 static const char *rows_conflict(const struct api_attention_req *r)
@@ -50,16 +34,6 @@ bool api_attention_read_rows(const json_t *doc, const char *prefix, struct api_a
         return true;
     char ptr[128];
     API_FIELD_POINTER(ptr, prefix, "rows");
-    size_t n = json_is_array(node) ? json_array_size(node) : 0;
-    if (n == 0) {
-        api_error_set(err, API_INVALID_VALUE, "rows is %s; it must be a non-empty list of query "
-                      "indices such as [0, 5]", json_is_array(node) ? API_TR("an empty list")
-                                                                     : api_json_kind(node));
-        api_error_at(err, "%s", ptr);
-        api_error_hint(err, "list the query rows to answer, 0 to %zu; leave rows out for all",
-                       r->q.rows - 1);
-        return false;
-    }
     if (r->q_is_vector) {
         api_error_set(err, API_INVALID_VALUE, "rows picks rows of q, but q was sent as a "
                       "vector: one query");
@@ -69,21 +43,10 @@ bool api_attention_read_rows(const json_t *doc, const char *prefix, struct api_a
         return false;
     }
     const char *conflict = rows_conflict(r);
-    if (conflict != NULL) {
-        api_error_set(err, API_INVALID_VALUE, "rows cannot be combined with %s", conflict);
-        api_error_at(err, "%s", ptr);
-        api_error_hint(err, "%s already works on one row: ask for it without rows", conflict);
-        return false;
-    }
-    if ((r->rows = malloc(n * sizeof *r->rows)) == NULL) {
-        api_error_set(err, API_UNAVAILABLE, "no memory for rows");
-        return false;
-    }
-    r->n_rows = n;
-    for (size_t i = 0; i < n; i++)
-        if (!read_row(node, ptr, i, r->q.rows, &r->rows[i], err))
-            return false; /* the caller's deinit frees rows */
-    return true;
+    if (conflict != NULL)
+        return api_rows_refuse_beside(ptr, conflict, err);
+    /* on failure the caller's deinit frees rows */
+    return api_read_rows(node, ptr, r->q.rows, &r->rows, &r->n_rows, err);
 }
 
 bool api_attention_check_rows(const struct api_attention_req *r, const char *prefix,
@@ -123,81 +86,28 @@ size_t api_attention_rows_bytes(const struct api_attention_req *r)
                : r->n_rows * per_row * sizeof(double);
 }
 
-/* dst's row r = src's row rows[r], for every r (dst has n rows, src's columns). */
-static void copy_rows(struct attn_matrix *dst, const struct attn_matrix *src, const size_t *rows,
-                      size_t n)
-{
-    if (src->data == NULL || dst->data == NULL)
-        return;
-    for (size_t r = 0; r < n; r++)
-        memcpy(dst->data + r * dst->stride, src->data + rows[r] * src->stride,
-               src->cols * sizeof(double));
-}
-
-#define PICK(dst, src, field, rows, n)                                                           \
-    do {                                                                                         \
-        for (size_t i_ = 0; i_ < (n); i_++)                                                      \
-            (dst)->field[i_] = (src)->field[(rows)[i_]];                                         \
-    } while (0)
-
-static void copy_summary(struct attn_summary *dst, const struct attn_summary *src,
-                         const size_t *rows, size_t n)
-{
-    PICK(dst, src, row_sums, rows, n);
-    PICK(dst, src, argmax, rows, n);
-    PICK(dst, src, max_weight, rows, n);
-    PICK(dst, src, entropy, rows, n);
-    PICK(dst, src, row_max, rows, n);
-    PICK(dst, src, row_sum, rows, n);
-    PICK(dst, src, lse, rows, n);
-    PICK(dst, src, fully_masked, rows, n);
-    dst->n_fully_masked = 0;
-    for (size_t i = 0; i < n; i++)
-        dst->n_fully_masked += dst->fully_masked[i] != 0;
-}
-
-/* The variants' per-query steps for the listed rows; k_rope is the keys', kept whole. */
-static bool select_variant_steps(const struct api_attention_req *r)
-{
-    struct attn_vtrace *old = r->vsteps, picked;
-    struct attn_variants v = api_variants_for_head(&r->variants, 0);
-    if (attn_vtrace_alloc_steps(&picked, r->n_rows, r->k.rows, r->q.cols, &v) != ATTN_OK)
-        return false;
-    copy_rows(&picked.q_rope, &old->q_rope, r->rows, r->n_rows);
-    if (old->k_rope.data != NULL && picked.k_rope.data != NULL)
-        memcpy(picked.k_rope.data, old->k_rope.data,
-               old->k_rope.rows * old->k_rope.stride * sizeof(double));
-    copy_rows(&picked.softcapped, &old->softcapped, r->rows, r->n_rows);
-    copy_rows(&picked.keep, &old->keep, r->rows, r->n_rows);
-    copy_rows(&picked.dropped, &old->dropped, r->rows, r->n_rows);
-    if (old->sink_weight != NULL && picked.sink_weight != NULL)
-        PICK(&picked, old, sink_weight, r->rows, r->n_rows);
-    picked.fault_step = old->fault_step;
-    attn_vtrace_free(old);
-    *old = picked;
-    return true;
-}
-
 bool api_attention_select_rows(const struct api_attention_req *r, struct attn_trace *trace,
                                struct api_error *err)
 {
     if (r->rows == NULL)
         return true;
     struct attn_trace picked;
-    if (attn_trace_alloc(&picked, r->n_rows, trace->n_k, trace->d_v) != ATTN_OK ||
-        (r->variants.any && !select_variant_steps(r))) {
-        attn_trace_free(&picked);
-        attn_trace_free(trace);
-        return api_attention_no_memory(r, err);
+    struct attn_vtrace vpicked;
+    struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    enum attn_status st = attn_trace_select_rows(&picked, trace, r->rows, r->n_rows);
+    if (st == ATTN_OK && r->variants.any) { /* the variants' per-query steps; k_rope whole */
+        st = attn_vtrace_select_rows(&vpicked, r->vsteps, r->rows, r->n_rows, r->q.rows,
+                                     r->k.rows, r->q.cols, &v);
+        if (st != ATTN_OK)
+            attn_trace_free(&picked);
     }
-    const struct attn_matrix *from[] = { &trace->scores, &trace->scaled, &trace->masked,
-                                         &trace->weights, &trace->output };
-    struct attn_matrix *to[] = { &picked.scores, &picked.scaled, &picked.masked,
-                                 &picked.weights, &picked.output };
-    for (size_t s = 0; s < sizeof from / sizeof from[0]; s++)
-        copy_rows(to[s], from[s], r->rows, r->n_rows);
-    copy_summary(&picked.summary, &trace->summary, r->rows, r->n_rows);
     attn_trace_free(trace);
+    if (st != ATTN_OK)
+        return api_attention_no_memory(r, err);
     *trace = picked;
+    if (r->variants.any) {
+        attn_vtrace_free(r->vsteps);
+        *r->vsteps = vpicked;
+    }
     return true;
 }

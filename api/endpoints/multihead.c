@@ -17,11 +17,15 @@
 #include "api/json/matrix_write.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* The request and its results, on the handler's stack. */
 struct multihead_state {
     struct api_multihead_req req;
-    struct attn_mh_trace trace;
+    struct attn_mh_trace trace;     /* the whole path's, or a view of the streamed answer */
+    struct attn_mh_stream stream;   /* a streamed request's answer */
+    struct attn_trace *views;       /* [h]: its heads as traces with no (n_q, n_k) step */
     enum api_format format;
 };
 
@@ -58,8 +62,18 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
 static bool run(void *state, struct api_error *err)
 {
     struct multihead_state *st = state;
-    return api_multihead_fill_random(&st->req, err) &&
-           api_multihead_run(&st->req, "", &st->trace, err);
+    if (!api_multihead_fill_random(&st->req, err))
+        return false;
+    if (!st->req.streamed)
+        return api_multihead_run(&st->req, "", &st->trace, err);
+    if (!api_multihead_stream(&st->req, "", &st->stream, err))
+        return false;
+    if ((st->views = calloc(st->req.heads, sizeof *st->views)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %zu heads", st->req.heads);
+        return false;
+    }
+    api_multihead_stream_view(&st->stream, st->views, &st->trace);
+    return true;
 }
 
 /* Answers 200 in the chosen format (or 503 when memory ran out). */
@@ -70,9 +84,12 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
     const struct attn_mh_trace *trace = &st->trace;
     if (st->format == API_FORMAT_JSON) {
         struct jw w;
-        api_write_start(&w, req->grid.round,
-                        attn_mh_trace_cells(trace->n_q, trace->n_k, trace->d_model, trace->heads,
-                                            trace->kv_heads), ctx->segments_ok);
+        size_t numbers = req->streamed /* the projections, outputs and row statistics */
+            ? 4 * trace->n_q * trace->d_model + 2 * trace->n_k * trace->kv_heads * trace->d_k +
+                  4 * trace->heads * trace->n_q
+            : attn_mh_trace_cells(trace->n_q, trace->n_k, trace->d_model, trace->heads,
+                                  trace->kv_heads);
+        api_write_start(&w, req->grid.round, numbers, ctx->segments_ok);
         api_multihead_write(&w, req, trace);
         api_respond_json(res, &w);
         return;
@@ -95,7 +112,11 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
 static void deinit(void *state)
 {
     struct multihead_state *st = state;
+    if (st->views != NULL) /* the trace is a view: the stream owns its numbers */
+        memset(&st->trace, 0, sizeof st->trace);
+    free(st->views);
     attn_mh_trace_free(&st->trace);
+    attn_mh_stream_free(&st->stream);
     api_multihead_req_deinit(&st->req);
 }
 

@@ -52,11 +52,11 @@ static void write_shapes(struct jw *w, const struct api_multihead_req *r,
     size_t kv_cols = r->kv_heads * r->d_k;
     JW_KEY(w, "shapes");
     jw_object_begin(w);
-    if (r->cross) {
-        shape_member(w, "x_q", t->n_q, r->d_model);
+    if (r->cross) { /* the inputs as sent; the steps for the answer's rows (`rows`) */
+        shape_member(w, "x_q", r->x_q.rows, r->d_model);
         shape_member(w, "x_kv", t->n_k, r->d_model);
     } else {
-        shape_member(w, "x", t->n_q, r->d_model);
+        shape_member(w, "x", r->x_q.rows, r->d_model);
     }
     for (int i = 0; i < 4; i++) {
         static const char *const names[] = { "w_q", "w_k", "w_v", "w_o" };
@@ -342,7 +342,9 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
     write_steps(w, r, t);
     write_inputs(w, r);
     write_steps_data(w, r, t);
-    const struct api_tie_source ties = { t->head, t->heads, t->n_q, false, true, NULL };
+    const struct api_tie_source ties = { t->head, t->heads, t->n_q, false, true, r->rows };
+    /* A streamed answer holds no weights to find ties in (its summary is never asked) */
+    const struct api_tie_source *tied = t->head[0].weights.data != NULL ? &ties : NULL;
     api_multihead_write_variants(w, r);
     write_row_stats(w, r, t);
     if (r->include & (1ul << API_MH_SUMMARY)) {
@@ -361,8 +363,8 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
         api_explain_write(w, &x);
     }
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t->head,
-                                           t->heads, NULL };
+                                           t->heads, r->rows };
     api_write_masked_warnings(w, t->head[0].summary.fully_masked, t->n_q,
-                              API_ZEROED_HEAD_OUTPUTS, &ties, &causes);
+                              API_ZEROED_HEAD_OUTPUTS, tied, &causes);
     jw_object_end(w);
 }

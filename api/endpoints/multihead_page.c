@@ -27,26 +27,43 @@
 #include "api/render/text.h"
 
 struct mh_labels {
-    struct api_labels queries, keys, none;
+    struct api_labels queries, keys, none; /* queries: the answer's rows */
+    struct api_labels sent;                /* x's rows, as sent */
     const char **q_names, **k_names;
+    const char **picked_names; /* `rows`: the listed queries' labels, in picked */
+    char *picked;
 };
 
-/* Fails b when labels were sent but no memory could hold them: never the wrong names. */
+/*
+ * Fails b when labels were sent but no memory could hold them: never the wrong names.
+ * With `rows`, the answer's row i is labelled as query rows[i] is.
+ */
 static void mh_labels_init(struct mh_labels *a, const struct api_multihead_req *r,
                            const struct attn_mh_trace *t, struct api_buf *b)
 {
-    a->q_names = api_label_names(r->grid.labels, "queries", t->n_q);
+    size_t n_q = r->x_q.rows;
+    a->q_names = api_label_names(r->grid.labels, "queries", n_q);
     a->k_names = api_label_names(r->grid.labels, "keys", t->n_k);
-    a->queries = (struct api_labels){ a->q_names, t->n_q, "q" };
+    a->queries = (struct api_labels){ a->q_names, n_q, "q" };
+    a->sent = a->queries;
     a->keys = (struct api_labels){ a->k_names, t->n_k, "k" };
     a->none = (struct api_labels){ NULL, 0, "" };
+    a->picked_names = NULL;
+    a->picked = NULL;
     if ((a->q_names == NULL && api_member(r->grid.labels, "queries") != NULL) ||
-        (a->k_names == NULL && api_member(r->grid.labels, "keys") != NULL))
+        (a->k_names == NULL && api_member(r->grid.labels, "keys") != NULL)) {
+        b->failed = true;
+        return;
+    }
+    if (r->rows != NULL && !api_labels_pick(&a->sent, r->rows, r->n_rows, &a->queries,
+                                            &a->picked_names, &a->picked))
         b->failed = true;
 }
 
 static void mh_labels_free(struct mh_labels *a)
 {
+    free(a->picked);
+    free(a->picked_names);
     free(a->q_names);
     free(a->k_names);
 }
@@ -176,7 +193,7 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
                    r->transposed ? "out_in" : "in_out");
     if (r->include & (1ul << API_MH_X)) {
         api_buf_puts(b, r->cross ? "\nx_q\n" : "\nx\n");
-        print_matrix(b, &r->x_q, &a.queries, &a.none, NULL, mh_decimals(r));
+        print_matrix(b, &r->x_q, &a.sent, &a.none, NULL, mh_decimals(r));
         if (r->cross) {
             api_buf_puts(b, "\nx_kv\n");
             print_matrix(b, &r->x_kv, &a.keys, &a.none, NULL, mh_decimals(r));
@@ -240,10 +257,10 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
         api_explain_text(b, &x, mh_decimals(r), &a.queries, &a.keys);
     }
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t->head,
-                                           t->heads, NULL };
+                                           t->heads, r->rows };
     api_text_masked_warnings(b, t->head[0].summary.fully_masked, n_q, &a.queries,
                              API_ZEROED_HEAD_OUTPUTS, &causes);
-    const struct api_tie_source ties = { t->head, t->heads, n_q, false, true, NULL };
+    const struct api_tie_source ties = { t->head, t->heads, n_q, false, true, r->rows };
     api_text_tie_warnings(b, &ties, &a.queries, &a.keys);
     mh_labels_free(&a);
 }

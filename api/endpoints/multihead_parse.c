@@ -51,6 +51,7 @@ static const struct api_field mh_fields[] = {
     { "round", "decimals to round every number to" },
     { "explain", "one query row of one head worked out by hand: {\"row\": i, \"head\": h}" },
     { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
+    { "rows", "the query rows to answer, [i, ...]: the whole problem's masks, those rows' results" },
     API_VARIANT_FIELDS,
 };
 
@@ -319,12 +320,15 @@ static size_t mul_sat(size_t a, size_t b)
     return overflow ? SIZE_MAX : c;
 }
 
-/* The numbers the answer writes: those of each included part (every part for pages). */
-static size_t answer_numbers(const struct api_multihead_req *r, size_t n_q, size_t n_k,
+/*
+ * The numbers the answer writes: those of each included part (every part for pages);
+ * the per-query parts for the answer's rows (`rows`), the inputs as sent.
+ */
+static size_t answer_numbers(const struct api_multihead_req *r, size_t n_q_sent, size_t n_k,
                              bool every_part)
 {
-    size_t kv_cols = r->kv_heads * r->d_k;
-    size_t x = add_sat(mul_sat(n_q, r->d_model), r->cross ? mul_sat(n_k, r->d_model) : 0);
+    size_t kv_cols = r->kv_heads * r->d_k, n_q = api_multihead_answer_rows(r);
+    size_t x = add_sat(mul_sat(n_q_sent, r->d_model), r->cross ? mul_sat(n_k, r->d_model) : 0);
     size_t w_qo = mul_sat(r->d_model, r->d_model), w_kv = mul_sat(r->d_model, kv_cols);
     size_t q = mul_sat(n_q, r->d_model), kv = mul_sat(n_k, kv_cols);
     size_t maps = mul_sat(mul_sat(n_q, n_k), r->heads);
@@ -350,20 +354,32 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
     size_t kv_cols = r->kv_heads * r->d_k;
     size_t inputs = add_sat(mul_sat(n_q, r->d_model), r->cross ? mul_sat(n_k, r->d_model) : 0);
     inputs = add_sat(inputs, mul_sat(2 * r->d_model, add_sat(r->d_model, kv_cols)));
+    if (r->streamed) /* the stream's answer and one head's scratch; no (n_q, n_k) step */
+        return api_working_set(add_sat(mul_sat(inputs, sizeof(double)),
+                                       api_multihead_stream_bytes(r, n_q, n_k)),
+                               answer_numbers(r, n_q, n_k, false), body_len);
     size_t trace = attn_mh_trace_cells(n_q, n_k, r->d_model, r->heads, r->kv_heads);
     size_t cells = add_sat(inputs, trace == 0 ? SIZE_MAX : trace);
     if (r->variants.any) /* at most rotated q and k, and three (n_q, n_k) steps a head */
         cells = add_sat(cells, mul_sat(r->heads, add_sat(mul_sat(3 * n_q, n_k),
                                                          mul_sat(n_q + n_k + 1, r->d_k))));
+    size_t n_rows = api_multihead_answer_rows(r);
+    if (r->rows != NULL) { /* the listed rows' copy beside the whole trace, and its variants */
+        size_t picked = attn_mh_trace_cells(n_rows, n_k, r->d_model, r->heads, r->kv_heads);
+        cells = add_sat(cells, picked == 0 ? SIZE_MAX : picked);
+        if (r->variants.any)
+            cells = add_sat(cells, mul_sat(r->heads, add_sat(mul_sat(3 * n_rows, n_k),
+                                                             mul_sat(n_rows + n_k + 1, r->d_k))));
+    }
     if (format == API_FORMAT_TEXT) /* the page as laid out: its matrices elided */
         return add_sat(api_working_set(mul_sat(cells, sizeof(double)), 0, body_len),
-                       api_multihead_text_bytes(r, n_q, n_k));
+                       api_multihead_text_bytes(r, n_rows > n_q ? n_rows : n_q, n_k));
     /* The heatmap's panels: an upper bound of their cells and tooltips' numbers. */
     bool every_part = format == API_FORMAT_SVG;
     const struct api_explain_sizes sizes = { n_q, n_k, r->d_k, r->d_k, r->heads };
     size_t numbers = add_sat(answer_numbers(r, n_q, n_k, every_part),
                              api_explain_numbers(&r->explain, &sizes));
-    numbers = add_sat(numbers, api_tie_numbers(r->heads, n_q, n_k)); /* warnings: always */
+    numbers = add_sat(numbers, api_tie_numbers(r->heads, n_rows, n_k)); /* warnings: always */
     return api_working_set(mul_sat(cells, sizeof(double)), numbers, body_len);
 }
 
@@ -425,17 +441,15 @@ static bool check_limits(const char *prefix, const struct api_multihead_req *r, 
     const char *n_field = n_field_of(r);
     const char *kv_field = kv_field_of(r);
     const char *d_field = d_field_of(r);
-    int overflow = 0;
-    size_t per_head = attn_cells(n_q, n_k, &overflow);
     char work_ptr[160];
     /* Each head's two products are n_q·n_k·(d_k + d_v) with d_k = d_v = d_model / heads. */
     size_t work = api_work_of(n_q, n_k, r->d_model, r->d_model);
     API_FIELD_POINTER(work_ptr, prefix, n_q >= n_k ? n_field : kv_field);
+    /* The per-head (n_q, n_k) steps come last (api_multihead_check_maps): a request
+     * whose answer needs none of them is streamed instead. */
     return within(n_q, r->d_model, limits, prefix, n_field, "x_q and Q", err) &&
            within(n_k, r->d_model, limits, prefix, kv_field, "x_kv, K and V", err) &&
            within(r->d_model, r->d_model, limits, prefix, d_field, "w_q and w_o", err) &&
-           within(overflow ? (size_t)-1 : per_head, r->heads, limits, prefix, "heads",
-                  "the per-head scores (heads x n_q x n_k)", err) &&
            api_within_work_limit(limits, work, work_ptr, err);
 }
 
@@ -620,7 +634,9 @@ bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api
               check_divides(prefix, r, err) && check_limits(prefix, r, n_q, n_k, limits, err) &&
               read_options(doc, prefix, limits, n_q, n_k, r, err) &&
               read_explain(doc, prefix, n_q, n_k, r, err) &&
+              api_multihead_read_rows(doc, prefix, format, r, n_q, err) &&
               answer_parts(format, r) &&
+              api_multihead_check_maps(r, prefix, n_q, n_k, format, limits, err) &&
               check_request_limit(prefix, r, n_q, n_k, format, limits, err) &&
               read_projections(doc, prefix, &rnd, limits, r, err);
     if (ok)
@@ -639,6 +655,7 @@ void api_multihead_req_deinit(struct api_multihead_req *r)
         free(r->b[i]);
     }
     api_grid_deinit(&r->grid);
+    free(r->rows);
     for (size_t h = 0; r->vsteps != NULL && h < r->heads; h++)
         attn_vtrace_free(&r->vsteps[h]);
     free(r->vsteps);

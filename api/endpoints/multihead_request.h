@@ -67,7 +67,10 @@ struct api_multihead_req {
     struct api_heatmap heatmap;   /* the SVG's colour scale and title */
     struct api_variants variants; /* rope, softcap, alibi, window, sinks, dropout */
     struct attn_vtrace *vsteps;   /* [h]: each head's variant steps, filled by run; owned */
-};
+    size_t *rows;                 /* `rows`: the query rows answered, in order (owned), or */
+    size_t n_rows;                /*   NULL for every row (multihead_rows.c) */
+    bool streamed;                /* the per-head (n_q, n_k) steps are over --max-cells, but */
+};                                /*   the answer needs none: run by api_multihead_stream */
 
 /*
  * What req holds at once when answered in `format`, from its sizes alone (the parse
@@ -106,6 +109,33 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *req,
 /* The head and row `explain` asked for, as views into the trace (explain.h). */
 struct api_explain_row api_multihead_explain_row(const struct api_multihead_req *req,
                                                  const struct attn_mh_trace *trace);
+/*
+ * multihead_rows.c: `rows` and the streamed route (DESIGN.md, "Row statistics, rows, and
+ * any length"). api_multihead_read_rows reads rows (refused beside explain and bertviz);
+ * api_multihead_check_maps, last in the parse, decides the path: the per-head (n_q, n_k)
+ * steps within --max-cells (with rows, the listed rows' too), or streamed when the answer
+ * needs none of them (api_multihead_streams), or a 422 at /heads. api_multihead_answer_rows
+ * is the answer's row count. api_multihead_select_rows, after a whole run, replaces trace
+ * (and r->vsteps) by the listed rows' (a no-op without rows; on failure trace is freed and
+ * err says 503). api_multihead_stream runs a streamed request; api_multihead_stream_view
+ * lends its answer to the writers as a trace with no (n_q, n_k) step (heads: h entries,
+ * the caller's).
+ */
+bool api_multihead_read_rows(const json_t *doc, const char *prefix, enum api_format format,
+                             struct api_multihead_req *req, size_t n_q, struct api_error *err);
+bool api_multihead_streams(const struct api_multihead_req *req, enum api_format format);
+bool api_multihead_check_maps(struct api_multihead_req *req, const char *prefix, size_t n_q,
+                              size_t n_k, enum api_format format,
+                              const struct api_limits *limits, struct api_error *err);
+size_t api_multihead_answer_rows(const struct api_multihead_req *req);
+size_t api_multihead_stream_bytes(const struct api_multihead_req *req, size_t n_q, size_t n_k);
+bool api_multihead_select_rows(const struct api_multihead_req *req, struct attn_mh_trace *trace,
+                               struct api_error *err);
+bool api_multihead_stream(const struct api_multihead_req *req, const char *prefix,
+                          struct attn_mh_stream *out, struct api_error *err);
+void api_multihead_stream_view(const struct attn_mh_stream *s, struct attn_trace *heads,
+                               struct attn_mh_trace *view);
+
 /*
  * multihead_variants.c: the run with variants (api_multihead_run calls it when
  * req->variants.any; trace is allocated), the variants' per-head arrays in JSON, and

@@ -79,16 +79,9 @@ bool api_multihead_fill_random(struct api_multihead_req *r, struct api_error *er
     return true;
 }
 
-bool api_multihead_run(const struct api_multihead_req *r, const char *prefix,
-                       struct attn_mh_trace *trace, struct api_error *err)
+static struct attn_mh_problem problem_of(const struct api_multihead_req *r)
 {
-    if (attn_mh_trace_alloc(trace, r->x_q.rows, r->cross ? r->x_kv.rows : r->x_q.rows,
-                            r->d_model, r->heads, r->kv_heads) != ATTN_OK) {
-        api_error_set(err, API_UNAVAILABLE, "no memory for %zu heads of %zu x %zu", r->heads,
-                      r->x_q.rows, r->cross ? r->x_kv.rows : r->x_q.rows);
-        return false;
-    }
-    struct attn_mh_problem p = {
+    return (struct attn_mh_problem){
         .x_q = &r->x_q, .x_kv = r->cross ? &r->x_kv : &r->x_q,
         .w_q = &r->w[0], .w_k = &r->w[1], .w_v = &r->w[2], .w_o = &r->w[3],
         .b_q = r->b[0], .b_k = r->b[1], .b_v = r->b[2], .b_o = r->b[3],
@@ -96,18 +89,69 @@ bool api_multihead_run(const struct api_multihead_req *r, const char *prefix,
         .heads = r->heads, .kv_heads = r->kv_heads,
         .bias = api_grid_bias(&r->grid), .mask = api_grid_mask(&r->grid), .scale = r->scale,
     };
-    /* An idle server lends its other workers to each large head: the same bits. */
+}
+
+static void run_failed(enum attn_status st, const struct attn_mh_fault *fault,
+                       const char *prefix, struct api_error *err)
+{
+    if (st == ATTN_EOVERFLOW)
+        overflow_error(fault, prefix, err);
+    else
+        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
+                      "the computation failed: %s", attn_status_str(st));
+}
+
+static bool run_whole(const struct api_multihead_req *r, const char *prefix,
+                      struct attn_mh_trace *trace, struct api_error *err)
+{
     size_t n_k = r->cross ? r->x_kv.rows : r->x_q.rows;
+    if (attn_mh_trace_alloc(trace, r->x_q.rows, n_k, r->d_model, r->heads, r->kv_heads) !=
+        ATTN_OK) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %zu heads of %zu x %zu", r->heads,
+                      r->x_q.rows, n_k);
+        return false;
+    }
+    struct attn_mh_problem p = problem_of(r);
+    /* An idle server lends its other workers to each large head: the same bits. */
     enum attn_status st =
         r->variants.any ? api_multihead_run_variants(r, trace, &p)
                         : attn_mh_forward_threads(trace, &p, api_spare_threads_for(r->x_q.rows * n_k));
     if (st == ATTN_OK)
         return true;
-    if (st == ATTN_EOVERFLOW)
-        overflow_error(&trace->fault, prefix, err);
-    else
-        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
-                      "the computation failed: %s", attn_status_str(st));
+    run_failed(st, &trace->fault, prefix, err);
     attn_mh_trace_free(trace);
+    return false;
+}
+
+bool api_multihead_run(const struct api_multihead_req *r, const char *prefix,
+                       struct attn_mh_trace *trace, struct api_error *err)
+{
+    return run_whole(r, prefix, trace, err) && api_multihead_select_rows(r, trace, err);
+}
+
+bool api_multihead_stream(const struct api_multihead_req *r, const char *prefix,
+                          struct attn_mh_stream *out, struct api_error *err)
+{
+    size_t n_q = r->x_q.rows, n_k = r->cross ? r->x_kv.rows : n_q;
+    size_t n_rows = api_multihead_answer_rows(r);
+    struct attn_variants *of = r->variants.any ? malloc(r->heads * sizeof *of) : NULL;
+    if ((r->variants.any && of == NULL) ||
+        attn_mh_stream_alloc(out, n_rows, n_q, n_k, r->d_model, r->heads, r->kv_heads) !=
+            ATTN_OK) {
+        free(of);
+        api_error_set(err, API_UNAVAILABLE, "no memory for %zu heads of %zu x %zu", r->heads,
+                      n_rows, r->d_model);
+        return false;
+    }
+    for (size_t h = 0; of != NULL && h < r->heads; h++)
+        of[h] = api_variants_for_head(&r->variants, h);
+    struct attn_mh_problem p = problem_of(r);
+    enum attn_status st = attn_mh_forward_stream(out, &p, of, r->rows, n_rows,
+                                                 api_spare_threads_for(n_q * n_k));
+    free(of);
+    if (st == ATTN_OK)
+        return true;
+    run_failed(st, &out->fault, prefix, err);
+    attn_mh_stream_free(out);
     return false;
 }

@@ -156,14 +156,8 @@ static bool check_x(struct api_v2_multihead *m, const struct api_limits *limits,
         api_error_at(err, "/inputs/%zu/shape/%zu", kv->index, kv->rank - 1);
         return false;
     }
-    int overflow = 0;
-    if (attn_cells(n_q, n_k, &overflow) > limits->max_cells || overflow) {
-        api_error_set(err, API_LIMIT_EXCEEDED, "%zu queries and %zu keys make a score matrix "
-                      "of more than %zu cells", n_q, n_k, limits->max_cells);
-        api_error_at(err, "/inputs/%zu/shape", q->index);
-        return false;
-    }
-    /* Each head's products are n_q·n_k·(d_k + d_v), d_k = d_v = d_model / heads. */
+    /* --max-cells waits for the outputs (check_cells): a streamed answer builds no
+       (n_q, n_k) matrix. Each head's products are n_q·n_k·(d_k + d_v), d_k = d_v = d_model / heads. */
     size_t d_model = q->shape[q->rank - 1];
     if (!api_v2_within_work(n_q >= n_k ? q : kv, batch,
                             api_work_of(n_q, n_k, d_model, d_model), limits, err))
@@ -206,6 +200,29 @@ static bool check_weights(struct api_v2_multihead *m, struct api_error *err)
     return true;
 }
 
+/*
+ * Outputs that need no head's (n_q, n_k) steps are computed streamed (core's
+ * attn_mh_forward_stream) whatever the sizes, as the model `attention` computes its own;
+ * any other request builds them, within --max-cells a head.
+ */
+static bool check_cells(struct api_v2_multihead *m, const struct api_limits *limits,
+                        struct api_error *err)
+{
+    struct api_multihead_req *req = &m->req;
+    req->streamed = api_multihead_streams(req, API_FORMAT_JSON);
+    int overflow = 0;
+    size_t n_q = req->grid.n_q, n_k = req->grid.n_k;
+    if (req->streamed || (attn_cells(n_q, n_k, &overflow) <= limits->max_cells && !overflow))
+        return true;
+    api_error_set(err, API_LIMIT_EXCEEDED, "%zu queries and %zu keys make a score matrix "
+                  "of more than %zu cells", n_q, n_k, limits->max_cells);
+    api_error_at(err, "/inputs/%zu/shape", m->x_q.t->index);
+    api_error_hint(err, "send fewer queries or keys, or ask only for outputs that need no "
+                   "such matrix (OUTPUT, Q, K, V, HEAD_OUTPUTS, CONCAT, LSE, ROW_SUM, ROW_MAX), "
+                   "without dropout");
+    return false;
+}
+
 static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
                       const struct api_limits *limits, struct api_error *err)
 {
@@ -237,10 +254,12 @@ static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
     req->include = 0;
     for (size_t i = 0; i < m->out.n; i++)
         req->include |= 1ul << part_of[m->out.index[i]];
+    if (!check_cells(m, limits, err))
+        return false;
     /* The least this request can hold (its answer sent as pieces); admission counts
        the body and how the answer is sent besides. */
-    if (attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model, req->heads,
-                            req->kv_heads) == 0 ||
+    if ((!req->streamed && attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model,
+                                               req->heads, req->kv_heads) == 0) ||
         !api_within_request_limit(limits, api_v2_multihead_working_set(m, 0, true), "", err)) {
         api_error_set(err, API_LIMIT_EXCEEDED, "the %zu heads of %zu x %zu need more memory "
                       "than one request may use", req->heads, req->grid.n_q, req->grid.n_k);
@@ -279,9 +298,12 @@ size_t api_v2_multihead_working_set(const struct api_v2_multihead *m, size_t bod
                             api_v2_input_bytes(&m->b[i]));
     size_t cells = attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model, req->heads,
                                        req->kv_heads);
-    /* One trace at a time (its doubles and each head's record); a batch's outputs
-       copied out of each, the answer sent from the trace (one problem) or the copies. */
-    size_t trace = api_v2_add(api_v2_mul(cells == 0 ? SIZE_MAX : cells, sizeof(double)),
+    /* One trace at a time (its doubles and each head's record), or one streamed answer
+       and its scratch; a batch's outputs copied out of each, the answer sent from the
+       trace (one problem) or the copies. */
+    size_t trace = api_v2_add(req->streamed
+                                  ? api_multihead_stream_bytes(req, req->grid.n_q, req->grid.n_k)
+                                  : api_v2_mul(cells == 0 ? SIZE_MAX : cells, sizeof(double)),
                               api_v2_mul(req->heads, sizeof(struct attn_trace)));
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
     size_t cells_of[API_V2_MAX_TENSORS];
@@ -407,6 +429,52 @@ static size_t parts_of(const struct api_multihead_req *r, int which)
     }
 }
 
+/* A streamed answer, and a trace that lends it to the outputs (no (n_q, n_k) step). */
+struct streamed {
+    struct attn_mh_stream stream;
+    struct attn_mh_trace view;
+    struct attn_trace heads[]; /* the view's, one a head */
+};
+
+static void streamed_free(void *owner)
+{
+    struct streamed *s = owner;
+    attn_mh_stream_free(&s->stream);
+    free(s);
+}
+
+/* Runs the problem req points at, whole or streamed, into *owner (free with *owner_free);
+ * *trace is what its outputs are read from. */
+static bool run_problem(struct api_multihead_req *req, void **owner, void (**owner_free)(void *),
+                        const struct attn_mh_trace **trace, struct api_error *err)
+{
+    if (!req->streamed) {
+        struct attn_mh_trace *t = malloc(sizeof *t);
+        if (t == NULL) {
+            api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
+            return false;
+        }
+        if (!api_multihead_run(req, "", t, err)) {
+            free(t);
+            return false;
+        }
+        *owner = t, *owner_free = trace_free, *trace = t;
+        return true;
+    }
+    struct streamed *s = calloc(1, sizeof *s + req->heads * sizeof s->heads[0]);
+    if (s == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
+        return false;
+    }
+    if (!api_multihead_stream(req, "", &s->stream, err)) {
+        free(s);
+        return false;
+    }
+    api_multihead_stream_view(&s->stream, s->heads, &s->view);
+    *owner = s, *owner_free = streamed_free, *trace = &s->view;
+    return true;
+}
+
 /*
  * One problem: its outputs borrow the trace's matrices (each contiguous), and o takes
  * the trace over, so that the answer's tensors are sent from where they were computed.
@@ -414,23 +482,17 @@ static size_t parts_of(const struct api_multihead_req *r, int which)
 static bool run_one(struct api_v2_multihead *m, struct api_v2_outs *o, struct api_error *err)
 {
     struct api_multihead_req *req = &m->req;
-    struct attn_mh_trace *trace = malloc(sizeof *trace);
-    if (trace == NULL) {
-        api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
-        return false;
-    }
     req->x_q.data = m->x_q.data;
     if (req->cross)
         req->x_kv.data = m->x_kv.data;
     api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, 0);
-    if (!api_multihead_run(req, "", trace, err)) {
-        free(trace);
+    const struct attn_mh_trace *trace;
+    if (!run_problem(req, &o->owner, &o->owner_free, &trace, err))
         return false;
-    }
-    o->owner = trace;
-    o->owner_free = trace_free;
-    o->owner_bytes = api_v2_mul(attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model,
-                                                    req->heads, req->kv_heads), sizeof(double));
+    o->owner_bytes = req->streamed
+        ? api_multihead_stream_bytes(req, req->grid.n_q, req->grid.n_k)
+        : api_v2_mul(attn_mh_trace_cells(req->grid.n_q, req->grid.n_k, req->d_model,
+                                         req->heads, req->kv_heads), sizeof(double));
     for (size_t i = 0; i < m->out.n; i++) {
         int which = (int)m->out.index[i];
         size_t shape[3], rank = out_shape(m, which, shape);
@@ -490,14 +552,16 @@ bool api_v2_multihead_run(struct api_v2_multihead *m, struct api_v2_outs *o,
         /* dropout draws over (B, h, n_q, n_k): problem b after b problems' cells */
         req->variants.dropout_offset =
             (unsigned long long)b * req->heads * req->grid.n_q * req->grid.n_k;
-        struct attn_mh_trace trace;
-        if (!api_multihead_run(req, "", &trace, err)) {
+        void *owner;
+        void (*owner_free)(void *);
+        const struct attn_mh_trace *trace;
+        if (!run_problem(req, &owner, &owner_free, &trace, err)) {
             api_v2_repoint(err, m->header, v1_fields, v2_inputs, 9);
             return false;
         }
         for (size_t i = 0; i < o->n; i++)
-            copy_output(o->out[i].data + b * each[i], &trace, (int)m->out.index[i]);
-        attn_mh_trace_free(&trace);
+            copy_output(o->out[i].data + b * each[i], trace, (int)m->out.index[i]);
+        owner_free(owner);
     }
     return true;
 }

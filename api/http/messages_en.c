@@ -473,6 +473,18 @@ const char *const api_messages_en[] = {
     "the numbers are too large for a double (~1.8e308): scale the inputs or weights down",
     /* api/endpoints/multihead_run.c */
     "no memory for %zu heads of %zu x %zu",
+    /* api/endpoints/multihead.c */
+    "no memory for %zu heads",
+    /* api/endpoints/multihead_rows.c */
+    "no memory for %zu rows of %zu heads",
+    /* api/endpoints/multihead_rows.c */
+    "send fewer rows or heads, or ask as JSON only for what needs no such matrix (the inputs, q, k, v, head_outputs, concat, output, row_sum, lse), without explain or dropout",
+    /* api/endpoints/multihead_rows.c */
+    "the listed rows' output",
+    /* api/endpoints/multihead_rows.c */
+    "the listed rows' per-head scores (heads x len(rows) x n_k)",
+    /* api/endpoints/multihead_rows.c */
+    "the per-head scores (heads x n_q x n_k)",
     /* api/endpoints/multihead_variants.c */
     "  sink_weight (the sink logit's share of each row, per head):\n",
     /* api/endpoints/multihead_variants.c */
@@ -651,6 +663,8 @@ const char *const api_messages_en[] = {
     "X_KV has %zu columns but X_Q has %zu: both are d_model wide",
     /* api/endpoints/v2_multihead.c */
     "%zu queries and %zu keys make a score matrix of more than %zu cells",
+    /* api/endpoints/v2_multihead.c */
+    "send fewer queries or keys, or ask only for outputs that need no such matrix (OUTPUT, Q, K, V, HEAD_OUTPUTS, CONCAT, LSE, ROW_SUM, ROW_MAX), without dropout",
     /* api/endpoints/v2_multihead.c */
     "%s must be (%zu, %zu): d_model = %zu, heads = %zu, kv_heads = %zu, weight_layout %s",
     /* api/endpoints/v2_multihead.c */

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/json/numfmt.h"
@@ -156,6 +157,26 @@ void api_text_label(char *buf, const struct api_labels *l, size_t i)
         return;
     }
     snprintf(buf, API_TEXT_LABEL, "%s%zu", l->prefix != NULL ? l->prefix : "", i);
+}
+
+bool api_labels_pick(const struct api_labels *from, const size_t *rows, size_t n,
+                     struct api_labels *out, const char ***names, char **store)
+{
+    *names = malloc(n * sizeof **names);
+    *store = malloc(n * API_TEXT_LABEL);
+    if (*names == NULL || *store == NULL) {
+        free(*names);
+        free(*store);
+        *names = NULL, *store = NULL;
+        return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *label = *store + i * API_TEXT_LABEL;
+        api_text_label(label, from, rows[i]);
+        (*names)[i] = label;
+    }
+    *out = (struct api_labels){ *names, n, from->prefix };
+    return true;
 }
 
 void api_text_number(char *buf, double x, int decimals)

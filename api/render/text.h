@@ -116,4 +116,12 @@ void api_text_shape(char *buf, size_t rows, size_t cols, bool as_vector);
 #define API_TEXT_LABEL 96
 void api_text_label(char *buf, const struct api_labels *l, size_t i);
 
+/*
+ * `rows`: *out becomes labels for the answer's rows, row i named as query rows[i] is in
+ * `from` (its name, or prefix<index>). The names live in *store (n·API_TEXT_LABEL bytes)
+ * and *names; the caller frees both, also when false (no memory) leaves them NULL.
+ */
+bool api_labels_pick(const struct api_labels *from, const size_t *rows, size_t n,
+                     struct api_labels *out, const char ***names, char **store);
+
 #endif

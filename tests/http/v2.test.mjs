@@ -512,10 +512,11 @@ test('multihead: every output matches /v1/multihead on the same numbers, batched
     assert.deepEqual(pieces[o.name], bytesOf('FP64', flat(expected)), o.name);
   }
   assert.deepEqual(header.outputs.find((o) => o.name === 'WEIGHTS').shape, [2, 3, 3]);
-  // The same X twice as a batch of 2: each half is the single answer.
+  // The same X twice as a batch of 2: each half is the single answer. (WEIGHTS keeps the
+  // whole path, whose bits /v1 has; OUTPUT alone is streamed: tests/http/mh_rows.test.mjs.)
   const batched = [{ name: 'X', shape: [2, 3, 4], datatype: 'FP64', values: [...flat(x), ...flat(x)] }, ...inputs.slice(1)];
   const b = readBinaryAnswer(await call(s.port, {
-    path: '/v2/models/multihead/infer', ...tritonBody(batched, { outputs: ['OUTPUT'], parameters: { heads: 2 } }),
+    path: '/v2/models/multihead/infer', ...tritonBody(batched, { outputs: ['OUTPUT', 'WEIGHTS'], parameters: { heads: 2 } }),
   }));
   assert.deepEqual(b.header.outputs[0].shape, [2, 3, 4]);
   const one = bytesOf('FP64', flat(want.output));

@@ -133,6 +133,17 @@ static const struct alloc_case {
     { "POST", "/v1/attention", NULL,
       "{\"random\":{\"seed\":1,\"n_q\":2100,\"n_k\":2100,\"d_k\":2,\"d_v\":1},"
       "\"rows\":[2099,0],\"include\":[\"output\",\"lse\"]}", NULL },
+    /* /v1/multihead: rows with variants, as text with labels; over --max-cells, streamed */
+    { "POST", "/v1/multihead", NULL,
+      "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":2,\"n\":3,\"d_model\":4},"
+      "\"mask\":\"causal\",\"rows\":[2,0,2],\"rope\":{},\"sink_logit\":0.5,"
+      "\"include\":[\"weights\",\"summary\",\"q_rope\",\"output\"]}", NULL },
+    { "POST", "/v1/multihead", "text/plain",
+      "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4},\"rows\":[1],"
+      "\"labels\":{\"queries\":[\"a\",\"b\",\"c\"]}}", NULL },
+    { "POST", "/v1/multihead", NULL,
+      "{\"heads\":2,\"random\":{\"seed\":1,\"n\":1500,\"d_model\":4},\"rows\":[1499,0],"
+      "\"window\":{\"left\":3},\"include\":[\"output\",\"lse\"]}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"maks\":\"causal\"}", NULL },
     { "POST", "/v1/attention", NULL, "{\"q\":[[1,\"0\"]],\"k\":[[1,0]],\"v\":[[1]]}", NULL },
     { "POST", "/v1/attention", NULL,
