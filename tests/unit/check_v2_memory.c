@@ -13,7 +13,7 @@
  * highest total is kept. OpenBLAS keeps its own buffers (mmap'd once): not counted,
  * and not part of any request's estimate either.
  *
- * Cases: Estimate.
+ * Cases: Estimate (the streamed answers of both models too).
  */
 #include <check.h>
 #include <malloc.h>
@@ -279,6 +279,42 @@ START_TEST(test_multihead)
 }
 END_TEST
 
+#define OUTPUT_LSE_BINARY                                                                  \
+    "{\"name\":\"OUTPUT\",\"parameters\":{\"binary_data\":true}},"                         \
+    "{\"name\":\"LSE\",\"parameters\":{\"binary_data\":true}}"
+
+START_TEST(test_attention_streamed)
+{
+    /* OUTPUT and LSE: streamed, no (n_q, n_k) matrix; the answer's block and the scratch. */
+    const struct input in[] = { { "Q", 2, { 1024, 32 } }, { "K", 2, { 1024, 32 } },
+                                { "V", 2, { 1024, 32 } } };
+    size_t len, hlen;
+    char *body = binary_request(in, 3, false, OUTPUT_LSE_BINARY, "", &len, &hlen);
+    check_estimate("attention 1024x32 output, lse streamed", "attention", body, len, hlen, true);
+}
+END_TEST
+
+START_TEST(test_multihead_streamed)
+{
+    /* OUTPUT and LSE of four heads: streamed head by head, one problem and a batch of 2. */
+    const struct input in[] = { { "X", 2, { 768, 64 } }, { "W_Q", 2, { 64, 64 } },
+                                { "W_K", 2, { 64, 64 } }, { "W_V", 2, { 64, 64 } },
+                                { "W_O", 2, { 64, 64 } } };
+    size_t len, hlen;
+    char *body = binary_request(in, 5, false, OUTPUT_LSE_BINARY, "\"parameters\":{\"heads\":4}",
+                                &len, &hlen);
+    check_estimate("multihead 768x64, 4 heads, output, lse streamed", "multihead", body, len,
+                   hlen, true);
+    const struct input batch[] = { { "X", 3, { 2, 512, 64 } }, { "W_Q", 2, { 64, 64 } },
+                                   { "W_K", 2, { 64, 64 } }, { "W_V", 2, { 64, 64 } },
+                                   { "W_O", 2, { 64, 64 } } };
+    body = binary_request(batch, 5, false, OUTPUT_LSE_BINARY, "\"parameters\":{\"heads\":4}",
+                          &len, &hlen);
+    check_estimate("multihead batch 2x512x64, output, lse streamed", "multihead", body, len,
+                   hlen, true);
+}
+END_TEST
+
 static Suite *v2_memory_suite(void)
 {
     Suite *s = suite_create("v2_memory");
@@ -290,6 +326,8 @@ static Suite *v2_memory_suite(void)
     tcase_add_test(est, test_attention_batch);
     tcase_add_test(est, test_attention_json_outputs);
     tcase_add_test(est, test_multihead);
+    tcase_add_test(est, test_attention_streamed);
+    tcase_add_test(est, test_multihead_streamed);
     suite_add_tcase(s, est);
     return s;
 }
