@@ -7,6 +7,7 @@
  * of every shape is dropped, as numpy prints (3,) rather than (1, 3).
  */
 #include "api/endpoints/attention_request.h"
+#include "api/request/rows.h"
 
 #include <stdio.h>
 
@@ -142,9 +143,9 @@ static void write_steps(struct jw *w, const struct api_attention_req *r)
 struct api_explain_row api_attention_explain_row(const struct api_attention_req *r,
                                                  const struct attn_trace *t)
 {
-    size_t i = r->explain.row;
+    size_t i = r->explain.row, at = api_rows_place(r->rows, r->n_rows, i);
     struct api_explain_row x = {
-        .row = i, .query = r->q.data + i * r->q.stride, .keys = r->k, .values = r->v,
+        .row = i, .at = at, .query = r->q.data + i * r->q.stride, .keys = r->k, .values = r->v,
         .trace = t, .scale = r->scale, .vector = r->q_is_vector,
     };
     if (!r->variants.any)
@@ -154,7 +155,7 @@ struct api_explain_row api_attention_explain_row(const struct api_attention_req 
     if (r->variants.has_rope) { /* the row is worked on the rotated q and k */
         x.query_before_rope = x.query;
         x.keys_before_rope = r->k;
-        x.query = r->vsteps->q_rope.data + i * r->vsteps->q_rope.stride;
+        x.query = r->vsteps->q_rope.data + at * r->vsteps->q_rope.stride;
         x.keys = r->vsteps->k_rope;
     }
     return x;

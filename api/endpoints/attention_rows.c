@@ -18,14 +18,6 @@
 #include "api/request/fields.h"
 #include "api/request/rows.h"
 
-/* The field asked beside rows that already works on one row, or NULL. */
-static const char *rows_conflict(const struct api_attention_req *r)
-{
-    if (r->explain.on)
-        return "explain";
-    return r->pitfall != API_PITFALL_NONE ? "pitfall" : NULL;
-}
-
 bool api_attention_read_rows(const json_t *doc, const char *prefix, struct api_attention_req *r,
                              struct api_error *err)
 {
@@ -42,11 +34,14 @@ bool api_attention_read_rows(const json_t *doc, const char *prefix, struct api_a
                        "or leave rows out");
         return false;
     }
-    const char *conflict = rows_conflict(r);
-    if (conflict != NULL)
-        return api_rows_refuse_beside(ptr, conflict, err);
+    if (r->pitfall != API_PITFALL_NONE) /* a whole problem computed the wrong way */
+        return api_rows_refuse_beside(ptr, "pitfall", err);
     /* on failure the caller's deinit frees rows */
-    return api_read_rows(node, ptr, r->q.rows, &r->rows, &r->n_rows, err);
+    char explain_ptr[160];
+    API_FIELD_POINTER(explain_ptr, prefix, "explain/row");
+    return api_read_rows(node, ptr, r->q.rows, &r->rows, &r->n_rows, err) &&
+           (!r->explain.on ||
+            api_rows_check_explain(r->rows, r->n_rows, r->explain.row, explain_ptr, err));
 }
 
 bool api_attention_check_rows(const struct api_attention_req *r, const char *prefix,

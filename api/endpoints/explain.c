@@ -168,8 +168,8 @@ static double row_max(const struct api_explain_row *x)
     const struct attn_trace *t = x->trace;
     double m = x->variants.sink ? x->variants.sink_logit : -INFINITY;
     for (size_t j = 0; j < t->n_k; j++)
-        if (!blocked(cell(&t->masked, x->row, j)) && cell(&t->masked, x->row, j) > m)
-            m = cell(&t->masked, x->row, j);
+        if (!blocked(cell(&t->masked, x->at, j)) && cell(&t->masked, x->at, j) > m)
+            m = cell(&t->masked, x->at, j);
     return m;
 }
 
@@ -198,14 +198,14 @@ static const struct attn_matrix *dropped_of(const struct api_explain_row *x)
 /* The sink's share of the row, from the trace (0 without a sink). */
 static double sink_weight_of(const struct api_explain_row *x)
 {
-    return x->vsteps != NULL && x->variants.sink ? x->vsteps->sink_weight[x->row] : 0;
+    return x->vsteps != NULL && x->variants.sink ? x->vsteps->sink_weight[x->at] : 0;
 }
 
 /* The weight that mixes value row j: dropped with dropout, else the softmax weight. */
 static double mixing_weight(const struct api_explain_row *x, size_t j)
 {
     const struct attn_matrix *d = dropped_of(x);
-    return d != NULL ? cell(d, x->row, j) : cell(&x->trace->weights, x->row, j);
+    return d != NULL ? cell(d, x->at, j) : cell(&x->trace->weights, x->at, j);
 }
 
 /* ---------------------------------------------------------------- JSON */
@@ -213,7 +213,7 @@ static double mixing_weight(const struct api_explain_row *x, size_t j)
 static void write_key(struct jw *w, const struct api_explain_row *x, size_t j, double max)
 {
     const struct attn_trace *t = x->trace;
-    size_t i = x->row, d_k = x->keys.cols;
+    size_t i = x->at, d_k = x->keys.cols;
     double m = cell(&t->masked, i, j);
     jw_object_begin(w);
     JW_KEY(w, "key");
@@ -267,10 +267,10 @@ static void write_output(struct jw *w, const struct api_explain_row *x)
         JW_KEY(w, "key");
         jw_int(w, (long long)j);
         JW_KEY(w, "weight");
-        jw_double(w, cell(&t->weights, x->row, j));
+        jw_double(w, cell(&t->weights, x->at, j));
         if (dropped_of(x) != NULL) { /* what the value row is weighed by */
             JW_KEY(w, "dropped");
-            jw_double(w, cell(dropped_of(x), x->row, j));
+            jw_double(w, cell(dropped_of(x), x->at, j));
         }
         JW_KEY(w, "value");
         jw_double_array(w, x->values.data + j * x->values.stride, d_v);
@@ -278,7 +278,7 @@ static void write_output(struct jw *w, const struct api_explain_row *x)
     }
     jw_array_end(w);
     JW_KEY(w, "value");
-    jw_double_array(w, t->output.data + x->row * t->output.stride, d_v);
+    jw_double_array(w, t->output.data + x->at * t->output.stride, d_v);
     jw_object_end(w);
 }
 
@@ -288,8 +288,8 @@ void api_explain_write(struct jw *w, const struct api_explain_row *x)
     double max = row_max(x);
     double unshifted = 0, sum = 0;
     for (size_t j = 0; j < t->n_k; j++) {
-        unshifted += exp_unshifted(cell(&t->masked, x->row, j));
-        sum += exp_shifted(cell(&t->masked, x->row, j), max);
+        unshifted += exp_unshifted(cell(&t->masked, x->at, j));
+        sum += exp_shifted(cell(&t->masked, x->at, j), max);
     }
     if (x->variants.sink) { /* the sink's term is in both sums: it takes weight */
         unshifted += exp(x->variants.sink_logit);
@@ -399,7 +399,7 @@ static void compare_lines(struct api_buf *b, const struct api_explain_row *x, in
             show(kc, cell(&x->keys, j, c), decimals);
             api_buf_printf(b, "%s%s×%s", c == 0 ? "" : " + ", qc, kc);
         }
-        bool approx = show(num, cell(&x->trace->scores, x->row, j), decimals);
+        bool approx = show(num, cell(&x->trace->scores, x->at, j), decimals);
         api_buf_printf(b, " %s %s\n", eq(approx), num);
     }
 }
@@ -410,8 +410,8 @@ static void scale_lines(struct api_buf *b, const struct api_explain_row *x, int 
     bool scale_approx = show(scale, x->scale, decimals);
     for (size_t j = 0; j < x->trace->n_k; j++) {
         char s[API_NUMBER_MAX], r[API_NUMBER_MAX];
-        show(s, cell(&x->trace->scores, x->row, j), decimals);
-        bool approx = show(r, cell(&x->trace->scaled, x->row, j), decimals) || scale_approx;
+        show(s, cell(&x->trace->scores, x->at, j), decimals);
+        bool approx = show(r, cell(&x->trace->scaled, x->at, j), decimals) || scale_approx;
         lead(b, EX_SCALE, j == 0);
         api_buf_printf(b, "%s × %s %s %s\n", s, scale, eq(approx), r);
     }
@@ -424,7 +424,7 @@ static void mask_lines(struct api_buf *b, const struct api_explain_row *x, int d
     bool first = true;
     for (size_t j = 0; j < t->n_k; j++) {
         const struct attn_matrix *before = softcapped_of(x) ? softcapped_of(x) : &t->scaled;
-        double m = cell(&t->masked, x->row, j), s = cell(before, x->row, j);
+        double m = cell(&t->masked, x->at, j), s = cell(before, x->at, j);
         if (m == s)
             continue;
         char key[API_TEXT_LABEL], line[API_TEXT_LABEL + 80];
@@ -459,7 +459,7 @@ static void mask_lines(struct api_buf *b, const struct api_explain_row *x, int d
 static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, int decimals)
 {
     const struct attn_trace *t = x->trace;
-    size_t n_k = t->n_k, i = x->row;
+    size_t n_k = t->n_k, i = x->at;
     double max = row_max(x), sum = 0;
     bool sink = x->variants.sink;
     double z = x->variants.sink_logit;
@@ -578,8 +578,8 @@ static void softcap_lines(struct api_buf *b, const struct api_explain_row *x, in
     show(c, x->variants.softcap, decimals);
     for (size_t j = 0; j < x->trace->n_k; j++) {
         char sv[API_NUMBER_MAX], r[API_NUMBER_MAX];
-        show(sv, cell(&x->trace->scaled, x->row, j), decimals);
-        bool approx = show(r, cell(softcapped_of(x), x->row, j), decimals);
+        show(sv, cell(&x->trace->scaled, x->at, j), decimals);
+        bool approx = show(r, cell(softcapped_of(x), x->at, j), decimals);
         lead(b, EX_SOFTCAP, j == 0);
         api_buf_printf(b, "%s·tanh(%s ÷ %s) %s %s\n", c, sv, c, eq(approx), r);
     }
@@ -596,14 +596,14 @@ static void dropout_lines(struct api_buf *b, const struct api_explain_row *x, in
         char line[API_TEXT_LABEL + 40];
         api_text_label(key, keys, j);
         lead(b, EX_DROPOUT, j == 0);
-        if (cell(&x->vsteps->keep, x->row, j) == 0) {
+        if (cell(&x->vsteps->keep, x->at, j) == 0) {
             const char *args[] = { key };
             api_fill(line, sizeof line, api_tr(explain_words[EX_DROPPED_OUT]), args, 1);
             api_buf_printf(b, "%s\n", line);
             continue;
         }
-        show(wv, cell(&x->trace->weights, x->row, j), decimals);
-        bool approx = show(d, cell(dropped_of(x), x->row, j), decimals) || keep_approx;
+        show(wv, cell(&x->trace->weights, x->at, j), decimals);
+        bool approx = show(d, cell(dropped_of(x), x->at, j), decimals) || keep_approx;
         api_buf_printf(b, "%s: %s ÷ %s %s %s\n", key, wv, keep, eq(approx), d);
     }
 }
@@ -624,7 +624,7 @@ static void mix_line(struct api_buf *b, const struct api_explain_row *x, int dec
         vector_text(b, x->values.data + j * x->values.stride, d_v, decimals);
     }
     api_buf_puts(b, " = ");
-    vector_text(b, t->output.data + x->row * t->output.stride, d_v, decimals);
+    vector_text(b, t->output.data + x->at * t->output.stride, d_v, decimals);
     api_buf_puts(b, "\n");
 }
 
@@ -632,7 +632,7 @@ void api_explain_text(struct api_buf *b, const struct api_explain_row *x, int de
                       const struct api_labels *queries, const struct api_labels *keys)
 {
     char query[API_TEXT_LABEL], row[24], head[24], title[API_TEXT_LABEL + 200];
-    api_text_label(query, queries, x->row);
+    api_text_label(query, queries, x->at);
     snprintf(row, sizeof row, "%zu", x->row);
     snprintf(head, sizeof head, "%zu", x->head);
     const char *args[] = { query, row, head };

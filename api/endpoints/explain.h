@@ -61,7 +61,9 @@ size_t api_explain_numbers(const struct api_explain_req *e, const struct api_exp
  * multi-head, query, keys and values are the head's slices of the projections.
  */
 struct api_explain_row {
-    size_t row;
+    size_t row;                      /* the query's index, as the answer names it */
+    size_t at;                       /* its row in trace (and vsteps): row, or its place in
+                                        `rows` when the answer holds the listed rows only */
     bool has_head;
     size_t head;
     const double *query;             /* (d_k) */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "api/endpoints/answer.h"
+#include "api/request/rows.h"
 #include "api/endpoints/attention_variants.h"
 #include "api/http/lang.h"
 #include "api/json/matrix_write.h"
@@ -294,13 +295,14 @@ struct api_explain_row api_multihead_explain_row(const struct api_multihead_req 
                                                  const struct attn_mh_trace *t)
 {
     size_t i = r->explain.row, h = r->explain.head, d_k = t->d_k;
+    size_t at = api_rows_place(r->rows, r->n_rows, i); /* q is the answer's rows */
     size_t g = attn_mh_kv_head(h, t->heads, t->kv_heads);
     /* The head's slices: columns [h·d_k, (h+1)·d_k) of Q, its kv head's of K and V. */
     const struct attn_matrix keys = { t->k.data + g * d_k, t->n_k, d_k, t->k.stride };
     const struct attn_matrix values = { t->v.data + g * d_k, t->n_k, d_k, t->v.stride };
     struct api_explain_row x = {
-        .row = i, .has_head = true, .head = h,
-        .query = t->q.data + i * t->q.stride + h * d_k, .keys = keys, .values = values,
+        .row = i, .at = at, .has_head = true, .head = h,
+        .query = t->q.data + at * t->q.stride + h * d_k, .keys = keys, .values = values,
         .trace = &t->head[h], .scale = r->scale,
     };
     if (!r->variants.any)
@@ -312,7 +314,7 @@ struct api_explain_row api_multihead_explain_row(const struct api_multihead_req 
     if (r->variants.has_rope) {
         x.query_before_rope = x.query;
         x.keys_before_rope = keys;
-        x.query = vt->q_rope.data + i * vt->q_rope.stride;
+        x.query = vt->q_rope.data + at * vt->q_rope.stride;
         x.keys = vt->k_rope;
     }
     return x;

@@ -28,15 +28,17 @@ bool api_multihead_read_rows(const json_t *doc, const char *prefix, enum api_for
         return true;
     char ptr[128];
     API_FIELD_POINTER(ptr, prefix, "rows");
-    if (r->explain.on)
-        return api_rows_refuse_beside(ptr, "explain", err);
     if (format == API_FORMAT_BERTVIZ) {
         api_error_set(err, API_INVALID_VALUE, "rows cannot be combined with %s", "format=bertviz");
         api_error_at(err, "%s", ptr);
         api_error_hint(err, "bertviz draws every query of a sentence: leave rows out");
         return false;
     }
-    return api_read_rows(node, ptr, n_q, &r->rows, &r->n_rows, err); /* deinit frees rows */
+    char explain_ptr[160];
+    API_FIELD_POINTER(explain_ptr, prefix, "explain/row");
+    return api_read_rows(node, ptr, n_q, &r->rows, &r->n_rows, err) && /* deinit frees rows */
+           (!r->explain.on ||
+            api_rows_check_explain(r->rows, r->n_rows, r->explain.row, explain_ptr, err));
 }
 
 size_t api_multihead_answer_rows(const struct api_multihead_req *r)

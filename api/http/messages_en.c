@@ -37,6 +37,10 @@ const char *const api_messages_en[] = {
     "head outputs are 0 in every head",
     /* api/endpoints/attention.c */
     "rows cannot be combined with %s",
+    /* api/request/rows.c */
+    "explain works on row %zu, which rows does not list",
+    /* api/request/rows.c */
+    "add %zu to rows, or explain one of the rows listed",
     /* api/endpoints/attention.c */
     "bertviz draws every query of a sentence: leave rows out",
     /* api/endpoints/attention_overflow.c */

@@ -50,6 +50,28 @@ bool api_read_rows(const json_t *node, const char *ptr, size_t n_q, size_t **row
     return true;
 }
 
+size_t api_rows_place(const size_t *rows, size_t n_rows, size_t row)
+{
+    if (rows == NULL)
+        return row;
+    size_t at = 0;
+    while (at < n_rows && rows[at] != row)
+        at++;
+    return at;
+}
+
+bool api_rows_check_explain(const size_t *rows, size_t n_rows, size_t row, const char *pointer,
+                            struct api_error *err)
+{
+    if (api_rows_place(rows, n_rows, row) < n_rows || rows == NULL)
+        return true;
+    api_error_set(err, API_INVALID_VALUE, "explain works on row %zu, which rows does not list",
+                  row);
+    api_error_at(err, "%s", pointer);
+    api_error_hint(err, "add %zu to rows, or explain one of the rows listed", row);
+    return false;
+}
+
 bool api_rows_refuse_beside(const char *ptr, const char *field, struct api_error *err)
 {
     api_error_set(err, API_INVALID_VALUE, "rows cannot be combined with %s", field);

@@ -24,6 +24,17 @@
 bool api_read_rows(const json_t *node, const char *ptr, size_t n_q, size_t **rows,
                    size_t *n_rows, struct api_error *err);
 
+/* Where query `row` is answered: its first place in rows, or row itself when rows is
+ * NULL; n_rows when rows does not list it. */
+size_t api_rows_place(const size_t *rows, size_t n_rows, size_t row);
+
+/*
+ * explain works on one row of the answer: with rows, it must be listed. A 422 at
+ * pointer (explain's row) when it is not, naming the rows listed.
+ */
+bool api_rows_check_explain(const size_t *rows, size_t n_rows, size_t row, const char *pointer,
+                            struct api_error *err);
+
 /* The refusal of rows beside `field`, which works on one row already (explain, pitfall). */
 bool api_rows_refuse_beside(const char *ptr, const char *field, struct api_error *err);
 

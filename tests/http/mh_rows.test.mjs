@@ -196,7 +196,7 @@ test('bad rows: each a 422 at its pointer', async () => {
   const cases = [
     [{ rows: [] }, '/rows', /empty list/], [{ rows: 2 }, '/rows', /non-empty list/],
     [{ rows: [0, 4] }, '/rows/1', /rows/], [{ rows: [0.5] }, '/rows/0', /rows/],
-    [{ rows: [0], explain: { row: 0, head: 0 } }, '/rows', /explain/],
+    [{ rows: [0, 3], explain: { row: 2, head: 1 } }, '/explain/row', /add 2 to rows/],
   ];
   for (const [extra, pointer, message] of cases) {
     const r = await postJson(full.port, '/v1/multihead', { ...p, ...extra });
@@ -212,6 +212,14 @@ test('bad rows: each a 422 at its pointer', async () => {
   const many = Array.from({ length: 40 }, (_, i) => i % 20);
   const over = assertProblem(assert, await postJson(small.port, '/v1/multihead', { ...big, rows: many }), 422);
   assert.equal(over.errors[0].pointer, '/rows');
+});
+
+test('explain works on a listed row of a head as it does without rows', async () => {
+  const p = problem(23, { nQ: 4, nK: 4, extra: { mask: 'causal', rope: {}, sink_logit: 0.25 } });
+  const whole = (await postJson(full.port, '/v1/multihead', { ...p, explain: { row: 2, head: 1 } })).json();
+  const r = await postJson(full.port, '/v1/multihead', { ...p, rows: [3, 2], explain: { row: 2, head: 1 } });
+  assert.equal(r.status, 200, r.body);
+  assert.deepEqual(r.json().explain, whole.explain);
 });
 
 test('the text page labels the listed rows with their real names', async () => {

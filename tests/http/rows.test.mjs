@@ -137,6 +137,26 @@ test('a batch item takes rows too', async () => {
   assert.deepEqual(b.results[1].body.lse.length, 5);
 });
 
+test('explain works on a listed row as it does without rows, in JSON and text', async () => {
+  const p = { q: [[1, 0], [0, 1], [1, 1]], k: [[1, 0], [0, 1]], v: [[1], [2]], mask: 'causal',
+    labels: { queries: ['a', 'b', 'c'] } };
+  for (const extra of [{}, { rope: {}, sink_logit: 0.5 }]) {
+    const whole = (await postJson(s.port, '/v1/attention', { ...p, ...extra, explain: { row: 1 } })).json();
+    const r = await postJson(s.port, '/v1/attention', { ...p, ...extra, rows: [2, 1], explain: { row: 1 } });
+    assert.equal(r.status, 200, r.body);
+    assert.deepEqual(r.json().explain, whole.explain, JSON.stringify(extra));
+    assert.equal(r.json().explain.row, 1);
+  }
+  const text = (body) => request(s.port, { method: 'POST', path: '/v1/attention?format=text',
+    headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const pick = (page) => page.slice(page.indexOf('\nexplain'), page.indexOf('\nwarning')); // the rows' own warnings differ
+  const whole = await text({ ...p, explain: { row: 1 } });
+  const some = await text({ ...p, rows: [2, 1], explain: { row: 1 } });
+  assert.equal(some.status, 200, some.body);
+  assert.ok(pick(some.body).length > 100, some.body);
+  assert.equal(pick(some.body), pick(whole.body), 'the worked row, labelled b (row 1)');
+});
+
 test('bad rows: a 422 naming the culprit', async () => {
   const p = { q: [[1, 0], [0, 1], [1, 1]], k: [[1, 0], [0, 1]], v: [[1], [2]] };
   const cases = [
@@ -146,7 +166,7 @@ test('bad rows: a 422 naming the culprit', async () => {
     [{ rows: [-1] }, '/rows/0', /0 to 2/],
     [{ rows: [1.5] }, '/rows/0', /0 to 2/],
     [{ rows: ['1'] }, '/rows/0', /0 to 2/],
-    [{ rows: [0], explain: { row: 0 } }, '/rows', /explain/],
+    [{ rows: [0, 2], explain: { row: 1 } }, '/explain/row', /add 1 to rows/],
     [{ rows: [0], pitfall: 'no_transpose' }, '/rows', /pitfall/],
     [{ q: [1, 0], rows: [0] }, '/rows', /matrix q/],
   ];

@@ -122,13 +122,13 @@ static const struct alloc_case {
     { "POST", "/v1/multihead", NULL,
       "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4},"
       "\"labels\":{\"queries\":[\"a\",\"b\",\"c\"],\"keys\":[\"x\",\"y\",\"a long key label\"]}}", "svg" },
-    /* rows: the whole problem, then its rows; as text with the rows' labels */
+    /* rows: the whole problem, then its rows; as text with the rows' labels and explain */
     { "POST", "/v1/attention", NULL,
       "{\"q\":[[1,0],[0,1],[1,1]],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],\"mask\":\"causal\","
       "\"rows\":[2,0,2],\"window\":{\"left\":1,\"right\":0},\"sink_logit\":0.5}", NULL },
     { "POST", "/v1/attention", "text/plain",
-      "{\"q\":[[1,0],[0,1],[1,1]],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],\"rows\":[1],"
-      "\"labels\":{\"queries\":[\"a\",\"b\",\"c\"]}}", NULL },
+      "{\"q\":[[1,0],[0,1],[1,1]],\"k\":[[1,0],[0,1]],\"v\":[[1],[2]],\"rows\":[2,1],"
+      "\"explain\":{\"row\":1},\"labels\":{\"queries\":[\"a\",\"b\",\"c\"]}}", NULL },
     /* over the default --max-cells (2100 x 2100), output and lse only: streamed, two rows */
     { "POST", "/v1/attention", NULL,
       "{\"random\":{\"seed\":1,\"n_q\":2100,\"n_k\":2100,\"d_k\":2,\"d_v\":1},"
