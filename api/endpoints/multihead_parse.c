@@ -517,12 +517,15 @@ static bool read_bias_vector(const json_t *doc, const char *prefix, int which, s
     return false;
 }
 
-static void plan_x_random(size_t n_q, size_t n_k, struct api_multihead_req *r)
+/* Sized as soon as the sizes are known: what follows reads the inputs' rows (`rows`, the
+ * streamed route's answer), whoever fills them. */
+static bool plan_x_random(size_t n_q, size_t n_k, struct api_multihead_req *r)
 {
     if (r->x_q.data == NULL)
         plan_random(&r->x_q, &r->filled[API_IN_X_Q], n_q, r->d_model);
     if (r->cross && r->x_kv.data == NULL)
         plan_random(&r->x_kv, &r->filled[API_IN_X_KV], n_k, r->d_model);
+    return true;
 }
 
 static bool read_projections(const json_t *doc, const char *prefix, const struct random_in *rnd,
@@ -632,6 +635,7 @@ bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api
               check_random_mode(prefix, &rnd, r, err) &&
               resolve_sizes(prefix, &rnd, r, &n_q, &n_k, err) &&
               check_divides(prefix, r, err) && check_limits(prefix, r, n_q, n_k, limits, err) &&
+              plan_x_random(n_q, n_k, r) &&
               read_options(doc, prefix, limits, n_q, n_k, r, err) &&
               read_explain(doc, prefix, n_q, n_k, r, err) &&
               api_multihead_read_rows(doc, prefix, format, r, n_q, err) &&
@@ -639,8 +643,6 @@ bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api
               api_multihead_check_maps(r, prefix, n_q, n_k, format, limits, err) &&
               check_request_limit(prefix, r, n_q, n_k, format, limits, err) &&
               read_projections(doc, prefix, &rnd, limits, r, err);
-    if (ok)
-        plan_x_random(n_q, n_k, r);
     if (!ok)
         api_multihead_req_deinit(r);
     return ok;

@@ -7,7 +7,8 @@
 // be 8 GiB: the streamed pass (core/stream.h) builds none. The same length on /v1/attention
 // (random inputs, causal, lse as JSON) is streamed too, within its inputs and 64 MiB,
 // and `rows` alone gives those rows' numbers.
-// About 12 s of both cores: `make abuse`, not `make test`. Its time against the bare
+// /v1/multihead streams its heads at n = 16,384 the same way.
+// About 15 s of both cores: `make abuse`, not `make test`. Its time against the bare
 // products is a figure of `make bench` (docs/performance.md), never asserted here.
 
 import assert from 'node:assert/strict';
@@ -176,4 +177,47 @@ test('n = 32,768 on /v1/attention: random inputs and lse as JSON, streamed in bo
   const picked = JSON.parse(some.text).lse;
   rows.forEach((i, at) => assert.ok(Math.abs(picked[at] - lse[i]) <= 1e-12 * Math.abs(lse[i]),
     `rows[${at}] = ${i}: ${picked[at]} vs ${lse[i]}`));
+});
+
+test('n = 16,384 on /v1/multihead: two heads streamed head by head in bounded memory; rows alone agree', async (t) => {
+  const s = await startServer(['--log', 'off']);
+  t.after(() => s.proc.kill('SIGKILL'));
+  const n = 16384, dModel = 64, heads = 2;
+  const problem = { heads, random: { seed: 3, n, d_model: dModel }, mask: 'causal', include: ['lse', 'row_sum'] };
+  const post = (body) => new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: s.port, path: '/v1/multihead', method: 'POST',
+      agent: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
+      const parts = [];
+      res.on('data', (d) => parts.push(d));
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(parts).toString() }));
+    });
+    req.on('error', reject);
+    req.setTimeout(300000, () => req.destroy(new Error('no answer in 300 s')));
+    req.end(JSON.stringify(body));
+  });
+  const idle = memory(s.proc.pid).rss;
+  const whole = await post(problem);
+  const { peak } = memory(s.proc.pid);
+  assert.equal(whole.status, 200, whole.text.slice(0, 400));
+  const { lse, row_sum: rowSum } = JSON.parse(whole.text);
+  assert.equal(lse.length, heads);
+  for (let h = 0; h < heads; h++) {
+    assert.equal(lse[h].length, n);
+    assert.ok(lse[h].every(Number.isFinite), `head ${h}: causal, every row sees a key`);
+    assert.equal(rowSum[h][0], 1, `head ${h}: query 0 sees key 0 alone, e^0`);
+  }
+  // x, Q, K and V, and the answer's q, head outputs, concat and output: eight (n, d_model)
+  // matrices of doubles; each head's (n, n) steps would be 2 GiB
+  const bound = 8 * n * dModel * 8 + 64 * 2 ** 20;
+  t.diagnostic(`multihead causal n = ${n}, ${heads} heads, lse: ${((peak - idle) / 2 ** 20).toFixed(1)} MiB ` +
+    `above idle at the peak against ${(bound / 2 ** 20).toFixed(1)} MiB`);
+  assert.ok(peak - idle <= bound, `${peak - idle} bytes above idle, over ${bound}`);
+
+  const rows = [n - 1, 0, 4321, 4321];
+  const some = await post({ ...problem, rows });
+  assert.equal(some.status, 200, some.text.slice(0, 400));
+  const picked = JSON.parse(some.text).lse;
+  for (let h = 0; h < heads; h++)
+    rows.forEach((i, at) => assert.ok(Math.abs(picked[h][at] - lse[h][i]) <= 1e-12 * Math.abs(lse[h][i]),
+      `head ${h} rows[${at}] = ${i}: ${picked[h][at]} vs ${lse[h][i]}`));
 });

@@ -161,6 +161,19 @@ test('over --max-cells, what needs no (n_q, n_k) step is streamed, as the defini
   }
 });
 
+test('streamed with random inputs, cross-attention too, with or without rows', async () => {
+  for (const random of [{ seed: 1, n: 40, d_model: 8 }, { seed: 2, n: 40, n_kv: 36, d_model: 8 }])
+    for (const rows of [undefined, [39, 2]]) {
+      const body = { heads: 2, random, mask: 'causal', include: ['output', 'lse'], ...(rows ? { rows } : {}) };
+      const r = await postJson(small.port, '/v1/multihead', body);
+      assert.equal(r.status, 200, r.body);
+      const a = r.json(), f = (await postJson(full.port, '/v1/multihead', body)).json();
+      assert.equal(a.lse[0].length, rows ? rows.length : 40);
+      a.lse.forEach((m, h) => m.forEach((x, i) => assertNear(x, f.lse[h][i], `lse[${h}][${i}]`)));
+      a.output.forEach((row, i) => row.forEach((x, c) => assertNear(x, f.output[i][c], `output[${i}][${c}]`)));
+    }
+});
+
 test('streamed with variants agrees with the full path to 1e-12', async () => {
   const variants = { rope: {}, alibi: 'auto', sink_logit: 0.5, window: { left: 5 }, sink_tokens: 1, softcap: 5 };
   const p = problem(9, { nQ: 40, nK: 40, heads: 4, kvHeads: 2, extra: { mask: 'causal', ...variants } });
