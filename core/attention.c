@@ -378,7 +378,7 @@ struct attn_row_stats {
 };
 
 /*
- * Softmax of one row x (n) into w (n); *blocked = 1 when every key is blocked; false
+ * Softmax of one row x (n) into w (n), max being x's largest cell (attn_row_max); *blocked = 1 when every key is blocked; false
  * if a weight is not finite. The row's max is subtracted first: exp then never sees a
  * positive argument, so scores of 1e300 cannot overflow, and the ratios are
  * unchanged. The sum is >= 1 (the max contributes exp(0)), so the division is safe.
@@ -387,10 +387,10 @@ struct attn_row_stats {
  * about the row, while w is in cache; its argmax is the first key of the max score,
  * found before exp (x and w may be one row).
  */
-static bool attn_row_softmax(const double *x, double *w, size_t n, int *blocked,
+static bool attn_row_softmax(const double *x, double *w, size_t n, double max, int *blocked,
                              struct attn_row_stats *stats, struct attn_row_facts *facts)
 {
-    double max = attn_row_max(x, n), sum;
+    double sum;
     size_t top;
 
     stats->max = max;
@@ -407,9 +407,7 @@ static bool attn_row_softmax(const double *x, double *w, size_t n, int *blocked,
     if (!attn_row_divide(w, n, sum))
         return false;
     if (facts != NULL) {
-        *facts = attn_row_facts_of(w, n);
-        facts->argmax = top;
-        facts->max_weight = w[top];
+        *facts = attn_row_facts_at(w, n, top);
     }
     return true;
 }
@@ -506,13 +504,13 @@ static void attn_pass_mask(struct attn_trace *t, const struct attn_problem *p)
  * weight is not finite.
  * The summary written before a later step fails is cleared with the trace's fault.
  */
-static bool attn_softmax_query(struct attn_trace *t, size_t i, bool summarize)
+static bool attn_softmax_query(struct attn_trace *t, size_t i, double max, bool summarize)
 {
     struct attn_row_facts facts = { 0 };
     struct attn_row_stats stats;
     int blocked;
     bool ok = attn_row_softmax(t->masked.data + i * t->n_k, t->weights.data + i * t->n_k,
-                               t->n_k, &blocked, &stats, summarize ? &facts : NULL);
+                               t->n_k, max, &blocked, &stats, summarize ? &facts : NULL);
 
     t->summary.fully_masked[i] = (unsigned char)blocked;
     attn_summary_stats(&t->summary, i, &stats);
@@ -525,7 +523,8 @@ static bool attn_softmax_query(struct attn_trace *t, size_t i, bool summarize)
 static void attn_pass_softmax(struct attn_trace *t, bool summarize)
 {
     for (size_t i = 0; i < t->n_q; i++) {
-        (void)attn_softmax_query(t, i, summarize);
+        (void)attn_softmax_query(t, i, attn_row_max(t->masked.data + i * t->n_k, t->n_k),
+                                 summarize);
         t->summary.n_fully_masked += t->summary.fully_masked[i];
     }
 }
@@ -598,10 +597,22 @@ static bool attn_rows_softmax(struct attn_trace *t, const struct attn_problem *p
     for (size_t i = from; i < to; i++) {
         const double *b = p->bias != NULL ? p->bias->data + i * p->bias->stride : NULL;
         struct attn_row_mask rm = attn_row_mask_of(&p->mask, t->n_q, n, i);
-        double *x = t->scaled.data + i * n, *m = t->masked.data + i * n;
+        const double *s = t->scores.data + i * n;
+        double *x = t->scaled.data + i * n, *m = t->masked.data + i * n, max;
+        bool ok;
 
-        if (!attn_row_scale(t->scores.data + i * n, x, n, p->scale) ||
-            !attn_row_mask(x, b, m, n, &rm) || !attn_softmax_query(t, i, !p->skip_summary))
+        if (b == NULL && rm.allow == NULL) {
+            /* masked = scaled before causal_end, -inf after: scaled's max there is
+             * masked's, found in the scaling pass (one pass less over the row) */
+            ok = attn_row_scale_max(s, x, rm.causal_end, p->scale, &max);
+            ok &= attn_row_scale(s + rm.causal_end, x + rm.causal_end, n - rm.causal_end,
+                                 p->scale);
+            ok = ok && attn_row_mask(x, b, m, n, &rm);
+        } else {
+            ok = attn_row_scale(s, x, n, p->scale) && attn_row_mask(x, b, m, n, &rm);
+            max = ok ? attn_row_max(m, n) : 0.0;
+        }
+        if (!ok || !attn_softmax_query(t, i, max, !p->skip_summary))
             return false;
         *n_blocked += t->summary.fully_masked[i];
     }

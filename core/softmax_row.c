@@ -412,22 +412,39 @@ static inline double attn_row_sum(const double *x, size_t n)
  * which zero wins between -0 and +0, and x - max is then a zero of either sign,
  * whose exp is 1 alike).
  */
+/* m[l] = the largest of m[l] and every x[j] with j mod ATTN_LANES = l. Inlined into its
+ * callers' clones (a function of its own would be built for the baseline alone). */
+static inline __attribute__((always_inline)) void attn_lanes_max(double m[ATTN_LANES],
+                                                                 const double *x, size_t n)
+{
+    size_t j = 0;
+
+    for (; j + ATTN_LANES <= n; j += ATTN_LANES)
+        for (size_t l = 0; l < ATTN_LANES; l++)
+            m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
+    for (size_t l = 0; j < n; j++, l++)
+        m[l] = x[j] > m[l] ? x[j] : m[l];
+}
+
+/* The largest of the lanes. */
+static double attn_lanes_top(const double m[ATTN_LANES])
+{
+    double top = m[0];
+
+    for (size_t l = 1; l < ATTN_LANES; l++)
+        top = m[l] > top ? m[l] : top;
+    return top;
+}
+
 ATTN_VECTOR_CLONES
 double attn_row_max(const double *x, size_t n)
 {
     double m[ATTN_LANES];
-    size_t j = 0;
 
     for (size_t l = 0; l < ATTN_LANES; l++)
         m[l] = -INFINITY;
-    for (; j + ATTN_LANES <= n; j += ATTN_LANES)
-        for (size_t l = 0; l < ATTN_LANES; l++)
-            m[l] = x[j + l] > m[l] ? x[j + l] : m[l];
-    for (; j < n; j++)
-        m[0] = x[j] > m[0] ? x[j] : m[0];
-    for (size_t l = 1; l < ATTN_LANES; l++)
-        m[0] = m[l] > m[0] ? m[l] : m[0];
-    return m[0];
+    attn_lanes_max(m, x, n);
+    return attn_lanes_top(m);
 }
 
 ATTN_VECTOR_CLONES
@@ -439,6 +456,33 @@ bool attn_row_scale(const double *s, double *x, size_t n, double scale)
         x[j] = s[j] * scale;
         n_bad += !(fabs(x[j]) <= DBL_MAX);
     }
+    return n_bad == 0;
+}
+
+/* The chunk attn_row_scale_max scales and then reads back from L1 for its max. */
+#define ATTN_SCALE_CHUNK 256
+
+ATTN_VECTOR_CLONES
+bool attn_row_scale_max(const double *s, double *x, size_t n, double scale, double *max)
+{
+    double m[ATTN_LANES];
+    int64_t n_bad = 0;
+
+    for (size_t l = 0; l < ATTN_LANES; l++)
+        m[l] = -INFINITY;
+    /* Two loops over a chunk, each of which the compiler vectorizes (one loop doing
+     * both was left scalar); the max is exact whatever the order. */
+    for (size_t from = 0; from < n; from += ATTN_SCALE_CHUNK) {
+        size_t c = n - from < ATTN_SCALE_CHUNK ? n - from : ATTN_SCALE_CHUNK;
+        const double *src = s + from;
+        double *dst = x + from;
+        for (size_t k = 0; k < c; k++) {
+            dst[k] = src[k] * scale;
+            n_bad += !(fabs(dst[k]) <= DBL_MAX);
+        }
+        attn_lanes_max(m, dst, c);
+    }
+    *max = attn_lanes_top(m);
     return n_bad == 0;
 }
 
@@ -505,6 +549,7 @@ size_t attn_row_first_of(const double *x, size_t n, double value)
     return j;
 }
 
+ATTN_VECTOR_CLONES
 bool attn_row_divide(double *w, size_t n, double sum)
 {
     int64_t n_bad = 0;
@@ -533,10 +578,45 @@ void attn_row_logs(const double *x, double *logs, size_t n)
                 logs[j] = log(x[j]);
 }
 
+/*
+ * Σ w and the entropy -Σ w ln w of a row, in one pass of ATTN_LANES interleaved sums
+ * each (Σ w has attn_row_sum's bits).
+ *
+ * One log per weight, then their sum: -Σ w ln w = ln(Σe)·Σw - Σ w·(x - max) would need
+ * one log per row, but it rounds differently: 0.582203108888218 for the contract's seed
+ * example, where the contract (and the true value) say 0.5822031088882179. The logs of
+ * a chunk first, in vector code (glibc's log for the few weights outside
+ * attn_log_fast's range), then their sums; one chain of dependent additions, as they
+ * were once summed, was a sixth of an every-step pass.
+ */
+static inline __attribute__((always_inline)) void attn_row_spread(const double *w, size_t n, double *sum, double *entropy)
+{
+    double logs[ATTN_LOG_CHUNK], part[ATTN_LANES] = { 0 }, ent[ATTN_LANES] = { 0 };
+    for (size_t from = 0; from < n; from += ATTN_LOG_CHUNK) {
+        const double *x = w + from;
+        size_t m = n - from < ATTN_LOG_CHUNK ? n - from : ATTN_LOG_CHUNK, j = 0;
+
+        attn_row_logs(x, logs, m);
+        /* A chunk is a whole number of lanes: key j always goes to lane j mod
+         * ATTN_LANES. w ln w -> 0 as w -> 0. */
+        for (; j + ATTN_LANES <= m; j += ATTN_LANES)
+            for (size_t l = 0; l < ATTN_LANES; l++) {
+                part[l] += x[j + l];
+                ent[l] += x[j + l] > 0.0 ? x[j + l] * logs[j + l] : 0.0;
+            }
+        for (size_t l = 0; j < m; j++, l++) {
+            part[l] += x[j];
+            ent[l] += x[j] > 0.0 ? x[j] * logs[j] : 0.0;
+        }
+    }
+    *sum = attn_lanes_total(part);
+    *entropy = 0.0 - attn_lanes_total(ent);
+}
+
 ATTN_VECTOR_CLONES
 struct attn_row_facts attn_row_facts_of(const double *w, size_t n)
 {
-    struct attn_row_facts f = { attn_row_sum(w, n), attn_row_max(w, n), 0, 0.0 };
+    struct attn_row_facts f = { 0.0, attn_row_max(w, n), 0, 0.0 };
 
     /* Ties to the lowest index. Bounded by n: a row of NaN (which callers must not
      * pass) has max -inf, equal to no weight, and the scan must not leave the row. */
@@ -544,22 +624,14 @@ struct attn_row_facts attn_row_facts_of(const double *w, size_t n)
         f.argmax++;
     if (f.argmax == n)
         f.argmax = 0;
-    /*
-     * One log per weight, summed in order: -Σ w ln w = ln(Σe)·Σw - Σ w·(x - max) would
-     * need one log per row, but it rounds differently: 0.582203108888218 for the
-     * contract's seed example, where the contract (and the true value) say
-     * 0.5822031088882179. The logs of a chunk first, in vector code (glibc's log for
-     * the few weights outside attn_log_fast's range), then their sum.
-     */
-    double logs[ATTN_LOG_CHUNK];
-    for (size_t from = 0; from < n; from += ATTN_LOG_CHUNK) {
-        const double *x = w + from;
-        size_t m = n - from < ATTN_LOG_CHUNK ? n - from : ATTN_LOG_CHUNK;
+    attn_row_spread(w, n, &f.sum, &f.entropy);
+    return f;
+}
 
-        attn_row_logs(x, logs, m);
-        for (size_t j = 0; j < m; j++)
-            if (x[j] > 0.0) /* w ln w -> 0 as w -> 0 */
-                f.entropy -= x[j] * logs[j];
-    }
+ATTN_VECTOR_CLONES
+struct attn_row_facts attn_row_facts_at(const double *w, size_t n, size_t top)
+{
+    struct attn_row_facts f = { 0.0, w[top], top, 0.0 };
+    attn_row_spread(w, n, &f.sum, &f.entropy);
     return f;
 }

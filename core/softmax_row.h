@@ -20,6 +20,13 @@
  */
 bool attn_row_scale(const double *s, double *x, size_t n, double scale);
 
+/*
+ * attn_row_scale and attn_row_max in one pass over the row: x[j] = s[j] * scale, *max
+ * the largest x[j] (-inf when n is 0), the same bits as the two calls. False if a cell
+ * is not finite (*max is then not to be used). s and x may be one row.
+ */
+bool attn_row_scale_max(const double *s, double *x, size_t n, double scale, double *max);
+
 /* The largest of x[0..n), or -inf. Ignores NaN (callers have checked finiteness). */
 double attn_row_max(const double *x, size_t n);
 
@@ -65,5 +72,9 @@ void attn_row_logs(const double *x, double *logs, size_t n);
 /* The facts of a row of weights w (n >= 1), which callers check are finite first;
  * whatever w holds, no read leaves the row (argmax is then 0). */
 struct attn_row_facts attn_row_facts_of(const double *w, size_t n);
+
+/* The same, but for the argmax, which the caller found (top < n, a key of the row's max
+ * score): max_weight is w[top]. A pass less where the scores' argmax is the one asked. */
+struct attn_row_facts attn_row_facts_at(const double *w, size_t n, size_t top);
 
 #endif

@@ -206,6 +206,7 @@ struct stream_ctx {
     const size_t *rows;            /* NULL: answer row r is query r */
     size_t n_q, n_k, n_rows, n_blocks;
     bool may_skip;                 /* no skipped cell could be a fault (stream_may_skip) */
+    bool normalized;               /* the accumulator kept divided by the row's sum */
     struct attn_stream *out;
     atomic_size_t next;            /* the next row block to take */
     atomic_bool failed;            /* a step before the output was not finite: all stop */
@@ -240,32 +241,47 @@ static inline bool stream_finite(double x)
     return fabs(x) <= DBL_MAX;
 }
 
+/* Whether a row sees every key of [j0, j0 + n) by its span alone (no table, bias or
+ * ALiBi to read): all among the sinks, or all in [from, end). */
+static bool stream_row_sees_all(const struct attn_vrow *k, size_t j0, size_t n)
+{
+    size_t sinks = k->sinks < k->causal_end ? k->sinks : k->causal_end;
+    size_t end = k->to < k->causal_end ? k->to : k->causal_end;
+    return j0 + n <= sinks || (j0 >= k->from && j0 + n <= end);
+}
+
 /*
  * Row x of the key block [j0, j0 + n): scores → scaled → softcapped → masked in place,
  * as attention.c and variants.c compute each cell; cells band_only does not compute are
- * 0 in the steps before masked. False if a cell attn_forward checks is not finite.
+ * 0 in the steps before masked. *max gets the masked row's largest cell (-inf when it
+ * sees none). False if a cell attn_forward checks is not finite.
  */
 static bool stream_row_mask(const struct stream_ctx *c, const struct stream_row *r, double *x,
-                            size_t j0, size_t n)
+                            size_t j0, size_t n, double *max)
 {
     const struct attn_variants *v = c->v;
     bool band_only = v->window && v->band_only, ok;
+    bool plain = r->keys.allow == NULL && r->bias == NULL && !v->alibi;
+    if (plain && v->softcap == 0 && stream_row_sees_all(&r->keys, j0, n))
+        return attn_row_scale_max(x, x, n, c->p->scale, max); /* masked = scaled: one pass */
     for (size_t j = 0; band_only && j < n; j++)
         if (!attn_vrow_in_band(&r->keys, j0 + j))
             x[j] = 0.0;
     ok = attn_row_scale(x, x, n, c->p->scale);
     if (v->softcap > 0)
         attn_row_softcap(x, x, n, v->softcap);
-    if (r->keys.allow == NULL && r->bias == NULL && !v->alibi) {
+    if (plain) {
         /* masked = the capped score where seen: finite when scaled was (softcap keeps it
          * so), so the scale's check covers it; only the hidden cells change. */
         const struct attn_vrow *k = &r->keys;
         size_t sinks = k->sinks < k->causal_end ? k->sinks : k->causal_end;
         size_t end = k->to < k->causal_end ? k->to : k->causal_end;
-        for (size_t j = 0; j < n; j++) {
-            size_t g = j0 + j;
-            x[j] = g < sinks || (g >= k->from && g < end) ? x[j] : -INFINITY;
-        }
+        if (!stream_row_sees_all(k, j0, n))
+            for (size_t j = 0; j < n; j++) {
+                size_t g = j0 + j;
+                x[j] = g < sinks || (g >= k->from && g < end) ? x[j] : -INFINITY;
+            }
+        *max = attn_row_max(x, n);
         return ok;
     }
     for (size_t j = 0; j < n; j++) {
@@ -279,6 +295,7 @@ static bool stream_row_mask(const struct stream_ctx *c, const struct stream_row 
         x[j] = y;
         ok &= stream_finite(y);
     }
+    *max = attn_row_max(x, n);
     return ok;
 }
 
@@ -421,17 +438,22 @@ static bool stream_span_meets(const struct stream_span *s, size_t j0, size_t j1)
 }
 
 /*
- * Slot b's online step over masked row x of keys [j0, j0 + n): the running max, the
- * first key of the max score, the sums and the entropy's sum rescaled to a new max, the
- * accumulator rescaled to the new sum, and x turned into e^(x − m)/l.
+ * Slot b's online step over masked row x of keys [j0, j0 + n), bmax its largest cell:
+ * the running max, the first key of the max score, the sums and the entropy's sum
+ * rescaled to a new max, the accumulator rescaled to it, and x turned into e^(x − m).
+ * The accumulator stays a sum of e·V, divided by the row's sum once at the end
+ * (stream_row_finish), as FlashAttention 2 does: a pass over x a block saved. That sum
+ * may overflow where the output does not (V near DBL_MAX / n_k); the pass is then run
+ * again normalized (stream_pass), the accumulator divided by the sum at every block.
  */
 static void stream_row_online(const struct stream_ctx *c, struct stream_scratch *w, size_t b,
-                              double *x, size_t j0, size_t n)
+                              double *x, size_t j0, size_t n, double bmax)
 {
-    double bmax = attn_row_max(x, n), *acc = w->acc + b * c->out->d_v;
+    double *acc = w->acc + b * c->out->d_v;
     if (bmax > w->top[b]) { /* strictly: an earlier block keeps a tie */
         w->top[b] = bmax;
-        w->arg[b] = j0 + attn_row_first_of(x, n, bmax);
+        /* the argmax only the summary reads */
+        w->arg[b] = c->p->skip_summary ? 0 : j0 + attn_row_first_of(x, n, bmax);
     }
     if (bmax == -INFINITY) { /* nothing seen here: weights 0, the state unchanged */
         memset(x, 0, n * sizeof *x);
@@ -449,13 +471,19 @@ static void stream_row_online(const struct stream_ctx *c, struct stream_scratch 
             if (e[j] > 0) /* −e ln e = e·(m − x); e = 0 adds nothing */
                 t += e[j] * (m - x[j]);
         w->t[b] = t;
+        memcpy(x, e, n * sizeof *x);
     }
-    double l = rescale * w->l[b] + sum, inv = 1.0 / l;
-    double keep = rescale * w->l[b] * inv;
-    for (size_t k = 0; k < c->out->d_v; k++)
-        acc[k] *= keep;
-    for (size_t j = 0; j < n; j++) /* a product: a division per weight cost a tenth */
-        x[j] = e[j] * inv;
+    double l = rescale * w->l[b] + sum;
+    if (c->normalized) { /* acc and the weights divided by the sum so far */
+        double inv = 1.0 / l, keep = rescale * w->l[b] * inv;
+        for (size_t k = 0; k < c->out->d_v; k++)
+            acc[k] *= keep;
+        for (size_t j = 0; j < n; j++) /* a product: a division per weight cost a tenth */
+            x[j] *= inv;
+    } else if (rescale != 1.0) {
+        for (size_t k = 0; k < c->out->d_v; k++)
+            acc[k] *= rescale;
+    }
     w->lk[b] = rescale * w->lk[b] + sum;
     w->l[b] = l;
     w->m[b] = m;
@@ -469,7 +497,11 @@ static void stream_row_finish(const struct stream_ctx *c, struct stream_scratch 
     const struct attn_variants *v = c->v;
     size_t d_v = c->out->d_v;
     bool blocked = w->top[b] == -INFINITY;
-    memcpy(c->out->output.data + r * d_v, w->acc + b * d_v, d_v * sizeof(double));
+    double *out = c->out->output.data + r * d_v, *acc = w->acc + b * d_v;
+    /* A fully masked row's accumulator holds 0·V: 0, or NaN where V is not finite, as
+     * attn_forward's output (its sum is 0, or the sink's alone). */
+    for (size_t k = 0; k < d_v; k++)
+        out[k] = blocked || c->normalized ? acc[k] : acc[k] / w->l[b];
     s->fully_masked[r] = blocked;
     s->row_sums[r] = s->max_weight[r] = s->entropy[r] = 0.0;
     /* skip_summary leaves argmax 0, as attn_forward does */
@@ -533,9 +565,10 @@ static bool stream_block(struct stream_ctx *c, struct stream_scratch *w, size_t 
                 continue;
             }
             struct stream_row row = stream_row_of(c, stream_query(c, w->row[b]));
-            if (!stream_row_mask(c, &row, x, j0, n))
+            double bmax;
+            if (!stream_row_mask(c, &row, x, j0, n, &bmax))
                 return false;
-            stream_row_online(c, w, b, x, j0, n);
+            stream_row_online(c, w, b, x, j0, n, bmax);
         }
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)w->n, (blasint)d_v,
                     (blasint)n, 1.0, w->s, ATTN_STREAM_KEYS, val->data + j0 * val->stride,
@@ -548,7 +581,7 @@ static bool stream_block(struct stream_ctx *c, struct stream_scratch *w, size_t 
         stream_row_finish(c, w, b, w->row[b]);
         *n_blocked += c->out->summary.fully_masked[w->row[b]];
         for (size_t k = 0; k < d_v; k++)
-            finite &= stream_finite(w->acc[b * d_v + k]);
+            finite &= stream_finite(c->out->output.data[w->row[b] * d_v + k]);
     }
     if (!finite)
         atomic_store(&c->output_bad, true);
@@ -736,6 +769,8 @@ static bool stream_may_skip(const struct stream_ctx *c)
 {
     const struct attn_matrix *q = c->p->q, *k = c->k, *v = c->p->v;
     double q_big = 0.0;
+    if (c->p->mask.kind != ATTN_MASK_CAUSAL && !c->v->window)
+        return false; /* every row sees every key block: nothing to skip, no scan */
     for (size_t r = 0; r < c->n_rows; r++) {
         double a = stream_max_abs(q->data + stream_query(c, r) * q->stride, 1, q->cols, q->stride);
         q_big = a > q_big ? a : q_big;
@@ -840,6 +875,16 @@ static enum attn_status stream_pass(struct stream_ctx *c, unsigned threads)
         }
     }
     stream_run_shares(shares, n_shares);
+    if (!atomic_load(&c->failed) && atomic_load(&c->output_bad)) {
+        /* An output cell overflowed: the unnormalized sums may have, where the output
+         * would not. Once more normalized; a fault still there is the output's own. */
+        c->normalized = true;
+        atomic_store(&c->next, 0);
+        atomic_store(&c->output_bad, false);
+        for (size_t i = 0; i < n_shares; i++)
+            shares[i].n_blocked = 0;
+        stream_run_shares(shares, n_shares);
+    }
     enum attn_status st = ATTN_OK;
     if (atomic_load(&c->failed) || atomic_load(&c->output_bad)) {
         st = stream_find_fault(c, &shares[0].w);

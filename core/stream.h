@@ -10,9 +10,12 @@
  * the scores, the row functions of attn_forward scale, cap, bias and mask them cell for
  * cell as it does (so row_max is its max, bit for bit), and each row keeps a running max
  * m, the running sum l of e^(x − m) and the output accumulator, rescaled by e^(m_old −
- * m_new) when the max grows. The accumulator is kept divided by the running l (the
- * block's e^(x − m) / l through one cblas_dgemm with beta = 1 after the rescale): its
- * entries stay within the values' range, so it overflows only where weights · V does.
+ * m_new) when the max grows. As FlashAttention 2 does, the accumulator is the sum of
+ * e^(x − m)·V (the block's e^(x − m) through one cblas_dgemm with beta = 1 after the
+ * rescale), divided by l once at the end: a pass over the block a row saved. That sum
+ * can overflow where weights · V does not (values near DBL_MAX / n_k); then the pass
+ * runs once more with the accumulator kept divided by the running l, whose entries stay
+ * within the values' range, so it overflows only where weights · V does.
  *
  * Why these sizes: 64 rows are attn_forward's blocks (ATTN_ROW_BLOCK), and they make
  * the key block's products large enough for BLAS's kernels; 512 keys keep a row block's

@@ -1030,6 +1030,7 @@ END_TEST
 /* core/softmax_row.c built for the baseline alone (tests/unit/softmax_row_baseline.c). */
 bool baseline_row_scale(const double *s, double *x, size_t n, double scale);
 double baseline_row_max(const double *x, size_t n);
+bool baseline_row_scale_max(const double *s, double *x, size_t n, double scale, double *max);
 double baseline_row_exp(const double *x, double max, double *w, size_t n);
 bool baseline_row_divide(double *w, size_t n, double sum);
 struct attn_row_facts baseline_row_facts_of(const double *w, size_t n);
@@ -1055,8 +1056,13 @@ START_TEST(test_row_same_bits_as_baseline)
         double scale = rng_real(&seed, 0.01, 2.0);
         ck_assert(attn_row_scale(s, x1, n, scale) == baseline_row_scale(s, x2, n, scale));
         ck_assert(memcmp(x1, x2, n * sizeof *x1) == 0);
-        double max = attn_row_max(x1, n);
+        double max = attn_row_max(x1, n), max1, max2;
         ck_assert(memcmp(&max, &(double){ baseline_row_max(x1, n) }, sizeof max) == 0);
+        /* the fused pass: the two calls' bits, in the program's build and the baseline */
+        ck_assert(attn_row_scale_max(s, w1, n, scale, &max1) == attn_row_scale(s, x2, n, scale) &&
+                  baseline_row_scale_max(s, w2, n, scale, &max2) == attn_row_scale(s, x2, n, scale));
+        ck_assert(memcmp(w1, x1, n * sizeof *w1) == 0 && memcmp(w2, x1, n * sizeof *w2) == 0);
+        ck_assert(memcmp(&max1, &max, sizeof max) == 0 && memcmp(&max2, &max, sizeof max) == 0);
         double sum = attn_row_exp(x1, max, w1, n);
         ck_assert(memcmp(&sum, &(double){ baseline_row_exp(x1, max, w2, n) }, sizeof sum) == 0);
         ck_assert_msg(memcmp(w1, w2, n * sizeof *w1) == 0, "row %zu: exp", row);

@@ -197,6 +197,18 @@ static void run_stream(struct attn_stream *s, const struct attn_problem *p,
     ck_assert_int_eq(attn_forward_stream(s, p, v, rows, n_rows, threads), ATTN_OK);
 }
 
+/* attn_forward and the streamed pass (2 threads) on every row of p, compared; st is the
+ * caller's to free. */
+static void expect_stream_agrees(const struct attn_problem *p, struct attn_stream *st,
+                                 const char *what)
+{
+    struct attn_trace t;
+    run_full(&t, p);
+    run_stream(st, p, NULL, NULL, p->q->rows, 2);
+    expect_agrees(st, &t, NULL, what);
+    attn_trace_free(&t);
+}
+
 /* ---- Agree ---- */
 
 /* Loop: _i picks the kind and the seed; every row, then a rows list with repeats. */
@@ -272,15 +284,38 @@ START_TEST(test_causal_large_scores)
     struct attn_matrix mv = attn_matrix_view(v, N, 2);
     struct attn_problem p = { .q = &mq, .k = &mk, .v = &mv, .scale = 1,
                               .mask = { .kind = ATTN_MASK_CAUSAL } };
-    struct attn_trace t;
     struct attn_stream st;
-    run_full(&t, &p);
-    run_stream(&st, &p, NULL, NULL, N, 2);
-    expect_agrees(&st, &t, NULL, "causal 1300");
+    expect_stream_agrees(&p, &st, "causal 1300");
     for (size_t i = 0; i < N; i++)
         ck_assert(isfinite(st.summary.lse[i]));
     attn_stream_free(&st);
-    attn_trace_free(&t);
+    free(q);
+    free(k);
+    free(v);
+}
+END_TEST
+
+/*
+ * Values near DBL_MAX / n_k: the streamed pass's unnormalized sums of e·V overflow
+ * (700 keys of equal score, each e = 1) where the output, a weighted mean, does not; the
+ * pass runs again normalized and agrees with attn_forward, no fault.
+ */
+START_TEST(test_large_values_no_overflow)
+{
+    uint64_t s = 0x1a76u;
+    enum { NQ = 70, NK = 700, D = 4 };
+    double *q = rand_fill(&s, NQ * D, -1, 1), *k = calloc(NK * D, sizeof(double));
+    double *v = rand_fill(&s, NK * 2, 0.5, 1);
+    ck_assert_ptr_nonnull(k);
+    for (size_t j = 0; j < NK * 2; j++)
+        v[j] *= 1e306;
+    struct attn_matrix mq = attn_matrix_view(q, NQ, D), mk = attn_matrix_view(k, NK, D);
+    struct attn_matrix mv = attn_matrix_view(v, NK, 2);
+    struct attn_problem p = { .q = &mq, .k = &mk, .v = &mv, .scale = 0.5 };
+    struct attn_stream st;
+    expect_stream_agrees(&p, &st, "values near DBL_MAX / n_k");
+    ck_assert(st.output.data[0] > 5e305 && isfinite(st.output.data[0]));
+    attn_stream_free(&st);
     free(q);
     free(k);
     free(v);
@@ -505,6 +540,7 @@ static Suite *stream_suite(void)
     tcase_add_loop_test(agree, test_skip_summary, 0, K_COUNT);
     tcase_add_loop_test(agree, test_threads_same_bits, 0, K_COUNT);
     tcase_add_test(agree, test_causal_large_scores);
+    tcase_add_test(agree, test_large_values_no_overflow);
     suite_add_tcase(s, agree);
     tcase_add_loop_test(variants, test_variants_agree, 0, 2 * 20);
     suite_add_tcase(s, variants);

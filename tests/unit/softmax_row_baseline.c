@@ -8,10 +8,12 @@
 #define ATTN_NO_CLONES
 #define attn_row_scale baseline_row_scale
 #define attn_row_max baseline_row_max
+#define attn_row_scale_max baseline_row_scale_max
 #define attn_row_exp baseline_row_exp
 #define attn_row_divide baseline_row_divide
 #define attn_row_first_of baseline_row_first_of
 #define attn_row_facts_of baseline_row_facts_of
+#define attn_row_facts_at baseline_row_facts_at
 #define attn_row_logs baseline_row_logs
 #define attn_row_softcap baseline_row_softcap
 #include "core/softmax_row.c"
