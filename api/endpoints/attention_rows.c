@@ -10,9 +10,6 @@
 #include "api/endpoints/attention_request.h"
 
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "api/http/lang.h"
 #include "api/request/fields.h"
@@ -39,7 +36,7 @@ bool api_attention_read_rows(const json_t *doc, const char *prefix, struct api_a
     /* on failure the caller's deinit frees rows */
     char explain_ptr[160];
     API_FIELD_POINTER(explain_ptr, prefix, "explain/row");
-    return api_read_rows(node, ptr, r->q.rows, &r->rows, &r->n_rows, err) &&
+    return api_read_rows(node, ptr, "q", r->q.rows, &r->rows, &r->n_rows, err) &&
            (!r->explain.on ||
             api_rows_check_explain(r->rows, r->n_rows, r->explain.row, explain_ptr, err));
 }

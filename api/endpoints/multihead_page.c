@@ -187,10 +187,14 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     char scale[API_NUMBER_MAX], ops[128], grid[API_TEXT_SHAPE + 8], head_out[64];
     api_format_double(r->grid.round >= 0 ? api_round_decimals(r->scale, r->grid.round)
                                          : r->scale, scale);
+    /* the problem's n_q; with `rows`, the answer's rows are counted after it */
     api_buf_printf(b, "multi-head %s-attention  n_q %zu  n_k %zu  d_model %zu  heads %zu  "
-                      "kv_heads %zu  d_k %zu  scale %s  weights %s\n",
-                   r->cross ? "cross" : "self", n_q, n_k, d, h, r->kv_heads, d_k, scale,
+                      "kv_heads %zu  d_k %zu  scale %s  weights %s",
+                   r->cross ? "cross" : "self", r->x_q.rows, n_k, d, h, r->kv_heads, d_k, scale,
                    r->transposed ? "out_in" : "in_out");
+    if (r->rows != NULL)
+        api_buf_printf(b, "  rows %zu", r->n_rows);
+    api_buf_puts(b, "\n");
     if (r->include & (1ul << API_MH_X)) {
         api_buf_puts(b, r->cross ? "\nx_q\n" : "\nx\n");
         print_matrix(b, &r->x_q, &a.sent, &a.none, NULL, mh_decimals(r));

@@ -36,7 +36,7 @@ bool api_multihead_read_rows(const json_t *doc, const char *prefix, enum api_for
     }
     char explain_ptr[160];
     API_FIELD_POINTER(explain_ptr, prefix, "explain/row");
-    return api_read_rows(node, ptr, n_q, &r->rows, &r->n_rows, err) && /* deinit frees rows */
+    return api_read_rows(node, ptr, r->cross ? "x_q" : "x", n_q, &r->rows, &r->n_rows, err) && /* deinit frees rows */
            (!r->explain.on ||
             api_rows_check_explain(r->rows, r->n_rows, r->explain.row, explain_ptr, err));
 }

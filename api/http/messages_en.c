@@ -160,7 +160,7 @@ const char *const api_messages_en[] = {
     /* api/endpoints/attention_random.c */
     "ask for fewer queries, keys or columns",
     /* api/endpoints/attention_rows.c */
-    "q has %zu %s: each entry of rows is a query index 0 to %zu",
+    "%s has %zu %s: each entry of rows is a query index 0 to %zu",
     /* api/endpoints/attention_rows.c */
     "rows is %s; it must be a non-empty list of query indices such as [0, 5]",
     /* api/endpoints/attention_rows.c */

@@ -10,8 +10,8 @@
 #include "api/request/fields.h"
 
 /* One entry of rows: an integer 0 <= i < n_q. */
-static bool read_row(const json_t *node, const char *ptr, size_t index, size_t n_q,
-                     size_t *out, struct api_error *err)
+static bool read_row(const json_t *node, const char *ptr, size_t index, const char *queries,
+                     size_t n_q, size_t *out, struct api_error *err)
 {
     char sub[160];
     long long value = 0;
@@ -21,13 +21,13 @@ static bool read_row(const json_t *node, const char *ptr, size_t index, size_t n
         *out = (size_t)value;
         return true;
     }
-    api_error_hint(err, "q has %zu %s: each entry of rows is a query index 0 to %zu", n_q,
-                   n_q == 1 ? API_TR("row") : API_TR("rows"), n_q - 1);
+    api_error_hint(err, "%s has %zu %s: each entry of rows is a query index 0 to %zu", queries,
+                   n_q, n_q == 1 ? API_TR("row") : API_TR("rows"), n_q - 1);
     return false;
 }
 
-bool api_read_rows(const json_t *node, const char *ptr, size_t n_q, size_t **rows,
-                   size_t *n_rows, struct api_error *err)
+bool api_read_rows(const json_t *node, const char *ptr, const char *queries, size_t n_q,
+                   size_t **rows, size_t *n_rows, struct api_error *err)
 {
     size_t n = json_is_array(node) ? json_array_size(node) : 0;
     if (n == 0) {
@@ -45,7 +45,7 @@ bool api_read_rows(const json_t *node, const char *ptr, size_t n_q, size_t **row
     }
     *n_rows = n;
     for (size_t i = 0; i < n; i++)
-        if (!read_row(node, ptr, i, n_q, &(*rows)[i], err))
+        if (!read_row(node, ptr, i, queries, n_q, &(*rows)[i], err))
             return false;
     return true;
 }

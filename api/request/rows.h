@@ -16,13 +16,14 @@
 #include "api/http/problem.h"
 
 /*
- * node (at pointer ptr): a non-empty list of integers 0 <= i < n_q, any order, repeats
+ * node (at pointer ptr): a non-empty list of integers 0 <= i < n_q, the rows of the matrix
+ * named `queries` ("q", or x's on /v1/multihead), any order, repeats
  * allowed, into *rows (allocated here; the caller owns it, also when a later entry is
  * refused) and *n_rows. A 422 at ptr for a non-list or an empty one, at ptr/i for an
  * entry that is not such an integer; 503 when no memory holds the list.
  */
-bool api_read_rows(const json_t *node, const char *ptr, size_t n_q, size_t **rows,
-                   size_t *n_rows, struct api_error *err);
+bool api_read_rows(const json_t *node, const char *ptr, const char *queries, size_t n_q,
+                   size_t **rows, size_t *n_rows, struct api_error *err);
 
 /* Where query `row` is answered: its first place in rows, or row itself when rows is
  * NULL; n_rows when rows does not list it. */

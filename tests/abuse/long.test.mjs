@@ -143,21 +143,24 @@ test('n = 32,768, d = 64 as V2 BF16: OUTPUT and LSE with the default limits, in 
   assert.ok(peak - idle <= bound, `${peak - idle} bytes above idle, over ${bound}`);
 });
 
+// POSTs body as JSON to path and resolves { status, text }; a long problem may take minutes.
+const postLong = (port, path, body) => new Promise((resolve, reject) => {
+  const req = http.request({ host: '127.0.0.1', port, path, method: 'POST',
+    agent: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
+    const parts = [];
+    res.on('data', (d) => parts.push(d));
+    res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(parts).toString() }));
+  });
+  req.on('error', reject);
+  req.setTimeout(300000, () => req.destroy(new Error('no answer in 300 s')));
+  req.end(JSON.stringify(body));
+});
+
 test('n = 32,768 on /v1/attention: random inputs and lse as JSON, streamed in bounded memory; rows alone agree', async (t) => {
   const s = await startServer(['--log', 'off']);
   t.after(() => s.proc.kill('SIGKILL'));
   const problem = { random: { seed: 1, n_q: N, n_k: N, d_k: D, d_v: D }, mask: 'causal', include: ['lse'] };
-  const post = (body) => new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: s.port, path: '/v1/attention', method: 'POST',
-      agent: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
-      const parts = [];
-      res.on('data', (d) => parts.push(d));
-      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(parts).toString() }));
-    });
-    req.on('error', reject);
-    req.setTimeout(300000, () => req.destroy(new Error('no answer in 300 s')));
-    req.end(JSON.stringify(body));
-  });
+  const post = (body) => postLong(s.port, '/v1/attention', body);
   const idle = memory(s.proc.pid).rss;
   const whole = await post(problem);
   const { peak } = memory(s.proc.pid);
@@ -184,17 +187,7 @@ test('n = 16,384 on /v1/multihead: two heads streamed head by head in bounded me
   t.after(() => s.proc.kill('SIGKILL'));
   const n = 16384, dModel = 64, heads = 2;
   const problem = { heads, random: { seed: 3, n, d_model: dModel }, mask: 'causal', include: ['lse', 'row_sum'] };
-  const post = (body) => new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: s.port, path: '/v1/multihead', method: 'POST',
-      agent: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
-      const parts = [];
-      res.on('data', (d) => parts.push(d));
-      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(parts).toString() }));
-    });
-    req.on('error', reject);
-    req.setTimeout(300000, () => req.destroy(new Error('no answer in 300 s')));
-    req.end(JSON.stringify(body));
-  });
+  const post = (body) => postLong(s.port, '/v1/multihead', body);
   const idle = memory(s.proc.pid).rss;
   const whole = await post(problem);
   const { peak } = memory(s.proc.pid);

@@ -208,7 +208,8 @@ test('bad rows: each a 422 at its pointer', async () => {
   const p = problem(13, { nQ: 4, nK: 4 });
   const cases = [
     [{ rows: [] }, '/rows', /empty list/], [{ rows: 2 }, '/rows', /non-empty list/],
-    [{ rows: [0, 4] }, '/rows/1', /rows/], [{ rows: [0.5] }, '/rows/0', /rows/],
+    [{ rows: [0, 4] }, '/rows/1', /x has 4 rows: each entry of rows is a query index 0 to 3/],
+    [{ rows: [0.5] }, '/rows/0', /rows/],
     [{ rows: [0, 3], explain: { row: 2, head: 1 } }, '/explain/row', /add 2 to rows/],
   ];
   for (const [extra, pointer, message] of cases) {
@@ -217,6 +218,10 @@ test('bad rows: each a 422 at its pointer', async () => {
     assert.equal(e.errors[0].pointer, pointer, JSON.stringify(extra));
     assert.match(`${e.detail} ${e.errors[0].hint ?? ''}`, message);
   }
+  // cross-attention's queries are x_q's rows
+  const cross = await postJson(full.port, '/v1/multihead',
+    { ...problem(14, { nQ: 5, nK: 9, cross: true }), rows: [5] });
+  assert.match(assertProblem(assert, cross, 422).errors[0].hint, /^x_q has 5 rows: .* 0 to 4$/);
   const bv = await request(full.port, { method: 'POST', path: '/v1/multihead?format=bertviz',
     headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ...p, rows: [0] }) });
   assert.equal(assertProblem(assert, bv, 422).errors[0].pointer, '/rows');
@@ -242,6 +247,8 @@ test('the text page labels the listed rows with their real names', async () => {
     body: JSON.stringify({ ...p, rows: [3, 0], include: ['x', 'weights', 'output'] }) });
   assert.equal(r.status, 200, r.body);
   const text = r.body;
+  assert.match(text.split('\n')[0], /^multi-head self-attention  n_q 4  n_k 4 .*  rows 2$/,
+    "the header gives the problem's n_q and the answer's rows");
   const x = text.slice(text.indexOf('\nx\n'));
   for (const name of ['나는', 'a', 'b', 'c']) assert.match(x, new RegExp(`\\n\\s*${name}\\s`), 'x keeps every row');
   const out = text.slice(text.lastIndexOf('output'));
