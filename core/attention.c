@@ -638,14 +638,13 @@ static struct attn_matrix attn_rows_of(const struct attn_matrix *m, size_t from,
 }
 
 /*
- * Queries go through the steps in blocks of this many rows, at fixed offsets (0, 64,
- * 128, ...) whatever the number of threads. Two reasons. A block's scores stay in
- * the caches while softmax and the second product read them (n_k = 2048: 1 MiB). And
- * BLAS's kernels work in tiles of rows, so a row's last bits may depend on where a
- * call's rows start and end: making the same calls on one thread or on several gives
- * every thread count the same bits.
+ * Queries go through the steps in blocks of ATTN_ROW_BLOCK rows (internal.h), at fixed
+ * offsets (0, 128, 256, ...) whatever the number of threads. Two reasons. A block's
+ * scores stay in the caches while softmax and the second product read them (n_k = 2048:
+ * 2 MiB). And BLAS's kernels work in tiles of rows, so a row's last bits may depend on
+ * where a call's rows start and end: making the same calls on one thread or on several
+ * gives every thread count the same bits.
  */
-#define ATTN_ROW_BLOCK 64
 
 /*
  * Every step for query rows [from, to): queries are independent, so a block of rows

@@ -205,8 +205,8 @@ enum attn_status attn_trace_select_rows(struct attn_trace *dst, const struct att
 enum attn_status attn_forward(struct attn_trace *out, const struct attn_problem *p);
 
 /*
- * attn_forward on up to `threads` threads (at most 16, at most one per 64 queries):
- * the queries' blocks of 64 rows, each computed with BLAS calls of its own, are
+ * attn_forward on up to `threads` threads (at most 16, at most one per 128 queries):
+ * the queries' blocks of 128 rows, each computed with BLAS calls of its own, are
  * taken one at a time by whichever thread is free. The calls are the same whatever
  * the thread count, so the numbers are attn_forward's bit for bit
  * (tests/unit/check_core.c compares them). Worth it for one large problem on an otherwise

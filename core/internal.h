@@ -105,4 +105,12 @@ static inline bool attn_vrow_sees(const struct attn_vrow *r, size_t j)
            (r->allow == NULL || r->allow[j] != 0);
 }
 
+/*
+ * attn_forward's row blocks (attention.c), which the streamed pass's row blocks are too
+ * (stream.h). 128, not 64: OpenBLAS packs K (and V) again for every call, and at
+ * d = 64 the forward pass measured 5–6% faster in blocks of 128 at n = 512…2048
+ * (docs/performance.md); 256 was no faster than 128 but at n = 2048.
+ */
+#define ATTN_ROW_BLOCK 128
+
 #endif

@@ -34,8 +34,10 @@
 /* The most threads a streamed pass uses, as attn_forward_threads. */
 #define ATTN_STREAM_MAX_THREADS 16
 
+_Static_assert(ATTN_STREAM_ROWS == ATTN_ROW_BLOCK, "a row block of attn_forward's size");
+
 /*
- * The rows of a block's scratch: its 64 rows plus the zero rows that round its kernel
+ * The rows of a block's scratch: its 128 rows plus the zero rows that round its kernel
  * groups (stream_slots_of) up.
  */
 #define ATTN_STREAM_SLOTS (ATTN_STREAM_ROWS + 4)
@@ -325,7 +327,7 @@ static void stream_query_row(const struct stream_ctx *c, size_t i, double *dst)
  * of four rows of a call (4), a remaining pair (2) or a last row (1) with different
  * kernels, whose last bits differ; the same kernel gives the same bits wherever the row
  * sits and whatever the other rows are (BLAS on one thread, as the server runs it).
- * attn_forward's calls are its 64-row blocks. Four is the row unroll of OpenBLAS's
+ * attn_forward's calls are its 128-row blocks. Four is the row unroll of OpenBLAS's
  * Haswell and Zen kernels (0.3.21); kernels of another unroll (SkylakeX's is 16) may
  * give a listed row other last bits than attn_forward (every row in order keeps its
  * call, see stream_scores).

@@ -17,10 +17,12 @@
  * runs once more with the accumulator kept divided by the running l, whose entries stay
  * within the values' range, so it overflows only where weights · V does.
  *
- * Why these sizes: 64 rows are attn_forward's blocks (ATTN_ROW_BLOCK), and they make
- * the key block's products large enough for BLAS's kernels; 512 keys keep a row block's
- * scores at 256 KiB, within a core's L2 while the second product reads them (256 and
- * 1024 were no faster: docs/design.md, "Streaming"). A causal row block stops after its
+ * Why these sizes: 128 rows are attn_forward's blocks (ATTN_ROW_BLOCK), and they make
+ * the key block's products large enough for BLAS's kernels (OpenBLAS packs the keys
+ * again for every call: 128 rows measured faster than 64); 512 keys keep a row block's
+ * scores at 512 KiB, within a core's L2 (1 MiB on the machines measured) while the
+ * second product reads them (256 and 1024 keys were no faster: docs/design.md,
+ * "Streaming"). A causal row block stops after its
  * last visible key block, and a window's skips the key blocks no row of it sees: half the work of a
  * causal problem, most of a narrow window's. Skipping is only done when no skipped cell
  * could have been a fault of attn_forward (every input finite and no score able to
@@ -43,7 +45,7 @@
 #include "attention.h"
 #include "variants.h"
 
-#define ATTN_STREAM_ROWS 64
+#define ATTN_STREAM_ROWS 128 /* attn_forward's ATTN_ROW_BLOCK (stream.c checks) */
 #ifndef ATTN_STREAM_KEYS /* a build may try another size */
 #define ATTN_STREAM_KEYS 512
 #endif

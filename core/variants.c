@@ -756,7 +756,8 @@ static bool attn_row_band(struct attn_vtrace *out, const struct attn_problem *p,
 
 /* ---- the fast path: blocks of rows through every step while they are in cache ---- */
 
-#define ATTN_VBLOCK 64
+/* attn_forward's row blocks: with every variant off, the very calls it makes (its bits). */
+#define ATTN_VBLOCK ATTN_ROW_BLOCK
 
 /* Columns [lo, hi) of rows [from, to): S = Q_rows · K_colsᵀ into scores (in place). */
 static void attn_scores_cols(struct attn_trace *b, const struct attn_matrix *q,

@@ -775,8 +775,8 @@ START_TEST(test_steps_rerun_same_bits)
 END_TEST
 
 /*
- * Sizes where BLAS takes its blocked kernels and the blocks end mid-panel (301 rows
- * in two or three blocks), causal and not: still attn_forward's bits.
+ * Sizes where BLAS takes its blocked kernels and the blocks end mid-panel (301 rows:
+ * three row blocks, the last of 45), causal and not: still attn_forward's bits.
  */
 START_TEST(test_threads_same_bits_large)
 {

@@ -807,26 +807,26 @@ END_TEST
 
 START_TEST(test_bytes_fixed_in_n_k)
 {
-    /* 100 listed rows of 1000 queries, d_model 256 in 4 heads over 2 kv heads */
-    size_t kv_cols = 2 * 64, small = attn_mh_stream_bytes(100, 1000, 4096, 256, 4, 2, 2);
+    /* 200 listed rows (two row blocks) of 1000 queries, d_model 256 in 4 heads over 2 kv heads */
+    size_t kv_cols = 2 * 64, small = attn_mh_stream_bytes(200, 1000, 4096, 256, 4, 2, 2);
     ck_assert_uint_gt(small, 0);
     /* doubling n_k adds K and V (kv_cols doubles a key each) and nothing (n_q, n_k) */
-    size_t twice = attn_mh_stream_bytes(100, 1000, 8192, 256, 4, 2, 2);
+    size_t twice = attn_mh_stream_bytes(200, 1000, 8192, 256, 4, 2, 2);
     ck_assert_uint_eq(twice - small, 2 * 4096 * kv_cols * sizeof(double));
     /* at least: the answer's matrices, whole Q, the heads' answers and one head's pass */
-    size_t matrices = (3 * 100 * 256 + 2 * 4096 * kv_cols) * sizeof(double);
+    size_t matrices = (3 * 200 * 256 + 2 * 4096 * kv_cols) * sizeof(double);
     size_t q_whole = 1000 * 256 * sizeof(double);
-    size_t head_answer = 100 * (64 + 6) * 8 + 100 * 9;
+    size_t head_answer = 200 * (64 + 6) * 8 + 200 * 9;
     ck_assert_uint_ge(small, matrices + q_whole + 4 * head_answer +
-                                 attn_stream_bytes(100, 4096, 64, 64, 2));
+                                 attn_stream_bytes(200, 4096, 64, 64, 2));
     ck_assert_uint_le(small, matrices + q_whole + 4 * head_answer +
-                                 attn_stream_bytes(100, 4096, 64, 64, 2) + 4 * 256);
+                                 attn_stream_bytes(200, 4096, 64, 64, 2) + 4 * 256);
     /* one thread's scratch less with one thread */
-    ck_assert_uint_lt(attn_mh_stream_bytes(100, 1000, 4096, 256, 4, 2, 1), small);
+    ck_assert_uint_lt(attn_mh_stream_bytes(200, 1000, 4096, 256, 4, 2, 1), small);
     ck_assert_uint_eq(attn_mh_stream_bytes(0, 1000, 4096, 256, 4, 2, 1), 0);
-    ck_assert_uint_eq(attn_mh_stream_bytes(100, 1000, 4096, 256, 3, 1, 1), 0);
-    ck_assert_uint_eq(attn_mh_stream_bytes(100, SIZE_MAX / 4, 4096, 256, 4, 2, 1), 0);
-    ck_assert_uint_eq(attn_mh_stream_bytes(100, 1000, SIZE_MAX / 4, 256, 4, 2, 1), 0);
+    ck_assert_uint_eq(attn_mh_stream_bytes(200, 1000, 4096, 256, 3, 1, 1), 0);
+    ck_assert_uint_eq(attn_mh_stream_bytes(200, SIZE_MAX / 4, 4096, 256, 4, 2, 1), 0);
+    ck_assert_uint_eq(attn_mh_stream_bytes(200, 1000, SIZE_MAX / 4, 256, 4, 2, 1), 0);
 }
 END_TEST
 

@@ -196,13 +196,13 @@ static bool same_bits(const struct attn_matrix *a, const struct attn_matrix *b)
 /*
  * Each head on 2 or 3 threads (what an idle server lends a large multi-head request):
  * every head's steps, the concat, the output and the mean are the one-thread bits.
- * 65 to 200 queries: one to four blocks of 64 rows, the last one partial.
+ * 129 to 400 queries: two to four blocks of 128 rows, the last one partial.
  */
 START_TEST(test_forward_threads_same_bits)
 {
     for (int round = 0; round < 16; round++) {
         struct mh_case c;
-        mh_case_init(&c, round, 65, 200);
+        mh_case_init(&c, round, 129, 400);
         struct attn_mh_trace one, many;
         ck_assert_int_eq(attn_mh_trace_alloc(&one, c.n_q, c.n_k, c.d, c.heads, c.kv), ATTN_OK);
         ck_assert_int_eq(attn_mh_trace_alloc(&many, c.n_q, c.n_k, c.d, c.heads, c.kv), ATTN_OK);

@@ -485,14 +485,16 @@ END_TEST
 
 START_TEST(test_bytes_fixed_in_n_k)
 {
-    size_t small = attn_stream_bytes(100, 10, 64, 64, 2);
+    size_t small = attn_stream_bytes(200, 10, 64, 64, 2);
     ck_assert_uint_gt(small, 0);
-    ck_assert_uint_eq(attn_stream_bytes(100, (size_t)1 << 40, 64, 64, 2), small);
-    /* answer 100·(64 + 6) doubles + 100·(8 + 1) bytes, two threads of scratch */
-    size_t answer = 100 * 70 * 8 + 100 * 9;
-    /* 68 slots (64 rows and the pads of their kernel groups): queries, scores,
+    ck_assert_uint_eq(attn_stream_bytes(200, (size_t)1 << 40, 64, 64, 2), small);
+    ck_assert_uint_eq(attn_stream_bytes(200, 10, 64, 64, 3), small);
+    /* answer 200·(64 + 6) doubles + 200·(8 + 1) bytes, two threads of scratch (two row
+     * blocks: a third thread would have none) */
+    size_t answer = 200 * 70 * 8 + 200 * 9;
+    /* 132 slots (128 rows and the pads of their kernel groups): queries, scores,
      * accumulator, six running numbers; one row of exponentials */
-    size_t scratch = (68 * 64 + 68 * 512 + 68 * 64 + 6 * 68 + 512) * 8;
+    size_t scratch = (132 * 64 + 132 * 512 + 132 * 64 + 6 * 132 + 512) * 8;
     ck_assert_uint_eq(small, answer + 2 * scratch);
     ck_assert_uint_eq(attn_stream_bytes(10, 10, 64, 64, 16), 10 * 70 * 8 + 10 * 9 + scratch);
     ck_assert_uint_eq(attn_stream_bytes(0, 10, 64, 64, 1), 0);
