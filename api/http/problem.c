@@ -172,20 +172,6 @@ bool api_error_add(struct api_error *e, const char *pointer, const char *detail,
     return true;
 }
 
-void api_error_prefix_pointer(struct api_error *e, const char *prefix)
-{
-    if (!e->has_pointer)
-        return;
-    char joined[sizeof e->pointer];
-    snprintf(joined, sizeof joined, "%s%s", prefix, e->pointer);
-    memcpy(e->pointer, joined, sizeof joined);
-    for (unsigned i = 0; i < e->n_more; i++) {
-        char more[sizeof e->more[i].pointer];
-        snprintf(more, sizeof more, "%s%s", prefix, e->more[i].pointer);
-        memcpy(e->more[i].pointer, more, sizeof more);
-    }
-}
-
 /* errors[1..]: the further culprits, each with its own pointer, detail and hint. */
 static void write_more(struct jw *w, const struct api_error *e)
 {
@@ -327,10 +313,11 @@ void api_respond_problem(struct api_response *res, enum api_problem_type type,
 
 void api_respond_too_large(const struct api_context *ctx, struct api_response *res)
 {
-    char detail[160];
-    snprintf(detail, sizeof detail, "the body is larger than this server accepts (%zu bytes)",
-             ctx->limits.max_body);
-    api_respond_problem(res, API_TOO_LARGE, detail);
+    /* api_error_set translates the sentence before its number goes in */
+    struct api_error err;
+    api_error_set(&err, API_TOO_LARGE, "the body is larger than this server accepts (%zu bytes)",
+                  ctx->limits.max_body);
+    api_respond_error(res, &err);
 }
 
 void api_respond_unavailable(struct api_response *res, const char *detail)

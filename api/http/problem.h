@@ -104,8 +104,6 @@ void api_error_step_cell(struct api_error *e, const char *step, size_t row, size
 /* Adds a further culprit (errors[1..]); false when API_ERROR_MORE are already there. */
 bool api_error_add(struct api_error *e, const char *pointer, const char *detail,
                    const char *hint);
-/* Prefixes the pointer (and the further culprits'), e.g. "/items/2" for a batch item. */
-void api_error_prefix_pointer(struct api_error *e, const char *prefix);
 
 /* Writes e as one problem object (for a batch item's body). */
 void api_error_write(struct jw *w, const struct api_error *e);

@@ -413,11 +413,6 @@ struct attn_variants api_variants_for_head(const struct api_variants *v, size_t 
     return out;
 }
 
-size_t api_variants_rotated(const struct api_variants *v)
-{
-    return v->has_rope ? v->rope.rotated : 0;
-}
-
 bool api_variants_check_include(const struct api_variants *v, const json_t *node, const char *ptr,
                                 struct api_error *err)
 {

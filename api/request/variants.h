@@ -83,7 +83,4 @@ bool api_variants_check_include(const struct api_variants *v, const json_t *node
 /* Core's view for head h (0 for /v1/attention): borrows v's arrays and tables. */
 struct attn_variants api_variants_for_head(const struct api_variants *v, size_t h);
 
-/* The rotated width r, 0 when rope is off. */
-size_t api_variants_rotated(const struct api_variants *v);
-
 #endif

@@ -241,6 +241,29 @@ START_TEST(test_korean_problem)
 }
 END_TEST
 
+/* api_respond_too_large (a body over --max-body where no route answers) in the thread's
+ * language: its sentence translated first, its number filled in after. */
+START_TEST(test_too_large_in_korean)
+{
+    struct api_context ctx = test_context();
+    ctx.limits.max_body = 1000;
+    struct api_response res = { 0 };
+    api_lang_set_current(API_LANG_KO);
+    api_respond_too_large(&ctx, &res);
+    api_lang_set_current(API_LANG_EN);
+    ck_assert_int_eq(res.status, 413);
+    json_t *doc = parse(&res);
+    char want[200];
+    snprintf(want, sizeof want,
+             api_tr_in(API_LANG_KO, "the body is larger than this server accepts (%zu bytes)"),
+             (size_t)1000);
+    ck_assert_str_eq(json_string_value(json_object_get(doc, "detail")), want);
+    ck_assert_str_ne(want, "the body is larger than this server accepts (1000 bytes)");
+    json_decref(doc);
+    api_response_deinit(&res);
+}
+END_TEST
+
 /* The learner's pitfall in Korean: k passed transposed, 전치 in the hint. */
 START_TEST(test_korean_shape_hint)
 {
@@ -544,6 +567,7 @@ int main(void)
     TCase *answers = tcase_create("Answers");
     tcase_add_test(answers, test_unknown_lang_parameter);
     tcase_add_test(answers, test_korean_problem);
+    tcase_add_test(answers, test_too_large_in_korean);
     tcase_add_test(answers, test_korean_shape_hint);
     tcase_add_test(answers, test_korean_warning);
     tcase_add_test(answers, test_korean_text_and_svg);
