@@ -6,7 +6,9 @@
  * Every function gives the same bits on every CPU: each is built for AVX-512, AVX2
  * and the x86-64 baseline and picked at load time, but the sums are interleaved in a
  * fixed order of eight and no multiply-add is fused (-ffp-contract=off), so the vector
- * widths only change the speed.
+ * widths only change the speed. The exponential and the log also have hand-written
+ * AVX-512F loops, picked at run time, that keep those operations and their order
+ * (tests/unit/check_core.c holds them to the baseline build's bits).
  */
 #ifndef ATTN_SOFTMAX_ROW_H
 #define ATTN_SOFTMAX_ROW_H
