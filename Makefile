@@ -67,7 +67,7 @@ API_SUITES += check_errors check_lang
 API_SUITES += check_lang_server
 UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) check_render \
                 check_multihead check_metrics check_body check_numfmt check_framing check_clients \
-                check_lane)
+                check_lane check_cors)
 # server/coding.c and server/inflate.c (Content-Encoding, Accept-Encoding, coded bodies).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_inflate
 # api/json/utf8.h, the one UTF-8 decoder, against a reference encoder.
@@ -284,6 +284,10 @@ $(BUILD_DIR)/tests/unit/check_framing: $(BUILD_DIR)/tests/unit/check_framing.o $
 
 # server/clients.c alone, likewise.
 $(BUILD_DIR)/tests/unit/check_clients: $(BUILD_DIR)/tests/unit/check_clients.o $(BUILD_DIR)/server/clients.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+
+# server/cors.c alone, likewise.
+$(BUILD_DIR)/tests/unit/check_cors: $(BUILD_DIR)/tests/unit/check_cors.o $(BUILD_DIR)/server/cors.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
 # server/lane.c and server/lane_queue.c, with the counters they keep (server/metrics.c).

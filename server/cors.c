@@ -6,6 +6,7 @@
  */
 #include "server/cors.h"
 
+#include <stdio.h>
 #include <string.h>
 
 struct srv_cors srv_cors_decide(const struct srv_config *cfg, const char *origin)
@@ -24,4 +25,18 @@ struct srv_cors srv_cors_decide(const struct srv_config *cfg, const char *origin
             break;
         }
     return c;
+}
+
+size_t srv_cors_vary(char *out, size_t cap, const struct srv_cors *c, bool codable,
+                     const char *api_vary)
+{
+    const char *ours = c->vary_origin && codable ? "Origin, Accept-Encoding"
+                       : c->vary_origin          ? "Origin"
+                       : codable                 ? "Accept-Encoding"
+                                                 : NULL;
+    if (ours == NULL)
+        return 0;
+    int n = snprintf(out, cap, "%s%s%s", ours, api_vary != NULL ? ", " : "",
+                     api_vary != NULL ? api_vary : "");
+    return n > 0 ? (size_t)n : 0;
 }

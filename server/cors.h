@@ -18,6 +18,7 @@
 #define SRV_CORS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "server/config.h"
 
@@ -33,5 +34,15 @@ struct srv_cors {
 
 /* origin is the request's Origin header or NULL. The result borrows from cfg and origin. */
 struct srv_cors srv_cors_decide(const struct srv_config *cfg, const char *origin);
+
+/*
+ * The Vary an answer gets when the server adds to it: what its choices depended on (the
+ * Origin, decided by c; Accept-Encoding when the answer may be coded), then what api/
+ * said its own depended on (api_vary, or NULL), as one list. Written into out as
+ * snprintf writes (cut to cap bytes); the length of the whole, or 0 when the server adds
+ * nothing (api/'s Vary, if any, then stands as it is).
+ */
+size_t srv_cors_vary(char *out, size_t cap, const struct srv_cors *c, bool codable,
+                     const char *api_vary);
 
 #endif

@@ -216,23 +216,21 @@ static bool srv_add_common_headers(struct srv_server *s, struct MHD_Connection *
         ok = ok && MHD_add_response_header(resp, "traceparent", r->trace) == MHD_YES;
     struct srv_cors c = srv_cors_decide(s->cfg, srv_header(conn, "Origin"));
     /* Caches learn what the answer depended on: the origin, and Accept-Encoding
-       whether or not this one was compressed (a small one is not). */
-    const char *vary = c.vary_origin && codable ? "Origin, Accept-Encoding"
-                       : c.vary_origin          ? "Origin"
-                       : codable                ? "Accept-Encoding"
-                                                : NULL;
-    /* api/ may have said what its words depended on (Accept-Language): one Vary says all. */
-    char joined[96];
+       whether or not this one was compressed (a small one is not); api/ may have said
+       what its words depended on (Accept-Language): one Vary says all, however long. */
     const char *api_vary = MHD_get_response_header(resp, "Vary");
-    if (api_vary != NULL && vary != NULL) {
-        char said[48];
-        snprintf(said, sizeof said, "%s", api_vary);
-        snprintf(joined, sizeof joined, "%s, %s", vary, said);
-        ok = ok && MHD_del_response_header(resp, "Vary", said) == MHD_YES;
-        vary = joined;
-    }
-    if (vary != NULL)
+    size_t need = srv_cors_vary(NULL, 0, &c, codable, api_vary);
+    if (need > 0) {
+        char *vary = malloc(need + 1);
+        if (vary == NULL)
+            return false;
+        srv_cors_vary(vary, need + 1, &c, codable, api_vary);
+        /* api_vary is the header's own text: compared, then freed with it */
+        if (api_vary != NULL)
+            ok = ok && MHD_del_response_header(resp, "Vary", api_vary) == MHD_YES;
         ok = ok && MHD_add_response_header(resp, "Vary", vary) == MHD_YES;
+        free(vary);
+    }
     if (c.allow_origin == NULL)
         return ok;
     ok = ok && MHD_add_response_header(resp, "Access-Control-Allow-Origin", c.allow_origin) ==
