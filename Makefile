@@ -1,18 +1,5 @@
-# attnd — one non-recursive Makefile. Objects go under $(BUILD_DIR); `make help` lists targets.
-#
-#   make check       the quick loop: layer lint and unit tests; no root, no network
-#   make run         install missing Debian packages (as root), build, serve on 127.0.0.1:8080
-#   make test        the whole suite: unit (core, api, render), HTTP, README and docs/ examples, browser
-#   make asan        the unit and HTTP suites built with AddressSanitizer + UBSan
-#   make valgrind    the unit suites under valgrind (CK_FORK=no)
-#   make fuzz        every libFuzzer harness for FUZZ_SECONDS each (clang)
-#   make alloc       every allocation of a request made to fail in turn, under ASan/LSan
-#   make tsan        the HTTP suite against a ThreadSanitizer build
-#   make load        wrk at 64 connections for 20 s, then SIGTERM under load
-#   make abuse       floods, slow headers and bodies, large answers and the lane (about a minute)
-#   make faults      two replicas behind HAProxy under load: rolling restart, SIGKILL, drain (about a minute)
-#   make bench       core, JSON and HTTP (JSON and V2 binary) benchmarks against the floors and a Python service
-#   make container   the Docker image built with podman, run, probed, played as the k8s Deployment, stopped (CI; root)
+# attnd — one non-recursive Makefile. Objects go under $(BUILD_DIR). `make help` lists the
+# targets: the line marked ## above each is its one description (README.md shows the list).
 #
 # Variables: BUILD_DIR (build), SANITIZER (e.g. address,undefined), PORT (8080), ARGS,
 # FUZZ_SECONDS (30), BENCH_SECONDS (5: each wrk run of `make bench`), DRAGONBOX_INCLUDE
@@ -94,128 +81,128 @@ FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 .PHONY: all check run test unit http spec-lint asan valgrind lint deps deps-test clean help \
         fuzz fuzzers alloc tsan load abuse faults browser bench deps-bench contract k8s container
 
-# Build the server binary.
+## build build/attnd (`make` alone does the same)
 all: $(ATTND)
 
-# The quick loop while editing: layer lint and the unit suites (no root, no network, no install).
+## the layer lint and the unit suites: no root, no network
 check: lint unit
 
-# Install missing Debian packages (as root), build, and serve on 127.0.0.1:$(PORT).
+## install missing packages, build, serve on :8080 (PORT=, ARGS= to change)
 run: deps
 	$(MAKE) all
 	$(ATTND) --port $(PORT) $(ARGS)
 
-# Install (as root) or name the Debian packages needed to build and serve.
+## install (as root) or name the Debian packages to build and serve
 deps:
 	@tools/deps.sh build
 
-# Install (as root) or name the Debian packages needed by the test suite.
+## install (as root) or name the Debian packages the tests need
 deps-test:
 	@tools/deps.sh test
 
-# The whole suite: layer lint, spec lint, unit tests, HTTP tests (README and docs/ examples included), browser tests.
+## the whole suite: lint, spec lint, unit, HTTP (these examples), contract, k8s, browser
 test: deps-test
 	$(MAKE) lint spec-lint unit http contract k8s browser
 
-# Check unit suites: core math against the seeds and the naive reference; api without a network.
 # Check's timeout is a hang guard in wall-clock time (4 s a test): on a machine shared with
 # other work a suite can wait that long for a CPU, so it is ten times that here, as in
 # docker/Dockerfile, unless the caller says otherwise.
+## the Check suites, a binary per module (tests/unit/check_<module>.c): core, api/ room by room, server/ parts
 unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; \
 	  CK_TIMEOUT_MULTIPLIER=$${CK_TIMEOUT_MULTIPLIER:-10} $$t; done
 
-# HTTP tests: the built attnd on a free port over real HTTP (Node's test runner), README and docs/ examples too.
+## tests/http/*.test.mjs: the real binary on a free port; every answer checked against api/openapi.yaml
 http: $(ATTND)
 	ATTND_BIN=$(abspath $(ATTND)) ATTND_SANITIZER=$(SANITIZER) node --test --test-concurrency=1 tests/http/
 
-# Lint api/openapi.yaml and check it against the OpenAPI 3.1 meta-schema (npm tools, pinned).
+## Redocly lint and the OpenAPI 3.1 meta-schema on api/openapi.yaml
 spec-lint: node_modules/.package-lock.json
 	tests/spec/lint.sh
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
-# Property-based contract test: 600 requests generated from api/openapi.yaml's schemas and junk; no 5xx, every answer as documented.
+## tests/contract/: 600 requests from the spec's schemas and junk (CONTRACT_RUNS=, CONTRACT_SEED=)
 contract: $(ATTND) node_modules/.package-lock.json
 	ATTND_BIN=$(abspath $(ATTND)) node --test tests/contract/
 
-# The Kubernetes manifests (docker/k8s/, docker/kserve/): rendered by kubectl kustomize, every object checked against its schema.
+## tests/k8s/: kubectl kustomize docker/k8s and docker/kserve, each object checked against its schema
 k8s: node_modules/.package-lock.json
 	node --test tests/k8s/
 
-# The Docker image: Dockerfile lint, podman build (its build stage runs `make unit`), run, probe, `podman kube play` of docker/k8s, SIGTERM. Root, ~3 min.
+## tests/container/run.sh: lint, build and run the image, probe it, play docker/k8s with podman kube play, SIGTERM (root, ~3 min)
 container: node_modules/.package-lock.json
 	tests/container/run.sh
 
-# Browser tests: the playground and CORS in Debian's chromium, driven by playwright-core.
+## tests/browser/: the playground and CORS in Debian's chromium (playwright-core)
 browser: $(ATTND) node_modules/.package-lock.json
 	ATTND_BIN=$(abspath $(ATTND)) ATTND_ARTIFACTS=$(abspath $(BUILD_DIR))/artifacts \
 	  node --test --test-concurrency=1 tests/browser/
 
-# The unit and HTTP suites built with AddressSanitizer and UBSan, in build/asan.
+## the unit and HTTP suites with AddressSanitizer + UBSan (build/asan)
 asan: deps-test
 	$(MAKE) BUILD_DIR=build/asan SANITIZER=address,undefined unit http
 
-# The unit suites and the allocation-failure test under valgrind: 0 errors, nothing definitely lost.
+## the unit suites and tests/unit/check_alloc.c under valgrind: 0 errors, nothing definitely lost
 valgrind: $(UNIT_TESTS) $(ALLOC_TEST)
 	@set -e; for t in $(UNIT_TESTS) $(ALLOC_TEST); do echo "== valgrind $$t"; \
 	  CK_FORK=no ATTND_TEST_QUICK=1 valgrind -q --error-exitcode=1 --leak-check=full \
 	    --errors-for-leak-kinds=definite $$t; done
 
-# Every libFuzzer harness (tests/fuzz/) for FUZZ_SECONDS each, clang with ASan + UBSan, in build/fuzz.
+## the libFuzzer harnesses of tests/fuzz/ for FUZZ_SECONDS (30) each
 fuzz: deps-test
 	$(MAKE) BUILD_DIR=build/fuzz CC=clang CXX=clang++ SANITIZER=fuzzer-no-link,address,undefined fuzzers
 	tests/fuzz/run.sh build/fuzz $(FUZZ_SECONDS)
 
-# Build the fuzz harnesses (use `make fuzz`, which sets the compiler and sanitizers).
+## build the fuzz harnesses (`make fuzz` sets the compiler and sanitizers)
 fuzzers: $(FUZZERS)
 
-# Fail every allocation of a request in turn (malloc/calloc/realloc and jansson's), under ASan + LSan.
+## tests/unit/check_alloc.c under ASan + LSan: every allocation of a request fails in turn
 alloc: deps-test
 	$(MAKE) BUILD_DIR=build/asan SANITIZER=address,undefined build/asan/tests/unit/check_alloc
 	CK_FORK=no build/asan/tests/unit/check_alloc
 
-# The HTTP suite against a ThreadSanitizer build (build/tsan); tests/tsan.supp says what is suppressed.
+## the HTTP suite against a ThreadSanitizer build (build/tsan)
 tsan: deps-test
 	TSAN_OPTIONS="suppressions=$(abspath tests/tsan.supp) second_deadlock_stack=1" \
 	  $(MAKE) BUILD_DIR=build/tsan SANITIZER=thread http
 
-# Load without loss: wrk at 64 connections for 20 s (tests/load/), then SIGTERM under load.
+## tests/load/: wrk at 64 connections for 20 s, then SIGTERM under load
 load: deps-test all
 	tests/load/run.sh $(ATTND)
 
-# Abuse (tests/abuse/): slow headers and bodies, one client's thousands of connections, every slot taken, a 703 MB answer, small requests beside large ones; each test under a minute.
+## tests/abuse/: slow headers and bodies, connection floods, every slot taken, a 703 MB answer, the lane, the n = 32,768 request
 abuse: all node_modules/.package-lock.json
 	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=120000 tests/abuse/
 
-# Faults behind a balancer (tests/faults/): two replicas behind HAProxy under wrk: a rolling restart and a drain lose nothing, SIGKILL only answers cut mid-transfer; loopback only, about a minute.
+## tests/faults/: two replicas behind HAProxy under load: rolling restart, SIGKILL, drain
 faults: deps-test all
 	ATTND_BIN=$(abspath $(ATTND)) node --test --test-concurrency=1 --test-timeout=180000 tests/faults/
 
-# Benchmarks (bench/): core, the floor rows, variants, exp and JSON in process, the long request, then wrk vs the floors and the Python service, JSON and V2 binary; one report.
+## docs/performance.md's benchmarks (BENCH_SECONDS= per run)
 bench: deps-bench
 	$(MAKE) all $(BUILD_DIR)/bench/floor $(BUILD_DIR)/bench/core_bench $(BUILD_DIR)/bench/exp_bench
 	BENCH_SECONDS=$(BENCH_SECONDS) bench/run.sh $(BUILD_DIR)
 
-# Install (as root) or name the Debian packages `make bench` needs (wrk, FastAPI, uvicorn, numpy, ujson, SLEEF).
+## install (as root) or name the Debian packages `make bench` needs
 deps-bench:
 	@tools/deps.sh bench
 
-# Layers clean (core/ no JSON or HTTP, api/ no sockets, server/ no math), api/'s doors one way, no cycle, every message catalogued; self-tested.
+## the layer boundaries, api/'s one-way doors, no cycle, every message catalogued
 lint:
 	@tools/lint_layers.sh
 	@/usr/bin/python3 tools/lint_api.py
 	@/usr/bin/python3 tools/lint_messages.py
 	@tests/lint/run.sh
 
-# Remove every build product.
+## remove every build product
 clean:
 	rm -rf build
 
-# List the targets with their one-line comments.
+## this list: the line marked ## above each target
 help:
-	@awk '/^# /{c=substr($$0,3)} /^[a-z0-9-]+:/{sub(":.*","",$$1); if(c!="") printf "  %-16s %s\n",$$1,c; c=""}' Makefile
+	@awk '/^## /{c=substr($$0,4)} /^[a-z0-9-]+:/{sub(":.*","",$$1); if(c!="") printf "  %-12s %s\n",$$1,c; c=""}' Makefile
 
 # ---- build rules ----
 

@@ -65,3 +65,13 @@ for (const page of pages) {
     });
   }
 }
+
+// The README's `make help` block is what `make help` prints: the Makefile's ## lines are
+// the one place the targets are described.
+test('the README shows what `make help` prints', () => {
+  const block = readme.match(/`make help` lists\s+every target[^\n]*\n\n```\n([\s\S]*?)```/);
+  assert.ok(block, 'the README has its make help block');
+  const printed = execFileSync('make', ['-s', '--no-print-directory', 'help'],
+    { cwd: root, encoding: 'utf8', timeout: 10000 });
+  assert.equal(block[1], printed);
+});
