@@ -235,9 +235,10 @@ $(BUILD_DIR)/tests/unit/check_numfmt: $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/te
 $(BUILD_DIR)/tests/unit/check_v2: $(BUILD_DIR)/tests/unit/check_v2.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-# server/metrics.c alone: it needs nothing but libc.
-$(BUILD_DIR)/tests/unit/check_metrics: $(BUILD_DIR)/tests/unit/check_metrics.o $(BUILD_DIR)/server/metrics.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
+# server/metrics.c over api/'s routes.
+$(BUILD_DIR)/tests/unit/check_metrics: $(BUILD_DIR)/tests/unit/check_metrics.o $(BUILD_DIR)/server/metrics.o \
+                                       $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 # server/body.c and server/budget.c (with the cgroup walk), likewise.
 $(BUILD_DIR)/tests/unit/check_body: $(BUILD_DIR)/tests/unit/check_body.o $(BUILD_DIR)/server/body.o \
@@ -277,11 +278,12 @@ $(BUILD_DIR)/tests/unit/check_clients: $(BUILD_DIR)/tests/unit/check_clients.o $
 $(BUILD_DIR)/tests/unit/check_cors: $(BUILD_DIR)/tests/unit/check_cors.o $(BUILD_DIR)/server/cors.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
-# server/lane.c and server/lane_queue.c, with the counters they keep (server/metrics.c).
+# server/lane.c and server/lane_queue.c, with the counters they keep (server/metrics.c,
+# which labels them by api/'s routes).
 $(BUILD_DIR)/tests/unit/check_lane: $(BUILD_DIR)/tests/unit/check_lane.o $(BUILD_DIR)/server/lane.o \
                                     $(BUILD_DIR)/server/lane_queue.o $(BUILD_DIR)/server/metrics.o \
-                                    $(BUILD_DIR)/server/clock.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) -lpthread
+                                    $(BUILD_DIR)/server/clock.o $(API_OBJ) $(CORE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS) -lpthread
 
 # api/json/utf8.h and its four callers, server/log.c's escaper among them.
 $(BUILD_DIR)/tests/unit/check_utf8: $(BUILD_DIR)/tests/unit/check_utf8.o $(BUILD_DIR)/server/log.o \

@@ -28,8 +28,8 @@
 enum method { M_GET = 1, M_HEAD = 2, M_POST = 4 };
 
 struct route {
-    const char *path;     /* exact (a '*' segment: any one), or a prefix ending in '/' */
-    bool prefix;
+    const char *path;     /* OpenAPI's template: a {name} segment is any one segment */
+    bool prefix;          /* its last {name} takes the rest of the path, empty or not */
     unsigned methods;
     bool takes_body;
     unsigned media;       /* what it produces (enum api_media), for Accept */
@@ -37,6 +37,8 @@ struct route {
     api_handler_fn *handle;
     unsigned reads;       /* the bodies it reads (enum api_body_kind); 0 when none */
     enum api_error_style errors; /* how its errors are written */
+    bool listed;          /* named by the 404's list of what attnd serves */
+    const char *note;     /* what the 404's list says of it, in parentheses; NULL: nothing */
 };
 
 /* Shorthands for the table. */
@@ -45,67 +47,59 @@ struct route {
 #define PAGES (API_MEDIA_JSON | API_MEDIA_TEXT | API_MEDIA_SVG | API_MEDIA_BERTVIZ)
 #define V2_MEDIA (API_MEDIA_JSON | API_MEDIA_OCTETS)
 #define V2_BODIES (API_BODY_JSON | API_BODY_OCTETS)
+#define POST_JSON .methods = M_POST, .takes_body = true, .allow = POST_ALLOW, \
+                  .reads = API_BODY_JSON, .errors = API_ERRORS_PROBLEM
+#define GET_PAGE .methods = M_GET | M_HEAD, .allow = GET_ALLOW, .errors = API_ERRORS_PROBLEM
+#define V2_GET .methods = M_GET | M_HEAD, .allow = GET_ALLOW, .media = API_MEDIA_JSON, \
+               .errors = API_ERRORS_V2
+#define V2_POST .methods = M_POST, .takes_body = true, .allow = POST_ALLOW, .media = V2_MEDIA, \
+                .reads = V2_BODIES, .errors = API_ERRORS_V2
 
 static const struct route routes[] = {
-    { "/v1/attention", false, M_POST, true, PAGES, POST_ALLOW,
-      api_attention_handle, API_BODY_JSON, API_ERRORS_PROBLEM },
-    { "/v1/attention/batch", false, M_POST, true, API_MEDIA_JSON | API_MEDIA_TEXT, POST_ALLOW,
-      api_batch_handle, API_BODY_JSON, API_ERRORS_PROBLEM },
-    { "/v1/multihead", false, M_POST, true, PAGES, POST_ALLOW,
-      api_multihead_handle, API_BODY_JSON, API_ERRORS_PROBLEM },
-    { "/v1/shapes", false, M_GET | M_HEAD, false, API_MEDIA_JSON | API_MEDIA_TEXT, GET_ALLOW,
-      api_shapes_handle, 0, API_ERRORS_PROBLEM },
-    { "/healthz", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
-      api_healthz_handle, 0, API_ERRORS_PROBLEM },
-    { "/readyz", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
-      api_readyz_handle, 0, API_ERRORS_PROBLEM },
-    { "/version", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
-      api_version_handle, 0, API_ERRORS_PROBLEM },
-    { "/openapi.yaml", false, M_GET | M_HEAD, false, API_MEDIA_YAML, GET_ALLOW,
-      api_openapi_yaml_handle, 0, API_ERRORS_PROBLEM },
-    { "/openapi.json", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
-      api_openapi_json_handle, 0, API_ERRORS_PROBLEM },
-    { "/problems/", true, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
-      api_problem_page_handle, 0, API_ERRORS_PROBLEM },
-    /* The Open Inference Protocol: a '*' segment is any one ({model}, {version}). */
-    { "/v2", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW, api_v2_server_handle, 0,
-      API_ERRORS_V2 },
-    { "/v2/health/live", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
-      api_v2_live_handle, 0, API_ERRORS_V2 },
-    { "/v2/health/ready", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
-      api_v2_ready_handle, 0, API_ERRORS_V2 },
-    { "/v2/models/*", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
-      api_v2_model_handle, 0, API_ERRORS_V2 },
-    { "/v2/models/*/versions/*", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
-      api_v2_model_handle, 0, API_ERRORS_V2 },
-    { "/v2/models/*/ready", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
-      api_v2_model_ready_handle, 0, API_ERRORS_V2 },
-    { "/v2/models/*/versions/*/ready", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
-      api_v2_model_ready_handle, 0, API_ERRORS_V2 },
-    { "/v2/models/*/infer", false, M_POST, true, V2_MEDIA, POST_ALLOW, api_v2_infer_handle,
-      V2_BODIES, API_ERRORS_V2 },
-    { "/v2/models/*/versions/*/infer", false, M_POST, true, V2_MEDIA, POST_ALLOW,
-      api_v2_infer_handle, V2_BODIES, API_ERRORS_V2 },
-    /* GET and HEAD /metrics and the playground's files are answered by server/. */
-    { "/metrics", false, M_GET | M_HEAD, false, API_MEDIA_JSON, GET_ALLOW,
-      api_metrics_elsewhere, 0, API_ERRORS_PROBLEM },
-    { "/", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
-      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
-    { "/playground.js", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
-      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
-    { "/playground.css", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
-      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
-    { "/playground-headview.js", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
-      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
-    { "/playground-fields.js", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
-      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
-    { "/favicon.svg", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
-      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
-    { "/favicon.ico", false, M_GET | M_HEAD, false, API_MEDIA_HTML, GET_ALLOW,
-      api_playground_elsewhere, 0, API_ERRORS_PROBLEM },
+    { .path = "/v1/attention", POST_JSON, .media = PAGES, .handle = api_attention_handle,
+      .listed = true },
+    { .path = "/v1/attention/batch", POST_JSON, .media = API_MEDIA_JSON | API_MEDIA_TEXT,
+      .handle = api_batch_handle, .listed = true },
+    { .path = "/v1/multihead", POST_JSON, .media = PAGES, .handle = api_multihead_handle,
+      .listed = true },
+    { .path = "/v1/shapes", GET_PAGE, .media = API_MEDIA_JSON | API_MEDIA_TEXT,
+      .handle = api_shapes_handle, .listed = true },
+    { .path = "/healthz", GET_PAGE, .media = API_MEDIA_JSON, .handle = api_healthz_handle,
+      .listed = true },
+    { .path = "/readyz", GET_PAGE, .media = API_MEDIA_JSON, .handle = api_readyz_handle,
+      .listed = true },
+    { .path = "/version", GET_PAGE, .media = API_MEDIA_JSON, .handle = api_version_handle,
+      .listed = true },
+    /* GET and HEAD /metrics are answered by server/, which keeps the counters. */
+    { .path = "/metrics", GET_PAGE, .media = API_MEDIA_JSON, .handle = api_metrics_elsewhere,
+      .listed = true },
+    { .path = "/openapi.yaml", GET_PAGE, .media = API_MEDIA_YAML,
+      .handle = api_openapi_yaml_handle, .listed = true },
+    { .path = "/openapi.json", GET_PAGE, .media = API_MEDIA_JSON,
+      .handle = api_openapi_json_handle, .listed = true },
+    { .path = "/problems/{type}", .prefix = true, GET_PAGE, .media = API_MEDIA_HTML,
+      .handle = api_problem_page_handle, .listed = true },
+    /* The Open Inference Protocol, listed once by its root. */
+    { .path = "/v2", V2_GET, .handle = api_v2_server_handle, .listed = true,
+      .note = API_N("the V2 inference protocol, with the paths under it") },
+    { .path = "/v2/health/live", V2_GET, .handle = api_v2_live_handle },
+    { .path = "/v2/health/ready", V2_GET, .handle = api_v2_ready_handle },
+    { .path = "/v2/models/{model}", V2_GET, .handle = api_v2_model_handle },
+    { .path = "/v2/models/{model}/versions/{version}", V2_GET, .handle = api_v2_model_handle },
+    { .path = "/v2/models/{model}/ready", V2_GET, .handle = api_v2_model_ready_handle },
+    { .path = "/v2/models/{model}/versions/{version}/ready", V2_GET,
+      .handle = api_v2_model_ready_handle },
+    { .path = "/v2/models/{model}/infer", V2_POST, .handle = api_v2_infer_handle },
+    { .path = "/v2/models/{model}/versions/{version}/infer", V2_POST,
+      .handle = api_v2_infer_handle },
 };
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])
+_Static_assert(N_ROUTES < API_ROUTES_MAX, "API_ROUTES_MAX leaves no room for the server's files");
+
+/* The server's own files (api_route_add_file), set once before serving. */
+static struct route file_routes[API_ROUTES_MAX - N_ROUTES];
+static size_t n_file_routes;
 
 /* The routes whose query takes more than format and lang (every route takes those). */
 static const struct {
@@ -162,50 +156,102 @@ static unsigned method_bit(const char *method)
     return 0;
 }
 
-/* Whether path is the route's path, each '*' segment of it standing for one segment. */
-static bool path_matches(const char *pattern, const char *path)
+/* Whether path is the route's, each {name} segment of it standing for one segment. */
+static bool path_matches(const struct route *r, const char *path)
 {
-    while (*pattern != '\0') {
-        if (*pattern == '*') {
+    const char *p = r->path;
+    while (*p != '\0') {
+        if (*p == '{') {
+            if (r->prefix)
+                return true;
             size_t n = strcspn(path, "/");
             if (n == 0)
                 return false;
             path += n;
-            pattern++;
-        } else if (*pattern++ != *path++) {
+            p = strchr(p, '}') + 1;
+        } else if (*p++ != *path++) {
             return false;
         }
     }
     return *path == '\0';
 }
 
+/* The table's routes, then the server's files: one numbering, api_route_of's. */
+static const struct route *route_at(size_t i)
+{
+    return i < N_ROUTES ? &routes[i] : &file_routes[i - N_ROUTES];
+}
+
+size_t api_route_count(void)
+{
+    return N_ROUTES + n_file_routes;
+}
+
+const char *api_route_template(size_t i)
+{
+    return i < api_route_count() ? route_at(i)->path : NULL;
+}
+
+size_t api_route_of(const char *path)
+{
+    size_t n = api_route_count();
+    for (size_t i = 0; i < n; i++)
+        if (path_matches(route_at(i), path))
+            return i;
+    return n;
+}
+
+bool api_route_add_file(const char *path, const char *note)
+{
+    if (path[0] != '/' || strchr(path, '{') != NULL || api_route_of(path) < api_route_count()
+        || api_route_count() >= API_ROUTES_MAX)
+        return false;
+    file_routes[n_file_routes++] = (struct route){
+        .path = path, GET_PAGE, .media = API_MEDIA_HTML, .handle = api_playground_elsewhere,
+        .listed = note != NULL, .note = note,
+    };
+    return true;
+}
+
 static const struct route *find_route(const char *path)
 {
-    for (size_t i = 0; i < N_ROUTES; i++) {
-        const struct route *r = &routes[i];
-        if (r->prefix ? strncmp(path, r->path, strlen(r->path)) == 0 : path_matches(r->path, path))
-            return r;
+    size_t i = api_route_of(path);
+    return i < api_route_count() ? route_at(i) : NULL;
+}
+
+/* "GET / (the playground), POST /v1/attention, ...": the routes marked listed, the
+   server's files first, in the language of the answer. */
+static void list_routes(char *out, size_t size)
+{
+    size_t len = 0, n = api_route_count();
+    out[0] = '\0';
+    for (size_t k = 0; k < n; k++) {
+        const struct route *r = route_at((k + N_ROUTES) % n);
+        if (!r->listed || len >= size)
+            continue;
+        int w = snprintf(out + len, size - len, "%s%s %s%s%s%s", len > 0 ? ", " : "",
+                         (r->methods & M_POST) ? "POST" : "GET", r->path,
+                         r->note != NULL ? " (" : "", r->note != NULL ? API_TR(r->note) : "",
+                         r->note != NULL ? ")" : "");
+        len += w > 0 ? (size_t)w : 0;
     }
-    return NULL;
 }
 
 static void respond_not_found(const char *path, struct api_response *res)
 {
-    char detail[440];
-    snprintf(detail, sizeof detail, API_TR("nothing is served at %.100s; attnd serves GET / (the "
-             "playground), POST /v1/attention, /v1/attention/batch, /v1/multihead, GET /v1/shapes, "
-             "/healthz, /readyz, /version, /metrics, the V2 inference protocol under /v2, "
-             "/openapi.yaml, /openapi.json and /problems/<type>"), path);
+    char listed[1024];
+    list_routes(listed, sizeof listed);
     struct api_error err;
-    api_error_set(&err, API_NOT_FOUND, "%s", detail);
+    api_error_set(&err, API_NOT_FOUND, "nothing is served at %.100s; attnd serves %s", path,
+                  listed);
     api_respond_error_as(res, &err, api_error_style_of_path(path));
 }
 
 static void respond_method_not_allowed(const struct route *r, const struct api_request *req,
                                        struct api_response *res)
 {
-    /* A pattern's path says '*': name the path as sent instead. */
-    const char *path = strchr(r->path, '*') != NULL ? req->path : r->path;
+    /* A template's path says {name}: name the path as sent instead. */
+    const char *path = strchr(r->path, '{') != NULL ? req->path : r->path;
     struct api_error err;
     api_error_set(&err, API_METHOD_NOT_ALLOWED, "%.16s is not allowed on %.100s; allowed: %s",
                   req->method, path, r->allow);
@@ -240,7 +286,7 @@ static const struct route *admit(const struct api_request *req, struct api_respo
         api_respond_error_as(res, &query_err, r->errors);
         return NULL;
     }
-    if (!api_negotiate(req, strchr(r->path, '*') != NULL ? req->path : r->path, r->media,
+    if (!api_negotiate(req, strchr(r->path, '{') != NULL ? req->path : r->path, r->media,
                        r->errors, res))
         return NULL;
     unsigned reads = r->reads;

@@ -27,6 +27,25 @@
 #include "api/http/response.h"
 
 /*
+ * The routes of api/api.c's table, and the files the server serves itself (the
+ * playground's), in one numbering: the server labels its counters by route. A path is
+ * OpenAPI's template ("/v2/models/{model}/infer"). api_route_of is api_route_count()
+ * for a path no route takes; api_route_template is NULL past the last route.
+ */
+#define API_ROUTES_MAX 48
+size_t api_route_count(void);
+const char *api_route_template(size_t i);
+size_t api_route_of(const char *path);
+
+/*
+ * A file the server answers by itself before api_handle (GET and HEAD), routed here so
+ * that a wrong method, Accept or an OPTIONS is answered as on every route; note (a
+ * catalogued sentence, or NULL to leave it out) names it in the 404's list. Once per
+ * path, before serving; false for a path that is taken, a template, or one too many.
+ */
+bool api_route_add_file(const char *path, const char *note);
+
+/*
  * Process-wide setup, once before serving: the BLAS thread policy. The server
  * already runs requests on one thread per core, so BLAS gets one thread per call
  * rather than oversubscribing the cores (see docs/design.md, "Threads"). It also routes

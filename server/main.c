@@ -38,6 +38,7 @@
 #include "server/metrics.h"
 #include "server/probe.h"
 #include "server/reqid.h"
+#include "server/www.h"
 
 
 #define SRV_GRACE_MAX 30   /* seconds */
@@ -210,6 +211,10 @@ static int srv_run(const struct srv_config *cfg, double quota, unsigned online)
     srv_metrics_init(attnd_version, attnd_build);
     api_global_init(); /* one BLAS thread per request: the workers already use every core */
     api_set_threads(cfg->threads); /* an idle server may write one response on two */
+    if (!srv_www_route()) {
+        srv_log_message("error", "api/ refused a playground file's path");
+        return 1;
+    }
     const char *core = api_blas_better_core();
     if (core != NULL && getenv("OPENBLAS_CORETYPE") == NULL)
         srv_log_message("warn", "OpenBLAS chose generic kernels for this CPU, which supports "

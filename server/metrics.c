@@ -16,52 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
+
 /*
- * The route templates. This table mirrors the routes of api/api.c and server/www.c
- * and the paths of api/openapi.yaml (tests/http/metrics.test.mjs checks that every
- * path of the spec has its own label): add a line here when a route is added there.
- * A path that matches no line is "other". A prefix line ends in '/'; a '*' segment
- * matches any one segment (the V2 paths' {model} and {version}).
+ * The routes are api/'s (api_route_template): its table's and the playground's files,
+ * each labelled by its OpenAPI template (tests/http/metrics.test.mjs checks that every
+ * path of the spec has its own label). A path no route takes is "other", the last slot.
  */
-struct srv_route_template {
-    const char *path;
-    bool prefix;
-    const char *label;
-};
-
-static const struct srv_route_template srv_routes[] = {
-    { "/v1/attention", false, "/v1/attention" },
-    { "/v1/attention/batch", false, "/v1/attention/batch" },
-    { "/v1/multihead", false, "/v1/multihead" },
-    { "/v1/shapes", false, "/v1/shapes" },
-    { "/", false, "/" },
-    { "/playground.js", false, "/playground.js" },
-    { "/playground.css", false, "/playground.css" },
-    { "/playground-headview.js", false, "/playground-headview.js" },
-    { "/playground-fields.js", false, "/playground-fields.js" },
-    { "/favicon.svg", false, "/favicon.svg" },
-    { "/favicon.ico", false, "/favicon.ico" },
-    { "/healthz", false, "/healthz" },
-    { "/readyz", false, "/readyz" },
-    { "/version", false, "/version" },
-    { "/metrics", false, "/metrics" },
-    { "/openapi.yaml", false, "/openapi.yaml" },
-    { "/openapi.json", false, "/openapi.json" },
-    { "/problems/", true, "/problems/{type}" },
-    { "/v2", false, "/v2" },
-    { "/v2/health/live", false, "/v2/health/live" },
-    { "/v2/health/ready", false, "/v2/health/ready" },
-    { "/v2/models/*", false, "/v2/models/{model}" },
-    { "/v2/models/*/ready", false, "/v2/models/{model}/ready" },
-    { "/v2/models/*/infer", false, "/v2/models/{model}/infer" },
-    { "/v2/models/*/versions/*", false, "/v2/models/{model}/versions/{version}" },
-    { "/v2/models/*/versions/*/ready", false, "/v2/models/{model}/versions/{version}/ready" },
-    { "/v2/models/*/versions/*/infer", false, "/v2/models/{model}/versions/{version}/infer" },
-};
-
-#define SRV_N_ROUTES (sizeof srv_routes / sizeof srv_routes[0])
-#define SRV_ROUTE_OTHER SRV_N_ROUTES          /* the index of "other" */
-#define SRV_ROUTE_SLOTS (SRV_N_ROUTES + 1)
+#define SRV_ROUTE_OTHER API_ROUTES_MAX
+#define SRV_ROUTE_SLOTS (API_ROUTES_MAX + 1)
 #define SRV_STATUS_MIN 100
 #define SRV_STATUS_SLOTS 500                  /* statuses 100..599 */
 
@@ -90,37 +53,16 @@ void srv_metrics_init(const char *version, const char *build)
     srv_build = build;
 }
 
-/* Whether path is the template t, each '*' segment of t standing for one segment. */
-static bool srv_template_match(const char *t, const char *path)
-{
-    while (*t != '\0') {
-        if (*t == '*') {
-            size_t n = strcspn(path, "/");
-            if (n == 0)
-                return false;
-            path += n;
-            t++;
-        } else if (*t++ != *path++) {
-            return false;
-        }
-    }
-    return *path == '\0';
-}
-
 unsigned srv_metrics_route(const char *path)
 {
-    for (unsigned i = 0; i < SRV_N_ROUTES; i++) {
-        const struct srv_route_template *t = &srv_routes[i];
-        if (t->prefix ? strncmp(path, t->path, strlen(t->path)) == 0
-                      : srv_template_match(t->path, path))
-            return i;
-    }
-    return SRV_ROUTE_OTHER;
+    size_t r = api_route_of(path);
+    return r < api_route_count() ? (unsigned)r : SRV_ROUTE_OTHER;
 }
 
 const char *srv_metrics_route_label(unsigned route)
 {
-    return route < SRV_N_ROUTES ? srv_routes[route].label : "other";
+    const char *t = route < SRV_ROUTE_OTHER ? api_route_template(route) : NULL;
+    return t != NULL ? t : "other";
 }
 
 void srv_metrics_observe(unsigned route, int status, unsigned long long request_bytes,

@@ -20,7 +20,7 @@
  *   process_*                                   the process collector's six series,
  *                                               when the caller read them (process.h)
  *
- * `route` is a template from a small table (srv_metrics_route), never the raw path,
+ * `route` is a template of api/'s routes (srv_metrics_route), never the raw path,
  * so a client cannot grow the label set: "/problems/{type}" for every problem page,
  * "other" for every path attnd does not serve. `status` is the HTTP status sent.
  *

@@ -20,21 +20,32 @@ struct srv_www_file {
     const char *path;
     const char *type;
     const char *start, *end;
+    const char *listed; /* what the 404's list says of it; NULL: not listed */
 };
 
+#define SRV_WWW_JS "text/javascript; charset=utf-8"
+#define SRV_WWW_BYTES(name) .start = srv_www_##name, .end = srv_www_##name##_end
+
 static const struct srv_www_file srv_www_files[] = {
-    { "/", "text/html; charset=utf-8", srv_www_index_html, srv_www_index_html_end },
-    { "/playground.js", "text/javascript; charset=utf-8", srv_www_app_js, srv_www_app_js_end },
-    { "/playground.css", "text/css; charset=utf-8", srv_www_app_css, srv_www_app_css_end },
-    { "/playground-headview.js", "text/javascript; charset=utf-8", srv_www_headview_js,
-      srv_www_headview_js_end },
-    { "/playground-fields.js", "text/javascript; charset=utf-8", srv_www_fields_js,
-      srv_www_fields_js_end },
+    { .path = "/", .type = "text/html; charset=utf-8", SRV_WWW_BYTES(index_html),
+      .listed = SRV_N("the playground") },
+    { .path = "/playground.js", .type = SRV_WWW_JS, SRV_WWW_BYTES(app_js) },
+    { .path = "/playground.css", .type = "text/css; charset=utf-8", SRV_WWW_BYTES(app_css) },
+    { .path = "/playground-headview.js", .type = SRV_WWW_JS, SRV_WWW_BYTES(headview_js) },
+    { .path = "/playground-fields.js", .type = SRV_WWW_JS, SRV_WWW_BYTES(fields_js) },
     /* The page links the SVG; /favicon.ico is what a browser asks for when a page names
      * no icon (another page of this origin, the spec): the same icon, by its type. */
-    { "/favicon.svg", "image/svg+xml", srv_www_favicon_svg, srv_www_favicon_svg_end },
-    { "/favicon.ico", "image/svg+xml", srv_www_favicon_svg, srv_www_favicon_svg_end },
+    { .path = "/favicon.svg", .type = "image/svg+xml", SRV_WWW_BYTES(favicon_svg) },
+    { .path = "/favicon.ico", .type = "image/svg+xml", SRV_WWW_BYTES(favicon_svg) },
 };
+
+bool srv_www_route(void)
+{
+    for (size_t i = 0; i < sizeof srv_www_files / sizeof srv_www_files[0]; i++)
+        if (!api_route_add_file(srv_www_files[i].path, srv_www_files[i].listed))
+            return false;
+    return true;
+}
 
 bool srv_www_respond(const char *path, const struct api_request *req, struct api_response *res)
 {

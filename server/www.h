@@ -26,6 +26,12 @@
                     "frame-ancestors 'none'; object-src 'none'"
 
 /*
+ * Tells api/ the files' paths (api_route_add_file), once before serving: its router
+ * answers their wrong methods and lists the page in its 404. False if api/ refuses one.
+ */
+bool srv_www_route(void);
+
+/*
  * When path names a playground file, fills res with it (200, its type, the
  * security headers, a copy of the bytes; 503 if the copy cannot be made, in the
  * language req asks for) and returns true. Otherwise returns false and leaves res alone.

@@ -11,12 +11,19 @@ api_field), which hints quote. api/http/messages_en.c lists them all, one a row:
 script reads the code's and the catalogue's, and fails naming each one the catalogue
 lacks or holds without use. `--write` rewrites the catalogue from the code. The other
 languages' tables are checked against the catalogue by tests/unit/check_lang.c.
+
+A message argument is a literal, a marked literal (API_N, SRV_N, API_JSON_N), or a name
+or table lookup that holds one. An expression that picks between literals (c ? "a" :
+"b") is refused: this script could not see its sentences, so the catalogue would lack
+them and they would reach every language in English. An optional first argument names
+the tree to read (tests/lint/run.sh plants violations in a copy).
 """
 import pathlib
 import re
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(next((a for a in sys.argv[1:] if not a.startswith("--")),
+                         pathlib.Path(__file__).resolve().parent.parent))
 CATALOGUE = ROOT / "api/http/messages_en.c"
 
 # call name -> positions (0-based) of the arguments that are messages
@@ -39,6 +46,7 @@ CALLS = {
 }
 LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 ONLY_CONVERSIONS = re.compile(r"^(%[-+ #0-9.]*[a-z]+|\s|[:;,.])*$")
+MARKED = re.compile(r'\b(?:API_N|SRV_N|API_JSON_N)\s*\((?:\s*"(?:[^"\\\n]|\\.)*")+\s*\)')
 
 
 def strip_comments(text):
@@ -100,7 +108,9 @@ def literal_value(arg):
     return "".join(pieces)
 
 
-def code_messages():
+def code_messages(hidden):
+    """The messages the code says, by first place; hidden gets the arguments whose
+    literals an expression chooses between."""
     found = {}
     for path in sorted([*(ROOT / "api").rglob("*.c"), *(ROOT / "api").rglob("*.h"),
                         *(ROOT / "server").glob("*.c")]):
@@ -117,6 +127,10 @@ def code_messages():
                     value = literal_value(args[pos])
                     if value is not None and not ONLY_CONVERSIONS.match(value):
                         found.setdefault(value, f"{path.relative_to(ROOT)}")
+                    elif value is None and LITERAL.search(MARKED.sub("", args[pos])):
+                        line = text.count("\n", 0, m.start()) + 1
+                        hidden.append(f"{path.relative_to(ROOT)}:{line}: {m.group(1)}'s message "
+                                      "is chosen by an expression; mark each sentence API_N(...)")
     return found
 
 
@@ -157,7 +171,8 @@ def write_catalogue(messages):
 
 
 def main():
-    code = code_messages()
+    hidden = []
+    code = code_messages(hidden)
     if "--write" in sys.argv:
         write_catalogue(code)
         return 0
@@ -168,9 +183,11 @@ def main():
         print(f"messages: {code[m]} says \"{m}\", which api/http/messages_en.c lacks")
     for m in stale:
         print(f"messages: api/http/messages_en.c lists \"{m}\", which no code says")
+    for h in hidden:
+        print(f"messages: {h}")
     print(f"messages: {len(code)} in the code, {len(listed)} catalogued, "
           f"{len(missing)} missing, {len(stale)} stale")
-    return 1 if missing or stale else 0
+    return 1 if missing or stale or hidden else 0
 
 
 if __name__ == "__main__":

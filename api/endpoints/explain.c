@@ -85,8 +85,10 @@ bool api_explain_read(const json_t *doc, const char *prefix, const struct api_ex
         api_error_set(err, API_INVALID_VALUE, "explain is %s; it must be an object such as "
                       "{\"row\": 1}", api_json_kind(node));
         api_error_at(err, "%s", ptr);
-        api_error_hint(err, n->heads > 0 ? "name the query row and the head: {\"row\": 0, "
-                       "\"head\": 0}" : "name the query row to work out: {\"row\": 0}");
+        if (n->heads > 0)
+            api_error_hint(err, "name the query row and the head: {\"row\": 0, \"head\": 0}");
+        else
+            api_error_hint(err, "name the query row to work out: {\"row\": 0}");
         return false;
     }
     if (n->heads == 0 && api_member(node, "head") != NULL) {

@@ -250,9 +250,10 @@ bool api_v2_check_inputs(const struct api_v2_infer *r, const char *model,
             api_error_set(err, API_INVALID_VALUE, "inputs[%zu] (%.64s) is %s, which %s is not "
                           "read as", i, t->name, api_v2_dtype_name(t->dtype), t->name);
             api_error_at(err, "/inputs/%zu/datatype", i);
-            api_error_hint(err, (bits[j] & (1u << API_V2_BOOL))
-                                    ? "a mask is BOOL, or UINT8, INT8, INT32 or INT64 of 0 and 1"
-                                    : "send FP32 or FP64 (INT32 and INT64 are read too)");
+            if (bits[j] & (1u << API_V2_BOOL))
+                api_error_hint(err, "a mask is BOOL, or UINT8, INT8, INT32 or INT64 of 0 and 1");
+            else
+                api_error_hint(err, "send FP32, FP64, FP16 or BF16 (INT32 and INT64 are read too)");
             return false;
         }
     }

@@ -8,7 +8,9 @@
 
 const char *const api_messages_en[] = {
     /* api/api.c */
-    "nothing is served at %.100s; attnd serves GET / (the playground), POST /v1/attention, /v1/attention/batch, /v1/multihead, GET /v1/shapes, /healthz, /readyz, /version, /metrics, the V2 inference protocol under /v2, /openapi.yaml, /openapi.json and /problems/<type>",
+    "the V2 inference protocol, with the paths under it",
+    /* api/api.c */
+    "nothing is served at %.100s; attnd serves %s",
     /* api/api.c */
     "%.16s is not allowed on %.100s; allowed: %s",
     /* api/api.c */
@@ -335,6 +337,10 @@ const char *const api_messages_en[] = {
     "explaining one row takes n_k·(d_k + d_v) = %zu·(%zu + %zu) terms, more than the %d this server writes out",
     /* api/endpoints/explain.c */
     "explain a smaller problem: fewer keys or narrower vectors",
+    /* api/endpoints/explain.c */
+    "name the query row and the head: {\"row\": 0, \"head\": 0}",
+    /* api/endpoints/explain.c */
+    "name the query row to work out: {\"row\": 0}",
     /* api/endpoints/meta.c */
     "shutting down: finishing the requests in flight",
     /* api/endpoints/meta.c */
@@ -633,6 +639,10 @@ const char *const api_messages_en[] = {
     "inputs[%zu] (%.64s) is %s, which %s is not read as",
     /* api/endpoints/v2_common.c */
     "the %s model needs an input called %s",
+    /* api/endpoints/v2_common.c */
+    "a mask is BOOL, or UINT8, INT8, INT32 or INT64 of 0 and 1",
+    /* api/endpoints/v2_common.c */
+    "send FP32, FP64, FP16 or BF16 (INT32 and INT64 are read too)",
     /* api/endpoints/v2_grid.c */
     "%s must be (n_q, n_k) = (%zu, %zu)%s",
     /* api/endpoints/v2_grid.c */
@@ -1103,6 +1113,14 @@ const char *const api_messages_en[] = {
     "parameters.%.48s is not a parameter of this model",
     /* api/request/v2_tensor.c */
     "did you mean %s?",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] has no datatype",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu].datatype is not one attnd reads",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu].shape[%zu] is not a size >= 1",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu] has more than %zu elements",
     /* api/request/variants.c */
     "the frequency base, default 10000",
     /* api/request/variants.c */
@@ -1267,6 +1285,8 @@ const char *const api_messages_en[] = {
     "as many large requests wait for a thread as the server queues (--lane-queue): retry after the Retry-After seconds, or on another replica",
     /* server/request.c */
     "this client has half of the queue for large requests waiting already (--lane-queue): send the next one when one of them is answered",
+    /* server/www.c */
+    "the playground",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

@@ -8,12 +8,10 @@
 #include "api/http/messages.h"
 
 const struct api_message api_messages_ko[] = {
-    { "nothing is served at %.100s; attnd serves GET / (the playground), POST /v1/attention, "
-      "/v1/attention/batch, /v1/multihead, GET /v1/shapes, /healthz, /readyz, /version, "
-      "/metrics, the V2 inference protocol under /v2, /openapi.yaml, /openapi.json and /problems/<type>",
-      "%.100s 에서는 아무것도 제공하지 않습니다. attnd 가 제공하는 것: GET / (플레이그라운드), POST /v1/attention, /v1/attention/batch, "
-      "/v1/multihead, GET /v1/shapes, /healthz, /readyz, /version, /metrics, /v2 아래의 V2 "
-      "추론 프로토콜, /openapi.yaml, /openapi.json, /problems/<type>" },
+    { "nothing is served at %.100s; attnd serves %s",
+      "%.100s 에서는 아무것도 제공하지 않습니다. attnd 가 제공하는 것: %s" },
+    { "the playground", "플레이그라운드" },
+    { "the V2 inference protocol, with the paths under it", "V2 추론 프로토콜과 그 아래의 경로" },
     { "%.16s is not allowed on %.100s; allowed: %s",
       "%.16s 메서드는 %.100s 에서 쓸 수 없습니다. 쓸 수 있는 메서드: %s" },
     { "Content-Type %.100s is not read; send application/json%s (text/plain, application/x-www-form-urlencoded "
@@ -383,6 +381,21 @@ const struct api_message api_messages_ko[] = {
       "%s 을(를) 뜻했나요? (이름은 모델 메타데이터에 적힌 대로 대문자입니다)" },
     { "no input is close; GET the model's metadata for its inputs",
       "가까운 입력 이름이 없습니다. 입력 목록은 모델의 메타데이터를 GET 하세요" },
+    { "name the query row and the head: {\"row\": 0, \"head\": 0}",
+      "쿼리 행과 헤드를 지정하세요: {\"row\": 0, \"head\": 0}" },
+    { "name the query row to work out: {\"row\": 0}",
+      "풀어 볼 쿼리 행을 지정하세요: {\"row\": 0}" },
+    { "a mask is BOOL, or UINT8, INT8, INT32 or INT64 of 0 and 1",
+      "마스크는 BOOL 이거나, 0 과 1 로 된 UINT8, INT8, INT32, INT64 입니다" },
+    { "send FP32, FP64, FP16 or BF16 (INT32 and INT64 are read too)",
+      "FP32, FP64, FP16, BF16 중 하나로 보내세요 (INT32 와 INT64 도 읽습니다)" },
+    { "inputs[%zu] has no datatype", "inputs[%zu] 에 datatype 이 없습니다" },
+    { "inputs[%zu].datatype is not one attnd reads",
+      "inputs[%zu].datatype 은(는) attnd 가 읽는 형식이 아닙니다" },
+    { "inputs[%zu].shape[%zu] is not a size >= 1",
+      "inputs[%zu].shape[%zu] 은(는) 1 이상의 크기가 아닙니다" },
+    { "inputs[%zu] has more than %zu elements",
+      "inputs[%zu] 의 원소가 %zu 개보다 많습니다" },
     { "inputs[%zu] (%.64s) is %s, which %s is not read as",
       "inputs[%zu] (%.64s) 은(는) %s 인데, %s 은(는) 그 형식으로 읽지 않습니다" },
     { "the %s model needs an input called %s",

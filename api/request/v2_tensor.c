@@ -73,9 +73,10 @@ static bool read_dtype(const json_t *node, size_t i, enum api_v2_dtype *out,
             *out = (enum api_v2_dtype)t;
             return true;
         }
-    api_error_set(err, node == NULL ? API_MISSING_FIELD : API_INVALID_VALUE,
-                  node == NULL ? "inputs[%zu] has no datatype" :
-                                 "inputs[%zu].datatype is not one attnd reads", i);
+    if (node == NULL)
+        api_error_set(err, API_MISSING_FIELD, "inputs[%zu] has no datatype", i);
+    else
+        api_error_set(err, API_INVALID_VALUE, "inputs[%zu].datatype is not one attnd reads", i);
     api_error_at(err, "/inputs/%zu/datatype", i);
     api_error_hint(err, "use FP32, FP64, FP16 or BF16 (INT32 and INT64 are read too; BOOL, "
                    "UINT8 or INT8 for a MASK)");
@@ -108,10 +109,12 @@ static bool read_shape(const json_t *node, size_t i, size_t max_cells, struct ap
             return false;
         }
         if (n < 1 || (unsigned long long)n > max_cells || count > max_cells / (size_t)n) {
-            api_error_set(err, n < 1 ? API_INVALID_VALUE : API_LIMIT_EXCEEDED,
-                          n < 1 ? "inputs[%zu].shape[%zu] is not a size >= 1" :
-                                  "inputs[%zu] has more than %zu elements", i,
-                          n < 1 ? d : max_cells);
+            if (n < 1)
+                api_error_set(err, API_INVALID_VALUE, "inputs[%zu].shape[%zu] is not a size "
+                              ">= 1", i, d);
+            else
+                api_error_set(err, API_LIMIT_EXCEEDED, "inputs[%zu] has more than %zu elements",
+                              i, max_cells);
             api_error_at(err, "/inputs/%zu/shape/%zu", i, d);
             return false;
         }

@@ -34,15 +34,14 @@ static bool read_finite(const json_t *node, const char *ptr, const char *name, c
 
 /*
  * A list of exactly n finite numbers (a vector), or with allow_scalar one number
- * meaning n copies of it. *out is malloc'd (n entries).
+ * meaning n copies of it. *out is malloc'd (n entries). per_what says what each number
+ * belongs to ("one per key"), a catalogued phrase the hints quote.
  */
 static bool read_list(const json_t *node, const char *ptr, const char *name, size_t n,
-                      const char *what, bool allow_scalar, double **out, struct api_error *err)
+                      const char *per_what, bool allow_scalar, double **out,
+                      struct api_error *err)
 {
-    static const char *const counts[] = { API_N("one per query"), API_N("one per key"),
-                                          API_N("one per head") };
-    const char *count = api_tr(strcmp(what, "queries") == 0 ? counts[0] :
-                               strcmp(what, "keys") == 0 ? counts[1] : counts[2]);
+    const char *count = api_tr(per_what);
     *out = NULL;
     if (allow_scalar && json_is_number(node)) {
         double x;
@@ -173,12 +172,14 @@ static bool read_rope(const json_t *node, const char *prefix, const struct api_v
     v->rope.rotated = r;
     if ((m = api_member(node, "positions_q")) != NULL) {
         API_FIELD_POINTER(at, ptr, "positions_q");
-        if (!read_list(m, at, "rope.positions_q", s->n_q, "queries", false, &v->positions_q, err))
+        if (!read_list(m, at, "rope.positions_q", s->n_q, API_N("one per query"), false,
+                       &v->positions_q, err))
             return false;
     }
     if ((m = api_member(node, "positions_k")) != NULL) {
         API_FIELD_POINTER(at, ptr, "positions_k");
-        if (!read_list(m, at, "rope.positions_k", s->n_k, "keys", false, &v->positions_k, err))
+        if (!read_list(m, at, "rope.positions_k", s->n_k, API_N("one per key"), false,
+                       &v->positions_k, err))
             return false;
     }
     v->rope.positions_q = v->positions_q;
@@ -210,7 +211,8 @@ static bool read_alibi(const json_t *node, const char *prefix, const struct api_
         }
         attn_alibi_slopes(s->heads, v->alibi_slopes);
         v->alibi_auto = true;
-    } else if (!read_list(node, ptr, "alibi", s->heads, "heads", true, &v->alibi_slopes, err)) {
+    } else if (!read_list(node, ptr, "alibi", s->heads, API_N("one per head"), true,
+                          &v->alibi_slopes, err)) {
         return false;
     }
     for (size_t h = 0; h < s->heads; h++)
@@ -355,7 +357,8 @@ static bool read_scalars(const json_t *doc, const char *prefix, const struct api
     }
     if ((m = api_member(doc, "sink_logit")) != NULL) {
         API_FIELD_POINTER(ptr, prefix, "sink_logit");
-        if (!read_list(m, ptr, "sink_logit", s->heads, "heads", true, &v->sink_logits, err))
+        if (!read_list(m, ptr, "sink_logit", s->heads, API_N("one per head"), true,
+                       &v->sink_logits, err))
             return false;
         v->sink = true;
     }

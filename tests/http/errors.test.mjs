@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import {
   SEED, SEED_WEIGHTS, assertProblem, postJson, rawConnect, request, startServer,
 } from './lib.mjs';
+import { SPEC } from './contract.mjs';
 
 let s;
 before(async () => {
@@ -19,6 +20,22 @@ after(async () => {
 test('404 for an unknown path, as problem+json', async () => {
   const p = assertProblem(assert, await request(s.port, { path: '/no/such/thing' }), 404);
   assert.match(p.type, /not-found/);
+});
+
+// The list is made from the route table: every path of the spec is named with its
+// method, but the V2 protocol's (named by /v2) and the playground's scripts and icons.
+test('the 404 names every path of the spec, with its method, in English and Korean', async () => {
+  const listed = (p) => !p.startsWith('/v2/') && !/\.(js|css|svg|ico)$/.test(p);
+  for (const lang of ['en', 'ko']) {
+    const p = assertProblem(assert, await request(s.port, { path: `/nowhere?lang=${lang}` }), 404);
+    const named = new Set([...p.detail.matchAll(/\b(GET|POST) (\/[^ ,(]*)/g)].map((m) => m[2]));
+    for (const path of Object.keys(SPEC.paths).filter(listed)) {
+      const method = SPEC.paths[path].post ? 'POST' : 'GET';
+      assert.ok(p.detail.includes(`${method} ${path}`), `${lang}: ${path} in ${p.detail}`);
+    }
+    for (const path of named) assert.ok(path in SPEC.paths, `${lang}: ${path} is no path of the spec`);
+    assert.match(p.detail, lang === 'ko' ? /GET \/ \(플레이그라운드\)/ : /GET \/ \(the playground\)/);
+  }
 });
 
 test('405 with an Allow header: DELETE /v1/attention', async () => {

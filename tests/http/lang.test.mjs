@@ -97,3 +97,33 @@ test('a 404 speaks Korean too, and V2 errors keep their shape', async () => {
   assert.equal(typeof v2.json().error, 'string');
   assert.equal(v2.headers['content-language'], 'ko');
 });
+
+// Sentences a condition picks between: each is its own catalogued message, so each has
+// its Korean (they once reached Korean clients in English).
+test('the sentences a condition picks between are Korean too', async () => {
+  const q = (data = [1], datatype = 'FP64', name = 'Q') => ({ name, shape: [1, 1], datatype, data });
+  const qkv = [q(), q([1], 'FP64', 'K'), q([1], 'FP64', 'V')];
+  const cases = [
+    ['/v1/attention', { q: [[1]], k: [[1]], v: [[1]], explain: 1 },
+      'hint', '풀어 볼 쿼리 행을 지정하세요: {"row": 0}'],
+    ['/v1/multihead', { heads: 2, random: { seed: 3, n: 3, d_model: 4 }, explain: 1 },
+      'hint', '쿼리 행과 헤드를 지정하세요: {"row": 0, "head": 0}'],
+    ['/v2/models/attention/infer', { inputs: [{ name: 'Q', shape: [1, 1], data: [1] }] },
+      'detail', 'inputs[0] 에 datatype 이 없습니다'],
+    ['/v2/models/attention/infer', { inputs: [q([1], 'FP8')] },
+      'detail', 'inputs[0].datatype 은 attnd 가 읽는 형식이 아닙니다'],
+    ['/v2/models/attention/infer', { inputs: [{ ...q(), shape: [0, 1], data: [] }] },
+      'detail', 'inputs[0].shape[0] 은 1 이상의 크기가 아닙니다'],
+    ['/v2/models/attention/infer', { inputs: [{ ...q(), shape: [4194304, 4194304], data: [] }] },
+      'detail', 'inputs[0] 의 원소가 4194304 개보다 많습니다'],
+    ['/v2/models/attention/infer', { inputs: [q([true], 'BOOL'), ...qkv.slice(1)] },
+      'hint', 'FP32, FP64, FP16, BF16 중 하나로 보내세요 (INT32 와 INT64 도 읽습니다)'],
+    ['/v2/models/attention/infer', { inputs: [...qkv, q([1], 'FP32', 'MASK')] },
+      'hint', '마스크는 BOOL 이거나, 0 과 1 로 된 UINT8, INT8, INT32, INT64 입니다'],
+  ];
+  for (const [path, body, part, korean] of cases) {
+    const r = await postJson(s.port, `${path}?lang=ko`, body);
+    assert.ok(r.status === 400 || r.status === 422, `${path} ${r.status}`);
+    assert.equal(r.json().errors[0][part], korean, JSON.stringify(body));
+  }
+});

@@ -154,7 +154,7 @@ test('every path of the spec has its own route label', async () => {
   const after = await scrape();
   for (const p of Object.keys(SPEC.paths))
     assert.equal(get(after, total(p, 204)) - get(before, total(p, 204)), 1,
-      `${p} is counted under its template; add it to server/metrics.c's table`);
+      `${p} is counted under its template; add it to api/api.c's route table`);
 });
 
 test('HEAD /metrics has no body; other methods are 405 with Allow', async () => {

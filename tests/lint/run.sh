@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# tests/lint/run.sh — tools/lint_api.py fails on what it exists to catch. Each case
-# plants one violation in a fresh copy of api/ and expects the lint to exit 1 naming
-# it; the untouched copy must pass. Run by `make lint`.
+# tests/lint/run.sh — tools/lint_api.py and tools/lint_messages.py fail on what they
+# exist to catch. Each case plants one violation in a fresh copy of api/ (and server/)
+# and expects the lint to exit 1 naming it; the untouched copy must pass. Run by
+# `make lint`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -10,7 +11,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0 failed=0
 
-fresh() { rm -rf "$work/tree" && mkdir -p "$work/tree" && cp -r api "$work/tree/"; }
+fresh() { rm -rf "$work/tree" && mkdir -p "$work/tree" && cp -r api server "$work/tree/"; }
 
 expect_pass() {
   fresh
@@ -56,6 +57,13 @@ expect_fail "file at the root" "api/helpers.c: only the router" \
   'echo "int api_helpers;" > api/helpers.c'
 expect_fail "file outside the rooms" "api/util/x.c: not in a room" \
   'mkdir -p api/util && echo "int x;" > api/util/x.c'
+
+lint=tools/lint_messages.py
+expect_pass
+expect_fail "a message chosen by ? :" "api/request/rows.c:" \
+  'printf "void api_rows_planted(struct api_error *e, int c)\n{\n    api_error_hint(e, c ? \"a\" : \"b\");\n}\n" >> api/request/rows.c'
+expect_fail "an uncatalogued message" "says \"planted sentence\", which" \
+  'printf "void api_rows_planted(struct api_error *e)\n{\n    api_error_hint(e, \"planted sentence\");\n}\n" >> api/request/rows.c'
 
 echo "lint self-test: $passed passed, $failed failed"
 [ $failed -eq 0 ]

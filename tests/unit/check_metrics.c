@@ -1,5 +1,5 @@
 /*
- * tests/unit/check_metrics.c — server/metrics.c without a server: route templates, counting,
+ * tests/unit/check_metrics.c — server/metrics.c without a server: route labels (api/'s routes), counting,
  * histogram buckets and the Prometheus text.
  *
  * The counters are process-wide, so each test starts from srv_metrics_reset().
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "server/metrics.h"
 
 static char *render(void)
@@ -48,6 +49,9 @@ START_TEST(routes_are_templates)
         { "/openapi.json", "/openapi.json" },
         { "/problems/shape-mismatch", "/problems/{type}" },
         { "/problems/", "/problems/{type}" },
+        { "/v2/models/attention/infer", "/v2/models/{model}/infer" },
+        { "/v2/models/attention/versions/1/ready", "/v2/models/{model}/versions/{version}/ready" },
+        { "/v2/models//infer", "other" },
         { "/problems", "other" },
         { "/v1/attention/", "other" },
         { "/V1/attention", "other" },
@@ -153,5 +157,9 @@ static Suite *metrics_suite(void)
 
 int main(void)
 {
+    /* The playground's files, as the server routes them (server/www.c), before any fork. */
+    if (!api_route_add_file("/", NULL) || !api_route_add_file("/playground.js", NULL) ||
+        !api_route_add_file("/playground.css", NULL))
+        return 1;
     return suite_run(metrics_suite());
 }

@@ -818,6 +818,31 @@ START_TEST(test_playground_route)
     ck_assert_str_eq(res.headers[0].name, "Allow");
     ck_assert_str_eq(res.headers[0].value, "GET, HEAD, OPTIONS");
     api_response_deinit(&res);
+    ck_assert_str_eq(api_route_template(api_route_of("/")), "/");
+    ck_assert_uint_eq(api_route_of("/nowhere"), api_route_count());
+    ck_assert_ptr_null(api_route_template(api_route_count()));
+}
+END_TEST
+
+/* A server's file is refused where it would shadow a route or could never match. */
+START_TEST(test_file_routes_refused)
+{
+    ck_assert(!api_route_add_file("/", NULL));
+    ck_assert(!api_route_add_file("/v1/attention", NULL));
+    ck_assert(!api_route_add_file("/problems/x.js", NULL));
+    ck_assert(!api_route_add_file("/v2/models/x", NULL));
+    ck_assert(!api_route_add_file("/a/{b}", NULL));
+    ck_assert(!api_route_add_file("a.js", NULL));
+    char names[API_ROUTES_MAX][16];
+    size_t added = 0;
+    while (added < API_ROUTES_MAX) {
+        snprintf(names[added], sizeof names[added], "/f%zu.js", added);
+        if (!api_route_add_file(names[added], NULL))
+            break;
+        added++;
+    }
+    ck_assert_uint_eq(api_route_count(), API_ROUTES_MAX);
+    ck_assert_str_eq(api_route_template(api_route_of("/f0.js")), "/f0.js");
 }
 END_TEST
 
@@ -872,6 +897,7 @@ static Suite *render_suite(void)
     tcase_add_test(neg, test_negotiation);
     tcase_add_test(neg, test_problems_stay_json);
     tcase_add_test(neg, test_playground_route);
+    tcase_add_test(neg, test_file_routes_refused);
     suite_add_tcase(s, neg);
     return s;
 }
@@ -879,5 +905,8 @@ static Suite *render_suite(void)
 int main(void)
 {
     api_global_init();
+    /* "/" routed as the server routes it (server/www.c), before any fork. */
+    if (!api_route_add_file("/", "the playground"))
+        return 1;
     return suite_run(render_suite());
 }
