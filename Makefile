@@ -36,7 +36,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubu
 CORE_SRC   := $(wildcard core/*.c)
 API_SRC    := $(wildcard api/*.c api/*/*.c)
 API_CXX    := $(wildcard api/*/*.cc)
-SERVER_SRC := $(wildcard server/*.c)
+SERVER_SRC := $(wildcard server/*.c server/*/*.c)
 
 CORE_OBJ   := $(CORE_SRC:%.c=$(BUILD_DIR)/%.o)
 API_OBJ    := $(API_SRC:%.c=$(BUILD_DIR)/%.o) $(API_CXX:%.cc=$(BUILD_DIR)/%.o) $(BUILD_DIR)/gen/embedded.o \
@@ -55,17 +55,17 @@ API_SUITES += check_lang_server
 UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) check_render \
                 check_multihead check_metrics check_body check_numfmt check_framing check_clients \
                 check_lane check_cors)
-# server/coding.c and server/inflate.c (Content-Encoding, Accept-Encoding, coded bodies).
+# server/codec/coding.c and server/codec/inflate.c (Content-Encoding, Accept-Encoding, coded bodies).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_inflate
 # api/json/utf8.h, the one UTF-8 decoder, against a reference encoder.
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_utf8
 # The V2 readers and answers (tests/unit/check_v2.c).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2
-# server/trace.c (traceparent) and api/http/instance.c (a problem's instance).
+# server/net/trace.c (traceparent) and api/http/instance.c (a problem's instance).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_trace
-# server/cpus.c: the cgroup CPU quota on fake cgroup trees.
+# server/host/cpus.c: the cgroup CPU quota on fake cgroup trees.
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_cpus
-# server/process.c: the process_* series' reader on a fake /proc.
+# server/ops/process.c: the process_* series' reader on a fake /proc.
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_process
 # The V2 working set against the bytes a request really allocates (ld --wrap, as alloc).
 UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2_memory
@@ -192,7 +192,7 @@ deps-bench:
 ## the layer boundaries, api/'s one-way doors, no cycle, every message catalogued
 lint:
 	@tools/lint_layers.sh
-	@/usr/bin/python3 tools/lint_api.py
+	@/usr/bin/python3 tools/lint_rooms.py
 	@/usr/bin/python3 tools/lint_messages.py
 	@tests/lint/run.sh
 
@@ -235,58 +235,58 @@ $(BUILD_DIR)/tests/unit/check_numfmt: $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/te
 $(BUILD_DIR)/tests/unit/check_v2: $(BUILD_DIR)/tests/unit/check_v2.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-# server/metrics.c over api/'s routes.
-$(BUILD_DIR)/tests/unit/check_metrics: $(BUILD_DIR)/tests/unit/check_metrics.o $(BUILD_DIR)/server/metrics.o \
+# server/ops/metrics.c over api/'s routes.
+$(BUILD_DIR)/tests/unit/check_metrics: $(BUILD_DIR)/tests/unit/check_metrics.o $(BUILD_DIR)/server/ops/metrics.o \
                                        $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-# server/body.c and server/budget.c (with the cgroup walk), likewise.
-$(BUILD_DIR)/tests/unit/check_body: $(BUILD_DIR)/tests/unit/check_body.o $(BUILD_DIR)/server/body.o \
-                               $(BUILD_DIR)/server/budget.o $(BUILD_DIR)/server/cgroup.o
+# server/net/upload.c and server/host/budget.c (with the cgroup walk), likewise.
+$(BUILD_DIR)/tests/unit/check_body: $(BUILD_DIR)/tests/unit/check_body.o $(BUILD_DIR)/server/net/upload.o \
+                               $(BUILD_DIR)/server/host/budget.o $(BUILD_DIR)/server/host/cgroup.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
-# server/coding.c and server/inflate.c over body.c and budget.c, with zlib to make the streams.
+# server/codec/coding.c and server/codec/inflate.c over net/upload.c and host/budget.c, with zlib to make the streams.
 $(BUILD_DIR)/tests/unit/check_inflate: $(BUILD_DIR)/tests/unit/check_inflate.o \
-        $(BUILD_DIR)/server/coding.o $(BUILD_DIR)/server/inflate.o $(BUILD_DIR)/server/body.o \
-        $(BUILD_DIR)/server/budget.o $(BUILD_DIR)/server/cgroup.o
+        $(BUILD_DIR)/server/codec/coding.o $(BUILD_DIR)/server/codec/inflate.o $(BUILD_DIR)/server/net/upload.o \
+        $(BUILD_DIR)/server/host/budget.o $(BUILD_DIR)/server/host/cgroup.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) -lz
 
-# server/trace.c, and api/http/instance.c over api/http/response.c.
-$(BUILD_DIR)/tests/unit/check_trace: $(BUILD_DIR)/tests/unit/check_trace.o $(BUILD_DIR)/server/trace.o \
+# server/net/trace.c, and api/http/instance.c over api/http/response.c.
+$(BUILD_DIR)/tests/unit/check_trace: $(BUILD_DIR)/tests/unit/check_trace.o $(BUILD_DIR)/server/net/trace.o \
                                      $(BUILD_DIR)/api/http/instance.o $(BUILD_DIR)/api/http/response.o \
                                      $(BUILD_DIR)/api/json/segments.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
-# server/process.c alone.
-$(BUILD_DIR)/tests/unit/check_process: $(BUILD_DIR)/tests/unit/check_process.o $(BUILD_DIR)/server/process.o
+# server/ops/process.c alone.
+$(BUILD_DIR)/tests/unit/check_process: $(BUILD_DIR)/tests/unit/check_process.o $(BUILD_DIR)/server/ops/process.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
-# server/cpus.c with the cgroup walk.
-$(BUILD_DIR)/tests/unit/check_cpus: $(BUILD_DIR)/tests/unit/check_cpus.o $(BUILD_DIR)/server/cpus.o \
-                                    $(BUILD_DIR)/server/cgroup.o
+# server/host/cpus.c with the cgroup walk.
+$(BUILD_DIR)/tests/unit/check_cpus: $(BUILD_DIR)/tests/unit/check_cpus.o $(BUILD_DIR)/server/host/cpus.o \
+                                    $(BUILD_DIR)/server/host/cgroup.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
-# server/framing.c alone: pure functions over header lists and targets.
-$(BUILD_DIR)/tests/unit/check_framing: $(BUILD_DIR)/tests/unit/check_framing.o $(BUILD_DIR)/server/framing.o
+# server/net/framing.c alone: pure functions over header lists and targets.
+$(BUILD_DIR)/tests/unit/check_framing: $(BUILD_DIR)/tests/unit/check_framing.o $(BUILD_DIR)/server/net/framing.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
-# server/clients.c alone, likewise.
-$(BUILD_DIR)/tests/unit/check_clients: $(BUILD_DIR)/tests/unit/check_clients.o $(BUILD_DIR)/server/clients.o
+# server/net/clients.c alone, likewise.
+$(BUILD_DIR)/tests/unit/check_clients: $(BUILD_DIR)/tests/unit/check_clients.o $(BUILD_DIR)/server/net/clients.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
-# server/cors.c alone, likewise.
-$(BUILD_DIR)/tests/unit/check_cors: $(BUILD_DIR)/tests/unit/check_cors.o $(BUILD_DIR)/server/cors.o
+# server/net/cors.c alone, likewise.
+$(BUILD_DIR)/tests/unit/check_cors: $(BUILD_DIR)/tests/unit/check_cors.o $(BUILD_DIR)/server/net/cors.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
 
-# server/lane.c and server/lane_queue.c, with the counters they keep (server/metrics.c,
+# server/lane/lane.c and server/lane/queue.c, with the counters they keep (server/ops/metrics.c,
 # which labels them by api/'s routes).
-$(BUILD_DIR)/tests/unit/check_lane: $(BUILD_DIR)/tests/unit/check_lane.o $(BUILD_DIR)/server/lane.o \
-                                    $(BUILD_DIR)/server/lane_queue.o $(BUILD_DIR)/server/metrics.o \
-                                    $(BUILD_DIR)/server/clock.o $(API_OBJ) $(CORE_OBJ)
+$(BUILD_DIR)/tests/unit/check_lane: $(BUILD_DIR)/tests/unit/check_lane.o $(BUILD_DIR)/server/lane/lane.o \
+                                    $(BUILD_DIR)/server/lane/queue.o $(BUILD_DIR)/server/ops/metrics.o \
+                                    $(BUILD_DIR)/server/host/clock.o $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS) -lpthread
 
-# api/json/utf8.h and its four callers, server/log.c's escaper among them.
-$(BUILD_DIR)/tests/unit/check_utf8: $(BUILD_DIR)/tests/unit/check_utf8.o $(BUILD_DIR)/server/log.o \
+# api/json/utf8.h and its four callers, server/ops/log.c's escaper among them.
+$(BUILD_DIR)/tests/unit/check_utf8: $(BUILD_DIR)/tests/unit/check_utf8.o $(BUILD_DIR)/server/ops/log.o \
                                     $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
@@ -299,17 +299,17 @@ $(BUILD_DIR)/tests/unit/check_v2_memory: $(BUILD_DIR)/tests/unit/check_v2_memory
 	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 .PRECIOUS: $(BUILD_DIR)/tests/fuzz/%.o
-# The framing harness needs server/framing.c alone (the rule below is the more specific).
-$(BUILD_DIR)/tests/fuzz/fuzz_framing: $(BUILD_DIR)/tests/fuzz/fuzz_framing.o $(BUILD_DIR)/server/framing.o
+# The framing harness needs server/net/framing.c alone (the rule below is the more specific).
+$(BUILD_DIR)/tests/fuzz/fuzz_framing: $(BUILD_DIR)/tests/fuzz/fuzz_framing.o $(BUILD_DIR)/server/net/framing.o
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^
 
-$(BUILD_DIR)/tests/fuzz/fuzz_inflate: $(BUILD_DIR)/tests/fuzz/fuzz_inflate.o $(BUILD_DIR)/server/coding.o \
-        $(BUILD_DIR)/server/inflate.o $(BUILD_DIR)/server/body.o $(BUILD_DIR)/server/budget.o \
-        $(BUILD_DIR)/server/cgroup.o
+$(BUILD_DIR)/tests/fuzz/fuzz_inflate: $(BUILD_DIR)/tests/fuzz/fuzz_inflate.o $(BUILD_DIR)/server/codec/coding.o \
+        $(BUILD_DIR)/server/codec/inflate.o $(BUILD_DIR)/server/net/upload.o $(BUILD_DIR)/server/host/budget.o \
+        $(BUILD_DIR)/server/host/cgroup.o
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ -lz
 
-$(BUILD_DIR)/tests/fuzz/fuzz_trace: $(BUILD_DIR)/tests/fuzz/fuzz_trace.o $(BUILD_DIR)/server/trace.o \
-        $(BUILD_DIR)/server/config.o
+$(BUILD_DIR)/tests/fuzz/fuzz_trace: $(BUILD_DIR)/tests/fuzz/fuzz_trace.o $(BUILD_DIR)/server/net/trace.o \
+        $(BUILD_DIR)/server/host/config.o
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^
 
 $(BUILD_DIR)/tests/fuzz/fuzz_%: $(BUILD_DIR)/tests/fuzz/fuzz_%.o $(API_OBJ) $(CORE_OBJ)

@@ -13,7 +13,7 @@
  * PORT 0 picks a free port. Either way it prints "floor listening on port N" and
  * serves until SIGTERM or SIGINT.
  *
- * The daemon is set up as server/http.c sets up attnd: internal polling threads with
+ * The daemon is set up as server/daemon.c sets up attnd: internal polling threads with
  * poll(), a pool of one worker per CPU, the same connection limit, per-connection
  * memory and idle timeout. A request body is read and thrown away as it arrives
  * (attnd keeps it: that copy is part of what the floor leaves out). One response
@@ -31,8 +31,8 @@
 
 #include <microhttpd.h>
 
-#define FLOOR_CONNECTION_LIMIT 512u                    /* as server/http.c */
-#define FLOOR_CONNECTION_MEMORY ((size_t)64 * 1024)    /* as server/http.c */
+#define FLOOR_CONNECTION_LIMIT 512u                    /* as server/daemon.c */
+#define FLOOR_CONNECTION_MEMORY ((size_t)64 * 1024)    /* as server/daemon.c */
 #define FLOOR_TIMEOUT 30u                              /* attnd's --timeout default */
 
 static const char FIXED_REPLY[] = "{\"status\":\"ok\"}\n";

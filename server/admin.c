@@ -6,7 +6,7 @@
  * call, and probes keep theirs alive), or at once, closing, when a body is on its
  * way: nothing here reads a body.
  *
- * Connections: the registry of server/conns.h, the admin port's own (admin.h says
+ * Connections: the registry of server/net/conns.h, the admin port's own (admin.h says
  * with which numbers); a connection one too many is answered 503 on its first call.
  *
  * Ownership: struct srv_admin_request is allocated on the first call, hangs off
@@ -26,13 +26,13 @@
 
 #include "api/api.h"
 #include "api/http/instance.h"
-#include "server/conns.h"
-#include "server/http.h"
-#include "server/log.h"
-#include "server/metrics.h"
-#include "server/process.h"
-#include "server/reqid.h"
-#include "server/words.h"
+#include "server/net/bind.h"
+#include "server/net/conns.h"
+#include "server/net/reqid.h"
+#include "server/ops/log.h"
+#include "server/ops/metrics.h"
+#include "server/ops/words.h"
+#include "server/state.h"
 
 #define SRV_ADMIN_MEMORY ((size_t)16 * 1024) /* a probe's request line and headers */
 #define SRV_ADMIN_TIMEOUT_MAX 10u            /* seconds a probe's connection may idle */
@@ -113,18 +113,9 @@ static void srv_admin_decide(struct srv_server *s, struct MHD_Connection *conn,
     bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0 ||
                strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;
     if (get && srv_admin_is(url, SRV_METRICS_PATH)) {
-        struct srv_process_stats proc;
-        struct srv_metrics_gauges g = {
-            .in_flight = srv_http_in_flight(s),
-            .memory_held = srv_budget_held(&s->budget),
-            .memory_budget = s->budget.limit,
-            .connections_open = srv_conns_open(s->conns),
-            .process = srv_process_read("/proc", &proc) ? &proc : NULL,
-        };
-        srv_lane_counts(&s->lane, &g.lane_queued, &g.lane_running);
         res->status = 200;
         res->content_type = SRV_METRICS_CONTENT_TYPE;
-        if (!srv_metrics_render(&g, &res->body, &res->body_len)) {
+        if (!srv_state_metrics(s, &res->body, &res->body_len)) {
             struct srv_admin_params ps = {.n = 0};
             struct api_request q = srv_admin_request(conn, url, method, &ps);
             api_respond_server_reason(res, &q, API_UNAVAILABLE,
@@ -194,7 +185,7 @@ static void srv_admin_copy(char *out, size_t cap, const char *s)
     out[n] = '\0';
 }
 
-/* A 503 for a connection one too many (server/conns.h), closing it. */
+/* A 503 for a connection one too many (server/net/conns.h), closing it. */
 static enum MHD_Result srv_admin_refuse(struct MHD_Connection *conn, struct srv_admin_request *r,
                                         const char *url, const char *method, const char *reason)
 {
@@ -281,7 +272,7 @@ static void srv_admin_on_completed(void *cls, struct MHD_Connection *conn, void 
 bool srv_admin_start(struct srv_server *s, const struct srv_config *cfg)
 {
     struct sockaddr_storage addr;
-    if (!srv_http_bind_addr(cfg, cfg->admin_port, &addr)) {
+    if (!srv_bind_addr(cfg, cfg->admin_port, &addr)) {
         srv_log_message("error", "cannot use bind address %s", cfg->bind);
         return false;
     }

@@ -16,7 +16,7 @@
  * that long would be cut by MHD anyway), stop, exit 0. A second signal ends the
  * wait at once.
  *
- * Not here: the daemon's options (http.c), request handling (request.c).
+ * Not here: the daemon's options (daemon.c), request handling (exchange.c).
  */
 #include <malloc.h>
 #include <stdbool.h>
@@ -30,14 +30,14 @@
 
 #include "api/api.h"
 #include "api/endpoints/version.h"
-#include "server/config.h"
-#include "server/cpus.h"
-#include "server/heap.h"
-#include "server/http.h"
-#include "server/log.h"
-#include "server/metrics.h"
+#include "server/daemon.h"
+#include "server/host/config.h"
+#include "server/host/cpus.h"
+#include "server/host/heap.h"
+#include "server/net/reqid.h"
+#include "server/ops/log.h"
+#include "server/ops/metrics.h"
 #include "server/probe.h"
-#include "server/reqid.h"
 #include "server/www.h"
 
 
@@ -120,13 +120,13 @@ static size_t srv_trim_threshold;
  */
 static int srv_signals_wait_trimming(struct srv_server *s)
 {
-    unsigned long seen = srv_http_completed(s), trimmed = seen;
+    unsigned long seen = srv_state_completed(s), trimmed = seen;
     for (;;) {
         if (srv_signals_wait_ms(SRV_TRIM_QUIET_MS))
             return srv_signal_last;
-        unsigned long now = srv_http_completed(s);
-        if (now == seen && now != trimmed && srv_http_in_flight(s) == 0) {
-            srv_heap_trim(srv_trim_threshold); /* every arena: server/heap.h */
+        unsigned long now = srv_state_completed(s);
+        if (now == seen && now != trimmed && srv_state_in_flight(s) == 0) {
+            srv_heap_trim(srv_trim_threshold); /* every arena: server/host/heap.h */
             trimmed = now;
         }
         seen = now;
@@ -167,11 +167,11 @@ static void srv_drain(struct srv_server *s, unsigned grace_s)
 {
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    while (srv_http_in_flight(s) > 0) {
+    while (srv_state_in_flight(s) > 0) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec - start.tv_sec >= (time_t)grace_s) {
             srv_log_message("warn", "grace period of %u s over, %ld request(s) cut off",
-                            grace_s, srv_http_in_flight(s));
+                            grace_s, srv_state_in_flight(s));
             return;
         }
         if (srv_signals_wait_ms(SRV_GRACE_POLL_MS)) {
@@ -226,18 +226,18 @@ static int srv_run(const struct srv_config *cfg, double quota, unsigned online)
     }
     srv_signals_mask(SIG_BLOCK); /* inherited by the workers MHD is about to start */
     struct srv_server s;
-    bool started = srv_http_start(&s, cfg);
+    bool started = srv_daemon_start(&s, cfg);
     srv_signals_mask(SIG_UNBLOCK);
     if (!started)
         return 1;
     srv_print_listening(cfg, &s);
 
     int sig = srv_signals_wait_trimming(&s);
-    srv_http_quiesce(&s); /* first: whoever reads the line below sees a server not ready */
+    srv_daemon_quiesce(&s); /* first: whoever reads the line below sees a server not ready */
     srv_log_message("info", "%s: shutting down, %ld request(s) in flight",
-                    srv_signal_name(sig), srv_http_in_flight(&s));
+                    srv_signal_name(sig), srv_state_in_flight(&s));
     srv_drain(&s, cfg->timeout < SRV_GRACE_MAX ? cfg->timeout : SRV_GRACE_MAX);
-    srv_http_stop(&s);
+    srv_daemon_stop(&s);
     return 0;
 }
 
@@ -247,7 +247,7 @@ int main(int argc, char *argv[])
     char err[512];
     double quota = 0;
     unsigned online = 1;
-    unsigned cpus = srv_cpus_here(&quota, &online); /* --threads' default: server/cpus.h */
+    unsigned cpus = srv_cpus_here(&quota, &online); /* --threads' default: server/host/cpus.h */
     enum srv_mode mode = srv_config_parse(&cfg, argc, argv, environ, cpus, err, sizeof err);
     switch (mode) {
     case SRV_MODE_HELP:

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/words.h"
+#include "server/ops/words.h"
 
 /* Linked in by server/www.S. */
 extern const char srv_www_index_html[], srv_www_index_html_end[];

@@ -37,7 +37,7 @@ CALLS = {
     "api_tr": [0],
     "API_N": [0],
     # the server's own problems (api/http/server_problem.h), and the sentences it keeps
-    # in tables or returns from its checks, marked SRV_N (server/words.h)
+    # in tables or returns from its checks, marked SRV_N (server/ops/words.h)
     "api_respond_server_problem": [3],
     "api_respond_server_reason": [3],
     "SRV_N": [0],
@@ -113,7 +113,7 @@ def code_messages(hidden):
     literals an expression chooses between."""
     found = {}
     for path in sorted([*(ROOT / "api").rglob("*.c"), *(ROOT / "api").rglob("*.h"),
-                        *(ROOT / "server").glob("*.c")]):
+                        *(ROOT / "server").rglob("*.c")]):
         if path.name.startswith("messages_"):
             continue
         text = strip_comments(path.read_text(encoding="utf-8"))

@@ -12,7 +12,7 @@
  * The limit is on the sum, not on each matrix (that is --max-cells): a request whose
  * every matrix is within --max-cells can still ask for a trace and an answer of
  * gigabytes, as a 55-byte /v1/multihead with `random` does. A request of its own is
- * always admitted by the budget (server/budget.h), so this limit is what bounds it.
+ * always admitted by the budget (server/host/budget.h), so this limit is what bounds it.
  *
  * Not here: the budget itself (the server's), HTTP.
  */

@@ -1225,65 +1225,65 @@ const char *const api_messages_en[] = {
     "the server is out of memory",
     /* server/admin.c */
     "the admin port serves GET and HEAD of /healthz, /readyz and /metrics only; everything else is on the main port",
-    /* server/conns.c */
+    /* server/net/conns.c */
     "every connection the admin port takes is in use: retry after the Retry-After seconds",
-    /* server/conns.c */
+    /* server/net/conns.c */
     "every connection this server takes is in use (--max-connections): retry after the Retry-After seconds, or on another replica",
-    /* server/conns.c */
+    /* server/net/conns.c */
     "this client has as many connections open to the admin port as it allows one client: send the next probe on one of them, or close one",
-    /* server/conns.c */
+    /* server/net/conns.c */
     "this client has as many connections open as the server allows one client (--max-client-connections): send the next request on one of them",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "a header line starts with a space or a tab (obs-fold, RFC 9112 section 5.2): send each header on one line",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "a header name is not a token (RFC 9112 section 5.1): no space before the colon, no control bytes",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "the request has more than one Host header (RFC 9112 section 3.2)",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "an HTTP/1.1 request needs a Host header (RFC 9112 section 3.2)",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "the Host header is not a host[:port] (RFC 9112 section 3.2)",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "the request has more than one Content-Length header (RFC 9112 section 6.3): send one",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "Content-Length is not a decimal number of bytes (RFC 9110 section 8.6)",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "the request has both Content-Length and Transfer-Encoding (RFC 9112 section 6.3): send one of them",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "an HTTP/1.0 request cannot use Transfer-Encoding (RFC 9112 section 6.1)",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "Transfer-Encoding is not a list of transfer codings (RFC 9112 section 6.1)",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "chunked must be the last transfer coding, and given once (RFC 9112 section 6.3)",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "attnd reads the chunked transfer coding alone: send \"Transfer-Encoding: chunked\" or a Content-Length",
-    /* server/framing.c */
+    /* server/net/framing.c */
     "Transfer-Encoding names no transfer coding (RFC 9112 section 6.1)",
-    /* server/inflate_problem.c */
+    /* server/codec/inflate_problem.c */
     "the body is not valid %s (Content-Encoding: %s): there are bytes after the end of the stream, after %llu bytes of it",
-    /* server/inflate_problem.c */
+    /* server/codec/inflate_problem.c */
     "the body is not valid %s (Content-Encoding: %s): it asks for a preset dictionary, after %llu bytes of it",
-    /* server/inflate_problem.c */
+    /* server/codec/inflate_problem.c */
     "the %s body (Content-Encoding: %s) ends before its stream does, after %llu bytes: it was cut short, or is not %s at all",
-    /* server/inflate_problem.c */
+    /* server/codec/inflate_problem.c */
     "the body is not valid %s (Content-Encoding: %s): %s, after %llu bytes of it",
-    /* server/inflate_problem.c */
+    /* server/codec/inflate_problem.c */
     "the body is not valid %s (Content-Encoding: %s): the stream is damaged, after %llu bytes of it",
-    /* server/request.c */
+    /* server/exchange.c */
     "the target has a NUL byte (%00), which would cut the path or a parameter short: leave it out",
-    /* server/request.c */
+    /* server/exchange.c */
     "the query has more than %d parameters or %d bytes: send the data in a POST body",
-    /* server/request.c */
+    /* server/exchange.c */
     "Content-Encoding %s is not a coding attnd can undo: send the body as is, or as gzip or deflate",
-    /* server/request.c */
+    /* server/exchange.c */
     "Content-Encoding names more than one coding (%s the second): send the body coded once, as gzip or deflate, or as is",
-    /* server/request.c */
+    /* server/exchange.c */
     "the server is shutting down",
-    /* server/request.c */
+    /* server/exchange.c */
     "the request waited longer than --lane-wait for a thread to compute it, behind other large requests: retry after the Retry-After seconds, or on another replica",
-    /* server/request.c */
+    /* server/exchange.c */
     "as many large requests wait for a thread as the server queues (--lane-queue): retry after the Retry-After seconds, or on another replica",
-    /* server/request.c */
+    /* server/exchange.c */
     "this client has half of the queue for large requests waiting already (--lane-queue): send the next one when one of them is answered",
     /* server/www.c */
     "the playground",

@@ -10,7 +10,7 @@
  * none, e.g. no memory even for its state: English then) and learns nothing about
  * languages. The thread's language is set for the call and reset to English after it.
  *
- * Not here: deciding that a request is malformed (server/framing.c and friends).
+ * Not here: deciding that a request is malformed (server/net/framing.c and friends).
  */
 #ifndef API_HTTP_SERVER_PROBLEM_H
 #define API_HTTP_SERVER_PROBLEM_H
@@ -31,7 +31,7 @@ void api_respond_server_problem(struct api_response *res, const struct api_reque
 
 /*
  * The same, with a fixed sentence for detail: reason is a catalogued English message
- * kept in a table or returned by a function (SRV_N in server/words.h marks it there).
+ * kept in a table or returned by a function (SRV_N in server/ops/words.h marks it there).
  */
 void api_respond_server_reason(struct api_response *res, const struct api_request *req,
                                enum api_problem_type type, const char *reason);

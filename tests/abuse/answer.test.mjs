@@ -2,7 +2,7 @@
 // the server lives: libmicrohttpd 0.9.75 copies a vectored answer's list of pieces into
 // the connection's 64 KiB memory pool, and an answer in over 4,000 pieces (about 700 MB)
 // used to close the connection "out of memory" and then abort the process
-// (server/request.c, SRV_IOV_MAX). Heavy (a 703 MB answer): `make abuse`, not `make test`.
+// (server/exchange.c, SRV_IOV_MAX). Heavy (a 703 MB answer): `make abuse`, not `make test`.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

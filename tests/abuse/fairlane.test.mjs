@@ -1,4 +1,4 @@
-// tests/abuse/fairlane.test.mjs — the lane is fair and bounded (server/lane.h):
+// tests/abuse/fairlane.test.mjs — the lane is fair and bounded (server/lane/lane.h):
 //   (i)   24 large requests whose client leaves are dropped before they start, and
 //         another client's large request is served in its turn;
 //   (ii)  one client flooding the lane: another client's large request is computed
@@ -13,7 +13,7 @@
 // orders and counts, and a job meant to outlast a deadline takes tens of seconds here
 // against a deadline of one (the server is killed once the assertions are made, so a
 // slow machine costs no more time). Large bodies are padded past 256 KiB, which sends
-// them to the lane as soon as they are read (server/request.c), whatever the worker
+// them to the lane as soon as they are read (server/exchange.c), whatever the worker
 // does with a small body first.
 
 import assert from 'node:assert/strict';

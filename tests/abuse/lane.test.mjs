@@ -1,5 +1,5 @@
 // tests/abuse/lane.test.mjs — small requests are not kept waiting by large ones
-// (server/lane.h): while four clients loop on requests of 40 to 400 milliseconds,
+// (server/lane/lane.h): while four clients loop on requests of 40 to 400 milliseconds,
 // /healthz and a small /v1/attention keep a p99 under 100 ms. Before the lane, a large
 // request held the libmicrohttpd worker its connection was on, and every small request
 // on that worker waited for it (p99 396 ms, max 608 ms, in one run of this shape). With
@@ -95,7 +95,7 @@ test('four clients looping on large requests: small ones keep a p99 under 100 ms
   assert.ok(quantile(all, 0.99) < 100, `p99 ${quantile(all, 0.99).toFixed(1)} ms`);
   assert.ok(health[health.length - 1] < 1000, `/healthz max ${health[health.length - 1]} ms`);
   // A quiet second after the burst, the heap's free memory goes back to the kernel
-  // (server/heap.h), what the lane's threads allocated included: what stays resident is
+  // (server/host/heap.h), what the lane's threads allocated included: what stays resident is
   // a small part of the burst's peak (hundreds of MB: answers of 260 MB are made).
   await new Promise((r) => setTimeout(r, 2500));
   const status = readFileSync(`/proc/${s.proc.pid}/status`, 'utf8');

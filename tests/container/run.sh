@@ -261,7 +261,7 @@ podman rm -f "$MEM_NAME" >/dev/null 2>&1
 
 # ---- 6. the worker count from the CPU quota ----
 # A container limited to 1.5 CPUs on a machine with any number of them: the quota,
-# rounded up, is the default --threads (server/cpus.h), and the first log line says so.
+# rounded up, is the default --threads (server/host/cpus.h), and the first log line says so.
 CPU_NAME=$NAME-cpu
 cleanup() { podman rm -f "$NAME" "$CPU_NAME" >/dev/null 2>&1; }
 cpu_workers() {

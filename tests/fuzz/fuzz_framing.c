@@ -1,5 +1,5 @@
 /*
- * tests/fuzz/fuzz_framing.c — libFuzzer harness for server/framing.c: RFC 9112's
+ * tests/fuzz/fuzz_framing.c — libFuzzer harness for server/net/framing.c: RFC 9112's
  * rules over a request head, laid out as libmicrohttpd 0.9.75 lays it out.
  *
  * The input is a request head written as on the wire, lines ending in LF (a CR
@@ -28,7 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "server/framing.h"
+#include "server/net/framing.h"
 
 #define FUZZ_MAX_FIELDS 64
 

@@ -1,6 +1,6 @@
 /*
- * tests/fuzz/fuzz_inflate.c — libFuzzer harness for server/inflate.c (a coded request
- * body undone as its pieces arrive) and server/coding.c (Content-Encoding and
+ * tests/fuzz/fuzz_inflate.c — libFuzzer harness for server/codec/inflate.c (a coded request
+ * body undone as its pieces arrive) and server/codec/coding.c (Content-Encoding and
  * Accept-Encoding).
  *
  * The input: byte 0 chooses the coding (bit 0: gzip or deflate) and how the rest is cut
@@ -19,10 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/body.h"
-#include "server/budget.h"
-#include "server/coding.h"
-#include "server/inflate.h"
+#include "server/codec/coding.h"
+#include "server/codec/inflate.h"
+#include "server/host/budget.h"
+#include "server/net/upload.h"
 
 #define FUZZ_LIMIT ((size_t)4096)
 

@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/fuzz_trace.c — libFuzzer harness for the two header values an operator's
- * tooling hands attnd: a request's traceparent (server/trace.c) and the --cors-headers
- * list (server/config.c), each copied into a buffer of its own size so that a read past
+ * tooling hands attnd: a request's traceparent (server/net/trace.c) and the --cors-headers
+ * list (server/host/config.c), each copied into a buffer of its own size so that a read past
  * it is caught by AddressSanitizer.
  *
  * What must hold, beyond "no crash or undefined behaviour": a traceparent judged valid
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/config.h"
-#include "server/trace.h"
+#include "server/host/config.h"
+#include "server/net/trace.h"
 
 static bool tchar(char c)
 {

@@ -169,7 +169,7 @@ test('HEAD /metrics has no body; other methods are 405 with Allow', async () => 
 
 // The default budget: two thirds of what the process may use, the tightest cgroup limit
 // from its own cgroup up to the root (a container's, a pod's), else the machine's memory
-// (server/budget.h).
+// (server/host/budget.h).
 test('attnd_memory_budget_bytes is 2/3 of the cgroup limit or of the machine', async () => {
   const limitIn = (file) => {
     try {

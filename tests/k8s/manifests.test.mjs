@@ -68,7 +68,7 @@ test('the Deployment: 2 replicas, probes on /readyz and /healthz, resources', ()
     for (const r of ['cpu', 'memory']) assert.ok(c.resources[kind]?.[r], `resources.${kind}.${r}`);
   const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
   assert.equal(env.ATTND_THREADS, undefined,
-    'no fixed worker count: attnd reads the CPU limit from its cgroup (server/cpus.h)');
+    'no fixed worker count: attnd reads the CPU limit from its cgroup (server/host/cpus.h)');
 });
 
 /** A Kubernetes CPU quantity ("2", "1500m", 0.5) in CPUs. */

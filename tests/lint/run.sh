@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# tests/lint/run.sh — tools/lint_api.py and tools/lint_messages.py fail on what they
+# tests/lint/run.sh — tools/lint_rooms.py and tools/lint_messages.py fail on what they
 # exist to catch. Each case plants one violation in a fresh copy of api/ (and server/)
 # and expects the lint to exit 1 naming it; the untouched copy must pass. Run by
 # `make lint`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-lint=tools/lint_api.py
+lint=tools/lint_rooms.py
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 passed=0 failed=0
@@ -57,6 +57,14 @@ expect_fail "file at the root" "api/helpers.c: only the router" \
   'echo "int api_helpers;" > api/helpers.c'
 expect_fail "file outside the rooms" "api/util/x.c: not in a room" \
   'mkdir -p api/util && echo "int x;" > api/util/x.c'
+expect_fail "server: upward include" "includes server/lane/lane.h, a room above server/net/" \
+  'echo "#include \"server/lane/lane.h\"" >> server/net/sent.c'
+expect_fail "server: upward call" "calls srv_lane_push (server/lane/lane), a room above server/net/" \
+  'printf "void srv_reqid_planted(void)\n{\n    srv_lane_push(0, 0);\n}\n" >> server/net/reqid.c'
+expect_fail "server: cycle in the wiring" "cycle of 2 server/ files: server/daemon, server/exchange" \
+  'echo "#include \"server/daemon.h\"" >> server/exchange.c'
+expect_fail "server: file outside the rooms" "server/util/x.c: not in a room" \
+  'mkdir -p server/util && echo "int x;" > server/util/x.c'
 
 lint=tools/lint_messages.py
 expect_pass

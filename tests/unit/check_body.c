@@ -1,5 +1,5 @@
 /*
- * tests/unit/check_body.c — server/body.c and server/budget.c without a server: how a
+ * tests/unit/check_body.c — server/net/upload.c and server/host/budget.c without a server: how a
  * request body is stored, refused and drained as libmicrohttpd hands it over in
  * pieces (its buffer, and its charge, following the bytes that arrived, never the
  * length declared), and how the memory budget charges, refuses and finds its default.
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/body.h"
-#include "server/budget.h"
+#include "server/host/budget.h"
+#include "server/net/upload.h"
 
 #define MIB ((size_t)1 << 20)
 

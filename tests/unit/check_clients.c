@@ -1,5 +1,5 @@
 /*
- * tests/unit/check_clients.c — server/clients.c without a server: the client a peer
+ * tests/unit/check_clients.c — server/net/clients.c without a server: the client a peer
  * address counts as (an IPv4 address, an IPv6 /64), and the counts under random
  * connections and disconnections, against a plain array, in a table small enough
  * that keys collide and every deletion has runs to repair.
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "server/clients.h"
+#include "server/net/clients.h"
 
 static void key_v4(const char *addr, unsigned char key[SRV_CLIENT_KEY])
 {

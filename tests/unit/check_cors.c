@@ -1,5 +1,5 @@
 /*
- * tests/unit/check_cors.c — server/cors.c without a server: which origin a response
+ * tests/unit/check_cors.c — server/net/cors.c without a server: which origin a response
  * allows, and the Vary list the server writes, with api/'s own Vary of any length
  * after its own (a 48-byte copy of it once cut a longer one short, and the
  * connection was dropped when the cut value matched no header).
@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/cors.h"
+#include "server/net/cors.h"
 
 START_TEST(origins_compare_exactly)
 {

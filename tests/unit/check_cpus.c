@@ -1,5 +1,5 @@
 /*
- * tests/unit/check_cpus.c — server/cpus.c on fake cgroup trees in a temporary directory
+ * tests/unit/check_cpus.c — server/host/cpus.c on fake cgroup trees in a temporary directory
  * (v2 at root/, v1's cpu hierarchy at root/cpu, a /proc/self/cgroup of our choosing):
  * the quota is QUOTA/PERIOD as the kernel documents cpu.max and cpu.cfs_quota_us, the
  * tightest on the way up counts, and the usable count is that rounded up, within
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/cpus.h"
+#include "server/host/cpus.h"
 
 /* Writes `text` into dir/name, making dir (and its parents under /tmp) first. */
 static void put_file(const char *dir, const char *name, const char *text)

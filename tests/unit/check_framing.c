@@ -1,5 +1,5 @@
 /*
- * tests/unit/check_framing.c — server/framing.c from tables: RFC 9112's rules for a
+ * tests/unit/check_framing.c — server/net/framing.c from tables: RFC 9112's rules for a
  * request's head, over header lists laid out as libmicrohttpd 0.9.75 lays them out,
  * and the request target's checks.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "server/framing.h"
+#include "server/net/framing.h"
 
 #define MAX_FIELDS 8
 

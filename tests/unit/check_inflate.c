@@ -1,7 +1,7 @@
 /*
- * tests/unit/check_inflate.c — server/coding.c and server/inflate.c without a server:
+ * tests/unit/check_inflate.c — server/codec/coding.c and server/codec/inflate.c without a server:
  * Content-Encoding and Accept-Encoding read into codings (tables from RFC 9110's
- * rules), and coded bodies undone piece by piece into server/body.c, a bomb stopped
+ * rules), and coded bodies undone piece by piece into server/net/upload.c, a bomb stopped
  * at the limit, damaged and cut streams refused with words that name the coding.
  */
 #include <check.h>
@@ -13,10 +13,10 @@
 
 #include <zlib.h>
 
-#include "server/body.h"
-#include "server/budget.h"
-#include "server/coding.h"
-#include "server/inflate.h"
+#include "server/codec/coding.h"
+#include "server/codec/inflate.h"
+#include "server/host/budget.h"
+#include "server/net/upload.h"
 
 #define MIB ((size_t)1 << 20)
 

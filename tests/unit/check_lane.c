@@ -1,5 +1,5 @@
 /*
- * tests/unit/check_lane.c — server/lane_queue.c and server/lane.c without a server:
+ * tests/unit/check_lane.c — server/lane/queue.c and server/lane/lane.c without a server:
  * the round-robin order between clients, the bounds (in all, and half for one client),
  * the deadline of a waiting job, a job whose client closed its socket dropped before it
  * starts, and the drops counted for /metrics.
@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "server/clock.h"
-#include "server/lane.h"
-#include "server/lane_queue.h"
-#include "server/metrics.h"
+#include "server/host/clock.h"
+#include "server/lane/lane.h"
+#include "server/lane/queue.h"
+#include "server/ops/metrics.h"
 #include "tests/unit/suite_run.h"
 
 /* ---- jobs that record how they ran ---- */

@@ -1,5 +1,5 @@
 /*
- * tests/unit/check_metrics.c — server/metrics.c without a server: route labels (api/'s routes), counting,
+ * tests/unit/check_metrics.c — server/ops/metrics.c without a server: route labels (api/'s routes), counting,
  * histogram buckets and the Prometheus text.
  *
  * The counters are process-wide, so each test starts from srv_metrics_reset().
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "server/metrics.h"
+#include "server/ops/metrics.h"
 
 static char *render(void)
 {

@@ -1,5 +1,5 @@
 /*
- * tests/unit/check_process.c — server/process.c: /proc/<pid>/stat's fields as proc(5)
+ * tests/unit/check_process.c — server/ops/process.c: /proc/<pid>/stat's fields as proc(5)
  * numbers them, a command with spaces and parentheses included, and a fake /proc tree.
  */
 #include <check.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/process.h"
+#include "server/ops/process.h"
 
 /* Fields 1..24 written out: utime 14 = 250, stime 15 = 50, starttime 22 = 12345,
  * vsize 23 = 370970624, rss 24 = 2066. */

@@ -1,5 +1,5 @@
 /*
- * tests/unit/check_trace.c — following one request: server/trace.c's traceparent check
+ * tests/unit/check_trace.c — following one request: server/net/trace.c's traceparent check
  * against the W3C Trace Context rules, every one-byte change of a valid header judged
  * by those rules written out separately; and api/http/instance.c's stamp, byte for byte.
  */
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "api/http/instance.h"
-#include "server/trace.h"
+#include "server/net/trace.h"
 
 /* The example of the W3C Trace Context specification (section 3.2.2). */
 static const char valid[] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";

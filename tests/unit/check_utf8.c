@@ -30,7 +30,7 @@
 #include "api/json/utf8.h"
 #include "api/json/write.h"
 #include "api/render/text.h"
-#include "server/log.h"
+#include "server/ops/log.h"
 
 /* ---- the reference: slow and plain ---- */
 
