@@ -34,7 +34,7 @@ LDLIBS   := -lmicrohttpd -ljansson -lopenblas -lz -lm -lstdc++
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null || echo -lcheck -lsubunit -lrt -lpthread -lm)
 
 CORE_SRC   := $(wildcard core/*.c)
-API_SRC    := $(wildcard api/*.c api/*/*.c)
+API_SRC    := $(wildcard api/*.c api/*/*.c api/endpoints/*/*.c)
 API_CXX    := $(wildcard api/*/*.cc)
 SERVER_SRC := $(wildcard server/*.c server/*/*.c)
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "api/endpoints/handlers.h"
-#include "api/endpoints/shapes.h"
+#include "api/endpoints/shapes/shapes.h"
 #include "api/http/lang.h"
 #include "api/http/lang_choice.h"
 #include "api/http/negotiate.h"

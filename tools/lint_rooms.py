@@ -12,7 +12,9 @@ depend on each other through any chain (a cycle), inside a room, across rooms or
 among the wiring, so that a change to one file never reaches back to itself. core/
 is one flat room, checked for cycles alone.
 
-A unit is a file's path without its extension (api/json/write.c and .h are one unit).
+api/endpoints/ holds a folder per family (attention/, v2/, ...), one level deeper, of
+the same room. A unit is a file's path without its extension (api/json/write.c and .h
+are one unit).
 Its edges are its `#include "api/..."` (or "server/...") lines and its calls of the
 house's functions (api_* and jw_*, or srv_*), in its .c or .cc, that exactly one other
 unit defines. Prints each violation and exits 1; `lint_rooms.py ROOT` lints the tree at
@@ -23,7 +25,8 @@ import re
 import sys
 
 class House:
-    def __init__(self, name, rooms, root_files, root_says, functions, folders_skipped=()):
+    def __init__(self, name, rooms, root_files, root_says, functions, folders_skipped=(),
+                 family_rooms=()):
         self.name = name                # "api"
         self.rooms = rooms              # lowest first
         self.top = len(rooms)           # the files at the house's root
@@ -31,17 +34,21 @@ class House:
         self.root_says = root_says      # what the root holds, for the messages
         self.functions = functions      # the regex of the house's function names
         self.skipped = folders_skipped  # folders of no C (server/www: the page's files)
+        self.family_rooms = family_rooms  # rooms with a folder a family (api/endpoints)
         self.define = re.compile(r"^[A-Za-z_][\w \*]*?\b(%s)\s*\([^;{]*\)\s*\{" % functions,
                                  re.M)
         self.call = re.compile(r"\b(%s)\s*\(" % functions)
         self.include = re.compile(r'^\s*#\s*include\s+"(%s/[^"]+)\.(h|hh)"' % name, re.M)
 
     def rank_of(self, unit):
-        """The room's height of <house>/<room>/<name>, top at the root; None outside."""
+        """The room's height of <house>/<room>/<name> (or <house>/<room>/<family>/<name>
+        in a room of families), top at the root; None outside."""
         parts = unit.split("/")
         if len(parts) == 2:
             return self.top
         if len(parts) == 3 and parts[1] in self.rooms:
+            return self.rooms.index(parts[1])
+        if len(parts) == 4 and parts[1] in self.family_rooms:
             return self.rooms.index(parts[1])
         return None
 
@@ -49,7 +56,7 @@ class House:
 HOUSES = [
     House("api", ["json", "render", "http", "request", "endpoints"],
           {"api.c", "api.h", "embedded.S", "openapi.yaml"}, "the router (api.c, api.h)",
-          r"(?:api|jw)_\w+"),
+          r"(?:api|jw)_\w+", family_rooms=("endpoints",)),
     House("server", ["host", "ops", "net", "codec", "lane"], None,
           "the wiring (main, daemon, exchange, record, reply, compute, admin, probe, www, state)", r"srv_\w+",
           folders_skipped=("www",)),

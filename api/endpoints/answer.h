@@ -15,7 +15,7 @@
 #include "api/render/svg.h"
 #include "api/render/text.h"
 #include "api/request/grid.h"
-#include "api/endpoints/ties.h"
+#include "api/endpoints/teach/ties.h"
 #include "core/attention.h"
 
 /* "mask": its shape as sent, "causal" or null; then "bias": shape or null. */

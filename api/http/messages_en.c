@@ -37,309 +37,309 @@ const char *const api_messages_en[] = {
     "output are 0",
     /* api/endpoints/answer.h */
     "head outputs are 0 in every head",
-    /* api/endpoints/attention.c */
+    /* api/endpoints/attention/endpoint.c */
     "rows cannot be combined with %s",
     /* api/request/rows.c */
     "explain works on row %zu, which rows does not list",
     /* api/request/rows.c */
     "add %zu to rows, or explain one of the rows listed",
-    /* api/endpoints/attention.c */
+    /* api/endpoints/attention/endpoint.c */
     "bertviz draws every query of a sentence: leave rows out",
-    /* api/endpoints/attention_overflow.c */
+    /* api/endpoints/attention/run.c */
     "q row %zu . k row %zu is beyond the largest double (~1.8e308): scale q and k down",
-    /* api/endpoints/attention_overflow.c */
+    /* api/endpoints/attention/run.c */
     "scores * scale overflows: use a smaller scale",
-    /* api/endpoints/attention_overflow.c */
+    /* api/endpoints/attention/run.c */
     "the score plus bias minus slope x distance overflows: use smaller values or a smaller slope",
-    /* api/endpoints/attention_overflow.c */
+    /* api/endpoints/attention/run.c */
     "scaled + bias overflows: use smaller bias values",
-    /* api/endpoints/attention_overflow.c */
+    /* api/endpoints/attention/run.c */
     "the weighted sum of v's rows overflows: scale v down",
-    /* api/endpoints/attention_page.c */
+    /* api/endpoints/attention/page.c */
     " (1 = blocked)",
-    /* api/endpoints/attention_page.c */
+    /* api/endpoints/attention/page.c */
     "none",
-    /* api/endpoints/attention_page.c */
+    /* api/endpoints/attention/page.c */
     "\nstep %d  %s = %s  ",
-    /* api/endpoints/attention_page.c */
+    /* api/endpoints/attention/page.c */
     "query",
-    /* api/endpoints/attention_page.c */
+    /* api/endpoints/attention/page.c */
     "\nsummary\n",
-    /* api/endpoints/attention_page.c */
+    /* api/endpoints/attention/page.c */
     "sum",
-    /* api/endpoints/attention_page.c */
+    /* api/endpoints/attention/page.c */
     "softmax(Q @ K^T * scale) with scale %s; %zu x %zu",
-    /* api/endpoints/attention_page.c */
+    /* api/endpoints/attention/page.c */
     "Attention weights",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "the queries, (n_q, d_k) or one query (d_k)",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "the keys, (n_k, d_k)",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "the values, (n_k, d_v)",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "which keys each query may attend to: (n_q, n_k), (n_k) or \"causal\"",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "\"keep\" (1 = may attend) or \"block\" (1 = blocked)",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "added to the scaled scores, (n_q, n_k)",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "the factor on Q @ K^T, default 1/sqrt(d_k)",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "which steps to return",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "names for the queries and keys",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "decimals to round every number to",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "one query row worked out by hand: {\"row\": i}",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "a learner's mistake to compute beside the answer",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "a name for the problem, e.g. a batch's experiment",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "the SVG's {\"vmin\", \"vmax\", \"title\"}",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "{\"seed\", \"n_q\", \"n_k\", \"d_k\", \"d_v\"}: makes q, k and v",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "%s is required: %s %s",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "the queries,",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "the keys,",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "the values,",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "attention needs q, k and v: softmax(q @ k^T * scale) @ v",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "q has %zu columns but k has %zu: Q @ K^T needs both to have d_k columns",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "k looks transposed: pass k as (n_k, d_k), one row per key; attnd computes the transpose itself",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "each key needs as many numbers as each query (d_k = %zu)",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "k has %zu rows (keys) but v has %zu: weights @ V needs one row of v per key",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "v looks transposed: pass v as (n_k, d_v), one row per key",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "v needs one row per key: give it %zu rows, in the order of k's rows",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "no memory for the variants' steps",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "name is %s; it must be a string",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "name the problem, e.g. \"name\": \"Q1 bigger\"",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "%s would make a %s of %zu cells (%zu x %zu); this server computes at most %zu cells in one matrix",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "score matrix",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "output",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "send fewer queries or keys, or split the work with a batch",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "the body is %s; it must be a JSON object such as {\"q\": [[1, 0]], \"k\": [[1, 0]], \"v\": [[1]]}",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "the query rows to answer, [i, ...]: the whole problem's masks, those rows' results",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "send fewer queries or keys, or ask as JSON for the output and the row statistics only (output, row_max, row_sum, lse), which need no such matrix",
-    /* api/endpoints/attention_parse.c */
+    /* api/endpoints/attention/parse.c */
     "send fewer queries or keys, or send this problem alone to /v1/attention asking for the output and the row statistics only (output, row_max, row_sum, lse), which need no such matrix",
-    /* api/endpoints/attention_random.c */
+    /* api/endpoints/attention/random.c */
     "rows of q: the queries",
-    /* api/endpoints/attention_random.c */
+    /* api/endpoints/attention/random.c */
     "rows of k and v: the keys",
-    /* api/endpoints/attention_random.c */
+    /* api/endpoints/attention/random.c */
     "columns of q and k",
-    /* api/endpoints/attention_random.c */
+    /* api/endpoints/attention/random.c */
     "columns of v",
-    /* api/endpoints/attention_random.c */
+    /* api/endpoints/attention/random.c */
     "%s is given, but random makes q, k and v: send them or random, not both",
-    /* api/endpoints/attention_random.c */
+    /* api/endpoints/attention/random.c */
     "drop random to send your own q, k and v, or drop q, k and v to have random make them",
-    /* api/endpoints/attention_random.c */
+    /* api/endpoints/attention/random.c */
     "random makes %s of %zu x %zu cells; this server computes at most %zu cells in one matrix",
-    /* api/endpoints/attention_random.c */
+    /* api/endpoints/attention/random.c */
     "ask for fewer queries, keys or columns",
-    /* api/endpoints/attention_rows.c */
+    /* api/endpoints/attention/rows.c */
     "%s has %zu %s: each entry of rows is a query index 0 to %zu",
-    /* api/endpoints/attention_rows.c */
+    /* api/endpoints/attention/rows.c */
     "rows is %s; it must be a non-empty list of query indices such as [0, 5]",
-    /* api/endpoints/attention_rows.c */
+    /* api/endpoints/attention/rows.c */
     "an empty list",
-    /* api/endpoints/attention_rows.c */
+    /* api/endpoints/attention/rows.c */
     "rows picks rows of q, but q was sent as a vector: one query",
-    /* api/endpoints/attention_rows.c */
+    /* api/endpoints/attention/rows.c */
     "list the query rows to answer, 0 to %zu; leave rows out for all",
-    /* api/endpoints/attention_rows.c */
+    /* api/endpoints/attention/rows.c */
     "rows picks rows of a matrix q: send q as a list of rows, [[...]], or leave rows out",
-    /* api/endpoints/attention_rows.c */
+    /* api/endpoints/attention/rows.c */
     "%s already works on one row: ask for it without rows",
-    /* api/endpoints/attention_rows.c */
+    /* api/endpoints/attention/rows.c */
     "rows lists %zu rows: their %s would be %zu x %zu cells; this server computes at most %zu cells in one matrix",
-    /* api/endpoints/attention_rows.c */
+    /* api/endpoints/attention/rows.c */
     "list fewer rows, or each row once",
-    /* api/endpoints/attention_rows.c */
+    /* api/endpoints/attention/rows.c */
     "no memory for rows",
-    /* api/endpoints/attention_run.c */
+    /* api/endpoints/attention/run.c */
     "no memory for a %zu x %zu attention",
-    /* api/endpoints/attention_run.c */
+    /* api/endpoints/attention/run.c */
     "step %d (%s) produced a non-finite number at cell [%zu, %zu]",
-    /* api/endpoints/attention_run.c */
+    /* api/endpoints/attention/run.c */
     "the computation failed: %s",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "step %s produced a non-finite number at cell [%zu, %zu]",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "rotating %s row %zu adds two of its numbers beyond the largest double (~1.8e308): scale %s down",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "%s + bias%s, -inf where mask is %s%s",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     " or the key is outside the window",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "softmax([masked, sink_logit], axis=-1) without the sink's column",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "half",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "interleaved",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     " ALiBi (auto),",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "unbounded",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     " window %s back, %s ahead,",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     " %zu sink token,",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     " %zu sink tokens,",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     " a sink logit,",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     " dropout %g (weights before it),",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "rotate q's first r columns, c with c + r/2",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "rotate q's first r columns, 2c with 2c + 1",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "rotate k's first r columns, c with c + r/2",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "rotate k's first r columns, 2c with 2c + 1",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "1 where u >= p, u from the generator (stream 7)",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "  sink_weight (the sink logit's share of each row):",
-    /* api/endpoints/attention_variants.c */
+    /* api/endpoints/attention/variants.c */
     "\nstep %d  %s = %s  -> %s\n",
-    /* api/endpoints/batch.c */
+    /* api/endpoints/batch/batch.c */
     "the requests, each as for /v1/attention",
-    /* api/endpoints/batch.c */
+    /* api/endpoints/batch/batch.c */
     "the body is %s; it must be an object {\"items\": [request, ...]}",
-    /* api/endpoints/batch.c */
+    /* api/endpoints/batch/batch.c */
     "items is required: a list of /v1/attention requests",
-    /* api/endpoints/batch.c */
+    /* api/endpoints/batch/batch.c */
     "items must be a non-empty array of requests, not %s%s",
-    /* api/endpoints/batch.c */
+    /* api/endpoints/batch/batch.c */
     "items has %zu requests; this server takes at most %zu in one batch",
-    /* api/endpoints/batch.c */
+    /* api/endpoints/batch/batch.c */
     "split the items over several batches",
-    /* api/endpoints/batch.c */
+    /* api/endpoints/batch/batch.c */
     "the items up to /items/%zu ask for %zu cells together; this server computes at most %zu cells in one request",
-    /* api/endpoints/batch.c */
+    /* api/endpoints/batch/batch.c */
     "no memory for %zu batch items",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "experiment",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "key",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "weight",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "change",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "item {1}",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "tie",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "(the base)",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "no change",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "same key, weight {1}",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "winner changed: {1} -> {2}",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "tie broken: {1} wins",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "now a tie",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "still a tie",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "tied keys changed",
-    /* api/endpoints/batch_page.c */
+    /* api/endpoints/batch/page.c */
     "failed: {1} {2}",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "the query row to work out, from 0",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "the head to work out (multi-head), from 0",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "explain  query {1} (row {2}), worked by hand as the first note works it",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "explain  head {3}, query {1} (row {2}), worked by hand as the first note works it",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "1 compare",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "2 scale",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "3 mask",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "4 softmax",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "5 mix V",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "nothing blocked or biased: masked = scaled",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "{1} is blocked: -inf, and e^-inf = 0",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "e^{1} overflows to inf, and inf ÷ inf is nan (the notes' pitfall); subtract the row's max first: the ratios do not change",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "max {1}; e^(masked − max):",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "every key is blocked: the weights and the output are 0",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "{1} turned by its position (the first {2} columns)",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "the sink takes {1} of the row and carries no value",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "{1} dropped: 0",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "nothing blocked or biased: masked = softcapped",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "explain is %s; it must be an object such as {\"row\": 1}",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "explain has no \"head\" here: one attention problem has one head",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "name the query row alone, {\"row\": 0}; heads are /v1/multihead's",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "explain.%s is required",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "%s 0 to %zu",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "a query row,",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "a head,",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "q has %zu %s: explain one of rows 0 to %zu",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "row",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "rows",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "there are %zu heads: explain one of heads 0 to %zu",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "explaining one row takes n_k·(d_k + d_v) = %zu·(%zu + %zu) terms, more than the %d this server writes out",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "explain a smaller problem: fewer keys or narrower vectors",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "name the query row and the head: {\"row\": 0, \"head\": 0}",
-    /* api/endpoints/explain.c */
+    /* api/endpoints/teach/explain.c */
     "name the query row to work out: {\"row\": 0}",
     /* api/endpoints/meta.c */
     "shutting down: finishing the requests in flight",
@@ -351,341 +351,341 @@ const char *const api_messages_en[] = {
     "/metrics is answered by the server, which keeps the counters; api/ alone has none",
     /* api/endpoints/meta.c */
     "the playground page is served by the server, which holds its files; api/ alone has none",
-    /* api/endpoints/multihead_json.c */
+    /* api/endpoints/multihead/json.c */
     "head i takes columns [i*d_k, (i+1)*d_k) of Q; K and V columns of kv head floor(i*kv_heads/heads)",
-    /* api/endpoints/multihead_json.c */
+    /* api/endpoints/multihead/json.c */
     "scaled + bias, -inf where mask is 1",
-    /* api/endpoints/multihead_json.c */
+    /* api/endpoints/multihead/json.c */
     "scaled + bias, -inf where mask is 0",
-    /* api/endpoints/multihead_page.c */
+    /* api/endpoints/multihead/page.c */
     "\nstep %d  %s = %s  %s%s-> %s\n",
-    /* api/endpoints/multihead_page.c */
+    /* api/endpoints/multihead/page.c */
     "  head %zu (kv head %zu)\n",
-    /* api/endpoints/multihead_page.c */
+    /* api/endpoints/multihead/page.c */
     "\nsummary (argmax key, max weight, per head)\n",
-    /* api/endpoints/multihead_page.c */
+    /* api/endpoints/multihead/page.c */
     "head i takes columns [i*d_k, (i+1)*d_k)",
-    /* api/endpoints/multihead_page.c */
+    /* api/endpoints/multihead/page.c */
     "\nweights_mean (the average over heads)\n",
-    /* api/endpoints/multihead_page.c */
+    /* api/endpoints/multihead/page.c */
     "mean of %zu heads",
-    /* api/endpoints/multihead_page.c */
+    /* api/endpoints/multihead/page.c */
     "head %zu",
-    /* api/endpoints/multihead_page.c */
+    /* api/endpoints/multihead/page.c */
     "%s-attention, d_model %zu, %zu heads (%zu kv), %zu x %zu",
-    /* api/endpoints/multihead_page.c */
+    /* api/endpoints/multihead/page.c */
     "Multi-head attention weights",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the input of self-attention, (n, d_model)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the queries' input of cross-attention, (n_q, d_model)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the keys' and values' input of cross-attention, (n_k, d_model)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the number of heads h, dividing d_model",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "key/value heads, dividing heads (grouped-query attention)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the query projection, (d_model, d_model)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the key projection, (d_model, kv_heads*d_k)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the value projection, (d_model, kv_heads*d_k)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the output projection, (d_model, d_model)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the query bias, (d_model)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the key bias, (kv_heads*d_k)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the value bias, (kv_heads*d_k)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the output bias, (d_model)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "\"in_out\" (Q = X W) or \"out_in\" (PyTorch, Q = X W^T)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "{\"seed\", \"n\", \"d_model\", \"n_kv\"}: fills the inputs not given",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "added to the scaled scores in every head, (n_q, n_k)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the factor on Q K^T, default 1/sqrt(d_k)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "which inputs and steps to return",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "one query row of one head worked out by hand: {\"row\": i, \"head\": h}",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "an integer from 0 to 2^63-1",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "rows of x (or x_q)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the model width",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "rows of x_kv: asks for cross-attention",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "random is %s; it must be an object such as %s",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "random.seed is required: the same seed gives the same numbers",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "random.seed must be an integer from 0 to 9223372036854775807, not %s",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     " or ",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "no memory for %zu random numbers",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "%s is required: %s",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "or add \"random\": {\"seed\": 0, ...} to fill every input not given",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "x is the input of self-attention; x_q and x_kv are those of cross-attention: send x alone, or x_q with x_kv",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "x_q has %zu columns but x_kv has %zu: both are (rows, d_model)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "queries and keys come from inputs of the same width d_model",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "random.%s is %lld but the input given has %zu",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "leave random.%s out: it only sizes the inputs random fills",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "random.%s is required to fill the inputs not given",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "random.n_kv asks for cross-attention, but x is the input of self-attention",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "drop n_kv, or send x_q (and x_kv) instead of x",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "heads is required: the number of heads h, dividing d_model",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "heads 1 is single-head attention with projections",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "kv_heads %zu does not divide heads %zu: each kv head serves heads/kv_heads query heads",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "with heads = %zu, kv_heads can be %s (1 is multi-query attention)",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "d_model %zu is not divisible by heads %zu: each head takes d_model/heads columns",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "with d_model = %zu, heads can be %s",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "%s would have %zu x %zu cells; this server computes at most %zu cells in one matrix",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "%s is (%zu, %zu) but must be %s with weight_layout \"%s\"",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "%s is (%zu, %zu): set weight_layout to \"%s\"%s",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "d_model = %zu, heads = %zu, kv_heads = %zu, so d_k = %zu and %s has %zu output columns",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "%s has %zu x %zu numbers but must be a vector of %zu",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "a bias has one number per output column of its projection",
-    /* api/endpoints/multihead_parse.c */
+    /* api/endpoints/multihead/parse.c */
     "the body is %s; it must be a JSON object such as {\"heads\": 2, \"random\": {\"seed\": 0, \"n\": 4, \"d_model\": 8}}",
-    /* api/endpoints/multihead_run.c */
+    /* api/endpoints/multihead/run.c */
     "head %zu, step %s, produced a non-finite number at cell [%zu, %zu]",
-    /* api/endpoints/multihead_run.c */
+    /* api/endpoints/multihead/run.c */
     "the numbers are too large for a double (~1.8e308): scale the inputs or weights down",
-    /* api/endpoints/multihead_run.c */
+    /* api/endpoints/multihead/run.c */
     "no memory for %zu heads of %zu x %zu",
-    /* api/endpoints/multihead.c */
+    /* api/endpoints/multihead/endpoint.c */
     "no memory for %zu heads",
-    /* api/endpoints/multihead_rows.c */
+    /* api/endpoints/multihead/rows.c */
     "no memory for %zu rows of %zu heads",
-    /* api/endpoints/multihead_rows.c */
+    /* api/endpoints/multihead/rows.c */
     "send fewer rows or heads, or ask as JSON only for what needs no such matrix (the inputs, q, k, v, head_outputs, concat, output, row_sum, lse), without explain or dropout",
-    /* api/endpoints/multihead_rows.c */
+    /* api/endpoints/multihead/rows.c */
     "the listed rows' output",
-    /* api/endpoints/multihead_rows.c */
+    /* api/endpoints/multihead/rows.c */
     "the listed rows' per-head scores (heads x len(rows) x n_k)",
-    /* api/endpoints/multihead_rows.c */
+    /* api/endpoints/multihead/rows.c */
     "the per-head scores (heads x n_q x n_k)",
-    /* api/endpoints/multihead_variants.c */
+    /* api/endpoints/multihead/variants.c */
     "  sink_weight (the sink logit's share of each row, per head):\n",
-    /* api/endpoints/multihead_variants.c */
+    /* api/endpoints/multihead/variants.c */
     "    head %zu:",
-    /* api/endpoints/multihead_variants.c */
+    /* api/endpoints/multihead/variants.c */
     "\nstep %d  %s = %s  -> (%zu, %zu, %zu)\n",
-    /* api/endpoints/pitfall.c */
+    /* api/endpoints/teach/pitfall.c */
     "Q @ K instead of Q @ K.T: the product needs K's rows to match Q's columns, so it fails unless n_k = d_k, and then it runs and its numbers are silently wrong",
-    /* api/endpoints/pitfall.c */
+    /* api/endpoints/teach/pitfall.c */
     "softmax down the columns (axis=0) instead of along each row (axis=-1): each column sums to 1, the rows do not, and a query's weights depend on the other queries",
-    /* api/endpoints/pitfall.c */
+    /* api/endpoints/teach/pitfall.c */
     "e^score divided by the row's sum without subtracting the row's max first: a large score overflows e^x to inf and inf ÷ inf is nan; subtracting the max gives the same ratios without overflow",
-    /* api/endpoints/pitfall.c */
+    /* api/endpoints/teach/pitfall.c */
     "pitfall  {1}",
-    /* api/endpoints/pitfall.c */
+    /* api/endpoints/teach/pitfall.c */
     "numpy raises ValueError: {1}",
-    /* api/endpoints/pitfall.c */
+    /* api/endpoints/teach/pitfall.c */
     "non-finite cells (inf, nan): {1}",
-    /* api/endpoints/pitfall.c */
+    /* api/endpoints/teach/pitfall.c */
     "largest |wrong - right| over the {1}: {2}",
-    /* api/endpoints/pitfall.c */
+    /* api/endpoints/teach/pitfall.c */
     "no finite cell of the {1} to compare",
-    /* api/endpoints/pitfall.c */
+    /* api/endpoints/teach/pitfall.c */
     "pitfall names one mistake from the notes, as a string: {\"pitfall\": \"no_transpose\"}",
-    /* api/endpoints/pitfall.c */
+    /* api/endpoints/teach/pitfall.c */
     "  %s (wrong)\n",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "%s must be an integer from 1 to 2147483648, not \"%.40s\"",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "the query parameter %s is required: /v1/shapes?n=10&d_model=512&heads=8",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "heads %zu does not divide d_model %zu: each head takes d_model/heads columns",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "the original Transformer has d_model 512 and 8 heads (d_k 64)",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "kv_heads %zu does not divide heads %zu",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "kv_heads 1 is multi-query attention; kv_heads = heads is ordinary multi-head attention",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "one head's keys (%zu key/value heads in all, one for each query head)",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "one head's keys (one key/value head, shared by all %zu query heads)",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "one head's keys (%zu key/value heads in all, each shared by %zu query heads)",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "one head's queries: each token's d_model numbers become d_k",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "one head's values",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "scores: how well each query matches each key",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "scale = 1/sqrt(d_k) keeps the scores' spread independent of d_k",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "weights: each row becomes ratios that sum to 1",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "lse: the log of each row's softmax denominator, what a fast kernel returns beside its output",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "one head's output: each query's mix of the values",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "the heads' outputs side by side",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "back to d_model: the layer's output, one row per token",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "scalar",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "left",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "right",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "result",
-    /* api/endpoints/shapes.c */
+    /* api/endpoints/shapes/shapes.c */
     "meaning",
-    /* api/endpoints/shapes_variants.c */
+    /* api/endpoints/shapes/variants.c */
     "variants names \"%s\", which is not a variant; known: rope, softcap, alibi, window, sink, dropout",
-    /* api/endpoints/shapes_variants.c */
+    /* api/endpoints/shapes/variants.c */
     "did you mean \"%s\"? e.g. /v1/shapes?n=10&d_model=512&heads=8&variants=rope,window",
-    /* api/endpoints/shapes_variants.c */
+    /* api/endpoints/shapes/variants.c */
     "q_rope: each query's column pairs turned by its position (base^(-2c/r))",
-    /* api/endpoints/shapes_variants.c */
+    /* api/endpoints/shapes/variants.c */
     "k_rope: each key turned the same way; then Q_rope @ K_rope^T",
-    /* api/endpoints/shapes_variants.c */
+    /* api/endpoints/shapes/variants.c */
     "softcapped: every score kept within +-softcap (Gemma 2)",
-    /* api/endpoints/shapes_variants.c */
+    /* api/endpoints/shapes/variants.c */
     "+ bias - slope * |i + n_kv - n - j|, -inf outside the window",
-    /* api/endpoints/shapes_variants.c */
+    /* api/endpoints/shapes/variants.c */
     "-inf outside the window",
-    /* api/endpoints/shapes_variants.c */
+    /* api/endpoints/shapes/variants.c */
     "masked: ALiBi's distance penalty (a slope a head) and the window's hidden keys",
-    /* api/endpoints/shapes_variants.c */
+    /* api/endpoints/shapes/variants.c */
     "its column dropped after: rows sum to 1 - sink_weight",
-    /* api/endpoints/shapes_variants.c */
+    /* api/endpoints/shapes/variants.c */
     "dropped: weights where keep is 0 dropped, the rest scaled; then @ V",
-    /* api/endpoints/ties.c */
+    /* api/endpoints/teach/ties.c */
     "query {1} ties keys {2} for the largest weight: no key wins, and argmax names only the lowest index",
-    /* api/endpoints/ties.c */
+    /* api/endpoints/teach/ties.c */
     "head {3}: query {1} ties keys {2} for the largest weight: no key wins, and argmax names only the lowest index",
-    /* api/endpoints/ties.c */
+    /* api/endpoints/teach/ties.c */
     " and ",
-    /* api/endpoints/ties.c */
+    /* api/endpoints/teach/ties.c */
     " and {1} more",
-    /* api/endpoints/ties.c */
+    /* api/endpoints/teach/ties.c */
     "tie in {1}",
-    /* api/endpoints/v2_attention.c */
+    /* api/endpoints/v2/attention.c */
     "%s has no batch size but another input has a batch of %zu: Q, K and V are all (B, rows, cols) or none",
-    /* api/endpoints/v2_attention.c */
+    /* api/endpoints/v2/attention.c */
     "K has %zu columns but Q has %zu: Q @ K^T needs both to have d_k columns",
-    /* api/endpoints/v2_attention.c */
+    /* api/endpoints/v2/attention.c */
     "K looks transposed: pass K as (n_k, d_k), one row per key",
-    /* api/endpoints/v2_attention.c */
+    /* api/endpoints/v2/attention.c */
     "V has %zu rows but K has %zu: weights @ V needs one row of V per key",
-    /* api/endpoints/v2_attention.c */
+    /* api/endpoints/v2/attention.c */
     "%s would make a matrix of more than %zu cells (%zu x %zu scores, %zu x %zu output)",
-    /* api/endpoints/v2_attention.c */
+    /* api/endpoints/v2/attention.c */
     "parameters.scale must be a number > 0",
-    /* api/endpoints/v2_attention.c */
+    /* api/endpoints/v2/attention.c */
     "output %s is a step of a variant this request does not ask for",
-    /* api/endpoints/v2_attention.c */
+    /* api/endpoints/v2/attention.c */
     "Q_ROPE and K_ROPE need a rope_* parameter, SOFTCAPPED softcap, DROPOUT_KEEP and DROPPED dropout_p",
-    /* api/endpoints/v2_attention.c */
+    /* api/endpoints/v2/attention.c */
     "no memory for output %s",
-    /* api/endpoints/v2_attention.c */
+    /* api/endpoints/v2/attention.c */
     "no memory for a trace",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "no memory to read %.64s",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "inputs[%zu] (%.64s) has rank %zu; it takes %zu sizes%s, or %zu with a leading batch size",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "inputs[%zu] (%.64s) has a batch of %zu, another input %zu",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "outputs[%zu] asks for %.64s, which this model does not make",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "did you mean %s? (GET the model's metadata for its outputs)",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "no output is close; GET the model's metadata for its outputs",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "inputs[%zu] is called %.64s, which the %s model does not take",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "did you mean %s? (names are upper case, as the model's metadata lists them)",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "no input is close; GET the model's metadata for its inputs",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "inputs[%zu] (%.64s) is %s, which %s is not read as",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "the %s model needs an input called %s",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "a mask is BOOL, or UINT8, INT8, INT32 or INT64 of 0 and 1",
-    /* api/endpoints/v2_common.c */
+    /* api/endpoints/v2/common.c */
     "send FP32, FP64, FP16 or BF16 (INT32 and INT64 are read too)",
-    /* api/endpoints/v2_grid.c */
+    /* api/endpoints/v2/grid.c */
     "%s must be (n_q, n_k) = (%zu, %zu)%s",
-    /* api/endpoints/v2_grid.c */
+    /* api/endpoints/v2/grid.c */
     "%s looks transposed: one row per query, one column per key",
-    /* api/endpoints/v2_grid.c */
+    /* api/endpoints/v2/grid.c */
     "parameters.mask_semantics is \"keep\" (1 = may attend) or \"block\" (1 = blocked)",
-    /* api/endpoints/v2_grid.c */
+    /* api/endpoints/v2/grid.c */
     "parameters.causal combines with no MASK: send the causal cells in MASK instead",
-    /* api/endpoints/v2_grid.c */
+    /* api/endpoints/v2/grid.c */
     "no memory for the mask",
-    /* api/endpoints/v2_infer.c */
+    /* api/endpoints/v2/infer.c */
     "output %s cell [%s] is %g, past FP32's range (about 3.4e38): as FP32 it would be infinite",
-    /* api/endpoints/v2_infer.c */
+    /* api/endpoints/v2/infer.c */
     "send %s as FP64: the outputs are then FP64, which hold it (attnd computes in float64 either way)",
-    /* api/endpoints/v2_infer.c */
+    /* api/endpoints/v2/infer.c */
     "output %s cell [%s] is %g, past %s's largest finite value (%g): as %s it would be infinite",
-    /* api/endpoints/v2_infer.c */
+    /* api/endpoints/v2/infer.c */
     "ask for %s as FP64 (\"parameters\": {\"datatype\": \"FP64\"}), which holds it: attnd computes in float64 either way",
-    /* api/endpoints/v2_infer.c */
+    /* api/endpoints/v2/infer.c */
     "no memory for the response",
-    /* api/endpoints/v2_multihead.c */
+    /* api/endpoints/v2/multihead.c */
     "the multihead model takes X (self-attention) or X_Q with X_KV (cross-attention)%s",
-    /* api/endpoints/v2_multihead.c */
+    /* api/endpoints/v2/multihead.c */
     "parameters.heads must be a whole number of heads dividing d_model = %zu",
-    /* api/endpoints/v2_multihead.c */
+    /* api/endpoints/v2/multihead.c */
     "parameters.kv_heads must divide heads = %zu",
-    /* api/endpoints/v2_multihead.c */
+    /* api/endpoints/v2/multihead.c */
     "parameters.weight_layout is \"in_out\" (Q = X W) or \"out_in\" (PyTorch's, Q = X W^T)",
-    /* api/endpoints/v2_multihead.c */
+    /* api/endpoints/v2/multihead.c */
     "X_Q and X_KV both lead with a batch size, or neither does",
-    /* api/endpoints/v2_multihead.c */
+    /* api/endpoints/v2/multihead.c */
     "X_KV has %zu columns but X_Q has %zu: both are d_model wide",
-    /* api/endpoints/v2_multihead.c */
+    /* api/endpoints/v2/multihead.c */
     "%zu queries and %zu keys make a score matrix of more than %zu cells",
-    /* api/endpoints/v2_multihead.c */
+    /* api/endpoints/v2/multihead.c */
     "send fewer queries or keys, or ask only for outputs that need no such matrix (OUTPUT, Q, K, V, HEAD_OUTPUTS, CONCAT, LSE, ROW_SUM, ROW_MAX), without dropout",
-    /* api/endpoints/v2_multihead.c */
+    /* api/endpoints/v2/multihead.c */
     "%s must be (%zu, %zu): d_model = %zu, heads = %zu, kv_heads = %zu, weight_layout %s",
-    /* api/endpoints/v2_multihead.c */
+    /* api/endpoints/v2/multihead.c */
     "%s must be a vector of %zu",
-    /* api/endpoints/v2_multihead.c */
+    /* api/endpoints/v2/multihead.c */
     "the %zu heads of %zu x %zu need more memory than one request may use",
-    /* api/endpoints/v2_variants.c */
+    /* api/endpoints/v2/variants.c */
     "no memory for the variants' parameters",
     /* api/http/admission.c */
     "the server's memory budget is taken (answers waiting for their clients, requests being computed) and this request needs about %.1f MB more",
@@ -695,7 +695,7 @@ const char *const api_messages_en[] = {
     "this request would hold about %.1f MB at once (its body, every matrix it computes and its answer); this server takes at most %.1f MB for one request",
     /* api/http/admission.c */
     "send fewer rows here, ask for fewer steps with include, or split the work over several requests; the operator sets the limit with --max-request-bytes",
-    /* api/endpoints/v2_attention.c */
+    /* api/endpoints/v2/attention.c */
     "ask for OUTPUT, LSE, ROW_SUM and ROW_MAX only: they are computed without the score matrix",
     /* api/http/admission.c */
     "this request asks for %.4g multiply-adds (n_q·n_k·(d_k + d_v), summed over heads and items); this server does at most %.4g for one request",

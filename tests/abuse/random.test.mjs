@@ -1,5 +1,5 @@
 // tests/abuse/random.test.mjs — a small body that asks `random` for millions of numbers
-// costs the server's workers nothing until it is admitted (api/endpoints/multihead_parse.c).
+// costs the server's workers nothing until it is admitted (api/endpoints/multihead/parse.c).
 //
 // One client (127.0.0.2) sends, five times a second, the 62-byte /v1/multihead request of
 // issue 32 whose b_o is one number where d_model = 2048 wants 2048: each used to fill

@@ -1,8 +1,8 @@
 /*
- * tests/fuzz/fuzz_explain.c — libFuzzer harness for `explain` (api/endpoints/explain.c)
+ * tests/fuzz/fuzz_explain.c — libFuzzer harness for `explain` (api/endpoints/teach/explain.c)
  * and `heatmap`:
  * its reader and both renderings, on /v1/attention and /v1/multihead; with the
- * attention's `pitfall` (api/endpoints/pitfall.c) and softmax's inner steps.
+ * attention's `pitfall` (api/endpoints/teach/pitfall.c) and softmax's inner steps.
  *
  * Input: one byte of flags (bit 0 multihead, bit 1 text page, bit 2 a mask that blocks
  * a row, bit 3 huge scores so that e^masked overflows, bits 4-5 a pitfall (none,

@@ -229,15 +229,19 @@ test('libmicrohttpd\'s lines cannot flood the log: ten a second, the rest counte
   t.after(() => s.proc.kill('SIGKILL'));
   const errors = (e) => e.split('\n').filter((l) => / level=error Socket has been disconnected/.test(l));
   await resetMidHead(s.port, 40);
-  await sleep(600);
-  const first = errors(s.stderr());
-  assert.ok(first.length >= 1 && first.length <= 20, `${first.length} lines for 40 resets`);
   // A second later, the next line says how many were dropped.
-  await sleep(1100);
+  await sleep(1700);
   await resetMidHead(s.port, 1);
   const err = await s.waitStderr((e) => /more libmicrohttpd messages were not logged/.test(e));
-  const m = err.match(/level=warn (\d+) more libmicrohttpd messages were not logged \(at most 10 a second\)/);
-  assert.ok(m, err);
-  assert.equal(Number(m[1]) + first.length, 40, 'every line is written or counted');
+  const counts = [...err.matchAll(/level=warn (\d+) more libmicrohttpd messages were not logged \(at most 10 a second\)/g)];
+  assert.ok(counts.length > 0, err);
+  // The burst's lines are those before the last count, which the lone reset brought (a
+  // busy server may write some of them well after the resets, or in a second window).
+  const last = counts[counts.length - 1];
+  const first = errors(err.slice(0, last.index));
+  assert.ok(first.length >= 1 && first.length <= 10 * (counts.length + 1),
+    `${first.length} lines for 40 resets`);
+  const dropped = counts.reduce((sum, m) => sum + Number(m[1]), 0);
+  assert.equal(dropped + first.length, 40, 'every line is written or counted');
   await s.stop();
 });

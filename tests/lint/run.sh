@@ -57,6 +57,10 @@ expect_fail "file at the root" "api/helpers.c: only the router" \
   'echo "int api_helpers;" > api/helpers.c'
 expect_fail "file outside the rooms" "api/util/x.c: not in a room" \
   'mkdir -p api/util && echo "int x;" > api/util/x.c'
+expect_fail "a family folder outside endpoints/" "api/render/family/x.c: not in a room" \
+  'mkdir -p api/render/family && echo "int x;" > api/render/family/x.c'
+expect_fail "a family calling the router" "calls api_route_of (api/api), a room above api/endpoints/v2/" \
+  'printf "void api_v2_planted(void)\n{\n    api_route_of(0);\n}\n" >> api/endpoints/v2/grid.c'
 expect_fail "server: upward include" "includes server/lane/lane.h, a room above server/net/" \
   'echo "#include \"server/lane/lane.h\"" >> server/net/sent.c'
 expect_fail "server: upward call" "calls srv_lane_push (server/lane/lane), a room above server/net/" \

@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "api/endpoints/attention_request.h"
+#include "api/endpoints/attention/attention.h"
 #include "api/http/admission.h"
 #include "api/http/server_problem.h"
 #include "api/request/random.h"

@@ -1,6 +1,6 @@
 /*
  * tests/unit/check_teach.c — what attnd teaches beyond the matrices, as the notes teach
- * it: ties (core/ties.c, api/endpoints/ties.c), one row explained (api/endpoints/explain.c),
+ * it: ties (core/ties.c, api/endpoints/teach/ties.c), one row explained (api/endpoints/teach/explain.c),
  * the learner's mistakes (core/pitfall.c)
  * and the sentences with numbered holes
  * (api/render/fill.c).

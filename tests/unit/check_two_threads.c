@@ -19,7 +19,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
-#include "api/endpoints/attention_request.h"
+#include "api/endpoints/attention/attention.h"
 #include "api/json/matrix_write.h"
 #include "api/json/read.h"
 #include "api/json/segments.h"

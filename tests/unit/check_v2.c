@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "api/api.h"
-#include "api/endpoints/v2_common.h"
+#include "api/endpoints/v2/common.h"
 #include "api/request/float16.h"
 #include "api/request/v2_tensor.h"
 #include "core/attention.h"

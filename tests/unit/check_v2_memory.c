@@ -86,7 +86,7 @@ void __wrap_free(void *p)
     __real_free(p);
 }
 
-/* What the estimate adds for what does not grow with the tensors (v2_attention.c). */
+/* What the estimate adds for what does not grow with the tensors (v2/attention.c). */
 #define SLACK ((size_t)48 * 1024)
 
 /* What admission was asked for (api_context.admit). */

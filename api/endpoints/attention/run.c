@@ -1,0 +1,219 @@
+/*
+ * api/endpoints/attention/run.c — a validated /v1/attention request's working set (for
+ * admission) and its computation, with the numeric faults turned into problems
+ * that point at the input they came from.
+ */
+#include "api/endpoints/attention/attention.h"
+#include "api/endpoints/attention/page.h"
+#include "api/endpoints/teach/ties.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/http/admission.h"
+#include "api/request/fields.h"
+#include "api/json/matrix_write.h"
+#include "api/json/spare_threads.h"
+
+/* The steps the answer shows: pages show every step, JSON what include lists. Steps
+ * not shown share memory with the next (attn_trace_alloc_keep). */
+static unsigned steps_read(const struct api_attention_req *r)
+{
+    static const enum attn_step step_of[] = {
+        [API_PART_SCORES] = ATTN_STEP_SCORES, [API_PART_SCALED] = ATTN_STEP_SCALED,
+        [API_PART_MASKED] = ATTN_STEP_MASKED,
+    };
+    /* explain reads every step of its row, a pitfall the masked scores */
+    if (r->for_page || r->explain.on || r->pitfall != API_PITFALL_NONE ||
+        API_SOFTMAX_PARTS(r->include) != 0)
+        return ATTN_KEEP_ALL;
+    unsigned keep = ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT);
+    for (int p = API_PART_SCORES; p <= API_PART_MASKED; p++)
+        if (r->include & (1ul << p))
+            keep |= ATTN_KEEP(step_of[p]);
+    return keep;
+}
+
+static size_t add_sat(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+/* The numbers a streamed answer writes: the output and a number a row per statistic. */
+static size_t stream_numbers(const struct api_attention_req *r)
+{
+    size_t rows = api_attention_answer_rows(r), numbers = rows * r->v.cols; /* <= max-cells */
+    static const int per_row[] = { API_PART_ROW_MAX, API_PART_ROW_SUM, API_PART_LSE };
+    for (size_t i = 0; i < sizeof per_row / sizeof per_row[0]; i++)
+        if (r->include & (1ul << per_row[i]))
+            numbers += rows;
+    return numbers + rows; /* and at most a warning a row: its fully masked rows */
+}
+
+size_t api_attention_working_set(const struct api_attention_req *r, enum api_format format,
+                                 size_t body_len)
+{
+    if (r->streamed) /* the stream's answer and scratch; q, k and v if random makes them */
+        return api_working_set(add_sat(api_attention_stream_bytes(r),
+                                       api_attention_random_bytes(r)),
+                               stream_numbers(r), body_len);
+    size_t n_k = r->k.rows, d_v = r->v.cols; /* each <= --max-cells */
+    size_t trace = r->variants.any
+                       ? api_attention_variants_bytes(r)
+                       : attn_trace_bytes_keep(r->q.rows, n_k, d_v, steps_read(r));
+    size_t random = api_attention_random_bytes(r); /* q, k, v `random` makes once admitted */
+    trace = trace > SIZE_MAX - random ? SIZE_MAX : trace + random;
+    size_t picked = api_attention_rows_bytes(r); /* `rows`' copy of its rows */
+    trace = trace > SIZE_MAX - picked ? SIZE_MAX : trace + picked;
+    /* What is written: every row, or `rows`' (repeats allowed, n_rows·n_k <= --max-cells) */
+    size_t n_q = api_attention_answer_rows(r) > r->q.rows ? api_attention_answer_rows(r)
+                                                          : r->q.rows;
+    size_t qk = n_q * n_k;
+    size_t pitfall = api_pitfall_cells(r->pitfall, n_q, n_k, d_v); /* its own wrong steps */
+    if (format == API_FORMAT_TEXT) { /* the page, and what a pitfall computes besides */
+        size_t page = api_attention_text_bytes(r);
+        size_t bytes = api_working_set(trace, pitfall, body_len);
+        return bytes > SIZE_MAX - page ? SIZE_MAX : bytes + page;
+    }
+    size_t numbers = 0;
+    for (int p = API_PART_SCORES; p <= API_PART_WEIGHTS; p++)
+        if (r->for_page || (r->include & (1ul << p)))
+            numbers += qk;
+    if (r->for_page || (r->include & (1ul << API_PART_OUTPUT)))
+        numbers += n_q * d_v;
+    if (r->for_page || (r->include & (1ul << API_PART_SUMMARY)))
+        numbers += 5 * n_q; /* row_sums, max_weight, entropy, argmax, fully_masked */
+    const struct api_explain_sizes sizes = { n_q, n_k, r->q.cols, d_v, 0 };
+    numbers += api_explain_numbers(&r->explain, &sizes);
+    numbers += pitfall;
+    numbers += api_tie_numbers(1, n_q, n_k); /* the warnings are always written */
+    if (r->include & (1ul << API_PART_SHIFTED))
+        numbers += qk;
+    if (r->include & (1ul << API_PART_EXP))
+        numbers += qk;
+    static const int per_row[] = { API_PART_ROW_MAX, API_PART_ROW_SUM, API_PART_LSE };
+    for (size_t i = 0; i < sizeof per_row / sizeof per_row[0]; i++)
+        if (r->include & (1ul << per_row[i]))
+            numbers += n_q;
+    if (r->variants.any) /* every step kept, the variants' own included */
+        numbers += 5 * qk;
+    return api_working_set(trace, numbers, body_len);
+}
+
+size_t api_attention_trace_bytes(const struct api_attention_req *r)
+{
+    return attn_trace_bytes_keep(r->q.rows, r->k.rows, r->v.cols, steps_read(r));
+}
+
+const char *api_attention_limit_field(const struct api_attention_req *r)
+{
+    if (r->k.rows >= r->v.cols)
+        return api_attention_random_field(r, r->q.rows >= r->k.rows ? "/q" : "/k");
+    return api_attention_random_field(r, "/v");
+}
+
+static atomic_ulong threaded_runs;
+
+unsigned long api_attention_threaded_runs(void)
+{
+    return atomic_load(&threaded_runs);
+}
+
+/*
+ * A failed run's problem: a non-finite step at its cell, pointing at the input it came
+ * from (the five numbered as the seeds number them when no variant ran), or the status.
+ */
+static void run_failed(const struct api_attention_req *r, const char *prefix,
+                       enum attn_status st, int step, const struct attn_fault *f,
+                       struct api_error *err)
+{
+    if (st != ATTN_EOVERFLOW) {
+        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
+                      "the computation failed: %s", attn_status_str(st));
+        return;
+    }
+    const char *name = attn_variant_step_name(step);
+    if (r->variants.any)
+        api_error_set(err, API_NUMERIC_OVERFLOW, "step %s produced a non-finite number at cell "
+                      "[%zu, %zu]", name, f->row, f->col);
+    else
+        api_error_set(err, API_NUMERIC_OVERFLOW, "step %d (%s) produced a non-finite number at "
+                      "cell [%zu, %zu]", step, name, f->row, f->col);
+    api_error_step_cell(err, name, f->row, f->col);
+    api_attention_overflow_at(r, prefix, step, f->row, f->col, err);
+}
+
+/* The whole problem into trace, variants or not. */
+static bool run_whole(const struct api_attention_req *r, const char *prefix,
+                      struct attn_trace *trace, struct api_error *err)
+{
+    if (r->variants.any)
+        return api_attention_run_variants(r, prefix, trace, err);
+    if (attn_trace_alloc_keep(trace, r->q.rows, r->k.rows, r->v.cols, steps_read(r)) != ATTN_OK)
+        return api_attention_no_memory(r, err);
+    struct attn_problem p = api_attention_problem(r);
+    p.skip_summary = !r->for_page && !(r->include & (1ul << API_PART_SUMMARY));
+    /* An idle server lends its other workers to a large problem: the same bits. */
+    unsigned threads = api_spare_threads_for(r->q.rows * r->k.rows);
+    enum attn_status st = attn_forward_threads(trace, &p, threads);
+    if (threads > 1)
+        atomic_fetch_add(&threaded_runs, 1);
+    if (st == ATTN_OK)
+        return true;
+    run_failed(r, prefix, st, (int)trace->fault.step, &trace->fault, err);
+    attn_trace_free(trace);
+    return false;
+}
+
+bool api_attention_run(const struct api_attention_req *r, const char *prefix,
+                       struct attn_trace *trace, struct api_error *err)
+{
+    return run_whole(r, prefix, trace, err) && api_attention_select_rows(r, trace, err);
+}
+
+/* ---- the streamed path: no (n_q, n_k) matrix ---- */
+
+bool api_attention_streams(const struct api_attention_req *r)
+{
+    const unsigned long streamable = (1ul << API_PART_OUTPUT) | (1ul << API_PART_ROW_MAX) |
+                                     (1ul << API_PART_ROW_SUM) | (1ul << API_PART_LSE);
+    return !r->for_page && !r->explain.on && r->pitfall == API_PITFALL_NONE &&
+           !r->variants.dropout && (r->include & ~streamable) == 0;
+}
+
+/* The threads a streamed run may take: as many as the full path would be lent. */
+static unsigned stream_threads(const struct api_attention_req *r)
+{
+    return api_spare_threads_for(r->q.rows * r->k.rows);
+}
+
+size_t api_attention_stream_bytes(const struct api_attention_req *r)
+{
+    /* Admission comes before the run, which may find more threads free: count the most. */
+    unsigned most = api_spare_threads_most_for(r->q.rows * r->k.rows);
+    return attn_stream_bytes(api_attention_answer_rows(r), r->k.rows, r->q.cols, r->v.cols, most);
+}
+
+bool api_attention_stream(const struct api_attention_req *r, const char *prefix,
+                          struct attn_stream *out, struct api_error *err)
+{
+    size_t n_rows = api_attention_answer_rows(r);
+    if (attn_stream_alloc(out, n_rows, r->v.cols) != ATTN_OK)
+        return api_attention_no_memory(r, err);
+    struct attn_problem p = api_attention_problem(r);
+    p.skip_summary = true; /* the row statistics are kept whatever this says */
+    struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    unsigned threads = stream_threads(r);
+    enum attn_status st = attn_forward_stream(out, &p, r->variants.any ? &v : NULL, r->rows,
+                                              n_rows, threads);
+    if (threads > 1)
+        atomic_fetch_add(&threaded_runs, 1);
+    if (st == ATTN_OK)
+        return true;
+    run_failed(r, prefix, st, out->fault_step, &out->fault, err);
+    attn_stream_free(out);
+    return false;
+}

@@ -1,0 +1,157 @@
+/*
+ * api/endpoints/multihead/run.c — running a validated /v1/multihead request, with the
+ * numeric faults turned into problems that point at the input they came from.
+ */
+#include "api/endpoints/multihead/multihead.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/http/admission.h"
+#include "api/request/body.h"
+#include "api/request/fields.h"
+#include "api/json/matrix_write.h"
+#include "api/json/spare_threads.h"
+#include "api/request/random.h"
+
+static const char *mh_step_pointer(enum attn_mh_step step, enum attn_step head_step)
+{
+    switch (step) {
+    case ATTN_MH_Q: return "w_q";
+    case ATTN_MH_K: return "w_k";
+    case ATTN_MH_V: return "w_v";
+    case ATTN_MH_OUTPUT: return "w_o";
+    default: break;
+    }
+    switch (head_step) {
+    case ATTN_STEP_SCALED: return "scale";
+    case ATTN_STEP_MASKED: return "bias";
+    case ATTN_STEP_OUTPUT: return "w_v";
+    default: return "w_q";
+    }
+}
+
+static const char *mh_step_name(const struct attn_mh_fault *f)
+{
+    static const char *const names[] = { "", "q", "k", "v", "", "output" };
+    if (f->step == ATTN_MH_HEAD)
+        return f->head_step == ATTN_STEP_OUTPUT ? "head_outputs"
+                                                : attn_variant_step_name((int)f->head_step);
+    return names[f->step];
+}
+
+static void overflow_error(const struct attn_mh_fault *f, const char *prefix,
+                           struct api_error *err)
+{
+    const char *step = mh_step_name(f);
+    if (f->step == ATTN_MH_HEAD)
+        api_error_set(err, API_NUMERIC_OVERFLOW, "head %zu, step %s, produced a non-finite "
+                      "number at cell [%zu, %zu]", f->head, step, f->row, f->col);
+    else
+        api_error_set(err, API_NUMERIC_OVERFLOW, "step %s produced a non-finite number at cell "
+                      "[%zu, %zu]", step, f->row, f->col);
+    api_error_step_cell(err, step, f->row, f->col);
+    err->has_head = f->step == ATTN_MH_HEAD;
+    err->head = (long long)f->head;
+    api_error_at(err, "%s/%s", prefix, mh_step_pointer(f->step, f->head_step));
+    api_error_hint(err, "the numbers are too large for a double (~1.8e308): scale the inputs "
+                   "or weights down");
+}
+
+bool api_multihead_fill_random(struct api_multihead_req *r, struct api_error *err)
+{
+    /* Inputs keep the scale of 1; weights PyTorch's Linear bound, 1/sqrt(d_model). */
+    double w_amplitude = 1.0 / sqrt((double)r->d_model);
+    if (r->filled[API_IN_X_Q] &&
+        !api_random_fill_matrix(&r->x_q, r->seed, r->cross ? API_STREAM_X_Q : API_STREAM_X, 1.0, err))
+        return false;
+    if (r->filled[API_IN_X_KV] && !api_random_fill_matrix(&r->x_kv, r->seed, API_STREAM_X_KV, 1.0, err))
+        return false;
+    for (int i = 0; i < 4; i++)
+        if (r->filled[API_IN_W_Q + i] &&
+            !api_random_fill_matrix(&r->w[i], r->seed, (enum api_random_stream)(API_STREAM_W_Q + i),
+                      w_amplitude, err))
+            return false;
+    return true;
+}
+
+static struct attn_mh_problem problem_of(const struct api_multihead_req *r)
+{
+    return (struct attn_mh_problem){
+        .x_q = &r->x_q, .x_kv = r->cross ? &r->x_kv : &r->x_q,
+        .w_q = &r->w[0], .w_k = &r->w[1], .w_v = &r->w[2], .w_o = &r->w[3],
+        .b_q = r->b[0], .b_k = r->b[1], .b_v = r->b[2], .b_o = r->b[3],
+        .transposed_weights = r->transposed,
+        .heads = r->heads, .kv_heads = r->kv_heads,
+        .bias = api_grid_bias(&r->grid), .mask = api_grid_mask(&r->grid), .scale = r->scale,
+    };
+}
+
+static void run_failed(enum attn_status st, const struct attn_mh_fault *fault,
+                       const char *prefix, struct api_error *err)
+{
+    if (st == ATTN_EOVERFLOW)
+        overflow_error(fault, prefix, err);
+    else
+        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
+                      "the computation failed: %s", attn_status_str(st));
+}
+
+static bool run_whole(const struct api_multihead_req *r, const char *prefix,
+                      struct attn_mh_trace *trace, struct api_error *err)
+{
+    size_t n_k = r->cross ? r->x_kv.rows : r->x_q.rows;
+    if (attn_mh_trace_alloc(trace, r->x_q.rows, n_k, r->d_model, r->heads, r->kv_heads) !=
+        ATTN_OK) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %zu heads of %zu x %zu", r->heads,
+                      r->x_q.rows, n_k);
+        return false;
+    }
+    struct attn_mh_problem p = problem_of(r);
+    /* An idle server lends its other workers to each large head: the same bits. */
+    enum attn_status st =
+        r->variants.any ? api_multihead_run_variants(r, trace, &p)
+                        : attn_mh_forward_threads(trace, &p, api_spare_threads_for(r->x_q.rows * n_k));
+    if (st == ATTN_OK)
+        return true;
+    run_failed(st, &trace->fault, prefix, err);
+    attn_mh_trace_free(trace);
+    return false;
+}
+
+bool api_multihead_run(const struct api_multihead_req *r, const char *prefix,
+                       struct attn_mh_trace *trace, struct api_error *err)
+{
+    return run_whole(r, prefix, trace, err) && api_multihead_select_rows(r, trace, err);
+}
+
+bool api_multihead_stream(const struct api_multihead_req *r, const char *prefix,
+                          struct attn_mh_stream *out, struct api_error *err)
+{
+    size_t n_q = r->x_q.rows, n_k = r->cross ? r->x_kv.rows : n_q;
+    size_t n_rows = api_multihead_answer_rows(r);
+    struct attn_variants *of = r->variants.any ? malloc(r->heads * sizeof *of) : NULL;
+    if ((r->variants.any && of == NULL) ||
+        attn_mh_stream_alloc(out, n_rows, n_q, n_k, r->d_model, r->heads, r->kv_heads) !=
+            ATTN_OK) {
+        free(of);
+        api_error_set(err, API_UNAVAILABLE, "no memory for %zu heads of %zu x %zu", r->heads,
+                      n_rows, r->d_model);
+        return false;
+    }
+    for (size_t h = 0; of != NULL && h < r->heads; h++)
+        of[h] = api_variants_for_head(&r->variants, h);
+    struct attn_mh_problem p = problem_of(r);
+    enum attn_status st = attn_mh_forward_stream(out, &p, of, r->rows, n_rows,
+                                                 api_spare_threads_for(n_q * n_k));
+    free(of);
+    if (st == ATTN_OK)
+        return true;
+    run_failed(st, &out->fault, prefix, err);
+    attn_mh_stream_free(out);
+    return false;
+}

@@ -1,0 +1,538 @@
+/*
+ * api/endpoints/v2/attention.c — the V2 model `attention`: inputs Q (n_q, d_k) or
+ * (d_k), K (n_k, d_k), V (n_k, d_v), MASK and BIAS (n_q, n_k), each optionally with a
+ * leading batch size B, become one struct api_attention_req per problem, run by
+ * api_attention_run as POST /v1/attention runs them.
+ *
+ * The request's matrices are views into the inputs read here (this state owns them),
+ * so api_attention_req_deinit is never called on it.
+ */
+#include "api/endpoints/v2/attention.h"
+
+#include "api/endpoints/v2/grid.h"
+#include "api/endpoints/v2/variants.h"
+#include "api/endpoints/attention/variants.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/http/admission.h"
+
+enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_COUNT };
+static const char *const input_names[IN_COUNT] = { "Q", "K", "V", "MASK", "BIAS" };
+
+/* The outputs, and the step (enum api_attention_part) each one is; the variants' steps
+ * after the five. */
+static const char *const output_names[] = { "SCORES", "SCALED", "MASKED", "WEIGHTS", "OUTPUT",
+                                            "Q_ROPE", "K_ROPE", "SOFTCAPPED", "DROPOUT_KEEP",
+                                            "DROPPED", "LSE", "ROW_SUM", "ROW_MAX" };
+static const int part_of[] = { API_PART_SCORES, API_PART_SCALED, API_PART_MASKED,
+                               API_PART_WEIGHTS, API_PART_OUTPUT, API_PART_Q_ROPE,
+                               API_PART_K_ROPE, API_PART_SOFTCAPPED, API_PART_DROPOUT_KEEP,
+                               API_PART_DROPPED, API_PART_LSE, API_PART_ROW_SUM,
+                               API_PART_ROW_MAX };
+
+/* The row statistics: one number a query, (n_q) or (B, n_q), from the trace's summary. */
+static bool is_row_stat(int part)
+{
+    return part == API_PART_LSE || part == API_PART_ROW_SUM || part == API_PART_ROW_MAX;
+}
+#define N_OUTPUTS (sizeof output_names / sizeof output_names[0])
+
+/* An output's (rows, cols) for one problem: rows 0 when it has no rows (a vector q). */
+static void output_dims(const struct api_attention_req *req, int part, size_t dims[2])
+{
+    size_t n_q = req->q.rows, n_k = req->k.rows;
+    if (is_row_stat(part)) { /* sent as (n_q): see rank_of */
+        dims[0] = 1;
+        dims[1] = n_q;
+        return;
+    }
+    dims[0] = part == API_PART_K_ROPE ? n_k : n_q;
+    dims[1] = part == API_PART_OUTPUT ? req->v.cols
+              : part == API_PART_Q_ROPE || part == API_PART_K_ROPE ? req->q.cols : n_k;
+}
+
+/* Rank 1 (dims[1] alone) for a vector q's steps and for the row statistics. */
+static size_t rank_of(const struct api_attention_req *req, int part)
+{
+    return (req->q_is_vector && part != API_PART_K_ROPE) || is_row_stat(part) ? 1 : 2;
+}
+
+/* Whether the variant whose step `part` is was asked for (the five always run). */
+static bool output_runs(const struct api_variants *v, int part)
+{
+    switch (part) {
+    case API_PART_Q_ROPE:
+    case API_PART_K_ROPE: return v->has_rope;
+    case API_PART_SOFTCAPPED: return v->softcap > 0;
+    case API_PART_DROPOUT_KEEP:
+    case API_PART_DROPPED: return v->dropout;
+    default: return true;
+    }
+}
+
+static bool read_inputs(struct api_v2_attention *m, const struct api_v2_infer *r,
+                        struct api_error *err)
+{
+    static const unsigned bits[IN_COUNT] = { API_V2_NUMBERS, API_V2_NUMBERS, API_V2_NUMBERS,
+                                             API_V2_FLAGS, API_V2_NUMBERS };
+    static const bool required[IN_COUNT] = { true, true, true, false, false };
+    if (!api_v2_check_inputs(r, "attention", input_names, bits, required, IN_COUNT, err))
+        return false;
+    api_v2_input_find(r, "Q", false, &m->q);
+    api_v2_input_find(r, "K", false, &m->k);
+    api_v2_input_find(r, "V", false, &m->v);
+    api_v2_input_find(r, "MASK", true, &m->mask);
+    api_v2_input_find(r, "BIAS", false, &m->bias);
+    return true;
+}
+
+/* err (already set) points at size dim of t's shape. */
+static bool at_size(const struct api_v2_tensor *t, size_t dim, struct api_error *err)
+{
+    api_error_at(err, "/inputs/%zu/shape/%zu", t->index, dim);
+    return false;
+}
+
+/* The last two sizes of a tensor (its problem's matrix); a vector is one row. */
+static size_t rows_of(const struct api_v2_tensor *t, size_t batch)
+{
+    size_t own = t->rank - (batch > 0 && t->rank == 3);
+    return own >= 2 ? t->shape[t->rank - 2] : 1;
+}
+
+static size_t cols_of(const struct api_v2_tensor *t)
+{
+    return t->shape[t->rank - 1];
+}
+
+/* Q, K, V: the batch, and shapes that fit (K's width is Q's, V's rows K's). */
+static bool check_qkv(struct api_v2_attention *m, const struct api_limits *limits,
+                      struct api_error *err)
+{
+    const struct api_v2_tensor *q = m->q.t, *k = m->k.t, *v = m->v.t;
+    size_t batch = 0;
+    if (!api_v2_batch_of(q, 2, true, &batch, err) || !api_v2_batch_of(k, 2, false, &batch, err) ||
+        !api_v2_batch_of(v, 2, false, &batch, err))
+        return false;
+    /* A batch is all or nothing: Q, K and V each lead with B. */
+    const struct api_v2_tensor *all[3] = { q, k, v };
+    for (int i = 0; batch > 0 && i < 3; i++)
+        if (all[i]->rank != 3) {
+            api_error_set(err, API_SHAPE_MISMATCH, "%s has no batch size but another input "
+                          "has a batch of %zu: Q, K and V are all (B, rows, cols) or none",
+                          all[i]->name, batch);
+            api_error_at(err, "/inputs/%zu/shape", all[i]->index);
+            return false;
+        }
+    m->batch = batch;
+    struct api_attention_req *req = &m->req;
+    req->q_is_vector = q->rank == 1;
+    size_t n_q = rows_of(q, batch), d_k = cols_of(q), n_k = rows_of(k, batch);
+    if (cols_of(k) != d_k) {
+        api_error_set(err, API_SHAPE_MISMATCH, "K has %zu columns but Q has %zu: Q @ K^T needs "
+                      "both to have d_k columns", cols_of(k), d_k);
+        if (rows_of(k, batch) == d_k)
+            api_error_hint(err, "K looks transposed: pass K as (n_k, d_k), one row per key");
+        return at_size(k, k->rank - 1, err);
+    }
+    if (rows_of(v, batch) != n_k) {
+        api_error_set(err, API_SHAPE_MISMATCH, "V has %zu rows but K has %zu: weights @ V "
+                      "needs one row of V per key", rows_of(v, batch), n_k);
+        return at_size(v, v->rank - 2, err);
+    }
+    /* The scores count once the outputs say a matrix is built (check_scores). */
+    int overflow = 0;
+    size_t out = attn_cells(n_q, cols_of(v), &overflow);
+    if (overflow || out > limits->max_cells) {
+        const struct api_v2_tensor *t = n_q >= n_k ? q : k;
+        api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a matrix of more than %zu cells "
+                      "(%zu x %zu scores, %zu x %zu output)", t->name, limits->max_cells, n_q,
+                      n_k, n_q, cols_of(v));
+        api_error_at(err, "/inputs/%zu/shape", t->index);
+        return false;
+    }
+    if (!api_v2_within_work(n_q >= n_k ? q : k, batch, api_work_of(n_q, n_k, d_k, cols_of(v)), limits,
+                     err))
+        return false;
+    /* Views whose cells come once the request is admitted (point_at). */
+    req->q = attn_matrix_view(NULL, n_q, d_k);
+    req->k = attn_matrix_view(NULL, n_k, d_k);
+    req->v = attn_matrix_view(NULL, n_k, cols_of(v));
+    return true;
+}
+
+static bool read_grid(struct api_v2_attention *m, const struct api_v2_infer *r,
+                      struct api_error *err)
+{
+    struct api_grid *g = &m->req.grid;
+    g->n_q = m->req.q.rows;
+    g->n_k = m->req.k.rows;
+    g->q_is_vector = m->req.q_is_vector;
+    return api_v2_read_grid(g, &m->mask, &m->bias, m->batch, r->parameters, err);
+}
+
+static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *r,
+                         struct api_error *err)
+{
+    static const char *const known[] = { "scale", "causal", "mask_semantics",
+                                         API_V2_VARIANT_PARAMS };
+    if (!api_v2_check_params(r->parameters, known, 3 + API_V2_N_VARIANT_PARAMS, err))
+        return false;
+    const struct api_variant_sizes sizes = { 1, m->req.q.rows, m->req.k.rows, m->req.q.cols,
+                                             m->req.q_is_vector };
+    if (!api_v2_read_variants(r->parameters, &sizes, &m->req.variants, err))
+        return false;
+    if (m->req.variants.any && (m->req.vsteps = calloc(1, sizeof *m->req.vsteps)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
+        return false;
+    }
+    m->req.scale = 1.0 / sqrt((double)m->req.q.cols);
+    if (!api_v2_param_number(r->parameters, "scale", &m->req.scale, NULL, err))
+        return false;
+    if (!(m->req.scale > 0)) {
+        api_error_set(err, API_INVALID_VALUE, "parameters.scale must be a number > 0");
+        api_error_at(err, "/parameters/scale");
+        return false;
+    }
+    static const size_t dflt[] = { API_PART_WEIGHTS, API_PART_OUTPUT };
+    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, 2,
+                             api_v2_default_dtype(m->q.t->dtype), &m->out, err))
+        return false;
+    /* Weights and output are always computed; the earlier steps only when asked. */
+    m->req.include = 0;
+    for (size_t i = 0; i < m->out.n; i++) {
+        int part = part_of[m->out.index[i]];
+        if (!output_runs(&m->req.variants, part)) {
+            api_error_set(err, API_INVALID_VALUE, "output %s is a step of a variant this "
+                          "request does not ask for", output_names[m->out.index[i]]);
+            api_error_at(err, "/outputs/%zu/name", i);
+            api_error_hint(err, "Q_ROPE and K_ROPE need a rope_* parameter, SOFTCAPPED "
+                           "softcap, DROPOUT_KEEP and DROPPED dropout_p");
+            return false;
+        }
+        m->req.include |= 1ul << part;
+    }
+    m->streamed = api_attention_streams(&m->req);
+    return true;
+}
+
+/* --max-cells for the (n_q, n_k) steps, which only a request that is not streamed builds. */
+static bool check_scores(const struct api_v2_attention *m, const struct api_limits *limits,
+                         struct api_error *err)
+{
+    const struct api_attention_req *r = &m->req;
+    int overflow = 0;
+    size_t scores = attn_cells(r->q.rows, r->k.rows, &overflow);
+    if (m->streamed || (!overflow && scores <= limits->max_cells))
+        return true;
+    const struct api_v2_tensor *t = r->q.rows >= r->k.rows ? m->q.t : m->k.t;
+    api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a matrix of more than %zu cells "
+                  "(%zu x %zu scores, %zu x %zu output)", t->name, limits->max_cells,
+                  r->q.rows, r->k.rows, r->q.rows, r->v.cols);
+    api_error_at(err, "/inputs/%zu/shape", t->index);
+    api_error_hint(err, "ask for OUTPUT, LSE, ROW_SUM and ROW_MAX only: they are computed "
+                   "without the score matrix");
+    return false;
+}
+
+/* Slack for what does not grow with the tensors: the request's JSON header parsed (an
+   arena of 16 KiB chunks and up), the answer's header, the outputs' lists and the core's
+   scratch (tests/unit/check_v2_memory.c holds the estimate to what is allocated). */
+#define HEADER_BYTES ((size_t)48 * 1024)
+
+size_t api_v2_attention_working_set(const void *state, size_t body_len, bool pieces)
+{
+    const struct api_v2_attention *m = state;
+    size_t problems = m->batch > 0 ? m->batch : 1;
+    /* outputs copied out of each trace (a streamed answer holds every output) */
+    bool copied = m->batch > 0 || (m->req.variants.any && !m->streamed);
+    size_t inputs = api_v2_input_bytes(&m->q) + api_v2_input_bytes(&m->k) +
+                    api_v2_input_bytes(&m->v) + api_v2_input_bytes(&m->mask) +
+                    api_v2_input_bytes(&m->bias);
+    /* One trace at a time; a batch's outputs copied out of each, the answer sent from
+       the trace (one problem) or from those copies. */
+    size_t trace = m->streamed          ? api_attention_stream_bytes(&m->req)
+                   : m->req.variants.any ? api_attention_variants_bytes(&m->req)
+                                         : api_attention_trace_bytes(&m->req);
+    size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
+    size_t cells[API_V2_MAX_TENSORS];
+    for (size_t i = 0; i < m->out.n; i++) {
+        size_t dims[2];
+        output_dims(&m->req, part_of[m->out.index[i]], dims);
+        cells[i] = api_v2_mul(problems, dims[0] * dims[1]);
+    }
+    pieces = api_v2_in_pieces(api_v2_binary_bytes(&m->out, cells), pieces);
+    for (size_t i = 0; i < m->out.n; i++) {
+        if (copied)
+            bytes = api_v2_add(bytes, api_v2_mul(cells[i], sizeof(double)));
+        bytes = api_v2_add(bytes, api_v2_answer_bytes(cells[i], m->out.binary[i],
+                                                      m->out.dtype[i], pieces));
+    }
+    return api_v2_add(bytes, HEADER_BYTES);
+}
+
+const char *api_v2_attention_limit_field(const void *state)
+{
+    const struct api_v2_attention *m = state;
+    return m->limit_pointer;
+}
+
+/* The input /v1 would name for the working set, as a pointer to its shape. */
+static void set_limit_pointer(struct api_v2_attention *m)
+{
+    const char *f = api_attention_limit_field(&m->req);
+    const struct api_v2_tensor *t = f[1] == 'q' ? m->q.t : f[1] == 'k' ? m->k.t : m->v.t;
+    snprintf(m->limit_pointer, sizeof m->limit_pointer, "/inputs/%zu/shape", t->index);
+}
+
+bool api_v2_attention_parse(void *state, const struct api_v2_infer *r,
+                            const struct api_limits *limits, struct api_error *err)
+{
+    struct api_v2_attention *m = state;
+    memset(m, 0, sizeof *m);
+    m->header = r;
+    if (!(read_inputs(m, r, err) && check_qkv(m, limits, err) && read_grid(m, r, err) &&
+          read_options(m, r, err) && check_scores(m, limits, err)))
+        return false;
+    set_limit_pointer(m);
+    return true;
+}
+
+/* Copies m (rows × cols, strided) into dst, row-major. */
+static void copy_matrix(double *dst, const struct attn_matrix *src)
+{
+    for (size_t i = 0; i < src->rows; i++)
+        memcpy(dst + i * src->cols, src->data + i * src->stride, src->cols * sizeof *dst);
+}
+
+/* The matrix an output is: a step, or a row statistic as one row of n_q. */
+static struct attn_matrix step_of(const struct attn_trace *t, const struct attn_vtrace *vsteps,
+                                  int part)
+{
+    switch (part) {
+    case API_PART_Q_ROPE:
+    case API_PART_K_ROPE:
+    case API_PART_SOFTCAPPED:
+    case API_PART_DROPOUT_KEEP:
+    case API_PART_DROPPED: return *api_variant_step_matrix(vsteps, part);
+    case API_PART_SCORES: return t->scores;
+    case API_PART_SCALED: return t->scaled;
+    case API_PART_MASKED: return t->masked;
+    case API_PART_WEIGHTS: return t->weights;
+    case API_PART_LSE: return attn_matrix_view(t->summary.lse, 1, t->n_q);
+    case API_PART_ROW_SUM: return attn_matrix_view(t->summary.row_sum, 1, t->n_q);
+    case API_PART_ROW_MAX: return attn_matrix_view(t->summary.row_max, 1, t->n_q);
+    default: return t->output;
+    }
+}
+
+/*
+ * One output a requested name, in the request's order, named, shaped and typed as it is
+ * sent: with data NULL each holds its own numbers for m->batch problems (filled by
+ * copying), otherwise output i borrows data[i] (contiguous: rows × cols, one problem),
+ * which o's owner holds.
+ */
+static bool open_outputs(const struct api_v2_attention *m, struct api_v2_outs *o,
+                         const double *const *data, struct api_error *err)
+{
+    for (size_t i = 0; i < m->out.n; i++) {
+        int part = part_of[m->out.index[i]];
+        size_t shape[2], rank = rank_of(&m->req, part);
+        output_dims(&m->req, part, shape);
+        struct api_v2_out *out = &o->out[o->n];
+        api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
+        bool made = data == NULL ? api_v2_out_alloc(out, m->batch, rank, shape + 2 - rank)
+                                 : api_v2_out_borrow(out, rank, shape + 2 - rank, 1);
+        if (!made) {
+            api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
+            return false;
+        }
+        if (data != NULL)
+            out->parts[0] = data[i];
+        o->n++;
+    }
+    return true;
+}
+
+/* Problem b's views into the inputs (a shared MASK or BIAS stays where it is). */
+static void point_at(struct api_v2_attention *m, size_t b)
+{
+    struct api_attention_req *req = &m->req;
+    size_t n_q = req->q.rows, n_k = req->k.rows;
+    req->q.data = m->q.data + b * n_q * req->q.cols;
+    req->k.data = m->k.data + b * n_k * req->k.cols;
+    req->v.data = m->v.data + b * n_k * req->v.cols;
+    api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, b);
+}
+
+static void trace_free(void *trace)
+{
+    attn_trace_free(trace);
+    free(trace);
+}
+
+/*
+ * One problem: its outputs borrow the trace's steps, and o takes the trace over, so
+ * that the answer's tensors are sent from where they were computed (v2/common.h).
+ */
+static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct api_error *err)
+{
+    struct attn_trace *trace = malloc(sizeof *trace);
+    if (trace == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
+        return false;
+    }
+    point_at(m, 0);
+    if (!api_attention_run(&m->req, "", trace, err)) {
+        free(trace);
+        return false;
+    }
+    o->owner = trace;
+    o->owner_free = trace_free;
+    o->owner_bytes = api_attention_trace_bytes(&m->req);
+    const double *data[API_V2_MAX_TENSORS];
+    for (size_t i = 0; i < m->out.n; i++)
+        data[i] = step_of(trace, NULL, part_of[m->out.index[i]]).data;
+    return open_outputs(m, o, data, err);
+}
+
+/* A streamed answer's output `part` as one matrix: the output, or a row statistic. */
+static struct attn_matrix stream_part(const struct attn_stream *s, int part)
+{
+    switch (part) {
+    case API_PART_LSE: return attn_matrix_view(s->summary.lse, 1, s->n_rows);
+    case API_PART_ROW_SUM: return attn_matrix_view(s->summary.row_sum, 1, s->n_rows);
+    case API_PART_ROW_MAX: return attn_matrix_view(s->summary.row_max, 1, s->n_rows);
+    default: return s->output;
+    }
+}
+
+static void stream_free(void *stream)
+{
+    attn_stream_free(stream);
+    free(stream);
+}
+
+/* One streamed problem: its outputs borrow the answer's block, which o takes over. */
+static bool stream_one(struct api_v2_attention *m, struct api_v2_outs *o, struct api_error *err)
+{
+    struct attn_stream *s = malloc(sizeof *s);
+    if (s == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
+        return false;
+    }
+    point_at(m, 0);
+    if (!api_attention_stream(&m->req, "", s, err)) {
+        free(s);
+        return false;
+    }
+    o->owner = s;
+    o->owner_free = stream_free;
+    o->owner_bytes = api_attention_stream_bytes(&m->req);
+    const double *data[API_V2_MAX_TENSORS];
+    for (size_t i = 0; i < m->out.n; i++)
+        data[i] = stream_part(s, part_of[m->out.index[i]]).data;
+    return open_outputs(m, o, data, err);
+}
+
+/* Every problem of a batch streamed in turn, its outputs copied into the answer's. */
+static bool stream_each(struct api_v2_attention *m, struct api_v2_outs *o, struct api_error *err)
+{
+    if (!open_outputs(m, o, NULL, err))
+        return false;
+    for (size_t b = 0; b < m->batch; b++) {
+        point_at(m, b);
+        struct attn_stream s;
+        if (!api_attention_stream(&m->req, "", &s, err))
+            return false;
+        for (size_t i = 0; i < o->n; i++) {
+            const struct attn_matrix part = stream_part(&s, part_of[m->out.index[i]]);
+            copy_matrix(o->out[i].data + b * part.rows * part.cols, &part);
+        }
+        attn_stream_free(&s);
+    }
+    return true;
+}
+
+bool api_v2_attention_run(void *state, struct api_v2_outs *o, struct api_error *err)
+{
+    struct api_v2_attention *m = state;
+    static const char *const v1_fields[] = { "q", "k", "v", "bias", "scale" };
+    static const char *const v2_inputs[] = { "Q", "K", "V", "BIAS", "" };
+    if (!api_v2_input_load(&m->q, err) || !api_v2_input_load(&m->k, err) ||
+        !api_v2_input_load(&m->v, err) ||
+        !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err))
+        return false;
+    if (m->streamed) { /* no (n_q, n_k) matrix: the output and row statistics only */
+        if (m->batch == 0 ? stream_one(m, o, err) : stream_each(m, o, err))
+            return true;
+        api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
+        return false;
+    }
+    /* One problem without variants is sent from its trace; the variants' steps live in
+       req.vsteps, which the request owns, so with them the outputs are copied as a
+       batch's are. */
+    if (m->batch == 0 && !m->req.variants.any) {
+        if (run_one(m, o, err))
+            return true;
+        api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
+        return false;
+    }
+    /* A batch: each problem's trace in turn, its outputs copied into the answer's. */
+    if (!open_outputs(m, o, NULL, err))
+        return false;
+    size_t problems = m->batch > 0 ? m->batch : 1;
+    for (size_t b = 0; b < problems; b++) {
+        point_at(m, b);
+        /* dropout draws over (B, n_q, n_k): problem b after b problems' cells */
+        m->req.variants.dropout_offset = (unsigned long long)b * m->req.q.rows * m->req.k.rows;
+        struct attn_trace trace;
+        if (!api_attention_run(&m->req, "", &trace, err)) {
+            api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
+            return false;
+        }
+        for (size_t i = 0; i < o->n; i++) {
+            const struct attn_matrix s = step_of(&trace, m->req.vsteps,
+                                                 part_of[m->out.index[i]]);
+            copy_matrix(o->out[i].data + b * s.rows * s.cols, &s);
+        }
+        attn_trace_free(&trace);
+    }
+    return true;
+}
+
+void api_v2_attention_deinit(void *state)
+{
+    struct api_v2_attention *m = state;
+    api_v2_input_free(&m->q);
+    api_v2_input_free(&m->k);
+    api_v2_input_free(&m->v);
+    api_v2_input_free(&m->mask);
+    api_v2_input_free(&m->bias);
+    free(m->allow);
+    m->allow = NULL;
+    attn_vtrace_free(m->req.vsteps);
+    free(m->req.vsteps);
+    m->req.vsteps = NULL;
+    api_variants_deinit(&m->req.variants);
+}
+
+static size_t queries_input(const void *state)
+{
+    const struct api_v2_attention *m = state;
+    return m->q.t->index;
+}
+
+const struct api_v2_model_ops api_v2_attention_ops = {
+    .parse = api_v2_attention_parse,
+    .working_set = api_v2_attention_working_set,
+    .limit_field = api_v2_attention_limit_field,
+    .run = api_v2_attention_run,
+    .deinit = api_v2_attention_deinit,
+    .queries_input = queries_input,
+    .queries = "Q",
+};

@@ -1,0 +1,249 @@
+/*
+ * api/endpoints/v2/v2.c — the Open Inference Protocol's paths under /v2: server and model
+ * health and metadata, and infer handed to v2/infer.c. The router (api/api.c) matches
+ * each path's shape ({model} and {version} as any one segment) and its method; here
+ * the model and version are checked, an unknown one a V2 404 (application/json with
+ * "error", as V2 clients parse it).
+ *
+ * Not here: reading tensors (request/v2_tensor.c), the models (v2/attention.c,
+ * v2/multihead.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/endpoints/handlers.h"
+#include "api/endpoints/v2/infer.h"
+#include "api/endpoints/version.h"
+#include "api/http/respond.h"
+#include "api/json/write.h"
+
+/* Metadata: one datatype and rank an input (V2 metadata has no room for more). */
+struct meta_tensor {
+    const char *name;
+    const char *datatype;
+    int rank;
+};
+
+static const struct meta_tensor attention_inputs[] = {
+    { "Q", "FP64", 2 }, { "K", "FP64", 2 }, { "V", "FP64", 2 }, { "MASK", "BOOL", 2 },
+    { "BIAS", "FP64", 2 },
+};
+static const struct meta_tensor attention_outputs[] = {
+    { "SCORES", "FP64", 2 }, { "SCALED", "FP64", 2 }, { "MASKED", "FP64", 2 },
+    { "WEIGHTS", "FP64", 2 }, { "OUTPUT", "FP64", 2 },
+    /* the variants' steps, when their parameters ask for them */
+    { "Q_ROPE", "FP64", 2 }, { "K_ROPE", "FP64", 2 }, { "SOFTCAPPED", "FP64", 2 },
+    { "DROPOUT_KEEP", "FP64", 2 }, { "DROPPED", "FP64", 2 },
+    /* the row statistics: (n_q), or (B, n_q) */
+    { "LSE", "FP64", 1 }, { "ROW_SUM", "FP64", 1 }, { "ROW_MAX", "FP64", 1 },
+};
+static const struct meta_tensor multihead_inputs[] = {
+    { "X", "FP64", 2 }, { "X_Q", "FP64", 2 }, { "X_KV", "FP64", 2 }, { "W_Q", "FP64", 2 },
+    { "W_K", "FP64", 2 }, { "W_V", "FP64", 2 }, { "W_O", "FP64", 2 }, { "B_Q", "FP64", 1 },
+    { "B_K", "FP64", 1 }, { "B_V", "FP64", 1 }, { "B_O", "FP64", 1 }, { "MASK", "BOOL", 2 },
+    { "BIAS", "FP64", 2 },
+};
+static const struct meta_tensor multihead_outputs[] = {
+    { "OUTPUT", "FP64", 2 }, { "WEIGHTS", "FP64", 3 }, { "WEIGHTS_MEAN", "FP64", 2 },
+    { "Q", "FP64", 2 }, { "K", "FP64", 2 }, { "V", "FP64", 2 }, { "SCORES", "FP64", 3 },
+    { "SCALED", "FP64", 3 }, { "MASKED", "FP64", 3 }, { "HEAD_OUTPUTS", "FP64", 3 },
+    { "CONCAT", "FP64", 2 }, { "LSE", "FP64", 2 }, { "ROW_SUM", "FP64", 2 },
+    { "ROW_MAX", "FP64", 2 },
+};
+
+#define N_OF(a) (sizeof a / sizeof a[0])
+
+static const struct {
+    const char *name;
+    const struct meta_tensor *inputs, *outputs;
+    size_t n_inputs, n_outputs;
+} models[API_V2_MODEL_COUNT] = {
+    [API_V2_ATTENTION] = { "attention", attention_inputs, attention_outputs,
+                           N_OF(attention_inputs), N_OF(attention_outputs) },
+    [API_V2_MULTIHEAD] = { "multihead", multihead_inputs, multihead_outputs,
+                           N_OF(multihead_inputs), N_OF(multihead_outputs) },
+};
+
+/* ---- answers ---- */
+
+static void respond_v2_error(struct api_response *res, enum api_problem_type type,
+                             const char *detail)
+{
+    struct api_error err;
+    api_error_set(&err, type, "%s", detail);
+    api_respond_error_as(res, &err, API_ERRORS_V2);
+}
+
+static void server_metadata(struct api_response *res)
+{
+    struct jw w;
+    jw_init(&w, -1);
+    jw_object_begin(&w);
+    JW_KEY(&w, "name");
+    jw_string(&w, "attnd");
+    JW_KEY(&w, "version");
+    jw_string(&w, attnd_version);
+    JW_KEY(&w, "extensions");
+    jw_array_begin(&w);
+    jw_string(&w, "binary_tensor_data");
+    jw_array_end(&w);
+    jw_object_end(&w);
+    api_respond_json(res, &w);
+}
+
+/* {"live": true}, {"ready": bool} or a model's {"name", "ready"}; 503 when not ready. */
+static void health(struct api_response *res, const char *model, const char *key, bool ok)
+{
+    struct jw w;
+    jw_init(&w, -1);
+    jw_object_begin(&w);
+    if (model != NULL) {
+        JW_KEY(&w, "name");
+        jw_string(&w, model);
+    }
+    jw_key(&w, key);
+    jw_bool(&w, ok);
+    jw_object_end(&w);
+    api_respond_json(res, &w);
+    if (res->status == 200 && !ok) {
+        res->status = 503;
+        api_response_add_header(res, "Retry-After", API_RETRY_AFTER_SECONDS);
+    }
+}
+
+static void write_tensors(struct jw *w, const struct meta_tensor *t, size_t n)
+{
+    jw_array_begin(w);
+    for (size_t i = 0; i < n; i++) {
+        jw_object_begin(w);
+        JW_KEY(w, "name");
+        jw_string(w, t[i].name);
+        JW_KEY(w, "datatype");
+        jw_string(w, t[i].datatype);
+        JW_KEY(w, "shape");
+        jw_array_begin(w);
+        for (int d = 0; d < t[i].rank; d++)
+            jw_int(w, -1);
+        jw_array_end(w);
+        jw_object_end(w);
+    }
+    jw_array_end(w);
+}
+
+static void model_metadata(enum api_v2_model m, struct api_response *res)
+{
+    struct jw w;
+    jw_init(&w, -1);
+    jw_object_begin(&w);
+    JW_KEY(&w, "name");
+    jw_string(&w, models[m].name);
+    JW_KEY(&w, "versions");
+    jw_array_begin(&w);
+    jw_string(&w, "1");
+    jw_array_end(&w);
+    JW_KEY(&w, "platform");
+    jw_string(&w, "attnd");
+    JW_KEY(&w, "inputs");
+    write_tensors(&w, models[m].inputs, models[m].n_inputs);
+    JW_KEY(&w, "outputs");
+    write_tensors(&w, models[m].outputs, models[m].n_outputs);
+    jw_object_end(&w);
+    api_respond_json(res, &w);
+}
+
+/* ---- the model in the path ---- */
+
+/* The segment at p (up to '/' or the end): its length. */
+static size_t segment(const char *p)
+{
+    return strcspn(p, "/");
+}
+
+/*
+ * The model of /v2/models/{model}[/versions/{version}]/...: false, with res the V2
+ * 404, for an unknown model or a version other than 1. The router matched the
+ * path's shape, so it starts with "/v2/models/".
+ */
+static bool model_of(const struct api_request *req, enum api_v2_model *out,
+                     struct api_response *res)
+{
+    const char *p = req->path + strlen("/v2/models/");
+    size_t len = segment(p);
+    int m = 0;
+    while (m < API_V2_MODEL_COUNT &&
+           !(strlen(models[m].name) == len && strncmp(p, models[m].name, len) == 0))
+        m++;
+    char detail[200];
+    if (m == API_V2_MODEL_COUNT) {
+        snprintf(detail, sizeof detail, "there is no model %.*s; the models are attention and "
+                 "multihead", (int)(len > 64 ? 64 : len), p);
+        respond_v2_error(res, API_NOT_FOUND, detail);
+        return false;
+    }
+    p += len;
+    if (strncmp(p, "/versions/", 10) == 0 && !(segment(p + 10) == 1 && p[10] == '1')) {
+        size_t vlen = segment(p + 10);
+        snprintf(detail, sizeof detail, "model %s has no version %.*s; it has version 1",
+                 models[m].name, (int)(vlen > 32 ? 32 : vlen), p + 10);
+        respond_v2_error(res, API_NOT_FOUND, detail);
+        return false;
+    }
+    *out = (enum api_v2_model)m;
+    return true;
+}
+
+/* ---- the handlers (api/api.c routes each V2 path here) ---- */
+
+void api_v2_server_handle(const struct api_context *ctx, const struct api_request *req,
+                          enum api_format format, struct api_response *res)
+{
+    (void)ctx;
+    (void)req;
+    (void)format;
+    server_metadata(res);
+}
+
+void api_v2_live_handle(const struct api_context *ctx, const struct api_request *req,
+                        enum api_format format, struct api_response *res)
+{
+    (void)ctx;
+    (void)req;
+    (void)format;
+    health(res, NULL, "live", true);
+}
+
+void api_v2_ready_handle(const struct api_context *ctx, const struct api_request *req,
+                         enum api_format format, struct api_response *res)
+{
+    (void)req;
+    (void)format;
+    health(res, NULL, "ready", ctx->ready);
+}
+
+void api_v2_model_handle(const struct api_context *ctx, const struct api_request *req,
+                         enum api_format format, struct api_response *res)
+{
+    (void)ctx;
+    (void)format;
+    enum api_v2_model m;
+    if (model_of(req, &m, res))
+        model_metadata(m, res);
+}
+
+void api_v2_model_ready_handle(const struct api_context *ctx, const struct api_request *req,
+                               enum api_format format, struct api_response *res)
+{
+    (void)format;
+    enum api_v2_model m;
+    if (model_of(req, &m, res))
+        health(res, models[m].name, "ready", ctx->ready);
+}
+
+void api_v2_infer_handle(const struct api_context *ctx, const struct api_request *req,
+                         enum api_format format, struct api_response *res)
+{
+    (void)format;
+    enum api_v2_model m;
+    if (model_of(req, &m, res))
+        api_v2_infer(ctx, req, m, res);
+}
