@@ -12,6 +12,9 @@
 
 #include <stddef.h>
 
+/* The most rows a language's table may have (api/http/lang.c's sorted index). */
+#define API_MESSAGES_MAX 2048
+
 struct api_message {
     const char *en;   /* the English, as the code writes it: the key */
     const char *text; /* the same message in the table's language */

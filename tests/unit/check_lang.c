@@ -121,6 +121,14 @@ END_TEST
 START_TEST(test_unknown_message_falls_back)
 {
     ck_assert_str_eq(api_tr_in(API_LANG_KO, "no such message"), "no such message");
+    /* Keys before the first, after the last, and a known one cut short or run on. */
+    ck_assert_str_eq(api_tr_in(API_LANG_KO, ""), "");
+    ck_assert_str_eq(api_tr_in(API_LANG_KO, "\x7f"), "\x7f");
+    ck_assert_str_eq(api_tr_in(API_LANG_KO, "the playgroun"), "the playgroun");
+    ck_assert_str_eq(api_tr_in(API_LANG_KO, "the playground!"), "the playground!");
+    ck_assert_str_ne(api_tr_in(API_LANG_KO, "the playground"), "the playground");
+    /* The sorted index holds every row. */
+    ck_assert_uint_le(api_messages_ko_count, API_MESSAGES_MAX);
 }
 END_TEST
 
