@@ -13,7 +13,7 @@
  * Pure functions: no state, no allocation, the current rounding mode untouched (they
  * rely on it being the default, round to nearest even, as attnd never changes it).
  *
- * Not here: reading tensors (v2_tensor.c), writing answers (endpoints/v2_infer.c).
+ * Not here: reading tensors (v2_tensor.c), writing answers (endpoints/v2/infer.c).
  */
 #ifndef API_REQUEST_FLOAT16_H
 #define API_REQUEST_FLOAT16_H

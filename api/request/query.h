@@ -4,7 +4,7 @@
  * the body is, rather than silently ignored.
  *
  * Not here: what each parameter's value means (http/negotiate.h reads format and lang,
- * endpoints/shapes.c the sizes).
+ * endpoints/shapes/shapes.c the sizes).
  */
 #ifndef API_REQUEST_QUERY_H
 #define API_REQUEST_QUERY_H

@@ -12,7 +12,7 @@
  * zlib, not libdeflate: libdeflate compresses whole buffers into whole buffers, and
  * an answer in pieces would have to be joined (or its coded copy held) to use it.
  *
- * Not here: whether to compress (coding.h), the headers (exchange.c).
+ * Not here: whether to compress (coding.h), the headers (server/reply.c).
  */
 #ifndef SRV_DEFLATE_H
 #define SRV_DEFLATE_H

@@ -3,7 +3,7 @@
  *
  * Each libmicrohttpd worker serves its connections one request at a time: while it
  * computes a request that takes a second, every other connection it holds waits,
- * /healthz included. So a request whose working set is large (exchange.c decides,
+ * /healthz included. So a request whose working set is large (server/compute.c decides,
  * from api/'s estimate) leaves its worker: its connection is suspended, the request
  * becomes a job here, and one of the lane's threads computes it and resumes the
  * connection with the answer. The workers stay free for small requests, and the
@@ -29,7 +29,7 @@
  * Every drop is counted (srv_metrics_lane_dropped: gone, full, wait). A job is the
  * caller's: the lane only queues it, runs it once, and never frees it.
  *
- * Not here: what a job does (exchange.c), HTTP.
+ * Not here: what a job does (server/compute.c), HTTP.
  */
 #ifndef SRV_LANE_H
 #define SRV_LANE_H

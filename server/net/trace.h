@@ -12,7 +12,7 @@
  * followed from the client through the balancer to this replica's log line.
  *
  * Not here: spans, sampling, tracestate (passed by browsers, not read), headers on the
- * wire (exchange.c).
+ * wire (server/reply.c).
  */
 #ifndef SRV_TRACE_H
 #define SRV_TRACE_H
