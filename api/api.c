@@ -15,10 +15,10 @@
 
 #include "api/endpoints/handlers.h"
 #include "api/endpoints/shapes/shapes.h"
-#include "api/http/lang.h"
-#include "api/http/lang_choice.h"
+#include "api/http/language.h"
 #include "api/http/negotiate.h"
 #include "api/http/problem.h"
+#include "api/i18n/lang.h"
 #include "api/json/arena.h"
 #include "api/json/spare_threads.h"
 #include "api/request/body.h"

@@ -7,7 +7,7 @@ api_respond_problem, api_respond_unavailable, any literal inside API_TR(...), AP
 or API_JSON_N(...) (the JSON reader's sentences, with numbered holes), the server's
 (server/*.c: api_respond_server_problem's and api_respond_server_reason's, and every
 literal inside SRV_N(...)), and the meanings in tables of known fields (struct
-api_field), which hints quote. api/http/messages_en.c lists them all, one a row: this
+api_field), which hints quote. api/i18n/messages_en.c lists them all, one a row: this
 script reads the code's and the catalogue's, and fails naming each one the catalogue
 lacks or holds without use. `--write` rewrites the catalogue from the code. The other
 languages' tables are checked against the catalogue by tests/unit/check_lang.c.
@@ -24,7 +24,7 @@ import sys
 
 ROOT = pathlib.Path(next((a for a in sys.argv[1:] if not a.startswith("--")),
                          pathlib.Path(__file__).resolve().parent.parent))
-CATALOGUE = ROOT / "api/http/messages_en.c"
+CATALOGUE = ROOT / "api/i18n/messages_en.c"
 
 # call name -> positions (0-based) of the arguments that are messages
 CALLS = {
@@ -161,10 +161,10 @@ def write_catalogue(messages):
     for msg, where in messages.items():
         rows.append(f"    /* {where} */\n    \"{msg}\",")
     CATALOGUE.write_text(
-        "/*\n * api/http/messages_en.c — every message attnd says, in English as the code writes it:\n"
+        "/*\n * api/i18n/messages_en.c — every message attnd says, in English as the code writes it:\n"
         " * the keys of the other languages' tables (see messages.h). tools/lint_messages.py\n"
         " * keeps it in step with the code (make lint); tests/unit/check_lang.c checks that\n"
-        " * every other table has each row.\n */\n#include \"api/http/messages.h\"\n\n"
+        " * every other table has each row.\n */\n#include \"api/i18n/messages.h\"\n\n"
         "const char *const api_messages_en[] = {\n" + "\n".join(rows) + "\n};\n\n"
         "const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];\n",
         encoding="utf-8")
@@ -180,9 +180,9 @@ def main():
     missing = [m for m in code if m not in listed]
     stale = [m for m in listed if m not in code]
     for m in missing:
-        print(f"messages: {code[m]} says \"{m}\", which api/http/messages_en.c lacks")
+        print(f"messages: {code[m]} says \"{m}\", which api/i18n/messages_en.c lacks")
     for m in stale:
-        print(f"messages: api/http/messages_en.c lists \"{m}\", which no code says")
+        print(f"messages: api/i18n/messages_en.c lists \"{m}\", which no code says")
     for h in hidden:
         print(f"messages: {h}")
     print(f"messages: {len(code)} in the code, {len(listed)} catalogued, "

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tools/lint_rooms.py — the doors inside api/ and server/ open one way.
 
-    api/:     endpoints/ -> request/ -> http/ -> render/ -> json/ -> core/
+    api/:     endpoints/ -> request/ -> http/ -> render/ -> json/ -> i18n/ (and core/)
     server/:  lane/ -> codec/ -> net/ -> ops/ -> host/
 
 api/api.c (the router) and api/api.h (what the server includes) sit above api/'s
@@ -10,7 +10,8 @@ its rooms, at its root. A file may include, or call a function defined in, its o
 room or a room to its right; never one to its left. And no two files of a house may
 depend on each other through any chain (a cycle), inside a room, across rooms or
 among the wiring, so that a change to one file never reaches back to itself. core/
-is one flat room, checked for cycles alone.
+is one flat room, checked for cycles alone. A room's test_hooks.h (what the tests reach
+into) is included by that room's own files and tests/ alone.
 
 api/endpoints/ holds a folder per family (attention/, v2/, ...), one level deeper, of
 the same room. A unit is a file's path without its extension (api/json/write.c and .h
@@ -54,7 +55,7 @@ class House:
 
 
 HOUSES = [
-    House("api", ["json", "render", "http", "request", "endpoints"],
+    House("api", ["i18n", "json", "render", "http", "request", "endpoints"],
           {"api.c", "api.h", "embedded.S", "openapi.yaml"}, "the router (api.c, api.h)",
           r"(?:api|jw)_\w+", family_rooms=("endpoints",)),
     House("server", ["host", "ops", "net", "codec", "lane"], None,
@@ -184,10 +185,27 @@ def cycles(edges, house):
     return out
 
 
+def hooks(units, house):
+    """A room's test_hooks.h declares what the tests reach into (counters of the paths
+    taken, switches that force one): the room's own files include it, to define them,
+    and tests/; no other file may take them for API."""
+    out = []
+    for unit in sorted(units):
+        for rel, text in units[unit]:
+            code = strip_comments(text)
+            for m in house.include.finditer(code):
+                room = m.group(1).rsplit("/", 1)[0]
+                if m.group(1).endswith("/test_hooks") and room != unit.rsplit("/", 1)[0]:
+                    out.append("%s:%d: includes %s.h, which only tests/ and %s/'s own files "
+                               "may include" % (rel, code.count("\n", 0, m.start()) + 1,
+                                                m.group(1), room))
+    return out
+
+
 def lint(root, house):
     units, problems = read_units(root, house)
     edges = read_edges(units, house)
-    problems += upward(edges, house) + cycles(edges, house)
+    problems += upward(edges, house) + cycles(edges, house) + hooks(units, house)
     for p in problems:
         print(p, file=sys.stderr)
     if problems:

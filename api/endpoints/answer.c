@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "api/http/lang.h"
-#include "api/render/fill.h"
+#include "api/i18n/fill.h"
+#include "api/i18n/lang.h"
 #include "api/request/fields.h"
 #include "core/ties.h"
 

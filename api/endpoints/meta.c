@@ -12,7 +12,7 @@
 #include "api/endpoints/version.h"
 #include "api/http/problem.h"
 #include "api/http/respond.h"
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/json/write.h"
 #include "core/attention.h"
 

@@ -29,7 +29,7 @@ struct api_request {
     size_t body_len;
     /* Inference-Header-Content-Length (a V2 body's JSON header length), raw, or NULL */
     const char *inference_header_length;
-    const char *accept_language;      /* Accept-Language header, or NULL (http/lang.h) */
+    const char *accept_language;      /* Accept-Language header, or NULL (i18n/lang.h) */
 };
 
 /* The value of query parameter `name`, or NULL when the request has none. */

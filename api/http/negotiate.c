@@ -8,8 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/http/lang.h"
 #include "api/http/problem.h"
+#include "api/i18n/lang.h"
 
 /*
  * Which of the route's media one Accept range (without parameters) picks, or 0.

@@ -3,8 +3,8 @@
  */
 #include "api/http/problem.h"
 
-#include "api/http/lang.h"
-#include "api/render/particles.h"
+#include "api/i18n/lang.h"
+#include "api/i18n/particles.h"
 
 #include <stdarg.h>
 #include <stdio.h>

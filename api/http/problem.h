@@ -42,7 +42,7 @@ enum api_problem_type {
 };
 
 /* Marks a message written outside a call that says it (a table's row) for the catalogue
-   (api/http/messages.h); it is said through api_tr where it is used. */
+   (api/i18n/messages.h); it is said through api_tr where it is used. */
 #define API_N(msgid) msgid
 
 struct api_problem_info {

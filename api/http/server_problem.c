@@ -8,8 +8,8 @@
 #include <stdio.h>
 
 #include "api/http/admission.h"
-#include "api/http/lang.h"
-#include "api/http/lang_choice.h"
+#include "api/http/language.h"
+#include "api/i18n/lang.h"
 
 /* The language req asks for, made the thread's: English without a request or for a
    ?lang attnd lacks (the answer is about the request's framing, not its language). */

@@ -2,7 +2,7 @@
  * api/http/server_problem.h — the problems the server finds by itself (a framing error,
  * an unknown Content-Encoding, a corrupt coded body, a refused connection, no memory,
  * shutting down, its admin port's 404), said in the language the request asks for, as
- * every problem api/ writes is: ?lang or Accept-Language (http/lang_choice.h; a ?lang
+ * every problem api/ writes is: ?lang or Accept-Language (http/language.h; a ?lang
  * attnd lacks is English here, since the answer is about something else), with
  * Content-Language and Vary: Accept-Language.
  *

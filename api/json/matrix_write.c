@@ -11,6 +11,7 @@
 
 #include "api/json/numfmt.h"
 #include "api/json/spare_threads.h"
+#include "api/json/test_hooks.h"
 
 static atomic_ulong splits, pieces_aside;
 

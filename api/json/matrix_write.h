@@ -48,9 +48,4 @@ void api_write_matrix(struct jw *w, const struct attn_matrix *m);
  */
 bool api_matrix_same_bits(const struct attn_matrix *a, const struct attn_matrix *b);
 
-/* How many matrices were split so far, and how many of their pieces were written
- * aside rather than into the answer itself (for tests). */
-unsigned long api_write_splits(void);
-unsigned long api_write_pieces_aside(void);
-
 #endif

@@ -15,9 +15,10 @@
  * so what is accepted and every error message are the same as with it.
  */
 #include "api/json/read.h"
+#include "api/i18n/holes.h"
 #include "api/json/arena.h"
-#include "api/json/holes.h"
 #include "api/json/numparse.h"
+#include "api/json/test_hooks.h"
 #include "api/json/utf8.h"
 
 #include <math.h>

@@ -27,7 +27,7 @@
 
 /*
  * Marks a sentence the reader says (a template with numbered holes, "{1}", as
- * json/holes.h fills them) for the message catalogue (api/http/messages_en.c), so that
+ * i18n/holes.h fills them) for the message catalogue (api/i18n/messages_en.c), so that
  * whoever reports the error can say it in the request's language. Does nothing.
  */
 #define API_JSON_N(msgid) msgid
@@ -85,22 +85,5 @@ json_t *api_json_read(const char *text, size_t len, struct api_json_error *err);
  */
 json_t *api_json_read_body(const char *text, size_t len, struct api_json_error *err,
                            unsigned threads);
-
-/* api_json_read_body on two threads whatever the body's size (tests, fuzzing). */
-json_t *api_json_read_body_halves(const char *text, size_t len, struct api_json_error *err);
-
-/* How many matrices api_json_read_body read into numbers so far (for tests). */
-unsigned long api_json_matrices_packed(void);
-
-/* Whether api_json_read_body reads matrices into numbers (by default it does); off,
- * every value is a node, as api_json_read makes it. For tests that compare the two. */
-void api_json_packing_set(bool on);
-
-/* api_json_read (every value a node) in two halves whatever the body's size (tests,
- * fuzzing). */
-json_t *api_json_read_halves(const char *text, size_t len, struct api_json_error *err);
-
-/* How many bodies were read in two halves so far (for tests). */
-unsigned long api_json_halves_read(void);
 
 #endif

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/http/lang.h"
+#include "api/i18n/fill.h"
+#include "api/i18n/lang.h"
 #include "api/json/arena.h"
 #include "api/json/read.h"
 #include "api/json/spare_threads.h"
-#include "api/render/fill.h"
 
 /*
  * jansson's own allocations go through api/json/arena.c: a request's nodes come

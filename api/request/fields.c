@@ -14,11 +14,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/json/arena.h"
-#include "api/json/spare_threads.h"
-#include "api/json/read.h"
 #include "api/json/numfmt.h"
+#include "api/json/read.h"
+#include "api/json/spare_threads.h"
 
 const char *api_json_kind(const json_t *node)
 {

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/request/fields.h"
 
 static const struct api_field heatmap_fields[] = {

@@ -2,6 +2,7 @@
  * api/request/matrix.c — matrices, vectors and masks out of a request (see matrix.h).
  */
 #include "api/request/matrix.h"
+#include "api/request/test_hooks.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -12,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/json/arena.h"
 #include "api/json/numfmt.h"
 #include "api/json/read.h"

@@ -38,9 +38,6 @@ bool api_read_matrix(const json_t *node, const char *pointer, const struct api_m
                      size_t max_cells, struct attn_matrix *out, bool *is_vector,
                      struct api_error *err);
 
-/* How many matrices were read in two halves so far (for tests). */
-unsigned long api_read_matrix_splits(void);
-
 void api_matrix_free(struct attn_matrix *m);
 
 #endif

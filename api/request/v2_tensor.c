@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/json/numfmt.h"
-#include "api/request/float16.h"
 #include "api/request/fields.h"
+#include "api/request/float16.h"
 
 static const struct { const char *name; size_t size; } dtypes[API_V2_DTYPE_COUNT] = {
     [API_V2_BOOL] = { "BOOL", 1 },   [API_V2_UINT8] = { "UINT8", 1 },

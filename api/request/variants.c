@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/http/lang.h"
 #include "api/http/problem.h"
+#include "api/i18n/lang.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
 

@@ -8,6 +8,7 @@
  * Not here: anything that knows HTTP beyond a status number and a path.
  */
 #include "server/ops/metrics.h"
+#include "server/ops/test_hooks.h"
 
 #include <stdarg.h>
 #include <stdatomic.h>

@@ -103,7 +103,4 @@ struct srv_metrics_gauges {
  */
 bool srv_metrics_render(const struct srv_metrics_gauges *g, char **out, size_t *out_len);
 
-/* Zeroes every counter: for tests only. */
-void srv_metrics_reset(void);
-
 #endif

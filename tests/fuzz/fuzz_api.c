@@ -32,6 +32,7 @@
 
 #include "api/api.h"
 #include "api/json/read.h"
+#include "api/json/test_hooks.h"
 
 #define FUZZ_MAX_PARAMS 16
 #define FUZZ_MAX_HEADERS 16

@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_lang.c — libFuzzer harness for the language a request asks for
- * (api/http/lang_choice.h) and the query-parameter check (api/request/query.h).
+ * (api/http/language.h) and the query-parameter check (api/request/query.h).
  *
  * Input: bytes up to the first NUL are an Accept-Language header; the rest, when
  * present, is a ?lang value (another NUL: no ?lang), then query parameter names, one
@@ -13,7 +13,7 @@
  *   - the same input gives the same answer twice;
  *   - api_check_query refuses exactly the names other than format and lang, naming the
  *     first such one in `parameter`, with a hint, and never reads past what it is given;
- *   - api_ko_particles (api/render/particles.h), over the header's bytes as a sentence,
+ *   - api_ko_particles (api/i18n/particles.h), over the header's bytes as a sentence,
  *     never lengthens it, leaves a text without "(" as it was, and keeps what stands
  *     before the first combined form.
  */
@@ -22,8 +22,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "api/http/lang_choice.h"
-#include "api/render/particles.h"
+#include "api/http/language.h"
+#include "api/i18n/particles.h"
 #include "api/request/query.h"
 
 /* Whether s has a "ko" tag at all (a necessary condition for Korean). */

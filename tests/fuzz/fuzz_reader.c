@@ -30,11 +30,12 @@
 #include <jansson.h>
 
 #include "api/api.h"
-#include "api/http/lang.h"
-#include "api/render/fill.h"
+#include "api/i18n/fill.h"
+#include "api/i18n/lang.h"
 #include "api/json/arena.h"
-#include "api/json/read.h"
 #include "api/json/numparse.h"
+#include "api/json/read.h"
+#include "api/json/test_hooks.h"
 
 /* v as text with every number as its double and a packed matrix as its numbers, so
  * that a document read with packing compares with one read as nodes. */

@@ -3,7 +3,7 @@
 // refused connection, the admin port's 404) speak the request's language as api/'s
 // answers do: with Accept-Language: ko or ?lang=ko the status and type are unchanged,
 // Content-Language is ko (with Vary: Accept-Language), and the title and detail are the
-// Korean rows of api/http/messages_ko.c; in English they are as they always were.
+// Korean rows of api/i18n/messages_ko.c; in English they are as they always were.
 
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';

@@ -61,6 +61,14 @@ expect_fail "a family folder outside endpoints/" "api/render/family/x.c: not in 
   'mkdir -p api/render/family && echo "int x;" > api/render/family/x.c'
 expect_fail "a family calling the router" "calls api_route_of (api/api), a room above api/endpoints/v2/" \
   'printf "void api_v2_planted(void)\n{\n    api_route_of(0);\n}\n" >> api/endpoints/v2/grid.c'
+expect_fail "the words reaching up" "includes api/json/buf.h, a room above api/i18n/" \
+  'echo "#include \"api/json/buf.h\"" >> api/i18n/fill.c'
+expect_fail "a test hook in production" "api/http/respond.c:" \
+  'echo "#include \"api/json/test_hooks.h\"" >> api/http/respond.c'
+expect_fail "a test hook named" "includes api/json/test_hooks.h, which only tests/ and api/json/'s own files may include" \
+  'echo "#include \"api/json/test_hooks.h\"" >> api/http/respond.c'
+expect_fail "server: a test hook in the wiring" "includes server/ops/test_hooks.h, which only tests/ and server/ops/'s own files may include" \
+  'echo "#include \"server/ops/test_hooks.h\"" >> server/state.c'
 expect_fail "server: upward include" "includes server/lane/lane.h, a room above server/net/" \
   'echo "#include \"server/lane/lane.h\"" >> server/net/sent.c'
 expect_fail "server: upward call" "calls srv_lane_push (server/lane/lane), a room above server/net/" \

@@ -26,6 +26,7 @@
 
 #include "api/json/arena.h"
 #include "api/json/read.h"
+#include "api/json/test_hooks.h"
 #include "tests/unit/api_fixture.h"
 
 /* What api/json/read.c builds, compared with jansson's reading of the same text. */

@@ -22,9 +22,10 @@
 
 #include "api/api.h"
 #include "api/json/matrix_write.h"
-#include "api/json/spare_threads.h"
 #include "api/json/segments.h"
 #include "api/json/spare_threads.h"
+#include "api/json/spare_threads.h"
+#include "api/json/test_hooks.h"
 #include "api/json/write.h"
 #include "core/matrix.h"
 #include "tests/unit/api_fixture.h"

@@ -24,6 +24,7 @@
 #include "server/lane/lane.h"
 #include "server/lane/queue.h"
 #include "server/ops/metrics.h"
+#include "server/ops/test_hooks.h"
 #include "tests/unit/suite_run.h"
 
 /* ---- jobs that record how they ran ---- */

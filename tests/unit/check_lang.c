@@ -16,12 +16,12 @@
 
 #include <jansson.h>
 
-#include "api/http/lang.h"
-#include "api/http/lang_choice.h"
-#include "api/http/messages.h"
+#include "api/http/language.h"
 #include "api/http/problem.h"
 #include "api/http/server_problem.h"
-#include "api/render/particles.h"
+#include "api/i18n/lang.h"
+#include "api/i18n/messages.h"
+#include "api/i18n/particles.h"
 #include "tests/unit/api_fixture.h"
 
 /* ---------------------------------------------------------------- Tables */
@@ -64,7 +64,7 @@ START_TEST(test_every_message_in_korean)
 {
     const char *en = api_messages_en[_i];
     const struct api_message *ko = korean_row(en);
-    ck_assert_msg(ko != NULL, "no Korean for \"%s\" (api/http/messages_ko.c)", en);
+    ck_assert_msg(ko != NULL, "no Korean for \"%s\" (api/i18n/messages_ko.c)", en);
     ck_assert_msg(ko->text != NULL && ko->text[0] != '\0', "empty Korean for \"%s\"", en);
     ck_assert_msg(strcmp(ko->text, en) != 0, "\"%s\" is not translated", en);
     char want[256], got[256];
@@ -74,7 +74,7 @@ START_TEST(test_every_message_in_korean)
                   got);
     ck_assert_str_eq(api_tr_in(API_LANG_KO, en), ko->text);
     ck_assert_str_eq(api_tr_in(API_LANG_EN, en), en);
-    /* A sentence with numbered holes (render/fill.h) keeps each of them, in any order. */
+    /* A sentence with numbered holes (i18n/fill.h) keeps each of them, in any order. */
     for (char hole = '1'; hole <= '9'; hole++) {
         const char mark[] = { '{', hole, '}', '\0' };
         ck_assert_msg((strstr(en, mark) != NULL) == (strstr(ko->text, mark) != NULL),

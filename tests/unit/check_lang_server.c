@@ -15,8 +15,8 @@
 
 #include <jansson.h>
 
-#include "api/http/lang.h"
 #include "api/http/server_problem.h"
+#include "api/i18n/lang.h"
 #include "tests/unit/api_fixture.h"
 
 static const char *header(const struct api_response *res, const char *name)

@@ -12,6 +12,7 @@
 
 #include "api/api.h"
 #include "server/ops/metrics.h"
+#include "server/ops/test_hooks.h"
 
 static char *render(void)
 {

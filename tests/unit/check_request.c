@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "api/json/read.h"
+#include "api/json/test_hooks.h"
 #include "api/request/fields.h"
 #include "tests/unit/api_fixture.h"
 

@@ -3,7 +3,7 @@
  * it: ties (core/ties.c, api/endpoints/teach/ties.c), one row explained (api/endpoints/teach/explain.c),
  * the learner's mistakes (core/pitfall.c)
  * and the sentences with numbered holes
- * (api/render/fill.c).
+ * (api/i18n/fill.c).
  *
  * Suites: Ties (which keys share a row's largest weight, against hand-made rows and the
  * notes' examples over api_handle), Fill (holes, order, cutting).
@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "api/render/fill.h"
+#include "api/i18n/fill.h"
 #include "core/pitfall.h"
 #include "core/ties.h"
 #include "tests/unit/api_fixture.h"

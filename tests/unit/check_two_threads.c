@@ -23,7 +23,9 @@
 #include "api/json/matrix_write.h"
 #include "api/json/read.h"
 #include "api/json/segments.h"
+#include "api/json/test_hooks.h"
 #include "api/request/matrix.h"
+#include "api/request/test_hooks.h"
 #include "tests/unit/api_fixture.h"
 
 /* An attention request whose scores are N × N, N of 182 or more: past

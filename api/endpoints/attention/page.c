@@ -11,12 +11,12 @@
 #include "api/endpoints/answer.h"
 #include "api/endpoints/attention/variants.h"
 #include "api/http/admission.h"
-#include "api/http/lang.h"
-#include "api/request/body.h"
-#include "api/request/fields.h"
+#include "api/i18n/lang.h"
 #include "api/json/matrix_write.h"
 #include "api/json/numfmt.h"
 #include "api/render/svg.h"
+#include "api/request/body.h"
+#include "api/request/fields.h"
 
 const char **api_label_names(const json_t *labels, const char *which, size_t n)
 {

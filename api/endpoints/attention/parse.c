@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "api/http/admission.h"
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
 

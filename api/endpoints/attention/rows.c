@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/request/fields.h"
 #include "api/request/rows.h"
 

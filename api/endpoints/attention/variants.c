@@ -15,7 +15,7 @@
 
 #include "api/endpoints/answer.h"
 #include "api/endpoints/attention/variants.h"
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/json/matrix_write.h"
 
 size_t api_attention_variants_bytes(const struct api_attention_req *r)

@@ -9,15 +9,15 @@
 #include <string.h>
 
 #include "api/endpoints/attention/page.h"
-#include "api/json/numfmt.h"
-#include "api/render/fill.h"
-#include "api/render/text.h"
-#include "api/http/lang.h"
 #include "api/http/problem.h"
+#include "api/i18n/fill.h"
+#include "api/i18n/lang.h"
+#include "api/json/numfmt.h"
+#include "api/render/text.h"
 #include "core/ties.h"
 
 /* Every word of the table a user reads, in English: the keys of the message tables
-   (http/lang.h), said through api_tr; "-" is no word. */
+   (i18n/lang.h), said through api_tr; "-" is no word. */
 enum batch_words {
     BW_EXPERIMENT, BW_QUERY, BW_KEY, BW_WEIGHT, BW_CHANGE, /* the header */
     BW_ITEM,          /* index: an item without a name */

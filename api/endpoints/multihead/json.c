@@ -9,10 +9,10 @@
 #include <stdlib.h>
 
 #include "api/endpoints/answer.h"
-#include "api/request/rows.h"
 #include "api/endpoints/attention/variants.h"
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/json/matrix_write.h"
+#include "api/request/rows.h"
 
 /* [h][rows][cols]: one matrix per head, picked from the head traces. */
 static void write_per_head(struct jw *w, const struct attn_mh_trace *t, size_t offset)

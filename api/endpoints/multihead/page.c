@@ -17,14 +17,14 @@
 #include <string.h>
 
 #include "api/endpoints/answer.h"
-#include "api/endpoints/attention/variants.h"
 #include "api/endpoints/attention/page.h"
+#include "api/endpoints/attention/variants.h"
 #include "api/endpoints/multihead/variants.h"
-#include "api/http/lang.h"
-#include "api/request/fields.h"
+#include "api/i18n/lang.h"
 #include "api/json/numfmt.h"
 #include "api/render/svg.h"
 #include "api/render/text.h"
+#include "api/request/fields.h"
 
 struct mh_labels {
     struct api_labels queries, keys, none; /* queries: the answer's rows */

@@ -21,7 +21,7 @@
 
 #include "api/endpoints/multihead/page.h"
 #include "api/http/admission.h"
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
 #include "api/request/random.h"

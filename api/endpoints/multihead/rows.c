@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/json/spare_threads.h"
 #include "api/request/fields.h"
 #include "api/request/rows.h"

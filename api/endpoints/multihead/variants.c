@@ -11,9 +11,9 @@
 
 #include <stdlib.h>
 
-#include "api/endpoints/attention/variants.h"
-#include "api/http/lang.h"
 #include "api/endpoints/multihead/variants.h"
+#include "api/endpoints/attention/variants.h"
+#include "api/i18n/lang.h"
 #include "api/json/matrix_write.h"
 
 enum attn_status api_multihead_run_variants(const struct api_multihead_req *r,

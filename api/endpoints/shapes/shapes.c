@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "api/endpoints/handlers.h"
-#include "api/http/lang.h"
 #include "api/http/respond.h"
+#include "api/i18n/lang.h"
 #include "api/json/write.h"
 #include "api/render/text.h"
 #include "api/request/fields.h"

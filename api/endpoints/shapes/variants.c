@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 #include "api/request/fields.h"
 
 static const char *const variant_names[API_SHAPE_VARIANT_COUNT] = {

@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/json/numfmt.h"
-#include "api/render/fill.h"
-#include "api/request/fields.h"
-#include "api/http/lang.h"
 #include "api/http/problem.h"
+#include "api/i18n/fill.h"
+#include "api/i18n/lang.h"
+#include "api/json/numfmt.h"
+#include "api/request/fields.h"
 
 /* Every sentence and word of the text rendering, in English: the keys of the message
-   tables (http/lang.h), said through api_tr. */
+   tables (i18n/lang.h), said through api_tr. */
 enum explain_words {
     EX_TITLE,      /* query label, row */
     EX_TITLE_HEAD, /* query label, row, head */

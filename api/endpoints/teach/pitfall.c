@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/json/numfmt.h"
-#include "api/render/fill.h"
-#include "api/request/fields.h"
-#include "api/http/lang.h"
 #include "api/http/problem.h"
+#include "api/i18n/fill.h"
+#include "api/i18n/lang.h"
+#include "api/json/numfmt.h"
+#include "api/request/fields.h"
 #include "core/pitfall.h"
 
 static const char *const pitfall_names[API_PITFALL_COUNT] = {
@@ -23,7 +23,7 @@ static const char *const pitfall_names[API_PITFALL_COUNT] = {
 };
 
 /* Every sentence of this module a user reads, in English: the keys of the message tables
-   (http/lang.h), said through api_tr; numpy's own error stays as numpy writes it. */
+   (i18n/lang.h), said through api_tr; numpy's own error stays as numpy writes it. */
 enum pitfall_words {
     PW_WHAT_NO_TRANSPOSE,
     PW_WHAT_COLUMN_SOFTMAX,

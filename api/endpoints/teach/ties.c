@@ -6,14 +6,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/render/fill.h"
-#include "api/http/lang.h"
 #include "api/http/problem.h"
+#include "api/i18n/fill.h"
+#include "api/i18n/lang.h"
 #include "api/json/numfmt.h"
 #include "core/ties.h"
 
 /* Every sentence and word of this module a user reads, in English: the keys of the
-   message tables (http/lang.h), said through api_tr. */
+   message tables (i18n/lang.h), said through api_tr. */
 enum api_tie_words {
     TIE_WORD,         /* the word written where a winner would be named */
     TIE_MESSAGE,      /* query, keys: a tied row's warning */

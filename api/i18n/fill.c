@@ -1,12 +1,12 @@
 /*
- * api/render/fill.c — sentences with numbered holes (see fill.h).
+ * api/i18n/fill.c — sentences with numbered holes (see fill.h).
  */
-#include "api/render/fill.h"
+#include "api/i18n/fill.h"
 
 #include <string.h>
 
-#include "api/json/holes.h"
-#include "api/render/particles.h"
+#include "api/i18n/holes.h"
+#include "api/i18n/particles.h"
 
 size_t api_fill(char *buf, size_t size, const char *tmpl, const char *const *args,
                 size_t n_args)

@@ -1,5 +1,5 @@
 /*
- * api/render/fill.h — sentences with numbered holes, for the tables of words a user
+ * api/i18n/fill.h — sentences with numbered holes, for the tables of words a user
  * reads.
  *
  * A sentence is kept whole in one table (a language adds a column of its own), and
@@ -9,8 +9,8 @@
  *
  * Not here: I/O, JSON, HTTP.
  */
-#ifndef API_RENDER_FILL_H
-#define API_RENDER_FILL_H
+#ifndef API_I18N_FILL_H
+#define API_I18N_FILL_H
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
 /*
- * api/http/messages.h — the message tables: every sentence attnd says in English (the
+ * api/i18n/messages.h — the message tables: every sentence attnd says in English (the
  * catalogue, messages_en.c), and one table per other language whose rows pair that
  * English with its translation (messages_ko.c). See lang.h for how they are used.
  *
@@ -7,12 +7,12 @@
  * same English as a row of messages_en.c, and a row {English, translation} to each other
  * table. check_lang fails until every table has it, with the same printf conversions.
  */
-#ifndef API_HTTP_MESSAGES_H
-#define API_HTTP_MESSAGES_H
+#ifndef API_I18N_MESSAGES_H
+#define API_I18N_MESSAGES_H
 
 #include <stddef.h>
 
-/* The most rows a language's table may have (api/http/lang.c's sorted index). */
+/* The most rows a language's table may have (api/i18n/lang.c's sorted index). */
 #define API_MESSAGES_MAX 2048
 
 struct api_message {

@@ -1,7 +1,7 @@
 /*
- * api/json/holes.c — sentences with numbered holes, filled (see holes.h).
+ * api/i18n/holes.c — sentences with numbered holes, filled (see holes.h).
  */
-#include "api/json/holes.h"
+#include "api/i18n/holes.h"
 
 #include <string.h>
 

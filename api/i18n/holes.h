@@ -1,13 +1,12 @@
 /*
- * api/json/holes.h — sentences with numbered holes, "{1} ties {2}", filled: the one rule
- * for them, here in the lowest room so that the JSON reader, which reports its errors
- * as such sentences (json/read.h), and render/fill.h, which adds the Korean particles on
- * top, share it.
+ * api/i18n/holes.h — sentences with numbered holes, "{1} ties {2}", filled: the one rule
+ * for them, which the JSON reader, reporting its errors as such sentences (json/read.h),
+ * and fill.h, which adds the Korean particles on top, share.
  *
- * Not here: which words a sentence uses (the message tables), particles (render/).
+ * Not here: which words a sentence uses (the message tables), particles (particles.h).
  */
-#ifndef API_JSON_HOLES_H
-#define API_JSON_HOLES_H
+#ifndef API_I18N_HOLES_H
+#define API_I18N_HOLES_H
 
 #include <stddef.h>
 

@@ -1,13 +1,13 @@
 /*
- * api/http/lang.c — choosing the language, and saying a message in it (see lang.h).
+ * api/i18n/lang.c — the current language, and a message said in it (see lang.h).
  */
-#include "api/http/lang.h"
+#include "api/i18n/lang.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/http/messages.h"
+#include "api/i18n/messages.h"
 
 static const char *const codes[API_LANG_COUNT] = { [API_LANG_EN] = "en", [API_LANG_KO] = "ko" };
 
@@ -26,14 +26,6 @@ enum api_lang api_lang_current(void)
 void api_lang_set_current(enum api_lang lang)
 {
     current = (unsigned)lang < API_LANG_COUNT ? lang : API_LANG_EN;
-}
-
-void api_lang_headers(struct api_response *res, enum api_lang lang)
-{
-    if (res->deferred)
-        return;
-    api_response_add_header(res, "Content-Language", api_lang_code(lang));
-    api_response_add_header(res, "Vary", "Accept-Language");
 }
 
 /*

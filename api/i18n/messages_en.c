@@ -1,10 +1,10 @@
 /*
- * api/http/messages_en.c — every message attnd says, in English as the code writes it:
+ * api/i18n/messages_en.c — every message attnd says, in English as the code writes it:
  * the keys of the other languages' tables (see messages.h). tools/lint_messages.py
  * keeps it in step with the code (make lint); tests/unit/check_lang.c checks that
  * every other table has each row.
  */
-#include "api/http/messages.h"
+#include "api/i18n/messages.h"
 
 const char *const api_messages_en[] = {
     /* api/api.c */
@@ -703,9 +703,9 @@ const char *const api_messages_en[] = {
     "send fewer queries or keys, or split the queries over several requests; the operator sets the limit with --max-work",
     /* api/http/admission.c */
     "the request runs elsewhere",
-    /* api/http/lang_choice.c */
+    /* api/http/language.c */
     "lang \"%.40s\" is not a language attnd speaks; use en or ko",
-    /* api/http/lang_choice.c */
+    /* api/http/language.c */
     "leave lang out for English, or send Accept-Language",
     /* api/http/negotiate.c */
     "%s cannot be served as %s",

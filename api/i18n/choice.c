@@ -1,15 +1,14 @@
 /*
- * api/http/lang_choice.c — ?lang and Accept-Language (see lang_choice.h).
+ * api/i18n/choice.c — language tags and Accept-Language read into a language (see
+ * choice.h).
  */
-#include "api/http/lang_choice.h"
+#include "api/i18n/choice.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-/* The language whose code is the primary subtag of tag[0, len) ("ko-KR" is ko), if any. */
-static bool lang_of_tag(const char *tag, size_t len, enum api_lang *out)
+bool api_lang_of_tag(const char *tag, size_t len, enum api_lang *out)
 {
     size_t primary = 0;
     while (primary < len && tag[primary] != '-')
@@ -42,8 +41,7 @@ static double weight_of(const char *params, size_t len)
     return 1;
 }
 
-/* The most preferred language of an Accept-Language value attnd has; false when none. */
-static bool from_accept_language(const char *value, enum api_lang *out)
+bool api_lang_of_accept(const char *value, enum api_lang *out)
 {
     double best = 0;
     bool found = false;
@@ -60,7 +58,7 @@ static bool from_accept_language(const char *value, enum api_lang *out)
         enum api_lang lang;
         /* "*" is any language: English, attnd's own. */
         bool known = (tag == 1 && elem[0] == '*') ? (lang = API_LANG_EN, true)
-                                                  : lang_of_tag(elem, tag, &lang);
+                                                  : api_lang_of_tag(elem, tag, &lang);
         /* Earlier wins a tie: the client listed it first. */
         if (known && q > best) {
             best = q;
@@ -69,23 +67,4 @@ static bool from_accept_language(const char *value, enum api_lang *out)
         }
     }
     return found;
-}
-
-bool api_lang_negotiate(const struct api_request *req, enum api_lang *lang,
-                        struct api_error *err)
-{
-    *lang = API_LANG_EN;
-    const char *asked = api_request_param(req, "lang");
-    if (asked != NULL) {
-        if (lang_of_tag(asked, strlen(asked), lang))
-            return true;
-        api_error_set(err, API_INVALID_VALUE, "lang \"%.40s\" is not a language attnd speaks; "
-                      "use en or ko", asked);
-        snprintf(err->parameter, sizeof err->parameter, "lang");
-        api_error_hint(err, "leave lang out for English, or send Accept-Language");
-        return false;
-    }
-    if (req->accept_language != NULL && !from_accept_language(req->accept_language, lang))
-        *lang = API_LANG_EN;
-    return true;
 }

@@ -1,11 +1,11 @@
 /*
- * api/http/messages_ko.c — attnd in Korean: one row per message, {English as the code
+ * api/i18n/messages_ko.c — attnd in Korean: one row per message, {English as the code
  * writes it, Korean}, in the lecture notes' own words (점수, 가중치, 전치, 내적, 가중합,
  * 행, 열, 마스크, 눈금 줄이기; ../shared/seeds/GLOSSARY.md) and one style throughout
  * (-습니다). Field names, type URIs, step names and numbers stay as they are. Each
  * Korean keeps its English's printf conversions in the same order (check_lang tests it).
  */
-#include "api/http/messages.h"
+#include "api/i18n/messages.h"
 
 const struct api_message api_messages_ko[] = {
     { "nothing is served at %.100s; attnd serves %s",

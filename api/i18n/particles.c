@@ -1,7 +1,7 @@
 /*
- * api/render/particles.c — Korean particles picked after the value is in (see particles.h).
+ * api/i18n/particles.c — Korean particles picked after the value is in (see particles.h).
  */
-#include "api/render/particles.h"
+#include "api/i18n/particles.h"
 
 #include <stdbool.h>
 #include <stdint.h>
