@@ -44,39 +44,105 @@ API_OBJ    := $(API_SRC:%.c=$(BUILD_DIR)/%.o) $(API_CXX:%.cc=$(BUILD_DIR)/%.o) $
 SERVER_OBJ := $(SERVER_SRC:%.c=$(BUILD_DIR)/%.o) $(BUILD_DIR)/gen/www.o
 
 ATTND      := $(BUILD_DIR)/attnd
-# The api suites, one binary per module of api/ (tests/unit/check_<module>.c), each linked
-# with the api/ and core/ objects and the fixture they share (tests/unit/api_fixture.c).
-API_SUITES := check_json_read check_json_write check_json_arena check_numparse check_request \
-              check_attention check_router check_admission check_two_threads check_teach
-# Errors that teach (tests/unit/check_errors.c) and their languages (check_lang.c).
-API_SUITES += check_errors check_lang
+
+# The test binaries and what each links beside its own object: a row a binary,
+# $(call row,KIND,NAME,LINKS), read by the link rule of its kind (under "build rules").
+# KIND  unit   a Check suite, tests/unit/NAME: `make unit` and `make valgrind` run them in
+#              the table's order; linked with $(CHECK_LIBS)
+#       alloc  likewise, but run alone, by `make alloc` and `make valgrind`
+#       fuzz   a libFuzzer harness, tests/fuzz/NAME, linked with -fsanitize=fuzzer; every
+#              tests/fuzz/fuzz_*.c is one, and one without a row links api
+#       bench  a program of `make bench`, bench/NAME
+# LINKS core   core/'s objects, and $(LDLIBS)
+#       api    api/'s and core/'s objects, and $(LDLIBS)
+#       a/b    the object $(BUILD_DIR)/a/b.o
+#       -lx    that library, after every object
+#       wrap   ld --wrap of malloc, calloc, realloc and free: the test's own allocator in
+#              front of the production objects, which are linked unchanged
+row = $(eval rows.$1 += $2)$(eval links.$2 := $3)
+
+# core/: attention against the seeds' examples, the naive reference, the numeric limits
+# and bad input; softmax's vectorized row against its scalar baseline.
+$(call row,unit,check_core,        core tests/unit/softmax_row_baseline)
+# The attention variants against independent values and the reference.
+$(call row,unit,check_variants,    core)
+# The streamed pass against attn_forward and attn_forward_variants.
+$(call row,unit,check_stream,      core)
+# The streamed multi-head pass and the listed-rows copies.
+$(call row,unit,check_mh_stream,   core)
+# The api suites, a binary per module of api/ (tests/unit/check_<module>.c), with the
+# fixture they share (tests/unit/api_fixture.c).
+$(call row,unit,check_json_read,   tests/unit/api_fixture api)
+$(call row,unit,check_json_write,  tests/unit/api_fixture api)
+$(call row,unit,check_json_arena,  tests/unit/api_fixture api)
+$(call row,unit,check_numparse,    tests/unit/api_fixture api)
+$(call row,unit,check_request,     tests/unit/api_fixture api)
+$(call row,unit,check_attention,   tests/unit/api_fixture api)
+$(call row,unit,check_router,      tests/unit/api_fixture api)
+$(call row,unit,check_admission,   tests/unit/api_fixture api)
+$(call row,unit,check_two_threads, tests/unit/api_fixture api)
+$(call row,unit,check_teach,       tests/unit/api_fixture api)
+# Errors that teach, and their languages.
+$(call row,unit,check_errors,      tests/unit/api_fixture api)
+$(call row,unit,check_lang,        tests/unit/api_fixture api)
 # The server's own problems and the JSON reader's words, in the request's language.
-API_SUITES += check_lang_server
-UNIT_TESTS := $(addprefix $(BUILD_DIR)/tests/unit/,check_core $(API_SUITES) check_render \
-                check_multihead check_metrics check_body check_numfmt check_framing check_clients \
-                check_lane check_cors)
-# server/codec/coding.c and server/codec/inflate.c (Content-Encoding, Accept-Encoding, coded bodies).
-UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_inflate
-# api/json/utf8.h, the one UTF-8 decoder, against a reference encoder.
-UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_utf8
-# The V2 readers and answers (tests/unit/check_v2.c).
-UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2
-# server/net/trace.c (traceparent) and api/http/instance.c (a problem's instance).
-UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_trace
+$(call row,unit,check_lang_server, tests/unit/api_fixture api)
+# The renderings, multi-head attention and the number printer: no fixture.
+$(call row,unit,check_render,      api)
+$(call row,unit,check_multihead,   api)
+$(call row,unit,check_numfmt,      api)
+# The V2 readers and answers.
+$(call row,unit,check_v2,          api)
+# The V2 working set against the bytes a request really allocates (wrap, as check_alloc).
+$(call row,unit,check_v2_memory,   api wrap)
+# server/ops/metrics.c over api/'s routes.
+$(call row,unit,check_metrics,     server/ops/metrics api)
+# server/lane/lane.c and server/lane/queue.c, with the counters they keep (server/ops/metrics.c,
+# which labels them by api/'s routes).
+$(call row,unit,check_lane,        server/lane/lane server/lane/queue server/ops/metrics \
+                                   server/host/clock api -lpthread)
+# api/json/utf8.h, the one UTF-8 decoder, against a reference encoder, and its four callers,
+# server/ops/log.c's escaper among them.
+$(call row,unit,check_utf8,        server/ops/log api)
+# server/net/trace.c (traceparent), and api/http/instance.c (a problem's instance) over
+# api/http/response.c.
+$(call row,unit,check_trace,       server/net/trace api/http/instance api/http/response api/json/segments)
+# server/net/upload.c and server/host/budget.c, with the cgroup walk.
+$(call row,unit,check_body,        server/net/upload server/host/budget server/host/cgroup)
+# server/codec/coding.c and server/codec/inflate.c (Content-Encoding, Accept-Encoding, coded
+# bodies) over net/upload.c and host/budget.c, with zlib to make the streams.
+$(call row,unit,check_inflate,     server/codec/coding server/codec/inflate server/net/upload \
+                                   server/host/budget server/host/cgroup -lz)
 # server/host/cpus.c: the cgroup CPU quota on fake cgroup trees.
-UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_cpus
+$(call row,unit,check_cpus,        server/host/cpus server/host/cgroup)
 # server/ops/process.c: the process_* series' reader on a fake /proc.
-UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_process
-# The V2 working set against the bytes a request really allocates (ld --wrap, as alloc).
-UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_v2_memory
-# The attention variants against independent values and the reference (tests/unit/check_variants.c).
-UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_variants
-# The streamed pass against attn_forward and attn_forward_variants (tests/unit/check_stream.c).
-UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_stream
-# The streamed multi-head pass and the listed-rows copies (tests/unit/check_mh_stream.c).
-UNIT_TESTS += $(BUILD_DIR)/tests/unit/check_mh_stream
-ALLOC_TEST := $(BUILD_DIR)/tests/unit/check_alloc
+$(call row,unit,check_process,     server/ops/process)
+# server/net/framing.c: pure functions over header lists and targets.
+$(call row,unit,check_framing,     server/net/framing)
+# server/net/clients.c and server/net/cors.c, each alone.
+$(call row,unit,check_clients,     server/net/clients)
+$(call row,unit,check_cors,        server/net/cors)
+# Every allocation of a request fails in turn (wrap).
+$(call row,alloc,check_alloc,      api wrap)
+# The harnesses of server/ parts, each with what it needs alone.
+$(call row,fuzz,fuzz_framing,      server/net/framing)
+$(call row,fuzz,fuzz_inflate,      server/codec/coding server/codec/inflate server/net/upload \
+                                   server/host/budget server/host/cgroup -lz)
+$(call row,fuzz,fuzz_trace,        server/net/trace server/host/config)
+# The libmicrohttpd floor, and the in-process core/JSON bench on the production objects.
+$(call row,bench,floor,            -lmicrohttpd)
+$(call row,bench,core_bench,       api)
+# The exp section: attnd's vectorized exp against SLEEF's (when libsleef-dev is installed)
+# and glibc's.
+SLEEF_FLAGS := $(shell pkg-config --exists sleef 2>/dev/null && echo -DHAVE_SLEEF)
+$(call row,bench,exp_bench,        core/softmax_row $(if $(SLEEF_FLAGS),-lsleef) -lm)
+
+UNIT_TESTS := $(rows.unit:%=$(BUILD_DIR)/tests/unit/%)
+ALLOC_TEST := $(rows.alloc:%=$(BUILD_DIR)/tests/unit/%)
 FUZZERS    := $(patsubst %.c,$(BUILD_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
+BENCHES    := $(rows.bench:%=$(BUILD_DIR)/bench/%)
+# A harness without a row links api.
+$(foreach f,$(notdir $(FUZZERS)),$(if $(filter $f,$(rows.fuzz)),,$(eval links.$f := api)))
 
 .PHONY: all check run test unit http spec-lint asan valgrind lint deps deps-test clean help \
         fuzz fuzzers alloc tsan load abuse faults browser bench deps-bench contract k8s container
@@ -182,7 +248,7 @@ faults: deps-test all
 
 ## docs/performance.md's benchmarks (BENCH_SECONDS= per run)
 bench: deps-bench
-	$(MAKE) all $(BUILD_DIR)/bench/floor $(BUILD_DIR)/bench/core_bench $(BUILD_DIR)/bench/exp_bench
+	$(MAKE) all $(BENCHES)
 	BENCH_SECONDS=$(BENCH_SECONDS) bench/run.sh $(BUILD_DIR)
 
 ## install (as root) or name the Debian packages `make bench` needs
@@ -209,124 +275,32 @@ help:
 $(ATTND): $(SERVER_OBJ) $(API_OBJ) $(CORE_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD_DIR)/tests/unit/check_core: $(BUILD_DIR)/tests/unit/check_core.o $(CORE_OBJ) \
-                               $(BUILD_DIR)/tests/unit/softmax_row_baseline.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+# The test binaries, a link rule a kind. Each links its own object and what its row in the
+# table (at the top) names: the objects first (objs.core and objs.api for those words, a
+# path's object for a path), then the libraries (libs.core, libs.api, the -lx words); wrap
+# is a flag.
+objs.core  := $(CORE_OBJ)
+objs.api   := $(API_OBJ) $(CORE_OBJ)
+libs.core  := $(LDLIBS)
+libs.api   := $(LDLIBS)
+WRAP_LDFLAGS := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+link_objs  = $(foreach w,$(links.$1),$(if $(filter core api wrap -l%,$w),$(objs.$w),$(BUILD_DIR)/$w.o))
+link_libs  = $(foreach w,$(links.$1),$(if $(filter -l%,$w),$w,$(libs.$w)))
+link_flags = $(if $(filter wrap,$(links.$1)),$(WRAP_LDFLAGS))
+$(foreach b,$(UNIT_TESTS) $(ALLOC_TEST) $(FUZZERS) $(BENCHES),$(eval $b: $(call link_objs,$(notdir $b))))
 
-$(BUILD_DIR)/tests/unit/check_variants: $(BUILD_DIR)/tests/unit/check_variants.o $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-$(BUILD_DIR)/tests/unit/check_stream: $(BUILD_DIR)/tests/unit/check_stream.o $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-$(BUILD_DIR)/tests/unit/check_mh_stream: $(BUILD_DIR)/tests/unit/check_mh_stream.o $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-$(API_SUITES:%=$(BUILD_DIR)/tests/unit/%): $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/tests/unit/%.o \
-                                         $(BUILD_DIR)/tests/unit/api_fixture.o $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-# The renderings, multi-head attention and the number printer: api/ and core/, no fixture.
-$(BUILD_DIR)/tests/unit/check_render $(BUILD_DIR)/tests/unit/check_multihead \
-$(BUILD_DIR)/tests/unit/check_numfmt: $(BUILD_DIR)/tests/unit/%: $(BUILD_DIR)/tests/unit/%.o \
-                                      $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-$(BUILD_DIR)/tests/unit/check_v2: $(BUILD_DIR)/tests/unit/check_v2.o $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-# server/ops/metrics.c over api/'s routes.
-$(BUILD_DIR)/tests/unit/check_metrics: $(BUILD_DIR)/tests/unit/check_metrics.o $(BUILD_DIR)/server/ops/metrics.o \
-                                       $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-# server/net/upload.c and server/host/budget.c (with the cgroup walk), likewise.
-$(BUILD_DIR)/tests/unit/check_body: $(BUILD_DIR)/tests/unit/check_body.o $(BUILD_DIR)/server/net/upload.o \
-                               $(BUILD_DIR)/server/host/budget.o $(BUILD_DIR)/server/host/cgroup.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
-
-# server/codec/coding.c and server/codec/inflate.c over net/upload.c and host/budget.c, with zlib to make the streams.
-$(BUILD_DIR)/tests/unit/check_inflate: $(BUILD_DIR)/tests/unit/check_inflate.o \
-        $(BUILD_DIR)/server/codec/coding.o $(BUILD_DIR)/server/codec/inflate.o $(BUILD_DIR)/server/net/upload.o \
-        $(BUILD_DIR)/server/host/budget.o $(BUILD_DIR)/server/host/cgroup.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) -lz
-
-# server/net/trace.c, and api/http/instance.c over api/http/response.c.
-$(BUILD_DIR)/tests/unit/check_trace: $(BUILD_DIR)/tests/unit/check_trace.o $(BUILD_DIR)/server/net/trace.o \
-                                     $(BUILD_DIR)/api/http/instance.o $(BUILD_DIR)/api/http/response.o \
-                                     $(BUILD_DIR)/api/json/segments.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
-
-# server/ops/process.c alone.
-$(BUILD_DIR)/tests/unit/check_process: $(BUILD_DIR)/tests/unit/check_process.o $(BUILD_DIR)/server/ops/process.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
-
-# server/host/cpus.c with the cgroup walk.
-$(BUILD_DIR)/tests/unit/check_cpus: $(BUILD_DIR)/tests/unit/check_cpus.o $(BUILD_DIR)/server/host/cpus.o \
-                                    $(BUILD_DIR)/server/host/cgroup.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
-
-# server/net/framing.c alone: pure functions over header lists and targets.
-$(BUILD_DIR)/tests/unit/check_framing: $(BUILD_DIR)/tests/unit/check_framing.o $(BUILD_DIR)/server/net/framing.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
-
-# server/net/clients.c alone, likewise.
-$(BUILD_DIR)/tests/unit/check_clients: $(BUILD_DIR)/tests/unit/check_clients.o $(BUILD_DIR)/server/net/clients.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
-
-# server/net/cors.c alone, likewise.
-$(BUILD_DIR)/tests/unit/check_cors: $(BUILD_DIR)/tests/unit/check_cors.o $(BUILD_DIR)/server/net/cors.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS)
-
-# server/lane/lane.c and server/lane/queue.c, with the counters they keep (server/ops/metrics.c,
-# which labels them by api/'s routes).
-$(BUILD_DIR)/tests/unit/check_lane: $(BUILD_DIR)/tests/unit/check_lane.o $(BUILD_DIR)/server/lane/lane.o \
-                                    $(BUILD_DIR)/server/lane/queue.o $(BUILD_DIR)/server/ops/metrics.o \
-                                    $(BUILD_DIR)/server/host/clock.o $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS) -lpthread
-
-# api/json/utf8.h and its four callers, server/ops/log.c's escaper among them.
-$(BUILD_DIR)/tests/unit/check_utf8: $(BUILD_DIR)/tests/unit/check_utf8.o $(BUILD_DIR)/server/ops/log.o \
-                                    $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-# The allocation-failure test replaces malloc, calloc and realloc at link time (ld --wrap):
-# the production objects are linked unchanged.
-$(ALLOC_TEST): $(BUILD_DIR)/tests/unit/check_alloc.o $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
-
-$(BUILD_DIR)/tests/unit/check_v2_memory: $(BUILD_DIR)/tests/unit/check_v2_memory.o $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+$(UNIT_TESTS) $(ALLOC_TEST): %: %.o
+	$(CC) $(LDFLAGS) $(call link_flags,$(@F)) -o $@ $^ $(CHECK_LIBS) $(call link_libs,$(@F))
 
 .PRECIOUS: $(BUILD_DIR)/tests/fuzz/%.o
-# The framing harness needs server/net/framing.c alone (the rule below is the more specific).
-$(BUILD_DIR)/tests/fuzz/fuzz_framing: $(BUILD_DIR)/tests/fuzz/fuzz_framing.o $(BUILD_DIR)/server/net/framing.o
-	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^
+$(FUZZERS): %: %.o
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer $(call link_flags,$(@F)) -o $@ $^ $(call link_libs,$(@F))
 
-$(BUILD_DIR)/tests/fuzz/fuzz_inflate: $(BUILD_DIR)/tests/fuzz/fuzz_inflate.o $(BUILD_DIR)/server/codec/coding.o \
-        $(BUILD_DIR)/server/codec/inflate.o $(BUILD_DIR)/server/net/upload.o $(BUILD_DIR)/server/host/budget.o \
-        $(BUILD_DIR)/server/host/cgroup.o
-	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ -lz
+$(BENCHES): %: %.o
+	$(CC) $(LDFLAGS) $(call link_flags,$(@F)) -o $@ $^ $(call link_libs,$(@F))
 
-$(BUILD_DIR)/tests/fuzz/fuzz_trace: $(BUILD_DIR)/tests/fuzz/fuzz_trace.o $(BUILD_DIR)/server/net/trace.o \
-        $(BUILD_DIR)/server/host/config.o
-	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^
-
-$(BUILD_DIR)/tests/fuzz/fuzz_%: $(BUILD_DIR)/tests/fuzz/fuzz_%.o $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
-
-# Bench binaries: the libmicrohttpd floor, and the in-process core/JSON bench on the production objects.
-$(BUILD_DIR)/bench/floor: $(BUILD_DIR)/bench/floor.o
-	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd
-
-$(BUILD_DIR)/bench/core_bench: $(BUILD_DIR)/bench/core_bench.o $(API_OBJ) $(CORE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
-
-# The exp section: attnd's vectorized exp against SLEEF's (when libsleef-dev is installed) and glibc's.
-SLEEF_FLAGS := $(shell pkg-config --exists sleef 2>/dev/null && echo -DHAVE_SLEEF)
+# SLEEF_FLAGS: beside exp_bench's row.
 $(BUILD_DIR)/bench/exp_bench.o: CFLAGS += $(SLEEF_FLAGS)
-$(BUILD_DIR)/bench/exp_bench: $(BUILD_DIR)/bench/exp_bench.o $(BUILD_DIR)/core/softmax_row.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(if $(SLEEF_FLAGS),-lsleef) -lm
 
 # Softmax's per-element loops are written to be vectorized: -O2 leaves them scalar, and
 # without -fno-trapping-math a comparison (which may raise a flag) cannot become a select;
