@@ -70,6 +70,9 @@ $(call row,unit,check_variants,    core)
 $(call row,unit,check_stream,      core)
 # The streamed multi-head pass and the listed-rows copies.
 $(call row,unit,check_mh_stream,   core)
+# core/precision.c: the formats' rounding and attention by the precision rules, against an
+# emulation that rounds by search over every float16 and bfloat16 value.
+$(call row,unit,check_precision,   core)
 # The api suites, a binary per module of api/ (tests/unit/check_<module>.c), with the
 # fixture they share (tests/unit/api_fixture.c).
 $(call row,unit,check_json_read,   tests/unit/api_fixture api)

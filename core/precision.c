@@ -1,0 +1,334 @@
+/*
+ * core/precision.c — attention in float32, float16 and bfloat16 by fixed rules (see
+ * precision.h).
+ */
+#include "precision.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "variants.h"
+
+/* A binary format: significand bits (the leading one counted) and exponent range. */
+struct layout {
+    int bits;      /* 24, 11, 8 */
+    int emin;      /* the smallest normal's exponent: -126, -14, -126 */
+    double max;    /* the largest finite value */
+};
+
+static const struct layout layouts[ATTN_FORMATS] = {
+    [ATTN_FLOAT32] = { 24, -126, 0x1.fffffep127 },
+    [ATTN_FLOAT16] = { 11, -14, 65504.0 },
+    [ATTN_BFLOAT16] = { 8, -126, 0x1.fep127 },
+};
+
+static const char *const names[ATTN_FORMATS] = {
+    [ATTN_FLOAT64] = "float64", [ATTN_FLOAT32] = "float32",
+    [ATTN_FLOAT16] = "float16", [ATTN_BFLOAT16] = "bfloat16",
+};
+
+const char *attn_format_name(enum attn_format f)
+{
+    return (unsigned)f < ATTN_FORMATS ? names[f] : "";
+}
+
+double attn_format_max(enum attn_format f)
+{
+    if ((unsigned)f >= ATTN_FORMATS || f == ATTN_FLOAT64)
+        return 0x1.fffffffffffffp1023;
+    return layouts[f].max;
+}
+
+/*
+ * The definition: |x| scaled by a power of two (exact) so that the format's last
+ * significand bit is the units digit, nearbyint (to nearest, ties to even, the default
+ * mode attnd never changes), scaled back. Below the smallest normal the units digit
+ * stays the smallest subnormal, which keeps subnormals.
+ */
+double attn_format_round_slow(double x, enum attn_format f)
+{
+    if ((unsigned)f >= ATTN_FORMATS || f == ATTN_FLOAT64 || !isfinite(x) || x == 0)
+        return x;
+    const struct layout *l = &layouts[f];
+    int e;
+    frexp(x, &e); /* |x| in [2^(e-1), 2^e) */
+    int exponent = e - 1 < l->emin ? l->emin : e - 1;
+    int unit = exponent - (l->bits - 1);
+    double r = ldexp(nearbyint(ldexp(x, -unit)), unit);
+    return fabs(r) > l->max ? copysign(INFINITY, x) : r;
+}
+
+/*
+ * The same on the double's bits where the result is normal: add half a unit of the
+ * format's last place (less one, plus the kept last bit: ties go to even) and clear the
+ * bits below it; a carry into the exponent is the next power of two, as it should be.
+ * Results below the smallest normal take the definition.
+ */
+double attn_format_round(double x, enum attn_format f)
+{
+    if (f == ATTN_FLOAT32)
+        return (double)(float)x; /* C's conversion rounds once, to nearest even */
+    if ((unsigned)f >= ATTN_FORMATS || f == ATTN_FLOAT64)
+        return x;
+    const struct layout *l = &layouts[f];
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    int biased = (int)((u >> 52) & 0x7ff);
+    if (biased == 0x7ff)
+        return x; /* ±inf, NaN */
+    if (biased - 1023 < l->emin)
+        return attn_format_round_slow(x, f);
+    int drop = 53 - l->bits;
+    uint64_t sign = u & 0x8000000000000000ull, mag = u & ~0x8000000000000000ull;
+    mag += ((uint64_t)1 << (drop - 1)) - 1 + ((mag >> drop) & 1);
+    mag &= ~(((uint64_t)1 << drop) - 1);
+    uint64_t r = sign | mag;
+    double out;
+    memcpy(&out, &r, sizeof out);
+    return fabs(out) > l->max ? copysign(INFINITY, x) : out;
+}
+
+/*
+ * acc + a·b rounded once to f. a·b is exact in a double (at most 24 + 24 significand
+ * bits); the sum is rounded to odd in double (the nearest, moved one place toward the
+ * exact value when inexact and even), and a double rounded to odd then rounded to a
+ * format of at most 51 bits is the exact value rounded once (Boldo and Melquiond,
+ * "Emulation of FMA and correctly rounded sums: proved algorithms using rounding to odd",
+ * IEEE TC 2008). float32 takes fmaf, which is that by definition.
+ */
+double attn_format_fma(double a, double b, double acc, enum attn_format f)
+{
+    if (f == ATTN_FLOAT32)
+        return fmaf((float)a, (float)b, (float)acc);
+    double p = a * b, s = p + acc;
+    if (!isfinite(s) || f == ATTN_FLOAT64)
+        return attn_format_round(s, f);
+    double bp = s - acc, err = (p - bp) + (acc - (s - bp)); /* Knuth's TwoSum: exact */
+    if (err != 0) {
+        uint64_t u;
+        memcpy(&u, &s, sizeof u);
+        if ((u & 1) == 0)
+            s = nextafter(s, err > 0 ? INFINITY : -INFINITY);
+    }
+    return attn_format_round(s, f);
+}
+
+bool attn_precision_valid(const struct attn_precision *p)
+{
+    bool format = p->format == ATTN_FLOAT32 || p->format == ATTN_FLOAT16 ||
+                  p->format == ATTN_BFLOAT16;
+    return format && (p->accumulate == ATTN_FLOAT32 || p->accumulate == p->format);
+}
+
+/* ---- the forward pass ---- */
+
+/* A matrix's cells rounded to f, row by row, into a contiguous copy (rows × cols). */
+static void round_copy(double *dst, const struct attn_matrix *m, enum attn_format f)
+{
+    for (size_t i = 0; i < m->rows; i++)
+        for (size_t j = 0; j < m->cols; j++)
+            dst[i * m->cols + j] = attn_format_round(attn_at(m, i, j), f);
+}
+
+/* c (rows × cols) = a (rows × inner) · b, b read as (inner × cols) at b[t·bs_t + j·bs_j],
+ * each sum in index order with every partial sum rounded once to acc. */
+static void product(double *c, const double *a, size_t rows, size_t inner, const double *b,
+                    size_t bs_t, size_t bs_j, size_t cols, enum attn_format acc)
+{
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++) {
+            double s = 0;
+            for (size_t t = 0; t < inner; t++)
+                s = attn_format_fma(a[i * inner + t], b[t * bs_t + j * bs_j], s, acc);
+            c[i * cols + j] = s;
+        }
+}
+
+struct held {
+    double *q, *k, *v, *bias, *weights; /* in the format; weights (n_q, n_k) */
+    void *block;
+};
+
+static enum attn_status held_alloc(struct held *h, const struct attn_problem *p, size_t n_q,
+                                   size_t n_k)
+{
+    size_t d_k = p->q->cols, d_v = p->v->cols;
+    size_t cells = n_q * d_k + n_k * d_k + n_k * d_v + n_q * n_k + (p->bias ? n_q * n_k : 0);
+    memset(h, 0, sizeof *h);
+    h->block = malloc(cells * sizeof(double));
+    if (h->block == NULL)
+        return ATTN_ENOMEM;
+    h->q = h->block;
+    h->k = h->q + n_q * d_k;
+    h->v = h->k + n_k * d_k;
+    h->weights = h->v + n_k * d_v;
+    h->bias = p->bias ? h->weights + n_q * n_k : NULL;
+    return ATTN_OK;
+}
+
+/* Row i's softmax by the rules: the max (exact), each visible cell's shift and exp
+ * rounded to acc, their sum in key order, each weight rounded to acc and then to the
+ * format; the row statistics in acc. */
+static void softmax_row(struct attn_trace *t, struct held *h, size_t i,
+                        const struct attn_vrow *r, const struct attn_precision *prec)
+{
+    size_t n_k = t->n_k;
+    enum attn_format acc = prec->accumulate;
+    const double *m = t->masked.data + i * n_k;
+    double *w = t->weights.data + i * n_k, *wf = h->weights + i * n_k;
+    double max = -INFINITY;
+    bool any = false;
+    for (size_t j = 0; j < n_k; j++)
+        if (attn_vrow_sees(r, j)) {
+            any = true;
+            max = m[j] > max || isnan(m[j]) ? m[j] : max;
+        }
+    struct attn_summary *s = &t->summary;
+    if (!any) {
+        memset(w, 0, n_k * sizeof *w);
+        memset(wf, 0, n_k * sizeof *wf);
+        s->fully_masked[i] = 1;
+        s->n_fully_masked++;
+        s->row_max[i] = -INFINITY;
+        s->lse[i] = -INFINITY;
+        s->argmax[i] = ATTN_NO_INDEX;
+        return;
+    }
+    double sum = 0;
+    for (size_t j = 0; j < n_k; j++) {
+        w[j] = 0;
+        if (!attn_vrow_sees(r, j))
+            continue;
+        double e = attn_format_round(exp(attn_format_round(m[j] - max, acc)), acc);
+        w[j] = e;
+        sum = attn_format_round(sum + e, acc);
+    }
+    s->row_max[i] = max;
+    s->row_sum[i] = sum;
+    s->lse[i] = attn_format_round(max + log(sum), acc);
+    for (size_t j = 0; j < n_k; j++) {
+        w[j] = attn_format_round(attn_format_round(w[j] / sum, acc), prec->format);
+        wf[j] = w[j];
+    }
+}
+
+/* The summary's descriptive facts, in float64 from the weights as held. */
+static void describe_row(struct attn_trace *t, size_t i)
+{
+    struct attn_summary *s = &t->summary;
+    if (s->fully_masked[i])
+        return;
+    const double *w = t->weights.data + i * t->n_k, *m = t->masked.data + i * t->n_k;
+    double total = 0, entropy = 0;
+    size_t arg = ATTN_NO_INDEX;
+    for (size_t j = 0; j < t->n_k; j++) {
+        total += w[j];
+        if (w[j] > 0)
+            entropy -= w[j] * log(w[j]);
+        if (m[j] == s->row_max[i] && arg == ATTN_NO_INDEX)
+            arg = j;
+    }
+    s->row_sums[i] = total;
+    s->argmax[i] = arg;
+    s->max_weight[i] = arg == ATTN_NO_INDEX ? 0 : w[arg];
+    s->entropy[i] = entropy;
+}
+
+/* The first non-finite cell of the steps in order; blocked cells of masked (−inf, as
+ * they are in float64) do not count. */
+static void find_fault(struct attn_trace *t, const struct attn_problem *p)
+{
+    static const struct attn_variants none;
+    const struct attn_matrix *steps[] = { &t->scores, &t->scaled, &t->masked, &t->weights,
+                                          &t->output };
+    for (size_t s = 0; s < 5; s++) {
+        const struct attn_matrix *m = steps[s];
+        for (size_t i = 0; i < m->rows; i++) {
+            struct attn_vrow r = attn_vrow_of(p, &none, t->n_q, t->n_k, i);
+            for (size_t j = 0; j < m->cols; j++) {
+                double x = attn_at(m, i, j);
+                bool blocked = s == 2 && !attn_vrow_sees(&r, j);
+                if (!isfinite(x) && !blocked) {
+                    t->fault = (struct attn_fault){ (enum attn_step)(ATTN_STEP_SCORES + s), i, j };
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/* Whether every step has a buffer of its own (the softmax reads masked after it wrote
+ * the weights). */
+static bool all_kept(const struct attn_trace *t)
+{
+    return t->scores.data != t->scaled.data && t->scaled.data != t->masked.data &&
+           t->masked.data != t->weights.data;
+}
+
+enum attn_status attn_forward_precision(struct attn_trace *out, const struct attn_problem *p,
+                                        const struct attn_precision *prec)
+{
+    if (attn_check_problem(out, p) != ATTN_OK || !attn_precision_valid(prec) || !all_kept(out))
+        return ATTN_EINVAL;
+    size_t n_q = out->n_q, n_k = out->n_k, d_k = p->q->cols, d_v = out->d_v;
+    struct held h;
+    if (held_alloc(&h, p, n_q, n_k) != ATTN_OK)
+        return ATTN_ENOMEM;
+    attn_trace_reset(out);
+    enum attn_format f = prec->format, acc = prec->accumulate;
+    round_copy(h.q, p->q, f);
+    round_copy(h.k, p->k, f);
+    round_copy(h.v, p->v, f);
+    if (p->bias)
+        round_copy(h.bias, p->bias, f);
+
+    product(out->scores.data, h.q, n_q, d_k, h.k, 1, d_k, n_k, acc);
+    double scale = attn_format_round(p->scale, acc);
+    static const struct attn_variants none;
+    for (size_t i = 0; i < n_q; i++) {
+        struct attn_vrow r = attn_vrow_of(p, &none, n_q, n_k, i);
+        for (size_t j = 0; j < n_k; j++) {
+            size_t c = i * n_k + j;
+            double scaled = attn_format_round(out->scores.data[c] * scale, acc);
+            double masked = h.bias ? attn_format_round(scaled + h.bias[c], acc) : scaled;
+            out->scaled.data[c] = scaled;
+            out->masked.data[c] = attn_vrow_sees(&r, j) ? masked : -INFINITY;
+        }
+        softmax_row(out, &h, i, &r, prec);
+        describe_row(out, i);
+    }
+    product(out->output.data, h.weights, n_q, n_k, h.v, d_v, 1, d_v, acc);
+    for (size_t c = 0; c < n_q * d_v; c++)
+        out->output.data[c] = attn_format_round(out->output.data[c], f);
+    find_fault(out, p);
+    free(h.block);
+    return ATTN_OK;
+}
+
+struct attn_step_error attn_step_error_of(const struct attn_matrix *low,
+                                          const struct attn_matrix *exact)
+{
+    struct attn_step_error e = { 0, 0, ATTN_NO_INDEX, ATTN_NO_INDEX, 0 };
+    for (size_t i = 0; i < low->rows; i++)
+        for (size_t j = 0; j < low->cols; j++) {
+            double x = attn_at(low, i, j), y = attn_at(exact, i, j);
+            if (!isfinite(y))
+                continue;
+            if (!isfinite(x)) {
+                e.non_finite++;
+                continue;
+            }
+            double abs_err = fabs(x - y);
+            if (abs_err > e.max_abs)
+                e.max_abs = abs_err;
+            if (y != 0 && abs_err / fabs(y) > e.max_rel) {
+                e.max_rel = abs_err / fabs(y);
+                e.rel_row = i;
+                e.rel_col = j;
+            }
+        }
+    return e;
+}

@@ -1,0 +1,95 @@
+/*
+ * core/precision.h — one attention computed as a kernel computes it in a low format,
+ * by fixed rules, so anyone can reproduce every bit:
+ *
+ *   1. Q, K, V and the bias are rounded to the format: to nearest with ties to even,
+ *      past the largest finite value ±inf, subnormals kept.
+ *   2. Each matrix product takes its operands in the format and adds their exact
+ *      products into the accumulator (float32, or the format itself) in index order,
+ *      each partial sum rounded once, as a fused multiply-add does.
+ *   3. Each element-wise step (scale, bias, max, subtract, exp, divide, log) is computed
+ *      in float64 from its operands as held (exp and log by libm) and rounded once to
+ *      the accumulator, the scale itself first; a row's sum adds in key order, each
+ *      partial sum rounded once.
+ *   4. The weights are rounded to the format before weights @ V (FlashAttention does
+ *      the same with P); the output is rounded to the format last.
+ *
+ * Every step is kept as the exact value it holds, a double. Nothing is refused for not
+ * being finite: an overflow is what this pass exists to show, so it runs through with
+ * ±inf and NaN and the trace's fault names the first non-finite cell.
+ *
+ * Why the rounding is written here rather than taken from a library: the formats are
+ * needed from double, rounded once (float's own rounding between would round twice),
+ * for three formats including bfloat16, as pure C; the compiler's _Float16 covers one
+ * format and libgcc's conversions none of the sums. The definition is ldexp and
+ * nearbyint (attn_format_round_slow); the fast path is checked against it.
+ *
+ * Not here: the variants (rope, softcap, alibi, window, sinks, dropout), multi-head
+ * projections; JSON, HTTP.
+ */
+#ifndef ATTN_PRECISION_H
+#define ATTN_PRECISION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attention.h"
+
+enum attn_format {
+    ATTN_FLOAT64 = 0, /* no rounding: the reference */
+    ATTN_FLOAT32,     /* IEEE binary32: 24 significand bits, exponents -126..127 */
+    ATTN_FLOAT16,     /* IEEE binary16: 11 bits, -14..15, largest finite 65504 */
+    ATTN_BFLOAT16,    /* bfloat16: 8 bits, float32's exponents, largest finite 0x1.fep127 */
+    ATTN_FORMATS
+};
+
+/* "float64", "float32", "float16", "bfloat16"; "" outside the enum. */
+const char *attn_format_name(enum attn_format f);
+
+/* The largest finite value of f (65504 for float16). */
+double attn_format_max(enum attn_format f);
+
+/* x rounded once to f (to nearest, ties to even; ±inf past the largest finite value;
+ * subnormals kept; NaN and ±inf as they are, ±0 keeps its sign). */
+double attn_format_round(double x, enum attn_format f);
+
+/* The same by its definition (ldexp and nearbyint), which the tests hold the fast one to. */
+double attn_format_round_slow(double x, enum attn_format f);
+
+/* acc + a·b, the exact value rounded once to f (f32 or narrower; a, b and acc held in
+ * formats no wider than float32, so a·b is exact in a double). */
+double attn_format_fma(double a, double b, double acc, enum attn_format f);
+
+struct attn_precision {
+    enum attn_format format;     /* the operands' format: FLOAT32, FLOAT16 or BFLOAT16 */
+    enum attn_format accumulate; /* FLOAT32, or the format itself */
+};
+
+/* Whether p names a format and an accumulator these rules define. */
+bool attn_precision_valid(const struct attn_precision *p);
+
+/*
+ * attn_forward's five steps and summary, by the rules above, into out (allocated for
+ * the problem's sizes with every step kept: attn_trace_alloc, or ATTN_KEEP_ALL).
+ * scores, scaled, masked and the row statistics are held in the accumulator, weights
+ * and output in the format; the summary's other facts are float64. A step's
+ * non-finite cell is kept, not refused: out->fault names the first one (its step, row
+ * and column; ATTN_STEP_NONE when every cell is finite) and the status is ATTN_OK.
+ * ATTN_EINVAL as attn_forward, or for an invalid precision; ATTN_ENOMEM.
+ */
+enum attn_status attn_forward_precision(struct attn_trace *out, const struct attn_problem *p,
+                                        const struct attn_precision *prec);
+
+/* How one step held in a low format differs from the same step in float64. */
+struct attn_step_error {
+    double max_abs;          /* the largest |low − exact| over cells where both are finite */
+    double max_rel;          /* the largest |low − exact| / |exact| there (exact ≠ 0) */
+    size_t rel_row, rel_col; /* the cell of max_rel (ATTN_NO_INDEX when none) */
+    size_t non_finite;       /* cells not finite in low but finite in exact */
+};
+
+/* low against exact, two matrices of one shape. */
+struct attn_step_error attn_step_error_of(const struct attn_matrix *low,
+                                          const struct attn_matrix *exact);
+
+#endif

@@ -1,0 +1,552 @@
+/*
+ * tests/unit/check_precision.c — unit tests of core/precision.h: the formats' rounding
+ * and attention computed by the precision rules, against an emulation written here from
+ * other parts.
+ *
+ * The emulation rounds by search, not by arithmetic on bits: every finite float16 and
+ * bfloat16 value is listed from its bit pattern by the formats' definitions, and a value
+ * rounds to the nearest one in that list (ties to the even pattern, past the largest
+ * finite value by half its spacing to infinity). A fused multiply-add for a 16-bit
+ * accumulator is computed exactly in binary128 (__float128) and rounded the same way;
+ * float32 is C's float, fmaf and (float) conversions.
+ *
+ * One Check suite, "precision", with the test cases
+ *   Round    the fast rounding against its definition over random doubles; every
+ *            midpoint between neighbouring float16 and bfloat16 values and its two
+ *            sides against the list; the compiler's _Float16; the edges (65504, 65520,
+ *            subnormals, -0, bfloat16's double-rounding trap);
+ *   Fma      attn_format_fma against binary128 for random operands in each format;
+ *   Forward  random problems (every mask kind, bias, fully masked rows) in each format
+ *            and accumulator, bit for bit against the emulation at every step and row
+ *            statistic; overflow past 65504 kept and named; bad arguments;
+ *   Error    attn_step_error_of on matrices with known differences.
+ */
+#include <check.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/attention.h"
+#include "core/precision.h"
+#include "tests/unit/suite_run.h"
+
+/* Checks inside loops over cells cost a branch until they fail (see check_core.c). */
+#define EXPECT(cond, ...)              \
+    do {                               \
+        if (!(cond))                   \
+            ck_abort_msg(__VA_ARGS__); \
+    } while (0)
+
+/* ---- the formats, listed ---- */
+
+/* A 16-bit layout's value for bits (sign off), by the definition. */
+static double value_of(unsigned bits, int fraction, int bias)
+{
+    unsigned field = bits >> fraction, f = bits & ((1u << fraction) - 1);
+    if (field == 0)
+        return ldexp((double)f, 1 - bias - fraction);
+    return ldexp((double)(f | (1u << fraction)), (int)field - bias - fraction);
+}
+
+struct list {
+    double v[0x8000]; /* the finite non-negative values in order; v[i] has pattern i */
+    size_t n;
+};
+
+static struct list f16_list, bf16_list;
+
+static void make_list(struct list *l, int fraction, int bias)
+{
+    unsigned inf_field = (1u << (15 - fraction)) - 1;
+    l->n = (size_t)inf_field << fraction; /* patterns below the infinity */
+    for (size_t i = 0; i < l->n; i++)
+        l->v[i] = value_of((unsigned)i, fraction, bias);
+}
+
+static void lists_setup(void)
+{
+    make_list(&f16_list, 10, 15);
+    make_list(&bf16_list, 7, 127);
+}
+
+/* x (exact, binary128) rounded to the list's nearest value, ties to the even pattern. */
+static double nearest(const struct list *l, __float128 x)
+{
+    if (x != x)
+        return NAN;
+    double sign = x < 0 ? -1 : 1;
+    __float128 a = x < 0 ? -x : x;
+    size_t top = l->n - 1;
+    __float128 spacing = (__float128)l->v[top] - (__float128)l->v[top - 1];
+    if (a >= (__float128)l->v[top] + spacing / 2)
+        return sign * INFINITY;
+    if (a >= (__float128)l->v[top])
+        return sign * l->v[top];
+    size_t lo = 0, hi = top; /* v[lo] <= a < v[hi] */
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if ((__float128)l->v[mid] <= a)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    __float128 below = a - (__float128)l->v[lo], above = (__float128)l->v[hi] - a;
+    size_t pick = below < above ? lo : above < below ? hi : (lo % 2 == 0 ? lo : hi);
+    return sign * l->v[pick];
+}
+
+/* The emulation's rounding of x to f. */
+static double em_round(__float128 x, enum attn_format f)
+{
+    switch (f) {
+    case ATTN_FLOAT32: return (double)(float)x; /* __float128 to float: rounded once */
+    case ATTN_FLOAT16: return nearest(&f16_list, x);
+    case ATTN_BFLOAT16: return nearest(&bf16_list, x);
+    default: return (double)x;
+    }
+}
+
+static double em_fma(double a, double b, double c, enum attn_format f)
+{
+    if (f == ATTN_FLOAT32)
+        return fmaf((float)a, (float)b, (float)c);
+    if (!isfinite(a) || !isfinite(b) || !isfinite(c))
+        return em_round(a * b + c, f);
+    return em_round((__float128)a * (__float128)b + (__float128)c, f);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t next64(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static double uniform(double lo, double hi)
+{
+    return lo + (hi - lo) * ((double)(next64() >> 11) * 0x1p-53);
+}
+
+/* A double of random sign and significand, its exponent in [lo, hi]. */
+static double random_double(int lo, int hi)
+{
+    double m = 1 + (double)(next64() >> 12) * 0x1p-52;
+    int e = lo + (int)(next64() % (uint64_t)(hi - lo + 1));
+    return (next64() & 1 ? -1 : 1) * ldexp(m, e);
+}
+
+static const enum attn_format lows[] = { ATTN_FLOAT32, ATTN_FLOAT16, ATTN_BFLOAT16 };
+
+/* ---- Round ---- */
+
+START_TEST(test_fast_round_is_the_definition)
+{
+    for (size_t f = 0; f < 3; f++)
+        for (int k = 0; k < 200000; k++) {
+            double x = random_double(-160, 140);
+            double fast = attn_format_round(x, lows[f]), slow = attn_format_round_slow(x, lows[f]);
+            EXPECT(memcmp(&fast, &slow, sizeof fast) == 0, "%s(%a): fast %a, definition %a",
+                   attn_format_name(lows[f]), x, fast, slow);
+        }
+}
+END_TEST
+
+/* Every midpoint between neighbours (a tie: to the even pattern) and a hair either side. */
+static void midpoints(const struct list *l, enum attn_format f)
+{
+    for (size_t i = 0; i + 1 < l->n; i++) {
+        double mid = (l->v[i] + l->v[i + 1]) / 2; /* exact: both are short */
+        double want = l->v[i % 2 == 0 ? i : i + 1];
+        double got = attn_format_round(mid, f), neg = attn_format_round(-mid, f);
+        EXPECT(got == want && neg == -want, "%s: tie %a rounds to %a, not %a",
+               attn_format_name(f), mid, got, want);
+        EXPECT(attn_format_round(nextafter(mid, 0), f) == l->v[i],
+               "%s: below the tie %a", attn_format_name(f), mid);
+        EXPECT(attn_format_round(nextafter(mid, INFINITY), f) == l->v[i + 1],
+               "%s: above the tie %a", attn_format_name(f), mid);
+        EXPECT(attn_format_round(l->v[i], f) == l->v[i], "%s: %a moved",
+               attn_format_name(f), l->v[i]);
+    }
+}
+
+START_TEST(test_every_tie_float16)
+{
+    midpoints(&f16_list, ATTN_FLOAT16);
+}
+END_TEST
+
+START_TEST(test_every_tie_bfloat16)
+{
+    midpoints(&bf16_list, ATTN_BFLOAT16);
+}
+END_TEST
+
+START_TEST(test_random_against_lists)
+{
+    for (int k = 0; k < 100000; k++) {
+        double x = random_double(-30, 17), y = random_double(-140, 129);
+        EXPECT(attn_format_round(x, ATTN_FLOAT16) == nearest(&f16_list, x), "float16 %a", x);
+        EXPECT(attn_format_round(y, ATTN_BFLOAT16) == nearest(&bf16_list, y), "bfloat16 %a", y);
+    }
+}
+END_TEST
+
+/* The compiler's conversion to _Float16, a third opinion on float16. */
+START_TEST(test_float16_is_the_compilers)
+{
+    for (int k = 0; k < 100000; k++) {
+        double x = random_double(-30, 17);
+        double want = (double)(_Float16)x;
+        EXPECT(attn_format_round(x, ATTN_FLOAT16) == want, "%a: _Float16 says %a", x, want);
+    }
+}
+END_TEST
+
+START_TEST(test_edges)
+{
+    ck_assert_double_eq(attn_format_round(65504, ATTN_FLOAT16), 65504);
+    ck_assert_double_eq(attn_format_round(65519.99, ATTN_FLOAT16), 65504);
+    ck_assert(isinf(attn_format_round(65520, ATTN_FLOAT16)));   /* the tie goes up: inf */
+    ck_assert(attn_format_round(-70000, ATTN_FLOAT16) == -INFINITY);
+    ck_assert_double_eq(attn_format_max(ATTN_FLOAT16), 65504);
+    ck_assert_double_eq(attn_format_round(0x1p-24, ATTN_FLOAT16), 0x1p-24); /* smallest */
+    ck_assert_double_eq(attn_format_round(0x1p-25, ATTN_FLOAT16), 0);       /* tie: even 0 */
+    ck_assert_double_eq(attn_format_round(0x1.8p-25, ATTN_FLOAT16), 0x1p-24);
+    ck_assert_double_eq(attn_format_round(0x1.8p-24, ATTN_FLOAT16), 0x1p-23); /* tie: even */
+    double negzero = attn_format_round(-0x1p-30, ATTN_FLOAT16);
+    ck_assert(negzero == 0 && signbit(negzero));
+    /* float's own rounding would make this the tie 1 + 2^-8, which goes to 1 */
+    ck_assert_double_eq(attn_format_round(1 + 0x1p-8 + 0x1p-30, ATTN_BFLOAT16), 1 + 0x1p-7);
+    ck_assert_double_eq(attn_format_round(0x1p-133, ATTN_BFLOAT16), 0x1p-133);
+    ck_assert_double_eq(attn_format_round(0x1.fep127, ATTN_BFLOAT16), 0x1.fep127);
+    ck_assert(isinf(attn_format_round(0x1.ffp127, ATTN_BFLOAT16)));
+    ck_assert(isinf(attn_format_round(1e39, ATTN_FLOAT32)));
+    ck_assert(isnan(attn_format_round(NAN, ATTN_FLOAT16)));
+    ck_assert(attn_format_round(-INFINITY, ATTN_BFLOAT16) == -INFINITY);
+    ck_assert_double_eq(attn_format_round(0.1, ATTN_FLOAT64), 0.1);
+    ck_assert_str_eq(attn_format_name(ATTN_BFLOAT16), "bfloat16");
+}
+END_TEST
+
+/* ---- Fma ---- */
+
+/* A random value of f near 2^[lo, hi]. */
+static double random_in(enum attn_format f, int lo, int hi)
+{
+    return attn_format_round(random_double(lo, hi), f);
+}
+
+START_TEST(test_fma_is_exact_then_rounded)
+{
+    for (size_t fi = 0; fi < 3; fi++) {
+        enum attn_format f = lows[fi];
+        int lo = f == ATTN_FLOAT16 ? -20 : -40, hi = f == ATTN_FLOAT16 ? 7 : 40;
+        for (int k = 0; k < 100000; k++) {
+            double a = random_in(f, lo, hi), b = random_in(f, lo, hi);
+            /* acc near a·b most of the time, where the sum cancels and ties are common */
+            double c = k % 2 ? random_in(f, lo, hi) : attn_format_round(-a * b * uniform(0.5, 2), f);
+            if (k % 7 == 0)
+                c = attn_format_round(-a * b, f);
+            double got = attn_format_fma(a, b, c, f), want = em_fma(a, b, c, f);
+            EXPECT(got == want || (isnan(got) && isnan(want)), "%s: %a·%a + %a = %a, not %a",
+                   attn_format_name(f), a, b, c, got, want);
+        }
+    }
+}
+END_TEST
+
+/* ---- Forward ---- */
+
+struct problem {
+    size_t n_q, n_k, d_k, d_v;
+    double *q, *k, *v, *bias;
+    unsigned char *allow;
+    enum attn_mask_kind mask;
+    double scale;
+};
+
+/* The emulation's steps, one array each (n_q × n_k; output n_q × d_v). */
+struct steps {
+    double *scores, *scaled, *masked, *weights, *output, *row_max, *row_sum, *lse;
+};
+
+static bool em_sees(const struct problem *p, size_t i, size_t j)
+{
+    if (p->mask == ATTN_MASK_CAUSAL)
+        return j <= i + p->n_k - p->n_q && (long long)i + (long long)p->n_k - (long long)p->n_q >= 0;
+    if (p->mask == ATTN_MASK_CELLS)
+        return p->allow[i * p->n_k + j] != 0;
+    return true;
+}
+
+static void emulate(const struct problem *p, enum attn_format f, enum attn_format acc,
+                    struct steps *s)
+{
+    size_t n_q = p->n_q, n_k = p->n_k, d_k = p->d_k, d_v = p->d_v;
+    double sc = em_round(p->scale, acc);
+    for (size_t i = 0; i < n_q; i++) {
+        for (size_t j = 0; j < n_k; j++) {
+            double x = 0;
+            for (size_t t = 0; t < d_k; t++)
+                x = em_fma(em_round(p->q[i * d_k + t], f), em_round(p->k[j * d_k + t], f), x, acc);
+            size_t c = i * n_k + j;
+            s->scores[c] = x;
+            s->scaled[c] = em_round((__float128)x * sc, acc);
+            double m = p->bias ? em_round((__float128)s->scaled[c] + em_round(p->bias[c], f), acc)
+                               : s->scaled[c];
+            s->masked[c] = em_sees(p, i, j) ? m : -INFINITY;
+        }
+        double max = -INFINITY, sum = 0;
+        bool any = false;
+        for (size_t j = 0; j < n_k; j++)
+            if (em_sees(p, i, j)) {
+                any = true;
+                max = fmax(max, s->masked[i * n_k + j]);
+            }
+        for (size_t j = 0; j < n_k; j++) {
+            double e = 0;
+            if (any && em_sees(p, i, j))
+                e = em_round(exp(em_round((__float128)s->masked[i * n_k + j] - max, acc)), acc);
+            s->weights[i * n_k + j] = e;
+            sum = em_round((__float128)sum + e, acc);
+        }
+        s->row_max[i] = max;
+        s->row_sum[i] = any ? sum : 0;
+        s->lse[i] = any ? em_round(max + log(sum), acc) : -INFINITY;
+        for (size_t j = 0; j < n_k; j++)
+            s->weights[i * n_k + j] =
+                any ? em_round(em_round((__float128)s->weights[i * n_k + j] / sum, acc), f) : 0;
+        for (size_t c = 0; c < d_v; c++) {
+            double o = 0;
+            for (size_t j = 0; j < n_k; j++)
+                o = em_fma(s->weights[i * n_k + j], em_round(p->v[j * d_v + c], f), o, acc);
+            s->output[i * d_v + c] = em_round(o, f);
+        }
+    }
+}
+
+static void steps_alloc(struct steps *s, const struct problem *p)
+{
+    size_t nn = p->n_q * p->n_k;
+    s->scores = calloc(nn, sizeof(double));
+    s->scaled = calloc(nn, sizeof(double));
+    s->masked = calloc(nn, sizeof(double));
+    s->weights = calloc(nn, sizeof(double));
+    s->output = calloc(p->n_q * p->d_v, sizeof(double));
+    s->row_max = calloc(p->n_q, sizeof(double));
+    s->row_sum = calloc(p->n_q, sizeof(double));
+    s->lse = calloc(p->n_q, sizeof(double));
+}
+
+static void steps_free(struct steps *s)
+{
+    free(s->scores);
+    free(s->scaled);
+    free(s->masked);
+    free(s->weights);
+    free(s->output);
+    free(s->row_max);
+    free(s->row_sum);
+    free(s->lse);
+}
+
+/* Bit for bit, NaN as NaN. */
+static bool same(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
+}
+
+static void expect_cells(const char *what, const double *got, const double *want, size_t n,
+                         enum attn_format f, enum attn_format acc)
+{
+    for (size_t c = 0; c < n; c++)
+        EXPECT(same(got[c], want[c]), "%s/%s %s[%zu]: %a, the emulation %a",
+               attn_format_name(f), attn_format_name(acc), what, c, got[c], want[c]);
+}
+
+static void run_and_compare(const struct problem *p, enum attn_format f, enum attn_format acc)
+{
+    struct attn_matrix q = attn_matrix_view(p->q, p->n_q, p->d_k);
+    struct attn_matrix k = attn_matrix_view(p->k, p->n_k, p->d_k);
+    struct attn_matrix v = attn_matrix_view(p->v, p->n_k, p->d_v);
+    struct attn_matrix b = attn_matrix_view(p->bias, p->n_q, p->n_k);
+    struct attn_problem ap = { &q, &k, &v, p->bias ? &b : NULL,
+                               { p->mask, p->allow, p->n_q }, p->scale, false };
+    struct attn_trace t;
+    ck_assert_int_eq(attn_trace_alloc(&t, p->n_q, p->n_k, p->d_v), ATTN_OK);
+    struct attn_precision prec = { f, acc };
+    ck_assert_int_eq(attn_forward_precision(&t, &ap, &prec), ATTN_OK);
+    struct steps s;
+    steps_alloc(&s, p);
+    emulate(p, f, acc, &s);
+    size_t nn = p->n_q * p->n_k;
+    expect_cells("scores", t.scores.data, s.scores, nn, f, acc);
+    expect_cells("scaled", t.scaled.data, s.scaled, nn, f, acc);
+    expect_cells("masked", t.masked.data, s.masked, nn, f, acc);
+    expect_cells("weights", t.weights.data, s.weights, nn, f, acc);
+    expect_cells("output", t.output.data, s.output, p->n_q * p->d_v, f, acc);
+    expect_cells("row_max", t.summary.row_max, s.row_max, p->n_q, f, acc);
+    expect_cells("row_sum", t.summary.row_sum, s.row_sum, p->n_q, f, acc);
+    expect_cells("lse", t.summary.lse, s.lse, p->n_q, f, acc);
+    steps_free(&s);
+    attn_trace_free(&t);
+}
+
+static double *random_cells(size_t n, double amp)
+{
+    double *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = uniform(-amp, amp);
+    return x;
+}
+
+START_TEST(test_forward_bit_for_bit)
+{
+    for (int round = 0; round < 40; round++) {
+        struct problem p = { .n_q = 1 + next64() % 9, .n_k = 1 + next64() % 11,
+                             .d_k = 1 + next64() % 17, .d_v = 1 + next64() % 6 };
+        double amp = round % 4 == 3 ? 30 : 2; /* some rows with large scores */
+        p.q = random_cells(p.n_q * p.d_k, amp);
+        p.k = random_cells(p.n_k * p.d_k, amp);
+        p.v = random_cells(p.n_k * p.d_v, 3);
+        p.bias = round % 3 == 0 ? random_cells(p.n_q * p.n_k, 5) : NULL;
+        p.mask = (enum attn_mask_kind)(round % 3);
+        p.allow = malloc(p.n_q * p.n_k);
+        for (size_t c = 0; c < p.n_q * p.n_k; c++)
+            p.allow[c] = (next64() % 3) != 0;
+        if (p.mask == ATTN_MASK_CELLS) /* a fully masked row */
+            memset(p.allow, 0, p.n_k);
+        p.scale = 1 / sqrt((double)p.d_k);
+        for (size_t fi = 0; fi < 3; fi++) {
+            run_and_compare(&p, lows[fi], ATTN_FLOAT32);
+            if (lows[fi] != ATTN_FLOAT32)
+                run_and_compare(&p, lows[fi], lows[fi]);
+        }
+        free(p.q);
+        free(p.k);
+        free(p.v);
+        free(p.bias);
+        free(p.allow);
+    }
+}
+END_TEST
+
+/* q·k past 65504 in a float16 accumulator is +inf; the pass keeps it and names it. */
+START_TEST(test_overflow_kept_and_named)
+{
+    double qd[] = { 200, 200, 0.5, 0.5 }, kd[] = { 200, 200, 1, 1 }, vd[] = { 1, 2 };
+    struct attn_matrix q = attn_matrix_view(qd, 2, 2), k = attn_matrix_view(kd, 2, 2);
+    struct attn_matrix v = attn_matrix_view(vd, 2, 1);
+    struct attn_problem p = { &q, &k, &v, NULL, { ATTN_MASK_NONE, NULL, 0 }, 1, false };
+    struct attn_trace t;
+    ck_assert_int_eq(attn_trace_alloc(&t, 2, 2, 1), ATTN_OK);
+    struct attn_precision same16 = { ATTN_FLOAT16, ATTN_FLOAT16 };
+    ck_assert_int_eq(attn_forward_precision(&t, &p, &same16), ATTN_OK);
+    /* 200·200 = 40000, plus 40000 = 80000 > 65504: the second partial sum overflows */
+    ck_assert(t.scores.data[0] == INFINITY);
+    ck_assert_int_eq(t.fault.step, ATTN_STEP_SCORES);
+    ck_assert_uint_eq(t.fault.row, 0);
+    ck_assert_uint_eq(t.fault.col, 0);
+    ck_assert_double_eq(t.scores.data[3], 1); /* 0.5 + 0.5 */
+    /* in a float32 accumulator the same sums are finite and nothing faults */
+    struct attn_precision wide = { ATTN_FLOAT16, ATTN_FLOAT32 };
+    ck_assert_int_eq(attn_forward_precision(&t, &p, &wide), ATTN_OK);
+    ck_assert_double_eq(t.scores.data[0], 80000);
+    ck_assert_int_eq(t.fault.step, ATTN_STEP_NONE);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* An input past 65504 is +inf in float16 from the start. */
+START_TEST(test_input_past_the_format)
+{
+    double qd[] = { 70000 }, kd[] = { 1 }, vd[] = { 1 };
+    struct attn_matrix q = attn_matrix_view(qd, 1, 1), k = attn_matrix_view(kd, 1, 1);
+    struct attn_matrix v = attn_matrix_view(vd, 1, 1);
+    struct attn_problem p = { &q, &k, &v, NULL, { ATTN_MASK_NONE, NULL, 0 }, 1, false };
+    struct attn_trace t;
+    ck_assert_int_eq(attn_trace_alloc(&t, 1, 1, 1), ATTN_OK);
+    struct attn_precision prec = { ATTN_FLOAT16, ATTN_FLOAT32 };
+    ck_assert_int_eq(attn_forward_precision(&t, &p, &prec), ATTN_OK);
+    ck_assert(t.scores.data[0] == INFINITY);
+    ck_assert_int_eq(t.fault.step, ATTN_STEP_SCORES);
+    ck_assert(isnan(t.weights.data[0])); /* inf − inf */
+    attn_trace_free(&t);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+    double d[] = { 1 };
+    struct attn_matrix m = attn_matrix_view(d, 1, 1);
+    struct attn_problem p = { &m, &m, &m, NULL, { ATTN_MASK_NONE, NULL, 0 }, 1, false };
+    struct attn_trace t;
+    ck_assert_int_eq(attn_trace_alloc(&t, 1, 1, 1), ATTN_OK);
+    struct attn_precision bad[] = {
+        { ATTN_FLOAT64, ATTN_FLOAT64 }, { ATTN_FLOAT16, ATTN_BFLOAT16 },
+        { ATTN_BFLOAT16, ATTN_FLOAT16 }, { ATTN_FLOAT32, ATTN_FLOAT16 }, { ATTN_FORMATS, ATTN_FLOAT32 },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_int_eq(attn_forward_precision(&t, &p, &bad[i]), ATTN_EINVAL);
+    attn_trace_free(&t);
+    /* weights and output alone share one buffer: the pass needs every step apart */
+    ck_assert_int_eq(attn_trace_alloc_keep(&t, 1, 1, 1, 0), ATTN_OK);
+    struct attn_precision ok = { ATTN_FLOAT16, ATTN_FLOAT32 };
+    ck_assert_int_eq(attn_forward_precision(&t, &p, &ok), ATTN_EINVAL);
+    attn_trace_free(&t);
+}
+END_TEST
+
+/* ---- Error ---- */
+
+START_TEST(test_step_error)
+{
+    double low[] = { 1, 2.5, INFINITY, -INFINITY, 4 }, exact[] = { 1, 2, 3, -INFINITY, 0 };
+    struct attn_matrix a = attn_matrix_view(low, 1, 5), b = attn_matrix_view(exact, 1, 5);
+    struct attn_step_error e = attn_step_error_of(&a, &b);
+    ck_assert_double_eq(e.max_abs, 4);    /* the last cell */
+    ck_assert_double_eq(e.max_rel, 0.25); /* 0.5 / 2; the exact 0 has no relative error */
+    ck_assert_uint_eq(e.rel_row, 0);
+    ck_assert_uint_eq(e.rel_col, 1);
+    ck_assert_uint_eq(e.non_finite, 1);   /* inf where 3; −inf where −inf is no error */
+}
+END_TEST
+
+static Suite *precision_suite(void)
+{
+    Suite *s = suite_create("precision");
+    TCase *round = tcase_create("Round");
+    tcase_add_unchecked_fixture(round, lists_setup, NULL);
+    tcase_add_test(round, test_fast_round_is_the_definition);
+    tcase_add_test(round, test_every_tie_float16);
+    tcase_add_test(round, test_every_tie_bfloat16);
+    tcase_add_test(round, test_random_against_lists);
+    tcase_add_test(round, test_float16_is_the_compilers);
+    tcase_add_test(round, test_edges);
+    suite_add_tcase(s, round);
+    TCase *fma_case = tcase_create("Fma");
+    tcase_add_unchecked_fixture(fma_case, lists_setup, NULL);
+    tcase_add_test(fma_case, test_fma_is_exact_then_rounded);
+    suite_add_tcase(s, fma_case);
+    TCase *forward = tcase_create("Forward");
+    tcase_add_unchecked_fixture(forward, lists_setup, NULL);
+    tcase_add_test(forward, test_forward_bit_for_bit);
+    tcase_add_test(forward, test_overflow_kept_and_named);
+    tcase_add_test(forward, test_input_past_the_format);
+    tcase_add_test(forward, test_bad_arguments);
+    suite_add_tcase(s, forward);
+    TCase *error = tcase_create("Error");
+    tcase_add_test(error, test_step_error);
+    suite_add_tcase(s, error);
+    return s;
+}
+
+int main(void)
+{
+    return suite_run(precision_suite());
+}
