@@ -20,6 +20,7 @@
 
 #include "api/api.h"
 #include "api/endpoints/attention/attention.h"
+#include "api/endpoints/attention/test_hooks.h"
 #include "api/json/matrix_write.h"
 #include "api/json/read.h"
 #include "api/json/segments.h"

@@ -195,9 +195,6 @@ size_t api_attention_trace_bytes(const struct api_attention_req *req);
  */
 const char *api_attention_limit_field(const struct api_attention_req *req);
 
-/* How many runs so far were given more than one thread (for tests). */
-unsigned long api_attention_threaded_runs(void);
-
 /* The row `explain` asked for, as views into req and trace (explain.h). */
 struct api_explain_row api_attention_explain_row(const struct api_attention_req *req,
                                                  const struct attn_trace *trace);

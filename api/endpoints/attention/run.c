@@ -5,6 +5,7 @@
  */
 #include "api/endpoints/attention/attention.h"
 #include "api/endpoints/attention/page.h"
+#include "api/endpoints/attention/test_hooks.h"
 #include "api/endpoints/teach/ties.h"
 
 #include <stdatomic.h>
