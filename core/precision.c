@@ -209,8 +209,9 @@ static void softmax_row(struct attn_trace *t, struct held *h, size_t i,
     s->row_max[i] = max;
     s->row_sum[i] = sum;
     s->lse[i] = attn_format_round(max + log(sum), acc);
-    for (size_t j = 0; j < n_k; j++) {
-        w[j] = attn_format_round(attn_format_round(w[j] / sum, acc), prec->format);
+    for (size_t j = 0; j < n_k; j++) { /* a blocked key's weight is 0, whatever the sum */
+        if (attn_vrow_sees(r, j))
+            w[j] = attn_format_round(attn_format_round(w[j] / sum, acc), prec->format);
         wf[j] = w[j];
     }
 }

@@ -124,6 +124,8 @@ void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, 
     write_sink_warnings(w, fully_masked, n_q, causes);
     if (ties != NULL)
         api_write_tie_warnings(w, ties);
+    if (causes != NULL && causes->precision != NULL)
+        api_precision_write_warning(w, causes->precision, causes->report);
     jw_array_end(w);
 }
 

@@ -15,6 +15,7 @@
 #include "api/render/svg.h"
 #include "api/render/text.h"
 #include "api/request/grid.h"
+#include "api/endpoints/precision.h"
 #include "api/endpoints/teach/ties.h"
 #include "core/attention.h"
 
@@ -44,7 +45,10 @@ struct api_row_causes {
     const struct attn_trace *heads;      /* (n_heads) traces: their weights */
     size_t n_heads;
     const size_t *real_rows;             /* `rows`: the query index of each answer row, */
-};                                       /*   or NULL when row i is query i */
+                                         /*   or NULL when row i is query i */
+    const struct api_precision *precision;        /* a low format's, or NULL: its */
+    const struct api_precision_report *report;    /*   precision-overflow warning */
+};
 
 /*
  * "warnings": [{"code": "row_fully_masked", "row": i, "message": "..."}], one per row i

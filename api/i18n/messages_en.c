@@ -1287,6 +1287,56 @@ const char *const api_messages_en[] = {
     "this client has half of the queue for large requests waiting already (--lane-queue): send the next one when one of them is answered",
     /* server/www.c */
     "the playground",
+    /* api/endpoints/attention/parse.c */
+    "{\"format\": \"float16\" | \"bfloat16\" | \"float32\", \"accumulate\": \"float32\" | \"same\"}: computed as a kernel in that format",
+    /* api/endpoints/attention/parse.c */
+    "precision cannot be combined with %s yet",
+    /* api/endpoints/attention/parse.c */
+    "send the low-format problem without %s, and %s in float64 without precision",
+    /* api/endpoints/attention/parse.c */
+    "no memory for the precision report",
+    /* api/endpoints/precision.c */
+    "q holds a number past the format's range: scale q down before the kernel reads it",
+    /* api/endpoints/precision.c */
+    "k holds a number past the format's range: scale k down before the kernel reads it",
+    /* api/endpoints/precision.c */
+    "v holds a number past the format's range: scale v down",
+    /* api/endpoints/precision.c */
+    "a bias past the format's range becomes -inf or +inf (-1e9 does in float16): block those keys with mask instead, or keep the bias within the format",
+    /* api/endpoints/precision.c */
+    "accumulate in float32, or scale q by 1/sqrt(d_k) before Q @ K^T",
+    /* api/endpoints/precision.c */
+    "accumulate in float32, or scale q first",
+    /* api/endpoints/precision.c */
+    "accumulate in float32, or keep the bias within the format",
+    /* api/endpoints/precision.c */
+    "subtract the row max before exp, and accumulate in float32",
+    /* api/endpoints/precision.c */
+    "accumulate in float32",
+    /* api/endpoints/precision.c */
+    "%s is not finite at cell [%zu, %zu] in %s, whose largest finite value is %g",
+    /* api/request/precision.c */
+    "the kernel's format: \"float16\", \"bfloat16\" or \"float32\"",
+    /* api/request/precision.c */
+    "where sums go: \"float32\" (default) or \"same\" (the format itself)",
+    /* api/request/precision.c */
+    "precision.format is \"%.40s\"; it must be float16, bfloat16 or float32",
+    /* api/request/precision.c */
+    "attnd computes in float64 without precision: leave precision out",
+    /* api/request/precision.c */
+    "precision.accumulate is \"%.40s\"; it must be float32 or same",
+    /* api/request/precision.c */
+    "write \"same\" to sum in the format itself, %s",
+    /* api/request/precision.c */
+    "sums go into float32, or into the format itself (\"same\", here %s); no other accumulator",
+    /* api/request/precision.c */
+    "precision is %s; it must be an object",
+    /* api/request/precision.c */
+    "for example \"precision\": {\"format\": \"float16\", \"accumulate\": \"float32\"}",
+    /* api/request/precision.c */
+    "precision.format is required: float16, bfloat16 or float32",
+    /* api/request/precision.c */
+    "for example \"precision\": {\"format\": \"float16\"}",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

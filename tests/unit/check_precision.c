@@ -319,8 +319,9 @@ static void emulate(const struct problem *p, enum attn_format f, enum attn_forma
         s->row_sum[i] = any ? sum : 0;
         s->lse[i] = any ? em_round(max + log(sum), acc) : -INFINITY;
         for (size_t j = 0; j < n_k; j++)
-            s->weights[i * n_k + j] =
-                any ? em_round(em_round((__float128)s->weights[i * n_k + j] / sum, acc), f) : 0;
+            if (em_sees(p, i, j))
+                s->weights[i * n_k + j] =
+                    em_round(em_round((__float128)s->weights[i * n_k + j] / sum, acc), f);
         for (size_t c = 0; c < d_v; c++) {
             double o = 0;
             for (size_t j = 0; j < n_k; j++)

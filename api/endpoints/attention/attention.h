@@ -22,6 +22,8 @@
 #include "api/http/response.h"
 #include "api/request/grid.h"
 #include "api/request/heatmap.h"
+#include "api/request/precision.h"
+#include "api/endpoints/precision.h"
 #include "api/endpoints/teach/explain.h"
 #include "api/endpoints/teach/pitfall.h"
 #include "api/request/variants.h"
@@ -80,7 +82,10 @@ struct api_attention_req {
     size_t *rows;              /* `rows`: the query rows answered, in order (owned), or */
     size_t n_rows;             /*   NULL for every row (attention/rows.c) */
     bool streamed;             /* over --max-cells, but the answer needs no (n_q, n_k) */
-};                             /*   matrix: run by api_attention_stream, answered as JSON */
+                               /*   matrix: run by api_attention_stream, answered as JSON */
+    struct api_precision precision;            /* `precision`: computed in a low format */
+    struct api_precision_report *report;       /* then its report, filled by run (heap) */
+};
 
 /*
  * Validates `doc` against the contract and fills req. pointer is the prefix of

@@ -237,8 +237,11 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
         api_pitfall_write(w, &p, vec);
         api_pitfall_result_free(&p);
     }
+    if (r->precision.on)
+        api_precision_write(w, &r->precision, r->report);
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t, 1,
-                                           r->rows };
+                                           r->rows, r->precision.on ? &r->precision : NULL,
+                                           r->report };
     api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT, tied, &causes);
     jw_object_end(w);
 }

@@ -35,6 +35,7 @@ static const struct api_field attention_fields[] = {
     { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
     { "random", "{\"seed\", \"n_q\", \"n_k\", \"d_k\", \"d_v\"}: makes q, k and v" },
     { "rows", "the query rows to answer, [i, ...]: the whole problem's masks, those rows' results" },
+    { "precision", "{\"format\": \"float16\" | \"bfloat16\" | \"float32\", \"accumulate\": \"float32\" | \"same\"}: computed as a kernel in that format" },
     API_VARIANT_FIELDS,
 };
 
@@ -168,6 +169,43 @@ static bool read_explain(const json_t *doc, const char *prefix, struct api_atten
            api_heatmap_read(doc, prefix, &r->heatmap, err);
 }
 
+/*
+ * `precision`, last of the options: the low format runs the five steps as they are, so
+ * what else the request asks must not need more (yet: the variants, rows, explain and
+ * pitfall are computed in float64 alone).
+ */
+static bool read_precision(const json_t *doc, const char *prefix, struct api_attention_req *r,
+                           struct api_error *err)
+{
+    if (!api_precision_read(doc, prefix, &r->precision, err))
+        return false;
+    if (!r->precision.on)
+        return true;
+    static const char *const alone[] = { "rope", "softcap", "alibi", "window", "sink_tokens",
+                                         "sink_logit", "dropout", "rows", "explain", "pitfall" };
+    const char *other = NULL;
+    for (size_t i = 0; other == NULL && i < sizeof alone / sizeof alone[0]; i++)
+        if (api_member(doc, alone[i]) != NULL)
+            other = alone[i];
+    /* shifted and exp are written from masked and row_max in float64 (explain.h) */
+    if (other == NULL && (r->include & (1ul << API_PART_SHIFTED)))
+        other = "include shifted";
+    if (other == NULL && (r->include & (1ul << API_PART_EXP)))
+        other = "include exp";
+    if (other != NULL) {
+        api_error_set(err, API_INVALID_VALUE, "precision cannot be combined with %s yet", other);
+        api_error_at(err, "%s/precision", prefix);
+        api_error_hint(err, "send the low-format problem without %s, and %s in float64 "
+                       "without precision", other, other);
+        return false;
+    }
+    if ((r->report = calloc(1, sizeof *r->report)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for the precision report");
+        return false;
+    }
+    return true;
+}
+
 /* The (n_q, n_k) steps' cells, or SIZE_MAX when they overflow. */
 static size_t score_cells(const struct api_attention_req *r)
 {
@@ -250,7 +288,7 @@ bool api_attention_parse(const json_t *doc, const char *prefix, const struct api
               check_limits(r, prefix, limits, err) && read_grid(doc, prefix, limits, r, err) &&
               read_options(doc, prefix, r, err) && read_explain(doc, prefix, r, err) &&
               api_attention_read_rows(doc, prefix, r, err) &&
-              check_cells(r, prefix, limits, err);
+              read_precision(doc, prefix, r, err) && check_cells(r, prefix, limits, err);
     if (!ok)
         api_attention_req_deinit(r);
     return ok;
@@ -266,5 +304,6 @@ void api_attention_req_deinit(struct api_attention_req *r)
     free(r->rows);
     attn_vtrace_free(r->vsteps);
     free(r->vsteps);
+    free(r->report);
     memset(r, 0, sizeof *r);
 }

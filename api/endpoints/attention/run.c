@@ -54,6 +54,16 @@ static size_t stream_numbers(const struct api_attention_req *r)
     return numbers + rows; /* and at most a warning a row: its fully masked rows */
 }
 
+/* A low-format run's bytes: its trace and the float64 one beside it, every step kept,
+ * and core's copies of the inputs and weights in the format (core/precision.c). */
+static size_t precision_bytes(const struct api_attention_req *r)
+{
+    size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
+    size_t trace = attn_trace_bytes_keep(n_q, n_k, d_v, ATTN_KEEP_ALL);
+    size_t held = (n_q * d_k + n_k * d_k + n_k * d_v + 2 * n_q * n_k) * sizeof(double);
+    return add_sat(add_sat(trace, trace), held); /* each term within --max-cells */
+}
+
 size_t api_attention_working_set(const struct api_attention_req *r, enum api_format format,
                                  size_t body_len)
 {
@@ -62,7 +72,8 @@ size_t api_attention_working_set(const struct api_attention_req *r, enum api_for
                                        api_attention_random_bytes(r)),
                                stream_numbers(r), body_len);
     size_t n_k = r->k.rows, d_v = r->v.cols; /* each <= --max-cells */
-    size_t trace = r->variants.any
+    size_t trace = r->precision.on ? precision_bytes(r)
+                   : r->variants.any
                        ? api_attention_variants_bytes(r)
                        : attn_trace_bytes_keep(r->q.rows, n_k, d_v, steps_read(r));
     size_t random = api_attention_random_bytes(r); /* q, k, v `random` makes once admitted */
@@ -101,11 +112,15 @@ size_t api_attention_working_set(const struct api_attention_req *r, enum api_for
             numbers += n_q;
     if (r->variants.any) /* every step kept, the variants' own included */
         numbers += 5 * qk;
+    if (r->precision.on) /* the report: 6 steps' errors */
+        numbers += 36;
     return api_working_set(trace, numbers, body_len);
 }
 
 size_t api_attention_trace_bytes(const struct api_attention_req *r)
 {
+    if (r->precision.on)
+        return precision_bytes(r);
     return attn_trace_bytes_keep(r->q.rows, r->k.rows, r->v.cols, steps_read(r));
 }
 
@@ -147,10 +162,42 @@ static void run_failed(const struct api_attention_req *r, const char *prefix,
     api_attention_overflow_at(r, prefix, step, f->row, f->col, err);
 }
 
+/*
+ * The problem in its low format into trace, and in float64 beside it for the report: a
+ * float64 overflow is the request's problem as without precision; the low format's are
+ * the answer.
+ */
+static bool run_precision(const struct api_attention_req *r, const char *prefix,
+                          struct attn_trace *trace, struct api_error *err)
+{
+    struct attn_trace exact;
+    if (attn_trace_alloc(trace, r->q.rows, r->k.rows, r->v.cols) != ATTN_OK)
+        return api_attention_no_memory(r, err);
+    if (attn_trace_alloc(&exact, r->q.rows, r->k.rows, r->v.cols) != ATTN_OK) {
+        attn_trace_free(trace);
+        return api_attention_no_memory(r, err);
+    }
+    struct attn_problem p = api_attention_problem(r);
+    enum attn_status st = attn_forward(&exact, &p);
+    if (st == ATTN_OK)
+        st = attn_forward_precision(trace, &p, &r->precision.rules);
+    if (st == ATTN_OK) {
+        const struct api_precision_inputs in = { &r->q, &r->k, &r->v, p.bias };
+        api_precision_report_fill(r->report, &in, &r->precision.rules, trace, &exact);
+    } else {
+        run_failed(r, prefix, st, (int)exact.fault.step, &exact.fault, err);
+        attn_trace_free(trace);
+    }
+    attn_trace_free(&exact);
+    return st == ATTN_OK;
+}
+
 /* The whole problem into trace, variants or not. */
 static bool run_whole(const struct api_attention_req *r, const char *prefix,
                       struct attn_trace *trace, struct api_error *err)
 {
+    if (r->precision.on)
+        return run_precision(r, prefix, trace, err);
     if (r->variants.any)
         return api_attention_run_variants(r, prefix, trace, err);
     if (attn_trace_alloc_keep(trace, r->q.rows, r->k.rows, r->v.cols, steps_read(r)) != ATTN_OK)
@@ -182,7 +229,7 @@ bool api_attention_streams(const struct api_attention_req *r)
     const unsigned long streamable = (1ul << API_PART_OUTPUT) | (1ul << API_PART_ROW_MAX) |
                                      (1ul << API_PART_ROW_SUM) | (1ul << API_PART_LSE);
     return !r->for_page && !r->explain.on && r->pitfall == API_PITFALL_NONE &&
-           !r->variants.dropout && (r->include & ~streamable) == 0;
+           !r->variants.dropout && !r->precision.on && (r->include & ~streamable) == 0;
 }
 
 /* The threads a streamed run may take: as many as the full path would be lent. */

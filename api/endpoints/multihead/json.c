@@ -365,7 +365,7 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
         api_explain_write(w, &x);
     }
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t->head,
-                                           t->heads, r->rows };
+                                           t->heads, r->rows, NULL, NULL };
     api_write_masked_warnings(w, t->head[0].summary.fully_masked, t->n_q,
                               API_ZEROED_HEAD_OUTPUTS, tied, &causes);
     jw_object_end(w);

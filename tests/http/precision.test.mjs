@@ -1,0 +1,206 @@
+// tests/http/precision.test.mjs — `precision` on /v1/attention and in a batch: every step
+// bit for bit against tests/http/precision_reference.py (numpy's float16, bfloat16 rounded
+// on the double's bits, float32 sums exact in fractions, sums in index order), in each
+// format and accumulator, on random problems with masks, bias and fully masked rows; the
+// report against the float64 answer; overflow past 65504 kept, named and warned about in
+// English and Korean; and the 422s that name the member at fault.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+
+import { assertProblem, postJson, rng, startServer } from './lib.mjs';
+
+let s;
+before(async () => {
+  s = await startServer();
+});
+after(() => s.stop());
+
+const reference = (problems) => JSON.parse(execFileSync('/usr/bin/python3',
+  [new URL('./precision_reference.py', import.meta.url).pathname],
+  { input: JSON.stringify(problems), encoding: 'utf8' }));
+
+/** Bits of a JSON number (null for a cell that is not finite, as attnd writes it). */
+const bits = (x) => (x === null ? 'null' : Buffer.from(new Float64Array([x]).buffer).toString('hex'));
+
+function sameBits(got, want, what) {
+  const g = got.flat(), w = want.flat();
+  assert.equal(g.length, w.length, `${what}: ${g.length} cells, not ${w.length}`);
+  for (let c = 0; c < g.length; c++)
+    assert.equal(bits(g[c]), bits(w[c]), `${what}[${c}]: ${g[c]}, the reference ${w[c]}`);
+}
+
+function randomProblem(next, { masked = false, bias = false, amp = 2 } = {}) {
+  const n = (lo, hi) => lo + Math.floor(next() * (hi - lo + 1));
+  const nQ = n(1, 6), nK = n(1, 7), dK = n(1, 8), dV = n(1, 4);
+  const mat = (r, c, a) => Array.from({ length: r }, () =>
+    Array.from({ length: c }, () => (next() - 0.5) * 2 * a));
+  const p = { q: mat(nQ, dK, amp), k: mat(nK, dK, amp), v: mat(nK, dV, 3) };
+  if (bias) p.bias = mat(nQ, nK, 4);
+  if (masked) {
+    p.mask = Array.from({ length: nQ }, (_, i) =>
+      Array.from({ length: nK }, () => (i === 0 ? 0 : next() < 0.7 ? 1 : 0)));
+  }
+  return p;
+}
+
+const FORMS = [['float16', 'float32'], ['bfloat16', 'float32'], ['float32', 'float32'],
+  ['float16', 'same'], ['bfloat16', 'same']];
+
+test('every step holds the reference\'s bits, in every format and accumulator', async () => {
+  const next = rng(35);
+  const cases = [];
+  for (let round = 0; round < 12; round++) {
+    const p = randomProblem(next, { masked: round % 3 === 1, bias: round % 2 === 0,
+      amp: round % 4 === 3 ? 12 : 2 });
+    for (const [format, accumulate] of FORMS) cases.push({ p, format, accumulate });
+  }
+  const answers = [];
+  for (const { p, format, accumulate } of cases) {
+    const r = await postJson(s.port, '/v1/attention',
+      { ...p, precision: { format, accumulate }, include: ['scores', 'scaled', 'masked', 'weights', 'output', 'lse'] });
+    assert.equal(r.status, 200, r.body);
+    answers.push(r.json());
+  }
+  const want = reference(cases.map(({ p, format, accumulate }) => ({
+    q: p.q, k: p.k, v: p.v, bias: p.bias, allow: p.mask, scale: 1 / Math.sqrt(p.q[0].length),
+    format, accumulate,
+  })));
+  cases.forEach(({ format, accumulate }, i) => {
+    const a = answers[i];
+    assert.deepEqual(a.precision.format, format);
+    assert.deepEqual(a.precision.accumulate, accumulate);
+    for (const step of ['scores', 'scaled', 'masked', 'weights', 'output', 'lse'])
+      sameBits(a[step], want[i][step], `case ${i} (${format}, ${accumulate}) ${step}`);
+  });
+});
+
+test('the report is each step against the float64 answer of the same request', async () => {
+  const next = rng(36);
+  const p = randomProblem(next, { bias: true });
+  const low = (await postJson(s.port, '/v1/attention', { ...p, precision: { format: 'bfloat16' } })).json();
+  const exact = (await postJson(s.port, '/v1/attention', p)).json();
+  for (const step of ['scores', 'scaled', 'masked', 'weights', 'output']) {
+    const l = low[step].flat(), e = exact[step].flat();
+    let maxAbs = 0, maxRel = 0, cell = null;
+    for (let c = 0; c < l.length; c++) {
+      const d = Math.abs(l[c] - e[c]);
+      maxAbs = Math.max(maxAbs, d);
+      if (e[c] !== 0 && d / Math.abs(e[c]) > maxRel) {
+        maxRel = d / Math.abs(e[c]);
+        cell = [Math.floor(c / low[step][0].length), c % low[step][0].length];
+      }
+    }
+    const rep = low.precision_report[step];
+    assert.equal(rep.max_abs_error, maxAbs, `${step} max_abs_error`);
+    assert.equal(rep.max_rel_error, maxRel, `${step} max_rel_error`);
+    assert.deepEqual(rep.max_rel_cell, cell, `${step} max_rel_cell`);
+    assert.equal(rep.non_finite, 0);
+  }
+  assert.ok(low.precision_report.weights.max_rel_error > 0, 'bfloat16 weights differ from float64');
+  assert.equal(low.first_non_finite, null);
+  assert.deepEqual(low.warnings.filter((w) => w.code === 'precision-overflow'), []);
+});
+
+test('past 65504 a float16 sum is +inf: kept, named and warned about', async () => {
+  // 200·200 + 200·200 = 80000 in a float16 accumulator: the second partial sum overflows.
+  const body = { q: [[200, 200], [0.5, 0.5]], k: [[200, 200], [1, 1]], v: [[1], [2]], scale: 1,
+    precision: { format: 'float16', accumulate: 'same' } };
+  const r = await postJson(s.port, '/v1/attention', body);
+  assert.equal(r.status, 200, r.body);
+  const a = r.json();
+  assert.equal(a.scores[0][0], null);
+  assert.equal(a.scores[1][1], 1);
+  assert.deepEqual(a.first_non_finite, { step: 'scores', cell: [0, 0] });
+  assert.equal(a.precision.max_finite, 65504);
+  assert.ok(a.precision_report.scores.non_finite >= 1);
+  const w = a.warnings.find((x) => x.code === 'precision-overflow');
+  assert.deepEqual({ step: w.step, cell: w.cell, max: w.max_finite }, { step: 'scores', cell: [0, 0], max: 65504 });
+  assert.match(w.message, /scores is not finite at cell \[0, 0\] in float16, whose largest finite value is 65504/);
+  assert.match(w.hint, /accumulate in float32/);
+  // The same sums in a float32 accumulator are finite: 80000 exactly.
+  const wide = (await postJson(s.port, '/v1/attention', { ...body, precision: { format: 'float16' } })).json();
+  assert.equal(wide.scores[0][0], 80000);
+  assert.equal(wide.first_non_finite, null);
+  // Korean: the message and hint in the notes' words, the codes as they are.
+  const ko = (await postJson(s.port, '/v1/attention?lang=ko', body)).json();
+  const kw = ko.warnings.find((x) => x.code === 'precision-overflow');
+  assert.match(kw.message, /계산 범위를 넘었습니다/);
+  assert.match(kw.hint, /float32 에 누적/);
+});
+
+test('65504 is float16\'s largest value; an input past it is +inf from the start', async () => {
+  const at = (await postJson(s.port, '/v1/attention', { q: [[65504]], k: [[1]], v: [[1]], scale: 1,
+    precision: { format: 'float16' } })).json();
+  assert.deepEqual(at.scores, [[65504]]);
+  assert.equal(at.first_non_finite, null);
+  const past = (await postJson(s.port, '/v1/attention', { q: [[65520]], k: [[1]], v: [[1]], scale: 1,
+    precision: { format: 'float16' } })).json();
+  assert.deepEqual(past.first_non_finite, { step: 'q', cell: [0, 0] });
+  assert.equal(past.scores[0][0], null);
+  assert.match(past.warnings.find((x) => x.code === 'precision-overflow').hint, /scale q down/);
+});
+
+test('a bias of -1e9 is -inf in float16: a warning that says so, not an error', async () => {
+  const r = await postJson(s.port, '/v1/attention', { q: [[1, 0], [0, 1]], k: [[1, 0], [0, 1]],
+    v: [[1], [2]], bias: [[0, -1e9], [0, 0]], precision: { format: 'float16' } });
+  assert.equal(r.status, 200, r.body);
+  const a = r.json();
+  assert.deepEqual(a.first_non_finite, { step: 'bias', cell: [0, 1] });
+  const w = a.warnings.find((x) => x.code === 'precision-overflow');
+  assert.equal(w.step, 'bias');
+  assert.match(w.hint, /-1e9 does in float16/);
+  assert.deepEqual(a.weights[0], [1, 0]); // the key it hides takes no weight, as a mask would
+  // bfloat16 holds -1e9 (its range is float32's): nothing to warn about.
+  const b = (await postJson(s.port, '/v1/attention', { q: [[1, 0]], k: [[1, 0], [0, 1]],
+    v: [[1], [2]], bias: [[0, -1e9]], precision: { format: 'bfloat16' } })).json();
+  assert.equal(b.first_non_finite, null);
+});
+
+test('a batch item computes its precision as the request alone does', async () => {
+  const next = rng(37);
+  const p = { ...randomProblem(next), precision: { format: 'float16' } };
+  const alone = (await postJson(s.port, '/v1/attention', p)).json();
+  const r = await postJson(s.port, '/v1/attention/batch', { items: [p, { ...p, precision: null }] });
+  assert.equal(r.status, 200, r.body);
+  const [item, plain] = r.json().results.map((x) => x.body);
+  for (const key of ['weights', 'output', 'precision', 'precision_report', 'first_non_finite'])
+    assert.deepEqual(item[key], alone[key], key);
+  assert.equal(plain.precision, undefined);
+});
+
+test('bad precision gets a 422 naming the member and the name meant', async () => {
+  const base = { q: [[1, 0]], k: [[1, 0]], v: [[1]] };
+  const cases = [
+    [{ format: 'fp16' }, '/precision/format', /did you mean "float16"/],
+    [{ format: 'bf16' }, '/precision/format', /did you mean "bfloat16"/],
+    [{ format: 'float64' }, '/precision/format', /leave precision out/],
+    [{ format: 'int8' }, '/precision/format', null],
+    [{ format: 'float16', accumulate: 'float16' }, '/precision/accumulate', /write "same"/],
+    [{ format: 'float16', accumulate: 'bfloat16' }, '/precision/accumulate', /no other accumulator/],
+    [{ format: 'bfloat16', accumulate: 'fp32' }, '/precision/accumulate', /did you mean "float32"/],
+    [{ format: 'float16', accumulate: 'double' }, '/precision/accumulate', /no other accumulator/],
+    [{ accumulate: 'same' }, '/precision/format', /"format": "float16"/],
+    [{ format: 'float16', round: 'even' }, '/precision/round', null],
+    ['float16', '/precision', /"precision": \{"format": "float16"/],
+  ];
+  for (const [precision, pointer, hint] of cases) {
+    const p = assertProblem(assert, await postJson(s.port, '/v1/attention', { ...base, precision }), 422);
+    assert.equal(p.errors[0].pointer, pointer, JSON.stringify(precision));
+    if (hint) assert.match(p.errors[0].hint, hint, JSON.stringify(precision));
+  }
+  // What it does not combine with yet is named at /precision.
+  for (const [extra, name] of [[{ rope: {} }, 'rope'], [{ rows: [0] }, 'rows'],
+    [{ explain: { row: 0 } }, 'explain'], [{ pitfall: 'no_transpose' }, 'pitfall'],
+    [{ include: ['exp'] }, 'include exp']]) {
+    const p = assertProblem(assert, await postJson(s.port, '/v1/attention',
+      { ...base, ...extra, precision: { format: 'float16' } }), 422);
+    assert.equal(p.errors[0].pointer, '/precision');
+    assert.match(p.detail, new RegExp(`combined with ${name} yet`));
+  }
+  // Korean for the format's 422.
+  const ko = assertProblem(assert, await postJson(s.port, '/v1/attention?lang=ko',
+    { ...base, precision: { format: 'half' } }), 422);
+  assert.match(ko.detail, /float16, bfloat16, float32 중 하나여야/);
+});

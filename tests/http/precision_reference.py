@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""tests/http/precision_reference.py — attention by the precision rules, written from
+other parts than attnd's: numpy's float16, a bfloat16 rounding on the double's bits, exact
+sums in fractions for float32 products, and Python's math.exp and math.log (the same
+libm functions the rules name).
+
+Reads a JSON list of problems on stdin, each {"q", "k", "v", "bias"?, "allow"? (n_q x
+n_k of 0/1), "scale", "format", "accumulate"}, and prints for each the steps
+{"scores", "scaled", "masked", "weights", "output", "lse"} as lists of doubles, with
+non-finite cells as null (as attnd writes them): JSON's shortest repr of a double reads
+back as the same bits, so the test compares bits.
+
+The rules (api/openapi.yaml, Precision): inputs rounded to the format; each product's
+partial sums rounded once to the accumulator (a fused multiply-add); element-wise steps
+in float64 rounded once to the accumulator, the scale first; row sums in key order; the
+weights rounded to the format before weights @ V, the output last.
+"""
+import json
+import math
+import struct
+import sys
+from fractions import Fraction
+
+import numpy as np
+
+
+def bf16(x):
+    """x rounded to bfloat16 (to nearest, ties to even) on the double's bits; subnormals by
+    their quantum 2^-133, past the largest finite value ±inf."""
+    if math.isnan(x) or math.isinf(x) or x == 0:
+        return x
+    if abs(x) < 2.0 ** -126:
+        return round(x / 2.0 ** -133) * 2.0 ** -133  # exact quotient; round() ties to even
+    (u,) = struct.unpack("<Q", struct.pack("<d", x))
+    drop = 52 - 7
+    half = (1 << (drop - 1)) - 1 + ((u >> drop) & 1)
+    u = ((u + half) >> drop) << drop
+    (r,) = struct.unpack("<d", struct.pack("<Q", u))
+    return math.copysign(math.inf, x) if abs(r) > float.fromhex("0x1.fep127") else r
+
+
+def f32_exact(v):
+    """A Fraction (or float) rounded once to float32: the nearest of float32's neighbours
+    of the double nearest it, ties to the even pattern."""
+    v = Fraction(v)
+    guess = np.float32(float(v))
+    if np.isinf(guess):
+        return float(guess)
+    best = None
+    for cand in (np.nextafter(guess, np.float32(-np.inf)), guess, np.nextafter(guess, np.float32(np.inf))):
+        if np.isinf(cand):
+            continue
+        d = abs(Fraction(float(cand)) - v)
+        even = int(np.array(cand, dtype=np.float32).view(np.uint32)) % 2 == 0
+        if best is None or d < best[0] or (d == best[0] and even):
+            best = (d, float(cand))
+    top = Fraction(float(np.finfo(np.float32).max))
+    ulp = Fraction(2) ** (127 - 23)
+    if abs(v) >= top + ulp / 2:
+        return math.copysign(math.inf, float(v))
+    return best[1]
+
+
+def rounder(fmt):
+    if fmt == "float16":
+        return lambda x: float(np.float16(x))
+    if fmt == "bfloat16":
+        return bf16
+    return lambda x: float(np.float32(x))
+
+
+def fma(a, b, c, acc):
+    """c + a·b rounded once to acc; a·b + c exact as a Fraction for float32, and exact in a
+    double for the 16-bit formats (their products have 22 and 16 bits, the sums of these
+    problems' magnitudes fit 53)."""
+    if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
+        return rounder(acc)(a * b + c)
+    if acc == "float32":
+        return f32_exact(Fraction(a) * Fraction(b) + Fraction(c))
+    return rounder(acc)(a * b + c)
+
+
+def attention(p):
+    fmt = p["format"]
+    acc = fmt if p.get("accumulate") == "same" else "float32"
+    rf, ra = rounder(fmt), rounder(acc)
+    q = [[rf(x) for x in row] for row in p["q"]]
+    k = [[rf(x) for x in row] for row in p["k"]]
+    v = [[rf(x) for x in row] for row in p["v"]]
+    bias = [[rf(x) for x in row] for row in p["bias"]] if p.get("bias") else None
+    n_q, n_k, d_v = len(q), len(k), len(v[0])
+    allow = p.get("allow") or [[1] * n_k for _ in range(n_q)]
+    scale = ra(p["scale"])
+    out = {s: [] for s in ("scores", "scaled", "masked", "weights", "output", "lse")}
+    for i in range(n_q):
+        scores = []
+        for j in range(n_k):
+            s = 0.0
+            for a, b in zip(q[i], k[j]):
+                s = fma(a, b, s, acc)
+            scores.append(s)
+        scaled = [ra(s * scale) for s in scores]
+        masked = [(ra(x + bias[i][j]) if bias else x) if allow[i][j] else -math.inf
+                  for j, x in enumerate(scaled)]
+        visible = [j for j in range(n_k) if allow[i][j]]
+        weights = [0.0] * n_k
+        lse = -math.inf
+        if visible:
+            top = -math.inf  # a NaN, once met, stays the max (as attnd's loop keeps it)
+            for j in visible:
+                if masked[j] > top or math.isnan(masked[j]):
+                    top = masked[j]
+            exps = [0.0] * n_k
+            total = 0.0
+            for j in visible:
+                shifted = ra(masked[j] - top)
+                exps[j] = ra(math.exp(shifted)) if not math.isnan(shifted) else math.nan
+                total = ra(total + exps[j])
+            for j in visible:
+                weights[j] = rf(ra(exps[j] / total))
+            lse = ra(top + math.log(total)) if total != 0 else -math.inf
+        output = []
+        for c in range(d_v):
+            o = 0.0
+            for j in range(n_k):
+                o = fma(weights[j], v[j][c], o, acc)
+            output.append(rf(o))
+        for name, row in (("scores", scores), ("scaled", scaled), ("masked", masked),
+                          ("weights", weights), ("output", output)):
+            out[name].append(row)
+        out["lse"].append(lse)
+    return out
+
+
+def finite_or_null(x):
+    if isinstance(x, dict):
+        return {key: finite_or_null(y) for key, y in x.items()}
+    if isinstance(x, list):
+        return [finite_or_null(y) for y in x]
+    return x if math.isfinite(x) else None
+
+
+if __name__ == "__main__":
+    problems = json.loads(sys.stdin.read())
+    print(json.dumps([finite_or_null(attention(p)) for p in problems]))
