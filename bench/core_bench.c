@@ -12,6 +12,9 @@
  *                                   DIR/NAME-summary.json, see bench/gen_payloads.py)
  *   core_bench variants [N...]      each attention variant (core/variants.h) against the
  *                                   plain attn_forward in the same run, n = 512, 2048
+ *   core_bench precision [N...]     a request in float16 (and bfloat16, float32, float16
+ *                                   summed in float16) against the same request in
+ *                                   float64, through api_handle, n = 512 (or the N given)
  *   core_bench blas-core            the OPENBLAS_CORETYPE attnd would advise at startup
  *                                   (empty when OpenBLAS's own choice stands)
  *   core_bench number-paths         which vector paths the number printer and reader
@@ -889,6 +892,67 @@ static int print_number_paths(void)
     return 0;
 }
 
+/*
+ * The precision rows: one request of random inputs (n_q = n_k = n, d = 64), answering the
+ * output and its report, in float64 and in each low format, through api_handle in the
+ * same rounds, each as a ratio to float64 (target for float16 summed in float32: at most
+ * 10x; "same" runs the exact emulation of a 16-bit accumulator and has no target).
+ */
+static int bench_precision(int argc, char **argv)
+{
+    size_t sizes[16], n_sizes;
+    if (parse_sizes(argc, argv, sizes, &n_sizes) != 0)
+        return 2;
+    if (n_sizes == 0) {
+        sizes[0] = 512;
+        n_sizes = 1;
+    }
+    static const char *const forms[] = {
+        "", ",\"precision\":{\"format\":\"float16\"}", ",\"precision\":{\"format\":\"bfloat16\"}",
+        ",\"precision\":{\"format\":\"float32\"}",
+        ",\"precision\":{\"format\":\"float16\",\"accumulate\":\"same\"}",
+    };
+    static const char *const labels[] = { "float64", "float16", "bfloat16", "float32",
+                                          "float16 same" };
+    enum { FORMS = 5 };
+    struct api_context ctx = {.limits = api_default_limits(), .ready = true, .http_library = "bench"};
+    printf("precision: a request of random inputs, n_q = n_k = n, d_k = d_v = %d, include "
+           "[\"output\"], through api_handle, 1 thread; each a ratio to float64 in the same "
+           "rounds (float16 target <= 10x)\n", D);
+    printf("  %5s  %-13s  %10s  %8s\n", "n", "format", "ms", "ratio");
+    for (size_t s = 0; s < n_sizes; s++) {
+        struct json_case cases[FORMS];
+        char bodies[FORMS][256];
+        bench_fn fns[FORMS];
+        void *args[FORMS];
+        for (int f = 0; f < FORMS; f++) {
+            snprintf(bodies[f], sizeof bodies[f], "{\"random\":{\"seed\":1,\"n_q\":%zu,\"n_k\":%zu,"
+                     "\"d_k\":%d,\"d_v\":%d},\"include\":[\"output\"]%s}", sizes[s], sizes[s],
+                     D, D, forms[f]);
+            cases[f] = (struct json_case){.body = bodies[f], .len = strlen(bodies[f]), .ctx = &ctx};
+            run_handle(&cases[f]);
+            if (cases[f].status != 200) {
+                fprintf(stderr, "core_bench: precision %s: status %d\n", labels[f], cases[f].status);
+                return 1;
+            }
+            fns[f] = run_handle;
+            args[f] = &cases[f];
+        }
+        double t[FORMS];
+        bench_median_interleaved(fns, args, FORMS, 3, t);
+        for (int f = 0; f < FORMS; f++) {
+            char verdict[32] = "";
+            if (f == 1)
+                ratio_verdict(t[f] / t[0], 10, verdict);
+            else
+                snprintf(verdict, sizeof verdict, "%.2fx", t[f] / t[0]);
+            printf("  %5zu  %-13s  %10.2f  %s\n", sizes[s], labels[f], t[f] * 1e3, verdict);
+        }
+        fflush(stdout);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *budget = getenv("BENCH_BUDGET");
@@ -912,6 +976,8 @@ int main(int argc, char **argv)
         return bench_variants(argc - 2, argv + 2);
     if (argc >= 4 && strcmp(argv[1], "json") == 0)
         return bench_json(argv[2], argc - 3, argv + 3);
+    if (argc >= 2 && strcmp(argv[1], "precision") == 0)
+        return bench_precision(argc - 2, argv + 2);
     if (argc == 2 && strcmp(argv[1], "blas-core") == 0) { /* attnd's startup advice, if any */
         const char *core = attn_blas_better_core();
         printf("%s\n", core != NULL ? core : "");
@@ -919,7 +985,7 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && strcmp(argv[1], "number-paths") == 0)
         return print_number_paths();
-    fprintf(stderr, "usage: core_bench core | core_bench floor | core_bench pair N THREADS | core_bench variants | core_bench json DIR NAME... | core_bench blas-core"
+    fprintf(stderr, "usage: core_bench core | core_bench floor | core_bench pair N THREADS | core_bench variants | core_bench json DIR NAME... | core_bench precision [N...] | core_bench blas-core"
                     " | core_bench number-paths\n");
     return 2;
 }

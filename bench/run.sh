@@ -9,7 +9,8 @@
 #   2. core: attn_forward vs attn_reference vs bare cblas_dgemm (core_bench core); the
 #      floor rows (core_bench floor: every step, weights and output, output and lse, and
 #      numpy's naive attention, each as a ratio to the bare dgemm pair, n = 512 … 2048);
-#      the variants; the exponential (exp_bench: attn_row_exp against SLEEF and glibc)
+#      the variants; a request in each low format against float64 (core_bench precision);
+#      the exponential (exp_bench: attn_row_exp against SLEEF and glibc)
 #   3. JSON: jansson's parse and api_handle in process (core_bench json)
 #   4. memory: a fresh attnd's peak RSS (VmHWM) after serving one xl request, and another
 #      fresh one's after one xl V2 binary request; then the long request (BENCH_LONG):
@@ -212,6 +213,9 @@ note "floor bench (each way of asking against the bare dgemm pair, and numpy's, 
 echo
 note "variants bench (each attention variant against the plain pass, n = 512 and 2048)"
 "$OUT/core_bench" variants
+echo
+note "precision bench (a request in each low format against float64, n = 512)"
+"$OUT/core_bench" precision
 echo
 note "exp bench (attn_row_exp against SLEEF's and glibc's exp)"
 "$OUT/exp_bench"

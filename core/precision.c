@@ -12,6 +12,16 @@
 #include "internal.h"
 #include "variants.h"
 
+/* The float32 sums' clones (product_f32): GCC on x86-64 only, and not under
+ * ThreadSanitizer, whose runtime is not set up yet when a clone's resolver runs at load
+ * time (softmax_row.c has the same guard). Without them fmaf is libm's: the same bits. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_THREAD__) && !defined(ATTN_NO_CLONES)
+#define ATTN_FMA_CLONES __attribute__((target_clones("fma", "default")))
+#else
+#define ATTN_FMA_CLONES
+#endif
+
 /* A binary format: significand bits (the leading one counted) and exponent range. */
 struct layout {
     int bits;      /* 24, 11, 8 */
@@ -147,20 +157,70 @@ static void product(double *c, const double *a, size_t rows, size_t inner, const
         }
 }
 
+/*
+ * The same sums in a float32 accumulator, as floats (every format here is exact in a
+ * float): c (rows × cols) += a (rows × inner) · b (inner × cols), lane by lane, each lane
+ * one cell whose partial sums go in index order through fmaf, rounded once each. With
+ * FMA hardware (the fma clone, chosen at run time) eight lanes a step; the default
+ * clone calls libm's fmaf, the same value.
+ */
+ATTN_FMA_CLONES
+static void product_f32(float *restrict c, const float *restrict a, size_t rows, size_t inner,
+                        const float *restrict b, size_t cols)
+{
+    for (size_t i = 0; i < rows; i++) {
+        float *restrict ci = c + i * cols;
+        for (size_t j = 0; j < cols; j++)
+            ci[j] = 0;
+        for (size_t t = 0; t < inner; t++) {
+            const float x = a[i * inner + t], *restrict bt = b + t * cols;
+            for (size_t j = 0; j < cols; j++)
+                ci[j] = fmaf(x, bt[j], ci[j]);
+        }
+    }
+}
+
+/* Exact both ways: every value held here is a float. */
+static void to_floats(float *dst, const double *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (float)src[i];
+}
+
+static void to_doubles(double *dst, const float *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = src[i];
+}
+
 struct held {
     double *q, *k, *v, *bias, *weights; /* in the format; weights (n_q, n_k) */
-    void *block;
+    float *fq, *fkt, *fv, *fw, *fout;   /* float32 sums: q, kᵀ, v, weights, a result */
+    void *block, *floats;
 };
 
 static enum attn_status held_alloc(struct held *h, const struct attn_problem *p, size_t n_q,
-                                   size_t n_k)
+                                   size_t n_k, bool floats)
 {
     size_t d_k = p->q->cols, d_v = p->v->cols;
     size_t cells = n_q * d_k + n_k * d_k + n_k * d_v + n_q * n_k + (p->bias ? n_q * n_k : 0);
+    size_t result = n_q * (n_k > d_v ? n_k : d_v);
     memset(h, 0, sizeof *h);
     h->block = malloc(cells * sizeof(double));
-    if (h->block == NULL)
+    if (floats)
+        h->floats = malloc((n_q * d_k + n_k * d_k + n_k * d_v + n_q * n_k + result) * sizeof(float));
+    if (h->block == NULL || (floats && h->floats == NULL)) {
+        free(h->block);
+        free(h->floats);
         return ATTN_ENOMEM;
+    }
+    if (floats) {
+        h->fq = h->floats;
+        h->fkt = h->fq + n_q * d_k;
+        h->fv = h->fkt + n_k * d_k;
+        h->fw = h->fv + n_k * d_v;
+        h->fout = h->fw + n_q * n_k;
+    }
     h->q = h->block;
     h->k = h->q + n_q * d_k;
     h->v = h->k + n_k * d_k;
@@ -275,18 +335,29 @@ enum attn_status attn_forward_precision(struct attn_trace *out, const struct att
     if (attn_check_problem(out, p) != ATTN_OK || !attn_precision_valid(prec) || !all_kept(out))
         return ATTN_EINVAL;
     size_t n_q = out->n_q, n_k = out->n_k, d_k = p->q->cols, d_v = out->d_v;
+    enum attn_format f = prec->format, acc = prec->accumulate;
+    bool floats = acc == ATTN_FLOAT32;
     struct held h;
-    if (held_alloc(&h, p, n_q, n_k) != ATTN_OK)
+    if (held_alloc(&h, p, n_q, n_k, floats) != ATTN_OK)
         return ATTN_ENOMEM;
     attn_trace_reset(out);
-    enum attn_format f = prec->format, acc = prec->accumulate;
     round_copy(h.q, p->q, f);
     round_copy(h.k, p->k, f);
     round_copy(h.v, p->v, f);
     if (p->bias)
         round_copy(h.bias, p->bias, f);
 
-    product(out->scores.data, h.q, n_q, d_k, h.k, 1, d_k, n_k, acc);
+    if (floats) {
+        to_floats(h.fq, h.q, n_q * d_k);
+        for (size_t j = 0; j < n_k; j++) /* kᵀ, so that a row of scores is a lane each */
+            for (size_t t = 0; t < d_k; t++)
+                h.fkt[t * n_k + j] = (float)h.k[j * d_k + t];
+        to_floats(h.fv, h.v, n_k * d_v);
+        product_f32(h.fout, h.fq, n_q, d_k, h.fkt, n_k);
+        to_doubles(out->scores.data, h.fout, n_q * n_k);
+    } else {
+        product(out->scores.data, h.q, n_q, d_k, h.k, 1, d_k, n_k, acc);
+    }
     double scale = attn_format_round(p->scale, acc);
     static const struct attn_variants none;
     for (size_t i = 0; i < n_q; i++) {
@@ -301,11 +372,18 @@ enum attn_status attn_forward_precision(struct attn_trace *out, const struct att
         softmax_row(out, &h, i, &r, prec);
         describe_row(out, i);
     }
-    product(out->output.data, h.weights, n_q, n_k, h.v, d_v, 1, d_v, acc);
+    if (floats) {
+        to_floats(h.fw, h.weights, n_q * n_k);
+        product_f32(h.fout, h.fw, n_q, n_k, h.fv, d_v);
+        to_doubles(out->output.data, h.fout, n_q * d_v);
+    } else {
+        product(out->output.data, h.weights, n_q, n_k, h.v, d_v, 1, d_v, acc);
+    }
     for (size_t c = 0; c < n_q * d_v; c++)
         out->output.data[c] = attn_format_round(out->output.data[c], f);
     find_fault(out, p);
     free(h.block);
+    free(h.floats);
     return ATTN_OK;
 }
 
@@ -325,8 +403,11 @@ struct attn_step_error attn_step_error_of(const struct attn_matrix *low,
             double abs_err = fabs(x - y);
             if (abs_err > e.max_abs)
                 e.max_abs = abs_err;
-            if (y != 0 && abs_err / fabs(y) > e.max_rel) {
-                e.max_rel = abs_err / fabs(y);
+            if (abs_err == 0 || y == 0)
+                continue;
+            double rel = abs_err / fabs(y);
+            if (rel > e.max_rel) {
+                e.max_rel = rel;
                 e.rel_row = i;
                 e.rel_col = j;
             }
