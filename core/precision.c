@@ -295,7 +295,7 @@ static void describe_row(struct attn_trace *t, size_t i)
     s->row_sums[i] = total;
     s->argmax[i] = arg;
     s->max_weight[i] = arg == ATTN_NO_INDEX ? 0 : w[arg];
-    s->entropy[i] = entropy;
+    s->entropy[i] = isfinite(total) ? entropy : NAN; /* no entropy of weights not finite */
 }
 
 /* The first non-finite cell of the steps in order; blocked cells of masked (−inf, as

@@ -147,6 +147,16 @@ static const char *hint_for(const char *step)
     return "";
 }
 
+/* The warning's sentence, in the answer's language, into message. */
+static void warning_message(char *message, size_t size, const struct api_precision *p,
+                            const struct api_precision_report *rep)
+{
+    snprintf(message, size, API_TR("%s is not finite at cell [%zu, %zu] in %s, whose "
+                                   "largest finite value is %g"),
+             rep->first, rep->first_row, rep->first_col, attn_format_name(p->rules.format),
+             attn_format_max(p->rules.format));
+}
+
 void api_precision_write_warning(struct jw *w, const struct api_precision *p,
                                  const struct api_precision_report *rep)
 {
@@ -154,9 +164,7 @@ void api_precision_write_warning(struct jw *w, const struct api_precision *p,
         return;
     double max = attn_format_max(p->rules.format);
     char message[320];
-    snprintf(message, sizeof message, API_TR("%s is not finite at cell [%zu, %zu] in %s, whose "
-                                             "largest finite value is %g"),
-             rep->first, rep->first_row, rep->first_col, attn_format_name(p->rules.format), max);
+    warning_message(message, sizeof message, p, rep);
     jw_object_begin(w);
     JW_KEY(w, "code");
     jw_string(w, "precision-overflow");
@@ -168,4 +176,49 @@ void api_precision_write_warning(struct jw *w, const struct api_precision *p,
     JW_KEY(w, "hint");
     jw_string(w, hint_for(rep->first));
     jw_object_end(w);
+}
+
+void api_precision_text_header(struct api_buf *b, const struct api_precision *p)
+{
+    api_buf_printf(b, API_TR("precision  %s, sums in %s; the largest finite value %g\n"),
+                   attn_format_name(p->rules.format), attn_format_name(p->rules.accumulate),
+                   attn_format_max(p->rules.format));
+}
+
+void api_precision_text_step(struct api_buf *b, const struct api_precision *p,
+                             const struct api_precision_report *rep, int step)
+{
+    const struct attn_step_error *e = &rep->steps[step];
+    const char *format = attn_format_name(p->rules.format);
+    if (e->rel_row == ATTN_NO_INDEX)
+        api_buf_printf(b, API_TR("  %s against float64: max abs error %.3g, no relative error, "
+                                 "%zu not finite\n"), format, e->max_abs, e->non_finite);
+    else
+        api_buf_printf(b, API_TR("  %s against float64: max abs error %.3g, max rel error %.3g "
+                                 "at [%zu, %zu], %zu not finite\n"), format, e->max_abs,
+                       e->max_rel, e->rel_row, e->rel_col, e->non_finite);
+}
+
+void api_precision_text_warning(struct api_buf *b, const struct api_precision *p,
+                                const struct api_precision_report *rep)
+{
+    if (rep == NULL || rep->first == NULL)
+        return;
+    char message[320];
+    warning_message(message, sizeof message, p, rep);
+    api_buf_printf(b, API_TR("\nwarning: %s\n"), message);
+    api_buf_printf(b, API_TR("  hint: %s\n"), hint_for(rep->first));
+}
+
+void api_precision_svg_note(char *buf, size_t size, const struct api_precision *p,
+                            const struct attn_matrix *weights)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; p->on && i < weights->rows; i++)
+        for (size_t j = 0; j < weights->cols; j++)
+            if (!isfinite(attn_at(weights, i, j))) {
+                snprintf(buf, size, API_TR("; red: not finite in %s"),
+                         attn_format_name(p->rules.format));
+                return;
+            }
 }

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "api/json/buf.h"
 #include "api/json/write.h"
 #include "api/request/precision.h"
 #include "core/attention.h"
@@ -44,5 +45,18 @@ void api_precision_write(struct jw *w, const struct api_precision *p,
  * cell; nothing otherwise. */
 void api_precision_write_warning(struct jw *w, const struct api_precision *p,
                                  const struct api_precision_report *rep);
+
+/* The text page's lines: the format under the page's first line, each step's error
+ * under its matrix (step 0..4: scores … output), and the warning with its hint. */
+void api_precision_text_header(struct api_buf *b, const struct api_precision *p);
+void api_precision_text_step(struct api_buf *b, const struct api_precision *p,
+                             const struct api_precision_report *rep, int step);
+void api_precision_text_warning(struct api_buf *b, const struct api_precision *p,
+                                const struct api_precision_report *rep);
+
+/* "; red: not finite in float16" for an SVG's subtitle when the weights hold a cell that
+ * is not finite, else "" (into buf). */
+void api_precision_svg_note(char *buf, size_t size, const struct api_precision *p,
+                            const struct attn_matrix *weights);
 
 #endif

@@ -1337,6 +1337,16 @@ const char *const api_messages_en[] = {
     "precision.format is required: float16, bfloat16 or float32",
     /* api/request/precision.c */
     "for example \"precision\": {\"format\": \"float16\"}",
+    /* api/endpoints/precision.c */
+    "precision  %s, sums in %s; the largest finite value %g\n",
+    /* api/endpoints/precision.c */
+    "  %s against float64: max abs error %.3g, no relative error, %zu not finite\n",
+    /* api/endpoints/precision.c */
+    "  %s against float64: max abs error %.3g, max rel error %.3g at [%zu, %zu], %zu not finite\n",
+    /* api/endpoints/precision.c */
+    "  hint: %s\n",
+    /* api/endpoints/precision.c */
+    "; red: not finite in %s",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

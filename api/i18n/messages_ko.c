@@ -1452,6 +1452,16 @@ const struct api_message api_messages_ko[] = {
       "precision.format 이(가) 필요합니다: float16, bfloat16 또는 float32" },
     { "for example \"precision\": {\"format\": \"float16\"}",
       "예: \"precision\": {\"format\": \"float16\"}" },
+    { "precision  %s, sums in %s; the largest finite value %g\n",
+      "precision  %s, 합은 %s 에 누적; 가장 큰 유한값 %g\n" },
+    { "  %s against float64: max abs error %.3g, no relative error, %zu not finite\n",
+      "  float64 와 비교한 %s: 최대 절대 오차 %.3g, 상대 오차 없음, 유한하지 않은 칸 %zu 개\n" },
+    { "  %s against float64: max abs error %.3g, max rel error %.3g at [%zu, %zu], %zu not finite\n",
+      "  float64 와 비교한 %s: 최대 절대 오차 %.3g, 최대 상대 오차 %.3g ([%zu, %zu] 칸), 유한하지 않은 칸 %zu 개\n" },
+    { "  hint: %s\n",
+      "  힌트: %s\n" },
+    { "; red: not finite in %s",
+      "; 빨간 칸: %s 에서 유한하지 않음" },
 };
 
 const size_t api_messages_ko_count = sizeof api_messages_ko / sizeof api_messages_ko[0];

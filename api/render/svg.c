@@ -285,6 +285,27 @@ static void tip_open(struct api_buf *b, const struct api_svg_heatmap *h,
     api_buf_puts(b, "</title>\n");
 }
 
+/* A cell whose value is not finite: a red square, "inf", "-inf" or "nan" in its tooltip
+ * and, when cells carry their values (font > 0), on it. */
+static void draw_non_finite(struct api_buf *b, const struct tip_names *rows,
+                            const struct tip_names *cols, size_t i, size_t j, double v, int x,
+                            int y, int c, int font)
+{
+    const char *text = isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+    api_buf_puts(b, "<g><title>");
+    tip_name(b, rows, i);
+    api_buf_puts(b, " \xE2\x86\x92 "); /* → */
+    tip_name(b, cols, j);
+    api_buf_printf(b, ": %s</title>\n", text);
+    api_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n", x,
+                   y, c, c, API_SVG_NON_FINITE);
+    if (font > 0)
+        api_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
+                          "dominant-baseline=\"central\" font-size=\"%d\" "
+                          "fill=\"#ffffff\">%s</text>\n", x + c / 2, y + c / 2, font, text);
+    api_buf_puts(b, "</g>\n");
+}
+
 static size_t add_sat(size_t a, size_t b)
 {
     return a > SIZE_MAX - b ? SIZE_MAX : a + b;
@@ -360,6 +381,10 @@ static void draw_cells(struct api_buf *b, const struct api_svg_heatmap *h,
                 tip_open(b, h, &rows, &cols, i, j, NULL);
                 api_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
                                   "fill=\"url(#attnd-hatch)\"/>\n</g>\n", x, y, c, c);
+                continue;
+            }
+            if (!isfinite(v)) { /* a low format's overflow (precision): red, named */
+                draw_non_finite(b, &rows, &cols, i, j, v, x, y, c, L->annotate ? font : 0);
                 continue;
             }
             tip_open(b, h, &rows, &cols, i, j, &v);

@@ -53,6 +53,10 @@ struct api_svg_heatmap {
     const char *axis_x, *axis_y, *note;
 };
 
+/* The fill of a cell whose value is not finite (a low format's overflow): red, off the
+ * blue scale. */
+#define API_SVG_NON_FINITE "#b2182b"
+
 /* Display columns of a label kept in a tooltip (longer ones end in "…"). */
 #define API_SVG_TIP_LABEL 64
 

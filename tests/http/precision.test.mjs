@@ -204,3 +204,30 @@ test('bad precision gets a 422 naming the member and the name meant', async () =
     { ...base, precision: { format: 'half' } }), 422);
   assert.match(ko.detail, /float16, bfloat16, float32 중 하나여야/);
 });
+
+test('the text page gives each step\'s error under its matrix; the SVG draws what is not finite red', async () => {
+  const body = { q: [[200, 200], [1, 0]], k: [[200, 200], [1, 1]], v: [[1], [2]], scale: 1,
+    precision: { format: 'float16', accumulate: 'same' } };
+  const a = (await postJson(s.port, '/v1/attention', body)).json();
+  const text = (await postJson(s.port, '/v1/attention?format=text', body)).body;
+  assert.match(text, /^precision {2}float16, sums in float16; the largest finite value 65504$/m);
+  // Under step 4's matrix (after its last row, before step 5), the weights' line, from the
+  // same report as the JSON answer.
+  const step4 = text.slice(text.indexOf('step 4'), text.indexOf('step 5'));
+  const w = a.precision_report.weights;
+  const line = `  float16 against float64: max abs error ${Number(w.max_abs_error.toPrecision(3))}, ` +
+    `max rel error ${Number(w.max_rel_error.toPrecision(3))} at [${w.max_rel_cell.join(', ')}], ` +
+    `${w.non_finite} not finite`;
+  assert.ok(step4.trimEnd().endsWith(line), `step 4 ends with the error line:\n${step4}`);
+  assert.match(text, /\nwarning: scores is not finite at cell \[0, 0\] in float16, whose largest finite value is 65504\n {2}hint: accumulate in float32/);
+  const ko = (await postJson(s.port, '/v1/attention?format=text&lang=ko', body)).body;
+  assert.match(ko, /float64 와 비교한 float16: 최대 절대 오차/);
+  const svg = (await postJson(s.port, '/v1/attention?format=svg', body)).body;
+  // Row q0's two weights are NaN: two red cells, named in their tooltips; q1's are blue.
+  assert.equal(svg.match(/fill="#b2182b"/g).length, 2);
+  assert.match(svg, /q0 → k0: nan<\/title>/);
+  assert.match(svg, /red: not finite in float16/);
+  const finite = (await postJson(s.port, '/v1/attention?format=svg',
+    { ...body, precision: { format: 'float16' } })).body;
+  assert.doesNotMatch(finite, /b2182b|red: not finite/);
+});

@@ -192,6 +192,8 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
     }
     api_buf_printf(b, "attention  q %s  k %s  v %s  mask %s%s  d_k %zu  scale %s\n", sq, sk,
                    sv, mask, bias, d_k, scale);
+    if (r->precision.on)
+        api_precision_text_header(b, &r->precision);
 
     static const char *const names[] = { "scores", "scaled", "masked", "weights", "output" };
     const struct attn_matrix *mats[] = { &t->scores, &t->scaled, &t->masked, &t->weights,
@@ -210,8 +212,11 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
             api_attention_text_variant_steps(b, r, before[s], &number, decimals, &a.queries,
                                              &a.keys);
         step_line(b, number++, names[s], ops[s], left, right, s == 4 ? sout : sgrid);
-        if (!(r->include & (1ul << s)))
+        if (!(r->include & (1ul << s))) {
+            if (r->precision.on) /* the error line says what the matrix would have */
+                api_precision_text_step(b, &r->precision, r->report, s);
             continue;
+        }
         const struct attn_matrix *m = mats[s];
         struct api_text_matrix tm = {
             .data = m->data, .rows = m->rows, .cols = m->cols, .stride = m->stride,
@@ -223,6 +228,8 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
             .indent = "  ",
         };
         api_text_matrix(b, &tm);
+        if (r->precision.on)
+            api_precision_text_step(b, &r->precision, r->report, s);
     }
     api_text_softmax_parts(b, t, API_SOFTMAX_PARTS(r->include), decimals, &a.queries, &a.keys);
     api_text_row_stats(b, &t->summary, t->n_q, API_ROW_STATS(r->include), decimals, &a.queries);
@@ -244,6 +251,8 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
                              &causes);
     const struct api_tie_source ties = { t, 1, n_q, vec, false, r->rows };
     api_text_tie_warnings(b, &ties, &a.queries, &a.keys);
+    if (r->precision.on)
+        api_precision_text_warning(b, &r->precision, r->report);
     labels_free(&a);
 }
 
@@ -257,7 +266,7 @@ void api_weights_range(const struct attn_matrix *w, const struct attn_matrix *ma
             continue; /* hatched, not drawn */
         for (size_t j = 0; j < w->cols; j++) {
             double m = attn_at(masked, i, j), x = attn_at(w, i, j);
-            if (isinf(m) && m < 0)
+            if ((isinf(m) && m < 0) || !isfinite(x)) /* masked, or drawn red (precision) */
                 continue;
             *lo = x < *lo ? x : *lo;
             *hi = x > *hi ? x : *hi;
@@ -273,8 +282,9 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
     struct axis_labels a;
     labels_init(&a, r, b);
     char scale[API_NUMBER_MAX], subtitle[400 + 2 * API_TEXT_LABEL], tie[2 * API_TEXT_LABEL];
-    char variants[224];
+    char variants[224], red[96];
     scale_text(scale, r);
+    api_precision_svg_note(red, sizeof red, &r->precision, &t->weights);
     api_text_tie_rows(tie, sizeof tie, t, t->n_q, &a.queries); /* a tie names no winner */
     api_variants_describe(&r->variants, variants, sizeof variants);
     int used = snprintf(subtitle, sizeof subtitle,
@@ -283,7 +293,9 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
     if (used > 0 && (size_t)used < sizeof subtitle)
         used += snprintf(subtitle + used, sizeof subtitle - (size_t)used, "%s", variants);
     if (tie[0] != '\0' && used > 0 && (size_t)used < sizeof subtitle)
-        snprintf(subtitle + used, sizeof subtitle - (size_t)used, "; %s", tie);
+        used += snprintf(subtitle + used, sizeof subtitle - (size_t)used, "; %s", tie);
+    if (red[0] != '\0' && used > 0 && (size_t)used < sizeof subtitle)
+        snprintf(subtitle + used, sizeof subtitle - (size_t)used, "%s", red);
     struct api_svg_heatmap h = {
         .data = t->weights.data, .rows = t->weights.rows, .cols = t->weights.cols,
         .stride = t->weights.stride,
