@@ -1320,11 +1320,15 @@ const char *const api_messages_en[] = {
     /* api/request/precision.c */
     "where sums go: \"float32\" (default) or \"same\" (the format itself)",
     /* api/request/precision.c */
-    "precision.format is \"%.40s\"; it must be float16, bfloat16 or float32",
+    "%s is \"%.40s\"; it must be float16, bfloat16 or float32",
     /* api/request/precision.c */
     "attnd computes in float64 without precision: leave precision out",
     /* api/request/precision.c */
-    "precision.accumulate is \"%.40s\"; it must be float32 or same",
+    "%s is \"%.40s\"; it must be float32 or same",
+    /* api/request/precision.c */
+    "parameters.accumulate needs parameters.precision, the format it sums for",
+    /* api/request/precision.c */
+    "add \"precision\": \"float16\" (or bfloat16, float32) to the parameters",
     /* api/request/precision.c */
     "write \"same\" to sum in the format itself, %s",
     /* api/request/precision.c */

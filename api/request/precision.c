@@ -41,40 +41,41 @@ static bool is_float64(const char *word)
            strcasecmp(word, "double") == 0;
 }
 
-static bool read_format(const json_t *node, const char *ptr, enum attn_format *out,
-                        struct api_error *err)
+static bool read_format(const json_t *node, const char *ptr, const char *name,
+                        enum attn_format *out, struct api_error *err)
 {
     const char *word = json_string_value(node);
     if (word != NULL && is_float64(word)) {
-        api_error_set(err, API_INVALID_VALUE, "precision.format is \"%.40s\"; it must be "
-                      "float16, bfloat16 or float32", word);
+        api_error_set(err, API_INVALID_VALUE, "%s is \"%.40s\"; it must be float16, bfloat16 "
+                      "or float32", name, word);
         api_error_at(err, "%s", ptr);
         api_error_hint(err, "attnd computes in float64 without precision: leave precision out");
         return false;
     }
     if (word != NULL && meant_by(word) != NULL) {
-        api_error_set(err, API_INVALID_VALUE, "precision.format is \"%.40s\"; it must be "
-                      "float16, bfloat16 or float32", word);
+        api_error_set(err, API_INVALID_VALUE, "%s is \"%.40s\"; it must be float16, bfloat16 "
+                      "or float32", name, word);
         api_error_at(err, "%s", ptr);
         api_error_hint(err, "did you mean \"%s\"?", meant_by(word));
         return false;
     }
     size_t index;
-    if (!api_read_choice(node, ptr, "precision.format", formats, 3, &index, err))
+    if (!api_read_choice(node, ptr, name, formats, 3, &index, err))
         return false;
     *out = format_of[index];
     return true;
 }
 
-static bool read_accumulate(const json_t *node, const char *ptr, enum attn_format format,
-                            enum attn_format *out, struct api_error *err)
+static bool read_accumulate(const json_t *node, const char *ptr, const char *name,
+                            enum attn_format format, enum attn_format *out,
+                            struct api_error *err)
 {
     static const char *const accumulators[] = { "float32", "same" };
     const char *word = json_string_value(node);
     const char *meant = word != NULL ? meant_by(word) : NULL;
     if (word != NULL && strcmp(word, attn_format_name(format)) == 0 && format != ATTN_FLOAT32) {
-        api_error_set(err, API_INVALID_VALUE, "precision.accumulate is \"%.40s\"; it must be "
-                      "float32 or same", word);
+        api_error_set(err, API_INVALID_VALUE, "%s is \"%.40s\"; it must be float32 or same",
+                      name, word);
         api_error_at(err, "%s", ptr);
         api_error_hint(err, "write \"same\" to sum in the format itself, %s",
                        attn_format_name(format));
@@ -82,8 +83,8 @@ static bool read_accumulate(const json_t *node, const char *ptr, enum attn_forma
     }
     if (word != NULL && (meant != NULL || strcmp(word, "float16") == 0 ||
                          strcmp(word, "bfloat16") == 0 || is_float64(word))) {
-        api_error_set(err, API_INVALID_VALUE, "precision.accumulate is \"%.40s\"; it must be "
-                      "float32 or same", word);
+        api_error_set(err, API_INVALID_VALUE, "%s is \"%.40s\"; it must be float32 or same",
+                      name, word);
         api_error_at(err, "%s", ptr);
         if (meant != NULL && strcmp(meant, "float32") == 0)
             api_error_hint(err, "did you mean \"%s\"?", "float32");
@@ -93,7 +94,7 @@ static bool read_accumulate(const json_t *node, const char *ptr, enum attn_forma
         return false;
     }
     size_t index;
-    if (!api_read_choice(node, ptr, "precision.accumulate", accumulators, 2, &index, err))
+    if (!api_read_choice(node, ptr, name, accumulators, 2, &index, err))
         return false;
     *out = index == 0 ? ATTN_FLOAT32 : format;
     return true;
@@ -128,12 +129,40 @@ bool api_precision_read(const json_t *doc, const char *prefix, struct api_precis
         return false;
     }
     API_FIELD_POINTER(member, ptr, "format");
-    if (!read_format(format, member, &out->rules.format, err))
+    if (!read_format(format, member, "precision.format", &out->rules.format, err))
         return false;
     out->rules.accumulate = ATTN_FLOAT32;
     const json_t *acc = api_member(node, "accumulate");
     API_FIELD_POINTER(member, ptr, "accumulate");
-    if (acc != NULL && !read_accumulate(acc, member, out->rules.format, &out->rules.accumulate, err))
+    if (acc != NULL && !read_accumulate(acc, member, "precision.accumulate", out->rules.format,
+                                        &out->rules.accumulate, err))
+        return false;
+    out->on = true;
+    return true;
+}
+
+bool api_precision_read_v2(const json_t *params, struct api_precision *out,
+                           struct api_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const json_t *format = params != NULL ? json_object_get(params, "precision") : NULL;
+    const json_t *acc = params != NULL ? json_object_get(params, "accumulate") : NULL;
+    if (format == NULL || json_is_null(format)) {
+        if (acc == NULL || json_is_null(acc))
+            return true;
+        api_error_set(err, API_INVALID_VALUE, "parameters.accumulate needs parameters.precision, "
+                      "the format it sums for");
+        api_error_at(err, "/parameters/accumulate");
+        api_error_hint(err, "add \"precision\": \"float16\" (or bfloat16, float32) to the parameters");
+        return false;
+    }
+    if (!read_format(format, "/parameters/precision", "parameters.precision", &out->rules.format,
+                     err))
+        return false;
+    out->rules.accumulate = ATTN_FLOAT32;
+    if (acc != NULL && !json_is_null(acc) &&
+        !read_accumulate(acc, "/parameters/accumulate", "parameters.accumulate",
+                         out->rules.format, &out->rules.accumulate, err))
         return false;
     out->on = true;
     return true;

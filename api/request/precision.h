@@ -31,6 +31,14 @@ struct api_precision {
 bool api_precision_read(const json_t *doc, const char *prefix, struct api_precision *out,
                         struct api_error *err);
 
+/*
+ * The V2 parameters precision (the format) and accumulate, read by the same rules: a 422
+ * (a V2 400) at /parameters/precision or /parameters/accumulate; accumulate without
+ * precision is one too.
+ */
+bool api_precision_read_v2(const json_t *params, struct api_precision *out,
+                           struct api_error *err);
+
 /* "float32" or "same", as the request named the accumulator. */
 const char *api_precision_accumulate_name(const struct attn_precision *p);
 

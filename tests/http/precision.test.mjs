@@ -231,3 +231,47 @@ test('the text page gives each step\'s error under its matrix; the SVG draws wha
     { ...body, precision: { format: 'float16' } })).body;
   assert.doesNotMatch(finite, /b2182b|red: not finite/);
 });
+
+test('V2 takes precision and accumulate and answers the same numbers as /v1', async () => {
+  const next = rng(38);
+  const B = 2, p = randomProblem(next, { bias: false });
+  const q2 = [p.q, p.q.map((row) => row.map((x) => -x))]; // two problems, one batch
+  const flat = (m) => m.flat(Infinity);
+  const nQ = p.q.length, dK = p.q[0].length, nK = p.k.length, dV = p.v[0].length;
+  const inputs = [
+    { name: 'Q', shape: [B, nQ, dK], datatype: 'FP64', data: flat(q2) },
+    { name: 'K', shape: [B, nK, dK], datatype: 'FP64', data: flat([p.k, p.k]) },
+    { name: 'V', shape: [B, nK, dV], datatype: 'FP64', data: flat([p.v, p.v]) },
+  ];
+  for (const [format, accumulate] of FORMS) {
+    const r = await postJson(s.port, '/v2/models/attention/infer', {
+      inputs, parameters: { precision: format, accumulate },
+      outputs: ['SCORES', 'MASKED', 'WEIGHTS', 'OUTPUT', 'LSE'].map((name) => ({ name })),
+    });
+    assert.equal(r.status, 200, r.body);
+    const out = Object.fromEntries(r.json().outputs.map((o) => [o.name, o.data]));
+    for (let b = 0; b < B; b++) {
+      const v1 = (await postJson(s.port, '/v1/attention', { q: q2[b], k: p.k, v: p.v,
+        precision: { format, accumulate }, include: ['scores', 'masked', 'weights', 'output', 'lse'] })).json();
+      const slice = (name, per) => out[name].slice(b * per, (b + 1) * per);
+      sameBits(slice('SCORES', nQ * nK), v1.scores, `V2 ${format}/${accumulate} SCORES[${b}]`);
+      sameBits(slice('MASKED', nQ * nK), v1.masked, `V2 ${format}/${accumulate} MASKED[${b}]`);
+      sameBits(slice('WEIGHTS', nQ * nK), v1.weights, `V2 ${format}/${accumulate} WEIGHTS[${b}]`);
+      sameBits(slice('OUTPUT', nQ * dV), v1.output, `V2 ${format}/${accumulate} OUTPUT[${b}]`);
+      sameBits(slice('LSE', nQ), v1.lse, `V2 ${format}/${accumulate} LSE[${b}]`);
+    }
+  }
+  // Bad names are V2 400s at the parameter, with the name meant.
+  const bad = async (parameters, pointer, hint) => {
+    const r = await postJson(s.port, '/v2/models/attention/infer', { inputs, parameters });
+    assert.equal(r.status, 400, r.body);
+    const e = r.json();
+    assert.ok(typeof e.error === 'string' && e.error.length > 0);
+    assert.equal(e.errors[0].pointer, pointer);
+    if (hint) assert.match(e.errors[0].hint, hint);
+  };
+  await bad({ precision: 'bf16' }, '/parameters/precision', /did you mean "bfloat16"/);
+  await bad({ precision: 'float16', accumulate: 'float16' }, '/parameters/accumulate', /write "same"/);
+  await bad({ accumulate: 'same' }, '/parameters/accumulate', /"precision": "float16"/);
+  await bad({ precision: 'float16', softcap: 30 }, '/parameters/precision', null);
+});

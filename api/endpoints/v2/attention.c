@@ -175,16 +175,41 @@ static bool read_grid(struct api_v2_attention *m, const struct api_v2_infer *r,
     return api_v2_read_grid(g, &m->mask, &m->bias, m->batch, r->parameters, err);
 }
 
+/* parameters precision and accumulate: the problems computed in a low format, as /v1's
+ * `precision` computes them (not yet beside the variants). */
+static bool read_precision(struct api_v2_attention *m, const struct api_v2_infer *r,
+                           struct api_error *err)
+{
+    if (!api_precision_read_v2(r->parameters, &m->req.precision, err))
+        return false;
+    if (!m->req.precision.on)
+        return true;
+    if (m->req.variants.any) {
+        api_error_set(err, API_INVALID_VALUE, "precision cannot be combined with %s yet",
+                      "the variants' parameters");
+        api_error_at(err, "/parameters/precision");
+        api_error_hint(err, "send the low-format problem without %s, and %s in float64 "
+                       "without precision", "the variants' parameters", "the variants");
+        return false;
+    }
+    if ((m->req.report = calloc(1, sizeof *m->req.report)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for the precision report");
+        return false;
+    }
+    return true;
+}
+
 static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *r,
                          struct api_error *err)
 {
-    static const char *const known[] = { "scale", "causal", "mask_semantics",
-                                         API_V2_VARIANT_PARAMS };
-    if (!api_v2_check_params(r->parameters, known, 3 + API_V2_N_VARIANT_PARAMS, err))
+    static const char *const known[] = { "scale", "causal", "mask_semantics", "precision",
+                                         "accumulate", API_V2_VARIANT_PARAMS };
+    if (!api_v2_check_params(r->parameters, known, 5 + API_V2_N_VARIANT_PARAMS, err))
         return false;
     const struct api_variant_sizes sizes = { 1, m->req.q.rows, m->req.k.rows, m->req.q.cols,
                                              m->req.q_is_vector };
-    if (!api_v2_read_variants(r->parameters, &sizes, &m->req.variants, err))
+    if (!api_v2_read_variants(r->parameters, &sizes, &m->req.variants, err) ||
+        !read_precision(m, r, err))
         return false;
     if (m->req.variants.any && (m->req.vsteps = calloc(1, sizeof *m->req.vsteps)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
@@ -518,6 +543,8 @@ void api_v2_attention_deinit(void *state)
     attn_vtrace_free(m->req.vsteps);
     free(m->req.vsteps);
     m->req.vsteps = NULL;
+    free(m->req.report);
+    m->req.report = NULL;
     api_variants_deinit(&m->req.variants);
 }
 
