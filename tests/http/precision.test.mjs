@@ -191,7 +191,7 @@ test('bad precision gets a 422 naming the member and the name meant', async () =
     if (hint) assert.match(p.errors[0].hint, hint, JSON.stringify(precision));
   }
   // What it does not combine with yet is named at /precision.
-  for (const [extra, name] of [[{ rope: {} }, 'rope'], [{ rows: [0] }, 'rows'],
+  for (const [extra, name] of [[{ rope: {} }, 'rope'],
     [{ explain: { row: 0 } }, 'explain'], [{ pitfall: 'no_transpose' }, 'pitfall'],
     [{ include: ['exp'] }, 'include exp']]) {
     const p = assertProblem(assert, await postJson(s.port, '/v1/attention',
@@ -274,4 +274,19 @@ test('V2 takes precision and accumulate and answers the same numbers as /v1', as
   await bad({ precision: 'float16', accumulate: 'float16' }, '/parameters/accumulate', /write "same"/);
   await bad({ accumulate: 'same' }, '/parameters/accumulate', /"precision": "float16"/);
   await bad({ precision: 'float16', softcap: 30 }, '/parameters/precision', null);
+});
+
+test('rows answers the listed rows of the whole low-format problem, with its report', async () => {
+  const next = rng(39);
+  const p = { ...randomProblem(next, { masked: true, bias: true }), precision: { format: 'bfloat16' },
+    include: ['scores', 'weights', 'output', 'lse'] };
+  const whole = (await postJson(s.port, '/v1/attention', p)).json();
+  const rows = [p.q.length - 1, 0, p.q.length - 1];
+  const r = await postJson(s.port, '/v1/attention', { ...p, rows });
+  assert.equal(r.status, 200, r.body);
+  const a = r.json();
+  for (const step of ['scores', 'weights', 'output', 'lse'])
+    sameBits(a[step], rows.map((i) => whole[step][i]), `rows ${step}`);
+  assert.deepEqual(a.precision_report, whole.precision_report);
+  assert.deepEqual(a.first_non_finite, whole.first_non_finite);
 });

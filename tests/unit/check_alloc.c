@@ -146,7 +146,8 @@ static const struct alloc_case {
       "\"window\":{\"left\":3},\"include\":[\"output\",\"lse\"]}", NULL },
     /* precision: the low format and float64 side by side, the report, an overflow warned */
     { "POST", "/v1/attention", NULL,
-      "{" SEED000 ",\"bias\":[[0,-1e9],[0,0]],\"precision\":{\"format\":\"float16\"}}", NULL },
+      "{" SEED000 ",\"bias\":[[0,-1e9],[0,0]],\"precision\":{\"format\":\"float16\"},"
+      "\"rows\":[1,0]}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"precision\":{\"format\":\"fp16\"}}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"maks\":\"causal\"}", NULL },
     { "POST", "/v1/attention", NULL, "{\"q\":[[1,\"0\"]],\"k\":[[1,0]],\"v\":[[1]]}", NULL },

@@ -171,8 +171,9 @@ static bool read_explain(const json_t *doc, const char *prefix, struct api_atten
 
 /*
  * `precision`, last of the options: the low format runs the five steps as they are, so
- * what else the request asks must not need more (yet: the variants, rows, explain and
- * pitfall are computed in float64 alone).
+ * what else the request asks must not need more (yet: the variants, explain and pitfall
+ * are computed in float64 alone). `rows` keeps the rows of the whole problem's answer;
+ * the report is the whole problem's.
  */
 static bool read_precision(const json_t *doc, const char *prefix, struct api_attention_req *r,
                            struct api_error *err)
@@ -182,7 +183,7 @@ static bool read_precision(const json_t *doc, const char *prefix, struct api_att
     if (!r->precision.on)
         return true;
     static const char *const alone[] = { "rope", "softcap", "alibi", "window", "sink_tokens",
-                                         "sink_logit", "dropout", "rows", "explain", "pitfall" };
+                                         "sink_logit", "dropout", "explain", "pitfall" };
     const char *other = NULL;
     for (size_t i = 0; other == NULL && i < sizeof alone / sizeof alone[0]; i++)
         if (api_member(doc, alone[i]) != NULL)
