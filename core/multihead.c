@@ -222,16 +222,29 @@ static enum attn_status run_head_variants(struct attn_mh_trace *t, const struct 
  * Runs every head with `run` (attn_forward or attn_reference) on views of q, k, v;
  * with threads > 1, attn_forward_threads instead (the fast path only).
  */
+/* Head i's q, k and v: column blocks of the projections (k and v of its kv head). */
+struct head_views {
+    struct attn_matrix q, k, v;
+};
+
+static struct attn_problem head_problem(const struct attn_mh_trace *t,
+                                        const struct attn_mh_problem *p, size_t i,
+                                        struct head_views *hv)
+{
+    size_t g = attn_mh_kv_head(i, t->heads, t->kv_heads);
+    hv->q = attn_column_block(&t->q, i, t->d_k);
+    hv->k = attn_column_block(&t->k, g, t->d_k);
+    hv->v = attn_column_block(&t->v, g, t->d_k);
+    return (struct attn_problem){ .q = &hv->q, .k = &hv->k, .v = &hv->v, .bias = p->bias,
+                                  .mask = p->mask, .scale = p->scale };
+}
+
 static enum attn_status run_heads(struct attn_mh_trace *t, const struct attn_mh_problem *p,
                                   head_fn *run, unsigned threads, const struct mh_variants *mv)
 {
     for (size_t i = 0; i < t->heads; i++) {
-        size_t g = attn_mh_kv_head(i, t->heads, t->kv_heads);
-        struct attn_matrix qh = attn_column_block(&t->q, i, t->d_k);
-        struct attn_matrix kh = attn_column_block(&t->k, g, t->d_k);
-        struct attn_matrix vh = attn_column_block(&t->v, g, t->d_k);
-        struct attn_problem hp = { .q = &qh, .k = &kh, .v = &vh, .bias = p->bias,
-                                   .mask = p->mask, .scale = p->scale };
+        struct head_views hv;
+        struct attn_problem hp = head_problem(t, p, i, &hv);
         enum attn_status st = mv->of != NULL
             ? run_head_variants(t, mv, i, &hp, run == attn_reference)
             : threads > 1 ? attn_forward_threads(&t->head[i], &hp, threads)
@@ -292,6 +305,53 @@ static enum attn_status mh_forward(struct attn_mh_trace *t, const struct attn_mh
     gather_heads(t);
     attn_mh_project(&t->output, &t->concat, p->w_o, p->b_o, tr);
     return mh_fault(t, ATTN_MH_OUTPUT, &t->output);
+}
+
+/* ---- in a low format (precision.h) ---- */
+
+/* The first step of t holding a cell that is not finite, as attn_mh_forward names it. */
+static void mh_first_non_finite(struct attn_mh_trace *t)
+{
+    const struct { enum attn_mh_step step; const struct attn_matrix *m; } projections[] = {
+        { ATTN_MH_Q, &t->q }, { ATTN_MH_K, &t->k }, { ATTN_MH_V, &t->v },
+    };
+    for (size_t s = 0; s < 3; s++)
+        if (mh_fault(t, projections[s].step, projections[s].m) != ATTN_OK)
+            return;
+    for (size_t i = 0; i < t->heads; i++) {
+        const struct attn_fault *f = &t->head[i].fault;
+        if (f->step != ATTN_STEP_NONE) {
+            t->fault = (struct attn_mh_fault){ ATTN_MH_HEAD, i, f->step, f->row, f->col };
+            return;
+        }
+    }
+    mh_fault(t, ATTN_MH_OUTPUT, &t->output);
+}
+
+enum attn_status attn_mh_forward_precision(struct attn_mh_trace *t,
+                                           const struct attn_mh_problem *p,
+                                           const struct attn_precision *prec)
+{
+    enum attn_status st = mh_check(t, p);
+    if (st != ATTN_OK || !attn_precision_valid(prec))
+        return ATTN_EINVAL;
+    memset(&t->fault, 0, sizeof t->fault);
+    bool tr = p->transposed_weights;
+    if ((st = attn_project_precision(&t->q, p->x_q, p->w_q, p->b_q, tr, prec)) != ATTN_OK ||
+        (st = attn_project_precision(&t->k, p->x_kv, p->w_k, p->b_k, tr, prec)) != ATTN_OK ||
+        (st = attn_project_precision(&t->v, p->x_kv, p->w_v, p->b_v, tr, prec)) != ATTN_OK)
+        return st;
+    for (size_t i = 0; i < t->heads; i++) {
+        struct head_views hv;
+        struct attn_problem hp = head_problem(t, p, i, &hv);
+        if ((st = attn_forward_precision(&t->head[i], &hp, prec)) != ATTN_OK)
+            return st;
+    }
+    gather_heads(t);
+    st = attn_project_precision(&t->output, &t->concat, p->w_o, p->b_o, tr, prec);
+    if (st == ATTN_OK)
+        mh_first_non_finite(t);
+    return st;
 }
 
 /* ---- the reference ---- */

@@ -387,6 +387,49 @@ enum attn_status attn_forward_precision(struct attn_trace *out, const struct att
     return ATTN_OK;
 }
 
+enum attn_status attn_project_precision(struct attn_matrix *out, const struct attn_matrix *x,
+                                        const struct attn_matrix *w, const double *b,
+                                        bool transposed, const struct attn_precision *prec)
+{
+    if (!attn_precision_valid(prec))
+        return ATTN_EINVAL;
+    size_t rows = out->rows, cols = out->cols, inner = x->cols;
+    enum attn_format f = prec->format, acc = prec->accumulate;
+    double *xf = malloc((rows * inner + inner * cols + rows * cols) * sizeof(double));
+    float *fl = acc == ATTN_FLOAT32
+                    ? malloc((rows * inner + inner * cols + rows * cols) * sizeof(float))
+                    : NULL;
+    if (xf == NULL || (acc == ATTN_FLOAT32 && fl == NULL)) {
+        free(xf);
+        free(fl);
+        return ATTN_ENOMEM;
+    }
+    double *wf = xf + rows * inner, *sum = wf + inner * cols; /* W as (inner, cols) */
+    round_copy(xf, x, f);
+    for (size_t t = 0; t < inner; t++)
+        for (size_t j = 0; j < cols; j++)
+            wf[t * cols + j] = attn_format_round(transposed ? attn_at(w, j, t) : attn_at(w, t, j), f);
+    if (fl != NULL) {
+        float *fx = fl, *fw = fx + rows * inner, *fs = fw + inner * cols;
+        to_floats(fx, xf, rows * inner);
+        to_floats(fw, wf, inner * cols);
+        product_f32(fs, fx, rows, inner, fw, cols);
+        to_doubles(sum, fs, rows * cols);
+    } else {
+        product(sum, xf, rows, inner, wf, cols, 1, cols, acc);
+    }
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++) {
+            double s = sum[i * cols + j];
+            if (b != NULL)
+                s = attn_format_round(s + attn_format_round(b[j], f), acc);
+            out->data[i * out->stride + j] = attn_format_round(s, f);
+        }
+    free(xf);
+    free(fl);
+    return ATTN_OK;
+}
+
 struct attn_step_error attn_step_error_of(const struct attn_matrix *low,
                                           const struct attn_matrix *exact)
 {

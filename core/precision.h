@@ -80,6 +80,17 @@ bool attn_precision_valid(const struct attn_precision *p);
 enum attn_status attn_forward_precision(struct attn_trace *out, const struct attn_problem *p,
                                         const struct attn_precision *prec);
 
+/*
+ * out = x·W (+ b) by the rules, as a kernel's projection: x, W and b rounded to the
+ * format, the products summed into the accumulator in index order, b added there
+ * (rounded once), the result rounded to the format. W is read as (x->cols, out->cols),
+ * or transposed from (out->cols, x->cols); b has out->cols entries or is NULL. Cells
+ * that are not finite are kept. ATTN_ENOMEM, or ATTN_EINVAL for an invalid precision.
+ */
+enum attn_status attn_project_precision(struct attn_matrix *out, const struct attn_matrix *x,
+                                        const struct attn_matrix *w, const double *b,
+                                        bool transposed, const struct attn_precision *prec);
+
 /* How one step held in a low format differs from the same step in float64. */
 struct attn_step_error {
     double max_abs;          /* the largest |low − exact| over cells where both are finite */

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/i18n/lang.h"
@@ -27,8 +28,59 @@ static bool first_lost(const struct attn_matrix *m, enum attn_format f, size_t *
     return false;
 }
 
+struct api_precision_report *api_precision_report_new(struct api_error *err)
+{
+    struct api_precision_report *rep = calloc(1, sizeof *rep);
+    if (rep == NULL)
+        api_error_set(err, API_UNAVAILABLE, "no memory for the precision report");
+    return rep;
+}
+
+/* The first input the format cannot hold, into rep->first. */
+static void first_input(struct api_precision_report *rep, const struct api_precision_input *in,
+                        size_t n_in, enum attn_format f)
+{
+    rep->first = NULL;
+    rep->first_per_head = false;
+    for (size_t i = 0; i < n_in && rep->first == NULL; i++)
+        if (first_lost(in[i].m, f, &rep->first_row, &rep->first_col))
+            rep->first = in[i].name;
+}
+
+static struct api_precision_entry *entry(struct api_precision_report *rep, const char *name,
+                                         bool per_head, bool per_row)
+{
+    struct api_precision_entry *e = &rep->entries[rep->n++];
+    *e = (struct api_precision_entry){ .name = name, .per_head = per_head, .per_row = per_row,
+                                       .e = { 0, 0, ATTN_NO_INDEX, ATTN_NO_INDEX, 0 } };
+    return e;
+}
+
+/* Head h's error of a step merged into e: the larger errors, their cell, the counts. */
+static void merge(struct api_precision_entry *e, const struct attn_step_error *x, size_t h)
+{
+    e->e.max_abs = x->max_abs > e->e.max_abs ? x->max_abs : e->e.max_abs;
+    if (x->rel_row != ATTN_NO_INDEX && (e->e.rel_row == ATTN_NO_INDEX || x->max_rel > e->e.max_rel)) {
+        e->e.max_rel = x->max_rel;
+        e->e.rel_row = x->rel_row;
+        e->e.rel_col = x->rel_col;
+        e->rel_head = h;
+    }
+    e->e.non_finite += x->non_finite;
+}
+
+/* A number a row: its cell is the row. */
+static struct attn_step_error per_row_error(const double *low, const double *exact, size_t n)
+{
+    struct attn_matrix l = attn_matrix_view((double *)low, 1, n);
+    struct attn_matrix x = attn_matrix_view((double *)exact, 1, n);
+    struct attn_step_error e = attn_step_error_of(&l, &x);
+    e.rel_row = e.rel_col;
+    return e;
+}
+
 void api_precision_report_fill(struct api_precision_report *rep,
-                               const struct api_precision_inputs *in,
+                               const struct api_precision_input *in, size_t n_in,
                                const struct attn_precision *p, const struct attn_trace *low,
                                const struct attn_trace *exact)
 {
@@ -36,24 +88,61 @@ void api_precision_report_fill(struct api_precision_report *rep,
                                           &low->weights, &low->output };
     const struct attn_matrix *exacts[5] = { &exact->scores, &exact->scaled, &exact->masked,
                                             &exact->weights, &exact->output };
+    rep->n = 0;
     for (int s = 0; s < 5; s++)
-        rep->steps[s] = attn_step_error_of(lows[s], exacts[s]);
-    struct attn_matrix lse_low = attn_matrix_view(low->summary.lse, 1, low->n_q);
-    struct attn_matrix lse_exact = attn_matrix_view(exact->summary.lse, 1, exact->n_q);
-    rep->lse = attn_step_error_of(&lse_low, &lse_exact);
-    rep->lse.rel_row = rep->lse.rel_col; /* a number a row: its cell is the row */
-    const struct { const char *name; const struct attn_matrix *m; } inputs[] = {
-        { "q", in->q }, { "k", in->k }, { "v", in->v }, { "bias", in->bias },
-    };
-    rep->first = NULL;
-    for (size_t i = 0; i < 4 && rep->first == NULL; i++)
-        if (first_lost(inputs[i].m, p->format, &rep->first_row, &rep->first_col))
-            rep->first = inputs[i].name;
+        entry(rep, step_names[s], false, false)->e = attn_step_error_of(lows[s], exacts[s]);
+    entry(rep, "lse", false, true)->e = per_row_error(low->summary.lse, exact->summary.lse, low->n_q);
+    first_input(rep, in, n_in, p->format);
     if (rep->first == NULL && low->fault.step != ATTN_STEP_NONE) {
         rep->first = step_names[low->fault.step - ATTN_STEP_SCORES];
         rep->first_row = low->fault.row;
         rep->first_col = low->fault.col;
     }
+}
+
+void api_precision_mh_report_fill(struct api_precision_report *rep,
+                                  const struct api_precision_input *in, size_t n_in,
+                                  const struct attn_precision *p,
+                                  const struct attn_mh_trace *low,
+                                  const struct attn_mh_trace *exact)
+{
+    static const char *const head_names[5] = { "scores", "scaled", "masked", "weights",
+                                                "head_outputs" };
+    rep->n = 0;
+    entry(rep, "q", false, false)->e = attn_step_error_of(&low->q, &exact->q);
+    entry(rep, "k", false, false)->e = attn_step_error_of(&low->k, &exact->k);
+    entry(rep, "v", false, false)->e = attn_step_error_of(&low->v, &exact->v);
+    for (int s = 0; s < 5; s++) {
+        struct api_precision_entry *e = entry(rep, head_names[s], true, false);
+        for (size_t h = 0; h < low->heads; h++) {
+            const struct attn_trace *l = &low->head[h], *x = &exact->head[h];
+            const struct attn_matrix *lm[5] = { &l->scores, &l->scaled, &l->masked, &l->weights,
+                                                &l->output };
+            const struct attn_matrix *xm[5] = { &x->scores, &x->scaled, &x->masked, &x->weights,
+                                                &x->output };
+            const struct attn_step_error one = attn_step_error_of(lm[s], xm[s]);
+            merge(e, &one, h);
+        }
+    }
+    entry(rep, "output", false, false)->e = attn_step_error_of(&low->output, &exact->output);
+    struct api_precision_entry *lse = entry(rep, "lse", true, true);
+    for (size_t h = 0; h < low->heads; h++) {
+        const struct attn_step_error one = per_row_error(low->head[h].summary.lse,
+                                                         exact->head[h].summary.lse, low->n_q);
+        merge(lse, &one, h);
+    }
+    first_input(rep, in, n_in, p->format);
+    const struct attn_mh_fault *f = &low->fault;
+    if (rep->first != NULL || f->step == ATTN_MH_NONE)
+        return;
+    static const char *const mh_names[] = { [ATTN_MH_Q] = "q", [ATTN_MH_K] = "k",
+                                            [ATTN_MH_V] = "v", [ATTN_MH_OUTPUT] = "output" };
+    rep->first = f->step == ATTN_MH_HEAD ? head_names[f->head_step - ATTN_STEP_SCORES]
+                                         : mh_names[f->step];
+    rep->first_per_head = f->step == ATTN_MH_HEAD;
+    rep->first_head = f->head;
+    rep->first_row = f->row;
+    rep->first_col = f->col;
 }
 
 /* "step" and "cell" of the first cell that is not finite. */
@@ -63,13 +152,16 @@ static void write_first(struct jw *w, const struct api_precision_report *rep)
     jw_string(w, rep->first);
     JW_KEY(w, "cell");
     jw_array_begin(w);
+    if (rep->first_per_head)
+        jw_int(w, (long long)rep->first_head);
     jw_int(w, (long long)rep->first_row);
     jw_int(w, (long long)rep->first_col);
     jw_array_end(w);
 }
 
-static void write_error(struct jw *w, const struct attn_step_error *e, bool per_row)
+static void write_error(struct jw *w, const struct api_precision_entry *x)
 {
+    const struct attn_step_error *e = &x->e;
     jw_object_begin(w);
     JW_KEY(w, "max_abs_error");
     jw_double(w, e->max_abs);
@@ -80,8 +172,10 @@ static void write_error(struct jw *w, const struct attn_step_error *e, bool per_
         jw_null(w);
     } else {
         jw_array_begin(w);
+        if (x->per_head)
+            jw_int(w, (long long)x->rel_head);
         jw_int(w, (long long)e->rel_row);
-        if (!per_row)
+        if (!x->per_row)
             jw_int(w, (long long)e->rel_col);
         jw_array_end(w);
     }
@@ -104,12 +198,10 @@ void api_precision_write(struct jw *w, const struct api_precision *p,
     jw_object_end(w);
     JW_KEY(w, "precision_report");
     jw_object_begin(w);
-    for (int s = 0; s < 5; s++) {
-        jw_key(w, step_names[s]);
-        write_error(w, &rep->steps[s], false);
+    for (size_t s = 0; s < rep->n; s++) {
+        jw_key(w, rep->entries[s].name);
+        write_error(w, &rep->entries[s]);
     }
-    JW_KEY(w, "lse");
-    write_error(w, &rep->lse, true);
     jw_object_end(w);
     JW_KEY(w, "first_non_finite");
     if (rep->first == NULL) {
@@ -140,21 +232,36 @@ static const char *hint_for(const char *step)
         { "masked", API_N("accumulate in float32, or keep the bias within the format") },
         { "weights", API_N("subtract the row max before exp, and accumulate in float32") },
         { "output", API_N("accumulate in float32") },
+        { "head_outputs", API_N("accumulate in float32") },
+        { "x", API_N("x holds a number past the format's range: scale it down (normalize it) "
+                     "before the projections") },
+        { "x_q", API_N("x holds a number past the format's range: scale it down (normalize it) "
+                       "before the projections") },
+        { "x_kv", API_N("x holds a number past the format's range: scale it down (normalize "
+                        "it) before the projections") },
     };
     for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
         if (strcmp(hints[i].step, step) == 0)
             return api_tr(hints[i].hint);
-    return "";
+    /* the weights and biases of a projection */
+    return api_tr(API_N("a weight or bias past the format's range: the kernel cannot hold "
+                        "it; rescale the layer"));
 }
 
 /* The warning's sentence, in the answer's language, into message. */
 static void warning_message(char *message, size_t size, const struct api_precision *p,
                             const struct api_precision_report *rep)
 {
-    snprintf(message, size, API_TR("%s is not finite at cell [%zu, %zu] in %s, whose "
-                                   "largest finite value is %g"),
-             rep->first, rep->first_row, rep->first_col, attn_format_name(p->rules.format),
-             attn_format_max(p->rules.format));
+    const char *format = attn_format_name(p->rules.format);
+    double max = attn_format_max(p->rules.format);
+    if (rep->first_per_head)
+        snprintf(message, size, API_TR("%s of head %zu is not finite at cell [%zu, %zu] in %s, "
+                                       "whose largest finite value is %g"),
+                 rep->first, rep->first_head, rep->first_row, rep->first_col, format, max);
+    else
+        snprintf(message, size, API_TR("%s is not finite at cell [%zu, %zu] in %s, whose "
+                                       "largest finite value is %g"),
+                 rep->first, rep->first_row, rep->first_col, format, max);
 }
 
 void api_precision_write_warning(struct jw *w, const struct api_precision *p,
@@ -186,11 +293,21 @@ void api_precision_text_header(struct api_buf *b, const struct api_precision *p)
 }
 
 void api_precision_text_step(struct api_buf *b, const struct api_precision *p,
-                             const struct api_precision_report *rep, int step)
+                             const struct api_precision_report *rep, const char *step)
 {
-    const struct attn_step_error *e = &rep->steps[step];
+    const struct api_precision_entry *x = NULL;
+    for (size_t s = 0; s < rep->n && x == NULL; s++)
+        if (strcmp(rep->entries[s].name, step) == 0)
+            x = &rep->entries[s];
+    if (x == NULL)
+        return;
+    const struct attn_step_error *e = &x->e;
     const char *format = attn_format_name(p->rules.format);
-    if (e->rel_row == ATTN_NO_INDEX)
+    if (e->rel_row != ATTN_NO_INDEX && x->per_head)
+        api_buf_printf(b, API_TR("  %s against float64: max abs error %.3g, max rel error %.3g "
+                                 "at head %zu [%zu, %zu], %zu not finite\n"), format, e->max_abs,
+                       e->max_rel, x->rel_head, e->rel_row, e->rel_col, e->non_finite);
+    else if (e->rel_row == ATTN_NO_INDEX)
         api_buf_printf(b, API_TR("  %s against float64: max abs error %.3g, no relative error, "
                                  "%zu not finite\n"), format, e->max_abs, e->non_finite);
     else

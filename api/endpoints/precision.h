@@ -17,25 +17,51 @@
 #include "api/json/write.h"
 #include "api/request/precision.h"
 #include "core/attention.h"
+#include "core/multihead.h"
 #include "core/precision.h"
 
-/* The inputs as sent: the first one that the format cannot hold is named. */
-struct api_precision_inputs {
-    const struct attn_matrix *q, *k, *v, *bias; /* bias NULL when none */
+/* The inputs as sent, in the order they are named: the first one that the format cannot
+ * hold is the first cell that is not finite. */
+struct api_precision_input {
+    const char *name;             /* "q", "w_k", "bias", ... */
+    const struct attn_matrix *m;  /* NULL when not sent */
 };
+
+/* One step's error; a step of every head (multi-head) is merged over the heads. */
+struct api_precision_entry {
+    const char *name;             /* "scores", "head_outputs", "lse", ... */
+    struct attn_step_error e;
+    size_t rel_head;              /* the head of max_rel, when per_head */
+    bool per_head;                /* a step of every head: its cells are [h, i, j] */
+    bool per_row;                 /* a number a row (lse): its cells are [i] ([h, i]) */
+};
+
+#define API_PRECISION_ENTRIES 12
 
 struct api_precision_report {
-    struct attn_step_error steps[5]; /* scores, scaled, masked, weights, output */
-    struct attn_step_error lse;      /* the row log-sum-exp, a number a row */
-    const char *first;               /* "q", "k", "v", "bias" or a step's name; NULL when */
-    size_t first_row, first_col;     /*   every cell is finite */
+    struct api_precision_entry entries[API_PRECISION_ENTRIES];
+    size_t n;
+    const char *first;            /* an input's or a step's name; NULL when every cell is */
+    bool first_per_head;          /*   finite; a step of a head names its head */
+    size_t first_head, first_row, first_col;
 };
 
-/* rep from the low and the float64 traces of one problem, and its inputs. */
+/* A zeroed report (heap; the request frees it), or NULL with err a 503. */
+struct api_precision_report *api_precision_report_new(struct api_error *err);
+
+/* rep from the low and the float64 traces of one problem, and its inputs (q, k, v, bias). */
 void api_precision_report_fill(struct api_precision_report *rep,
-                               const struct api_precision_inputs *in,
+                               const struct api_precision_input *in, size_t n_in,
                                const struct attn_precision *p, const struct attn_trace *low,
                                const struct attn_trace *exact);
+
+/* The same for a multi-head problem: the projections, each head's steps merged over the
+ * heads (and their outputs as head_outputs), the output and lse. */
+void api_precision_mh_report_fill(struct api_precision_report *rep,
+                                  const struct api_precision_input *in, size_t n_in,
+                                  const struct attn_precision *p,
+                                  const struct attn_mh_trace *low,
+                                  const struct attn_mh_trace *exact);
 
 /* "precision", "precision_report" and "first_non_finite" members of an answer. */
 void api_precision_write(struct jw *w, const struct api_precision *p,
@@ -46,11 +72,11 @@ void api_precision_write(struct jw *w, const struct api_precision *p,
 void api_precision_write_warning(struct jw *w, const struct api_precision *p,
                                  const struct api_precision_report *rep);
 
-/* The text page's lines: the format under the page's first line, each step's error
- * under its matrix (step 0..4: scores … output), and the warning with its hint. */
+/* The text page's lines: the format under the page's first line, a step's error under
+ * its matrix (the entry of that name), and the warning with its hint. */
 void api_precision_text_header(struct api_buf *b, const struct api_precision *p);
 void api_precision_text_step(struct api_buf *b, const struct api_precision *p,
-                             const struct api_precision_report *rep, int step);
+                             const struct api_precision_report *rep, const char *step);
 void api_precision_text_warning(struct api_buf *b, const struct api_precision *p,
                                 const struct api_precision_report *rep);
 

@@ -1351,6 +1351,14 @@ const char *const api_messages_en[] = {
     "  hint: %s\n",
     /* api/endpoints/precision.c */
     "; red: not finite in %s",
+    /* api/endpoints/precision.c */
+    "x holds a number past the format's range: scale it down (normalize it) before the projections",
+    /* api/endpoints/precision.c */
+    "a weight or bias past the format's range: the kernel cannot hold it; rescale the layer",
+    /* api/endpoints/precision.c */
+    "%s of head %zu is not finite at cell [%zu, %zu] in %s, whose largest finite value is %g",
+    /* api/endpoints/precision.c */
+    "  %s against float64: max abs error %.3g, max rel error %.3g at head %zu [%zu, %zu], %zu not finite\n",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

@@ -1466,6 +1466,14 @@ const struct api_message api_messages_ko[] = {
       "  힌트: %s\n" },
     { "; red: not finite in %s",
       "; 빨간 칸: %s 에서 유한하지 않음" },
+    { "x holds a number past the format's range: scale it down (normalize it) before the projections",
+      "x 에 형식의 계산 범위를 넘는 수가 있습니다: 사영 전에 x 를 작게 줄이세요 (정규화하세요)" },
+    { "a weight or bias past the format's range: the kernel cannot hold it; rescale the layer",
+      "형식의 계산 범위를 넘는 가중치나 bias 가 있습니다: 커널이 담을 수 없으니 층의 크기를 조정하세요" },
+    { "%s of head %zu is not finite at cell [%zu, %zu] in %s, whose largest finite value is %g",
+      "%s (head %zu) 의 칸 [%zu, %zu] 이(가) %s 에서 계산 범위를 넘었습니다: 그 형식의 가장 큰 유한값은 %g 입니다" },
+    { "  %s against float64: max abs error %.3g, max rel error %.3g at head %zu [%zu, %zu], %zu not finite\n",
+      "  float64 와 비교한 %s: 최대 절대 오차 %.3g, 최대 상대 오차 %.3g (head %zu 의 [%zu, %zu] 칸), 유한하지 않은 칸 %zu 개\n" },
 };
 
 const size_t api_messages_ko_count = sizeof api_messages_ko / sizeof api_messages_ko[0];

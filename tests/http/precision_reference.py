@@ -8,7 +8,13 @@ Reads a JSON list of problems on stdin, each {"q", "k", "v", "bias"?, "allow"? (
 n_k of 0/1), "scale", "format", "accumulate"}, and prints for each the steps
 {"scores", "scaled", "masked", "weights", "output", "lse"} as lists of doubles, with
 non-finite cells as null (as attnd writes them): JSON's shortest repr of a double reads
-back as the same bits, so the test compares bits.
+back as the same bits, so the test compares bits. A problem with "heads" is multi-head
+({"x_q", "x_kv", "w_q", "w_k", "w_v", "w_o" (in_out), "b_q"…"b_o"?, "heads",
+"kv_heads", "bias"?, "allow"?, "scale", "format", "accumulate"}): its projections as
+kernels run them (the format's operands summed into the accumulator, the bias added
+there, the result rounded to the format), each head as above, and it answers {"q", "k",
+"v", "scores", "scaled", "masked", "weights", "head_outputs" (h x n_q x d_k), "concat",
+"output", "lse" (h x n_q)}.
 
 The rules (api/openapi.yaml, Precision): inputs rounded to the format; each product's
 partial sums rounded once to the accumulator (a fused multiply-add); element-wise steps
@@ -132,6 +138,53 @@ def attention(p):
     return out
 
 
+def project(x, w, b, fmt, acc):
+    """x·W + b by the rules, W as (in, out)."""
+    rf, ra = rounder(fmt), rounder(acc)
+    xf = [[rf(v) for v in row] for row in x]
+    wf = [[rf(v) for v in row] for row in w]
+    bf = [rf(v) for v in b] if b else None
+    out = []
+    for row in xf:
+        o = []
+        for j in range(len(wf[0])):
+            s = 0.0
+            for t, a in enumerate(row):
+                s = fma(a, wf[t][j], s, acc)
+            if bf:
+                s = ra(s + bf[j])
+            o.append(rf(s))
+        out.append(o)
+    return out
+
+
+def multihead(p):
+    fmt = p["format"]
+    acc = fmt if p.get("accumulate") == "same" else "float32"
+    q = project(p["x_q"], p["w_q"], p.get("b_q"), fmt, acc)
+    k = project(p["x_kv"], p["w_k"], p.get("b_k"), fmt, acc)
+    v = project(p["x_kv"], p["w_v"], p.get("b_v"), fmt, acc)
+    h, kv = p["heads"], p["kv_heads"]
+    d_k = len(q[0]) // h
+    out = {"q": q, "k": k, "v": v}
+    names = ("scores", "scaled", "masked", "weights")
+    for name in names + ("head_outputs", "lse"):
+        out[name] = []
+    for i in range(h):
+        g = i * kv // h
+        cols = lambda m, c: [row[c * d_k:(c + 1) * d_k] for row in m]
+        a = attention({"q": cols(q, i), "k": cols(k, g), "v": cols(v, g), "bias": p.get("bias"),
+                       "allow": p.get("allow"), "scale": p["scale"], "format": fmt,
+                       "accumulate": p.get("accumulate")})
+        for name in names:
+            out[name].append(a[name])
+        out["head_outputs"].append(a["output"])
+        out["lse"].append(a["lse"])
+    out["concat"] = [sum((out["head_outputs"][i][r] for i in range(h)), []) for r in range(len(q))]
+    out["output"] = project(out["concat"], p["w_o"], p.get("b_o"), fmt, acc)
+    return out
+
+
 def finite_or_null(x):
     if isinstance(x, dict):
         return {key: finite_or_null(y) for key, y in x.items()}
@@ -142,4 +195,5 @@ def finite_or_null(x):
 
 if __name__ == "__main__":
     problems = json.loads(sys.stdin.read())
-    print(json.dumps([finite_or_null(attention(p)) for p in problems]))
+    print(json.dumps([finite_or_null(multihead(p) if "heads" in p else attention(p))
+                      for p in problems]))

@@ -19,6 +19,9 @@
  *   Forward  random problems (every mask kind, bias, fully masked rows) in each format
  *            and accumulator, bit for bit against the emulation at every step and row
  *            statistic; overflow past 65504 kept and named; bad arguments;
+ *   Multi    attn_mh_forward_precision: the projections against the emulation's (operands
+ *            in the format, sums in the accumulator, the bias added there, the result
+ *            rounded to the format), every head against emulate() on them, GQA;
  *   Error    attn_step_error_of on matrices with known differences.
  */
 #include <check.h>
@@ -30,6 +33,7 @@
 #include <string.h>
 
 #include "core/attention.h"
+#include "core/multihead.h"
 #include "core/precision.h"
 #include "tests/unit/suite_run.h"
 
@@ -503,6 +507,77 @@ START_TEST(test_bad_arguments)
 }
 END_TEST
 
+/* ---- Multi ---- */
+
+/* out (rows × cols) = x·W + b by the rules, in the emulation's rounding. */
+static void em_project(double *out, const double *x, size_t rows, size_t inner, const double *w,
+                       const double *b, size_t cols, enum attn_format f, enum attn_format acc)
+{
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++) {
+            double sum = 0;
+            for (size_t t = 0; t < inner; t++)
+                sum = em_fma(em_round(x[i * inner + t], f), em_round(w[t * cols + j], f), sum, acc);
+            if (b != NULL)
+                sum = em_round((__float128)sum + em_round(b[j], f), acc);
+            out[i * cols + j] = em_round(sum, f);
+        }
+}
+
+START_TEST(test_multihead_bit_for_bit)
+{
+    const size_t n = 3, d = 4, heads = 2, kv = 1, d_k = 2, kv_cols = kv * d_k;
+    double *x = random_cells(n * d, 2), *wq = random_cells(d * d, 1), *wk = random_cells(d * kv_cols, 1);
+    double *wv = random_cells(d * kv_cols, 1), *wo = random_cells(d * d, 1);
+    double *bq = random_cells(d, 1), *bo = random_cells(d, 1);
+    struct attn_matrix xm = attn_matrix_view(x, n, d), wqm = attn_matrix_view(wq, d, d);
+    struct attn_matrix wkm = attn_matrix_view(wk, d, kv_cols), wvm = attn_matrix_view(wv, d, kv_cols);
+    struct attn_matrix wom = attn_matrix_view(wo, d, d);
+    struct attn_mh_problem p = { .x_q = &xm, .x_kv = &xm, .w_q = &wqm, .w_k = &wkm, .w_v = &wvm,
+                                 .w_o = &wom, .b_q = bq, .b_o = bo, .heads = heads,
+                                 .kv_heads = kv, .mask = { ATTN_MASK_CAUSAL, NULL, 0 },
+                                 .scale = 1 / sqrt((double)d_k) };
+    for (size_t fi = 0; fi < 3; fi++)
+        for (int same_acc = 0; same_acc < 2; same_acc++) {
+            enum attn_format f = lows[fi], acc = same_acc ? f : ATTN_FLOAT32;
+            struct attn_mh_trace t;
+            ck_assert_int_eq(attn_mh_trace_alloc(&t, n, n, d, heads, kv), ATTN_OK);
+            struct attn_precision prec = { f, acc };
+            ck_assert_int_eq(attn_mh_forward_precision(&t, &p, &prec), ATTN_OK);
+            double q[3 * 4], k[3 * 2], v[3 * 2], concat[3 * 4], out[3 * 4];
+            em_project(q, x, n, d, wq, bq, d, f, acc);
+            em_project(k, x, n, d, wk, NULL, kv_cols, f, acc);
+            em_project(v, x, n, d, wv, NULL, kv_cols, f, acc);
+            expect_cells("q", t.q.data, q, n * d, f, acc);
+            expect_cells("k", t.k.data, k, n * kv_cols, f, acc);
+            expect_cells("v", t.v.data, v, n * kv_cols, f, acc);
+            for (size_t h = 0; h < heads; h++) { /* every head reads kv head 0 */
+                double qh[3 * 2];
+                for (size_t i = 0; i < n; i++)
+                    for (size_t c = 0; c < d_k; c++)
+                        qh[i * d_k + c] = q[i * d + h * d_k + c];
+                struct problem hp = { .n_q = n, .n_k = n, .d_k = d_k, .d_v = d_k, .q = qh, .k = k,
+                                      .v = v, .mask = ATTN_MASK_CAUSAL, .scale = p.scale };
+                struct steps s;
+                steps_alloc(&s, &hp);
+                emulate(&hp, f, acc, &s);
+                expect_cells("head scores", t.head[h].scores.data, s.scores, n * n, f, acc);
+                expect_cells("head weights", t.head[h].weights.data, s.weights, n * n, f, acc);
+                expect_cells("head output", t.head[h].output.data, s.output, n * d_k, f, acc);
+                for (size_t i = 0; i < n; i++)
+                    for (size_t c = 0; c < d_k; c++)
+                        concat[i * d + h * d_k + c] = s.output[i * d_k + c];
+                steps_free(&s);
+            }
+            em_project(out, concat, n, d, wo, bo, d, f, acc);
+            expect_cells("output", t.output.data, out, n * d, f, acc);
+            ck_assert_int_eq(t.fault.step, ATTN_MH_NONE);
+            attn_mh_trace_free(&t);
+        }
+    free(x), free(wq), free(wk), free(wv), free(wo), free(bq), free(bo);
+}
+END_TEST
+
 /* ---- Error ---- */
 
 START_TEST(test_step_error)
@@ -541,6 +616,10 @@ static Suite *precision_suite(void)
     tcase_add_test(forward, test_input_past_the_format);
     tcase_add_test(forward, test_bad_arguments);
     suite_add_tcase(s, forward);
+    TCase *multi = tcase_create("Multi");
+    tcase_add_unchecked_fixture(multi, lists_setup, NULL);
+    tcase_add_test(multi, test_multihead_bit_for_bit);
+    suite_add_tcase(s, multi);
     TCase *error = tcase_create("Error");
     tcase_add_test(error, test_step_error);
     suite_add_tcase(s, error);

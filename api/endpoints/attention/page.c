@@ -214,7 +214,7 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
         step_line(b, number++, names[s], ops[s], left, right, s == 4 ? sout : sgrid);
         if (!(r->include & (1ul << s))) {
             if (r->precision.on) /* the error line says what the matrix would have */
-                api_precision_text_step(b, &r->precision, r->report, s);
+                api_precision_text_step(b, &r->precision, r->report, names[s]);
             continue;
         }
         const struct attn_matrix *m = mats[s];
@@ -229,7 +229,7 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
         };
         api_text_matrix(b, &tm);
         if (r->precision.on)
-            api_precision_text_step(b, &r->precision, r->report, s);
+            api_precision_text_step(b, &r->precision, r->report, names[s]);
     }
     api_text_softmax_parts(b, t, API_SOFTMAX_PARTS(r->include), decimals, &a.queries, &a.keys);
     api_text_row_stats(b, &t->summary, t->n_q, API_ROW_STATS(r->include), decimals, &a.queries);

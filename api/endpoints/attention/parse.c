@@ -178,33 +178,20 @@ static bool read_explain(const json_t *doc, const char *prefix, struct api_atten
 static bool read_precision(const json_t *doc, const char *prefix, struct api_attention_req *r,
                            struct api_error *err)
 {
+    static const char *const alone[] = { "rope", "softcap", "alibi", "window", "sink_tokens",
+                                         "sink_logit", "dropout", "explain", "pitfall" };
     if (!api_precision_read(doc, prefix, &r->precision, err))
         return false;
     if (!r->precision.on)
         return true;
-    static const char *const alone[] = { "rope", "softcap", "alibi", "window", "sink_tokens",
-                                         "sink_logit", "dropout", "explain", "pitfall" };
-    const char *other = NULL;
-    for (size_t i = 0; other == NULL && i < sizeof alone / sizeof alone[0]; i++)
-        if (api_member(doc, alone[i]) != NULL)
-            other = alone[i];
+    if (!api_precision_alone(doc, prefix, alone, sizeof alone / sizeof alone[0], err))
+        return false;
     /* shifted and exp are written from masked and row_max in float64 (explain.h) */
-    if (other == NULL && (r->include & (1ul << API_PART_SHIFTED)))
-        other = "include shifted";
-    if (other == NULL && (r->include & (1ul << API_PART_EXP)))
-        other = "include exp";
-    if (other != NULL) {
-        api_error_set(err, API_INVALID_VALUE, "precision cannot be combined with %s yet", other);
-        api_error_at(err, "%s/precision", prefix);
-        api_error_hint(err, "send the low-format problem without %s, and %s in float64 "
-                       "without precision", other, other);
-        return false;
-    }
-    if ((r->report = calloc(1, sizeof *r->report)) == NULL) {
-        api_error_set(err, API_UNAVAILABLE, "no memory for the precision report");
-        return false;
-    }
-    return true;
+    if (r->include & (1ul << API_PART_SHIFTED))
+        return api_precision_refuse(prefix, "include shifted", err);
+    if (r->include & (1ul << API_PART_EXP))
+        return api_precision_refuse(prefix, "include exp", err);
+    return (r->report = api_precision_report_new(err)) != NULL;
 }
 
 /* The (n_q, n_k) steps' cells, or SIZE_MAX when they overflow. */

@@ -182,8 +182,9 @@ static bool run_precision(const struct api_attention_req *r, const char *prefix,
     if (st == ATTN_OK)
         st = attn_forward_precision(trace, &p, &r->precision.rules);
     if (st == ATTN_OK) {
-        const struct api_precision_inputs in = { &r->q, &r->k, &r->v, p.bias };
-        api_precision_report_fill(r->report, &in, &r->precision.rules, trace, &exact);
+        const struct api_precision_input in[] = { { "q", &r->q }, { "k", &r->k }, { "v", &r->v },
+                                                  { "bias", p.bias } };
+        api_precision_report_fill(r->report, in, 4, &r->precision.rules, trace, &exact);
     } else {
         run_failed(r, prefix, st, (int)exact.fault.step, &exact.fault, err);
         attn_trace_free(trace);

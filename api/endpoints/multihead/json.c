@@ -364,8 +364,11 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
         const struct api_explain_row x = api_multihead_explain_row(r, t);
         api_explain_write(w, &x);
     }
+    if (r->precision.on)
+        api_precision_write(w, &r->precision, r->report);
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t->head,
-                                           t->heads, r->rows, NULL, NULL };
+                                           t->heads, r->rows,
+                                           r->precision.on ? &r->precision : NULL, r->report };
     api_write_masked_warnings(w, t->head[0].summary.fully_masked, t->n_q,
                               API_ZEROED_HEAD_OUTPUTS, tied, &causes);
     jw_object_end(w);

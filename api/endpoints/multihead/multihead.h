@@ -25,6 +25,7 @@
 #include "api/http/response.h"
 #include "api/request/grid.h"
 #include "api/request/heatmap.h"
+#include "api/endpoints/precision.h"
 #include "api/endpoints/teach/explain.h"
 #include "api/request/variants.h"
 #include "api/json/write.h"
@@ -70,7 +71,10 @@ struct api_multihead_req {
     size_t *rows;                 /* `rows`: the query rows answered, in order (owned), or */
     size_t n_rows;                /*   NULL for every row (multihead/rows.c) */
     bool streamed;                /* the per-head (n_q, n_k) steps are over --max-cells, but */
-};                                /*   the answer needs none: run by api_multihead_stream */
+                                  /*   the answer needs none: run by api_multihead_stream */
+    struct api_precision precision;      /* `precision`: computed in a low format */
+    struct api_precision_report *report; /* then its report, filled by run (heap) */
+};
 
 /*
  * What req holds at once when answered in `format`, from its sizes alone (the parse

@@ -177,6 +177,13 @@ size_t api_multihead_text_bytes(const struct api_multihead_req *r, size_t n_q, s
     return bytes > SIZE_MAX - explain ? SIZE_MAX : bytes + explain;
 }
 
+/* With precision, the step's error against float64 under its matrices. */
+static void error_line(struct api_buf *b, const struct api_multihead_req *r, const char *step)
+{
+    if (r->precision.on)
+        api_precision_text_step(b, &r->precision, r->report, step);
+}
+
 void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
                         const struct attn_mh_trace *t)
 {
@@ -195,6 +202,8 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     if (r->rows != NULL)
         api_buf_printf(b, "  rows %zu", r->n_rows);
     api_buf_puts(b, "\n");
+    if (r->precision.on)
+        api_precision_text_header(b, &r->precision);
     if (r->include & (1ul << API_MH_X)) {
         api_buf_puts(b, r->cross ? "\nx_q\n" : "\nx\n");
         print_matrix(b, &r->x_q, &a.sent, &a.none, NULL, mh_decimals(r));
@@ -210,12 +219,15 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     api_text_shape(grid, n_q, d, false);
     step_line(b, n++, "q", r->transposed ? "X_q @ W_Q^T + b_q" : "X_q @ W_Q + b_q", ops, grid);
     whole_block(b, r, API_MH_Q, &t->q, &a.queries, &a.none);
+    error_line(b, r, "q");
     operands2(ops, sizeof ops, n_k, d, d, kv_cols);
     api_text_shape(grid, n_k, kv_cols, false);
     step_line(b, n++, "k", r->transposed ? "X_kv @ W_K^T + b_k" : "X_kv @ W_K + b_k", ops, grid);
     whole_block(b, r, API_MH_K, &t->k, &a.keys, &a.none);
+    error_line(b, r, "k");
     step_line(b, n++, "v", r->transposed ? "X_kv @ W_V^T + b_v" : "X_kv @ W_V + b_v", ops, grid);
     whole_block(b, r, API_MH_V, &t->v, &a.keys, &a.none);
+    error_line(b, r, "v");
     snprintf(head_out, sizeof head_out, "(%zu, %zu, %zu)", h, n_q, d_k);
     step_line(b, n++, "split", API_TR("head i takes columns [i*d_k, (i+1)*d_k)"), NULL, head_out);
 
@@ -226,18 +238,23 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     step_line(b, n++, "scores", r->variants.has_rope ? "Q_rope_i @ K_rope_i^T" : "Q_i @ K_i^T",
               ops, per_head);
     per_head_blocks(b, r, t, API_MH_SCORES, &a);
+    error_line(b, r, "scores");
     step_line(b, n++, "scaled", "scores * scale", NULL, per_head);
     per_head_blocks(b, r, t, API_MH_SCALED, &a);
+    error_line(b, r, "scaled");
     api_multihead_text_variant_steps(b, r, 1, &n, &a.queries, &a.keys);
     step_line(b, n++, "masked", vops.masked, NULL, per_head);
     per_head_blocks(b, r, t, API_MH_MASKED, &a);
+    error_line(b, r, "masked");
     step_line(b, n++, "weights", vops.weights, NULL, per_head);
     per_head_blocks(b, r, t, API_MH_WEIGHTS, &a);
+    error_line(b, r, "weights");
     api_multihead_text_variant_steps(b, r, 2, &n, &a.queries, &a.keys);
     operands2(ops, sizeof ops, n_q, n_k, n_k, d_k);
     step_line(b, n++, "head_outputs", r->variants.dropout ? "dropped_i @ V_i" : "weights_i @ V_i",
               ops, head_out);
     per_head_blocks(b, r, t, API_MH_HEAD_OUTPUTS, &a);
+    error_line(b, r, "head_outputs");
     api_text_shape(grid, n_q, d, false);
     step_line(b, n++, "concat", "concat(head_outputs, axis=-1)", NULL, grid);
     whole_block(b, r, API_MH_CONCAT, &t->concat, &a.queries, &a.none);
@@ -245,6 +262,7 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     step_line(b, n++, "output", r->transposed ? "concat @ W_O^T + b_o" : "concat @ W_O + b_o",
               ops, grid);
     whole_block(b, r, API_MH_OUTPUT, &t->output, &a.queries, &a.none);
+    error_line(b, r, "output");
     if (r->include & (1ul << API_MH_WEIGHTS_MEAN)) {
         api_buf_puts(b, API_TR("\nweights_mean (the average over heads)\n"));
         print_matrix(b, &t->weights_mean, &a.queries, &a.keys, NULL, mh_decimals(r));
@@ -266,6 +284,8 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
                              API_ZEROED_HEAD_OUTPUTS, &causes);
     const struct api_tie_source ties = { t->head, t->heads, n_q, false, true, r->rows };
     api_text_tie_warnings(b, &ties, &a.queries, &a.keys);
+    if (r->precision.on)
+        api_precision_text_warning(b, &r->precision, r->report);
     mh_labels_free(&a);
 }
 

@@ -52,6 +52,7 @@ static const struct api_field mh_fields[] = {
     { "explain", "one query row of one head worked out by hand: {\"row\": i, \"head\": h}" },
     { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
     { "rows", "the query rows to answer, [i, ...]: the whole problem's masks, those rows' results" },
+    { "precision", "{\"format\": \"float16\" | \"bfloat16\" | \"float32\", \"accumulate\": \"float32\" | \"same\"}: computed as a kernel in that format" },
     API_VARIANT_FIELDS,
 };
 
@@ -363,6 +364,12 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
     if (r->variants.any) /* at most rotated q and k, and three (n_q, n_k) steps a head */
         cells = add_sat(cells, mul_sat(r->heads, add_sat(mul_sat(3 * n_q, n_k),
                                                          mul_sat(n_q + n_k + 1, r->d_k))));
+    if (r->precision.on) /* the float64 trace beside it, and core's copies in the format
+                            (one head's, or one projection's, at a time) */
+        cells = add_sat(add_sat(cells, trace == 0 ? SIZE_MAX : trace),
+                        add_sat(mul_sat(3, mul_sat(n_q, n_k)),
+                                mul_sat(2, add_sat(mul_sat(n_q + n_k, r->d_model),
+                                                   mul_sat(r->d_model, r->d_model)))));
     size_t n_rows = api_multihead_answer_rows(r);
     if (r->rows != NULL) { /* the listed rows' copy beside the whole trace, and its variants */
         size_t picked = attn_mh_trace_cells(n_rows, n_k, r->d_model, r->heads, r->kv_heads);
@@ -580,12 +587,28 @@ static bool read_options(const json_t *doc, const char *prefix, const struct api
     return true;
 }
 
+/*
+ * `precision`, after the options and explain: the projections and every head in the low
+ * format, not yet beside the variants or explain (computed in float64 alone); `rows`
+ * keeps the rows of the whole problem's answer, whose report it is.
+ */
+static bool read_precision(const json_t *doc, const char *prefix, struct api_multihead_req *r,
+                           struct api_error *err)
+{
+    static const char *const alone[] = { "rope", "softcap", "alibi", "window", "sink_tokens",
+                                         "sink_logit", "dropout", "explain" };
+    if (!api_precision_read(doc, prefix, &r->precision, err))
+        return false;
+    return !r->precision.on || (api_precision_alone(doc, prefix, alone, N_OF(alone), err) &&
+                                (r->report = api_precision_report_new(err)) != NULL);
+}
+
 static bool read_explain(const json_t *doc, const char *prefix, size_t n_q, size_t n_k,
                          struct api_multihead_req *r, struct api_error *err)
 {
     const struct api_explain_sizes n = { n_q, n_k, r->d_k, r->d_k, r->heads };
     return api_explain_read(doc, prefix, &n, &r->explain, err) &&
-           api_heatmap_read(doc, prefix, &r->heatmap, err);
+           api_heatmap_read(doc, prefix, &r->heatmap, err) && read_precision(doc, prefix, r, err);
 }
 
 static bool read_scalars(const json_t *doc, const char *prefix, struct random_in *rnd,
@@ -661,6 +684,7 @@ void api_multihead_req_deinit(struct api_multihead_req *r)
     for (size_t h = 0; r->vsteps != NULL && h < r->heads; h++)
         attn_vtrace_free(&r->vsteps[h]);
     free(r->vsteps);
+    free(r->report);
     api_variants_deinit(&r->variants);
     memset(r, 0, sizeof *r);
 }

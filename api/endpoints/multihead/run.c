@@ -101,6 +101,53 @@ static void run_failed(enum attn_status st, const struct attn_mh_fault *fault,
                       "the computation failed: %s", attn_status_str(st));
 }
 
+/* The inputs in the order a report names the first one the format cannot hold. */
+static size_t precision_inputs(const struct api_multihead_req *r, struct attn_matrix b[4],
+                               struct api_precision_input in[11])
+{
+    static const char *const w_names[4] = { "w_q", "w_k", "w_v", "w_o" };
+    static const char *const b_names[4] = { "b_q", "b_k", "b_v", "b_o" };
+    size_t n = 0;
+    in[n++] = (struct api_precision_input){ r->cross ? "x_q" : "x", &r->x_q };
+    if (r->cross)
+        in[n++] = (struct api_precision_input){ "x_kv", &r->x_kv };
+    for (int i = 0; i < 4; i++)
+        in[n++] = (struct api_precision_input){ w_names[i], &r->w[i] };
+    for (int i = 0; i < 4; i++) {
+        size_t len = i == 0 || i == 3 ? r->d_model : r->kv_heads * r->d_k;
+        b[i] = attn_matrix_view(r->b[i], 1, len);
+        if (r->b[i] != NULL)
+            in[n++] = (struct api_precision_input){ b_names[i], &b[i] };
+    }
+    in[n++] = (struct api_precision_input){ "bias", api_grid_bias(&r->grid) };
+    return n;
+}
+
+/* The problem in its low format into trace, and in float64 beside it for the report. */
+static enum attn_status run_precision(const struct api_multihead_req *r,
+                                      struct attn_mh_trace *trace,
+                                      const struct attn_mh_problem *p)
+{
+    struct attn_mh_trace exact;
+    enum attn_status st = attn_mh_trace_alloc(&exact, trace->n_q, trace->n_k, r->d_model,
+                                              r->heads, r->kv_heads);
+    if (st != ATTN_OK)
+        return st;
+    st = attn_mh_forward(&exact, p);
+    if (st == ATTN_EOVERFLOW)
+        trace->fault = exact.fault; /* a float64 overflow: the request's, as without precision */
+    if (st == ATTN_OK)
+        st = attn_mh_forward_precision(trace, p, &r->precision.rules);
+    if (st == ATTN_OK) {
+        struct attn_matrix b[4];
+        struct api_precision_input in[11];
+        size_t n = precision_inputs(r, b, in);
+        api_precision_mh_report_fill(r->report, in, n, &r->precision.rules, trace, &exact);
+    }
+    attn_mh_trace_free(&exact);
+    return st;
+}
+
 static bool run_whole(const struct api_multihead_req *r, const char *prefix,
                       struct attn_mh_trace *trace, struct api_error *err)
 {
@@ -114,8 +161,9 @@ static bool run_whole(const struct api_multihead_req *r, const char *prefix,
     struct attn_mh_problem p = problem_of(r);
     /* An idle server lends its other workers to each large head: the same bits. */
     enum attn_status st =
-        r->variants.any ? api_multihead_run_variants(r, trace, &p)
-                        : attn_mh_forward_threads(trace, &p, api_spare_threads_for(r->x_q.rows * n_k));
+        r->precision.on ? run_precision(r, trace, &p)
+        : r->variants.any ? api_multihead_run_variants(r, trace, &p)
+                          : attn_mh_forward_threads(trace, &p, api_spare_threads_for(r->x_q.rows * n_k));
     if (st == ATTN_OK)
         return true;
     run_failed(st, &trace->fault, prefix, err);

@@ -184,19 +184,9 @@ static bool read_precision(struct api_v2_attention *m, const struct api_v2_infer
         return false;
     if (!m->req.precision.on)
         return true;
-    if (m->req.variants.any) {
-        api_error_set(err, API_INVALID_VALUE, "precision cannot be combined with %s yet",
-                      "the variants' parameters");
-        api_error_at(err, "/parameters/precision");
-        api_error_hint(err, "send the low-format problem without %s, and %s in float64 "
-                       "without precision", "the variants' parameters", "the variants");
-        return false;
-    }
-    if ((m->req.report = calloc(1, sizeof *m->req.report)) == NULL) {
-        api_error_set(err, API_UNAVAILABLE, "no memory for the precision report");
-        return false;
-    }
-    return true;
+    if (m->req.variants.any)
+        return api_precision_refuse("/parameters", "the variants' parameters", err);
+    return (m->req.report = api_precision_report_new(err)) != NULL;
 }
 
 static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *r,
