@@ -25,7 +25,7 @@ const reference = (problems) => JSON.parse(execFileSync('/usr/bin/python3',
 const bits = (x) => (x === null ? 'null' : Buffer.from(new Float64Array([x]).buffer).toString('hex'));
 
 function sameBits(got, want, what) {
-  const g = got.flat(), w = want.flat();
+  const g = got.flat(Infinity), w = want.flat(Infinity);
   assert.equal(g.length, w.length, `${what}: ${g.length} cells, not ${w.length}`);
   for (let c = 0; c < g.length; c++)
     assert.equal(bits(g[c]), bits(w[c]), `${what}[${c}]: ${g[c]}, the reference ${w[c]}`);
@@ -347,4 +347,22 @@ test('/v1/multihead: the projections and every head in the format, bit for bit',
   const p = assertProblem(assert, await postJson(s.port, '/v1/multihead', { heads: 2,
     random: { seed: 1, n: 2, d_model: 4 }, softcap: 30, precision: { format: 'bfloat16' } }), 422);
   assert.equal(p.errors[0].pointer, '/precision');
+});
+
+test('V2 multihead takes precision and answers /v1/multihead\'s numbers', async () => {
+  const v1 = (await postJson(s.port, '/v1/multihead', { heads: 2, kv_heads: 1,
+    random: { seed: 41, n: 3, d_model: 4 }, precision: { format: 'bfloat16' },
+    include: ['x', 'w_q', 'w_k', 'w_v', 'w_o', 'q', 'scores', 'head_outputs', 'output'] })).json();
+  const t = (name, m) => ({ name, shape: [m.length, m[0].length], datatype: 'FP64', data: m.flat() });
+  const r = await postJson(s.port, '/v2/models/multihead/infer', {
+    inputs: [t('X', v1.x), t('W_Q', v1.w_q), t('W_K', v1.w_k), t('W_V', v1.w_v), t('W_O', v1.w_o)],
+    parameters: { heads: 2, kv_heads: 1, precision: 'bfloat16' },
+    outputs: ['Q', 'SCORES', 'HEAD_OUTPUTS', 'OUTPUT'].map((name) => ({ name })),
+  });
+  assert.equal(r.status, 200, r.body);
+  const out = Object.fromEntries(r.json().outputs.map((o) => [o.name, o.data]));
+  sameBits(out.Q, v1.q, 'V2 multihead Q');
+  sameBits(out.SCORES, v1.scores, 'V2 multihead SCORES');
+  sameBits(out.HEAD_OUTPUTS, v1.head_outputs, 'V2 multihead HEAD_OUTPUTS');
+  sameBits(out.OUTPUT, v1.output, 'V2 multihead OUTPUT');
 });

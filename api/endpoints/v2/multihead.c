@@ -91,8 +91,9 @@ static bool read_heads(struct api_v2_multihead *m, const struct api_v2_infer *r,
                        struct api_error *err)
 {
     static const char *const known[] = { "heads", "kv_heads", "weight_layout", "scale",
-                                         "causal", "mask_semantics", API_V2_VARIANT_PARAMS };
-    if (!api_v2_check_params(r->parameters, known, 6 + API_V2_N_VARIANT_PARAMS, err))
+                                         "causal", "mask_semantics", "precision", "accumulate",
+                                         API_V2_VARIANT_PARAMS };
+    if (!api_v2_check_params(r->parameters, known, 8 + API_V2_N_VARIANT_PARAMS, err))
         return false;
     double heads = 0, kv = 0;
     bool has_heads, has_kv;
@@ -236,7 +237,12 @@ static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
         return false;
     const struct api_variant_sizes sizes = { req->heads, req->grid.n_q, req->grid.n_k, req->d_k,
                                              false };
-    if (!api_v2_read_variants(r->parameters, &sizes, &req->variants, err))
+    if (!api_v2_read_variants(r->parameters, &sizes, &req->variants, err) ||
+        !api_precision_read_v2(r->parameters, &req->precision, err))
+        return false;
+    if (req->precision.on && req->variants.any) /* as /v1/multihead: not yet */
+        return api_precision_refuse("/parameters", "the variants' parameters", err);
+    if (req->precision.on && (req->report = api_precision_report_new(err)) == NULL)
         return false;
     if (req->variants.any && (req->vsteps = calloc(req->heads, sizeof *req->vsteps)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
@@ -585,6 +591,8 @@ void api_v2_multihead_deinit(void *state)
         attn_vtrace_free(&m->req.vsteps[h]);
     free(m->req.vsteps);
     m->req.vsteps = NULL;
+    free(m->req.report);
+    m->req.report = NULL;
     api_variants_deinit(&m->req.variants);
 }
 
