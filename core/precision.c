@@ -300,15 +300,15 @@ static void describe_row(struct attn_trace *t, size_t i)
 
 /* The first non-finite cell of the steps in order; blocked cells of masked (−inf, as
  * they are in float64) do not count. */
-static void find_fault(struct attn_trace *t, const struct attn_problem *p)
+static void find_fault(struct attn_trace *t, const struct attn_problem *p,
+                       const struct attn_variants *v)
 {
-    static const struct attn_variants none;
     const struct attn_matrix *steps[] = { &t->scores, &t->scaled, &t->masked, &t->weights,
                                           &t->output };
     for (size_t s = 0; s < 5; s++) {
         const struct attn_matrix *m = steps[s];
         for (size_t i = 0; i < m->rows; i++) {
-            struct attn_vrow r = attn_vrow_of(p, &none, t->n_q, t->n_k, i);
+            struct attn_vrow r = attn_vrow_of(p, v, t->n_q, t->n_k, i);
             for (size_t j = 0; j < m->cols; j++) {
                 double x = attn_at(m, i, j);
                 bool blocked = s == 2 && !attn_vrow_sees(&r, j);
@@ -332,7 +332,24 @@ static bool all_kept(const struct attn_trace *t)
 enum attn_status attn_forward_precision(struct attn_trace *out, const struct attn_problem *p,
                                         const struct attn_precision *prec)
 {
-    if (attn_check_problem(out, p) != ATTN_OK || !attn_precision_valid(prec) || !all_kept(out))
+    static const struct attn_variants none;
+    return attn_forward_precision_variants(out, p, &none, prec);
+}
+
+/* Whether v asks only for what this pass computes in the format: a window, sink tokens
+ * (which keys a row sees) and ALiBi (a term of masked). */
+static bool variants_supported(const struct attn_variants *v)
+{
+    return v->rope == NULL && v->softcap == 0 && !v->sink && !v->dropout && !v->band_only;
+}
+
+enum attn_status attn_forward_precision_variants(struct attn_trace *out,
+                                                 const struct attn_problem *p,
+                                                 const struct attn_variants *v,
+                                                 const struct attn_precision *prec)
+{
+    if (attn_check_problem(out, p) != ATTN_OK || !attn_precision_valid(prec) || !all_kept(out) ||
+        !variants_supported(v))
         return ATTN_EINVAL;
     size_t n_q = out->n_q, n_k = out->n_k, d_k = p->q->cols, d_v = out->d_v;
     enum attn_format f = prec->format, acc = prec->accumulate;
@@ -359,13 +376,17 @@ enum attn_status attn_forward_precision(struct attn_trace *out, const struct att
         product(out->scores.data, h.q, n_q, d_k, h.k, 1, d_k, n_k, acc);
     }
     double scale = attn_format_round(p->scale, acc);
-    static const struct attn_variants none;
     for (size_t i = 0; i < n_q; i++) {
-        struct attn_vrow r = attn_vrow_of(p, &none, n_q, n_k, i);
+        struct attn_vrow r = attn_vrow_of(p, v, n_q, n_k, i);
+        double at = (double)i + (double)n_k - (double)n_q; /* the query's position, i + off */
         for (size_t j = 0; j < n_k; j++) {
             size_t c = i * n_k + j;
             double scaled = attn_format_round(out->scores.data[c] * scale, acc);
-            double masked = h.bias ? attn_format_round(scaled + h.bias[c], acc) : scaled;
+            double masked = scaled;
+            if (h.bias != NULL || v->alibi) /* one float64 sum, rounded once */
+                masked = attn_format_round((h.bias != NULL ? scaled + h.bias[c] : scaled) -
+                                               (v->alibi ? v->alibi_slope * fabs(at - (double)j) : 0),
+                                           acc);
             out->scaled.data[c] = scaled;
             out->masked.data[c] = attn_vrow_sees(&r, j) ? masked : -INFINITY;
         }
@@ -381,7 +402,7 @@ enum attn_status attn_forward_precision(struct attn_trace *out, const struct att
     }
     for (size_t c = 0; c < n_q * d_v; c++)
         out->output.data[c] = attn_format_round(out->output.data[c], f);
-    find_fault(out, p);
+    find_fault(out, p, v);
     free(h.block);
     free(h.floats);
     return ATTN_OK;

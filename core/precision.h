@@ -91,6 +91,18 @@ enum attn_status attn_project_precision(struct attn_matrix *out, const struct at
                                         const struct attn_matrix *w, const double *b,
                                         bool transposed, const struct attn_precision *prec);
 
+/*
+ * The same with the variants computed in the format so far: a window and sink tokens
+ * (which keys a row sees, as attn_forward_variants) and ALiBi (−m·|i + off − j| added to
+ * masked with the bias, in the one float64 sum rounded once). Any other variant, or
+ * band_only, is ATTN_EINVAL.
+ */
+struct attn_variants;
+enum attn_status attn_forward_precision_variants(struct attn_trace *out,
+                                                 const struct attn_problem *p,
+                                                 const struct attn_variants *v,
+                                                 const struct attn_precision *prec);
+
 /* How one step held in a low format differs from the same step in float64. */
 struct attn_step_error {
     double max_abs;          /* the largest |low − exact| over cells where both are finite */

@@ -366,3 +366,39 @@ test('V2 multihead takes precision and answers /v1/multihead\'s numbers', async 
   sameBits(out.HEAD_OUTPUTS, v1.head_outputs, 'V2 multihead HEAD_OUTPUTS');
   sameBits(out.OUTPUT, v1.output, 'V2 multihead OUTPUT');
 });
+
+test('a window, sink tokens and ALiBi are computed in the format too', async () => {
+  const next = rng(42);
+  const cases = [];
+  for (let round = 0; round < 4; round++) {
+    const p = randomProblem(next, { bias: round % 2 === 0 });
+    const nQ = p.q.length, nK = p.k.length;
+    const left = 1 + (round % 2), sinks = round % 3, alibi = round === 3 ? undefined : 0.25 * (round + 1);
+    const allow = Array.from({ length: nQ }, (_, i) => Array.from({ length: nK }, (_, j) => {
+      const at = i + nK - nQ;
+      return j <= at && (j >= at - left || j < sinks) ? 1 : 0; // causal, the window, the sinks
+    }));
+    for (const [format, accumulate] of FORMS) {
+      const body = { ...p, mask: 'causal', window: { left, right: 0 }, sink_tokens: sinks,
+        precision: { format, accumulate }, include: ['scores', 'masked', 'weights', 'output', 'lse'] };
+      if (alibi !== undefined) body.alibi = alibi;
+      const r = await postJson(s.port, '/v1/attention', body);
+      assert.equal(r.status, 200, r.body);
+      cases.push({ a: r.json(), ref: { q: p.q, k: p.k, v: p.v, bias: p.bias, allow, alibi,
+        scale: 1 / Math.sqrt(p.q[0].length), format, accumulate } });
+    }
+  }
+  const want = reference(cases.map((c) => c.ref));
+  cases.forEach(({ a, ref }, i) => {
+    for (const step of ['scores', 'masked', 'weights', 'output', 'lse'])
+      sameBits(a[step], want[i][step], `variants case ${i} (${ref.format}, ${ref.accumulate}) ${step}`);
+  });
+  // V2 takes the same parameters beside precision; rope, softcap, the sink logit and dropout
+  // are refused, named.
+  const base = { q: [[1, 0]], k: [[1, 0]], v: [[1]], precision: { format: 'float16' } };
+  for (const [extra, name] of [[{ softcap: 30 }, 'softcap'], [{ sink_logit: 0 }, 'sink_logit'],
+    [{ dropout: { p: 0.5, seed: 1 } }, 'dropout']]) {
+    const e = assertProblem(assert, await postJson(s.port, '/v1/attention', { ...base, ...extra }), 422);
+    assert.match(e.detail, new RegExp(`combined with ${name} yet`));
+  }
+});

@@ -5,7 +5,8 @@ sums in fractions for float32 products, and Python's math.exp and math.log (the 
 libm functions the rules name).
 
 Reads a JSON list of problems on stdin, each {"q", "k", "v", "bias"?, "allow"? (n_q x
-n_k of 0/1), "scale", "format", "accumulate"}, and prints for each the steps
+n_k of 0/1: the mask, causal and a window together), "alibi"? (the slope m of
+−m·|i + n_k − n_q − j|), "scale", "format", "accumulate"}, and prints for each the steps
 {"scores", "scaled", "masked", "weights", "output", "lse"} as lists of doubles, with
 non-finite cells as null (as attnd writes them): JSON's shortest repr of a double reads
 back as the same bits, so the test compares bits. A problem with "heads" is multi-head
@@ -106,8 +107,13 @@ def attention(p):
                 s = fma(a, b, s, acc)
             scores.append(s)
         scaled = [ra(s * scale) for s in scores]
-        masked = [(ra(x + bias[i][j]) if bias else x) if allow[i][j] else -math.inf
-                  for j, x in enumerate(scaled)]
+        at = float(i + n_k - n_q)  # the query's position, for ALiBi
+        alibi = p.get("alibi")
+        masked = []
+        for j, x in enumerate(scaled):
+            if bias or alibi:  # one float64 sum, rounded once
+                x = ra((x + bias[i][j] if bias else x) - (alibi * abs(at - j) if alibi else 0.0))
+            masked.append(x if allow[i][j] else -math.inf)
         visible = [j for j in range(n_k) if allow[i][j]]
         weights = [0.0] * n_k
         lse = -math.inf

@@ -147,7 +147,7 @@ static const struct alloc_case {
     /* precision: the low format and float64 side by side, the report, an overflow warned */
     { "POST", "/v1/attention", NULL,
       "{" SEED000 ",\"bias\":[[0,-1e9],[0,0]],\"precision\":{\"format\":\"float16\"},"
-      "\"rows\":[1,0]}", NULL },
+      "\"rows\":[1,0],\"alibi\":0.5,\"window\":{\"left\":1}}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"precision\":{\"format\":\"fp16\"}}", NULL },
     { "POST", "/v1/multihead", "text/plain",
       "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":2,\"n\":3,\"d_model\":4},"

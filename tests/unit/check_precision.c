@@ -35,6 +35,7 @@
 #include "core/attention.h"
 #include "core/multihead.h"
 #include "core/precision.h"
+#include "core/variants.h"
 #include "tests/unit/suite_run.h"
 
 /* Checks inside loops over cells cost a branch until they fail (see check_core.c). */
@@ -498,6 +499,19 @@ START_TEST(test_bad_arguments)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_int_eq(attn_forward_precision(&t, &p, &bad[i]), ATTN_EINVAL);
+    attn_trace_free(&t);
+    /* the variants it does not compute in the format yet */
+    ck_assert_int_eq(attn_trace_alloc(&t, 1, 1, 1), ATTN_OK);
+    struct attn_precision half = { ATTN_FLOAT16, ATTN_FLOAT32 };
+    const struct attn_variants unsupported[] = {
+        { .softcap = 30 }, { .sink = true }, { .dropout = true, .dropout_p = 0.5 },
+        { .window = true, .band_only = true },
+    };
+    for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++)
+        ck_assert_int_eq(attn_forward_precision_variants(&t, &p, &unsupported[i], &half),
+                         ATTN_EINVAL);
+    const struct attn_variants window = { .window = true, .has_left = true, .left = 0 };
+    ck_assert_int_eq(attn_forward_precision_variants(&t, &p, &window, &half), ATTN_OK);
     attn_trace_free(&t);
     /* weights and output alone share one buffer: the pass needs every step apart */
     ck_assert_int_eq(attn_trace_alloc_keep(&t, 1, 1, 1, 0), ATTN_OK);

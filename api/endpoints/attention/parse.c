@@ -171,15 +171,16 @@ static bool read_explain(const json_t *doc, const char *prefix, struct api_atten
 
 /*
  * `precision`, last of the options: the low format runs the five steps as they are, so
- * what else the request asks must not need more (yet: the variants, explain and pitfall
- * are computed in float64 alone). `rows` keeps the rows of the whole problem's answer;
- * the report is the whole problem's.
+ * what else the request asks must not need more (yet: rope, softcap, the sink logit,
+ * dropout, explain and pitfall are computed in float64 alone; a window, sink tokens and
+ * ALiBi are in the format). `rows` keeps the rows of the whole problem's answer; the
+ * report is the whole problem's.
  */
 static bool read_precision(const json_t *doc, const char *prefix, struct api_attention_req *r,
                            struct api_error *err)
 {
-    static const char *const alone[] = { "rope", "softcap", "alibi", "window", "sink_tokens",
-                                         "sink_logit", "dropout", "explain", "pitfall" };
+    static const char *const alone[] = { "rope", "softcap", "sink_logit", "dropout", "explain",
+                                         "pitfall" };
     if (!api_precision_read(doc, prefix, &r->precision, err))
         return false;
     if (!r->precision.on)

@@ -163,6 +163,28 @@ static void run_failed(const struct api_attention_req *r, const char *prefix,
 }
 
 /*
+ * The float64 pass a low format's report compares with, into exact: with the variants
+ * (a window, sink tokens, ALiBi: all the precision pass computes), every cell of every
+ * step, as the low pass computes them.
+ */
+static enum attn_status exact_pass(const struct api_attention_req *r, struct attn_trace *exact,
+                                   const struct attn_problem *p, const struct attn_variants *v)
+{
+    if (!r->variants.any)
+        return attn_forward(exact, p);
+    struct attn_vtrace vt;
+    enum attn_status st = attn_vtrace_alloc_steps(&vt, r->q.rows, r->k.rows, r->q.cols, v);
+    if (st != ATTN_OK)
+        return st;
+    vt.base = *exact; /* the five steps into exact, the variants' own (none) beside */
+    st = attn_forward_variants(&vt, p, v);
+    *exact = vt.base;
+    memset(&vt.base, 0, sizeof vt.base);
+    attn_vtrace_free(&vt);
+    return st;
+}
+
+/*
  * The problem in its low format into trace, and in float64 beside it for the report: a
  * float64 overflow is the request's problem as without precision; the low format's are
  * the answer.
@@ -178,9 +200,10 @@ static bool run_precision(const struct api_attention_req *r, const char *prefix,
         return api_attention_no_memory(r, err);
     }
     struct attn_problem p = api_attention_problem(r);
-    enum attn_status st = attn_forward(&exact, &p);
+    struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    enum attn_status st = exact_pass(r, &exact, &p, &v);
     if (st == ATTN_OK)
-        st = attn_forward_precision(trace, &p, &r->precision.rules);
+        st = attn_forward_precision_variants(trace, &p, &v, &r->precision.rules);
     if (st == ATTN_OK) {
         const struct api_precision_input in[] = { { "q", &r->q }, { "k", &r->k }, { "v", &r->v },
                                                   { "bias", p.bias } };
