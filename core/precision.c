@@ -451,6 +451,65 @@ enum attn_status attn_project_precision(struct attn_matrix *out, const struct at
     return ATTN_OK;
 }
 
+/* ---- the notes' mistakes, in the format ---- */
+
+static double *cell(struct attn_matrix *m, size_t i, size_t j)
+{
+    return &m->data[i * m->stride + j];
+}
+
+void attn_softmax_rows_unshifted_precision(struct attn_matrix *exp_out, struct attn_matrix *out,
+                                           const struct attn_matrix *in,
+                                           const struct attn_precision *prec)
+{
+    enum attn_format f = prec->format, acc = prec->accumulate;
+    for (size_t i = 0; i < in->rows; i++) {
+        double sum = 0;
+        for (size_t j = 0; j < in->cols; j++) {
+            double e = attn_format_round(exp(attn_at(in, i, j)), acc); /* no shift: may be inf */
+            *cell(out, i, j) = e;
+            if (exp_out != NULL)
+                *cell(exp_out, i, j) = e;
+            sum = attn_format_round(sum + e, acc);
+        }
+        for (size_t j = 0; j < in->cols; j++)
+            *cell(out, i, j) = attn_format_round(attn_format_round(attn_at(out, i, j) / sum, acc), f);
+    }
+}
+
+void attn_softmax_columns_precision(struct attn_matrix *out, const struct attn_matrix *in,
+                                    const struct attn_precision *prec)
+{
+    enum attn_format f = prec->format, acc = prec->accumulate;
+    for (size_t j = 0; j < in->cols; j++) {
+        double max = -INFINITY, sum = 0;
+        for (size_t i = 0; i < in->rows; i++)
+            if (attn_at(in, i, j) > max)
+                max = attn_at(in, i, j);
+        for (size_t i = 0; i < in->rows; i++) { /* an all -inf column: -inf - -inf, NaN */
+            double e = attn_format_round(exp(attn_format_round(attn_at(in, i, j) - max, acc)), acc);
+            *cell(out, i, j) = e;
+            sum = attn_format_round(sum + e, acc);
+        }
+        for (size_t i = 0; i < in->rows; i++)
+            *cell(out, i, j) = attn_format_round(attn_format_round(attn_at(out, i, j) / sum, acc), f);
+    }
+}
+
+void attn_matmul_precision(struct attn_matrix *out, const struct attn_matrix *a,
+                           const struct attn_matrix *b, const struct attn_precision *prec)
+{
+    enum attn_format f = prec->format, acc = prec->accumulate;
+    for (size_t i = 0; i < a->rows; i++)
+        for (size_t j = 0; j < b->cols; j++) {
+            double s = 0;
+            for (size_t c = 0; c < a->cols; c++)
+                s = attn_format_fma(attn_format_round(attn_at(a, i, c), f),
+                                    attn_format_round(attn_at(b, c, j), f), s, acc);
+            *cell(out, i, j) = attn_format_round(s, f);
+        }
+}
+
 struct attn_step_error attn_step_error_of(const struct attn_matrix *low,
                                           const struct attn_matrix *exact)
 {

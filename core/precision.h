@@ -103,6 +103,25 @@ enum attn_status attn_forward_precision_variants(struct attn_trace *out,
                                                  const struct attn_variants *v,
                                                  const struct attn_precision *prec);
 
+/*
+ * The notes' softmax mistakes (core/pitfall.h) by the same rules, from masked as the
+ * low pass holds it: each cell's exp (and column softmax's shift) rounded to the
+ * accumulator, the sums in order (a row's along its keys, a column's down its rows),
+ * each weight rounded to the accumulator and then to the format. exp may be NULL.
+ * Without the max the float16 accumulator ("same") overflows from a score of 11.1
+ * (e^11.1 > 65504): +inf, and NaN where it is divided by.
+ */
+void attn_softmax_rows_unshifted_precision(struct attn_matrix *exp, struct attn_matrix *out,
+                                           const struct attn_matrix *in,
+                                           const struct attn_precision *prec);
+void attn_softmax_columns_precision(struct attn_matrix *out, const struct attn_matrix *in,
+                                    const struct attn_precision *prec);
+
+/* out (n, m) = a (n, k) · b (k, m) by the rules: operands in the format, sums in the
+ * accumulator in index order, the result rounded to the format (NaN and ±inf kept). */
+void attn_matmul_precision(struct attn_matrix *out, const struct attn_matrix *a,
+                           const struct attn_matrix *b, const struct attn_precision *prec);
+
 /* How one step held in a low format differs from the same step in float64. */
 struct attn_step_error {
     double max_abs;          /* the largest |low − exact| over cells where both are finite */

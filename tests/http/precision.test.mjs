@@ -192,8 +192,7 @@ test('bad precision gets a 422 naming the member and the name meant', async () =
   }
   // What it does not combine with yet is named at /precision.
   for (const [extra, name] of [[{ rope: {} }, 'rope'],
-    [{ explain: { row: 0 } }, 'explain'], [{ pitfall: 'no_transpose' }, 'pitfall'],
-    [{ include: ['exp'] }, 'include exp']]) {
+    [{ explain: { row: 0 } }, 'explain'], [{ include: ['exp'] }, 'include exp']]) {
     const p = assertProblem(assert, await postJson(s.port, '/v1/attention',
       { ...base, ...extra, precision: { format: 'float16' } }), 422);
     assert.equal(p.errors[0].pointer, '/precision');
@@ -401,4 +400,38 @@ test('a window, sink tokens and ALiBi are computed in the format too', async () 
     const e = assertProblem(assert, await postJson(s.port, '/v1/attention', { ...base, ...extra }), 422);
     assert.match(e.detail, new RegExp(`combined with ${name} yet`));
   }
+});
+
+test('the pitfalls in the format: no_max_subtraction overflows float16 at e^11.1', async () => {
+  const next = rng(43);
+  const cases = [];
+  for (let round = 0; round < 3; round++) {
+    const p = randomProblem(next, { masked: round === 1, amp: 4 });
+    for (const pitfall of ['no_max_subtraction', 'column_softmax'])
+      for (const [format, accumulate] of FORMS) {
+        const r = await postJson(s.port, '/v1/attention', { ...p, scale: 1, pitfall,
+          precision: { format, accumulate }, include: ['masked'] });
+        assert.equal(r.status, 200, r.body);
+        cases.push({ a: r.json(), ref: { q: p.q, k: p.k, v: p.v, allow: p.mask, scale: 1, format,
+          accumulate, pitfall } });
+      }
+  }
+  const want = reference(cases.map((c) => c.ref));
+  let overflowed = 0;
+  cases.forEach(({ a, ref }, i) => {
+    const what = `pitfall ${ref.pitfall} ${ref.format}/${ref.accumulate} case ${i}`;
+    if (ref.pitfall === 'no_max_subtraction') {
+      sameBits(a.pitfall.steps.exp, want[i].pitfall_exp, `${what} exp`);
+      overflowed += a.pitfall.steps.exp.flat().filter((x) => x === null).length;
+    }
+    sameBits(a.pitfall.steps.weights, want[i].pitfall_weights, `${what} weights`);
+    sameBits(a.pitfall.steps.output, want[i].pitfall_output, `${what} output`);
+  });
+  assert.ok(overflowed > 0, 'some float16 sums overflowed without the max');
+  // At 11.1 exactly the line is crossed: e^11 < 65504 < e^11.1, in a float16 accumulator.
+  const at = async (score) => (await postJson(s.port, '/v1/attention', { q: [[score]], k: [[1], [0]],
+    v: [[1], [2]], scale: 1, pitfall: 'no_max_subtraction',
+    precision: { format: 'float16', accumulate: 'same' } })).json().pitfall.steps.exp[0][0];
+  assert.ok(Number.isFinite(await at(11)), 'e^11 is finite in float16');
+  assert.equal(await at(11.1), null, 'e^11.1 is past 65504');
 });

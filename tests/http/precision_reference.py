@@ -28,7 +28,11 @@ import struct
 import sys
 from fractions import Fraction
 
+import warnings
+
 import numpy as np
+
+warnings.filterwarnings("ignore", category=RuntimeWarning)  # numpy's cast past the range: inf
 
 
 def bf16(x):
@@ -144,6 +148,59 @@ def attention(p):
     return out
 
 
+def pitfall(out, p):
+    """The notes' mistakes from masked as held: "no_max_subtraction" (e^masked, a row's sum
+    in key order) or "column_softmax" (shift by each column's max, sums down the rows), the
+    weights rounded to the accumulator and then the format, and weights @ V as a product."""
+    fmt = p["format"]
+    acc = fmt if p.get("accumulate") == "same" else "float32"
+    rf, ra = rounder(fmt), rounder(acc)
+    m = out["masked"]
+    n_q, n_k = len(m), len(m[0])
+    e = [[0.0] * n_k for _ in range(n_q)]
+    if p["pitfall"] == "no_max_subtraction":
+        for i in range(n_q):
+            total = 0.0
+            for j in range(n_k):
+                e[i][j] = ra(math.exp(m[i][j])) if m[i][j] < 709 else math.inf
+                total = ra(total + e[i][j])
+            for j in range(n_k):
+                e[i][j] = (e[i][j], rf(ra(div(e[i][j], total))))
+    else:
+        for j in range(n_k):
+            top = max(m[i][j] for i in range(n_q))
+            total = 0.0
+            for i in range(n_q):
+                shifted = ra(m[i][j] - top) if top != -math.inf else math.nan
+                e[i][j] = ra(math.exp(shifted)) if shifted == shifted else math.nan
+                total = ra(total + e[i][j])
+            for i in range(n_q):
+                e[i][j] = (e[i][j], rf(ra(div(e[i][j], total))))
+    out["pitfall_exp"] = [[x[0] for x in row] for row in e]
+    w = [[x[1] for x in row] for row in e]
+    out["pitfall_weights"] = w
+    v = [[rf(x) for x in row] for row in p["v"]]
+    out["pitfall_output"] = [[rf(fold(w[i], [row[c] for row in v], acc)) for c in range(len(v[0]))]
+                             for i in range(n_q)]
+    return out
+
+
+def div(a, b):
+    """a / b as IEEE divides: 0/0 NaN, x/0 ±inf (Python raises)."""
+    if b != 0:
+        return a / b
+    if a == 0 or a != a:
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def fold(a, b, acc):
+    s = 0.0
+    for x, y in zip(a, b):
+        s = fma(x, y, s, acc)
+    return s
+
+
 def project(x, w, b, fmt, acc):
     """x·W + b by the rules, W as (in, out)."""
     rf, ra = rounder(fmt), rounder(acc)
@@ -201,5 +258,6 @@ def finite_or_null(x):
 
 if __name__ == "__main__":
     problems = json.loads(sys.stdin.read())
-    print(json.dumps([finite_or_null(multihead(p) if "heads" in p else attention(p))
-                      for p in problems]))
+    print(json.dumps([finite_or_null(multihead(p) if "heads" in p
+                                     else pitfall(attention(p), p) if "pitfall" in p
+                                     else attention(p)) for p in problems]))

@@ -149,6 +149,9 @@ static const struct alloc_case {
       "{" SEED000 ",\"bias\":[[0,-1e9],[0,0]],\"precision\":{\"format\":\"float16\"},"
       "\"rows\":[1,0],\"alibi\":0.5,\"window\":{\"left\":1}}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"precision\":{\"format\":\"fp16\"}}", NULL },
+    { "POST", "/v1/attention", "text/plain",
+      "{" SEED000 ",\"pitfall\":\"no_transpose\",\"precision\":{\"format\":\"bfloat16\"}}",
+      NULL },
     { "POST", "/v1/multihead", "text/plain",
       "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":2,\"n\":3,\"d_model\":4},"
       "\"b_q\":[0,1,2,3],\"rows\":[2,0],\"precision\":{\"format\":\"bfloat16\"}}", NULL },

@@ -19,6 +19,8 @@
  *   Forward  random problems (every mask kind, bias, fully masked rows) in each format
  *            and accumulator, bit for bit against the emulation at every step and row
  *            statistic; overflow past 65504 kept and named; bad arguments;
+ *   Mistakes the notes' softmax mistakes by the rules: e^11 holds in float16, e^11.1 not;
+ *            the column softmax and the product against the emulation;
  *   Multi    attn_mh_forward_precision: the projections against the emulation's (operands
  *            in the format, sums in the accumulator, the bias added there, the result
  *            rounded to the format), every head against emulate() on them, GQA;
@@ -592,6 +594,69 @@ START_TEST(test_multihead_bit_for_bit)
 }
 END_TEST
 
+/* ---- the notes' mistakes ---- */
+
+/* Without the max, a float16 accumulator holds e^11 (59874) but not e^11.1 (66171). */
+START_TEST(test_unshifted_softmax_overflows_at_11_1)
+{
+    double in[] = { 11, 0, 11.1, 0 }, e[4], w[4];
+    struct attn_matrix im = attn_matrix_view(in, 2, 2), em = attn_matrix_view(e, 2, 2);
+    struct attn_matrix wm = attn_matrix_view(w, 2, 2);
+    struct attn_precision same16 = { ATTN_FLOAT16, ATTN_FLOAT16 };
+    attn_softmax_rows_unshifted_precision(&em, &wm, &im, &same16);
+    ck_assert_double_eq(e[0], em_round(exp(11.0), ATTN_FLOAT16));
+    ck_assert(isfinite(w[0]) && isfinite(w[1]));
+    ck_assert(e[2] == INFINITY);
+    ck_assert(isnan(w[2]));  /* inf / inf */
+    ck_assert_double_eq(w[3], 0); /* 1 / inf */
+    /* in bfloat16's range both are finite */
+    struct attn_precision same_bf = { ATTN_BFLOAT16, ATTN_BFLOAT16 };
+    attn_softmax_rows_unshifted_precision(&em, &wm, &im, &same_bf);
+    ck_assert(isfinite(e[2]) && isfinite(w[2]));
+}
+END_TEST
+
+/* The column softmax and the product by the rules, against the emulation. */
+START_TEST(test_column_softmax_and_product)
+{
+    enum { N = 5, K = 4, D = 3 };
+    double *in = random_cells(N * K, 6), *v = random_cells(K * D, 2), w[N * K], o[N * D];
+    in[2] = -INFINITY;
+    struct attn_matrix im = attn_matrix_view(in, N, K), wm = attn_matrix_view(w, N, K);
+    struct attn_matrix vm = attn_matrix_view(v, K, D), om = attn_matrix_view(o, N, D);
+    for (size_t fi = 0; fi < 3; fi++) {
+        struct attn_precision prec = { lows[fi], ATTN_FLOAT32 };
+        attn_softmax_columns_precision(&wm, &im, &prec);
+        attn_matmul_precision(&om, &wm, &vm, &prec);
+        for (size_t j = 0; j < K; j++) {
+            double max = -INFINITY, sum = 0, e[N];
+            for (size_t i = 0; i < N; i++)
+                max = fmax(max, in[i * K + j]);
+            for (size_t i = 0; i < N; i++) {
+                e[i] = em_round(exp(em_round((__float128)in[i * K + j] - max, ATTN_FLOAT32)),
+                                ATTN_FLOAT32);
+                sum = em_round((__float128)sum + e[i], ATTN_FLOAT32);
+            }
+            for (size_t i = 0; i < N; i++) {
+                double want = em_round(em_round((__float128)e[i] / sum, ATTN_FLOAT32), lows[fi]);
+                EXPECT(same(w[i * K + j], want), "%s column weight [%zu, %zu]",
+                       attn_format_name(lows[fi]), i, j);
+            }
+        }
+        for (size_t i = 0; i < N; i++)
+            for (size_t c = 0; c < D; c++) {
+                double acc = 0;
+                for (size_t j = 0; j < K; j++)
+                    acc = em_fma(w[i * K + j], em_round(v[j * D + c], lows[fi]), acc, ATTN_FLOAT32);
+                EXPECT(same(o[i * D + c], em_round(acc, lows[fi])), "%s product [%zu, %zu]",
+                       attn_format_name(lows[fi]), i, c);
+            }
+    }
+    free(in);
+    free(v);
+}
+END_TEST
+
 /* ---- Error ---- */
 
 START_TEST(test_step_error)
@@ -634,6 +699,11 @@ static Suite *precision_suite(void)
     tcase_add_unchecked_fixture(multi, lists_setup, NULL);
     tcase_add_test(multi, test_multihead_bit_for_bit);
     suite_add_tcase(s, multi);
+    TCase *mistakes = tcase_create("Mistakes");
+    tcase_add_unchecked_fixture(mistakes, lists_setup, NULL);
+    tcase_add_test(mistakes, test_unshifted_softmax_overflows_at_11_1);
+    tcase_add_test(mistakes, test_column_softmax_and_product);
+    suite_add_tcase(s, mistakes);
     TCase *error = tcase_create("Error");
     tcase_add_test(error, test_step_error);
     suite_add_tcase(s, error);

@@ -167,7 +167,7 @@ void api_attention_pitfall(struct api_pitfall_result *out, const struct api_atte
     struct api_pitfall_inputs in = {
         .which = r->pitfall, .q = &r->q, .k = &r->k, .v = &r->v,
         .bias = api_grid_bias(&r->grid), .mask = api_grid_mask(&r->grid), .scale = r->scale,
-        .right = t,
+        .right = t, .precision = r->precision.on ? &r->precision.rules : NULL,
     };
     struct attn_variants v = api_variants_for_head(&r->variants, 0);
     if (r->variants.any) /* the same variants; with rope, on the rotated rows */

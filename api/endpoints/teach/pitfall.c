@@ -147,8 +147,12 @@ static void no_transpose(struct api_pitfall_result *r, const struct api_pitfall_
         .q = in->q, .k = &kt, .v = in->v, .bias = in->bias, .mask = in->mask,
         .scale = in->scale, .skip_summary = true,
     };
-    enum attn_status st = in->variants != NULL ? with_variants(r, &p, in->variants)
-                                               : attn_reference(&r->trace, &p);
+    static const struct attn_variants none;
+    enum attn_status st = in->precision != NULL
+        ? attn_forward_precision_variants(&r->trace, &p, in->variants ? in->variants : &none,
+                                          in->precision)
+        : in->variants != NULL ? with_variants(r, &p, in->variants)
+                               : attn_reference(&r->trace, &p);
     if (st != ATTN_OK && st != ATTN_EOVERFLOW) {
         r->failed = true;
         return;
@@ -172,16 +176,24 @@ static void wrong_softmax(struct api_pitfall_result *r, const struct api_pitfall
     struct attn_matrix e = attn_matrix_view(r->block, n_q, n_k);
     struct attn_matrix w = attn_matrix_view(r->block + n_q * n_k, n_q, n_k);
     struct attn_matrix o = attn_matrix_view(r->block + 2 * n_q * n_k, n_q, d_v);
-    if (with_exp) {
+    if (with_exp && in->precision != NULL) {
+        attn_softmax_rows_unshifted_precision(&e, &w, &t->masked, in->precision);
+        add_step(r, "exp", e);
+    } else if (with_exp) {
         for (size_t i = 0; i < n_q; i++)
             for (size_t j = 0; j < n_k; j++)
                 e.data[i * n_k + j] = exp(attn_at(&t->masked, i, j));
         add_step(r, "exp", e);
         attn_softmax_rows_unshifted(&w, &t->masked);
+    } else if (in->precision != NULL) {
+        attn_softmax_columns_precision(&w, &t->masked, in->precision);
     } else {
         attn_softmax_columns(&w, &t->masked);
     }
-    attn_matmul_plain(&o, &w, in->v);
+    if (in->precision != NULL)
+        attn_matmul_precision(&o, &w, in->v, in->precision);
+    else
+        attn_matmul_plain(&o, &w, in->v);
     add_step(r, "weights", w);
     add_step(r, "output", o);
 }

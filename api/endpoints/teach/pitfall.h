@@ -28,6 +28,7 @@
 #include "api/json/write.h"
 #include "api/render/text.h"
 #include "core/attention.h"
+#include "core/precision.h"
 #include "core/variants.h"
 
 enum api_pitfall {
@@ -56,6 +57,9 @@ struct api_pitfall_inputs {
      * q and k as rotated (q, k above are then q_rope and k_rope, and rope is left out
      * here): the mistake taught is the transpose alone. */
     const struct attn_variants *variants;
+    /* The low format the right answer ran in (core/precision.h), or NULL: the mistake
+     * is computed by the same rules. */
+    const struct attn_precision *precision;
 };
 
 #define API_PITFALL_MAX_STEPS 3
