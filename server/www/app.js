@@ -132,7 +132,7 @@ const shape = (s) => (s === null || s === undefined ? PAGE_WORDS.none
 // ---- the form ----
 
 const FIELDS = ['q', 'k', 'v', 'mask', 'scale', 'labels-queries', 'labels-keys', 'multihead', 'variants',
-  'round', 'bias', 'mask_semantics', 'heatmap-vmin', 'heatmap-vmax', 'heatmap-title'];
+  'round', 'bias', 'mask_semantics', 'heatmap-vmin', 'heatmap-vmax', 'heatmap-title', 'precision'];
 let current = PRESETS[0];
 
 function fillPresets(list) {
@@ -181,6 +181,9 @@ function loadPreset(p) {
     $('f-lq').value = b.labels?.queries ? b.labels.queries.join(', ') : '';
     $('f-lk').value = b.labels?.keys ? b.labels.keys.join(', ') : '';
     $('f-pitfall').value = b.pitfall || '';
+    $('f-precision').value = b.precision?.format || '';
+    $('f-accumulate').value = b.precision?.accumulate || 'float32';
+    $('f-accumulate').disabled = !b.precision;
     fillHeatmapFields(b.heatmap); // teach.js
     const variants = Object.fromEntries(VARIANT_FIELDS.filter((f) => b[f] !== undefined).map((f) => [f, b[f]]));
     $('f-variants').value = Object.keys(variants).length ? JSON.stringify(variants) : '';
@@ -263,6 +266,10 @@ function readForm() {
     if (keys) body.labels.keys = keys;
   }
   if ($('f-pitfall').value) body.pitfall = $('f-pitfall').value;
+  if ($('f-precision').value) {
+    body.precision = { format: $('f-precision').value };
+    if ($('f-accumulate').value !== 'float32') body.precision.accumulate = $('f-accumulate').value;
+  }
   const heatmap = readHeatmapFields(); // teach.js
   if (heatmap) body.heatmap = heatmap;
   return body;
@@ -300,11 +307,11 @@ async function post(path, body, format) {
 
 function resetResult() {
   for (const id of ['overview', 'heatmap-box', 'compare-box', 'steps-box', 'summary-box', 'warnings-box',
-    'explain-box', 'pitfall-box']) {
+    'explain-box', 'pitfall-box', 'precision-box']) {
     $(id).hidden = true;
   }
   for (const id of ['facts', 'heatmap', 'compare', 'steps', 'summary', 'warnings', 'explain',
-    'explain-buttons', 'pitfall']) $(id).textContent = '';
+    'explain-buttons', 'pitfall', 'precision', 'precision-note']) $(id).textContent = '';
   window.attndHeadView?.clear();
 }
 
@@ -589,6 +596,7 @@ async function run() {
     renderAttention(body, res.json);
     const L = labelsOf(body, res.json);
     showPitfall(res.json.pitfall, L.queries, L.keys, matrixTable);
+    showPrecision(res.json); // teach.js
     const svg = await post(path, body, 'svg');
     if (superseded()) return;
     if (svg.status === 200) showSvg(svg.text);
@@ -609,6 +617,10 @@ async function init() {
   fillPresets(list);
   setupLanguage(list);
   linkHeatmapFields(); // teach.js
+  // The accumulator means something only in a low format.
+  $('f-precision').addEventListener('change', () => {
+    $('f-accumulate').disabled = !$('f-precision').value;
+  });
   $('preset').addEventListener('change', () => {
     const p = list.find((x) => x.id === $('preset').value);
     if (p) loadPreset(p);
@@ -689,6 +701,9 @@ const TEACH_WORDS_KO = {
   explainHelp: '히트맵의 행이나 버튼을 누르면 그 행의 계산이 보입니다.',
   explainButton: (q) => `${q} 계산 보기`,
   pitfallTitle: (name) => `주의할 점: ${name}`,
+  precisionHead: ['단계', '최대 절대 오차', '최대 상대 오차', '그 칸', '유한하지 않은 칸'],
+  precisionNote: (f, a, max) => `${f} 로 계산하고 ${a} 에 누적; 가장 큰 유한값 ${max}.`,
+  firstNonFinite: (step, cell) => `처음으로 유한하지 않은 칸: ${step} [${cell.join(', ')}]`,
   numpyError: (e) => `numpy 가 ValueError 를 냅니다: ${e}`,
   wrongStep: (s) => `${s}, 잘못된 방법으로 계산`,
   nonFinite: (n) => `유한하지 않은 칸 (inf 나 nan, null 로 표시): ${n}`,
@@ -731,6 +746,12 @@ const KO_PAGE = [
   ['label[for="f-pitfall"] .shape', '답 옆에 보이는 실수'],
   ['#explain-title', '한 행을 손으로'],
   ['#pitfall-box h2', '주의할 점'],
+  ['label[for="f-precision"]', '형식 '],
+  ['label[for="f-precision"] .shape', '커널처럼 계산'],
+  ['label[for="f-accumulate"]', '합을 누적할 형식'],
+  ['#f-precision option[value=""]', 'float64 (정확히)'],
+  ['#f-accumulate option[value="same"]', '형식 그대로'],
+  ['#precision-box h2', 'float64 와 비교한 형식'],
 ];
 
 let pageLang = 'en';

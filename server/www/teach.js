@@ -14,6 +14,9 @@ const TEACH_WORDS = {
   explainHelp: 'Click a row of the heatmap, or a button, to see its arithmetic.',
   explainButton: (q) => `Explain ${q}`,
   pitfallTitle: (name) => `Pitfall: ${name}`,
+  precisionHead: ['step', 'max abs error', 'max rel error', 'at cell', 'not finite'],
+  precisionNote: (f, a, max) => `Computed in ${f}, sums in ${a}; the largest finite value ${max}.`,
+  firstNonFinite: (step, cell) => `The first cell that is not finite: ${step} [${cell.join(', ')}]`,
   numpyError: (e) => `numpy raises ValueError: ${e}`,
   wrongStep: (s) => `${s}, computed the wrong way`,
   nonFinite: (n) => `Cells that are not finite (inf or nan, shown as null): ${n}`,
@@ -185,4 +188,34 @@ function heatScale(heatmap, panels) {
   const lo = heatmap?.vmin === 'auto' ? Math.min(...all) : heatmap?.vmin ?? 0;
   const hi = heatmap?.vmax === 'auto' ? Math.max(...all) : heatmap?.vmax ?? 1;
   return hi > lo ? [lo, hi] : [lo, lo + 1];
+}
+
+// ---- a kernel's format (`precision`) ----
+
+// The report beside the steps: each step's error against float64, and where the format
+// first lost a number.
+function showPrecision(r) {
+  const rep = r.precision_report;
+  if (!rep) return;
+  document.getElementById('precision-box').hidden = false;
+  const acc = r.precision.accumulate === 'same' ? r.precision.format : 'float32';
+  let note = TEACH_WORDS.precisionNote(r.precision.format, acc, r.precision.max_finite);
+  if (r.first_non_finite) note += ' ' + TEACH_WORDS.firstNonFinite(r.first_non_finite.step, r.first_non_finite.cell);
+  document.getElementById('precision-note').textContent = note;
+  const table = document.getElementById('precision');
+  table.textContent = '';
+  const head = document.createElement('tr');
+  for (const h of TEACH_WORDS.precisionHead) head.append(teachEl('th', h));
+  table.append(head);
+  const num = (x) => (x === 0 ? '0' : Number(x).toPrecision(3));
+  for (const [step, e] of Object.entries(rep)) {
+    const tr = document.createElement('tr');
+    tr.dataset.step = step;
+    for (const v of [step, num(e.max_abs_error), num(e.max_rel_error),
+      e.max_rel_cell ? `[${e.max_rel_cell.join(', ')}]` : '-', String(e.non_finite)]) {
+      tr.append(teachEl('td', v));
+    }
+    if (e.non_finite > 0) tr.classList.add('non-finite');
+    table.append(tr);
+  }
 }

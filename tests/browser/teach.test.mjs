@@ -110,3 +110,39 @@ describe('the playground teaches', () => {
     await page.close();
   });
 });
+
+describe('the playground computes in a kernel\'s format', () => {
+  test('float16 beside float64: the report beside the steps, and where the format lost a number', async () => {
+    const page = await openPlayground();
+    await page.selectOption('#preset', 'seed000');
+    assert.equal(await page.isDisabled('#f-accumulate'), true, 'no accumulator for float64');
+    await page.selectOption('#f-precision', 'float16');
+    assert.equal(await page.isDisabled('#f-accumulate'), false);
+    const before = Number(await page.getAttribute('body', 'data-ran') ?? 0);
+    await page.click('#run');
+    await page.waitForFunction((n) => Number(document.body.dataset.ran ?? 0) > n, before);
+    await page.waitForSelector('#precision-box:not([hidden])');
+    // The same request over HTTP: the table holds its report, step by step.
+    const body = { q: [[1, 0, 1, 0], [0, 1, 0, 1]], k: [[1, 0, 1, 0], [1, 1, 1, 1]], v: [[10, 0], [0, 10]],
+      precision: { format: 'float16' } };
+    const want = (await postJson(attnd.port, '/v1/attention', body)).json().precision_report;
+    const rows = await page.$$eval('#precision tr[data-step]', (trs) => trs.map((tr) =>
+      [tr.dataset.step, ...[...tr.querySelectorAll('td')].slice(1).map((td) => td.textContent)]));
+    assert.deepEqual(rows.map((r) => r[0]), Object.keys(want));
+    const w = want.weights, got = rows.find((r) => r[0] === 'weights');
+    assert.equal(got[1], w.max_abs_error === 0 ? '0' : w.max_abs_error.toPrecision(3));
+    assert.equal(got[3], w.max_rel_cell ? `[${w.max_rel_cell.join(', ')}]` : '-');
+    assert.match(await page.textContent('#precision-note'), /Computed in float16, sums in float32; the largest finite value 65504/);
+    // Summed in float16, a sum past 65504 is named, in red.
+    await page.fill('#f-q', '[[200, 200, 0, 0], [0, 1, 0, 1]]');
+    await page.fill('#f-k', '[[200, 200, 0, 0], [1, 1, 1, 1]]');
+    await page.selectOption('#f-accumulate', 'same');
+    const again = Number(await page.getAttribute('body', 'data-ran') ?? 0);
+    await page.click('#run');
+    await page.waitForFunction((n) => Number(document.body.dataset.ran ?? 0) > n, again);
+    assert.match(await page.textContent('#precision-note'), /The first cell that is not finite: scores \[0, 0\]/);
+    assert.equal(await page.$$eval('#precision tr.non-finite[data-step="scores"]', (x) => x.length), 1);
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+});
