@@ -330,8 +330,10 @@ static void mh_first_non_finite(struct attn_mh_trace *t)
 
 enum attn_status attn_mh_forward_precision(struct attn_mh_trace *t,
                                            const struct attn_mh_problem *p,
+                                           const struct attn_variants *variants,
                                            const struct attn_precision *prec)
 {
+    static const struct attn_variants none;
     enum attn_status st = mh_check(t, p);
     if (st != ATTN_OK || !attn_precision_valid(prec))
         return ATTN_EINVAL;
@@ -344,7 +346,8 @@ enum attn_status attn_mh_forward_precision(struct attn_mh_trace *t,
     for (size_t i = 0; i < t->heads; i++) {
         struct head_views hv;
         struct attn_problem hp = head_problem(t, p, i, &hv);
-        if ((st = attn_forward_precision(&t->head[i], &hp, prec)) != ATTN_OK)
+        const struct attn_variants *v = variants != NULL ? &variants[i] : &none;
+        if ((st = attn_forward_precision_variants(&t->head[i], &hp, v, prec)) != ATTN_OK)
             return st;
     }
     gather_heads(t);

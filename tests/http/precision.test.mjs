@@ -435,3 +435,28 @@ test('the pitfalls in the format: no_max_subtraction overflows float16 at e^11.1
   assert.ok(Number.isFinite(await at(11)), 'e^11 is finite in float16');
   assert.equal(await at(11.1), null, 'e^11.1 is past 65504');
 });
+
+test('/v1/multihead in the format with a window, sink tokens and ALiBi slopes per head', async () => {
+  const cases = [];
+  for (const [format, accumulate] of FORMS) {
+    const body = { heads: 2, kv_heads: 1, random: { seed: 44, n: 5, d_model: 4 }, mask: 'causal',
+      window: { left: 1, right: 0 }, sink_tokens: 1, alibi: [0.5, 0.25],
+      precision: { format, accumulate },
+      include: ['x', 'w_q', 'w_k', 'w_v', 'w_o', 'q', 'k', 'v', 'scores', 'masked', 'weights',
+        'head_outputs', 'output', 'lse'] };
+    const r = await postJson(s.port, '/v1/multihead', body);
+    assert.equal(r.status, 200, r.body);
+    cases.push({ body, a: r.json() });
+  }
+  const allow = Array.from({ length: 5 }, (_, i) => Array.from({ length: 5 }, (_, j) =>
+    (j <= i && (j >= i - 1 || j < 1) ? 1 : 0)));
+  const want = reference(cases.map(({ body, a }) => ({
+    x_q: a.x, x_kv: a.x, w_q: a.w_q, w_k: a.w_k, w_v: a.w_v, w_o: a.w_o, heads: 2, kv_heads: 1,
+    scale: a.scale, allow, alibi: body.alibi, format: body.precision.format,
+    accumulate: body.precision.accumulate,
+  })));
+  cases.forEach(({ body, a }, i) => {
+    for (const step of ['q', 'k', 'v', 'scores', 'masked', 'weights', 'head_outputs', 'output', 'lse'])
+      sameBits(a[step], want[i][step], `multihead variants ${body.precision.format}/${body.precision.accumulate} ${step}`);
+  });
+});

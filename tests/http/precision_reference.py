@@ -236,9 +236,11 @@ def multihead(p):
     for i in range(h):
         g = i * kv // h
         cols = lambda m, c: [row[c * d_k:(c + 1) * d_k] for row in m]
+        alibi = p.get("alibi")
         a = attention({"q": cols(q, i), "k": cols(k, g), "v": cols(v, g), "bias": p.get("bias"),
                        "allow": p.get("allow"), "scale": p["scale"], "format": fmt,
-                       "accumulate": p.get("accumulate")})
+                       "accumulate": p.get("accumulate"),
+                       "alibi": alibi[i] if isinstance(alibi, list) else alibi})
         for name in names:
             out[name].append(a[name])
         out["head_outputs"].append(a["output"])

@@ -123,6 +123,25 @@ static size_t precision_inputs(const struct api_multihead_req *r, struct attn_ma
     return n;
 }
 
+/* The float64 pass the report compares with: with the variants (a window, sink tokens,
+ * ALiBi), every cell of every head's steps, as the low pass computes them. */
+static enum attn_status exact_pass(const struct api_multihead_req *r, struct attn_mh_trace *exact,
+                                   const struct attn_mh_problem *p, const struct attn_variants *of)
+{
+    if (of == NULL)
+        return attn_mh_forward(exact, p);
+    struct attn_vtrace *vt = calloc(r->heads, sizeof *vt);
+    enum attn_status st = vt == NULL ? ATTN_ENOMEM : ATTN_OK;
+    for (size_t i = 0; i < r->heads && st == ATTN_OK; i++)
+        st = attn_vtrace_alloc_steps(&vt[i], exact->n_q, exact->n_k, r->d_k, &of[i]);
+    if (st == ATTN_OK)
+        st = attn_mh_forward_variants(exact, p, of, vt);
+    for (size_t i = 0; vt != NULL && i < r->heads; i++)
+        attn_vtrace_free(&vt[i]);
+    free(vt);
+    return st;
+}
+
 /* The problem in its low format into trace, and in float64 beside it for the report. */
 static enum attn_status run_precision(const struct api_multihead_req *r,
                                       struct attn_mh_trace *trace,
@@ -133,17 +152,25 @@ static enum attn_status run_precision(const struct api_multihead_req *r,
                                               r->heads, r->kv_heads);
     if (st != ATTN_OK)
         return st;
-    st = attn_mh_forward(&exact, p);
+    struct attn_variants *of = r->variants.any ? calloc(r->heads, sizeof *of) : NULL;
+    if (r->variants.any && of == NULL) {
+        attn_mh_trace_free(&exact);
+        return ATTN_ENOMEM;
+    }
+    for (size_t i = 0; of != NULL && i < r->heads; i++)
+        of[i] = api_variants_for_head(&r->variants, i); /* each head's ALiBi slope */
+    st = exact_pass(r, &exact, p, of);
     if (st == ATTN_EOVERFLOW)
         trace->fault = exact.fault; /* a float64 overflow: the request's, as without precision */
     if (st == ATTN_OK)
-        st = attn_mh_forward_precision(trace, p, &r->precision.rules);
+        st = attn_mh_forward_precision(trace, p, of, &r->precision.rules);
     if (st == ATTN_OK) {
         struct attn_matrix b[4];
         struct api_precision_input in[11];
         size_t n = precision_inputs(r, b, in);
         api_precision_mh_report_fill(r->report, in, n, &r->precision.rules, trace, &exact);
     }
+    free(of);
     attn_mh_trace_free(&exact);
     return st;
 }
