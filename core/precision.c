@@ -233,7 +233,8 @@ static enum attn_status held_alloc(struct held *h, const struct attn_problem *p,
  * rounded to acc, their sum in key order, each weight rounded to acc and then to the
  * format; the row statistics in acc. */
 static void softmax_row(struct attn_trace *t, struct held *h, size_t i,
-                        const struct attn_vrow *r, const struct attn_precision *prec)
+                        const struct attn_vrow *r, const struct attn_precision *prec,
+                        const double *sink, double *sink_weight)
 {
     size_t n_k = t->n_k;
     enum attn_format acc = prec->accumulate;
@@ -246,6 +247,8 @@ static void softmax_row(struct attn_trace *t, struct held *h, size_t i,
             any = true;
             max = m[j] > max || isnan(m[j]) ? m[j] : max;
         }
+    if (sink != NULL) /* the sink logit is one more score in the max and the sum */
+        max = *sink > max || isnan(*sink) ? *sink : max;
     struct attn_summary *s = &t->summary;
     if (!any) {
         memset(w, 0, n_k * sizeof *w);
@@ -255,7 +258,8 @@ static void softmax_row(struct attn_trace *t, struct held *h, size_t i,
         s->row_max[i] = -INFINITY;
         s->lse[i] = -INFINITY;
         s->argmax[i] = ATTN_NO_INDEX;
-        return;
+        if (sink == NULL)
+            return;
     }
     double sum = 0;
     for (size_t j = 0; j < n_k; j++) {
@@ -265,6 +269,12 @@ static void softmax_row(struct attn_trace *t, struct held *h, size_t i,
         double e = attn_format_round(exp(attn_format_round(m[j] - max, acc)), acc);
         w[j] = e;
         sum = attn_format_round(sum + e, acc);
+    }
+    double e_sink = 0; /* the sink's term, added last */
+    if (sink != NULL) {
+        e_sink = attn_format_round(exp(attn_format_round(*sink - max, acc)), acc);
+        sum = attn_format_round(sum + e_sink, acc);
+        *sink_weight = attn_format_round(e_sink / sum, acc);
     }
     s->row_max[i] = max;
     s->row_sum[i] = sum;
@@ -336,20 +346,35 @@ enum attn_status attn_forward_precision(struct attn_trace *out, const struct att
     return attn_forward_precision_variants(out, p, &none, prec);
 }
 
-/* Whether v asks only for what this pass computes in the format: a window, sink tokens
- * (which keys a row sees) and ALiBi (a term of masked). */
-static bool variants_supported(const struct attn_variants *v)
-{
-    return v->rope == NULL && v->softcap == 0 && !v->sink && !v->dropout && !v->band_only;
-}
-
 enum attn_status attn_forward_precision_variants(struct attn_trace *out,
                                                  const struct attn_problem *p,
                                                  const struct attn_variants *v,
                                                  const struct attn_precision *prec)
 {
+    if (v->softcap != 0 || v->sink) /* their steps need a vtrace */
+        return ATTN_EINVAL;
+    struct attn_vtrace vt = { .base = *out };
+    enum attn_status st = attn_forward_precision_vtrace(&vt, p, v, prec);
+    *out = vt.base;
+    return st;
+}
+
+/* Whether v asks only for what this pass computes in the format: a window, sink tokens
+ * (which keys a row sees), ALiBi (a term of masked), softcap and the sink logit. */
+static bool variants_supported(const struct attn_vtrace *vt, const struct attn_variants *v)
+{
+    return v->rope == NULL && !v->dropout && !v->band_only &&
+           (v->softcap == 0 || vt->softcapped.data != NULL) && (!v->sink || vt->sink_weight != NULL);
+}
+
+enum attn_status attn_forward_precision_vtrace(struct attn_vtrace *vt,
+                                               const struct attn_problem *p,
+                                               const struct attn_variants *v,
+                                               const struct attn_precision *prec)
+{
+    struct attn_trace *out = &vt->base;
     if (attn_check_problem(out, p) != ATTN_OK || !attn_precision_valid(prec) || !all_kept(out) ||
-        !variants_supported(v))
+        !variants_supported(vt, v))
         return ATTN_EINVAL;
     size_t n_q = out->n_q, n_k = out->n_k, d_k = p->q->cols, d_v = out->d_v;
     enum attn_format f = prec->format, acc = prec->accumulate;
@@ -375,22 +400,28 @@ enum attn_status attn_forward_precision_variants(struct attn_trace *out,
     } else {
         product(out->scores.data, h.q, n_q, d_k, h.k, 1, d_k, n_k, acc);
     }
-    double scale = attn_format_round(p->scale, acc);
+    double scale = attn_format_round(p->scale, acc), cap = attn_format_round(v->softcap, acc);
+    double sink = attn_format_round(v->sink_logit, acc);
     for (size_t i = 0; i < n_q; i++) {
         struct attn_vrow r = attn_vrow_of(p, v, n_q, n_k, i);
         double at = (double)i + (double)n_k - (double)n_q; /* the query's position, i + off */
         for (size_t j = 0; j < n_k; j++) {
             size_t c = i * n_k + j;
-            double scaled = attn_format_round(out->scores.data[c] * scale, acc);
-            double masked = scaled;
+            double scaled = attn_format_round(out->scores.data[c] * scale, acc), capped = scaled;
+            if (v->softcap != 0) { /* c·tanh(scaled/c) in float64, rounded once */
+                capped = attn_format_round(cap * tanh(scaled / cap), acc);
+                vt->softcapped.data[c] = capped;
+            }
+            double masked = capped;
             if (h.bias != NULL || v->alibi) /* one float64 sum, rounded once */
-                masked = attn_format_round((h.bias != NULL ? scaled + h.bias[c] : scaled) -
+                masked = attn_format_round((h.bias != NULL ? capped + h.bias[c] : capped) -
                                                (v->alibi ? v->alibi_slope * fabs(at - (double)j) : 0),
                                            acc);
             out->scaled.data[c] = scaled;
             out->masked.data[c] = attn_vrow_sees(&r, j) ? masked : -INFINITY;
         }
-        softmax_row(out, &h, i, &r, prec);
+        softmax_row(out, &h, i, &r, prec, v->sink ? &sink : NULL,
+                    v->sink ? &vt->sink_weight[i] : NULL);
         describe_row(out, i);
     }
     if (floats) {

@@ -104,6 +104,21 @@ enum attn_status attn_forward_precision_variants(struct attn_trace *out,
                                                  const struct attn_precision *prec);
 
 /*
+ * The same into a vtrace (allocated by attn_vtrace_alloc for v), which also holds the
+ * steps of softcap and the sink logit: softcapped = c·tanh(scaled/c) in float64 from
+ * scaled as held, c rounded to the accumulator first, rounded once; the sink logit
+ * (rounded to the accumulator) is one more score in a row's max and its term is added
+ * to the sum last; sink_weight = its term / the sum, rounded once. A fully masked row
+ * gives the sink everything (weights 0, sink_weight 1), as in float64. Rope and dropout,
+ * or band_only, are ATTN_EINVAL.
+ */
+struct attn_vtrace;
+enum attn_status attn_forward_precision_vtrace(struct attn_vtrace *vt,
+                                               const struct attn_problem *p,
+                                               const struct attn_variants *v,
+                                               const struct attn_precision *prec);
+
+/*
  * The notes' softmax mistakes (core/pitfall.h) by the same rules, from masked as the
  * low pass holds it: each cell's exp (and column softmax's shift) rounded to the
  * accumulator, the sums in order (a row's along its keys, a column's down its rows),

@@ -187,10 +187,11 @@ bool api_precision_alone(const json_t *doc, const char *prefix, const char *cons
     return true;
 }
 
-const char *api_precision_unsupported_variant(const struct api_variants *v)
+const char *api_precision_unsupported_variant(const struct api_variants *v, bool multihead)
 {
-    return v->has_rope ? "rope" : v->softcap > 0 ? "softcap" : v->sink ? "sink_logit"
-           : v->dropout ? "dropout" : NULL;
+    return v->has_rope ? "rope" : v->dropout ? "dropout"
+           : multihead && v->softcap > 0 ? "softcap" : multihead && v->sink ? "sink_logit"
+           : NULL;
 }
 
 const char *api_precision_accumulate_name(const struct attn_precision *p)

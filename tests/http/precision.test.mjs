@@ -272,7 +272,7 @@ test('V2 takes precision and accumulate and answers the same numbers as /v1', as
   await bad({ precision: 'bf16' }, '/parameters/precision', /did you mean "bfloat16"/);
   await bad({ precision: 'float16', accumulate: 'float16' }, '/parameters/accumulate', /write "same"/);
   await bad({ accumulate: 'same' }, '/parameters/accumulate', /"precision": "float16"/);
-  await bad({ precision: 'float16', softcap: 30 }, '/parameters/precision', null);
+  await bad({ precision: 'float16', dropout_p: 0.5 }, '/parameters/precision', null);
 });
 
 test('rows answers the listed rows of the whole low-format problem, with its report', async () => {
@@ -392,11 +392,9 @@ test('a window, sink tokens and ALiBi are computed in the format too', async () 
     for (const step of ['scores', 'masked', 'weights', 'output', 'lse'])
       sameBits(a[step], want[i][step], `variants case ${i} (${ref.format}, ${ref.accumulate}) ${step}`);
   });
-  // V2 takes the same parameters beside precision; rope, softcap, the sink logit and dropout
-  // are refused, named.
+  // Rope and dropout are refused, named.
   const base = { q: [[1, 0]], k: [[1, 0]], v: [[1]], precision: { format: 'float16' } };
-  for (const [extra, name] of [[{ softcap: 30 }, 'softcap'], [{ sink_logit: 0 }, 'sink_logit'],
-    [{ dropout: { p: 0.5, seed: 1 } }, 'dropout']]) {
+  for (const [extra, name] of [[{ rope: {} }, 'rope'], [{ dropout: { p: 0.5, seed: 1 } }, 'dropout']]) {
     const e = assertProblem(assert, await postJson(s.port, '/v1/attention', { ...base, ...extra }), 422);
     assert.match(e.detail, new RegExp(`combined with ${name} yet`));
   }
@@ -458,5 +456,31 @@ test('/v1/multihead in the format with a window, sink tokens and ALiBi slopes pe
   cases.forEach(({ body, a }, i) => {
     for (const step of ['q', 'k', 'v', 'scores', 'masked', 'weights', 'head_outputs', 'output', 'lse'])
       sameBits(a[step], want[i][step], `multihead variants ${body.precision.format}/${body.precision.accumulate} ${step}`);
+  });
+});
+
+test('softcap and the sink logit are computed in the format too', async () => {
+  const next = rng(45);
+  const cases = [];
+  for (let round = 0; round < 4; round++) {
+    const p = randomProblem(next, { masked: round % 2 === 1, bias: round === 2, amp: 6 });
+    const extra = [{ softcap: 2 }, { sink_logit: 0.5 }, { softcap: 1.5, sink_logit: -1 },
+      { softcap: 30, sink_logit: 3 }][round];
+    for (const [format, accumulate] of FORMS) {
+      const r = await postJson(s.port, '/v1/attention', { ...p, ...extra, precision: { format, accumulate },
+        include: ['scores', 'scaled', 'masked', 'weights', 'output', 'lse', 'summary',
+          ...(extra.softcap ? ['softcapped'] : [])] });
+      assert.equal(r.status, 200, r.body);
+      cases.push({ a: r.json(), extra, ref: { q: p.q, k: p.k, v: p.v, bias: p.bias, allow: p.mask,
+        scale: 1 / Math.sqrt(p.q[0].length), format, accumulate, ...extra } });
+    }
+  }
+  const want = reference(cases.map((c) => c.ref));
+  cases.forEach(({ a, extra, ref }, i) => {
+    const what = `case ${i} ${JSON.stringify(extra)} ${ref.format}/${ref.accumulate}`;
+    for (const step of ['scores', 'scaled', 'masked', 'weights', 'output', 'lse'])
+      sameBits(a[step], want[i][step], `${what} ${step}`);
+    if (extra.softcap) sameBits(a.softcapped, want[i].softcapped, `${what} softcapped`);
+    if (extra.sink_logit !== undefined) sameBits(a.summary.sink_weight, want[i].sink_weight, `${what} sink_weight`);
   });
 });

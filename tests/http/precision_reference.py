@@ -6,7 +6,7 @@ libm functions the rules name).
 
 Reads a JSON list of problems on stdin, each {"q", "k", "v", "bias"?, "allow"? (n_q x
 n_k of 0/1: the mask, causal and a window together), "alibi"? (the slope m of
-−m·|i + n_k − n_q − j|), "scale", "format", "accumulate"}, and prints for each the steps
+−m·|i + n_k − n_q − j|), "softcap"?, "sink_logit"?, "scale", "format", "accumulate"}, and prints for each the steps
 {"scores", "scaled", "masked", "weights", "output", "lse"} as lists of doubles, with
 non-finite cells as null (as attnd writes them): JSON's shortest repr of a double reads
 back as the same bits, so the test compares bits. A problem with "heads" is multi-head
@@ -102,7 +102,10 @@ def attention(p):
     n_q, n_k, d_v = len(q), len(k), len(v[0])
     allow = p.get("allow") or [[1] * n_k for _ in range(n_q)]
     scale = ra(p["scale"])
-    out = {s: [] for s in ("scores", "scaled", "masked", "weights", "output", "lse")}
+    out = {s: [] for s in ("scores", "scaled", "softcapped", "masked", "weights", "output", "lse",
+                           "sink_weight")}
+    cap = ra(p["softcap"]) if p.get("softcap") else None
+    sink = ra(p["sink_logit"]) if p.get("sink_logit") is not None else None
     for i in range(n_q):
         scores = []
         for j in range(n_k):
@@ -111,27 +114,32 @@ def attention(p):
                 s = fma(a, b, s, acc)
             scores.append(s)
         scaled = [ra(s * scale) for s in scores]
+        capped = [ra(cap * math.tanh(x / cap)) for x in scaled] if cap else scaled
         at = float(i + n_k - n_q)  # the query's position, for ALiBi
         alibi = p.get("alibi")
         masked = []
-        for j, x in enumerate(scaled):
+        for j, x in enumerate(capped):
             if bias or alibi:  # one float64 sum, rounded once
                 x = ra((x + bias[i][j] if bias else x) - (alibi * abs(at - j) if alibi else 0.0))
             masked.append(x if allow[i][j] else -math.inf)
         visible = [j for j in range(n_k) if allow[i][j]]
         weights = [0.0] * n_k
         lse = -math.inf
-        if visible:
+        if visible or sink is not None:
             top = -math.inf  # a NaN, once met, stays the max (as attnd's loop keeps it)
-            for j in visible:
-                if masked[j] > top or math.isnan(masked[j]):
-                    top = masked[j]
+            for x in [masked[j] for j in visible] + ([sink] if sink is not None else []):
+                if x > top or math.isnan(x):
+                    top = x
             exps = [0.0] * n_k
             total = 0.0
             for j in visible:
                 shifted = ra(masked[j] - top)
                 exps[j] = ra(math.exp(shifted)) if not math.isnan(shifted) else math.nan
                 total = ra(total + exps[j])
+            if sink is not None:  # the sink's term, added last
+                e_sink = ra(math.exp(ra(sink - top)))
+                total = ra(total + e_sink)
+                out["sink_weight"].append(ra(e_sink / total))
             for j in visible:
                 weights[j] = rf(ra(exps[j] / total))
             lse = ra(top + math.log(total)) if total != 0 else -math.inf
@@ -141,8 +149,8 @@ def attention(p):
             for j in range(n_k):
                 o = fma(weights[j], v[j][c], o, acc)
             output.append(rf(o))
-        for name, row in (("scores", scores), ("scaled", scaled), ("masked", masked),
-                          ("weights", weights), ("output", output)):
+        for name, row in (("scores", scores), ("scaled", scaled), ("softcapped", capped),
+                          ("masked", masked), ("weights", weights), ("output", output)):
             out[name].append(row)
         out["lse"].append(lse)
     return out

@@ -515,6 +515,27 @@ START_TEST(test_bad_arguments)
     const struct attn_variants window = { .window = true, .has_left = true, .left = 0 };
     ck_assert_int_eq(attn_forward_precision_variants(&t, &p, &window, &half), ATTN_OK);
     attn_trace_free(&t);
+    /* softcap and the sink need a vtrace holding their steps */
+    struct attn_vtrace vt;
+    const struct attn_variants capped = { .softcap = 30, .sink = true, .sink_logit = 0.5 };
+    ck_assert_int_eq(attn_vtrace_alloc(&vt, 1, 1, 1, 1, &capped), ATTN_OK);
+    ck_assert_int_eq(attn_forward_precision_vtrace(&vt, &p, &capped, &half), ATTN_OK);
+    ck_assert_double_eq(vt.softcapped.data[0], attn_format_round(30 * tanh(1.0 / 30), ATTN_FLOAT32));
+    attn_vtrace_free(&vt);
+    /* a fully masked row gives the sink everything */
+    unsigned char none_allowed[] = { 0 };
+    struct attn_problem blocked = p;
+    blocked.mask = (struct attn_mask){ ATTN_MASK_CELLS, none_allowed, 1 };
+    ck_assert_int_eq(attn_vtrace_alloc(&vt, 1, 1, 1, 1, &capped), ATTN_OK);
+    ck_assert_int_eq(attn_forward_precision_vtrace(&vt, &blocked, &capped, &half), ATTN_OK);
+    ck_assert_double_eq(vt.sink_weight[0], 1);
+    ck_assert_double_eq(vt.base.weights.data[0], 0);
+    ck_assert_double_eq(vt.base.summary.lse[0], 0.5);
+    attn_vtrace_free(&vt);
+    struct attn_vtrace bare;
+    ck_assert_int_eq(attn_vtrace_alloc(&bare, 1, 1, 1, 1, &window), ATTN_OK); /* no softcapped */
+    ck_assert_int_eq(attn_forward_precision_vtrace(&bare, &p, &capped, &half), ATTN_EINVAL);
+    attn_vtrace_free(&bare);
     /* weights and output alone share one buffer: the pass needs every step apart */
     ck_assert_int_eq(attn_trace_alloc_keep(&t, 1, 1, 1, 0), ATTN_OK);
     struct attn_precision ok = { ATTN_FLOAT16, ATTN_FLOAT32 };

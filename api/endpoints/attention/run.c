@@ -185,6 +185,27 @@ static enum attn_status exact_pass(const struct api_attention_req *r, struct att
 }
 
 /*
+ * The low pass into trace; softcap's and the sink logit's own steps into r->vsteps, where
+ * the writers read them (as api_attention_run_variants leaves them).
+ */
+static enum attn_status low_pass(const struct api_attention_req *r, struct attn_trace *trace,
+                                 const struct attn_problem *p, const struct attn_variants *v)
+{
+    if (v->softcap == 0 && !v->sink)
+        return attn_forward_precision_variants(trace, p, v, &r->precision.rules);
+    struct attn_vtrace *vt = r->vsteps;
+    attn_vtrace_free(vt);
+    enum attn_status st = attn_vtrace_alloc_steps(vt, r->q.rows, r->k.rows, r->q.cols, v);
+    if (st != ATTN_OK)
+        return st;
+    vt->base = *trace; /* lent for the pass */
+    st = attn_forward_precision_vtrace(vt, p, v, &r->precision.rules);
+    *trace = vt->base;
+    memset(&vt->base, 0, sizeof vt->base);
+    return st;
+}
+
+/*
  * The problem in its low format into trace, and in float64 beside it for the report: a
  * float64 overflow is the request's problem as without precision; the low format's are
  * the answer.
@@ -203,7 +224,7 @@ static bool run_precision(const struct api_attention_req *r, const char *prefix,
     struct attn_variants v = api_variants_for_head(&r->variants, 0);
     enum attn_status st = exact_pass(r, &exact, &p, &v);
     if (st == ATTN_OK)
-        st = attn_forward_precision_variants(trace, &p, &v, &r->precision.rules);
+        st = low_pass(r, trace, &p, &v);
     if (st == ATTN_OK) {
         const struct api_precision_input in[] = { { "q", &r->q }, { "k", &r->k }, { "v", &r->v },
                                                   { "bias", p.bias } };
