@@ -93,6 +93,14 @@ struct attn_vrow {
 struct attn_vrow attn_vrow_of(const struct attn_problem *p, const struct attn_variants *v,
                               size_t n_q, size_t n_k, size_t i);
 
+/*
+ * out (rows, d) = x with each row's pairs turned by its row of the tables (variants.c):
+ * the float64 rotation both the fast path and the low formats' pass use.
+ */
+struct attn_rope;
+void attn_rope_rotate(const struct attn_matrix *x, struct attn_matrix *out,
+                      const struct attn_rope *rope, const double *cos_t, const double *sin_t);
+
 /* Whether the window and sinks let the row see key j, the mask and causality aside. */
 static inline bool attn_vrow_in_band(const struct attn_vrow *r, size_t j)
 {

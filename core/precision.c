@@ -351,7 +351,7 @@ enum attn_status attn_forward_precision_variants(struct attn_trace *out,
                                                  const struct attn_variants *v,
                                                  const struct attn_precision *prec)
 {
-    if (v->softcap != 0 || v->sink) /* their steps need a vtrace */
+    if (v->softcap != 0 || v->sink || v->rope != NULL) /* their steps need a vtrace */
         return ATTN_EINVAL;
     struct attn_vtrace vt = { .base = *out };
     enum attn_status st = attn_forward_precision_vtrace(&vt, p, v, prec);
@@ -359,12 +359,30 @@ enum attn_status attn_forward_precision_variants(struct attn_trace *out,
     return st;
 }
 
-/* Whether v asks only for what this pass computes in the format: a window, sink tokens
- * (which keys a row sees), ALiBi (a term of masked), softcap and the sink logit. */
+/* Whether v asks only for what this pass computes in the format: rope, a window, sink
+ * tokens (which keys a row sees), ALiBi (a term of masked), softcap and the sink logit;
+ * and vt holds their steps. */
 static bool variants_supported(const struct attn_vtrace *vt, const struct attn_variants *v)
 {
-    return v->rope == NULL && !v->dropout && !v->band_only &&
+    return !v->dropout && !v->band_only &&
+           (v->rope == NULL || (vt->q_rope.data != NULL && vt->k_rope.data != NULL)) &&
            (v->softcap == 0 || vt->softcapped.data != NULL) && (!v->sink || vt->sink_weight != NULL);
+}
+
+/* q (or k) as held, rotated in float64 into `rotated` and rounded to the format there,
+ * and copied back: the product's operand is the rotated row in the format. */
+static void rotate_held(double *held, size_t rows, size_t cols, struct attn_matrix *rotated,
+                        const struct attn_rope *rope, const double *cos_t, const double *sin_t,
+                        enum attn_format f)
+{
+    const struct attn_matrix x = attn_matrix_view(held, rows, cols);
+    attn_rope_rotate(&x, rotated, rope, cos_t, sin_t);
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++) {
+            double *c = &rotated->data[i * rotated->stride + j];
+            *c = attn_format_round(*c, f);
+            held[i * cols + j] = *c;
+        }
 }
 
 enum attn_status attn_forward_precision_vtrace(struct attn_vtrace *vt,
@@ -388,6 +406,10 @@ enum attn_status attn_forward_precision_vtrace(struct attn_vtrace *vt,
     round_copy(h.v, p->v, f);
     if (p->bias)
         round_copy(h.bias, p->bias, f);
+    if (v->rope != NULL) {
+        rotate_held(h.q, n_q, d_k, &vt->q_rope, v->rope, v->rope->cos_q, v->rope->sin_q, f);
+        rotate_held(h.k, n_k, d_k, &vt->k_rope, v->rope, v->rope->cos_k, v->rope->sin_k, f);
+    }
 
     if (floats) {
         to_floats(h.fq, h.q, n_q * d_k);

@@ -109,8 +109,10 @@ enum attn_status attn_forward_precision_variants(struct attn_trace *out,
  * scaled as held, c rounded to the accumulator first, rounded once; the sink logit
  * (rounded to the accumulator) is one more score in a row's max and its term is added
  * to the sum last; sink_weight = its term / the sum, rounded once. A fully masked row
- * gives the sink everything (weights 0, sink_weight 1), as in float64. Rope and dropout,
- * or band_only, are ATTN_EINVAL.
+ * gives the sink everything (weights 0, sink_weight 1), as in float64. Rope rotates q and
+ * k as held in float64 (each element x_a·cos − x_b·sin, or x_b·cos + x_a·sin, as
+ * attn_forward_variants) and rounds q_rope and k_rope to the format: the product's
+ * operands. Dropout, or band_only, is ATTN_EINVAL.
  */
 struct attn_vtrace;
 enum attn_status attn_forward_precision_vtrace(struct attn_vtrace *vt,

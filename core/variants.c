@@ -146,9 +146,8 @@ void attn_rope_release(struct attn_rope *rope)
  * (x_a cos − x_b sin, x_b cos + x_a sin), where the pair (a, b) is (c, c + r/2)
  * ("half") or (2c, 2c + 1) ("interleaved").
  */
-static void attn_rope_rotate(const struct attn_matrix *x, struct attn_matrix *out,
-                             const struct attn_rope *rope, const double *cos_t,
-                             const double *sin_t)
+void attn_rope_rotate(const struct attn_matrix *x, struct attn_matrix *out,
+                      const struct attn_rope *rope, const double *cos_t, const double *sin_t)
 {
     size_t half = rope->rotated / 2;
     bool interleaved = rope->layout == ATTN_ROPE_INTERLEAVED;

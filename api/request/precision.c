@@ -189,7 +189,7 @@ bool api_precision_alone(const json_t *doc, const char *prefix, const char *cons
 
 const char *api_precision_unsupported_variant(const struct api_variants *v, bool multihead)
 {
-    return v->has_rope ? "rope" : v->dropout ? "dropout"
+    return v->dropout ? "dropout" : multihead && v->has_rope ? "rope"
            : multihead && v->softcap > 0 ? "softcap" : multihead && v->sink ? "sink_logit"
            : NULL;
 }

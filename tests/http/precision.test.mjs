@@ -191,7 +191,7 @@ test('bad precision gets a 422 naming the member and the name meant', async () =
     if (hint) assert.match(p.errors[0].hint, hint, JSON.stringify(precision));
   }
   // What it does not combine with yet is named at /precision.
-  for (const [extra, name] of [[{ rope: {} }, 'rope'],
+  for (const [extra, name] of [[{ dropout: { p: 0.5, seed: 1 } }, 'dropout'],
     [{ explain: { row: 0 } }, 'explain'], [{ include: ['exp'] }, 'include exp']]) {
     const p = assertProblem(assert, await postJson(s.port, '/v1/attention',
       { ...base, ...extra, precision: { format: 'float16' } }), 422);
@@ -394,7 +394,7 @@ test('a window, sink tokens and ALiBi are computed in the format too', async () 
   });
   // Rope and dropout are refused, named.
   const base = { q: [[1, 0]], k: [[1, 0]], v: [[1]], precision: { format: 'float16' } };
-  for (const [extra, name] of [[{ rope: {} }, 'rope'], [{ dropout: { p: 0.5, seed: 1 } }, 'dropout']]) {
+  for (const [extra, name] of [[{ dropout: { p: 0.5, seed: 1 } }, 'dropout']]) {
     const e = assertProblem(assert, await postJson(s.port, '/v1/attention', { ...base, ...extra }), 422);
     assert.match(e.detail, new RegExp(`combined with ${name} yet`));
   }
@@ -482,5 +482,32 @@ test('softcap and the sink logit are computed in the format too', async () => {
       sameBits(a[step], want[i][step], `${what} ${step}`);
     if (extra.softcap) sameBits(a.softcapped, want[i].softcapped, `${what} softcapped`);
     if (extra.sink_logit !== undefined) sameBits(a.summary.sink_weight, want[i].sink_weight, `${what} sink_weight`);
+  });
+});
+
+test('rope turns q and k as held and rounds them to the format', async () => {
+  const next = rng(46);
+  const cases = [];
+  for (let round = 0; round < 3; round++) {
+    const p = randomProblem(next, { masked: round === 2 });
+    const dK = p.q[0].length;
+    if (dK < 2) continue;
+    const fraction = round === 1 ? 0.5 : 1, layout = round === 2 ? 'interleaved' : 'half';
+    const rotated = Math.floor(dK * fraction / 2) * 2;
+    if (rotated < 2) continue;
+    for (const [format, accumulate] of FORMS) {
+      const r = await postJson(s.port, '/v1/attention', { ...p, rope: { base: 100, fraction, layout },
+        precision: { format, accumulate }, include: ['q_rope', 'k_rope', 'scores', 'weights', 'output'] });
+      assert.equal(r.status, 200, r.body);
+      cases.push({ a: r.json(), ref: { q: p.q, k: p.k, v: p.v, allow: p.mask, scale: 1 / Math.sqrt(dK),
+        format, accumulate, rope: { base: 100, rotated, interleaved: layout === 'interleaved' } } });
+    }
+  }
+  assert.ok(cases.length >= 10, `${cases.length} rope cases`);
+  const want = reference(cases.map((c) => c.ref));
+  cases.forEach(({ a, ref }, i) => {
+    for (const [got, name] of [[a.q_rope, 'q_rope'], [a.k_rope, 'k_rope'], [a.scores, 'scores'],
+      [a.weights, 'weights'], [a.output, 'output']])
+      sameBits(got, want[i][name], `rope case ${i} ${ref.format}/${ref.accumulate} ${name}`);
   });
 });

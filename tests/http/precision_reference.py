@@ -100,10 +100,15 @@ def attention(p):
     v = [[rf(x) for x in row] for row in p["v"]]
     bias = [[rf(x) for x in row] for row in p["bias"]] if p.get("bias") else None
     n_q, n_k, d_v = len(q), len(k), len(v[0])
+    rope = p.get("rope")  # {"base", "rotated", "interleaved"}: q and k turned as held
+    if rope:
+        q = [[rf(x) for x in row] for row in rotate(q, [n_k - n_q + i for i in range(n_q)], rope)]
+        k = [[rf(x) for x in row] for row in rotate(k, list(range(n_k)), rope)]
     allow = p.get("allow") or [[1] * n_k for _ in range(n_q)]
     scale = ra(p["scale"])
     out = {s: [] for s in ("scores", "scaled", "softcapped", "masked", "weights", "output", "lse",
                            "sink_weight")}
+    out["q_rope"], out["k_rope"] = q, k
     cap = ra(p["softcap"]) if p.get("softcap") else None
     sink = ra(p["sink_logit"]) if p.get("sink_logit") is not None else None
     for i in range(n_q):
@@ -153,6 +158,25 @@ def attention(p):
                           ("masked", masked), ("weights", weights), ("output", output)):
             out[name].append(row)
         out["lse"].append(lse)
+    return out
+
+
+def rotate(rows, positions, rope):
+    """Each row's pairs turned in float64 as attnd turns them: θ_c = pos · base^(−2c/r),
+    (x_a, x_b) → (x_a cos − x_b sin, x_b cos + x_a sin), pairs (c, c + r/2) or (2c, 2c + 1)."""
+    r = rope["rotated"]
+    half = r // 2
+    inv = [math.pow(rope["base"], -2.0 * c / r) for c in range(half)]
+    out = []
+    for row, pos in zip(rows, positions):
+        pos = float(pos)
+        dst = list(row)
+        for c in range(half):
+            a, b = (2 * c, 2 * c + 1) if rope.get("interleaved") else (c, c + half)
+            cs, sn = math.cos(pos * inv[c]), math.sin(pos * inv[c])
+            dst[a] = row[a] * cs - row[b] * sn
+            dst[b] = row[b] * cs + row[a] * sn
+        out.append(dst)
     return out
 
 

@@ -179,7 +179,7 @@ static bool read_explain(const json_t *doc, const char *prefix, struct api_atten
 static bool read_precision(const json_t *doc, const char *prefix, struct api_attention_req *r,
                            struct api_error *err)
 {
-    static const char *const alone[] = { "rope", "dropout", "explain" };
+    static const char *const alone[] = { "dropout", "explain" };
     if (!api_precision_read(doc, prefix, &r->precision, err))
         return false;
     if (!r->precision.on)
