@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "random.h"
 #include "variants.h"
 
 /* The float32 sums' clones (product_f32): GCC on x86-64 only, and not under
@@ -286,6 +287,29 @@ static void softmax_row(struct attn_trace *t, struct held *h, size_t i,
     }
 }
 
+/*
+ * Row i's dropout: keep as attn_forward_variants draws it (float64's rule: u >= p), and
+ * dropped = weights · keep · 1/(1 − p), that factor rounded to the accumulator first, the
+ * product in float64 rounded once to the accumulator and then to the format: what
+ * multiplies V in its place.
+ */
+static void dropout_row(struct attn_vtrace *vt, struct held *h, const struct attn_variants *v,
+                        size_t i, const struct attn_precision *prec)
+{
+    size_t n = vt->base.n_k;
+    double scale = attn_format_round(1.0 / (1.0 - v->dropout_p), prec->accumulate);
+    double *keep = vt->keep.data + i * n, *d = vt->dropped.data + i * n, *hw = h->weights + i * n;
+    const double *w = vt->base.weights.data + i * n;
+    attn_random_units(v->dropout_seed, ATTN_RANDOM_STREAM_DROPOUT, v->dropout_first + (uint64_t)i * n,
+                      n, keep);
+    for (size_t j = 0; j < n; j++) {
+        keep[j] = keep[j] >= v->dropout_p ? 1.0 : 0.0;
+        d[j] = attn_format_round(attn_format_round(w[j] * keep[j] * scale, prec->accumulate),
+                                 prec->format);
+        hw[j] = d[j];
+    }
+}
+
 /* The summary's descriptive facts, in float64 from the weights as held. */
 static void describe_row(struct attn_trace *t, size_t i)
 {
@@ -351,7 +375,7 @@ enum attn_status attn_forward_precision_variants(struct attn_trace *out,
                                                  const struct attn_variants *v,
                                                  const struct attn_precision *prec)
 {
-    if (v->softcap != 0 || v->sink || v->rope != NULL) /* their steps need a vtrace */
+    if (v->softcap != 0 || v->sink || v->rope != NULL || v->dropout) /* their steps: a vtrace */
         return ATTN_EINVAL;
     struct attn_vtrace vt = { .base = *out };
     enum attn_status st = attn_forward_precision_vtrace(&vt, p, v, prec);
@@ -364,7 +388,7 @@ enum attn_status attn_forward_precision_variants(struct attn_trace *out,
  * and vt holds their steps. */
 static bool variants_supported(const struct attn_vtrace *vt, const struct attn_variants *v)
 {
-    return !v->dropout && !v->band_only &&
+    return !v->band_only && (!v->dropout || (vt->keep.data != NULL && vt->dropped.data != NULL)) &&
            (v->rope == NULL || (vt->q_rope.data != NULL && vt->k_rope.data != NULL)) &&
            (v->softcap == 0 || vt->softcapped.data != NULL) && (!v->sink || vt->sink_weight != NULL);
 }
@@ -445,6 +469,8 @@ enum attn_status attn_forward_precision_vtrace(struct attn_vtrace *vt,
         softmax_row(out, &h, i, &r, prec, v->sink ? &sink : NULL,
                     v->sink ? &vt->sink_weight[i] : NULL);
         describe_row(out, i);
+        if (v->dropout)
+            dropout_row(vt, &h, v, i, prec);
     }
     if (floats) {
         to_floats(h.fw, h.weights, n_q * n_k);

@@ -112,7 +112,10 @@ enum attn_status attn_forward_precision_variants(struct attn_trace *out,
  * gives the sink everything (weights 0, sink_weight 1), as in float64. Rope rotates q and
  * k as held in float64 (each element x_a·cos − x_b·sin, or x_b·cos + x_a·sin, as
  * attn_forward_variants) and rounds q_rope and k_rope to the format: the product's
- * operands. Dropout, or band_only, is ATTN_EINVAL.
+ * operands. Dropout keeps what float64 keeps (the generator's u >= p) and its dropped =
+ * weights · keep · 1/(1 − p), the factor rounded to the accumulator first, the product
+ * rounded once to the accumulator and then to the format: weights @ V takes dropped.
+ * band_only is ATTN_EINVAL.
  */
 struct attn_vtrace;
 enum attn_status attn_forward_precision_vtrace(struct attn_vtrace *vt,

@@ -189,9 +189,10 @@ bool api_precision_alone(const json_t *doc, const char *prefix, const char *cons
 
 const char *api_precision_unsupported_variant(const struct api_variants *v, bool multihead)
 {
-    return v->dropout ? "dropout" : multihead && v->has_rope ? "rope"
-           : multihead && v->softcap > 0 ? "softcap" : multihead && v->sink ? "sink_logit"
-           : NULL;
+    if (!multihead)
+        return NULL;
+    return v->has_rope ? "rope" : v->softcap > 0 ? "softcap" : v->sink ? "sink_logit"
+           : v->dropout ? "dropout" : NULL;
 }
 
 const char *api_precision_accumulate_name(const struct attn_precision *p)

@@ -46,8 +46,8 @@ bool api_precision_read_v2(const json_t *params, struct api_precision *out,
 bool api_precision_alone(const json_t *doc, const char *prefix, const char *const *names,
                          size_t n, struct api_error *err);
 
-/* The first variant v asks for that the low formats do not compute yet (dropout; on
- * multi-head rope, softcap and sink_logit too), or NULL. */
+/* The first variant v asks for that the low formats do not compute yet (on multi-head:
+ * rope, softcap, sink_logit and dropout), or NULL. */
 struct api_variants;
 const char *api_precision_unsupported_variant(const struct api_variants *v, bool multihead);
 

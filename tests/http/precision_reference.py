@@ -6,7 +6,8 @@ libm functions the rules name).
 
 Reads a JSON list of problems on stdin, each {"q", "k", "v", "bias"?, "allow"? (n_q x
 n_k of 0/1: the mask, causal and a window together), "alibi"? (the slope m of
-−m·|i + n_k − n_q − j|), "softcap"?, "sink_logit"?, "scale", "format", "accumulate"}, and prints for each the steps
+−m·|i + n_k − n_q − j|), "softcap"?, "sink_logit"?, "rope"?, "keep"? and "dropout_p"
+(dropout's kept cells as attnd drew them, and p), "scale", "format", "accumulate"}, and prints for each the steps
 {"scores", "scaled", "masked", "weights", "output", "lse"} as lists of doubles, with
 non-finite cells as null (as attnd writes them): JSON's shortest repr of a double reads
 back as the same bits, so the test compares bits. A problem with "heads" is multi-head
@@ -148,11 +149,16 @@ def attention(p):
             for j in visible:
                 weights[j] = rf(ra(exps[j] / total))
             lse = ra(top + math.log(total)) if total != 0 else -math.inf
+        mix = weights
+        if p.get("keep") is not None:  # dropout: the kept weights, scaled, take their place
+            factor = ra(1.0 / (1.0 - p["dropout_p"]))
+            mix = [rf(ra(w * kp * factor)) for w, kp in zip(weights, p["keep"][i])]
+            out.setdefault("dropped", []).append(mix)
         output = []
         for c in range(d_v):
             o = 0.0
             for j in range(n_k):
-                o = fma(weights[j], v[j][c], o, acc)
+                o = fma(mix[j], v[j][c], o, acc)
             output.append(rf(o))
         for name, row in (("scores", scores), ("scaled", scaled), ("softcapped", capped),
                           ("masked", masked), ("weights", weights), ("output", output)):

@@ -171,15 +171,14 @@ static bool read_explain(const json_t *doc, const char *prefix, struct api_atten
 
 /*
  * `precision`, last of the options: the low format runs the five steps as they are, so
- * what else the request asks must not need more (yet: rope, softcap, the sink logit,
- * dropout, explain and pitfall are computed in float64 alone; a window, sink tokens and
- * ALiBi are in the format). `rows` keeps the rows of the whole problem's answer; the
- * report is the whole problem's.
+ * what else the request asks must not need more (every variant and pitfall run in the
+ * format; explain and the shifted and exp parts are float64's alone yet). `rows` keeps
+ * the rows of the whole problem's answer; the report is the whole problem's.
  */
 static bool read_precision(const json_t *doc, const char *prefix, struct api_attention_req *r,
                            struct api_error *err)
 {
-    static const char *const alone[] = { "dropout", "explain" };
+    static const char *const alone[] = { "explain" };
     if (!api_precision_read(doc, prefix, &r->precision, err))
         return false;
     if (!r->precision.on)

@@ -191,7 +191,7 @@ static enum attn_status exact_pass(const struct api_attention_req *r, struct att
 static enum attn_status low_pass(const struct api_attention_req *r, struct attn_trace *trace,
                                  const struct attn_problem *p, const struct attn_variants *v)
 {
-    if (v->softcap == 0 && !v->sink && v->rope == NULL)
+    if (v->softcap == 0 && !v->sink && v->rope == NULL && !v->dropout)
         return attn_forward_precision_variants(trace, p, v, &r->precision.rules);
     struct attn_vtrace *vt = r->vsteps;
     attn_vtrace_free(vt);
