@@ -130,6 +130,7 @@ def attention(p):
             masked.append(x if allow[i][j] else -math.inf)
         visible = [j for j in range(n_k) if allow[i][j]]
         weights = [0.0] * n_k
+        shifted_row, exp_row = [math.nan] * n_k, [0.0] * n_k  # null and 0 where blocked
         lse = -math.inf
         if visible or sink is not None:
             top = -math.inf  # a NaN, once met, stays the max (as attnd's loop keeps it)
@@ -142,6 +143,7 @@ def attention(p):
                 shifted = ra(masked[j] - top)
                 exps[j] = ra(math.exp(shifted)) if not math.isnan(shifted) else math.nan
                 total = ra(total + exps[j])
+                shifted_row[j], exp_row[j] = shifted, exps[j]
             if sink is not None:  # the sink's term, added last
                 e_sink = ra(math.exp(ra(sink - top)))
                 total = ra(total + e_sink)
@@ -164,6 +166,8 @@ def attention(p):
                           ("masked", masked), ("weights", weights), ("output", output)):
             out[name].append(row)
         out["lse"].append(lse)
+        out.setdefault("shifted", []).append(shifted_row)
+        out.setdefault("exp", []).append(exp_row)
     return out
 
 

@@ -216,7 +216,8 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
     const struct api_tie_source ties = { t, 1, t->n_q, vec, false, r->rows };
     /* A streamed answer holds no weights to find ties in (its summary is never asked) */
     const struct api_tie_source *tied = t->weights.data != NULL ? &ties : NULL;
-    api_write_softmax_parts(w, t, API_SOFTMAX_PARTS(r->include), vec);
+    api_write_softmax_parts(w, t, API_SOFTMAX_PARTS(r->include), vec,
+                            r->precision.on ? &r->precision.rules : NULL);
     api_write_row_stats(w, &t->summary, t->n_q, API_ROW_STATS(r->include), vec);
     api_attention_write_variant_steps(w, r);
     if (r->include & (1ul << API_PART_SUMMARY)) {

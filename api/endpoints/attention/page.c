@@ -231,7 +231,8 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
         if (r->precision.on)
             api_precision_text_step(b, &r->precision, r->report, names[s]);
     }
-    api_text_softmax_parts(b, t, API_SOFTMAX_PARTS(r->include), decimals, &a.queries, &a.keys);
+    api_text_softmax_parts(b, t, API_SOFTMAX_PARTS(r->include), decimals, &a.queries, &a.keys,
+                           r->precision.on ? &r->precision.rules : NULL);
     api_text_row_stats(b, &t->summary, t->n_q, API_ROW_STATS(r->include), decimals, &a.queries);
     if (r->include & (1ul << API_PART_SUMMARY))
         summary_table(b, t, &a, decimals);

@@ -171,8 +171,8 @@ static bool read_explain(const json_t *doc, const char *prefix, struct api_atten
 
 /*
  * `precision`, last of the options: the low format runs the five steps as they are, so
- * what else the request asks must not need more (every variant and pitfall run in the
- * format; explain and the shifted and exp parts are float64's alone yet). `rows` keeps
+ * what else the request asks must not need more (every variant, pitfall and the softmax
+ * parts run in the format; explain is float64's alone yet). `rows` keeps
  * the rows of the whole problem's answer; the report is the whole problem's.
  */
 static bool read_precision(const json_t *doc, const char *prefix, struct api_attention_req *r,
@@ -185,11 +185,6 @@ static bool read_precision(const json_t *doc, const char *prefix, struct api_att
         return true;
     if (!api_precision_alone(doc, prefix, alone, sizeof alone / sizeof alone[0], err))
         return false;
-    /* shifted and exp are written from masked and row_max in float64 (explain.h) */
-    if (r->include & (1ul << API_PART_SHIFTED))
-        return api_precision_refuse(prefix, "include shifted", err);
-    if (r->include & (1ul << API_PART_EXP))
-        return api_precision_refuse(prefix, "include exp", err);
     return (r->report = api_precision_report_new(err)) != NULL;
 }
 

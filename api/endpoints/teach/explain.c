@@ -668,17 +668,26 @@ static double row_max_of(const struct attn_trace *t, size_t i)
 }
 
 /* Row i's shifted scores (part PART_SHIFTED) or their exponentials into out (n_k). */
-static void softmax_part_row(double *out, const struct attn_trace *t, size_t i, unsigned part)
+/* Row i's shifted or exp; in a low format (prec), each rounded to its accumulator as the
+ * pass held them (core/precision.h). */
+static void softmax_part_row(double *out, const struct attn_trace *t, size_t i, unsigned part,
+                             const struct attn_precision *prec)
 {
     double max = row_max_of(t, i);
     for (size_t j = 0; j < t->n_k; j++) {
         double m = cell(&t->masked, i, j);
+        if (prec != NULL) {
+            double shifted = attn_format_round(m - max, prec->accumulate);
+            out[j] = part == PART_SHIFTED ? (blocked(m) ? NAN : shifted)
+                     : blocked(m) ? 0 : attn_format_round(exp(shifted), prec->accumulate);
+            continue;
+        }
         out[j] = part == PART_SHIFTED ? (blocked(m) ? NAN : m - max) : exp_shifted(m, max);
     }
 }
 
 void api_write_softmax_parts(struct jw *w, const struct attn_trace *t, unsigned parts,
-                             bool as_vector)
+                             bool as_vector, const struct attn_precision *prec)
 {
     if (parts == 0)
         return;
@@ -703,7 +712,7 @@ void api_write_softmax_parts(struct jw *w, const struct attn_trace *t, unsigned 
         if (!as_vector)
             jw_array_begin(w);
         for (size_t i = 0; i < t->n_q; i++) {
-            softmax_part_row(row, t, i, part);
+            softmax_part_row(row, t, i, part, prec);
             jw_double_array(w, row, t->n_k);
         }
         if (!as_vector)
@@ -714,7 +723,7 @@ void api_write_softmax_parts(struct jw *w, const struct attn_trace *t, unsigned 
 
 void api_text_softmax_parts(struct api_buf *b, const struct attn_trace *t, unsigned parts,
                             int decimals, const struct api_labels *queries,
-                            const struct api_labels *keys)
+                            const struct api_labels *keys, const struct attn_precision *prec)
 {
     if (parts == 0)
         return;
@@ -734,7 +743,7 @@ void api_text_softmax_parts(struct api_buf *b, const struct attn_trace *t, unsig
             if (part == PART_ROW_MAX)
                 m[i] = row_max_of(t, i);
             else
-                softmax_part_row(m + i * cols, t, i, part);
+                softmax_part_row(m + i * cols, t, i, part, prec);
         }
         api_buf_printf(b, "\n%s\n", name[k]);
         static const char *const max_label[] = { "max" };

@@ -28,6 +28,7 @@
 #include "api/json/write.h"
 #include "api/render/text.h"
 #include "core/attention.h"
+#include "core/precision.h"
 #include "core/variants.h"
 
 /* More terms than this (n_k·(d_k + d_v)) is 422 limit-exceeded at /explain. */
@@ -106,12 +107,14 @@ void api_explain_text(struct api_buf *b, const struct api_explain_row *x, int de
  * A vector q writes a scalar and vectors.
  */
 void api_write_softmax_parts(struct jw *w, const struct attn_trace *t, unsigned parts,
-                             bool as_vector);
+                             bool as_vector, const struct attn_precision *prec);
 
-/* The same as labelled matrices on a text page (row_max as one column). */
+/* prec: a low format's (NULL for float64), in which shifted and exp are each rounded to
+ * the accumulator as the pass held them. The same as labelled matrices on a text page
+ * (row_max as one column): */
 void api_text_softmax_parts(struct api_buf *b, const struct attn_trace *t, unsigned parts,
                             int decimals, const struct api_labels *queries,
-                            const struct api_labels *keys);
+                            const struct api_labels *keys, const struct attn_precision *prec);
 
 /*
  * The row statistics a kernel returns beside its output, from the summary of n rows:
