@@ -295,3 +295,17 @@ test('V2 multihead: outputs that need no (n_q, n_k) step are streamed, over --ma
   assert.match(w.json().error, /score matrix/);
   assert.match(w.json().errors[0].hint, /OUTPUT, Q, K, V, HEAD_OUTPUTS, CONCAT, LSE/);
 });
+
+test('the text page with rows and a sink logit gives each head\'s sink_weight for the listed rows only', async () => {
+  const body = { heads: 2, kv_heads: 1, random: { seed: 2, n: 3, d_model: 4 }, rows: [2, 0], sink_logit: 0.5,
+    round: 4 };
+  const text = (await postJson(full.port, "/v1/multihead?format=text", body)).body;
+  const json = (await postJson(full.port, "/v1/multihead", { ...body, include: ["summary"] })).json();
+  const lines = text.split('\n');
+  const at = lines.findIndex((l) => l.includes('sink_weight'));
+  assert.ok(at >= 0, text);
+  for (let h = 0; h < 2; h++) {
+    const numbers = lines[at + 1 + h].replace(/^\s*head \d+:\s*/, '').trim().split(/\s+/).map(Number);
+    assert.deepEqual(numbers, json.summary.sink_weight[h].map((x) => Number(x.toFixed(4))), `head ${h}`);
+  }
+});

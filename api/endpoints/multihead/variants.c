@@ -114,7 +114,7 @@ void api_multihead_text_variant_steps(struct api_buf *b, const struct api_multih
         api_buf_puts(b, API_TR("  sink_weight (the sink logit's share of each row, per head):\n"));
         for (size_t h = 0; h < r->heads; h++) {
             api_buf_printf(b, API_TR("    head %zu:"), h);
-            for (size_t i = 0; i < r->grid.n_q; i++) {
+            for (size_t i = 0; i < api_multihead_answer_rows(r); i++) { /* `rows`' rows */
                 char num[API_TEXT_NUMBER];
                 api_text_number(num, r->vsteps[h].sink_weight[i], decimals);
                 api_buf_printf(b, " %s", num);
