@@ -328,9 +328,27 @@ static void mh_first_non_finite(struct attn_mh_trace *t)
     mh_fault(t, ATTN_MH_OUTPUT, &t->output);
 }
 
+/* Head i in the format, lending its trace to vsteps[i] when there are steps of the
+ * variants' own (as run_head_variants does). */
+static enum attn_status precision_head(struct attn_mh_trace *t, size_t i,
+                                       const struct attn_problem *hp,
+                                       const struct attn_variants *v, struct attn_vtrace *vsteps,
+                                       const struct attn_precision *prec)
+{
+    if (vsteps == NULL)
+        return attn_forward_precision_variants(&t->head[i], hp, v, prec);
+    struct attn_vtrace *vt = &vsteps[i];
+    vt->base = t->head[i];
+    enum attn_status st = attn_forward_precision_vtrace(vt, hp, v, prec);
+    t->head[i] = vt->base;
+    memset(&vt->base, 0, sizeof vt->base);
+    return st;
+}
+
 enum attn_status attn_mh_forward_precision(struct attn_mh_trace *t,
                                            const struct attn_mh_problem *p,
                                            const struct attn_variants *variants,
+                                           struct attn_vtrace *vsteps,
                                            const struct attn_precision *prec)
 {
     static const struct attn_variants none;
@@ -347,7 +365,7 @@ enum attn_status attn_mh_forward_precision(struct attn_mh_trace *t,
         struct head_views hv;
         struct attn_problem hp = head_problem(t, p, i, &hv);
         const struct attn_variants *v = variants != NULL ? &variants[i] : &none;
-        if ((st = attn_forward_precision_variants(&t->head[i], &hp, v, prec)) != ATTN_OK)
+        if ((st = precision_head(t, i, &hp, v, variants != NULL ? vsteps : NULL, prec)) != ATTN_OK)
             return st;
     }
     gather_heads(t);

@@ -119,8 +119,10 @@ enum attn_status attn_mh_forward_threads(struct attn_mh_trace *out,
  * Every step by core/precision.h's rules: the three projections and the output one
  * through attn_project_precision (so Q, K, V, concat and the output are held in the
  * format), each head through attn_forward_precision on its views, the mean of the heads'
- * weights in float64. variants (h entries, or NULL) are each head's, as
- * attn_forward_precision_variants takes them (a window, sink tokens, ALiBi). Cells that
+ * weights in float64. variants (h entries, or NULL) are each head's; with vsteps (h
+ * entries allocated as attn_mh_forward_variants takes them) every variant runs, each
+ * head through attn_forward_precision_vtrace, else a window, sink tokens and ALiBi
+ * (attn_forward_precision_variants). Cells that
  * are not finite are kept: out->fault names the first (the projections, then head by
  * head, then the output) and the status is ATTN_OK.
  * ATTN_EINVAL as attn_mh_forward, or for an invalid precision; ATTN_ENOMEM.
@@ -128,6 +130,7 @@ enum attn_status attn_mh_forward_threads(struct attn_mh_trace *out,
 enum attn_status attn_mh_forward_precision(struct attn_mh_trace *out,
                                            const struct attn_mh_problem *p,
                                            const struct attn_variants *variants,
+                                           struct attn_vtrace *vsteps,
                                            const struct attn_precision *prec);
 
 /* The same contract in naive loops (projections, heads via attn_reference, concat, output). */

@@ -8,7 +8,6 @@
 
 #include "api/i18n/lang.h"
 #include "api/request/fields.h"
-#include "api/request/variants.h"
 
 static const struct api_field precision_fields[] = {
     { "format", "the kernel's format: \"float16\", \"bfloat16\" or \"float32\"" },
@@ -185,14 +184,6 @@ bool api_precision_alone(const json_t *doc, const char *prefix, const char *cons
         if (api_member(doc, names[i]) != NULL)
             return api_precision_refuse(prefix, names[i], err);
     return true;
-}
-
-const char *api_precision_unsupported_variant(const struct api_variants *v, bool multihead)
-{
-    if (!multihead)
-        return NULL;
-    return v->has_rope ? "rope" : v->softcap > 0 ? "softcap" : v->sink ? "sink_logit"
-           : v->dropout ? "dropout" : NULL;
 }
 
 const char *api_precision_accumulate_name(const struct attn_precision *p)

@@ -46,11 +46,6 @@ bool api_precision_read_v2(const json_t *params, struct api_precision *out,
 bool api_precision_alone(const json_t *doc, const char *prefix, const char *const *names,
                          size_t n, struct api_error *err);
 
-/* The first variant v asks for that the low formats do not compute yet (on multi-head:
- * rope, softcap, sink_logit and dropout), or NULL. */
-struct api_variants;
-const char *api_precision_unsupported_variant(const struct api_variants *v, bool multihead);
-
 /* That 422 for `other` (a field, or "include exp"); false. */
 bool api_precision_refuse(const char *prefix, const char *other, struct api_error *err);
 

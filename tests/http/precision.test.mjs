@@ -343,7 +343,7 @@ test('/v1/multihead: the projections and every head in the format, bit for bit',
   assert.match(text, /step 5 {2}scores[^]*float16 against float64: max abs error [^\n]*, \d+ not finite\n/);
   // Refused beside what is not computed in the format yet.
   const p = assertProblem(assert, await postJson(s.port, '/v1/multihead', { heads: 2,
-    random: { seed: 1, n: 2, d_model: 4 }, softcap: 30, precision: { format: 'bfloat16' } }), 422);
+    random: { seed: 1, n: 2, d_model: 4 }, explain: { row: 0, head: 0 }, precision: { format: 'bfloat16' } }), 422);
   assert.equal(p.errors[0].pointer, '/precision');
 });
 
@@ -363,12 +363,16 @@ test('V2 multihead takes precision and answers /v1/multihead\'s numbers', async 
   sameBits(out.SCORES, v1.scores, 'V2 multihead SCORES');
   sameBits(out.HEAD_OUTPUTS, v1.head_outputs, 'V2 multihead HEAD_OUTPUTS');
   sameBits(out.OUTPUT, v1.output, 'V2 multihead OUTPUT');
-  // The variants not yet computed in the format on multi-head are a 400 at the parameter.
-  const refused = await postJson(s.port, '/v2/models/multihead/infer', {
+  // With a variant's parameters too: V2 answers /v1's numbers.
+  const capped = (await postJson(s.port, '/v1/multihead', { heads: 2, kv_heads: 1, x: v1.x, w_q: v1.w_q,
+    w_k: v1.w_k, w_v: v1.w_v, w_o: v1.w_o, softcap: 2, sink_logit: 0.5, precision: { format: 'bfloat16' },
+    include: ['output'] })).json();
+  const r2 = await postJson(s.port, '/v2/models/multihead/infer', {
     inputs: [t('X', v1.x), t('W_Q', v1.w_q), t('W_K', v1.w_k), t('W_V', v1.w_v), t('W_O', v1.w_o)],
-    parameters: { heads: 2, kv_heads: 1, precision: 'bfloat16', softcap: 30 } });
-  assert.equal(refused.status, 400, refused.body);
-  assert.equal(refused.json().errors[0].pointer, '/parameters/precision');
+    parameters: { heads: 2, kv_heads: 1, precision: 'bfloat16', softcap: 2, sink_logit: 0.5 },
+    outputs: [{ name: 'OUTPUT' }] });
+  assert.equal(r2.status, 200, r2.body);
+  sameBits(r2.json().outputs[0].data, capped.output, 'V2 multihead OUTPUT with softcap and a sink');
 });
 
 test('a window, sink tokens and ALiBi are computed in the format too', async () => {
@@ -532,5 +536,30 @@ test('dropout keeps what float64 keeps, and its dropped weights are in the forma
   cases.forEach(({ a, ref }, i) => {
     for (const step of ['weights', 'dropped', 'output'])
       sameBits(a[step], want[i][step], `dropout case ${i} ${ref.format}/${ref.accumulate} ${step}`);
+  });
+});
+
+test('/v1/multihead in the format with rope, softcap, sink logits per head and dropout', async () => {
+  const cases = [];
+  for (const [format, accumulate] of FORMS) {
+    const body = { heads: 2, kv_heads: 1, random: { seed: 48, n: 4, d_model: 8 }, mask: 'causal',
+      rope: { base: 100 }, softcap: 3, sink_logit: [0.5, -0.5], dropout: { p: 0.25, seed: 9 },
+      precision: { format, accumulate },
+      include: ['x', 'w_q', 'w_k', 'w_v', 'w_o', 'q', 'k', 'v', 'scores', 'masked', 'weights',
+        'dropout_keep', 'head_outputs', 'output', 'lse'] };
+    const r = await postJson(s.port, '/v1/multihead', body);
+    assert.equal(r.status, 200, r.body);
+    cases.push({ body, a: r.json() });
+  }
+  const allow = Array.from({ length: 4 }, (_, i) => Array.from({ length: 4 }, (_, j) => (j <= i ? 1 : 0)));
+  const want = reference(cases.map(({ body, a }) => ({
+    x_q: a.x, x_kv: a.x, w_q: a.w_q, w_k: a.w_k, w_v: a.w_v, w_o: a.w_o, heads: 2, kv_heads: 1,
+    scale: a.scale, allow, softcap: 3, sink_logit: body.sink_logit, rope: { base: 100, rotated: 4 },
+    dropout_p: 0.25, keep: a.dropout_keep, format: body.precision.format,
+    accumulate: body.precision.accumulate,
+  })));
+  cases.forEach(({ body, a }, i) => {
+    for (const step of ['q', 'k', 'v', 'scores', 'masked', 'weights', 'head_outputs', 'output', 'lse'])
+      sameBits(a[step], want[i][step], `multihead all variants ${body.precision.format}/${body.precision.accumulate} ${step}`);
   });
 });

@@ -278,11 +278,13 @@ def multihead(p):
     for i in range(h):
         g = i * kv // h
         cols = lambda m, c: [row[c * d_k:(c + 1) * d_k] for row in m]
-        alibi = p.get("alibi")
+        per_head = lambda x: x[i] if isinstance(x, list) else x
         a = attention({"q": cols(q, i), "k": cols(k, g), "v": cols(v, g), "bias": p.get("bias"),
                        "allow": p.get("allow"), "scale": p["scale"], "format": fmt,
-                       "accumulate": p.get("accumulate"),
-                       "alibi": alibi[i] if isinstance(alibi, list) else alibi})
+                       "accumulate": p.get("accumulate"), "alibi": per_head(p.get("alibi")),
+                       "softcap": p.get("softcap"), "sink_logit": per_head(p.get("sink_logit")),
+                       "rope": p.get("rope"), "dropout_p": p.get("dropout_p"),
+                       "keep": p["keep"][i] if p.get("keep") else None})
         for name in names:
             out[name].append(a[name])
         out["head_outputs"].append(a["output"])

@@ -580,7 +580,7 @@ START_TEST(test_multihead_bit_for_bit)
             struct attn_mh_trace t;
             ck_assert_int_eq(attn_mh_trace_alloc(&t, n, n, d, heads, kv), ATTN_OK);
             struct attn_precision prec = { f, acc };
-            ck_assert_int_eq(attn_mh_forward_precision(&t, &p, NULL, &prec), ATTN_OK);
+            ck_assert_int_eq(attn_mh_forward_precision(&t, &p, NULL, NULL, &prec), ATTN_OK);
             double q[3 * 4], k[3 * 2], v[3 * 2], concat[3 * 4], out[3 * 4];
             em_project(q, x, n, d, wq, bq, d, f, acc);
             em_project(k, x, n, d, wk, NULL, kv_cols, f, acc);

@@ -589,14 +589,13 @@ static bool read_options(const json_t *doc, const char *prefix, const struct api
 
 /*
  * `precision`, after the options and explain: the projections and every head in the low
- * format (a window, sink tokens and ALiBi too), not yet beside rope, softcap, the sink
- * logit, dropout or explain (computed in float64 alone); `rows`
+ * format (every variant too), not yet beside explain (computed in float64 alone); `rows`
  * keeps the rows of the whole problem's answer, whose report it is.
  */
 static bool read_precision(const json_t *doc, const char *prefix, struct api_multihead_req *r,
                            struct api_error *err)
 {
-    static const char *const alone[] = { "rope", "softcap", "sink_logit", "dropout", "explain" };
+    static const char *const alone[] = { "explain" };
     if (!api_precision_read(doc, prefix, &r->precision, err))
         return false;
     return !r->precision.on || (api_precision_alone(doc, prefix, alone, N_OF(alone), err) &&

@@ -142,6 +142,22 @@ static enum attn_status exact_pass(const struct api_multihead_req *r, struct att
     return st;
 }
 
+/* The low pass into trace; the variants' own steps into r->vsteps, where the writers read
+ * them (as api_multihead_run_variants leaves them). */
+static enum attn_status low_pass(const struct api_multihead_req *r, struct attn_mh_trace *trace,
+                                 const struct attn_mh_problem *p, const struct attn_variants *of)
+{
+    enum attn_status st = ATTN_OK;
+    for (size_t i = 0; of != NULL && i < r->heads && st == ATTN_OK; i++) {
+        attn_vtrace_free(&r->vsteps[i]);
+        st = attn_vtrace_alloc_steps(&r->vsteps[i], trace->n_q, trace->n_k, r->d_k, &of[i]);
+    }
+    if (st != ATTN_OK)
+        return st;
+    return attn_mh_forward_precision(trace, p, of, of != NULL ? r->vsteps : NULL,
+                                     &r->precision.rules);
+}
+
 /* The problem in its low format into trace, and in float64 beside it for the report. */
 static enum attn_status run_precision(const struct api_multihead_req *r,
                                       struct attn_mh_trace *trace,
@@ -163,7 +179,7 @@ static enum attn_status run_precision(const struct api_multihead_req *r,
     if (st == ATTN_EOVERFLOW)
         trace->fault = exact.fault; /* a float64 overflow: the request's, as without precision */
     if (st == ATTN_OK)
-        st = attn_mh_forward_precision(trace, p, of, &r->precision.rules);
+        st = low_pass(r, trace, p, of);
     if (st == ATTN_OK) {
         struct attn_matrix b[4];
         struct api_precision_input in[11];

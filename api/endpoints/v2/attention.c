@@ -184,9 +184,6 @@ static bool read_precision(struct api_v2_attention *m, const struct api_v2_infer
         return false;
     if (!m->req.precision.on)
         return true;
-    const char *other = api_precision_unsupported_variant(&m->req.variants, false);
-    if (other != NULL)
-        return api_precision_refuse("/parameters", other, err);
     return (m->req.report = api_precision_report_new(err)) != NULL;
 }
 
