@@ -1290,10 +1290,6 @@ const char *const api_messages_en[] = {
     /* api/endpoints/attention/parse.c */
     "{\"format\": \"float16\" | \"bfloat16\" | \"float32\", \"accumulate\": \"float32\" | \"same\"}: computed as a kernel in that format",
     /* api/endpoints/attention/parse.c */
-    "precision cannot be combined with %s yet",
-    /* api/endpoints/attention/parse.c */
-    "send the low-format problem without %s, and %s in float64 without precision",
-    /* api/endpoints/attention/parse.c */
     "no memory for the precision report",
     /* api/endpoints/precision.c */
     "q holds a number past the format's range: scale q down before the kernel reads it",

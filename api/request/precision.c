@@ -141,15 +141,6 @@ bool api_precision_read(const json_t *doc, const char *prefix, struct api_precis
     return true;
 }
 
-bool api_precision_refuse(const char *prefix, const char *other, struct api_error *err)
-{
-    api_error_set(err, API_INVALID_VALUE, "precision cannot be combined with %s yet", other);
-    api_error_at(err, "%s/precision", prefix);
-    api_error_hint(err, "send the low-format problem without %s, and %s in float64 without "
-                   "precision", other, other);
-    return false;
-}
-
 bool api_precision_read_v2(const json_t *params, struct api_precision *out,
                            struct api_error *err)
 {
@@ -174,15 +165,6 @@ bool api_precision_read_v2(const json_t *params, struct api_precision *out,
                          out->rules.format, &out->rules.accumulate, err))
         return false;
     out->on = true;
-    return true;
-}
-
-bool api_precision_alone(const json_t *doc, const char *prefix, const char *const *names,
-                         size_t n, struct api_error *err)
-{
-    for (size_t i = 0; i < n; i++)
-        if (api_member(doc, names[i]) != NULL)
-            return api_precision_refuse(prefix, names[i], err);
     return true;
 }
 

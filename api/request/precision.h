@@ -39,16 +39,6 @@ bool api_precision_read(const json_t *doc, const char *prefix, struct api_precis
 bool api_precision_read_v2(const json_t *params, struct api_precision *out,
                            struct api_error *err);
 
-/*
- * Whether doc holds none of names[] (the fields a low format does not compute yet); else
- * a 422 at prefix/precision naming the first one, false.
- */
-bool api_precision_alone(const json_t *doc, const char *prefix, const char *const *names,
-                         size_t n, struct api_error *err);
-
-/* That 422 for `other` (a field, or "include exp"); false. */
-bool api_precision_refuse(const char *prefix, const char *other, struct api_error *err);
-
 /* "float32" or "same", as the request named the accumulator. */
 const char *api_precision_accumulate_name(const struct attn_precision *p);
 

@@ -191,13 +191,6 @@ test('bad precision gets a 422 naming the member and the name meant', async () =
     assert.equal(p.errors[0].pointer, pointer, JSON.stringify(precision));
     if (hint) assert.match(p.errors[0].hint, hint, JSON.stringify(precision));
   }
-  // What it does not combine with yet is named at /precision.
-  for (const [extra, name] of [[{ explain: { row: 0 } }, 'explain']]) {
-    const p = assertProblem(assert, await postJson(s.port, '/v1/attention',
-      { ...base, ...extra, precision: { format: 'float16' } }), 422);
-    assert.equal(p.errors[0].pointer, '/precision');
-    assert.match(p.detail, new RegExp(`combined with ${name} yet`));
-  }
   // Korean for the format's 422.
   const ko = assertProblem(assert, await postJson(s.port, '/v1/attention?lang=ko',
     { ...base, precision: { format: 'half' } }), 422);
@@ -341,10 +334,6 @@ test('/v1/multihead: the projections and every head in the format, bit for bit',
     scale: 1, precision: { format: 'float16', accumulate: 'same' } })).body;
   assert.match(text, /^precision {2}float16, sums in float16/m);
   assert.match(text, /step 5 {2}scores[^]*float16 against float64: max abs error [^\n]*, \d+ not finite\n/);
-  // Refused beside what is not computed in the format yet.
-  const p = assertProblem(assert, await postJson(s.port, '/v1/multihead', { heads: 2,
-    random: { seed: 1, n: 2, d_model: 4 }, explain: { row: 0, head: 0 }, precision: { format: 'bfloat16' } }), 422);
-  assert.equal(p.errors[0].pointer, '/precision');
 });
 
 test('V2 multihead takes precision and answers /v1/multihead\'s numbers', async () => {
@@ -562,4 +551,51 @@ test('/v1/multihead in the format with rope, softcap, sink logits per head and d
     for (const step of ['q', 'k', 'v', 'scores', 'masked', 'weights', 'head_outputs', 'output', 'lse'])
       sameBits(a[step], want[i][step], `multihead all variants ${body.precision.format}/${body.precision.accumulate} ${step}`);
   });
+});
+
+test('explain works its row as the format holds it: terms, partial sums, exp and the output', async () => {
+  const next = rng(49);
+  const cases = [];
+  for (let round = 0; round < 3; round++) {
+    const p = randomProblem(next, { bias: round === 1, masked: round === 2, amp: 3 });
+    const row = p.q.length - 1;
+    for (const [format, accumulate] of FORMS) {
+      const r = await postJson(s.port, '/v1/attention', { ...p, explain: { row }, precision: { format, accumulate },
+        include: ['scores', 'masked', 'weights', 'output'] });
+      assert.equal(r.status, 200, r.body);
+      cases.push({ a: r.json(), row, ref: { q: p.q, k: p.k, v: p.v, bias: p.bias, allow: p.mask,
+        scale: 1 / Math.sqrt(p.q[0].length), format, accumulate, explain: row } });
+    }
+  }
+  const want = reference(cases.map((c) => c.ref));
+  cases.forEach(({ a, row, ref }, i) => {
+    const x = a.explain, w = want[i], what = `explain case ${i} ${ref.format}/${ref.accumulate}`;
+    x.keys.forEach((key, j) => {
+      sameBits(key.terms.map((t) => t[0]), a.explain.query, `${what} key ${j} query terms`);
+      sameBits(key.partial_sums, w.partial_sums[j], `${what} key ${j} partial sums`);
+      sameBits([key.dot], [w.scores[row][j]], `${what} key ${j} dot`);
+      sameBits([key.masked], [w.masked[row][j]], `${what} key ${j} masked`);
+      sameBits([key.shifted], [w.shifted[row][j]], `${what} key ${j} shifted`);
+      sameBits([key.exp], [w.exp[row][j]], `${what} key ${j} exp`);
+      sameBits([key.weight], [w.weights[row][j]], `${what} key ${j} weight`);
+    });
+    sameBits([x.exp_sum], [w.row_sum[row]], `${what} exp_sum`);
+    sameBits(x.output.value, w.output[row], `${what} output`);
+  });
+  // Multi-head: head 1's row 2, from its own steps.
+  const mh = await postJson(s.port, '/v1/multihead', { heads: 2, random: { seed: 50, n: 3, d_model: 4 },
+    explain: { row: 2, head: 1 }, precision: { format: 'bfloat16', accumulate: 'same' },
+    include: ['scores', 'weights', 'head_outputs'] });
+  assert.equal(mh.status, 200, mh.body);
+  const m = mh.json();
+  m.explain.keys.forEach((key, j) => {
+    sameBits([key.dot], [m.scores[1][2][j]], `multihead explain key ${j} dot`);
+    sameBits([key.partial_sums.at(-1)], [key.dot], `multihead explain key ${j}: the last partial sum is dot`);
+    sameBits([key.weight], [m.weights[1][2][j]], `multihead explain key ${j} weight`);
+  });
+  sameBits(m.explain.output.value, m.head_outputs[1][2], 'multihead explain output');
+  // The text page's worked row says the format's numbers: 0.1 is 0.0999755859375 in float16.
+  const text = (await postJson(s.port, '/v1/attention?format=text', { q: [[0.1, 0]], k: [[1, 0], [0, 1]],
+    v: [[1], [2]], round: 8, explain: { row: 0 }, precision: { format: 'float16' }, include: [] })).body;
+  assert.match(text, /q0·k0 = 0\.09997559×1 \+ 0×0 ≈ 0\.09997559/);
 });

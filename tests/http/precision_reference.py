@@ -129,6 +129,7 @@ def attention(p):
                 x = ra((x + bias[i][j] if bias else x) - (alibi * abs(at - j) if alibi else 0.0))
             masked.append(x if allow[i][j] else -math.inf)
         visible = [j for j in range(n_k) if allow[i][j]]
+        total = 0.0
         weights = [0.0] * n_k
         shifted_row, exp_row = [math.nan] * n_k, [0.0] * n_k  # null and 0 where blocked
         lse = -math.inf
@@ -168,6 +169,15 @@ def attention(p):
         out["lse"].append(lse)
         out.setdefault("shifted", []).append(shifted_row)
         out.setdefault("exp", []).append(exp_row)
+        out.setdefault("row_sum", []).append(total if visible or sink is not None else 0.0)
+        if p.get("explain") == i:  # the worked row's partial sums, key by key
+            out["partial_sums"] = []
+            for j in range(n_k):
+                sums, acc_sum = [], 0.0
+                for a, b in zip(q[i], k[j]):
+                    acc_sum = fma(a, b, acc_sum, acc)
+                    sums.append(acc_sum)
+                out["partial_sums"].append(sums)
     return out
 
 

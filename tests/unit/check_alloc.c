@@ -154,7 +154,8 @@ static const struct alloc_case {
       NULL },
     { "POST", "/v1/attention", NULL,
       "{" SEED000 ",\"rope\":{},\"softcap\":20,\"sink_logit\":0.5,\"dropout\":{\"p\":0.25,"
-      "\"seed\":3},\"precision\":{\"format\":\"float16\",\"accumulate\":\"same\"}}", NULL },
+      "\"seed\":3},\"precision\":{\"format\":\"float16\",\"accumulate\":\"same\"},"
+      "\"explain\":{\"row\":1}}", NULL },
     { "POST", "/v1/multihead", "text/plain",
       "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":2,\"n\":3,\"d_model\":4},"
       "\"b_q\":[0,1,2,3],\"rows\":[2,0],\"precision\":{\"format\":\"bfloat16\"},"

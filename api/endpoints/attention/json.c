@@ -147,6 +147,7 @@ struct api_explain_row api_attention_explain_row(const struct api_attention_req 
     struct api_explain_row x = {
         .row = i, .at = at, .query = r->q.data + i * r->q.stride, .keys = r->k, .values = r->v,
         .trace = t, .scale = r->scale, .vector = r->q_is_vector,
+        .precision = r->precision.on ? &r->precision.rules : NULL,
     };
     if (!r->variants.any)
         return x;

@@ -170,22 +170,16 @@ static bool read_explain(const json_t *doc, const char *prefix, struct api_atten
 }
 
 /*
- * `precision`, last of the options: the low format runs the five steps as they are, so
- * what else the request asks must not need more (every variant, pitfall and the softmax
- * parts run in the format; explain is float64's alone yet). `rows` keeps
- * the rows of the whole problem's answer; the report is the whole problem's.
+ * `precision`, last of the options: every step, variant, pitfall and explain's row runs
+ * in the format. `rows` keeps the rows of the whole problem's answer; the report is the
+ * whole problem's.
  */
 static bool read_precision(const json_t *doc, const char *prefix, struct api_attention_req *r,
                            struct api_error *err)
 {
-    static const char *const alone[] = { "explain" };
     if (!api_precision_read(doc, prefix, &r->precision, err))
         return false;
-    if (!r->precision.on)
-        return true;
-    if (!api_precision_alone(doc, prefix, alone, sizeof alone / sizeof alone[0], err))
-        return false;
-    return (r->report = api_precision_report_new(err)) != NULL;
+    return !r->precision.on || (r->report = api_precision_report_new(err)) != NULL;
 }
 
 /* The (n_q, n_k) steps' cells, or SIZE_MAX when they overflow. */

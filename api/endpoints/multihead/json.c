@@ -304,6 +304,7 @@ struct api_explain_row api_multihead_explain_row(const struct api_multihead_req 
         .row = i, .at = at, .has_head = true, .head = h,
         .query = t->q.data + at * t->q.stride + h * d_k, .keys = keys, .values = values,
         .trace = &t->head[h], .scale = r->scale,
+        .precision = r->precision.on ? &r->precision.rules : NULL,
     };
     if (!r->variants.any)
         return x;

@@ -589,17 +589,15 @@ static bool read_options(const json_t *doc, const char *prefix, const struct api
 
 /*
  * `precision`, after the options and explain: the projections and every head in the low
- * format (every variant too), not yet beside explain (computed in float64 alone); `rows`
- * keeps the rows of the whole problem's answer, whose report it is.
+ * format (every variant and explain's row too); `rows` keeps the rows of the whole
+ * problem's answer, whose report it is.
  */
 static bool read_precision(const json_t *doc, const char *prefix, struct api_multihead_req *r,
                            struct api_error *err)
 {
-    static const char *const alone[] = { "explain" };
     if (!api_precision_read(doc, prefix, &r->precision, err))
         return false;
-    return !r->precision.on || (api_precision_alone(doc, prefix, alone, N_OF(alone), err) &&
-                                (r->report = api_precision_report_new(err)) != NULL);
+    return !r->precision.on || (r->report = api_precision_report_new(err)) != NULL;
 }
 
 static bool read_explain(const json_t *doc, const char *prefix, size_t n_q, size_t n_k,

@@ -175,15 +175,27 @@ static double row_max(const struct api_explain_row *x)
     return m;
 }
 
-/* e^masked as the note computes it (inf where it overflows), and the stable e^(masked − max). */
-static double exp_unshifted(double masked)
+/* v rounded to the accumulator of a low format's row (core/precision.h), else v. */
+static double acc_round(const struct api_explain_row *x, double v)
 {
-    return blocked(masked) ? 0 : exp(masked);
+    return x->precision != NULL ? attn_format_round(v, x->precision->accumulate) : v;
 }
 
-static double exp_shifted(double masked, double max)
+/* e^masked as the note computes it (inf where it overflows), and the stable e^(masked − max);
+ * in a low format each result, and the shift, rounded to the accumulator as held. */
+static double exp_unshifted(const struct api_explain_row *x, double masked)
 {
-    return blocked(masked) ? 0 : exp(masked - max);
+    return blocked(masked) ? 0 : acc_round(x, exp(masked));
+}
+
+static double shift(const struct api_explain_row *x, double masked, double max)
+{
+    return acc_round(x, masked - max);
+}
+
+static double exp_shifted(const struct api_explain_row *x, double masked, double max)
+{
+    return blocked(masked) ? 0 : acc_round(x, exp(shift(x, masked, max)));
 }
 
 /* The variants' steps that ran for this row: NULL when theirs did not. */
@@ -210,6 +222,38 @@ static double mixing_weight(const struct api_explain_row *x, size_t j)
     return d != NULL ? cell(d, x->at, j) : cell(&x->trace->weights, x->at, j);
 }
 
+/* ---------------------------------------------------------------- a low format's row */
+
+/*
+ * A low format's row (x->precision): x's query, keys and values become the format's
+ * values, its scale and sink logit the accumulator's. Returns the block they live in
+ * (the caller frees it), NULL when memory ran out.
+ */
+static double *hold(struct api_explain_row *x)
+{
+    const struct attn_precision *prec = x->precision;
+    size_t n_k = x->keys.rows, d_k = x->keys.cols, d_v = x->values.cols;
+    double *block = malloc((d_k + n_k * d_k + n_k * d_v) * sizeof *block);
+    if (block == NULL)
+        return NULL;
+    enum attn_format f = prec->format;
+    double *q = block, *k = q + d_k, *v = k + n_k * d_k;
+    for (size_t c = 0; c < d_k; c++)
+        q[c] = attn_format_round(x->query[c], f);
+    for (size_t j = 0; j < n_k; j++) {
+        for (size_t c = 0; c < d_k; c++)
+            k[j * d_k + c] = attn_format_round(cell(&x->keys, j, c), f);
+        for (size_t c = 0; c < d_v; c++)
+            v[j * d_v + c] = attn_format_round(cell(&x->values, j, c), f);
+    }
+    x->query = q;
+    x->keys = attn_matrix_view(k, n_k, d_k);
+    x->values = attn_matrix_view(v, n_k, d_v);
+    x->scale = attn_format_round(x->scale, prec->accumulate);
+    x->variants.sink_logit = attn_format_round(x->variants.sink_logit, prec->accumulate);
+    return block;
+}
+
 /* ---------------------------------------------------------------- JSON */
 
 static void write_key(struct jw *w, const struct api_explain_row *x, size_t j, double max)
@@ -227,6 +271,16 @@ static void write_key(struct jw *w, const struct api_explain_row *x, size_t j, d
         jw_double_array(w, pair, 2);
     }
     jw_array_end(w);
+    if (x->precision != NULL) { /* each partial sum as the accumulator rounded it */
+        JW_KEY(w, "partial_sums");
+        jw_array_begin(w);
+        double sum = 0;
+        for (size_t c = 0; c < d_k; c++) {
+            sum = attn_format_fma(x->query[c], cell(&x->keys, j, c), sum, x->precision->accumulate);
+            jw_double(w, sum);
+        }
+        jw_array_end(w);
+    }
     JW_KEY(w, "dot");
     jw_double(w, cell(&t->scores, i, j));
     JW_KEY(w, "scaled");
@@ -240,11 +294,11 @@ static void write_key(struct jw *w, const struct api_explain_row *x, size_t j, d
     JW_KEY(w, "masked");
     jw_double(w, m);
     JW_KEY(w, "exp_unshifted");
-    blocked(m) ? jw_null(w) : jw_double(w, exp_unshifted(m));
+    blocked(m) ? jw_null(w) : jw_double(w, exp_unshifted(x, m));
     JW_KEY(w, "shifted");
-    blocked(m) ? jw_null(w) : jw_double(w, m - max);
+    blocked(m) ? jw_null(w) : jw_double(w, shift(x, m, max));
     JW_KEY(w, "exp");
-    jw_double(w, exp_shifted(m, max));
+    jw_double(w, exp_shifted(x, m, max));
     JW_KEY(w, "weight");
     jw_double(w, cell(&t->weights, i, j));
     if (dropped_of(x) != NULL) {
@@ -284,18 +338,35 @@ static void write_output(struct jw *w, const struct api_explain_row *x)
     jw_object_end(w);
 }
 
+static void write_row(struct jw *w, const struct api_explain_row *x);
+
 void api_explain_write(struct jw *w, const struct api_explain_row *x)
+{
+    if (x->precision == NULL) {
+        write_row(w, x);
+        return;
+    }
+    struct api_explain_row held = *x;
+    double *block = hold(&held);
+    if (block == NULL)
+        w->failed = true; /* a 503: the row cannot be shown as the format holds it */
+    else
+        write_row(w, &held);
+    free(block);
+}
+
+static void write_row(struct jw *w, const struct api_explain_row *x)
 {
     const struct attn_trace *t = x->trace;
     double max = row_max(x);
     double unshifted = 0, sum = 0;
     for (size_t j = 0; j < t->n_k; j++) {
-        unshifted += exp_unshifted(cell(&t->masked, x->at, j));
-        sum += exp_shifted(cell(&t->masked, x->at, j), max);
+        unshifted = acc_round(x, unshifted + exp_unshifted(x, cell(&t->masked, x->at, j)));
+        sum = acc_round(x, sum + exp_shifted(x, cell(&t->masked, x->at, j), max));
     }
-    if (x->variants.sink) { /* the sink's term is in both sums: it takes weight */
-        unshifted += exp(x->variants.sink_logit);
-        sum += exp(x->variants.sink_logit - max);
+    if (x->variants.sink) { /* the sink's term is in both sums (last): it takes weight */
+        unshifted = acc_round(x, unshifted + exp_unshifted(x, x->variants.sink_logit));
+        sum = acc_round(x, sum + exp_shifted(x, x->variants.sink_logit, max));
     }
     JW_KEY(w, "explain");
     jw_object_begin(w);
@@ -471,9 +542,9 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
         return;
     }
     for (size_t j = 0; j < n_k; j++)
-        sum += exp_unshifted(cell(&t->masked, i, j));
+        sum = acc_round(x, sum + exp_unshifted(x, cell(&t->masked, i, j)));
     if (sink)
-        sum += exp(z);
+        sum = acc_round(x, sum + exp_unshifted(x, z));
     bool stable = !isfinite(sum);
     bool first = true;
     if (stable) {
@@ -489,9 +560,9 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
         api_buf_printf(b, "%s\n", line);
         sum = 0;
         for (size_t j = 0; j < n_k; j++)
-            sum += exp_shifted(cell(&t->masked, i, j), max);
+            sum = acc_round(x, sum + exp_shifted(x, cell(&t->masked, i, j), max));
         if (sink)
-            sum += exp(z - max);
+            sum = acc_round(x, sum + exp_shifted(x, z, max));
     }
     char sum_text[API_NUMBER_MAX];
     bool sum_approx = show(sum_text, sum, decimals);
@@ -501,7 +572,7 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
             continue;
         char arg[API_NUMBER_MAX], e[API_NUMBER_MAX];
         bool approx = show(arg, stable ? m - max : m, decimals);
-        approx = show(e, stable ? exp_shifted(m, max) : exp(m), decimals) || approx;
+        approx = show(e, stable ? exp_shifted(x, m, max) : exp_unshifted(x, m), decimals) || approx;
         lead(b, EX_SOFTMAX, first);
         first = false;
         api_buf_printf(b, stable ? "e^(%s) %s %s\n" : "e^%s %s %s\n", arg, eq(approx), e);
@@ -510,7 +581,8 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
     if (sink) { /* the sink's own exponential: a logit in the sum, with no value row */
         char arg[API_NUMBER_MAX];
         bool approx = show(arg, stable ? z - max : z, decimals);
-        approx = show(sink_e, stable ? exp(z - max) : exp(z), decimals) || approx;
+        approx = show(sink_e, stable ? exp_shifted(x, z, max) : exp_unshifted(x, z), decimals) ||
+                 approx;
         lead(b, EX_SINK, true);
         api_buf_printf(b, stable ? "e^(%s) %s %s\n" : "e^%s %s %s\n", arg, eq(approx), sink_e);
     }
@@ -522,7 +594,7 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
         if (blocked(m))
             continue;
         char e[API_NUMBER_MAX];
-        show(e, stable ? exp_shifted(m, max) : exp(m), decimals);
+        show(e, stable ? exp_shifted(x, m, max) : exp_unshifted(x, m), decimals);
         api_buf_printf(b, "%s%s", written++ == 0 ? "" : " + ", e);
     }
     api_buf_printf(b, "%s%s%s %s %s\n", written == SHOWN && n_k > SHOWN ? " + …" : "",
@@ -530,7 +602,7 @@ static void softmax_lines(struct api_buf *b, const struct api_explain_row *x, in
     for (size_t j = 0; j < n_k; j++) {
         double m = cell(&t->masked, i, j);
         char e[API_NUMBER_MAX], wv[API_NUMBER_MAX];
-        show(e, stable ? exp_shifted(m, max) : exp_unshifted(m), decimals);
+        show(e, stable ? exp_shifted(x, m, max) : exp_unshifted(x, m), decimals);
         bool approx = show(wv, cell(&t->weights, i, j), decimals);
         lead(b, EX_SOFTMAX, false);
         api_buf_printf(b, "%s ÷ %s %s %s\n", e, sum_text, eq(approx || sum_approx), wv);
@@ -630,8 +702,27 @@ static void mix_line(struct api_buf *b, const struct api_explain_row *x, int dec
     api_buf_puts(b, "\n");
 }
 
+static void text_row(struct api_buf *b, const struct api_explain_row *x, int decimals,
+                     const struct api_labels *queries, const struct api_labels *keys);
+
 void api_explain_text(struct api_buf *b, const struct api_explain_row *x, int decimals,
                       const struct api_labels *queries, const struct api_labels *keys)
+{
+    if (x->precision == NULL) {
+        text_row(b, x, decimals, queries, keys);
+        return;
+    }
+    struct api_explain_row held = *x;
+    double *block = hold(&held);
+    if (block == NULL)
+        b->failed = true;
+    else
+        text_row(b, &held, decimals, queries, keys);
+    free(block);
+}
+
+static void text_row(struct api_buf *b, const struct api_explain_row *x, int decimals,
+                     const struct api_labels *queries, const struct api_labels *keys)
 {
     char query[API_TEXT_LABEL], row[24], head[24], title[API_TEXT_LABEL + 200];
     api_text_label(query, queries, x->at);
@@ -682,7 +773,9 @@ static void softmax_part_row(double *out, const struct attn_trace *t, size_t i, 
                      : blocked(m) ? 0 : attn_format_round(exp(shifted), prec->accumulate);
             continue;
         }
-        out[j] = part == PART_SHIFTED ? (blocked(m) ? NAN : m - max) : exp_shifted(m, max);
+        out[j] = part == PART_SHIFTED ? (blocked(m) ? NAN : m - max)
+                 : blocked(m)          ? 0
+                                       : exp(m - max);
     }
 }
 

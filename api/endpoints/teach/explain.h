@@ -82,6 +82,11 @@ struct api_explain_row {
     const struct attn_vtrace *vsteps;
     const double *query_before_rope; /* (d_k) or NULL */
     struct attn_matrix keys_before_rope; /* (n_k, d_k) as sent, when rope */
+    /* The low format the row ran in, or NULL (float64). The writers then show what the
+     * format held: query, keys and values in the format, scale and the sink logit in the
+     * accumulator, each exp, shift and sum rounded as the pass rounded it, and per key
+     * the dot product's partial sums ("partial_sums"). */
+    const struct attn_precision *precision;
 };
 
 /*
