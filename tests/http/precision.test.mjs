@@ -141,6 +141,11 @@ test('65504 is float16\'s largest value; an input past it is +inf from the start
   assert.deepEqual(past.first_non_finite, { step: 'q', cell: [0, 0] });
   assert.equal(past.scores[0][0], null);
   assert.match(past.warnings.find((x) => x.code === 'precision-overflow').hint, /scale q down/);
+  // Below float16's smallest normal (2^-14) values are kept as subnormals, multiples of 2^-24:
+  // 1e-6 is 16.78 of them, held as 17; a tie, 2.5·2^-24, goes to the even 2.
+  const sub = (await postJson(s.port, '/v1/attention', { q: [[1e-6], [2.5 * 2 ** -24]], k: [[1]], v: [[1]],
+    scale: 1, precision: { format: 'float16' }, include: ['scores'] })).json();
+  assert.deepEqual(sub.scores, [[17 * 2 ** -24], [2 * 2 ** -24]]);
 });
 
 test('a bias of -1e9 is -inf in float16: a warning that says so, not an error', async () => {
