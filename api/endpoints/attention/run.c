@@ -206,30 +206,32 @@ static enum attn_status low_pass(const struct api_attention_req *r, struct attn_
 }
 
 /*
- * The problem in its low format into trace, and in float64 beside it for the report: a
+ * The problem in its low format into trace, and, when it has a report, in float64 beside
+ * it: a
  * float64 overflow is the request's problem as without precision; the low format's are
  * the answer.
  */
 static bool run_precision(const struct api_attention_req *r, const char *prefix,
                           struct attn_trace *trace, struct api_error *err)
 {
-    struct attn_trace exact;
+    struct attn_trace exact = { 0 }; /* only for a report (V2 asks none) */
+    bool report = r->report != NULL;
     if (attn_trace_alloc(trace, r->q.rows, r->k.rows, r->v.cols) != ATTN_OK)
         return api_attention_no_memory(r, err);
-    if (attn_trace_alloc(&exact, r->q.rows, r->k.rows, r->v.cols) != ATTN_OK) {
+    if (report && attn_trace_alloc(&exact, r->q.rows, r->k.rows, r->v.cols) != ATTN_OK) {
         attn_trace_free(trace);
         return api_attention_no_memory(r, err);
     }
     struct attn_problem p = api_attention_problem(r);
     struct attn_variants v = api_variants_for_head(&r->variants, 0);
-    enum attn_status st = exact_pass(r, &exact, &p, &v);
+    enum attn_status st = report ? exact_pass(r, &exact, &p, &v) : ATTN_OK;
     if (st == ATTN_OK)
         st = low_pass(r, trace, &p, &v);
-    if (st == ATTN_OK) {
+    if (st == ATTN_OK && report) {
         const struct api_precision_input in[] = { { "q", &r->q }, { "k", &r->k }, { "v", &r->v },
                                                   { "bias", p.bias } };
         api_precision_report_fill(r->report, in, 4, &r->precision.rules, trace, &exact);
-    } else {
+    } else if (st != ATTN_OK) {
         run_failed(r, prefix, st, (int)exact.fault.step, &exact.fault, err);
         attn_trace_free(trace);
     }

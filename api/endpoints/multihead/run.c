@@ -158,14 +158,17 @@ static enum attn_status low_pass(const struct api_multihead_req *r, struct attn_
                                      &r->precision.rules);
 }
 
-/* The problem in its low format into trace, and in float64 beside it for the report. */
+/* The problem in its low format into trace, and, when it has a report, in float64 beside
+ * it. */
 static enum attn_status run_precision(const struct api_multihead_req *r,
                                       struct attn_mh_trace *trace,
                                       const struct attn_mh_problem *p)
 {
-    struct attn_mh_trace exact;
-    enum attn_status st = attn_mh_trace_alloc(&exact, trace->n_q, trace->n_k, r->d_model,
-                                              r->heads, r->kv_heads);
+    struct attn_mh_trace exact = { 0 }; /* only for a report (V2 asks none) */
+    bool report = r->report != NULL;
+    enum attn_status st = report ? attn_mh_trace_alloc(&exact, trace->n_q, trace->n_k,
+                                                       r->d_model, r->heads, r->kv_heads)
+                                 : ATTN_OK;
     if (st != ATTN_OK)
         return st;
     struct attn_variants *of = r->variants.any ? calloc(r->heads, sizeof *of) : NULL;
@@ -175,12 +178,12 @@ static enum attn_status run_precision(const struct api_multihead_req *r,
     }
     for (size_t i = 0; of != NULL && i < r->heads; i++)
         of[i] = api_variants_for_head(&r->variants, i); /* each head's ALiBi slope */
-    st = exact_pass(r, &exact, p, of);
+    st = report ? exact_pass(r, &exact, p, of) : ATTN_OK;
     if (st == ATTN_EOVERFLOW)
         trace->fault = exact.fault; /* a float64 overflow: the request's, as without precision */
     if (st == ATTN_OK)
         st = low_pass(r, trace, p, of);
-    if (st == ATTN_OK) {
+    if (st == ATTN_OK && report) {
         struct attn_matrix b[4];
         struct api_precision_input in[11];
         size_t n = precision_inputs(r, b, in);

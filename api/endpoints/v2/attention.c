@@ -176,15 +176,12 @@ static bool read_grid(struct api_v2_attention *m, const struct api_v2_infer *r,
 }
 
 /* parameters precision and accumulate: the problems computed in a low format, as /v1's
- * `precision` computes them (not yet beside the variants). */
+ * `precision` computes them, variants included. */
 static bool read_precision(struct api_v2_attention *m, const struct api_v2_infer *r,
                            struct api_error *err)
 {
-    if (!api_precision_read_v2(r->parameters, &m->req.precision, err))
-        return false;
-    if (!m->req.precision.on)
-        return true;
-    return (m->req.report = api_precision_report_new(err)) != NULL;
+    /* V2 answers tensors and no report: no report, so no float64 pass beside the low one */
+    return api_precision_read_v2(r->parameters, &m->req.precision, err);
 }
 
 static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *r,

@@ -240,8 +240,6 @@ static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
     if (!api_v2_read_variants(r->parameters, &sizes, &req->variants, err) ||
         !api_precision_read_v2(r->parameters, &req->precision, err))
         return false;
-    if (req->precision.on && (req->report = api_precision_report_new(err)) == NULL)
-        return false;
     if (req->variants.any && (req->vsteps = calloc(req->heads, sizeof *req->vsteps)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
         return false;
