@@ -70,6 +70,8 @@ $(call row,unit,check_variants,    core)
 $(call row,unit,check_stream,      core)
 # The streamed multi-head pass and the listed-rows copies.
 $(call row,unit,check_mh_stream,   core)
+# The masks of training and the block map against a naive loop and the paths' answers.
+$(call row,unit,check_masks,       core)
 # core/precision.c: the formats' rounding and attention by the precision rules, against an
 # emulation that rounds by search over every float16 and bfloat16 value.
 $(call row,unit,check_precision,   core)

@@ -79,10 +79,16 @@ static inline struct attn_matrix attn_column_block(const struct attn_matrix *m, 
     return v;
 }
 
-/* The keys row i may see: [0, sinks) and [from, to) of the window, below causal_end,
- * and where `allow` (a CELLS mask row, or NULL) says 1. */
+/*
+ * The keys row i may see: the sink tokens [sinks_from, sinks) and [from, to) (the
+ * window, or the whole span without one), both already inside the row's document and
+ * chunk (sinks_from <= from), below causal_end, and where `allow` (a CELLS mask row, or
+ * NULL) says 1. `at` is the query's place among the keys, i + off (inside its
+ * document), which ALiBi measures from.
+ */
 struct attn_vrow {
-    size_t sinks, from, to, causal_end;
+    size_t sinks_from, sinks, from, to, causal_end;
+    double at;
     const unsigned char *allow;
 };
 
@@ -101,10 +107,11 @@ struct attn_rope;
 void attn_rope_rotate(const struct attn_matrix *x, struct attn_matrix *out,
                       const struct attn_rope *rope, const double *cos_t, const double *sin_t);
 
-/* Whether the window and sinks let the row see key j, the mask and causality aside. */
+/* Whether the window, sinks, documents and chunk let the row see key j, the mask and
+ * causality aside. */
 static inline bool attn_vrow_in_band(const struct attn_vrow *r, size_t j)
 {
-    return j < r->sinks || (j >= r->from && j < r->to);
+    return (j >= r->sinks_from && j < r->sinks) || (j >= r->from && j < r->to);
 }
 
 static inline bool attn_vrow_sees(const struct attn_vrow *r, size_t j)

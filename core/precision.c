@@ -384,7 +384,7 @@ enum attn_status attn_forward_precision_variants(struct attn_trace *out,
 }
 
 /* Whether v asks only for what this pass computes in the format: rope, a window, sink
- * tokens (which keys a row sees), ALiBi (a term of masked), softcap and the sink logit;
+ * tokens, the training masks (which keys a row sees), ALiBi (a term of masked), softcap and the sink logit;
  * and vt holds their steps. */
 static bool variants_supported(const struct attn_vtrace *vt, const struct attn_variants *v)
 {
@@ -416,7 +416,7 @@ enum attn_status attn_forward_precision_vtrace(struct attn_vtrace *vt,
 {
     struct attn_trace *out = &vt->base;
     if (attn_check_problem(out, p) != ATTN_OK || !attn_precision_valid(prec) || !all_kept(out) ||
-        !variants_supported(vt, v))
+        !variants_supported(vt, v) || !attn_rules_ok(v, out->n_q, out->n_k))
         return ATTN_EINVAL;
     size_t n_q = out->n_q, n_k = out->n_k, d_k = p->q->cols, d_v = out->d_v;
     enum attn_format f = prec->format, acc = prec->accumulate;
@@ -450,7 +450,7 @@ enum attn_status attn_forward_precision_vtrace(struct attn_vtrace *vt,
     double sink = attn_format_round(v->sink_logit, acc);
     for (size_t i = 0; i < n_q; i++) {
         struct attn_vrow r = attn_vrow_of(p, v, n_q, n_k, i);
-        double at = (double)i + (double)n_k - (double)n_q; /* the query's position, i + off */
+        double at = r.at; /* the query's position, i + off (inside its document) */
         for (size_t j = 0; j < n_k; j++) {
             size_t c = i * n_k + j;
             double scaled = attn_format_round(out->scores.data[c] * scale, acc), capped = scaled;

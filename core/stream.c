@@ -231,8 +231,8 @@ struct stream_row {
 static struct stream_row stream_row_of(const struct stream_ctx *c, size_t i)
 {
     const struct attn_problem *p = c->p;
-    struct stream_row r = { attn_vrow_of(p, c->v, c->n_q, c->n_k, i), NULL,
-                            (double)i + (double)c->n_k - (double)c->n_q };
+    struct stream_row r = { attn_vrow_of(p, c->v, c->n_q, c->n_k, i), NULL, 0.0 };
+    r.at = r.keys.at;
     if (p->bias != NULL)
         r.bias = p->bias->data + i * p->bias->stride;
     return r;
@@ -249,7 +249,7 @@ static bool stream_row_sees_all(const struct attn_vrow *k, size_t j0, size_t n)
 {
     size_t sinks = k->sinks < k->causal_end ? k->sinks : k->causal_end;
     size_t end = k->to < k->causal_end ? k->to : k->causal_end;
-    return j0 + n <= sinks || (j0 >= k->from && j0 + n <= end);
+    return (j0 >= k->sinks_from && j0 + n <= sinks) || (j0 >= k->from && j0 + n <= end);
 }
 
 /*
@@ -262,7 +262,7 @@ static bool stream_row_mask(const struct stream_ctx *c, const struct stream_row 
                             size_t j0, size_t n, double *max)
 {
     const struct attn_variants *v = c->v;
-    bool band_only = v->window && v->band_only, ok;
+    bool band_only = attn_variants_banded(v), ok;
     bool plain = r->keys.allow == NULL && r->bias == NULL && !v->alibi;
     if (plain && v->softcap == 0 && stream_row_sees_all(&r->keys, j0, n))
         return attn_row_scale_max(x, x, n, c->p->scale, max); /* masked = scaled: one pass */
@@ -281,7 +281,9 @@ static bool stream_row_mask(const struct stream_ctx *c, const struct stream_row 
         if (!stream_row_sees_all(k, j0, n))
             for (size_t j = 0; j < n; j++) {
                 size_t g = j0 + j;
-                x[j] = g < sinks || (g >= k->from && g < end) ? x[j] : -INFINITY;
+                x[j] = (g >= k->sinks_from && g < sinks) || (g >= k->from && g < end)
+                           ? x[j]
+                           : -INFINITY;
             }
         *max = attn_row_max(x, n);
         return ok;
@@ -409,23 +411,26 @@ static void stream_scores(const struct stream_ctx *c, struct stream_scratch *w, 
         stream_scores_of(c, w, b, 1, j0, n);
 }
 
-/* The keys some row of the slots may see: [0, sinks) and [lo, hi). */
+/* The keys some row of the slots may see: [sinks_lo, sinks) and [lo, hi). */
 struct stream_span {
-    size_t sinks, lo, hi;
+    size_t sinks_lo, sinks, lo, hi;
 };
 
 static struct stream_span stream_span_of(const struct stream_ctx *c, const struct stream_scratch *w)
 {
-    struct stream_span s = { 0, c->n_k, 0 };
+    struct stream_span s = { c->n_k, 0, c->n_k, 0 };
     if (!c->may_skip)
-        return (struct stream_span){ 0, 0, c->n_k };
+        return (struct stream_span){ 0, 0, 0, c->n_k };
     for (size_t b = 0; b < w->n; b++) {
         if (w->row[b] == ATTN_STREAM_PAD)
             continue;
         struct attn_vrow row = attn_vrow_of(c->p, c->v, c->n_q, c->n_k, stream_query(c, w->row[b]));
         size_t end = row.to < row.causal_end ? row.to : row.causal_end;
         size_t sinks = row.sinks < row.causal_end ? row.sinks : row.causal_end;
-        s.sinks = sinks > s.sinks ? sinks : s.sinks;
+        if (sinks > row.sinks_from) {
+            s.sinks_lo = row.sinks_from < s.sinks_lo ? row.sinks_from : s.sinks_lo;
+            s.sinks = sinks > s.sinks ? sinks : s.sinks;
+        }
         if (row.from < end) {
             s.lo = row.from < s.lo ? row.from : s.lo;
             s.hi = end > s.hi ? end : s.hi;
@@ -436,7 +441,7 @@ static struct stream_span stream_span_of(const struct stream_ctx *c, const struc
 
 static bool stream_span_meets(const struct stream_span *s, size_t j0, size_t j1)
 {
-    return j0 < s->sinks || (j0 < s->hi && s->lo < j1);
+    return (j0 < s->sinks && s->sinks_lo < j1) || (j0 < s->hi && s->lo < j1);
 }
 
 /*
@@ -651,7 +656,7 @@ static size_t stream_bad_at_step(const struct stream_ctx *c, const struct stream
                                  double *x, size_t j0, size_t n, int step)
 {
     const struct attn_variants *v = c->v;
-    for (size_t j = 0; v->window && v->band_only && j < n; j++)
+    for (size_t j = 0; attn_variants_banded(v) && j < n; j++)
         if (!attn_vrow_in_band(&r->keys, j0 + j))
             x[j] = 0.0;
     if (step != ATTN_STEP_SCORES)
@@ -771,7 +776,8 @@ static bool stream_may_skip(const struct stream_ctx *c)
 {
     const struct attn_matrix *q = c->p->q, *k = c->k, *v = c->p->v;
     double q_big = 0.0;
-    if (c->p->mask.kind != ATTN_MASK_CAUSAL && !c->v->window)
+    if (c->p->mask.kind != ATTN_MASK_CAUSAL && !c->v->window && c->v->chunk == 0 &&
+        c->v->doc_q == NULL)
         return false; /* every row sees every key block: nothing to skip, no scan */
     for (size_t r = 0; r < c->n_rows; r++) {
         double a = stream_max_abs(q->data + stream_query(c, r) * q->stride, 1, q->cols, q->stride);
@@ -797,7 +803,7 @@ static enum attn_status stream_check_variants(const struct attn_problem *p,
     if (!(v->softcap >= 0) || !isfinite(v->softcap) || (v->alibi && !isfinite(v->alibi_slope)) ||
         (v->sink && !isfinite(v->sink_logit)) || v->dropout)
         return ATTN_EINVAL;
-    return ATTN_OK;
+    return attn_rules_ok(v, p->q->rows, p->k->rows) ? ATTN_OK : ATTN_EINVAL;
 }
 
 static enum attn_status stream_check(const struct attn_stream *out, const struct attn_problem *p,

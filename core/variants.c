@@ -44,7 +44,8 @@ const char *attn_variant_step_name(int step)
 bool attn_variants_any(const struct attn_variants *v)
 {
     return v != NULL && (v->rope != NULL || v->softcap != 0 || v->alibi || v->window || v->sink ||
-                         v->dropout);
+                         v->dropout || v->top_left || v->prefix > 0 || v->chunk > 0 ||
+                         v->doc_q != NULL);
 }
 
 void attn_alibi_slopes(size_t h, double *out)
@@ -60,26 +61,73 @@ void attn_alibi_slopes(size_t h, double *out)
         out[i] = exp2(-8.0 * (double)(2 * (i - n) + 1) / (double)(2 * n));
 }
 
-bool attn_window_allows(const struct attn_variants *v, size_t n_q, size_t n_k, size_t i,
-                        size_t j)
+struct attn_doc attn_doc_of(const struct attn_variants *v, size_t n_q, size_t n_k, size_t i)
 {
-    if (!v->window || j < v->sink_tokens)
-        return true;
-    /* d = j − (i + off), off = n_k − n_q, in wide signed arithmetic: sizes are <= INT_MAX. */
-    long long d = (long long)j - (long long)i - (long long)n_k + (long long)n_q;
-    if (v->has_left && d < -(long long)v->left)
-        return false;
-    return !(v->has_right && d > (long long)v->right);
+    if (v->doc_q == NULL)
+        return (struct attn_doc){ 0, 0, n_k, (long long)n_k - (long long)n_q };
+    /* The last document whose first query is <= i: starts ascend strictly. */
+    size_t lo = 0, hi = v->n_docs;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v->doc_q[mid] <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    size_t lq = v->doc_q[lo + 1] - v->doc_q[lo], lk = v->doc_k[lo + 1] - v->doc_k[lo];
+    return (struct attn_doc){ v->doc_q[lo], v->doc_k[lo], lk, (long long)lk - (long long)lq };
 }
 
-/* Whether the mask (cells or causal) lets query i see key j. */
-static bool attn_mask_allows(const struct attn_mask *m, size_t n_q, size_t n_k, size_t i, size_t j)
+/* floor(a / b) for b > 0, also for a negative a (C's division truncates). */
+static long long attn_floor_div(long long a, long long b)
 {
-    if (m->kind == ATTN_MASK_CELLS)
-        return m->allow[(m->rows == 1 ? 0 : i) * n_k + j] != 0;
-    if (m->kind == ATTN_MASK_CAUSAL)
-        return j + n_q <= i + n_k;
+    long long q = a / b;
+    return q * b > a ? q - 1 : q;
+}
+
+bool attn_key_visible(const struct attn_problem *p, const struct attn_variants *v, size_t n_q,
+                      size_t n_k, size_t i, size_t j)
+{
+    const struct attn_mask *m = &p->mask;
+    if (m->kind == ATTN_MASK_CELLS && m->allow[(m->rows == 1 ? 0 : i) * n_k + j] == 0)
+        return false;
+    struct attn_doc d = attn_doc_of(v, n_q, n_k, i);
+    if (j < d.k0 || j - d.k0 >= d.lk)
+        return false;
+    /* Positions inside the document, in wide signed arithmetic (sizes <= INT_MAX). */
+    long long qi = (long long)(i - d.q0), kj = (long long)(j - d.k0), at = qi + d.off;
+    bool exempt = kj < (long long)v->prefix;
+    if (m->kind == ATTN_MASK_CAUSAL && !exempt && kj > (v->top_left ? qi : at))
+        return false;
+    if (v->window && kj >= (long long)v->sink_tokens) {
+        if (v->has_left && kj - at < -(long long)v->left)
+            return false;
+        if (v->has_right && kj - at > (long long)v->right)
+            return false;
+    }
+    return v->chunk == 0 || attn_floor_div(at, (long long)v->chunk) ==
+                                attn_floor_div(kj, (long long)v->chunk);
+}
+
+/* Whether a document list of n_docs + 1 starts runs 0 < ... < n, each length >= 1. */
+static bool attn_starts_ok(const size_t *starts, size_t n_docs, size_t n)
+{
+    if (starts[0] != 0 || starts[n_docs] != n)
+        return false;
+    for (size_t d = 0; d < n_docs; d++)
+        if (starts[d + 1] <= starts[d])
+            return false;
     return true;
+}
+
+bool attn_rules_ok(const struct attn_variants *v, size_t n_q, size_t n_k)
+{
+    if (v->prefix > n_k)
+        return false;
+    if (v->doc_q == NULL && v->doc_k == NULL)
+        return true;
+    return v->doc_q != NULL && v->doc_k != NULL && v->n_docs >= 1 &&
+           attn_starts_ok(v->doc_q, v->n_docs, n_q) && attn_starts_ok(v->doc_k, v->n_docs, n_k);
 }
 
 /* ---- RoPE tables ---- */
@@ -320,7 +368,7 @@ enum attn_status attn_check_variants(const struct attn_vtrace *t, const struct a
         return ATTN_EINVAL;
     if (v->dropout && (!(v->dropout_p >= 0 && v->dropout_p < 1) || t->dropped.data == NULL))
         return ATTN_EINVAL;
-    return ATTN_OK;
+    return attn_rules_ok(v, n_q, n_k) ? ATTN_OK : ATTN_EINVAL;
 }
 
 static void attn_zero(struct attn_matrix *m)
@@ -367,17 +415,19 @@ static enum attn_status attn_vcheck(struct attn_vtrace *t, const struct attn_var
                                     int step, const struct attn_matrix *m,
                                     const struct attn_problem *masking)
 {
-    for (size_t i = 0; i < m->rows; i++)
+    for (size_t i = 0; i < m->rows; i++) {
+        struct attn_vrow r = { 0 };
+        if (masking != NULL)
+            r = attn_vrow_of(masking, v, m->rows, m->cols, i);
         for (size_t j = 0; j < m->cols; j++) {
             double x = attn_at(m, i, j);
             if (isfinite(x))
                 continue;
-            if (masking != NULL && x == -INFINITY &&
-                (!attn_mask_allows(&masking->mask, m->rows, m->cols, i, j) ||
-                 !attn_window_allows(v, m->rows, m->cols, i, j)))
+            if (masking != NULL && x == -INFINITY && !attn_vrow_sees(&r, j))
                 continue;
             return attn_vtrace_fault(t, v, step, i, j);
         }
+    }
     return ATTN_OK;
 }
 
@@ -390,23 +440,36 @@ static inline bool attn_vfinite(double x)
 }
 
 /* Row i's view of the mask, window and sinks (internal.h): the streamed pass reads it too. */
+static size_t attn_clamp(long long x, size_t lo, size_t hi)
+{
+    return x <= (long long)lo ? lo : x >= (long long)hi ? hi : (size_t)x;
+}
+
 struct attn_vrow attn_vrow_of(const struct attn_problem *p, const struct attn_variants *v,
                               size_t n_q, size_t n_k, size_t i)
 {
-    struct attn_vrow r = { 0, 0, n_k, n_k, NULL };
-    long long at = (long long)i + (long long)n_k - (long long)n_q; /* i + off */
+    struct attn_doc d = attn_doc_of(v, n_q, n_k, i);
+    long long k0 = (long long)d.k0, qi = (long long)(i - d.q0), at = k0 + qi + d.off;
+    long long begin = k0, end = k0 + (long long)d.lk; /* the document's keys */
+    if (v->chunk > 0) { /* the chunk of key positions the query's position falls in */
+        long long c = (long long)v->chunk, first = k0 + attn_floor_div(at - k0, c) * c;
+        begin = first > begin ? first : begin;
+        end = first + c < end ? first + c : end;
+    }
+    size_t b = attn_clamp(begin, 0, n_k), e = attn_clamp(end, b, n_k);
+    struct attn_vrow r = { b, b, b, e, n_k, (double)at, NULL };
     if (p->mask.kind == ATTN_MASK_CELLS)
         r.allow = p->mask.allow + (p->mask.rows == 1 ? 0 : i) * n_k;
-    if (p->mask.kind == ATTN_MASK_CAUSAL)
-        r.causal_end = at + 1 <= 0 ? 0 : (size_t)(at + 1) > n_k ? n_k : (size_t)(at + 1);
+    if (p->mask.kind == ATTN_MASK_CAUSAL) { /* up to the last key seen, or the prefix's end */
+        long long last = v->top_left ? k0 + qi : at, open = k0 + (long long)v->prefix;
+        r.causal_end = attn_clamp(last + 1 > open ? last + 1 : open, 0, n_k);
+    }
     if (v->window) {
-        long long lo = v->has_left ? at - (long long)v->left : 0;
-        long long hi = v->has_right ? at + (long long)v->right + 1 : (long long)n_k;
-        r.from = lo <= 0 ? 0 : (size_t)lo > n_k ? n_k : (size_t)lo;
-        r.to = hi <= 0 ? 0 : (size_t)hi > n_k ? n_k : (size_t)hi;
-        if (r.to < r.from)
-            r.to = r.from;
-        r.sinks = v->sink_tokens < n_k ? v->sink_tokens : n_k;
+        long long lo = v->has_left ? at - (long long)v->left : begin;
+        long long hi = v->has_right ? at + (long long)v->right + 1 : end;
+        r.from = attn_clamp(lo, b, e);
+        r.to = attn_clamp(hi, r.from, e);
+        r.sinks = attn_clamp(k0 + (long long)v->sink_tokens, b, e);
     }
     return r;
 }
@@ -414,7 +477,7 @@ struct attn_vrow attn_vrow_of(const struct attn_problem *p, const struct attn_va
 /* masked row = x + bias − m·|i + off − j|, −inf where the row may not see j; false if a
  * visible cell is not finite. */
 static bool attn_row_vmask(const double *x, const double *b, double *m, size_t n,
-                           const struct attn_vrow *r, const struct attn_variants *v, double at)
+                           const struct attn_vrow *r, const struct attn_variants *v)
 {
     bool ok = true;
     for (size_t j = 0; j < n; j++) {
@@ -424,7 +487,7 @@ static bool attn_row_vmask(const double *x, const double *b, double *m, size_t n
         }
         double y = b != NULL ? x[j] + b[j] : x[j];
         if (v->alibi)
-            y -= v->alibi_slope * fabs(at - (double)j);
+            y -= v->alibi_slope * fabs(r->at - (double)j);
         m[j] = y;
         ok &= attn_vfinite(y);
     }
@@ -562,7 +625,7 @@ static enum attn_status attn_variants_by_steps(struct attn_vtrace *out,
     const struct attn_matrix *x = &b->scaled;
     attn_trace_reset(b);
     attn_gemm(q, k, true, &b->scores);
-    if (v->window && v->band_only)
+    if (attn_variants_banded(v))
         attn_zero_hidden(&b->scores, p, v, n_q, 0, n_q);
     if ((st = attn_vcheck(out, v, ATTN_STEP_SCORES, &b->scores, NULL)) != ATTN_OK)
         return st;
@@ -581,8 +644,7 @@ static enum attn_status attn_variants_by_steps(struct attn_vtrace *out,
     for (size_t i = 0; i < n_q; i++) {
         struct attn_vrow r = attn_vrow_of(p, v, n_q, n_k, i);
         const double *bias = p->bias != NULL ? p->bias->data + i * p->bias->stride : NULL;
-        (void)attn_row_vmask(x->data + i * n_k, bias, b->masked.data + i * n_k, n_k, &r, v,
-                             (double)i + (double)n_k - (double)n_q);
+        (void)attn_row_vmask(x->data + i * n_k, bias, b->masked.data + i * n_k, n_k, &r, v);
     }
     if ((st = attn_vcheck(out, v, ATTN_STEP_MASKED, &b->masked, p)) != ATTN_OK)
         return st;
@@ -617,10 +679,11 @@ static struct attn_band attn_band_of(const struct attn_problem *p, const struct 
     struct attn_problem open = *p;
     open.mask.kind = ATTN_MASK_NONE; /* the window alone decides what is computed */
     struct attn_vrow r = attn_vrow_of(&open, v, n_q, n_k, i);
-    struct attn_band band = { { 0, r.from }, { r.sinks < r.from ? r.sinks : 0, r.to } };
-    if (r.sinks >= r.from) { /* the sinks reach the window: one range */
+    struct attn_band band = { { r.sinks_from, r.from }, { r.sinks, r.to } };
+    if (r.sinks > r.sinks_from && r.sinks >= r.from) { /* the sinks reach the window: one range */
         band.b[1] = r.sinks > r.to ? r.sinks : r.to;
-        band.a[1] = 0;
+        band.a[1] = r.sinks_from;
+        band.b[0] = r.sinks_from;
     }
     return band;
 }
@@ -683,7 +746,7 @@ static bool attn_row_band(struct attn_vtrace *out, const struct attn_problem *p,
     double *s = b->scores.data + i * n, *x = b->scaled.data + i * n;
     double *m = b->masked.data + i * n, *w = b->weights.data + i * n;
     const double *bias = p->bias != NULL ? p->bias->data + i * p->bias->stride : NULL;
-    double at = (double)i + (double)n - (double)n_q, max = -INFINITY;
+    double max = -INFINITY;
     bool ok = true;
     attn_fill_outside(s, n, &band, 0.0);
     attn_fill_outside(x, n, &band, 0.0);
@@ -702,12 +765,14 @@ static bool attn_row_band(struct attn_vtrace *out, const struct attn_problem *p,
             y = out->softcapped.data + i * n + a;
         }
         struct attn_vrow shifted = r; /* the same rules, seen from column a */
+        shifted.sinks_from = r.sinks_from > a ? r.sinks_from - a : 0;
         shifted.sinks = r.sinks > a ? r.sinks - a : 0;
         shifted.from = r.from > a ? r.from - a : 0;
         shifted.to = r.to > a ? r.to - a : 0;
         shifted.causal_end = r.causal_end > a ? r.causal_end - a : 0;
         shifted.allow = r.allow != NULL ? r.allow + a : NULL;
-        ok &= attn_row_vmask(y, bias != NULL ? bias + a : NULL, m + a, len, &shifted, v, at - (double)a);
+        shifted.at = r.at - (double)a;
+        ok &= attn_row_vmask(y, bias != NULL ? bias + a : NULL, m + a, len, &shifted, v);
         double row_max = attn_row_max(m + a, len);
         max = row_max > max ? row_max : max;
     }
@@ -785,6 +850,36 @@ static void attn_output_cols(struct attn_trace *b, const struct attn_matrix *a,
 }
 
 /*
+ * The columns some row of [from, to) computes with band_only: the hull of the rows'
+ * sink tokens and the hull of their windows (documents, chunks), one range when the
+ * two meet, the first range empty then.
+ */
+static struct attn_band attn_block_band(const struct attn_problem *p,
+                                        const struct attn_variants *v, size_t n_q, size_t n,
+                                        size_t from, size_t to)
+{
+    struct attn_band hull = { { n, n }, { 0, 0 } };
+    for (size_t i = from; i < to; i++) {
+        struct attn_band r = attn_band_of(p, v, n_q, n, i);
+        for (int k = 0; k < 2; k++)
+            if (r.b[k] > r.a[k]) {
+                hull.a[k] = r.a[k] < hull.a[k] ? r.a[k] : hull.a[k];
+                hull.b[k] = r.b[k] > hull.b[k] ? r.b[k] : hull.b[k];
+            }
+    }
+    for (int k = 0; k < 2; k++)
+        if (hull.b[k] <= hull.a[k])
+            hull.a[k] = hull.b[k] = 0;
+    bool both = hull.b[0] > hull.a[0] && hull.b[1] > hull.a[1];
+    if (both && hull.a[0] <= hull.b[1] && hull.a[1] <= hull.b[0]) { /* they meet */
+        hull.a[1] = hull.a[0] < hull.a[1] ? hull.a[0] : hull.a[1];
+        hull.b[1] = hull.b[0] > hull.b[1] ? hull.b[0] : hull.b[1];
+        hull.a[0] = hull.b[0] = 0;
+    }
+    return hull;
+}
+
+/*
  * Every step for rows [from, to). With band_only, only the columns some row of the block
  * sees through the window (its band and the sink tokens) are multiplied; the others hold
  * 0 in scores, scaled and softcapped and weigh 0. False when a check fails: the caller
@@ -796,26 +891,16 @@ static bool attn_variants_rows(struct attn_vtrace *out, const struct attn_proble
 {
     struct attn_trace *b = &out->base;
     size_t n_q = b->n_q, n = b->n_k;
-    size_t lo = 0, hi = n, sinks = 0; /* the computed columns: [0, sinks) and [lo, hi) */
-    if (v->window && v->band_only) {
-        struct attn_problem open = *p;
-        open.mask.kind = ATTN_MASK_NONE;
-        struct attn_vrow first = attn_vrow_of(&open, v, n_q, n, from);
-        struct attn_vrow last = attn_vrow_of(&open, v, n_q, n, to - 1);
-        lo = first.from;
-        hi = last.to > lo ? last.to : lo;
-        sinks = first.sinks < lo ? first.sinks : 0;
-        if (first.sinks >= lo && first.sinks > hi)
-            hi = first.sinks;
-        if (first.sinks >= lo)
-            lo = 0;
-    }
-    attn_scores_cols(b, q, k, from, to, 0, sinks);
-    attn_scores_cols(b, q, k, from, to, lo, hi);
+    struct attn_band cols = { { 0, 0 }, { 0, n } }; /* the columns computed */
+    bool banded = attn_variants_banded(v);
+    if (banded)
+        cols = attn_block_band(p, v, n_q, n, from, to);
+    attn_scores_cols(b, q, k, from, to, cols.a[0], cols.b[0]);
+    attn_scores_cols(b, q, k, from, to, cols.a[1], cols.b[1]);
     bool ok = true;
-    for (size_t i = from; v->window && v->band_only && i < to && ok; i++)
+    for (size_t i = from; banded && i < to && ok; i++)
         ok &= attn_row_band(out, p, v, i);
-    for (size_t i = from; !(v->window && v->band_only) && i < to && ok; i++) {
+    for (size_t i = from; !banded && i < to && ok; i++) {
         double *s = b->scores.data + i * n, *x = b->scaled.data + i * n;
         ok &= attn_row_scale(s, x, n, p->scale);
         if (v->softcap > 0) {
@@ -824,8 +909,7 @@ static bool attn_variants_rows(struct attn_vtrace *out, const struct attn_proble
         }
         struct attn_vrow r = attn_vrow_of(p, v, n_q, n, i);
         const double *bias = p->bias != NULL ? p->bias->data + i * p->bias->stride : NULL;
-        ok &= attn_row_vmask(x, bias, b->masked.data + i * n, n, &r, v,
-                             (double)i + (double)n - (double)n_q);
+        ok &= attn_row_vmask(x, bias, b->masked.data + i * n, n, &r, v);
         /* Overflow is found before any row statistic: softmax and its summary assume a
          * finite row (an +inf in it made every weight NaN and the argmax scan run off
          * the row's end). by_steps then names the first fault. */
@@ -837,10 +921,11 @@ static bool attn_variants_rows(struct attn_vtrace *out, const struct attn_proble
     if (!ok)
         return false;
     const struct attn_matrix *mix = v->dropout ? &out->dropped : &b->weights;
-    if (v->window && v->band_only) {
-        attn_output_cols(b, mix, p->v, from, to, 0, sinks, 0.0);
-        attn_output_cols(b, mix, p->v, from, to, lo, hi, sinks > 0 ? 1.0 : 0.0);
-        if (sinks == 0 && hi <= lo) /* nothing seen: every row is fully masked */
+    if (banded) {
+        bool first = cols.b[0] > cols.a[0];
+        attn_output_cols(b, mix, p->v, from, to, cols.a[0], cols.b[0], 0.0);
+        attn_output_cols(b, mix, p->v, from, to, cols.a[1], cols.b[1], first ? 1.0 : 0.0);
+        if (!first && cols.b[1] <= cols.a[1]) /* nothing seen: every row is fully masked */
             for (size_t i = from; i < to; i++)
                 memset(b->output.data + i * b->output.stride, 0, b->output.cols * sizeof(double));
     } else {

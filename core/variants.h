@@ -13,14 +13,18 @@
  *   scores     (n_q, n_k)  Q' @ K'ᵀ
  *   scaled     (n_q, n_k)  scores * scale
  *   softcapped (n_q, n_k)  c·tanh(scaled / c)
- *   masked     (n_q, n_k)  x + bias − m·|i + off − j|, −inf where the mask, causal or
- *                          the window blocks (keys j < sink_tokens pass any window)
+ *   masked     (n_q, n_k)  x + bias − m·|i + off − j|, −inf where a rule blocks: the
+ *                          mask, causal (keys j < prefix pass it), the window (keys
+ *                          j < sink_tokens pass it), the documents and the chunk
  *   weights    (n_q, n_k)  softmax along the row, with the sink logit in the sum
  *   keep       (n_q, n_k)  1 where the generator's u ≥ p, else 0
  *   dropped    (n_q, n_k)  weights · keep / (1 − p)
  *   output     (n_q, d_v)  dropped (or weights) @ V
  *
- * with off = n_k − n_q (bottom-right aligned, as causal is). A step whose variant is
+ * with off = n_k − n_q (bottom-right aligned, as causal is). With documents, i and j are
+ * positions inside query i's document (counted from its first query and key) and
+ * off = lk − lq is that document's: causal, top-left causal, the prefix, the window, the
+ * sink tokens, the chunk and ALiBi all read those positions. A step whose variant is
  * off is not computed and has no matrix. With every variant off, attn_forward_variants
  * is attn_forward, bit for bit.
  *
@@ -87,15 +91,36 @@ struct attn_variants {
     double dropout_p;             /* in [0, 1) */
     uint64_t dropout_seed;
     uint64_t dropout_first;       /* the generator's index of cell (0, 0): multihead h·n_q·n_k */
-    /* With a window: the cells it hides (outside it and the sink tokens) are not
-     * computed, so scores, scaled and softcapped hold 0 there (and cannot overflow):
-     * for a caller that shows none of those three steps. What is cheaper about a
-     * window that hides most keys. */
+    /*
+     * The masks of training (DESIGN.md, "Masks of today's training"), rules a key must
+     * pass as it passes the window. top_left (with mask CAUSAL): key j visible iff
+     * j <= i, not j <= i + off (PyTorch SDPA's is_causal). prefix: keys j < prefix pass
+     * causal (a prefix-LM). chunk (C >= 1): key j visible iff floor((i + off)/C) =
+     * floor(j/C) (Llama 4). doc_q and doc_k: n_docs + 1 ascending starts each (0 ...
+     * n_q, 0 ... n_k, every document at least one query and one key): query i of
+     * document d sees only d's keys, at positions counted from d's start.
+     */
+    bool top_left;
+    size_t prefix;
+    size_t chunk;
+    const size_t *doc_q, *doc_k;
+    size_t n_docs;
+    /* With a window, documents or a chunk: the cells they hide (outside the window and
+     * the sink tokens, another document, another chunk) are not computed, so scores,
+     * scaled and softcapped hold 0 there (and cannot overflow): for a caller that shows
+     * none of those three steps. What is cheaper about a mask that hides most keys. */
     bool band_only;
 };
 
 /* Whether any variant runs (a zeroed struct: none). */
 bool attn_variants_any(const struct attn_variants *v);
+
+/* Whether band_only applies: only the keys a row's window, documents and chunk show are
+ * computed (the tiles they leave empty are not multiplied). */
+static inline bool attn_variants_banded(const struct attn_variants *v)
+{
+    return v->band_only && (v->window || v->chunk > 0 || v->doc_q != NULL);
+}
 
 /*
  * The ALiBi paper's slopes for h heads (Press et al., 2022, and its reference code):
@@ -186,9 +211,22 @@ enum attn_status attn_reference_variants(struct attn_vtrace *out, const struct a
 
 /* ---- shared by variants.c and variants_ref.c: the contract's rules, not its passes ---- */
 
-/* Whether the window (and sinks) let query i see key j, with off = n_k − n_q. */
-bool attn_window_allows(const struct attn_variants *v, size_t n_q, size_t n_k, size_t i,
-                        size_t j);
+/* Query i's document: its first query q0 and key k0, its keys lk and off = lk − lq; with
+ * no documents the whole problem (0, 0, n_k, n_k − n_q). */
+struct attn_doc {
+    size_t q0, k0, lk;
+    long long off;
+};
+struct attn_doc attn_doc_of(const struct attn_variants *v, size_t n_q, size_t n_k, size_t i);
+
+/* Whether every rule (the mask, causal or the prefix, the window or a sink token, the
+ * documents, the chunk) lets query i see key j: the contract, one cell at a time. */
+bool attn_key_visible(const struct attn_problem *p, const struct attn_variants *v, size_t n_q,
+                      size_t n_k, size_t i, size_t j);
+
+/* Whether v's training masks fit n_q queries and n_k keys (the documents add up, each
+ * at least 1; prefix <= n_k). */
+bool attn_rules_ok(const struct attn_variants *v, size_t n_q, size_t n_k);
 
 /* ATTN_OK when v fits p and t (see attn_forward_variants). */
 enum attn_status attn_check_variants(const struct attn_vtrace *t, const struct attn_problem *p,

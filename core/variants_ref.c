@@ -6,8 +6,9 @@
  * it ("half": x·cos + rotate_half(x)·sin, as Hugging Face's apply_rotary_pos_emb;
  * "interleaved": each pair a complex number times e^(iθ), as Meta's llama), each
  * angle computed where it is used, libm's tanh and exp, and the softmax as the sum
- * of exponentials with the sink's term added. Only the rules (window, checks, fault
- * bookkeeping) and the generator are shared, as the contract itself.
+ * of exponentials with the sink's term added. Only the rules (which keys a row sees,
+ * one cell at a time, the checks, the fault bookkeeping) and the generator are shared,
+ * as the contract itself.
  */
 #include "variants.h"
 
@@ -59,25 +60,13 @@ static void ref_rope(const struct attn_matrix *x, struct attn_matrix *out,
     }
 }
 
-static bool ref_allows(const struct attn_problem *p, const struct attn_variants *v, size_t n_q,
-                       size_t n_k, size_t i, size_t j)
-{
-    const struct attn_mask *m = &p->mask;
-    long long off = (long long)n_k - (long long)n_q;
-    if (m->kind == ATTN_MASK_CELLS && m->allow[(m->rows == 1 ? 0 : i) * n_k + j] == 0)
-        return false;
-    if (m->kind == ATTN_MASK_CAUSAL && (long long)j > (long long)i + off)
-        return false;
-    return attn_window_allows(v, n_q, n_k, i, j);
-}
-
 static enum attn_status ref_check(struct attn_vtrace *t, const struct attn_variants *v, int step,
                                   const struct attn_matrix *m, const struct attn_problem *masking)
 {
     for (size_t i = 0; i < m->rows; i++)
         for (size_t j = 0; j < m->cols; j++)
             if (!isfinite(attn_at(m, i, j)) &&
-                (masking == NULL || ref_allows(masking, v, m->rows, m->cols, i, j)))
+                (masking == NULL || attn_key_visible(masking, v, m->rows, m->cols, i, j)))
                 return attn_vtrace_fault(t, v, step, i, j);
     return ATTN_OK;
 }
@@ -196,11 +185,12 @@ enum attn_status attn_reference_variants(struct attn_vtrace *out, const struct a
             double m = x[i * n_k + j];
             if (p->bias != NULL)
                 m += attn_at(p->bias, i, j);
-            if (v->alibi) {
-                long long dist = (long long)i + (long long)n_k - (long long)n_q - (long long)j;
+            if (v->alibi) { /* |i + off − j|, positions inside the query's document */
+                struct attn_doc d = attn_doc_of(v, n_q, n_k, i);
+                long long dist = (long long)(i - d.q0) + d.off - ((long long)j - (long long)d.k0);
                 m += -v->alibi_slope * (double)(dist < 0 ? -dist : dist);
             }
-            b->masked.data[i * n_k + j] = ref_allows(p, v, n_q, n_k, i, j) ? m : -INFINITY;
+            b->masked.data[i * n_k + j] = attn_key_visible(p, v, n_q, n_k, i, j) ? m : -INFINITY;
         }
     if ((st = ref_check(out, v, ATTN_STEP_MASKED, &b->masked, p)) != ATTN_OK)
         return st;
