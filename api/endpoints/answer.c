@@ -14,8 +14,8 @@
 /* Whether the mask alone (cells or causal) lets row i see some key. */
 static bool mask_allows_some(const struct api_grid *g, size_t n_q, size_t n_k, size_t i)
 {
-    if (g->mask_kind == ATTN_MASK_CAUSAL)
-        return i + n_k >= n_q; /* key 0 is visible iff 0 + n_q <= i + n_k */
+    if (g->mask_kind == ATTN_MASK_CAUSAL) /* key 0 is visible iff 0 + n_q <= i + n_k */
+        return g->top_left || i + n_k >= n_q;  /* top-left: key 0 is always visible */
     if (g->mask_kind != ATTN_MASK_CELLS)
         return true;
     const unsigned char *row = g->mask_allow + (g->mask_rows == 1 ? 0 : i) * n_k;
@@ -31,18 +31,26 @@ static size_t real_row(const struct api_row_causes *c, size_t i)
     return c != NULL && c->real_rows != NULL ? c->real_rows[i] : i;
 }
 
-/* Whether answer row i was emptied by the window rather than by the mask. */
-static bool window_emptied(const struct api_row_causes *c, size_t i)
+/* What emptied answer row i: the mask (0), the window and sink tokens (1), or the
+ * documents, chunk and window (2) when the mask alone leaves it some key. */
+static int emptied_by(const struct api_row_causes *c, size_t i)
 {
-    return c != NULL && c->window && c->n_heads > 0 &&
-           mask_allows_some(c->grid, c->grid->n_q, c->heads[0].n_k, real_row(c, i));
+    if (c == NULL || !(c->window || c->rules) || c->n_heads == 0 ||
+        !mask_allows_some(c->grid, c->grid->n_q, c->heads[0].n_k, real_row(c, i)))
+        return 0;
+    return c->rules ? 2 : 1;
 }
 
-/* The one wording of the warning, after "query <name> ": the mask's, or the window's. */
+/* The one wording of the warning, after "query <name> ": the mask's, the window's, or
+ * the training masks'. */
 static void masked_message(char *buf, size_t size, const char *query, const char *zeroed,
-                           bool by_window)
+                           int by)
 {
-    if (by_window)
+    if (by == 2)
+        snprintf(buf, size, API_TR("query %s may attend to no key (its document, chunk and "
+                                   "window show none of the keys its mask allows): its weights "
+                                   "and %s"), query, api_tr(zeroed));
+    else if (by == 1)
         snprintf(buf, size, API_TR("query %s may attend to no key (its window and sink tokens "
                                    "show none of the keys its mask allows): its weights and %s"),
                  query, api_tr(zeroed));
@@ -111,7 +119,7 @@ void api_write_masked_warnings(struct jw *w, const unsigned char *fully_masked, 
             continue;
         char index[24], message[200];
         snprintf(index, sizeof index, "%zu", real_row(causes, i));
-        masked_message(message, sizeof message, index, zeroed, window_emptied(causes, i));
+        masked_message(message, sizeof message, index, zeroed, emptied_by(causes, i));
         jw_object_begin(w);
         JW_KEY(w, "code");
         jw_string(w, "row_fully_masked");
@@ -138,7 +146,7 @@ void api_text_masked_warnings(struct api_buf *b, const unsigned char *fully_mask
             continue;
         char label[API_TEXT_LABEL], message[API_TEXT_LABEL + 200];
         api_text_label(label, queries, i);
-        masked_message(message, sizeof message, label, zeroed, window_emptied(causes, i));
+        masked_message(message, sizeof message, label, zeroed, emptied_by(causes, i));
         api_buf_printf(b, API_TR("\nwarning: %s\n"), message);
     }
     for (size_t h = 0; causes != NULL && h < causes->n_heads; h++)
@@ -269,7 +277,7 @@ void api_grid_write_shapes(struct jw *w, const struct api_grid *g)
 {
     JW_KEY(w, "mask");
     if (g->mask_kind == ATTN_MASK_CAUSAL)
-        jw_string(w, "causal");
+        jw_string(w, g->top_left ? "causal_top_left" : "causal");
     else if (g->mask_kind == ATTN_MASK_CELLS)
         api_write_shape(w, g->mask_rows, g->n_k, g->mask_is_vector);
     else

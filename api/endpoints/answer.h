@@ -48,6 +48,7 @@ struct api_row_causes {
                                          /*   or NULL when row i is query i */
     const struct api_precision *precision;        /* a low format's, or NULL: its */
     const struct api_precision_report *report;    /*   precision-overflow warning */
+    bool rules;                          /* documents or a chunk hide keys too */
 };
 
 /*

@@ -78,8 +78,6 @@ const char *const api_messages_en[] = {
     /* api/endpoints/attention/parse.c */
     "the values, (n_k, d_v)",
     /* api/endpoints/attention/parse.c */
-    "which keys each query may attend to: (n_q, n_k), (n_k) or \"causal\"",
-    /* api/endpoints/attention/parse.c */
     "\"keep\" (1 = may attend) or \"block\" (1 = blocked)",
     /* api/endpoints/attention/parse.c */
     "added to the scaled scores, (n_q, n_k)",
@@ -192,7 +190,9 @@ const char *const api_messages_en[] = {
     /* api/endpoints/attention/variants.c */
     "rotating %s row %zu adds two of its numbers beyond the largest double (~1.8e308): scale %s down",
     /* api/endpoints/attention/variants.c */
-    "%s + bias%s, -inf where mask is %s%s",
+    "%s + bias%s, -inf where mask is %s%s%s",
+    /* api/endpoints/attention/variants.c */
+    " or outside the query's document or chunk",
     /* api/endpoints/attention/variants.c */
     " or the key is outside the window",
     /* api/endpoints/attention/variants.c */
@@ -910,10 +910,6 @@ const char *const api_messages_en[] = {
     /* api/request/grid.c */
     "no memory for the mask (%zu cells)",
     /* api/request/grid.c */
-    "mask is \"%.64s\"; the only mask string is \"causal\"",
-    /* api/request/grid.c */
-    "for a decoder mask write \"causal\"; otherwise send a matrix (n_q, n_k) of 0/1 or true/false, or a vector (n_k) applied to every query",
-    /* api/request/grid.c */
     "labels.%s has %zu names but there are %zu %s",
     /* api/request/grid.c */
     "labels is %s; it must be an object such as {\"queries\": [\"Q1\"], \"keys\": [\"K1\", \"K2\"]}",
@@ -1355,6 +1351,68 @@ const char *const api_messages_en[] = {
     "%s of head %zu is not finite at cell [%zu, %zu] in %s, whose largest finite value is %g",
     /* api/endpoints/precision.c */
     "  %s against float64: max abs error %.3g, max rel error %.3g at head %zu [%zu, %zu], %zu not finite\n",
+    /* api/endpoints/answer.c */
+    "query %s may attend to no key (its document, chunk and window show none of the keys its mask allows): its weights and %s",
+    /* api/endpoints/attention/parse.c */
+    "which keys each query may attend to: (n_q, n_k), (n_k), \"causal\" or \"causal_top_left\"",
+    /* api/request/grid.c */
+    "mask is \"%.64s\"; the mask strings are \"causal\" and \"causal_top_left\"",
+    /* api/request/grid.c */
+    "\"causal\" aligns bottom-right (FlashAttention: query i sees key j iff j <= i + n_k - n_q), \"causal_top_left\" top-left (SDPA's is_causal: j <= i); otherwise send a matrix (n_q, n_k) of 0/1 or true/false, or a vector (n_k) applied to every query",
+    /* api/request/masks.c */
+    "each document's tokens, queries and keys alike",
+    /* api/request/masks.c */
+    "each document's queries",
+    /* api/request/masks.c */
+    "each document's keys",
+    /* api/request/masks.c */
+    "documents.%s must be a list of lengths, not %s",
+    /* api/request/masks.c */
+    "documents.%s is empty",
+    /* api/request/masks.c */
+    "documents.%s lists %zu documents, but %zu %s hold at most %zu of one token or more",
+    /* api/request/masks.c */
+    "one integer >= 1 per document, in order, adding up to %zu (the %s)",
+    /* api/request/masks.c */
+    "every document has at least one token: a length is an integer >= 1",
+    /* api/request/masks.c */
+    "documents.%s adds up to %zu, but there are %zu %s",
+    /* api/request/masks.c */
+    "the lengths split the %s in order, so they add up to %zu",
+    /* api/request/masks.c */
+    "documents takes lengths, or lengths_q with lengths_k, not both",
+    /* api/request/masks.c */
+    "documents needs lengths, or lengths_q and lengths_k",
+    /* api/request/masks.c */
+    "documents.%s is required with documents.%s",
+    /* api/request/masks.c */
+    "documents.lengths splits queries and keys alike, but n_q = %zu and n_k = %zu",
+    /* api/request/masks.c */
+    "lengths for packed self-attention (the same split of queries and keys); lengths_q and lengths_k for FlashAttention's varlen (cu_seqlens_q, cu_seqlens_k as lengths)",
+    /* api/request/masks.c */
+    "documents must be an object, not %s",
+    /* api/request/masks.c */
+    "e.g. {\"lengths\": [3, 5]}: two packed documents of 3 and 5 tokens",
+    /* api/request/masks.c */
+    "documents.lengths_q lists %zu documents and documents.lengths_k %zu",
+    /* api/request/masks.c */
+    "each document has queries and keys: the two lists name the same documents, in order",
+    /* api/request/masks.c */
+    "block must be a list of two integers [B_q, B_k], not %s",
+    /* api/request/masks.c */
+    "e.g. [128, 128], FlexAttention's tile: B_q queries by B_k keys",
+    /* api/request/masks.c */
+    "a tile holds at least one query and one key: each of B_q and B_k is an integer >= 1",
+    /* api/request/masks.c */
+    "prefix P lets every query see keys 0 to P - 1 both ways (a prefix-LM): 0 <= P <= n_k = %zu",
+    /* api/request/masks.c */
+    "chunk C: each query sees only the keys of its own chunk of C positions (Llama 4 uses 8192); C >= 1",
+    /* api/request/masks.c */
+    "block_map would have %zu x %zu tiles; this server computes at most %zu cells in one matrix",
+    /* api/request/masks.c */
+    "send larger tiles in block: [128, 128] is FlexAttention's",
+    /* api/request/variants.c */
+    "%s has more than %zu numbers but needs %zu, %s",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

@@ -87,15 +87,19 @@ static bool read_mask(const json_t *doc, const char *prefix, const struct api_li
     if (node == NULL)
         return true;
     if (json_is_string(node)) {
-        if (strcmp(json_string_value(node), "causal") == 0) {
+        const char *name = json_string_value(node);
+        if (strcmp(name, "causal") == 0 || strcmp(name, "causal_top_left") == 0) {
             g->mask_kind = ATTN_MASK_CAUSAL;
+            g->top_left = strcmp(name, "causal_top_left") == 0;
             return true;
         }
-        api_error_set(err, API_INVALID_VALUE, "mask is \"%.64s\"; the only mask string is "
-                      "\"causal\"", json_string_value(node));
+        api_error_set(err, API_INVALID_VALUE, "mask is \"%.64s\"; the mask strings are "
+                      "\"causal\" and \"causal_top_left\"", name);
         api_error_at(err, "%s", ptr);
-        api_error_hint(err, "for a decoder mask write \"causal\"; otherwise send a matrix "
-                       "(n_q, n_k) of 0/1 or true/false, or a vector (n_k) applied to every query");
+        api_error_hint(err, "\"causal\" aligns bottom-right (FlashAttention: query i sees key j "
+                       "iff j <= i + n_k - n_q), \"causal_top_left\" top-left (SDPA's is_causal: "
+                       "j <= i); otherwise send a matrix (n_q, n_k) of 0/1 or true/false, or a "
+                       "vector (n_k) applied to every query");
         return false;
     }
     return read_mask_cells(node, ptr, limits, g, err);

@@ -27,6 +27,7 @@ struct api_grid {
     bool q_is_vector;           /* set by the caller: one query sent as a vector */
 
     enum attn_mask_kind mask_kind;
+    bool top_left;              /* mask "causal_top_left": CAUSAL aligned top-left */
     unsigned char *mask_allow;  /* (mask_rows, n_k), 1 = may attend, after mask_semantics */
     size_t mask_rows;           /* n_q, or 1 for a key-padding vector */
     bool mask_is_vector;        /* sent as (n_k) */

@@ -69,11 +69,27 @@ static bool read_list(const json_t *node, const char *ptr, const char *name, siz
         api_error_hint(err, "give %s as a flat list of %zu numbers, %s", name, n, count);
         return false;
     }
+    size_t given = json_array_size(node);
+    bool nested = given > 0 && json_is_array(json_array_get(node, 0));
+    if (!nested && given != n) { /* before reading: not a matrix over a cell limit */
+        api_error_set(err, API_INVALID_VALUE, "%s has %zu numbers but needs %zu, %s", name,
+                      given, n, count);
+        api_error_at(err, "%s", ptr);
+        api_error_hint(err, "give %s as a flat list of %zu numbers, %s", name, n, count);
+        return false;
+    }
     const struct api_matrix_spec spec = { name, "(n)", true, false };
     struct attn_matrix m;
     bool is_vector;
-    if (!api_read_matrix(node, ptr, &spec, n + 1, &m, &is_vector, err))
+    if (!api_read_matrix(node, ptr, &spec, n + 1, &m, &is_vector, err)) {
+        if (err->type == API_LIMIT_EXCEEDED) { /* a nested list past n + 1 numbers */
+            api_error_set(err, API_INVALID_VALUE, "%s has more than %zu numbers but needs %zu, "
+                          "%s", name, n + 1, n, count);
+            api_error_at(err, "%s", ptr);
+            api_error_hint(err, "give %s as a flat list of %zu numbers, %s", name, n, count);
+        }
         return false;
+    }
     if (!is_vector || m.cols != n) {
         api_error_set(err, API_INVALID_VALUE, "%s has %zu numbers but needs %zu, %s", name,
                       is_vector ? m.cols : m.rows * m.cols, n, count);
@@ -377,13 +393,21 @@ bool api_variants_read(const json_t *doc, const char *prefix, const struct api_v
               read_scalars(doc, prefix, s, v, err) &&
               ((m = api_member(doc, "alibi")) == NULL || read_alibi(m, prefix, s, v, err)) &&
               ((m = api_member(doc, "window")) == NULL || read_window(m, prefix, v, err)) &&
-              ((m = api_member(doc, "dropout")) == NULL || read_dropout(m, prefix, v, err));
+              ((m = api_member(doc, "dropout")) == NULL || read_dropout(m, prefix, v, err)) &&
+              api_masks_read(doc, prefix, s->n_q, s->n_k, &v->masks, err);
     if (!ok) {
         api_variants_deinit(v);
         return false;
     }
-    v->any = v->has_rope || v->softcap > 0 || v->alibi || v->window || v->sink || v->dropout;
+    v->any = v->has_rope || v->softcap > 0 || v->alibi || v->window || v->sink || v->dropout ||
+             api_masks_hide(&v->masks) || v->masks.prefix > 0;
     return true;
+}
+
+void api_variants_set_top_left(struct api_variants *v, bool on)
+{
+    v->masks.top_left = on;
+    v->any |= on;
 }
 
 void api_variants_deinit(struct api_variants *v)
@@ -393,6 +417,7 @@ void api_variants_deinit(struct api_variants *v)
     free(v->positions_k);
     free(v->alibi_slopes);
     free(v->sink_logits);
+    api_masks_deinit(&v->masks);
     memset(v, 0, sizeof *v);
 }
 
@@ -413,6 +438,7 @@ struct attn_variants api_variants_for_head(const struct api_variants *v, size_t 
         /* k runs row-major over (h, n_q, n_k): head h's cells start after h grids. */
         .dropout_first = (uint64_t)v->dropout_offset + (uint64_t)h * (uint64_t)v->n_q * (uint64_t)v->n_k,
     };
+    api_masks_apply(&v->masks, &out);
     return out;
 }
 

@@ -1,6 +1,7 @@
 /*
  * api/request/variants.h — reading the attention variants' fields (rope, softcap,
- * alibi, window, sink_tokens, sink_logit, dropout), shared by /v1/attention, its
+ * alibi, window, sink_tokens, sink_logit, dropout, and the masks of training through
+ * api/request/masks.h), shared by /v1/attention, its
  * batch items and /v1/multihead, and handing them to core as struct attn_variants.
  *
  * Each mistake is a struct api_error naming the culprit by JSON pointer with a hint:
@@ -20,6 +21,7 @@
 #include <jansson.h>
 
 #include "api/http/problem.h"
+#include "api/request/masks.h"
 #include "core/variants.h"
 
 /* The variants' rows for an endpoint's table of known fields (struct api_field). */
@@ -30,7 +32,8 @@
     { "window", "sliding window {\"left\", \"right\"} around each query's position" },    \
     { "sink_tokens", "the first keys, visible through any window" },                      \
     { "sink_logit", "an extra logit in each row's softmax that carries no value" },       \
-    { "dropout", "drop weights at random: {\"p\", \"seed\"}" }
+    { "dropout", "drop weights at random: {\"p\", \"seed\"}" },                           \
+    API_MASK_FIELDS
 
 /* The sizes the variants are read against. */
 struct api_variant_sizes {
@@ -60,6 +63,7 @@ struct api_variants {
     unsigned long long dropout_offset; /* added to every draw's k: a V2 batch's problem b
                                           starts after b problems' cells */
     size_t heads, n_q, n_k;
+    struct api_masks masks;       /* documents, prefix, chunk, block; top_left from the grid */
 };
 
 /*
@@ -70,6 +74,9 @@ bool api_variants_read(const json_t *doc, const char *prefix, const struct api_v
                        struct api_variants *v, struct api_error *err);
 
 void api_variants_deinit(struct api_variants *v);
+
+/* The mask "causal_top_left" (read with the grid): causal aligns top-left. */
+void api_variants_set_top_left(struct api_variants *v, bool on);
 
 /*
  * Checks a request's `include` (node, at pointer ptr; NULL: absent) against the

@@ -45,6 +45,8 @@ enum api_attention_part {
     API_PART_EXP,
     API_PART_ROW_SUM,  /* Σ exp(masked − row_max) of each row, and its log-sum-exp: the */
     API_PART_LSE,      /*   row statistics a kernel returns, only when asked for */
+    API_PART_VISIBLE,  /* which keys each query sees (0/1), and the tiles of that: only */
+    API_PART_BLOCK_MAP, /*   when asked for (core/block_map.h) */
     API_PART_Q_ROPE,       /* the variants' steps (core/variants.h), when they run */
     API_PART_K_ROPE,
     API_PART_SOFTCAPPED,

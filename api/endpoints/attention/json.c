@@ -13,6 +13,7 @@
 
 #include "api/endpoints/answer.h"
 #include "api/endpoints/attention/variants.h"
+#include "api/endpoints/block_map.h"
 #include "api/json/matrix_write.h"
 
 static void write_matrix(struct jw *w, const struct attn_matrix *m, bool as_vector)
@@ -66,6 +67,16 @@ static void write_shapes(struct jw *w, const struct api_attention_req *r)
     if (r->include & (1ul << API_PART_LSE)) {
         JW_KEY(w, "lse");
         write_operand_shape(w, &per_query);
+    }
+    if (r->include & (1ul << API_PART_VISIBLE)) {
+        JW_KEY(w, "visible");
+        api_write_shape(w, n_q, r->k.rows, vec);
+    }
+    if (r->include & (1ul << API_PART_BLOCK_MAP)) {
+        const struct api_masks *m = &r->variants.masks;
+        JW_KEY(w, "block_map");
+        api_write_shape(w, r->q.rows / m->block_q + (r->q.rows % m->block_q != 0),
+                        r->k.rows / m->block_k + (r->k.rows % m->block_k != 0), false);
     }
     jw_object_end(w);
 }
@@ -137,6 +148,16 @@ static void write_steps(struct jw *w, const struct api_attention_req *r)
                    &per_query);
     if (r->include & (1ul << API_PART_LSE))
         write_step(w, n++, "lse", "row_max + ln(row_sum)", NULL, 0, &per_query);
+    if (r->include & (1ul << API_PART_VISIBLE))
+        write_step(w, n++, "visible", "1 where every rule lets query i see key j, else 0",
+                   NULL, 0, &grid);
+    if (r->include & (1ul << API_PART_BLOCK_MAP)) {
+        const struct api_masks *m = &r->variants.masks;
+        const struct operand tiles = { api_block_map_tiles(r->q.rows, 1, m->block_q, 1),
+                                       api_block_map_tiles(1, n_k, 1, m->block_k), false };
+        write_step(w, n++, "block_map", "each tile of visible: 2 full, 1 partial, 0 empty",
+                   NULL, 0, &tiles);
+    }
     jw_array_end(w);
 }
 
@@ -180,6 +201,26 @@ void api_attention_pitfall(struct api_pitfall_result *out, const struct api_atte
     api_pitfall_compute(out, &in);
 }
 
+/* visible and block_map, when asked for: from the rules, whichever path ran. */
+static void write_visibility(struct jw *w, const struct api_attention_req *r)
+{
+    const unsigned long asked = (1ul << API_PART_VISIBLE) | (1ul << API_PART_BLOCK_MAP);
+    if (!(r->include & asked))
+        return;
+    const struct attn_problem p = { .mask = api_grid_mask(&r->grid) };
+    const struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    const struct api_visibility vis = { &p, &v, r->q.rows, r->k.rows, r->rows,
+                                        api_attention_answer_rows(r) };
+    if (r->include & (1ul << API_PART_VISIBLE)) {
+        JW_KEY(w, "visible");
+        api_write_visible(w, &vis, r->q_is_vector);
+    }
+    if (r->include & (1ul << API_PART_BLOCK_MAP)) {
+        JW_KEY(w, "block_map");
+        api_write_block_map(w, &vis, r->variants.masks.block_q, r->variants.masks.block_k);
+    }
+}
+
 void api_attention_write(struct jw *w, const struct api_attention_req *r,
                          const struct attn_trace *t)
 {
@@ -221,6 +262,7 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
                             r->precision.on ? &r->precision.rules : NULL);
     api_write_row_stats(w, &t->summary, t->n_q, API_ROW_STATS(r->include), vec);
     api_attention_write_variant_steps(w, r);
+    write_visibility(w, r);
     if (r->include & (1ul << API_PART_SUMMARY)) {
         struct api_summaries sums = { &t->summary, 0, 1, t->n_q,
                                       vec ? API_SUMMARY_VECTOR : API_SUMMARY_ROWS, &ties,
@@ -243,7 +285,8 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
         api_precision_write(w, &r->precision, r->report);
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t, 1,
                                            r->rows, r->precision.on ? &r->precision : NULL,
-                                           r->report };
+                                           r->report,
+                                           api_masks_hide(&r->variants.masks) };
     api_write_masked_warnings(w, t->summary.fully_masked, t->n_q, API_ZEROED_OUTPUT, tied, &causes);
     jw_object_end(w);
 }

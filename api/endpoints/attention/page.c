@@ -247,7 +247,8 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
         api_pitfall_result_free(&p);
     }
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t, 1,
-                                           r->rows, NULL, NULL };
+                                           r->rows, NULL, NULL,
+                                           api_masks_hide(&r->variants.masks) };
     api_text_masked_warnings(b, t->summary.fully_masked, n_q, &a.queries, API_ZEROED_OUTPUT,
                              &causes);
     const struct api_tie_source ties = { t, 1, n_q, vec, false, r->rows };

@@ -22,7 +22,7 @@ static const struct api_field attention_fields[] = {
     { "q", "the queries, (n_q, d_k) or one query (d_k)" },
     { "k", "the keys, (n_k, d_k)" },
     { "v", "the values, (n_k, d_v)" },
-    { "mask", "which keys each query may attend to: (n_q, n_k), (n_k) or \"causal\"" },
+    { "mask", "which keys each query may attend to: (n_q, n_k), (n_k), \"causal\" or \"causal_top_left\"" },
     { "mask_semantics", "\"keep\" (1 = may attend) or \"block\" (1 = blocked)" },
     { "bias", "added to the scaled scores, (n_q, n_k)" },
     { "scale", "the factor on Q @ K^T, default 1/sqrt(d_k)" },
@@ -41,7 +41,7 @@ static const struct api_field attention_fields[] = {
 
 static const char *const part_names[API_PART_COUNT] = {
     "scores", "scaled", "masked", "weights", "output", "summary", "row_max", "shifted", "exp",
-    "row_sum", "lse",
+    "row_sum", "lse", "visible", "block_map",
     "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped",
 };
 
@@ -132,6 +132,7 @@ static bool read_options(const json_t *doc, const char *prefix, struct api_atten
     const struct api_variant_sizes sizes = { 1, r->q.rows, r->k.rows, r->q.cols, r->q_is_vector };
     if (!api_variants_read(doc, prefix, &sizes, &r->variants, err))
         return false;
+    api_variants_set_top_left(&r->variants, r->grid.top_left);
     API_FIELD_POINTER(ptr, prefix, "include");
     if (!api_variants_check_include(&r->variants, api_member(doc, "include"), ptr, err))
         return false;
@@ -235,15 +236,20 @@ static bool check_limits(const struct api_attention_req *r, const char *prefix,
                                  ptr, err);
 }
 
-/* Last: whether the (n_q, n_k) steps fit --max-cells, or the answer can do without them. */
+/* Last: whether the (n_q, n_k) steps fit --max-cells, or the answer can do without them;
+ * and the block map's tiles, a matrix of their own. */
 static bool check_cells(struct api_attention_req *r, const char *prefix,
                         const struct api_limits *limits, struct api_error *err)
 {
-    if (score_cells(r) > limits->max_cells) {
-        if (!api_attention_streams(r))
-            return api_attention_refuse_cells(r, prefix, limits, false, err);
-        r->streamed = true;
-    }
+    if ((r->include & (1ul << API_PART_BLOCK_MAP)) &&
+        !api_check_block_map(&r->variants.masks, r->q.rows, r->k.rows, prefix, limits, err))
+        return false;
+    bool over = score_cells(r) > limits->max_cells, streams = api_attention_streams(r);
+    if (over && !streams)
+        return api_attention_refuse_cells(r, prefix, limits, false, err);
+    /* Documents and chunks hide most keys: the streamed pass skips the key blocks they
+     * hide and keeps no step, where the full pass of the rules keeps every step. */
+    r->streamed = over || (streams && api_masks_hide(&r->variants.masks));
     return api_attention_check_rows(r, prefix, limits, err);
 }
 

@@ -4,6 +4,7 @@
  * that point at the input they came from.
  */
 #include "api/endpoints/attention/attention.h"
+#include "api/endpoints/block_map.h"
 #include "api/endpoints/attention/page.h"
 #include "api/endpoints/attention/test_hooks.h"
 #include "api/endpoints/teach/ties.h"
@@ -43,6 +44,18 @@ static size_t add_sat(size_t a, size_t b)
     return a > SIZE_MAX - b ? SIZE_MAX : a + b;
 }
 
+/* The numbers visible and block_map write: a cell a key of each answer row, a tile each. */
+static size_t visibility_numbers(const struct api_attention_req *r)
+{
+    const struct api_masks *m = &r->variants.masks;
+    size_t numbers = 0;
+    if (r->include & (1ul << API_PART_VISIBLE)) /* within --max-cells, as every matrix */
+        numbers += api_attention_answer_rows(r) * r->k.rows;
+    if (r->include & (1ul << API_PART_BLOCK_MAP)) /* within --max-cells (the parse checks) */
+        numbers += api_block_map_tiles(r->q.rows, r->k.rows, m->block_q, m->block_k);
+    return numbers;
+}
+
 /* The numbers a streamed answer writes: the output and a number a row per statistic. */
 static size_t stream_numbers(const struct api_attention_req *r)
 {
@@ -51,7 +64,7 @@ static size_t stream_numbers(const struct api_attention_req *r)
     for (size_t i = 0; i < sizeof per_row / sizeof per_row[0]; i++)
         if (r->include & (1ul << per_row[i]))
             numbers += rows;
-    return numbers + rows; /* and at most a warning a row: its fully masked rows */
+    return numbers + rows + visibility_numbers(r); /* and at most a warning a row */
 }
 
 /* A low-format run's bytes: its trace and the float64 one beside it, every step kept,
@@ -114,6 +127,7 @@ size_t api_attention_working_set(const struct api_attention_req *r, enum api_for
         numbers += 5 * qk;
     if (r->precision.on) /* the report: 6 steps' errors */
         numbers += 36;
+    numbers += visibility_numbers(r);
     return api_working_set(trace, numbers, body_len);
 }
 
@@ -274,7 +288,8 @@ bool api_attention_run(const struct api_attention_req *r, const char *prefix,
 bool api_attention_streams(const struct api_attention_req *r)
 {
     const unsigned long streamable = (1ul << API_PART_OUTPUT) | (1ul << API_PART_ROW_MAX) |
-                                     (1ul << API_PART_ROW_SUM) | (1ul << API_PART_LSE);
+                                     (1ul << API_PART_ROW_SUM) | (1ul << API_PART_LSE) |
+                                     (1ul << API_PART_BLOCK_MAP);
     return !r->for_page && !r->explain.on && r->pitfall == API_PITFALL_NONE &&
            !r->variants.dropout && !r->precision.on && (r->include & ~streamable) == 0;
 }

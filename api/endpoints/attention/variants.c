@@ -105,10 +105,12 @@ void api_variant_ops_of(const struct api_variants *v, bool block_semantics,
 {
     snprintf(ops->scores, sizeof ops->scores, "%s", v->has_rope ? "Q_rope @ K_rope^T" : "Q @ K^T");
     /* A formula with words in it: the words speak the answer's language. */
-    snprintf(ops->masked, sizeof ops->masked, API_TR("%s + bias%s, -inf where mask is %s%s"),
+    snprintf(ops->masked, sizeof ops->masked, API_TR("%s + bias%s, -inf where mask is %s%s%s"),
              v->softcap > 0 ? "softcapped" : "scaled",
              v->alibi ? " - slope * |i + n_k - n_q - j|" : "", block_semantics ? "1" : "0",
-             v->window ? API_TR(" or the key is outside the window") : "");
+             v->window ? API_TR(" or the key is outside the window") : "",
+             api_masks_hide(&v->masks) ? API_TR(" or outside the query's document or chunk")
+                                       : "");
     snprintf(ops->weights, sizeof ops->weights, "%s",
              v->sink ? API_TR("softmax([masked, sink_logit], axis=-1) without the sink's column")
                      : "softmax(masked, axis=-1)");

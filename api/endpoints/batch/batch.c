@@ -89,6 +89,9 @@ static bool parse_items(const json_t *items, const struct api_limits *limits,
         snprintf(prefix, sizeof prefix, "/items/%zu", i);
         parsed[i].ok = api_attention_parse(json_array_get(items, i), prefix, limits,
                                            &parsed[i].req, &parsed[i].err);
+        const struct api_attention_req *q = &parsed[i].req;
+        if (parsed[i].ok && q->streamed && q->q.rows * q->k.rows <= limits->max_cells)
+            parsed[i].req.streamed = false; /* streamed by choice (masks.h): built here */
         if (parsed[i].ok && parsed[i].req.streamed) { /* a batch builds every item's steps */
             parsed[i].ok = api_attention_refuse_cells(&parsed[i].req, prefix, limits, true,
                                                       &parsed[i].err);

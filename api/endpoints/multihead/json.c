@@ -369,7 +369,8 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
         api_precision_write(w, &r->precision, r->report);
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t->head,
                                            t->heads, r->rows,
-                                           r->precision.on ? &r->precision : NULL, r->report };
+                                           r->precision.on ? &r->precision : NULL, r->report,
+                                           api_masks_hide(&r->variants.masks) };
     api_write_masked_warnings(w, t->head[0].summary.fully_masked, t->n_q,
                               API_ZEROED_HEAD_OUTPUTS, tied, &causes);
     jw_object_end(w);

@@ -279,7 +279,8 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
         api_explain_text(b, &x, mh_decimals(r), &a.queries, &a.keys);
     }
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t->head,
-                                           t->heads, r->rows, NULL, NULL };
+                                           t->heads, r->rows, NULL, NULL,
+                                           api_masks_hide(&r->variants.masks) };
     api_text_masked_warnings(b, t->head[0].summary.fully_masked, n_q, &a.queries,
                              API_ZEROED_HEAD_OUTPUTS, &causes);
     const struct api_tie_source ties = { t->head, t->heads, n_q, false, true, r->rows };

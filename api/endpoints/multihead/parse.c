@@ -42,7 +42,7 @@ static const struct api_field mh_fields[] = {
     { "b_o", "the output bias, (d_model)" },
     { "weight_layout", "\"in_out\" (Q = X W) or \"out_in\" (PyTorch, Q = X W^T)" },
     { "random", "{\"seed\", \"n\", \"d_model\", \"n_kv\"}: fills the inputs not given" },
-    { "mask", "which keys each query may attend to: (n_q, n_k), (n_k) or \"causal\"" },
+    { "mask", "which keys each query may attend to: (n_q, n_k), (n_k), \"causal\" or \"causal_top_left\"" },
     { "mask_semantics", "\"keep\" (1 = may attend) or \"block\" (1 = blocked)" },
     { "bias", "added to the scaled scores in every head, (n_q, n_k)" },
     { "scale", "the factor on Q K^T, default 1/sqrt(d_k)" },
@@ -577,6 +577,7 @@ static bool read_options(const json_t *doc, const char *prefix, const struct api
     const struct api_variant_sizes sizes = { r->heads, n_q, n_k, r->d_k, false };
     if (!api_variants_read(doc, prefix, &sizes, &r->variants, err))
         return false;
+    api_variants_set_top_left(&r->variants, r->grid.top_left);
     API_FIELD_POINTER(ptr, prefix, "include");
     if (!api_variants_check_include(&r->variants, api_member(doc, "include"), ptr, err))
         return false;

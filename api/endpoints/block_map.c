@@ -1,0 +1,67 @@
+/*
+ * api/endpoints/block_map.c — `visible` and `block_map` as JSON (see block_map.h).
+ */
+#include "api/endpoints/block_map.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "core/block_map.h"
+
+void api_write_visible(struct jw *w, const struct api_visibility *vis, bool as_vector)
+{
+    unsigned char *row = malloc(vis->n_k);
+    if (row == NULL) { /* n_k bytes, admitted with the answer: not expected */
+        jw_null(w);
+        return;
+    }
+    if (!as_vector)
+        jw_array_begin(w);
+    for (size_t r = 0; r < vis->n_rows; r++) {
+        size_t i = vis->rows != NULL ? vis->rows[r] : r;
+        attn_visible_row(vis->p, vis->v, vis->n_q, vis->n_k, i, row);
+        jw_array_begin(w);
+        for (size_t j = 0; j < vis->n_k; j++)
+            jw_int(w, row[j]);
+        jw_array_end(w);
+    }
+    if (!as_vector)
+        jw_array_end(w);
+    free(row);
+}
+
+void api_write_block_map(struct jw *w, const struct api_visibility *vis, size_t block_q,
+                         size_t block_k)
+{
+    struct attn_block_map m;
+    if (attn_block_map(&m, vis->p, vis->v, vis->n_q, vis->n_k, block_q, block_k) != ATTN_OK) {
+        jw_null(w);
+        return;
+    }
+    jw_object_begin(w);
+    JW_KEY(w, "block");
+    jw_array_begin(w);
+    jw_int(w, (long long)block_q);
+    jw_int(w, (long long)block_k);
+    jw_array_end(w);
+    JW_KEY(w, "tiles");
+    jw_array_begin(w);
+    for (size_t tr = 0; tr < m.rows; tr++) {
+        jw_array_begin(w);
+        for (size_t tc = 0; tc < m.cols; tc++)
+            jw_int(w, m.tiles[tr * m.cols + tc]);
+        jw_array_end(w);
+    }
+    jw_array_end(w);
+    JW_KEY(w, "sparsity");
+    jw_double(w, attn_block_map_sparsity(&m));
+    jw_object_end(w);
+    attn_block_map_free(&m);
+}
+
+size_t api_block_map_tiles(size_t n_q, size_t n_k, size_t block_q, size_t block_k)
+{
+    size_t rows = n_q / block_q + (n_q % block_q != 0);
+    size_t cols = n_k / block_k + (n_k % block_k != 0);
+    return rows > SIZE_MAX / cols ? SIZE_MAX : rows * cols;
+}
