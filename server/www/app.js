@@ -557,10 +557,26 @@ function renderMultihead(r, body) {
 // Each run's number: a run started later (a second click, a language switch) supersedes
 // one still waiting for the server, whose answers are then dropped, not drawn over it.
 let runs = 0;
+// The number of the last run that finished: while runs !== settled, one is still waiting.
+let settled = 0;
 
 async function run() {
   const mine = ++runs;
   const superseded = () => mine !== runs;
+  try {
+    await runOnce(superseded);
+  } catch (e) {
+    // Whatever a run trips over after its first answer (a connection dropped before the
+    // heatmap, an answer that does not read) goes on the status line, as a refused request's
+    // problem does: never an uncaught error of the page, the run on load included.
+    if (!superseded()) $('status').textContent = PAGE_WORDS.stopped(e.message);
+  } finally {
+    if (!superseded()) settled = mine;
+  }
+}
+
+// One run of the form against the API, drawn unless `superseded` says a later run took over.
+async function runOnce(superseded) {
   clearErrors();
   resetResult();
   let body;
@@ -636,7 +652,10 @@ async function init() {
     }
   });
   loadPreset(list[0]);
-  document.body.dataset.ready = 'true';
+  // A first visit shows an example worked out, not an empty page: the selected example
+  // runs as Run would run it, in the chosen language. The page says it is ready once that
+  // answer is drawn (or its problem shown), so nothing that waits for it meets half a page.
+  run().finally(() => { document.body.dataset.ready = 'true'; });
 }
 
 // ---- languages ----
@@ -804,8 +823,9 @@ function setupLanguage(list) {
     } catch {
       // the choice lasts for this page only
     }
-    // A result on the page was written by the API in the other language: ask again.
-    if (Number(document.body.dataset.ran || 0) > 0) run();
+    // A result on the page was written by the API in the other language, and one still on
+    // its way (the example drawn on load) was asked in it: ask again.
+    if (Number(document.body.dataset.ran || 0) > 0 || settled !== runs) run();
   });
 }
 

@@ -170,7 +170,10 @@
     let res;
     try {
       res = await fetch(`${path}?format=bertviz`, {
-        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+        method: 'POST',
+        // In the page's language (app.js's switch sets <html lang>), as its other requests are.
+        headers: { 'Content-Type': 'application/json', 'Accept-Language': document.documentElement.lang || 'en' },
+        body: JSON.stringify(body),
       });
     } catch {
       return; // the page's own request already says the server is gone

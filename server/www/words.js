@@ -29,6 +29,7 @@ const PAGE_WORDS = {
   variantsObject: 'an object such as {"softcap": 30}',
   parameter: (name) => ` (parameter ${name})`,
   unreachable: (message) => `The server could not be reached: ${message}`,
+  stopped: (message) => `The run stopped: ${message}`,
   problem: (status) => `Problem: HTTP ${status}.`,
   retry: (seconds) => ` Try again in ${seconds} s.`,
 };
@@ -55,6 +56,7 @@ const PAGE_WORDS_KO = {
   variantsObject: '{"softcap": 30} 같은 객체여야 합니다',
   parameter: (name) => ` (매개변수 ${name})`,
   unreachable: (message) => `서버에 연결할 수 없습니다: ${message}`,
+  stopped: (message) => `실행이 멈췄습니다: ${message}`,
   problem: (status) => `문제: HTTP ${status}.`,
   retry: (seconds) => ` ${seconds} 초 뒤에 다시 해 보세요.`,
 };

@@ -56,7 +56,12 @@ async function open(lang) {
   page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
   await page.goto(`http://127.0.0.1:${attnd.port}/`);
   await page.waitForSelector('body[data-ready="true"]');
-  if (lang) await page.selectOption('#lang', lang);
+  if (lang) {
+    // The example drawn on load is asked for again in the language chosen: wait for it.
+    const ran = Number(await page.getAttribute('body', 'data-ran'));
+    await page.selectOption('#lang', lang);
+    await page.waitForFunction((n) => Number(document.body.dataset.ran) > n, ran);
+  }
   return page;
 }
 
@@ -315,13 +320,47 @@ describe('a result on the page follows the switch', () => {
     const warnings = await page.innerText('#warnings');
     assert.match(warnings, /쿼리 0 에서 키 0, 1 의 가중치가 가장 높은 값으로 같습니다/);
     assertKorean(warnings, ['ties keys', 'largest weight', 'no key wins'], '#warnings');
-    // A page with nothing run yet asks nothing.
-    const fresh = await open('en');
-    await fresh.selectOption('#lang', 'ko');
-    await fresh.waitForTimeout(300);
-    assert.equal(await fresh.getAttribute('body', 'data-ran'), null);
     assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test('the example drawn on load follows the switch too, even while it is on its way', async () => {
+    await (await open('en')).close(); // this profile's choice: English
+    // Only the run on load, no Run pressed: its warning came in English, and is asked again.
+    const fresh = await open();
+    assert.equal(await fresh.getAttribute('body', 'data-ran'), '1');
+    assert.match(await fresh.innerText('#warnings'), /query 0 ties keys 0 and 1 for the largest weight/);
+    await fresh.selectOption('#lang', 'ko');
+    await fresh.waitForFunction(() => Number(document.body.dataset.ran) > 1);
+    assert.equal(await fresh.textContent('#status'), '완료.');
+    assertKorean(await fresh.innerText('#warnings'), ['ties keys', 'largest weight'], '#warnings');
+    assert.deepEqual(fresh.problems, []);
     await fresh.close();
+
+    // The run on load asked in Korean (the choice just kept) is held back; English is
+    // chosen before it is answered: the page asks again in English, and draws that.
+    const page = await browser.ctx.newPage();
+    page.problems = [];
+    page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
+    const asked = [];
+    let release;
+    const held = new Promise((r) => { release = r; });
+    await page.route('**/v1/attention', async (route) => {
+      asked.push(route.request().headers()['accept-language']);
+      if (asked.length === 1) await held;
+      await route.continue();
+    });
+    await page.goto(`http://127.0.0.1:${attnd.port}/`);
+    await page.waitForFunction(() => document.getElementById('status').textContent === '계산 중…');
+    await page.selectOption('#lang', 'en');
+    release();
+    await page.waitForSelector('body[data-ready="true"]');
+    await page.waitForFunction(() => document.getElementById('status').textContent === 'Done.');
+    assert.deepEqual(asked, ['ko', 'en']);
+    assert.equal(await page.getAttribute('body', 'data-ran'), '1', 'the Korean answer was dropped, not drawn');
+    assert.match(await page.innerText('#warnings'), /query 0 ties keys 0 and 1 for the largest weight/);
+    assert.match(await page.innerText('#facts'), / · mask none · /);
+    assert.deepEqual(page.problems, []);
     await page.close();
   });
 

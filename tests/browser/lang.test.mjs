@@ -40,6 +40,9 @@ async function open() {
 test('switching to 한국어 translates the page and the API answers in Korean', async () => {
   const page = await open();
   assert.equal(await page.textContent('label[for="preset"]'), 'Example');
+  // The example drawn on load was asked for in English, before any switch.
+  const onLoad = page.requestsLanguages.splice(0);
+  assert.ok(onLoad.length > 0 && onLoad.every((l) => l === 'en'), onLoad.join(','));
   await page.selectOption('#lang', 'ko');
   // The page's own words: a label, a heading, a preset's name, the Run button.
   assert.equal(await page.textContent('label[for="preset"]'), '예제');
@@ -62,9 +65,7 @@ test('switching to 한국어 translates the page and the API answers in Korean',
     page.requestsLanguages.join(','));
 
   // The heatmap of a good request is drawn with Korean axis names.
-  await page.selectOption('#preset', 'seed002-queries');
-  await page.click('#run');
-  await page.waitForFunction(() => Number(document.body.dataset.ran ?? 0) > 0);
+  await run(page, 'seed002-queries');
   await page.waitForSelector('#heatmap svg');
   assert.match(await page.textContent('#heatmap svg'), /쿼리/);
   assert.equal(await page.textContent('#status'), '완료.');

@@ -1,7 +1,8 @@
 // tests/browser/playground.test.mjs — the playground and CORS in a real browser:
 // Debian's chromium driven by playwright-core (never a downloaded browser).
 //
-// The page: every preset runs and shows the API's numbers, the heatmap is drawn, a
+// The page: the selected example is drawn on load (a failed first request shows its
+// problem), every preset runs and shows the API's numbers, the heatmap is drawn, a
 // bad request's problem appears next to its field, it works from the keyboard and at
 // phone width. CORS: from pages served by small node servers on other ports, a
 // cross-origin fetch succeeds for the allowed origin (its preflight seen through CDP
@@ -51,16 +52,29 @@ after(async () => {
   await attnd?.stop();
 });
 
-/** A fresh tab on the playground, ready; console errors and page errors collected. */
-async function openPlayground(viewport) {
+/**
+ * A fresh tab on the playground, ready (its first example drawn on load, or that run's
+ * problem shown); console errors and page errors collected, and every POST it sent
+ * (path with query, and body) in page.posts. `setup(page)` runs before the page loads
+ * (a route that stands in for the server's answer to the run on load).
+ */
+async function openPlayground(viewport, setup) {
   const page = await ctx.newPage();
   if (viewport) await page.setViewportSize(viewport);
   page.problems = [];
+  page.posts = [];
   page.on('pageerror', (e) => page.problems.push(`pageerror: ${e.message}`));
   page.on('console', (m) => {
     // A bad request's 422, which the page asks for on purpose, is the only 4xx allowed.
     if (m.type() === 'error' && !/status of 422/.test(m.text())) page.problems.push(m.text());
   });
+  page.on('request', (r) => {
+    if (r.method() === 'POST') {
+      const url = new URL(r.url());
+      page.posts.push({ path: url.pathname + url.search, body: JSON.parse(r.postData()) });
+    }
+  });
+  if (setup) await setup(page);
   await page.goto(`http://127.0.0.1:${attnd.port}/`);
   await page.waitForSelector('body[data-ready="true"]');
   return page;
@@ -96,6 +110,71 @@ describe('the playground', () => {
     assert.ok(ids.includes('multihead'));
     assert.deepEqual(page.problems, []);
     await page.close();
+  });
+
+  test('draws the selected example on load, without Run: the API\'s numbers and the heatmap', async () => {
+    const page = await openPlayground();
+    assert.equal(await page.inputValue('#preset'), 'seed000');
+    assert.equal(await page.textContent('#status'), 'Done.');
+    assert.equal(await page.getAttribute('body', 'data-ran'), '1', 'one run, the one on load');
+    // The request on load is the one Run would send for this form.
+    const body = await page.evaluate(() => readForm());
+    const sent = page.posts.filter((p) => p.path === '/v1/attention');
+    assert.equal(sent.length, 1, JSON.stringify(page.posts));
+    assert.deepEqual(sent[0].body, body);
+    const api = (await postJson(attnd.port, '/v1/attention', body)).json();
+    for (const name of ['scores', 'weights', 'output']) {
+      assert.deepEqual(await stepTable(page, name), asRows(api[name]).map((r) => r.map(fixed)), name);
+    }
+    const maxWeights = await page.$$eval('#summary tbody tr', (rows) => rows.map((r) => r.children[2].textContent));
+    assert.deepEqual(maxWeights, api.summary.max_weight.map(fixed));
+    // The heatmap: the server's SVG of the same body, each cell's weight written in it.
+    assert.equal(await page.isVisible('#heatmap-box'), true);
+    assert.ok(page.posts.some((p) => p.path === '/v1/attention?format=svg'), JSON.stringify(page.posts));
+    const cellTexts = await page.$$eval('#heatmap svg text[text-anchor="middle"][dominant-baseline="central"]',
+      (t) => t.map((x) => x.textContent));
+    assert.deepEqual(cellTexts, api.weights.flat().map((w) => w.toFixed(2)));
+    const box = await page.locator('#heatmap svg').boundingBox();
+    assert.ok(box && box.width > 150 && box.height > 100, JSON.stringify(box));
+    // The run on load takes no focus from a keyboard user.
+    assert.equal(await page.evaluate(() => document.activeElement === document.body), true);
+    assert.deepEqual(page.problems, []);
+    await page.close();
+  });
+
+  test('a first request that fails shows its problem, as Run does, and no page error', async () => {
+    // A busy server (503 with its hint and Retry-After), stood in for on the run on load.
+    const busy = await openPlayground(null, (p) => p.route('**/v1/attention', (route) => route.fulfill({
+      status: 503,
+      headers: { 'Content-Type': 'application/problem+json', 'Retry-After': '2' },
+      body: JSON.stringify({ type: '/problems/unavailable', title: 'Service unavailable', status: 503,
+        detail: 'busy', hint: 'retry after the Retry-After seconds' }),
+    })));
+    assert.equal(await busy.textContent('#status'), 'Problem: HTTP 503. Try again in 2 s.');
+    assert.equal(await busy.textContent('#problem-title'), '503 Service unavailable');
+    assert.equal(await busy.textContent('#problem-detail'), 'busy — hint: retry after the Retry-After seconds');
+    assert.equal(await busy.isHidden('#heatmap-box'), true);
+    assert.equal(await busy.getAttribute('body', 'data-ran'), null);
+    assert.deepEqual(busy.problems.filter((x) => x.startsWith('pageerror')), []);
+    await busy.unroute('**/v1/attention');
+    assert.equal(await runForm(busy), 'Done.'); // Run then goes through
+    assert.equal(await busy.isHidden('#problem'), true);
+    await busy.close();
+
+    // No server at all.
+    const gone = await openPlayground(null, (p) => p.route('**/v1/attention', (route) => route.abort('connectionrefused')));
+    assert.match(await gone.textContent('#status'), /^The server could not be reached: /);
+    assert.deepEqual(gone.problems.filter((x) => x.startsWith('pageerror')), []);
+    await gone.close();
+
+    // The steps' answer arrives, then the connection drops before the heatmap's: the
+    // steps stay drawn and the status line says why the run stopped.
+    const dropped = await openPlayground(null, (p) => p.route('**/v1/attention?format=svg',
+      (route) => route.abort('connectionreset')));
+    assert.match(await dropped.textContent('#status'), /^The run stopped: /);
+    assert.equal(await dropped.isVisible('#steps section[data-step="weights"]'), true);
+    assert.deepEqual(dropped.problems.filter((x) => x.startsWith('pageerror')), []);
+    await dropped.close();
   });
 
   for (const id of PRESETS) {
