@@ -4,7 +4,8 @@
 // The page: the selected example is drawn on load (a failed first request shows its
 // problem), every preset runs and shows the API's numbers, the heatmap is drawn, a
 // bad request's problem appears next to its field, it works from the keyboard and at
-// phone width. CORS: from pages served by small node servers on other ports, a
+// phone width, the heatmap's checkbox sits on its label's line and the language picker
+// is sized like the other fields. CORS: from pages served by small node servers on other ports, a
 // cross-origin fetch succeeds for the allowed origin (its preflight seen through CDP
 // Network events) and fails for another. A screenshot of the playground is saved as
 // an artifact under ATTND_ARTIFACTS (build/artifacts).
@@ -395,6 +396,68 @@ describe('the playground', () => {
     assert.notEqual(outline, 'none');
     await page.close();
   });
+
+  // The checkbox's box and the first line of its words, as laid out.
+  const checkboxLayout = (page) => page.evaluate(() => {
+    const label = document.getElementById('f-auto-label');
+    const words = [...label.childNodes].find((n) => n.nodeType === Node.TEXT_NODE && n.nodeValue.trim());
+    const range = document.createRange();
+    range.selectNodeContents(words);
+    const line = range.getClientRects()[0];
+    const box = document.getElementById('f-auto').getBoundingClientRect();
+    return {
+      box: { left: box.left, right: box.right, top: box.top, bottom: box.bottom, width: box.width },
+      line: { left: line.left, right: line.right, top: line.top, bottom: line.bottom },
+      wrapped: document.getElementById('f-auto').closest('label') === label,
+    };
+  });
+
+  for (const viewport of [{ width: 1280, height: 900 }, { width: 375, height: 740 }]) {
+    test(`at ${viewport.width} px the heatmap's checkbox sits first on its label's line, and the label ticks it`, async () => {
+      const page = await openPlayground(viewport);
+      await page.locator('#f-auto-label').scrollIntoViewIfNeeded();
+      const { box, line, wrapped } = await checkboxLayout(page);
+      assert.ok(wrapped, 'the label wraps the checkbox');
+      assert.ok(box.width > 0 && box.width < 30, `a checkbox's size, not a text field's: ${JSON.stringify(box)}`);
+      assert.ok(box.right <= line.left, `the checkbox before its words: ${JSON.stringify({ box, line })}`);
+      assert.ok(line.left - box.right < 16, `beside them, not apart: ${JSON.stringify({ box, line })}`);
+      const middle = (r) => (r.top + r.bottom) / 2;
+      assert.ok(Math.abs(middle(box) - middle(line)) <= 3, `on one line: ${JSON.stringify({ box, line })}`);
+      assert.ok(box.top >= line.top - 3 && box.bottom <= line.bottom + 3, JSON.stringify({ box, line }));
+      // A click on the words ticks the box (vmax follows), and the keyboard reaches it.
+      assert.equal(await page.isChecked('#f-auto'), false);
+      await page.mouse.click((line.left + line.right) / 2, middle(line));
+      assert.equal(await page.isChecked('#f-auto'), true);
+      assert.equal(await page.inputValue('#f-vmax'), 'auto');
+      await page.focus('#f-pitfall');
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement?.id), 'f-auto');
+      await page.keyboard.press('Space');
+      assert.equal(await page.isChecked('#f-auto'), false);
+      assert.equal(await page.inputValue('#f-vmax'), '');
+      assert.deepEqual(page.problems, []);
+      await page.close();
+    });
+
+    test(`at ${viewport.width} px the language picker is sized like the form's fields`, async () => {
+      const page = await openPlayground(viewport);
+      const sizes = await page.evaluate(() => Object.fromEntries(['lang', 'preset', 'f-pitfall'].map((id) => {
+        const e = document.getElementById(id);
+        const s = getComputedStyle(e);
+        const r = e.getBoundingClientRect();
+        return [id, { height: r.height, width: r.width, right: r.right, font: s.font, padding: s.padding,
+          border: s.border, radius: s.borderRadius }];
+      })));
+      const { lang, preset } = sizes;
+      assert.ok(Math.abs(lang.height - preset.height) <= 1, JSON.stringify(sizes));
+      assert.ok(Math.abs(lang.height - sizes['f-pitfall'].height) <= 1, JSON.stringify(sizes));
+      for (const k of ['font', 'padding', 'border', 'radius']) assert.equal(lang[k], preset[k], k);
+      // As wide as a field at most: not the header's whole width.
+      assert.ok(lang.width <= preset.width + 1, JSON.stringify(sizes));
+      assert.ok(lang.right <= viewport.width, JSON.stringify(sizes));
+      await page.close();
+    });
+  }
 
   test('readable at phone width: nothing wider than the screen', async () => {
     const page = await openPlayground({ width: 375, height: 740 });
