@@ -217,6 +217,9 @@ echo
 note "precision bench (a request in each low format against float64, n = 512)"
 "$OUT/core_bench" precision
 echo
+note "masks bench (8 packed documents against the dense problem, n = 2048 and 4096)"
+"$OUT/core_bench" masks
+echo
 note "exp bench (attn_row_exp against SLEEF's and glibc's exp)"
 "$OUT/exp_bench"
 echo

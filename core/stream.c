@@ -444,6 +444,25 @@ static bool stream_span_meets(const struct stream_span *s, size_t j0, size_t j1)
     return (j0 < s->sinks && s->sinks_lo < j1) || (j0 < s->hi && s->lo < j1);
 }
 
+/* Key block [*j0, *j1) narrowed to the keys some row of the slots sees in it (the block
+ * must meet the span): a document or a diagonal that ends inside a block costs its
+ * keys, not the block's. */
+static void stream_span_clip(const struct stream_span *s, size_t *j0, size_t *j1)
+{
+    size_t a = *j1, b = *j0;
+    if (*j0 < s->sinks && s->sinks_lo < *j1) {
+        a = s->sinks_lo > *j0 ? s->sinks_lo : *j0;
+        b = s->sinks < *j1 ? s->sinks : *j1;
+    }
+    if (*j0 < s->hi && s->lo < *j1) {
+        size_t lo = s->lo > *j0 ? s->lo : *j0, hi = s->hi < *j1 ? s->hi : *j1;
+        a = lo < a ? lo : a;
+        b = hi > b ? hi : b;
+    }
+    *j0 = a;
+    *j1 = b;
+}
+
 /*
  * Slot b's online step over masked row x of keys [j0, j0 + n), bmax its largest cell:
  * the running max, the first key of the max score, the sums and the entropy's sum
@@ -560,10 +579,12 @@ static bool stream_block(struct stream_ctx *c, struct stream_scratch *w, size_t 
     const struct attn_matrix *val = c->p->v;
     stream_block_start(c, w, r0, r1);
     struct stream_span span = stream_span_of(c, w);
-    for (size_t j0 = 0; j0 < c->n_k; j0 += ATTN_STREAM_KEYS) {
-        size_t n = c->n_k - j0 < ATTN_STREAM_KEYS ? c->n_k - j0 : ATTN_STREAM_KEYS;
-        if (!stream_span_meets(&span, j0, j0 + n))
+    for (size_t block = 0; block < c->n_k; block += ATTN_STREAM_KEYS) {
+        size_t j0 = block, j1 = c->n_k - block < ATTN_STREAM_KEYS ? c->n_k : block + ATTN_STREAM_KEYS;
+        if (!stream_span_meets(&span, j0, j1))
             continue;
+        stream_span_clip(&span, &j0, &j1);
+        size_t n = j1 - j0;
         stream_scores(c, w, j0, n);
         for (size_t b = 0; b < w->n; b++) {
             double *x = w->s + b * ATTN_STREAM_KEYS;
