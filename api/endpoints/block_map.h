@@ -12,8 +12,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "api/http/problem.h"
 #include "api/json/write.h"
 #include "core/attention.h"
+#include "core/block_map.h"
 #include "core/variants.h"
 
 /* What the rules are read from: the mask and the variants (their training masks). */
@@ -25,13 +27,26 @@ struct api_visibility {
     size_t n_rows;       /* the answer's rows */
 };
 
-/* The 0/1 matrix (n_rows, n_k) as JSON; one row written as a vector when as_vector. */
-void api_write_visible(struct jw *w, const struct api_visibility *vis, bool as_vector);
+/*
+ * What visible and block_map are written from, made in the run step, where running out
+ * of memory is a 503 (the writer cannot fail): a row's scratch and the tiles. Owned;
+ * api_shown_release frees both (safe on a zeroed one).
+ */
+struct api_shown {
+    unsigned char *row;         /* n_k bytes when visible is asked, else NULL */
+    struct attn_block_map map;  /* tiles when block_map is asked, else zeroed */
+};
 
-/* {"block": [B_q, B_k], "tiles": [[...]], "sparsity": s} of the whole problem (rows aside):
- * null when the tiles cannot be had (the admission counted them: not expected). */
-void api_write_block_map(struct jw *w, const struct api_visibility *vis, size_t block_q,
-                         size_t block_k);
+bool api_shown_prepare(struct api_shown *s, const struct api_visibility *vis, bool visible,
+                       bool block_map, size_t block_q, size_t block_k, struct api_error *err);
+void api_shown_release(struct api_shown *s);
+
+/* The 0/1 matrix (n_rows, n_k) as JSON; one row written as a vector when as_vector. */
+void api_write_visible(struct jw *w, const struct api_visibility *vis, const struct api_shown *s,
+                       bool as_vector);
+
+/* {"block": [B_q, B_k], "tiles": [[...]], "sparsity": s} of the whole problem (rows aside). */
+void api_write_block_map(struct jw *w, const struct api_shown *s);
 
 /* The tiles of n_q by n_k in block_q by block_k: what admission counts. */
 size_t api_block_map_tiles(size_t n_q, size_t n_k, size_t block_q, size_t block_k);

@@ -1413,6 +1413,12 @@ const char *const api_messages_en[] = {
     "send larger tiles in block: [128, 128] is FlexAttention's",
     /* api/request/variants.c */
     "%s has more than %zu numbers but needs %zu, %s",
+    /* api/endpoints/shapes/shapes.c */
+    "visible: 1 where every rule lets query i see key j, else 0",
+    /* api/endpoints/shapes/shapes.c */
+    "block_map: each tile 2 full, 1 partial, 0 empty; a kernel skips the empty ones",
+    /* api/endpoints/shapes/shapes.c */
+    "row_sum: what softmax divides each row by",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

@@ -1526,6 +1526,12 @@ const struct api_message api_messages_ko[] = {
       "block 에 더 큰 타일을 보내세요: FlexAttention 은 [128, 128] 을 씁니다" },
     { "%s has more than %zu numbers but needs %zu, %s",
       "%s 에 수가 %zu 개보다 많지만 %zu 개가 필요합니다, %s" },
+    { "visible: 1 where every rule lets query i see key j, else 0",
+      "visible: 모든 규칙이 쿼리 i 에게 키 j 를 보여 주면 1, 아니면 0" },
+    { "block_map: each tile 2 full, 1 partial, 0 empty; a kernel skips the empty ones",
+      "block_map: 타일마다 2 는 모두 보임, 1 은 일부, 0 은 비어 있음; 커널은 빈 타일을 건너뜁니다" },
+    { "row_sum: what softmax divides each row by",
+      "row_sum: softmax 가 각 행을 나누는 값" },
 };
 
 const size_t api_messages_ko_count = sizeof api_messages_ko / sizeof api_messages_ko[0];

@@ -27,6 +27,7 @@ const KEPT = new Set(`
   split weights_mean explain argmax max_weight entropy in_out lse row_sum logsumexp
   rope q_rope k_rope softcap softcapped alibi slope window sink sink_logit sink_weight logit
   dropout dropout_keep dropped stream no_max_subtraction
+  visible block_map B_q B_k tiles rules sum
   X_q X_kv W_Q W_K W_V W_O b_q b_k b_v b_o V_i Q_i K_i dropped_i weights_i
   Q_rope K_rope Q_rope_i K_rope_i
 `.split(/\s+/).filter(Boolean));

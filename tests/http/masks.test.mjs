@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
-import { assertProblem, postJson, rng, startServer } from './lib.mjs';
+import { assertProblem, postJson, request, rng, startServer } from './lib.mjs';
 import { assertNear, matrix } from './reference.mjs';
 
 let s;
@@ -233,11 +233,19 @@ test('a batch item and every head of /v1/multihead keep the rules', async () => 
   assert.deepEqual(batch.results[0].body.visible, expected(item).visible);
   assert.deepEqual(batch.results[1].body.visible, expected({ ...item, chunk: 2 }).visible);
   const mh = await postJson(s.port, '/v1/multihead', { heads: 2, random: { seed: 3, n: 6, d_model: 4 },
-    mask: 'causal_top_left', documents: { lengths: [4, 2] }, chunk: 3, include: ['weights'] });
+    mask: 'causal_top_left', documents: { lengths: [4, 2] }, chunk: 3, block: [4, 4],
+    include: ['weights', 'visible', 'block_map'] });
   assert.equal(mh.status, 200, mh.body);
   const sized = { q: matrix(r, 6, 1), k: matrix(r, 6, 1), mask: 'causal_top_left', documents: { lengths: [4, 2] }, chunk: 3 };
-  mh.json().weights.forEach((head, h) => head.forEach((row, i) => row.forEach((w, j) =>
+  const answer = mh.json();
+  answer.weights.forEach((head, h) => head.forEach((row, i) => row.forEach((w, j) =>
     assert.equal(w > 0, sees(sized, 6, 6, i, j) === true, `head ${h} weight [${i}][${j}]`))));
+  const visible = Array.from({ length: 6 }, (_, i) => Array.from({ length: 6 }, (_, j) => (sees(sized, 6, 6, i, j) ? 1 : 0)));
+  assert.deepEqual(answer.visible, visible, 'multihead visible: the same in every head');
+  assert.deepEqual(answer.block_map, { block: [4, 4], ...tilesOf(visible, 4, 4) });
+  assert.deepEqual([answer.shapes.visible, answer.shapes.block_map], [[6, 6], [2, 2]]);
+  const names = answer.steps.map((x) => x.name);
+  assert.deepEqual(names.slice(-2), ['visible', 'block_map']);
 });
 
 test('a bad field is a 422 that names it, with a hint', async () => {
@@ -294,4 +302,15 @@ test('a vector field says how many numbers it needs, not a cell limit', async ()
   const mh = await postJson(s.port, '/v1/multihead', { heads: 2, random: { seed: 1, n: 2, d_model: 4 },
     alibi: [0.5, 0.25, 0.125] });
   assert.match(assertProblem(assert, mh, 422).errors[0].detail, /has 3 numbers but needs 2, one per head/);
+});
+
+test('/v1/shapes lists visible and its block map in tiles of block_q by block_k, and row_sum', async () => {
+  const r = await request(s.port, { path: '/v1/shapes?n=1000&d_model=512&heads=8&n_kv=300&block_q=64' });
+  assert.equal(r.status, 200, r.body);
+  const rows = Object.fromEntries(r.json().rows.map((x) => [x.op, x.result]));
+  assert.deepEqual(rows['rules(i, j)'], [1000, 300]);
+  assert.deepEqual(rows['tiles(visible, B_q, B_k)'], [Math.ceil(1000 / 64), Math.ceil(300 / 128)]);
+  assert.deepEqual(rows['sum(exp(masked - row_max), axis=-1)'], [1000]);
+  const bad = await request(s.port, { path: '/v1/shapes?n=10&d_model=512&heads=8&block_k=0' });
+  assert.equal(assertProblem(assert, bad, 422).parameter, 'block_k');
 });

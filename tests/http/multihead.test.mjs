@@ -184,10 +184,11 @@ test('the shape table as text, aligned', async () => {
   assert.equal(r.status, 200);
   const lines = r.body.split('\n');
   assert.equal(lines[0], 'shapes  n 10  n_kv 10  d_model 512  heads 8  kv_heads 8  d_k 64');
-  assert.equal(lines[2], 'op                         left       right     result  meaning');
-  assert.ok(lines[3].startsWith('X_q @ W_Q             (10, 512)   (512, 64)   (10, 64)  '));
-  assert.ok(lines[9].startsWith('logsumexp(axis=-1)     (10, 10)           -       (10)  lse: '));
-  assert.ok(lines[12].startsWith('concat @ W_O          (10, 512)  (512, 512)  (10, 512)  '));
+  assert.equal(lines[2], 'op                                          left       right     result  meaning');
+  assert.ok(lines[3].startsWith('X_q @ W_Q                              (10, 512)   (512, 64)   (10, 64)  '));
+  assert.ok(lines[9].startsWith('tiles(visible, B_q, B_k)                (10, 10)           -     (1, 1)  block_map: '));
+  assert.ok(lines[12].startsWith('logsumexp(axis=-1)                      (10, 10)           -       (10)  lse: '));
+  assert.ok(lines[15].startsWith('concat @ W_O                           (10, 512)  (512, 512)  (10, 512)  '));
   const svg = await request(s.port, { path: '/v1/shapes?n=1&d_model=2&heads=1&format=svg' });
   assert.equal(svg.status, 406);
 });

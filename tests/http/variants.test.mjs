@@ -473,18 +473,20 @@ describe('/v1/shapes?variants=', () => {
     assert.equal(ops[5], 'Q @ K^T');
     assert.deepEqual(ops.slice(6, 9), ['scores * scale', 'softcap * tanh(scaled / softcap)',
       '+ bias - slope * |i + n_kv - n - j|, -inf outside the window']);
-    assert.deepEqual(ops.slice(9, 13), ['softmax(axis=-1)', 'softmax([masked, sink_logit])',
-      'logsumexp(axis=-1)', 'weights * keep / (1 - p)']);
-    assert.equal(b.rows.length, 16);
-    assert.deepEqual(b.rows[11].result, [10]); // lse: one number a query
+    // after masked: the rules' visible and its block map, then softmax
+    assert.deepEqual(ops.slice(9, 11), ['rules(i, j)', 'tiles(visible, B_q, B_k)']);
+    assert.deepEqual(ops.slice(11, 16), ['softmax(axis=-1)', 'softmax([masked, sink_logit])',
+      'sum(exp(masked - row_max), axis=-1)', 'logsumexp(axis=-1)', 'weights * keep / (1 - p)']);
+    assert.equal(b.rows.length, 19);
+    assert.deepEqual([b.rows[13].result, b.rows[14].result], [[10], [10]]); // row_sum, lse
     // rope keeps (n, d_k) and (n_kv, d_k); the grid steps keep (n, n_kv)
-    assert.deepEqual([b.rows[3].result, b.rows[4].result, b.rows[7].result, b.rows[12].result],
+    assert.deepEqual([b.rows[3].result, b.rows[4].result, b.rows[7].result, b.rows[15].result],
       [[10, 64], [12, 64], [10, 12], [10, 12]]);
   });
-  test('without variants the table is the lecture\'s nine rows and the row statistics\' lse', async () => {
+  test('without variants the table is the lecture\'s nine rows, visible, its block map and the row statistics', async () => {
     const r = await request(s.port, { path: '/v1/shapes?n=10&d_model=512&heads=8' });
-    assert.equal(r.json().rows.length, 10);
-    assert.deepEqual(r.json().rows[6], { op: 'logsumexp(axis=-1)', left: [10, 10], right: null,
+    assert.equal(r.json().rows.length, 13);
+    assert.deepEqual(r.json().rows[9], { op: 'logsumexp(axis=-1)', left: [10, 10], right: null,
       result: [10], meaning: 'lse: the log of each row\'s softmax denominator, what a fast kernel returns beside its output' });
     assert.equal(r.json().variants, undefined);
   });

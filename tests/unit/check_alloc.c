@@ -160,6 +160,20 @@ static const struct alloc_case {
       "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":2,\"n\":3,\"d_model\":4},"
       "\"b_q\":[0,1,2,3],\"rows\":[2,0],\"precision\":{\"format\":\"bfloat16\"},"
       "\"rope\":{},\"sink_logit\":0.5,\"dropout\":{\"p\":0.25,\"seed\":1}}", NULL },
+    /* the masks of training: visible and the block map, documents streamed, every head */
+    { "POST", "/v1/attention", NULL,
+      "{\"q\":[[1,0],[0,1],[1,1]],\"k\":[[1,0],[0,1],[1,1]],\"v\":[[1],[2],[3]],"
+      "\"mask\":\"causal_top_left\",\"documents\":{\"lengths_q\":[1,2],\"lengths_k\":[2,1]},"
+      "\"prefix\":1,\"chunk\":2,\"block\":[2,1],\"include\":[\"weights\",\"visible\",\"block_map\"]}",
+      NULL },
+    { "POST", "/v1/attention", NULL,
+      "{\"random\":{\"seed\":1,\"n_q\":6,\"n_k\":6,\"d_k\":2,\"d_v\":2},\"mask\":\"causal\","
+      "\"documents\":{\"lengths\":[2,4]},\"rows\":[5,0],\"include\":[\"output\",\"lse\",\"block_map\"]}",
+      NULL },
+    { "POST", "/v1/multihead", NULL,
+      "{\"heads\":2,\"random\":{\"seed\":1,\"n\":4,\"d_model\":4},\"documents\":{\"lengths\":[1,3]},"
+      "\"include\":[\"weights\",\"visible\",\"block_map\"]}", NULL },
+    { "POST", "/v1/attention", NULL, "{" SEED000 ",\"documents\":{\"lengths\":[1,0]}}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"maks\":\"causal\"}", NULL },
     { "POST", "/v1/attention", NULL, "{\"q\":[[1,\"0\"]],\"k\":[[1,0]],\"v\":[[1]]}", NULL },
     { "POST", "/v1/attention", NULL,

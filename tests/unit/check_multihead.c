@@ -537,9 +537,14 @@ START_TEST(test_shapes_seed000)
                                            "\"right\":null,\"result\":[10,512]"));
     ck_assert_ptr_nonnull(strstr(res.body, "{\"op\":\"concat @ W_O\",\"left\":[10,512],"
                                            "\"right\":[512,512],\"result\":[10,512]"));
+    /* visible and its block map in tiles of 128: one tile for 10 tokens */
+    ck_assert_ptr_nonnull(strstr(res.body, "{\"op\":\"rules(i, j)\",\"left\":[10,10],"
+                                           "\"right\":null,\"result\":[10,10]"));
+    ck_assert_ptr_nonnull(strstr(res.body, "{\"op\":\"tiles(visible, B_q, B_k)\",\"left\":[10,10],"
+                                           "\"right\":null,\"result\":[1,1]"));
     json_t *doc = parse_body(&res);
-    /* the lecture's nine rows, and the row statistics' lse */
-    ck_assert_uint_eq(json_array_size(json_object_get(doc, "rows")), 10);
+    /* the lecture's nine rows, visible and its block map, and the row statistics */
+    ck_assert_uint_eq(json_array_size(json_object_get(doc, "rows")), 13);
     json_decref(doc);
     api_response_deinit(&res);
 }

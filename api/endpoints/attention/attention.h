@@ -23,6 +23,7 @@
 #include "api/request/grid.h"
 #include "api/request/heatmap.h"
 #include "api/request/precision.h"
+#include "api/endpoints/block_map.h"
 #include "api/endpoints/precision.h"
 #include "api/endpoints/teach/explain.h"
 #include "api/endpoints/teach/pitfall.h"
@@ -87,6 +88,7 @@ struct api_attention_req {
                                /*   matrix: run by api_attention_stream, answered as JSON */
     struct api_precision precision;            /* `precision`: computed in a low format */
     struct api_precision_report *report;       /* then its report, filled by run (heap) */
+    struct api_shown shown;    /* visible's and block_map's memory, made by the run step */
 };
 
 /*
@@ -220,6 +222,10 @@ size_t api_attention_variants_bytes(const struct api_attention_req *req);
 void api_attention_write_variant_steps(struct jw *w, const struct api_attention_req *req);
 
 /* Writes the 200 response object for req and its trace. */
+/* The run step's part of visible and block_map (attention/json.c): 503 when memory runs
+ * out; nothing when neither is asked. */
+bool api_attention_prepare_shown(struct api_attention_req *r, struct api_error *err);
+
 void api_attention_write(struct jw *w, const struct api_attention_req *req,
                          const struct attn_trace *trace);
 

@@ -66,7 +66,7 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
 static bool run(void *state, struct api_error *err)
 {
     struct attention_state *st = state;
-    if (!api_attention_fill_random(&st->req, err))
+    if (!api_attention_fill_random(&st->req, err) || !api_attention_prepare_shown(&st->req, err))
         return false;
     if (st->req.streamed)
         return api_attention_stream(&st->req, "", &st->stream, err);

@@ -204,21 +204,29 @@ void api_attention_pitfall(struct api_pitfall_result *out, const struct api_atte
 /* visible and block_map, when asked for: from the rules, whichever path ran. */
 static void write_visibility(struct jw *w, const struct api_attention_req *r)
 {
-    const unsigned long asked = (1ul << API_PART_VISIBLE) | (1ul << API_PART_BLOCK_MAP);
-    if (!(r->include & asked))
-        return;
     const struct attn_problem p = { .mask = api_grid_mask(&r->grid) };
     const struct attn_variants v = api_variants_for_head(&r->variants, 0);
     const struct api_visibility vis = { &p, &v, r->q.rows, r->k.rows, r->rows,
                                         api_attention_answer_rows(r) };
     if (r->include & (1ul << API_PART_VISIBLE)) {
         JW_KEY(w, "visible");
-        api_write_visible(w, &vis, r->q_is_vector);
+        api_write_visible(w, &vis, &r->shown, r->q_is_vector);
     }
     if (r->include & (1ul << API_PART_BLOCK_MAP)) {
         JW_KEY(w, "block_map");
-        api_write_block_map(w, &vis, r->variants.masks.block_q, r->variants.masks.block_k);
+        api_write_block_map(w, &r->shown);
     }
+}
+
+bool api_attention_prepare_shown(struct api_attention_req *r, struct api_error *err)
+{
+    const struct attn_problem p = { .mask = api_grid_mask(&r->grid) };
+    const struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    const struct api_visibility vis = { &p, &v, r->q.rows, r->k.rows, r->rows,
+                                        api_attention_answer_rows(r) };
+    return api_shown_prepare(&r->shown, &vis, r->include & (1ul << API_PART_VISIBLE),
+                             r->include & (1ul << API_PART_BLOCK_MAP), r->variants.masks.block_q,
+                             r->variants.masks.block_k, err);
 }
 
 void api_attention_write(struct jw *w, const struct api_attention_req *r,

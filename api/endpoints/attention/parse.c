@@ -287,5 +287,6 @@ void api_attention_req_deinit(struct api_attention_req *r)
     attn_vtrace_free(r->vsteps);
     free(r->vsteps);
     free(r->report);
+    api_shown_release(&r->shown);
     memset(r, 0, sizeof *r);
 }

@@ -120,6 +120,7 @@ static void write_item(struct jw *w, struct batch_item *item, const char *prefix
 {
     struct attn_trace trace = { 0 };
     bool ok = item->ok && api_attention_fill_random(&item->req, &item->err) &&
+              api_attention_prepare_shown(&item->req, &item->err) &&
               api_attention_run(&item->req, prefix, &trace, &item->err);
     jw_object_begin(w);
     JW_KEY(w, "status");
@@ -223,6 +224,7 @@ static void respond_text(struct batch_state *st, struct api_response *res)
         struct attn_trace trace = { 0 };
         snprintf(prefix, sizeof prefix, "/items/%zu", i);
         bool ok = item->ok && api_attention_fill_random(&item->req, &item->err) &&
+              api_attention_prepare_shown(&item->req, &item->err) &&
               api_attention_run(&item->req, prefix, &trace, &item->err);
         api_batch_table_add(&table, i, item->ok ? item->req.name : NULL, &item->req,
                             ok ? &trace : NULL, &item->err);

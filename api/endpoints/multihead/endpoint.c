@@ -62,7 +62,7 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
 static bool run(void *state, struct api_error *err)
 {
     struct multihead_state *st = state;
-    if (!api_multihead_fill_random(&st->req, err))
+    if (!api_multihead_fill_random(&st->req, err) || !api_multihead_prepare_shown(&st->req, err))
         return false;
     if (!st->req.streamed)
         return api_multihead_run(&st->req, "", &st->trace, err);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "api/endpoints/answer.h"
+#include "api/endpoints/block_map.h"
 #include "api/endpoints/attention/variants.h"
 #include "api/i18n/lang.h"
 #include "api/json/matrix_write.h"
@@ -77,6 +78,12 @@ static void write_shapes(struct jw *w, const struct api_multihead_req *r,
         shape_member(w, "row_sum", r->heads, t->n_q);
     if (r->include & (1ul << API_MH_LSE))
         shape_member(w, "lse", r->heads, t->n_q);
+    if (r->include & (1ul << API_MH_VISIBLE))
+        shape_member(w, "visible", t->n_q, t->n_k);
+    if (r->include & (1ul << API_MH_BLOCK_MAP))
+        shape_member(w, "block_map",
+                     api_block_map_tiles(r->x_q.rows, 1, r->variants.masks.block_q, 1),
+                     api_block_map_tiles(1, t->n_k, 1, r->variants.masks.block_k));
     jw_object_end(w);
 }
 
@@ -91,11 +98,13 @@ struct mh_step {
 
 /* The row statistics, when asked for, after every other step: (h, n_q) each. */
 static void write_row_stat_steps(struct jw *w, const struct api_multihead_req *r, size_t n_q,
-                                 int number)
+                                 size_t n_k, int number)
 {
     static const struct { int part; const char *name, *op; } stats[] = {
         { API_MH_ROW_SUM, "row_sum", "sum of e^(masked_i - row_max_i) along each row" },
         { API_MH_LSE, "lse", "row_max_i + ln(row_sum_i)" },
+        { API_MH_VISIBLE, "visible", "1 where every rule lets query i see key j, else 0" },
+        { API_MH_BLOCK_MAP, "block_map", "each tile of visible: 2 full, 1 partial, 0 empty" },
     };
     for (size_t s = 0; s < sizeof stats / sizeof stats[0]; s++) {
         if (!(r->include & (1ul << stats[s].part)))
@@ -108,7 +117,13 @@ static void write_row_stat_steps(struct jw *w, const struct api_multihead_req *r
         JW_KEY(w, "op");
         jw_string(w, stats[s].op);
         JW_KEY(w, "shape");
-        api_write_shape(w, r->heads, n_q, false);
+        if (stats[s].part == API_MH_VISIBLE)
+            api_write_shape(w, n_q, n_k, false);
+        else if (stats[s].part == API_MH_BLOCK_MAP)
+            api_write_shape(w, api_block_map_tiles(r->x_q.rows, 1, r->variants.masks.block_q, 1),
+                            api_block_map_tiles(1, n_k, 1, r->variants.masks.block_k), false);
+        else
+            api_write_shape(w, r->heads, n_q, false);
         jw_object_end(w);
     }
 }
@@ -183,7 +198,7 @@ static void write_steps(struct jw *w, const struct api_multihead_req *r,
             api_write_shape(w, st->shape[1], st->shape[2], false);
         jw_object_end(w);
     }
-    write_row_stat_steps(w, r, n_q, number);
+    write_row_stat_steps(w, r, n_q, n_k, number);
     jw_array_end(w);
 }
 
@@ -251,6 +266,35 @@ static void write_steps_data(struct jw *w, const struct api_multihead_req *r,
             api_write_matrix(w, after[i].m);
         }
     }
+}
+
+/* visible and block_map, the same in every head: from the rules, whichever path ran. */
+static void write_visibility(struct jw *w, const struct api_multihead_req *r,
+                             const struct attn_mh_trace *t)
+{
+    const struct attn_problem p = { .mask = api_grid_mask(&r->grid) };
+    const struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    const struct api_visibility vis = { &p, &v, r->x_q.rows, t->n_k, r->rows, t->n_q };
+    if (r->include & (1ul << API_MH_VISIBLE)) {
+        JW_KEY(w, "visible");
+        api_write_visible(w, &vis, &r->shown, false);
+    }
+    if (r->include & (1ul << API_MH_BLOCK_MAP)) {
+        JW_KEY(w, "block_map");
+        api_write_block_map(w, &r->shown);
+    }
+}
+
+bool api_multihead_prepare_shown(struct api_multihead_req *r, struct api_error *err)
+{
+    size_t n_k = r->cross ? r->x_kv.rows : r->x_q.rows;
+    const struct attn_problem p = { .mask = api_grid_mask(&r->grid) };
+    const struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    const struct api_visibility vis = { &p, &v, r->x_q.rows, n_k, r->rows,
+                                        api_multihead_answer_rows(r) };
+    return api_shown_prepare(&r->shown, &vis, r->include & (1ul << API_MH_VISIBLE),
+                             r->include & (1ul << API_MH_BLOCK_MAP), r->variants.masks.block_q,
+                             r->variants.masks.block_k, err);
 }
 
 /* Each head's row_sum and lse, (h, n_q): from its summary, no matrix needed. */
@@ -350,6 +394,7 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
     const struct api_tie_source *tied = t->head[0].weights.data != NULL ? &ties : NULL;
     api_multihead_write_variants(w, r);
     write_row_stats(w, r, t);
+    write_visibility(w, r, t);
     if (r->include & (1ul << API_MH_SUMMARY)) {
         const double **sink = r->variants.sink ? malloc(t->heads * sizeof *sink) : NULL;
         for (size_t h = 0; sink != NULL && h < t->heads; h++)

@@ -25,6 +25,7 @@
 #include "api/http/response.h"
 #include "api/request/grid.h"
 #include "api/request/heatmap.h"
+#include "api/endpoints/block_map.h"
 #include "api/endpoints/precision.h"
 #include "api/endpoints/teach/explain.h"
 #include "api/request/variants.h"
@@ -39,6 +40,7 @@ enum api_mh_part {
     API_MH_HEAD_OUTPUTS, API_MH_CONCAT, API_MH_OUTPUT, API_MH_WEIGHTS_MEAN, API_MH_SUMMARY,
     API_MH_Q_ROPE, API_MH_K_ROPE, API_MH_SOFTCAPPED, API_MH_DROPOUT_KEEP, API_MH_DROPPED,
     API_MH_ROW_SUM, API_MH_LSE, /* each head's row statistics (h, n_q): only when asked for */
+    API_MH_VISIBLE, API_MH_BLOCK_MAP, /* what every head sees and its tiles: only when asked */
     API_MH_PART_COUNT
 };
 /* What `include` gives when absent: every step, not the inputs or the row statistics. */
@@ -74,6 +76,7 @@ struct api_multihead_req {
                                   /*   the answer needs none: run by api_multihead_stream */
     struct api_precision precision;      /* `precision`: computed in a low format */
     struct api_precision_report *report; /* then its report, filled by run (heap) */
+    struct api_shown shown;              /* visible's and block_map's memory (run step) */
 };
 
 /*
@@ -106,6 +109,10 @@ bool api_multihead_fill_random(struct api_multihead_req *req, struct api_error *
 /* Runs the computation into trace (allocated here; free with attn_mh_trace_free). */
 bool api_multihead_run(const struct api_multihead_req *req, const char *prefix,
                        struct attn_mh_trace *trace, struct api_error *err);
+
+/* The run step's part of visible and block_map (multihead/json.c): 503 when memory runs
+ * out; nothing when neither is asked. */
+bool api_multihead_prepare_shown(struct api_multihead_req *r, struct api_error *err);
 
 void api_multihead_write(struct jw *w, const struct api_multihead_req *req,
                          const struct attn_mh_trace *trace);

@@ -11,6 +11,7 @@
  * admission, and a body of a few dozen bytes can ask for 16.8 M numbers.
  */
 #include "api/endpoints/multihead/multihead.h"
+#include "api/endpoints/block_map.h"
 #include "api/endpoints/teach/ties.h"
 
 #include <math.h>
@@ -66,7 +67,8 @@ static const struct api_field random_fields[] = {
 static const char *const mh_part_names[API_MH_PART_COUNT] = {
     "x", "w_q", "w_k", "w_v", "w_o", "q", "k", "v", "scores", "scaled", "masked", "weights",
     "head_outputs", "concat", "output", "weights_mean", "summary",
-    "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped", "row_sum", "lse",
+    "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped", "row_sum", "lse", "visible",
+    "block_map",
 };
 
 static const char *const layout_names[] = { "in_out", "out_in" };
@@ -341,6 +343,9 @@ static size_t answer_numbers(const struct api_multihead_req *r, size_t n_q_sent,
         [API_MH_OUTPUT] = q, [API_MH_WEIGHTS_MEAN] = mul_sat(n_q, n_k),
         [API_MH_SUMMARY] = mul_sat(mul_sat(5, r->heads), n_q),
         [API_MH_ROW_SUM] = mul_sat(r->heads, n_q), [API_MH_LSE] = mul_sat(r->heads, n_q),
+        [API_MH_VISIBLE] = mul_sat(n_q, n_k),
+        [API_MH_BLOCK_MAP] = api_block_map_tiles(r->x_q.rows, n_k, r->variants.masks.block_q,
+                                                 r->variants.masks.block_k),
     };
     size_t numbers = 0;
     for (int p = 0; p < API_MH_PART_COUNT; p++)
@@ -578,6 +583,9 @@ static bool read_options(const json_t *doc, const char *prefix, const struct api
     if (!api_variants_read(doc, prefix, &sizes, &r->variants, err))
         return false;
     api_variants_set_top_left(&r->variants, r->grid.top_left);
+    if ((r->include & (1ul << API_MH_BLOCK_MAP)) &&
+        !api_check_block_map(&r->variants.masks, n_q, n_k, prefix, limits, err))
+        return false;
     API_FIELD_POINTER(ptr, prefix, "include");
     if (!api_variants_check_include(&r->variants, api_member(doc, "include"), ptr, err))
         return false;
@@ -684,5 +692,6 @@ void api_multihead_req_deinit(struct api_multihead_req *r)
     free(r->vsteps);
     free(r->report);
     api_variants_deinit(&r->variants);
+    api_shown_release(&r->shown);
     memset(r, 0, sizeof *r);
 }

@@ -53,7 +53,7 @@ bool api_multihead_streams(const struct api_multihead_req *r, enum api_format fo
     unsigned long streamable = (1ul << API_MH_Q) | (1ul << API_MH_K) | (1ul << API_MH_V) |
                                (1ul << API_MH_HEAD_OUTPUTS) | (1ul << API_MH_CONCAT) |
                                (1ul << API_MH_OUTPUT) | (1ul << API_MH_ROW_SUM) |
-                               (1ul << API_MH_LSE);
+                               (1ul << API_MH_LSE) | (1ul << API_MH_BLOCK_MAP);
     for (int p = API_MH_X; p <= API_MH_W_O; p++)
         streamable |= 1ul << p;
     return format == API_FORMAT_JSON && !r->explain.on && !r->variants.dropout &&

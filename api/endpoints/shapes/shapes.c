@@ -22,7 +22,7 @@
 /* The sizes /v1/shapes reads from its query (besides format and lang, which every route
    takes): the router refuses any other name (api/request/query.h). */
 const char *const api_shapes_params[] = { "n", "d_model", "heads", "n_kv", "kv_heads", "variants",
-                                          NULL };
+                                          "block_q", "block_k", NULL };
 
 static bool param_error(struct api_error *err, enum api_problem_type type, const char *name,
                         const char *value)
@@ -67,12 +67,16 @@ bool api_shapes_parse(const struct api_request *req, struct api_shapes *s, struc
         !read_param(req, "heads", true, &s->heads, err) ||
         !read_param(req, "n_kv", false, &s->n_kv, err) ||
         !read_param(req, "kv_heads", false, &s->kv_heads, err) ||
+        !read_param(req, "block_q", false, &s->block_q, err) ||
+        !read_param(req, "block_k", false, &s->block_k, err) ||
         !api_shapes_read_variants(req, &s->variants, err))
         return false;
     if (s->n_kv == 0)
         s->n_kv = s->n;
     if (s->kv_heads == 0)
         s->kv_heads = s->heads;
+    s->block_q = s->block_q == 0 ? 128 : s->block_q; /* FlexAttention's tile */
+    s->block_k = s->block_k == 0 ? 128 : s->block_k;
     if (s->d_model % s->heads != 0) {
         api_error_set(err, API_INVALID_VALUE, "heads %zu does not divide d_model %zu: each head "
                       "takes d_model/heads columns", s->heads, s->d_model);
@@ -104,6 +108,29 @@ static void write_dims(struct jw *w, size_t h, size_t a, size_t b)
     if (b != 0)
         jw_int(w, (long long)b);
     jw_array_end(w);
+}
+
+/* The rows of the masks and the row statistics, at their place among the lecture's:
+ * visible and its block map after the mask (before softmax, row 5), row_sum before
+ * logsumexp (row 6). */
+static void mask_rows(const struct api_shapes *s, int before, api_shape_row_fn *fn, void *data)
+{
+    size_t n = s->n, m = s->n_kv;
+    size_t tiles_q = n / s->block_q + (n % s->block_q != 0);
+    size_t tiles_k = m / s->block_k + (m % s->block_k != 0);
+    const struct api_shape_row visible = { "rules(i, j)", { 0, n, m }, 0, { 0, 0 }, { n, m },
+        API_TR("visible: 1 where every rule lets query i see key j, else 0") };
+    const struct api_shape_row map = { "tiles(visible, B_q, B_k)", { 0, n, m }, 0, { 0, 0 },
+        { tiles_q, tiles_k }, API_TR("block_map: each tile 2 full, 1 partial, 0 empty; a kernel "
+                                     "skips the empty ones") };
+    const struct api_shape_row row_sum = { "sum(exp(masked - row_max), axis=-1)", { 0, n, m }, 0,
+        { 0, 0 }, { n, 0 }, API_TR("row_sum: what softmax divides each row by") };
+    if (before == 5) {
+        fn(&visible, data);
+        fn(&map, data);
+    }
+    if (before == 6)
+        fn(&row_sum, data);
 }
 
 void api_shapes_rows(const struct api_shapes *s, api_shape_row_fn *fn, void *data)
@@ -144,6 +171,7 @@ void api_shapes_rows(const struct api_shapes *s, api_shape_row_fn *fn, void *dat
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         /* none unless ?variants names them */
         api_shapes_variant_rows(s->variants, s->n, s->n_kv, s->d_k, (int)i, fn, data);
+        mask_rows(s, (int)i, fn, data);
         fn(&rows[i], data);
     }
 }
@@ -236,7 +264,7 @@ static void collect_row(const struct api_shape_row *row, void *data)
 /* The table as text/plain, aligned by render/text.h. */
 static void shapes_text(struct api_buf *b, const struct api_shapes *s)
 {
-    enum { ROWS = 10 + 6 }; /* the table, and at most 6 rows of variants */
+    enum { ROWS = 10 + 3 + 6 }; /* the table, the masks' rows, at most 6 rows of variants */
     const char *const header[] = { "op", API_TR("left"), API_TR("right"), API_TR("result"),
                                    API_TR("meaning") };
     char text[ROWS][5][160];

@@ -18,9 +18,10 @@
 struct api_shapes {
     size_t n, n_kv, d_model, heads, kv_heads, d_k;
     unsigned variants; /* bits of enum api_shape_variant: ?variants=rope,softcap,... */
+    size_t block_q, block_k; /* the block map's tile: ?block_q, ?block_k, default 128 */
 };
 
-/* Reads n, d_model, heads (required), n_kv, kv_heads (optional) from the query. */
+/* Reads n, d_model, heads (required), n_kv, kv_heads, block_q, block_k (optional). */
 /* The query parameters /v1/shapes takes besides format and lang (NULL-terminated). */
 extern const char *const api_shapes_params[];
 
