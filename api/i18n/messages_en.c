@@ -697,6 +697,16 @@ const char *const api_messages_en[] = {
     "send fewer rows here, ask for fewer steps with include, or split the work over several requests; the operator sets the limit with --max-request-bytes",
     /* api/endpoints/v2/attention.c */
     "ask for OUTPUT, LSE, ROW_SUM and ROW_MAX only: they are computed without the score matrix",
+    /* api/endpoints/v2/common.c */
+    "document lengths are integers: send INT32 or INT64",
+    /* api/endpoints/v2/grid.c */
+    "parameters.causal is true, false or \"top_left\", not \"%.64s\"",
+    /* api/endpoints/v2/grid.c */
+    "true aligns bottom-right (FlashAttention: query i sees key j iff j <= i + n_k - n_q), \"top_left\" top-left (SDPA's is_causal: j <= i)",
+    /* api/endpoints/v2/grid.c */
+    "no memory for the block map",
+    /* api/endpoints/v2/variants.c */
+    "inputs[%zu] (%.64s) has rank %zu; document lengths are one list (rank 1), shared by every problem of a batch",
     /* api/http/admission.c */
     "this request asks for %.4g multiply-adds (n_q·n_k·(d_k + d_v), summed over heads and items); this server does at most %.4g for one request",
     /* api/http/admission.c */

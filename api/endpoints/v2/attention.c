@@ -20,19 +20,22 @@
 
 #include "api/http/admission.h"
 
-enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_COUNT };
-static const char *const input_names[IN_COUNT] = { "Q", "K", "V", "MASK", "BIAS" };
+enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_LENGTHS, IN_COUNT = IN_LENGTHS + API_V2_N_LENGTHS_INPUTS };
+static const char *const input_names[IN_COUNT] = { "Q", "K", "V", "MASK", "BIAS",
+                                                   API_V2_LENGTHS_INPUTS };
 
 /* The outputs, and the step (enum api_attention_part) each one is; the variants' steps
- * after the five. */
+ * after the five. BLOCK_MAP is no step of a trace: it comes from the rules alone. */
 static const char *const output_names[] = { "SCORES", "SCALED", "MASKED", "WEIGHTS", "OUTPUT",
                                             "Q_ROPE", "K_ROPE", "SOFTCAPPED", "DROPOUT_KEEP",
-                                            "DROPPED", "LSE", "ROW_SUM", "ROW_MAX" };
+                                            "DROPPED", "LSE", "ROW_SUM", "ROW_MAX",
+                                            "BLOCK_MAP" };
 static const int part_of[] = { API_PART_SCORES, API_PART_SCALED, API_PART_MASKED,
                                API_PART_WEIGHTS, API_PART_OUTPUT, API_PART_Q_ROPE,
                                API_PART_K_ROPE, API_PART_SOFTCAPPED, API_PART_DROPOUT_KEEP,
                                API_PART_DROPPED, API_PART_LSE, API_PART_ROW_SUM,
-                               API_PART_ROW_MAX };
+                               API_PART_ROW_MAX, API_PART_BLOCK_MAP };
+enum { OUT_BLOCK_MAP = 13 }; /* its index in output_names */
 
 /* The row statistics: one number a query, (n_q) or (B, n_q), from the trace's summary. */
 static bool is_row_stat(int part)
@@ -40,11 +43,16 @@ static bool is_row_stat(int part)
     return part == API_PART_LSE || part == API_PART_ROW_SUM || part == API_PART_ROW_MAX;
 }
 #define N_OUTPUTS (sizeof output_names / sizeof output_names[0])
+_Static_assert(N_OUTPUTS == OUT_BLOCK_MAP + 1, "BLOCK_MAP is the last output");
 
 /* An output's (rows, cols) for one problem: rows 0 when it has no rows (a vector q). */
 static void output_dims(const struct api_attention_req *req, int part, size_t dims[2])
 {
     size_t n_q = req->q.rows, n_k = req->k.rows;
+    if (part == API_PART_BLOCK_MAP) {
+        api_v2_block_map_dims(&req->grid, &req->variants, dims);
+        return;
+    }
     if (is_row_stat(part)) { /* sent as (n_q): see rank_of */
         dims[0] = 1;
         dims[1] = n_q;
@@ -58,6 +66,8 @@ static void output_dims(const struct api_attention_req *req, int part, size_t di
 /* Rank 1 (dims[1] alone) for a vector q's steps and for the row statistics. */
 static size_t rank_of(const struct api_attention_req *req, int part)
 {
+    if (part == API_PART_BLOCK_MAP) /* tiles of rows and columns, a vector Q's too */
+        return 2;
     return (req->q_is_vector && part != API_PART_K_ROPE) || is_row_stat(part) ? 1 : 2;
 }
 
@@ -78,8 +88,10 @@ static bool read_inputs(struct api_v2_attention *m, const struct api_v2_infer *r
                         struct api_error *err)
 {
     static const unsigned bits[IN_COUNT] = { API_V2_NUMBERS, API_V2_NUMBERS, API_V2_NUMBERS,
-                                             API_V2_FLAGS, API_V2_NUMBERS };
-    static const bool required[IN_COUNT] = { true, true, true, false, false };
+                                             API_V2_FLAGS, API_V2_NUMBERS, API_V2_INTEGERS,
+                                             API_V2_INTEGERS, API_V2_INTEGERS };
+    static const bool required[IN_COUNT] = { true, true, true, false, false, false, false,
+                                             false };
     if (!api_v2_check_inputs(r, "attention", input_names, bits, required, IN_COUNT, err))
         return false;
     api_v2_input_find(r, "Q", false, &m->q);
@@ -185,7 +197,7 @@ static bool read_precision(struct api_v2_attention *m, const struct api_v2_infer
 }
 
 static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *r,
-                         struct api_error *err)
+                         const struct api_limits *limits, struct api_error *err)
 {
     static const char *const known[] = { "scale", "causal", "mask_semantics", "precision",
                                          "accumulate", API_V2_VARIANT_PARAMS };
@@ -193,9 +205,9 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
         return false;
     const struct api_variant_sizes sizes = { 1, m->req.q.rows, m->req.k.rows, m->req.q.cols,
                                              m->req.q_is_vector };
-    if (!api_v2_read_variants(r->parameters, &sizes, &m->req.variants, err) ||
-        !read_precision(m, r, err))
+    if (!api_v2_read_variants(r, &sizes, &m->req.variants, err) || !read_precision(m, r, err))
         return false;
+    api_variants_set_top_left(&m->req.variants, m->req.grid.top_left);
     if (m->req.variants.any && (m->req.vsteps = calloc(1, sizeof *m->req.vsteps)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
         return false;
@@ -210,7 +222,9 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
     }
     static const size_t dflt[] = { API_PART_WEIGHTS, API_PART_OUTPUT };
     if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, 2,
-                             api_v2_default_dtype(m->q.t->dtype), &m->out, err))
+                             api_v2_default_dtype(m->q.t->dtype), &m->out, err) ||
+        !api_v2_block_map_check(&m->out, OUT_BLOCK_MAP, r->parameters, &m->req.grid,
+                                &m->req.variants, limits, err))
         return false;
     /* Weights and output are always computed; the earlier steps only when asked. */
     m->req.include = 0;
@@ -277,8 +291,11 @@ size_t api_v2_attention_working_set(const void *state, size_t body_len, bool pie
     }
     pieces = api_v2_in_pieces(api_v2_binary_bytes(&m->out, cells), pieces);
     for (size_t i = 0; i < m->out.n; i++) {
-        if (copied)
+        bool tiles = part_of[m->out.index[i]] == API_PART_BLOCK_MAP;
+        if (copied || tiles) /* the block map's numbers are always its own */
             bytes = api_v2_add(bytes, api_v2_mul(cells[i], sizeof(double)));
+        if (tiles) /* and core's tiles of one problem, a byte each, while it is filled */
+            bytes = api_v2_add(bytes, cells[i] / problems);
         bytes = api_v2_add(bytes, api_v2_answer_bytes(cells[i], m->out.binary[i],
                                                       m->out.dtype[i], pieces));
     }
@@ -306,7 +323,7 @@ bool api_v2_attention_parse(void *state, const struct api_v2_infer *r,
     memset(m, 0, sizeof *m);
     m->header = r;
     if (!(read_inputs(m, r, err) && check_qkv(m, limits, err) && read_grid(m, r, err) &&
-          read_options(m, r, err) && check_scores(m, limits, err)))
+          read_options(m, r, limits, err) && check_scores(m, limits, err)))
         return false;
     set_limit_pointer(m);
     return true;
@@ -355,13 +372,14 @@ static bool open_outputs(const struct api_v2_attention *m, struct api_v2_outs *o
         output_dims(&m->req, part, shape);
         struct api_v2_out *out = &o->out[o->n];
         api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
-        bool made = data == NULL ? api_v2_out_alloc(out, m->batch, rank, shape + 2 - rank)
-                                 : api_v2_out_borrow(out, rank, shape + 2 - rank, 1);
+        bool own = data == NULL || part == API_PART_BLOCK_MAP; /* the tiles lie in no trace */
+        bool made = own ? api_v2_out_alloc(out, m->batch, rank, shape + 2 - rank)
+                        : api_v2_out_borrow(out, rank, shape + 2 - rank, 1);
         if (!made) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;
         }
-        if (data != NULL)
+        if (!own)
             out->parts[0] = data[i];
         o->n++;
     }
@@ -377,6 +395,27 @@ static void point_at(struct api_v2_attention *m, size_t b)
     req->k.data = m->k.data + b * n_k * req->k.cols;
     req->v.data = m->v.data + b * n_k * req->v.cols;
     api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, b);
+}
+
+/*
+ * BLOCK_MAP's tiles of problem b (the grid points at it), from the rules alone, into its
+ * own numbers; after the last problem, its sparsity.
+ */
+static bool fill_block_maps(const struct api_v2_attention *m, struct api_v2_outs *o, size_t b,
+                            struct api_error *err)
+{
+    size_t problems = m->batch > 0 ? m->batch : 1;
+    for (size_t i = 0; i < o->n; i++) {
+        if (part_of[m->out.index[i]] != API_PART_BLOCK_MAP)
+            continue;
+        struct api_v2_out *out = &o->out[i];
+        if (!api_v2_block_map_fill(&m->req.grid, &m->req.variants,
+                                   out->data + b * (out->count / problems), err))
+            return false;
+        if (b + 1 == problems)
+            api_v2_block_map_done(out);
+    }
+    return true;
 }
 
 static void trace_free(void *trace)
@@ -407,7 +446,7 @@ static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct ap
     const double *data[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++)
         data[i] = step_of(trace, NULL, part_of[m->out.index[i]]).data;
-    return open_outputs(m, o, data, err);
+    return open_outputs(m, o, data, err) && fill_block_maps(m, o, 0, err);
 }
 
 /* A streamed answer's output `part` as one matrix: the output, or a row statistic. */
@@ -446,7 +485,7 @@ static bool stream_one(struct api_v2_attention *m, struct api_v2_outs *o, struct
     const double *data[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++)
         data[i] = stream_part(s, part_of[m->out.index[i]]).data;
-    return open_outputs(m, o, data, err);
+    return open_outputs(m, o, data, err) && fill_block_maps(m, o, 0, err);
 }
 
 /* Every problem of a batch streamed in turn, its outputs copied into the answer's. */
@@ -460,10 +499,14 @@ static bool stream_each(struct api_v2_attention *m, struct api_v2_outs *o, struc
         if (!api_attention_stream(&m->req, "", &s, err))
             return false;
         for (size_t i = 0; i < o->n; i++) {
+            if (part_of[m->out.index[i]] == API_PART_BLOCK_MAP)
+                continue;
             const struct attn_matrix part = stream_part(&s, part_of[m->out.index[i]]);
             copy_matrix(o->out[i].data + b * part.rows * part.cols, &part);
         }
         attn_stream_free(&s);
+        if (!fill_block_maps(m, o, b, err))
+            return false;
     }
     return true;
 }
@@ -506,11 +549,15 @@ bool api_v2_attention_run(void *state, struct api_v2_outs *o, struct api_error *
             return false;
         }
         for (size_t i = 0; i < o->n; i++) {
+            if (part_of[m->out.index[i]] == API_PART_BLOCK_MAP)
+                continue;
             const struct attn_matrix s = step_of(&trace, m->req.vsteps,
                                                  part_of[m->out.index[i]]);
             copy_matrix(o->out[i].data + b * s.rows * s.cols, &s);
         }
         attn_trace_free(&trace);
+        if (!fill_block_maps(m, o, b, err))
+            return false;
     }
     return true;
 }

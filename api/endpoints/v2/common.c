@@ -252,6 +252,8 @@ bool api_v2_check_inputs(const struct api_v2_infer *r, const char *model,
             api_error_at(err, "/inputs/%zu/datatype", i);
             if (bits[j] & (1u << API_V2_BOOL))
                 api_error_hint(err, "a mask is BOOL, or UINT8, INT8, INT32 or INT64 of 0 and 1");
+            else if (!(bits[j] & (1u << API_V2_FP64))) /* the document lengths */
+                api_error_hint(err, "document lengths are integers: send INT32 or INT64");
             else
                 api_error_hint(err, "send FP32, FP64, FP16 or BF16 (INT32 and INT64 are read too)");
             return false;

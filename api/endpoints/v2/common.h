@@ -51,6 +51,8 @@ struct api_v2_out {
     bool binary;
     enum api_v2_dtype dtype;      /* how it is sent: FP64, FP32, FP16 or BF16 */
     bool dtype_asked;             /* by its parameters.datatype (else the model's default) */
+    bool has_sparsity;            /* BLOCK_MAP: its parameters carry sparsity */
+    double sparsity;
 };
 
 /*

@@ -106,6 +106,9 @@ static bool narrowed(const struct api_v2_out *o, double x, uint64_t *bits)
         *bits = h;
         return ok;
     }
+    case API_V2_INT8: /* BLOCK_MAP's tiles: 0, 1 or 2, exact */
+        *bits = (uint8_t)(int8_t)x;
+        return true;
     case API_V2_FP32: {
         float f = (float)x; /* one rounding, to nearest even, from the double */
         uint32_t u;
@@ -261,13 +264,20 @@ static void write_header(struct jw *w, const struct infer_state *st)
         for (size_t d = 0; d < o->rank; d++)
             jw_int(w, (long long)o->shape[d]);
         jw_array_end(w);
-        if (o->binary) {
+        if (o->binary || o->has_sparsity) {
             JW_KEY(w, "parameters");
             jw_object_begin(w);
-            JW_KEY(w, "binary_data_size");
-            jw_int(w, (long long)tensor_bytes(o));
+            if (o->binary) {
+                JW_KEY(w, "binary_data_size");
+                jw_int(w, (long long)tensor_bytes(o));
+            }
+            if (o->has_sparsity) { /* BLOCK_MAP: the share of empty tiles */
+                JW_KEY(w, "sparsity");
+                jw_double(w, o->sparsity);
+            }
             jw_object_end(w);
-        } else {
+        }
+        if (!o->binary) {
             /* V2 data is flat, row-major; blocked MASKED cells are null (no -inf in JSON). */
             JW_KEY(w, "data");
             jw_array_begin(w);

@@ -23,23 +23,26 @@
 #include "api/http/admission.h"
 
 enum { IN_X, IN_X_Q, IN_X_KV, IN_W_Q, IN_W_K, IN_W_V, IN_W_O, IN_B_Q, IN_B_K, IN_B_V, IN_B_O,
-       IN_MASK, IN_BIAS, IN_COUNT };
+       IN_MASK, IN_BIAS, IN_LENGTHS, IN_COUNT = IN_LENGTHS + API_V2_N_LENGTHS_INPUTS };
 static const char *const input_names[IN_COUNT] = {
     "X", "X_Q", "X_KV", "W_Q", "W_K", "W_V", "W_O", "B_Q", "B_K", "B_V", "B_O", "MASK", "BIAS",
+    API_V2_LENGTHS_INPUTS,
 };
 
 enum { OUT_OUTPUT, OUT_WEIGHTS, OUT_WEIGHTS_MEAN, OUT_Q, OUT_K, OUT_V, OUT_SCORES, OUT_SCALED,
-       OUT_MASKED, OUT_HEAD_OUTPUTS, OUT_CONCAT, OUT_LSE, OUT_ROW_SUM, OUT_ROW_MAX, OUT_COUNT };
+       OUT_MASKED, OUT_HEAD_OUTPUTS, OUT_CONCAT, OUT_LSE, OUT_ROW_SUM, OUT_ROW_MAX,
+       OUT_BLOCK_MAP, OUT_COUNT };
 static const char *const output_names[OUT_COUNT] = {
     "OUTPUT", "WEIGHTS", "WEIGHTS_MEAN", "Q", "K", "V", "SCORES", "SCALED", "MASKED",
-    "HEAD_OUTPUTS", "CONCAT", "LSE", "ROW_SUM", "ROW_MAX",
+    "HEAD_OUTPUTS", "CONCAT", "LSE", "ROW_SUM", "ROW_MAX", "BLOCK_MAP",
 };
 /* What each output is among /v1's include parts (ROW_MAX has none: it is a row
- * statistic like ROW_SUM, in the summary every head has). */
+ * statistic like ROW_SUM, in the summary every head has; BLOCK_MAP none either: it
+ * comes from the rules alone, and asks the trace for nothing). */
 static const enum api_mh_part part_of[OUT_COUNT] = {
     API_MH_OUTPUT, API_MH_WEIGHTS, API_MH_WEIGHTS_MEAN, API_MH_Q, API_MH_K, API_MH_V,
     API_MH_SCORES, API_MH_SCALED, API_MH_MASKED, API_MH_HEAD_OUTPUTS, API_MH_CONCAT,
-    API_MH_LSE, API_MH_ROW_SUM, API_MH_ROW_SUM,
+    API_MH_LSE, API_MH_ROW_SUM, API_MH_ROW_SUM, API_MH_PART_COUNT,
 };
 
 /* A head's row statistic `which` (OUT_LSE, OUT_ROW_SUM, OUT_ROW_MAX): n_q doubles. */
@@ -60,7 +63,7 @@ static bool read_inputs(struct api_v2_multihead *m, const struct api_v2_infer *r
     unsigned bits[IN_COUNT];
     bool required[IN_COUNT] = { false };
     for (int i = 0; i < IN_COUNT; i++)
-        bits[i] = i == IN_MASK ? API_V2_FLAGS : API_V2_NUMBERS;
+        bits[i] = i == IN_MASK ? API_V2_FLAGS : i >= IN_LENGTHS ? API_V2_INTEGERS : API_V2_NUMBERS;
     for (int i = IN_W_Q; i <= IN_W_O; i++)
         required[i] = true;
     if (!api_v2_check_inputs(r, "multihead", input_names, bits, required, IN_COUNT, err))
@@ -237,9 +240,10 @@ static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
         return false;
     const struct api_variant_sizes sizes = { req->heads, req->grid.n_q, req->grid.n_k, req->d_k,
                                              false };
-    if (!api_v2_read_variants(r->parameters, &sizes, &req->variants, err) ||
+    if (!api_v2_read_variants(r, &sizes, &req->variants, err) ||
         !api_precision_read_v2(r->parameters, &req->precision, err))
         return false;
+    api_variants_set_top_left(&req->variants, req->grid.top_left);
     if (req->variants.any && (req->vsteps = calloc(req->heads, sizeof *req->vsteps)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
         return false;
@@ -251,11 +255,14 @@ static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
     }
     static const size_t dflt[] = { OUT_WEIGHTS, OUT_OUTPUT };
     if (!api_v2_pick_outputs(r, output_names, OUT_COUNT, dflt, 2,
-                             api_v2_default_dtype(m->x_q.t->dtype), &m->out, err))
+                             api_v2_default_dtype(m->x_q.t->dtype), &m->out, err) ||
+        !api_v2_block_map_check(&m->out, OUT_BLOCK_MAP, r->parameters, &req->grid,
+                                &req->variants, limits, err))
         return false;
     req->include = 0;
     for (size_t i = 0; i < m->out.n; i++)
-        req->include |= 1ul << part_of[m->out.index[i]];
+        if (m->out.index[i] != OUT_BLOCK_MAP)
+            req->include |= 1ul << part_of[m->out.index[i]];
     if (!check_cells(m, limits, err))
         return false;
     /* The least this request can hold (its answer sent as pieces); admission counts
@@ -318,8 +325,11 @@ size_t api_v2_multihead_working_set(const void *state, size_t body_len, bool pie
     }
     pieces = api_v2_in_pieces(api_v2_binary_bytes(&m->out, cells_of), pieces);
     for (size_t i = 0; i < m->out.n; i++) {
-        if (m->batch > 0)
+        bool tiles = m->out.index[i] == OUT_BLOCK_MAP;
+        if (m->batch > 0 || tiles) /* the block map's numbers are always its own */
             bytes = api_v2_add(bytes, api_v2_mul(cells_of[i], sizeof(double)));
+        if (tiles) /* and core's tiles of one problem, a byte each, while it is filled */
+            bytes = api_v2_add(bytes, cells_of[i] / problems);
         bytes = api_v2_add(bytes, api_v2_answer_bytes(cells_of[i], m->out.binary[i],
                                                       m->out.dtype[i], pieces));
     }
@@ -346,6 +356,9 @@ static size_t out_shape(const struct api_v2_multihead *m, int which, size_t *sha
         return 3;
     case OUT_LSE: case OUT_ROW_SUM: case OUT_ROW_MAX:
         shape[0] = r->heads, shape[1] = n_q;
+        return 2;
+    case OUT_BLOCK_MAP: /* the same for every head: the rules hide keys alike in each */
+        api_v2_block_map_dims(&r->grid, &r->variants, shape);
         return 2;
     case OUT_WEIGHTS_MEAN:
         shape[0] = n_q, shape[1] = n_k;
@@ -480,6 +493,27 @@ static bool run_problem(struct api_multihead_req *req, void **owner, void (**own
 }
 
 /*
+ * BLOCK_MAP's tiles of problem b (the grid points at it), from the rules alone, into its
+ * own numbers; after the last problem, its sparsity.
+ */
+static bool fill_block_maps(const struct api_v2_multihead *m, struct api_v2_outs *o, size_t b,
+                            struct api_error *err)
+{
+    size_t problems = m->batch > 0 ? m->batch : 1;
+    for (size_t i = 0; i < o->n; i++) {
+        if (m->out.index[i] != OUT_BLOCK_MAP)
+            continue;
+        struct api_v2_out *out = &o->out[i];
+        if (!api_v2_block_map_fill(&m->req.grid, &m->req.variants,
+                                   out->data + b * (out->count / problems), err))
+            return false;
+        if (b + 1 == problems)
+            api_v2_block_map_done(out);
+    }
+    return true;
+}
+
+/*
  * One problem: its outputs borrow the trace's matrices (each contiguous), and o takes
  * the trace over, so that the answer's tensors are sent from where they were computed.
  */
@@ -502,13 +536,16 @@ static bool run_one(struct api_v2_multihead *m, struct api_v2_outs *o, struct ap
         size_t shape[3], rank = out_shape(m, which, shape);
         struct api_v2_out *out = &o->out[o->n++];
         api_v2_out_sent_as(out, output_names[which], &m->out, i);
-        if (!api_v2_out_borrow(out, rank, shape, parts_of(req, which))) {
+        bool own = which == OUT_BLOCK_MAP; /* the tiles lie in no trace */
+        if (!(own ? api_v2_out_alloc(out, 0, rank, shape)
+                  : api_v2_out_borrow(out, rank, shape, parts_of(req, which)))) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
             return false;
         }
-        point_parts(out->parts, trace, which);
+        if (!own)
+            point_parts(out->parts, trace, which);
     }
-    return true;
+    return fill_block_maps(m, o, 0, err);
 }
 
 bool api_v2_multihead_run(void *state, struct api_v2_outs *o, struct api_error *err)
@@ -564,8 +601,11 @@ bool api_v2_multihead_run(void *state, struct api_v2_outs *o, struct api_error *
             return false;
         }
         for (size_t i = 0; i < o->n; i++)
-            copy_output(o->out[i].data + b * each[i], trace, (int)m->out.index[i]);
+            if (m->out.index[i] != OUT_BLOCK_MAP)
+                copy_output(o->out[i].data + b * each[i], trace, (int)m->out.index[i]);
         owner_free(owner);
+        if (!fill_block_maps(m, o, b, err))
+            return false;
     }
     return true;
 }

@@ -27,6 +27,8 @@ struct meta_tensor {
 static const struct meta_tensor attention_inputs[] = {
     { "Q", "FP64", 2 }, { "K", "FP64", 2 }, { "V", "FP64", 2 }, { "MASK", "BOOL", 2 },
     { "BIAS", "FP64", 2 },
+    /* packed documents' lengths, one list a batch shares (INT32 read too) */
+    { "LENGTHS", "INT64", 1 }, { "LENGTHS_Q", "INT64", 1 }, { "LENGTHS_K", "INT64", 1 },
 };
 static const struct meta_tensor attention_outputs[] = {
     { "SCORES", "FP64", 2 }, { "SCALED", "FP64", 2 }, { "MASKED", "FP64", 2 },
@@ -36,19 +38,22 @@ static const struct meta_tensor attention_outputs[] = {
     { "DROPOUT_KEEP", "FP64", 2 }, { "DROPPED", "FP64", 2 },
     /* the row statistics: (n_q), or (B, n_q) */
     { "LSE", "FP64", 1 }, { "ROW_SUM", "FP64", 1 }, { "ROW_MAX", "FP64", 1 },
+    /* the tiles of visible keys: (n_q / B_q, n_k / B_k) rounded up, or (B, ...) */
+    { "BLOCK_MAP", "INT8", 2 },
 };
 static const struct meta_tensor multihead_inputs[] = {
     { "X", "FP64", 2 }, { "X_Q", "FP64", 2 }, { "X_KV", "FP64", 2 }, { "W_Q", "FP64", 2 },
     { "W_K", "FP64", 2 }, { "W_V", "FP64", 2 }, { "W_O", "FP64", 2 }, { "B_Q", "FP64", 1 },
     { "B_K", "FP64", 1 }, { "B_V", "FP64", 1 }, { "B_O", "FP64", 1 }, { "MASK", "BOOL", 2 },
-    { "BIAS", "FP64", 2 },
+    { "BIAS", "FP64", 2 }, { "LENGTHS", "INT64", 1 }, { "LENGTHS_Q", "INT64", 1 },
+    { "LENGTHS_K", "INT64", 1 },
 };
 static const struct meta_tensor multihead_outputs[] = {
     { "OUTPUT", "FP64", 2 }, { "WEIGHTS", "FP64", 3 }, { "WEIGHTS_MEAN", "FP64", 2 },
     { "Q", "FP64", 2 }, { "K", "FP64", 2 }, { "V", "FP64", 2 }, { "SCORES", "FP64", 3 },
     { "SCALED", "FP64", 3 }, { "MASKED", "FP64", 3 }, { "HEAD_OUTPUTS", "FP64", 3 },
     { "CONCAT", "FP64", 2 }, { "LSE", "FP64", 2 }, { "ROW_SUM", "FP64", 2 },
-    { "ROW_MAX", "FP64", 2 },
+    { "ROW_MAX", "FP64", 2 }, { "BLOCK_MAP", "INT8", 2 },
 };
 
 #define N_OF(a) (sizeof a / sizeof a[0])
