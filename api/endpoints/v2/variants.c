@@ -184,9 +184,10 @@ static bool check_list(const struct api_v2_tensor *t, const char *name, size_t t
 static bool put_list(json_t *documents, const char *name, const struct api_v2_tensor *t,
                      struct api_error *err)
 {
-    double *x = malloc(t->count * sizeof *x);
     json_t *list = json_array();
-    bool ok = x != NULL && put(documents, name, list);
+    /* documents owns the list from here (set_new takes it, on failure too) */
+    double *x = put(documents, name, list) ? malloc(t->count * sizeof *x) : NULL;
+    bool ok = x != NULL;
     if (!ok)
         api_error_set(err, API_UNAVAILABLE, "no memory for the variants' parameters");
     else
