@@ -33,6 +33,26 @@ const char *const api_messages_en[] = {
     "queries",
     /* api/endpoints/answer.c */
     "hatched: masked cells; a hatched row attends to no key (its weights are 0)",
+    /* api/endpoints/block_map.c */
+    "  block [%zu, %zu]  tiles (%zu, %zu)  sparsity %s (%zu of %zu tiles empty)\n",
+    /* api/endpoints/block_map.c */
+    "  %s full  %s partial  %s empty; a line is %zu queries, a character %zu keys\n",
+    /* api/endpoints/block_map.c */
+    "tiles of %zu x %zu (block_map); sparsity %s",
+    /* api/endpoints/block_map.c */
+    "empty",
+    /* api/endpoints/block_map.c */
+    "partial",
+    /* api/endpoints/block_map.c */
+    "full",
+    /* api/endpoints/block_map.c */
+    "tile",
+    /* api/endpoints/attention/variants.c */
+    " %zu documents,",
+    /* api/endpoints/attention/variants.c */
+    " prefix %zu,",
+    /* api/endpoints/attention/variants.c */
+    " chunk %zu,",
     /* api/endpoints/answer.h */
     "output are 0",
     /* api/endpoints/answer.h */

@@ -405,6 +405,97 @@ static void draw_cells(struct api_buf *b, const struct api_svg_heatmap *h,
     tip_names_deinit(&cols);
 }
 
+/* ---- tiles ---- */
+
+/* How each kind of tile is outlined, indexed by its value: empty, partial, full. */
+static const struct {
+    const char *name, *stroke, *width, *dash;
+} TILE_STYLE[3] = {
+    { "empty", "#737373", "1", "2 2" },
+    { "partial", "#d94801", "2", "6 3" },
+    { "full", "#08306b", "2", "none" },
+};
+
+static size_t tiles_min(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* One tile's outline at (x, y), w x h pixels, with its tooltip. */
+static void tile_rect(struct api_buf *b, const struct api_svg_tiles *t, size_t tr, size_t tc,
+                      int x, int y, int w, int h)
+{
+    unsigned char kind = t->kinds[tr * t->cols + tc];
+    if (kind > 2)
+        kind = 0;
+    int in = w >= 8 && h >= 8; /* each tile its own edge, when there is room for it */
+    api_buf_printf(b, "<rect class=\"attnd-tile\" data-kind=\"%s\" data-tile=\"%zu %zu\" "
+                      "x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
+                      "stroke=\"%s\" stroke-width=\"%s\" stroke-dasharray=\"%s\"><title>",
+                   TILE_STYLE[kind].name, tr, tc, x + in, y + in, w - 2 * in, h - 2 * in,
+                   TILE_STYLE[kind].stroke, TILE_STYLE[kind].width, TILE_STYLE[kind].dash);
+    put_text(b, t->tile != NULL ? t->tile : "tile");
+    api_buf_printf(b, " (%zu, %zu): ", tr, tc);
+    put_text(b, t->words[kind] != NULL ? t->words[kind] : TILE_STYLE[kind].name);
+    api_buf_puts(b, "</title></rect>\n");
+}
+
+/* The tiles over a panel's cells, its grid at (gx, gy) in cells of c pixels; empty tiles
+ * first, then partial, then full, so the stronger outline lies on a shared edge. */
+static void draw_tiles(struct api_buf *b, const struct api_svg_heatmap *h, int gx, int gy, int c)
+{
+    const struct api_svg_tiles *t = h->tiles;
+    if (t->block_q == 0 || t->block_k == 0)
+        return;
+    for (unsigned char kind = 0; kind < 3; kind++)
+        for (size_t tr = 0; tr < t->rows; tr++)
+            for (size_t tc = 0; tc < t->cols; tc++) {
+                size_t i0 = tr * t->block_q, j0 = tc * t->block_k;
+                if (t->kinds[tr * t->cols + tc] != kind || i0 >= h->rows || j0 >= h->cols)
+                    continue;
+                size_t n_i = tiles_min(t->block_q, h->rows - i0);
+                size_t n_j = tiles_min(t->block_k, h->cols - j0);
+                tile_rect(b, t, tr, tc, gx + (int)j0 * c, gy + (int)i0 * c, (int)n_j * c,
+                          (int)n_i * c);
+            }
+}
+
+size_t api_svg_tiles_bytes(size_t tiles)
+{
+    /* A tile's rect, attributes and numbers (about 260 bytes), its tooltip's words. */
+    return mul_sat(tiles, 320 + API_SVG_TILE_WORDS);
+}
+
+/* The legend line: a key of each kind (full, partial, empty), then t->legend. */
+#define TILES_LEGEND_H 18
+static void tiles_legend(struct api_buf *b, const struct api_svg_tiles *t, int x, int y)
+{
+    api_buf_puts(b, "<g class=\"attnd-tile-legend\">\n");
+    for (int kind = 2; kind >= 0; kind--) {
+        const char *word = t->words[kind] != NULL ? t->words[kind] : TILE_STYLE[kind].name;
+        api_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"18\" height=\"10\" fill=\"none\" "
+                          "stroke=\"%s\" stroke-width=\"%s\" stroke-dasharray=\"%s\"/>\n",
+                       x, y - 9, TILE_STYLE[kind].stroke, TILE_STYLE[kind].width,
+                       TILE_STYLE[kind].dash);
+        api_svg_note(b, x + 24, y, word);
+        x += 24 + (int)api_text_width(word) * PX_PER_COL + 14;
+    }
+    if (t->legend != NULL)
+        api_svg_note(b, x, y, t->legend);
+    api_buf_puts(b, "</g>\n");
+}
+
+/* The legend line's width, for the picture's. */
+static int tiles_legend_w(const struct api_svg_tiles *t)
+{
+    int w = 0;
+    for (int kind = 0; kind < 3; kind++)
+        w += 24 + (int)api_text_width(t->words[kind] != NULL ? t->words[kind]
+                                                             : TILE_STYLE[kind].name) *
+                      PX_PER_COL + 14;
+    return w + (t->legend != NULL ? (int)api_text_width(t->legend) * PX_PER_COL : 0);
+}
+
 /* An axis label's text (cut) and "</text>"; a cut one carries its longer text as a tooltip. */
 static void put_label(struct api_buf *b, const char *shown, const struct api_labels *l, size_t i)
 {
@@ -436,6 +527,8 @@ void api_svg_panel(struct api_buf *b, const struct api_svg_heatmap *h, int x, in
         api_buf_puts(b, "</text>\n");
     }
     draw_cells(b, h, &L, gx, gy);
+    if (h->tiles != NULL)
+        draw_tiles(b, h, gx, gy, c);
     api_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
                       "stroke=\"#808080\"/>\n", gx, gy, gw, gh);
 
@@ -558,14 +651,18 @@ void api_svg_panels_document(struct api_buf *b, const struct api_svg_heatmap *pa
         masked = masked || any_masked(&panels[p]);
     }
     int note_h = masked ? 18 : 0;
+    const struct api_svg_tiles *tiles = panels[0].tiles; /* its legend, under the note */
+    int legend_h = tiles != NULL ? TILES_LEGEND_H : 0;
     width += API_SVG_COLORBAR_WIDTH + API_SVG_MARGIN;
-    int height = y + row_h + note_h + API_SVG_MARGIN;
+    int height = y + row_h + note_h + legend_h + API_SVG_MARGIN;
     /* Wide enough for the title line, the subtitle and the note, not only the panels. */
     int texts_w = (int)(api_text_width(title) * 10);
     if (subtitle != NULL && (int)api_text_width(subtitle) * PX_PER_COL > texts_w)
         texts_w = (int)api_text_width(subtitle) * PX_PER_COL;
     if (masked && NOTE_W > texts_w)
         texts_w = NOTE_W;
+    if (tiles != NULL && tiles_legend_w(tiles) > texts_w)
+        texts_w = tiles_legend_w(tiles);
     if (width < texts_w + 2 * API_SVG_MARGIN)
         width = texts_w + 2 * API_SVG_MARGIN;
 
@@ -595,6 +692,8 @@ void api_svg_panels_document(struct api_buf *b, const struct api_svg_heatmap *pa
     if (masked)
         api_svg_note(b, API_SVG_MARGIN, y + row_h + 12,
                      n > 0 && panels[0].note != NULL ? panels[0].note : NOTE);
+    if (tiles != NULL)
+        tiles_legend(b, tiles, API_SVG_MARGIN, y + row_h + note_h + 12);
     api_svg_end(b);
 }
 

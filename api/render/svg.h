@@ -35,6 +35,28 @@
 #include "api/json/buf.h"
 #include "api/render/text.h"
 
+/*
+ * A block map drawn over a panel's cells (DESIGN.md, "Masks of today's training, and the
+ * block map"): each tile of block_q x block_k cells (the last of a row or column may be
+ * smaller) outlined by its kind, full solid dark blue, partial dashed orange, empty dotted
+ * grey, never filled, so the weights and the hatching of blocked cells show through. Each
+ * is a <rect class="attnd-tile" data-kind="full|partial|empty" data-tile="r c"> with its
+ * <title>, and the picture gains a legend line of the three kinds. Borrowed.
+ */
+struct api_svg_tiles {
+    const unsigned char *kinds; /* (rows, cols): 0 empty, 1 partial, 2 full */
+    size_t rows, cols;          /* tiles: ceil(panel rows / block_q), ceil(cols / block_k) */
+    size_t block_q, block_k;    /* cells a tile spans */
+    const char *words[3];       /* the kinds' names in the answer's language: empty, partial, full */
+    const char *tile;           /* "tile", in the answer's language: the tooltips' word */
+    const char *legend;         /* written after the kinds' keys, e.g. the block and sparsity */
+};
+
+/* At most the bytes the tiles of a block map add to a picture (their tooltips' words at
+ * most API_SVG_TILE_WORDS bytes), for admission. Saturates at SIZE_MAX. */
+#define API_SVG_TILE_WORDS 256
+size_t api_svg_tiles_bytes(size_t tiles);
+
 /* One heatmap panel. Every pointer is borrowed. */
 struct api_svg_heatmap {
     const double *data;        /* (rows, cols) weights in [0, 1], (i, j) at data[i*stride + j] */
@@ -51,6 +73,7 @@ struct api_svg_heatmap {
        names and, for the whole picture, the first panel's note on masked cells. NULL:
        "keys", "queries" and the English note. */
     const char *axis_x, *axis_y, *note;
+    const struct api_svg_tiles *tiles; /* drawn over the cells, or NULL */
 };
 
 /* The fill of a cell whose value is not finite (a low format's overflow): red, off the

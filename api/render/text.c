@@ -407,6 +407,71 @@ size_t api_text_matrix_bytes(size_t rows, size_t cols)
     return lines * ((shown + 4) * cell + 32);
 }
 
+/* ---- tile grids ---- */
+
+/* The glyph of one tile; an unknown value draws as empty rather than reading past glyphs. */
+static const char *tile_glyph(const struct api_text_tiles *t, size_t r, size_t c)
+{
+    unsigned char kind = t->tiles[r * t->cols + c];
+    return t->glyphs[kind < 3 ? kind : 0];
+}
+
+/* Tiles `from` .. `to` (exclusive) of tile row r. */
+static void tile_run(struct api_buf *b, const struct api_text_tiles *t, size_t r, size_t from,
+                     size_t to)
+{
+    for (size_t c = from; c < to; c++)
+        api_buf_puts(b, tile_glyph(t, r, c));
+}
+
+void api_text_tiles(struct api_buf *b, const struct api_text_tiles *t)
+{
+    const char *indent = t->indent != NULL ? t->indent : "";
+    struct span rows = { t->rows, t->rows > API_TEXT_MAX_ROWS ? API_TEXT_EDGE : 0 };
+    char label[API_TEXT_LABEL];
+    size_t label_w = span_gap_before(&rows, API_TEXT_EDGE) ? strlen(ELLIPSIS) : 0;
+    for (size_t k = 0; k < span_count(&rows); k++) {
+        api_text_label(label, &t->row_labels, span_index(&rows, k) * t->row_step);
+        size_t w = api_text_width(label);
+        label_w = w > label_w ? w : label_w;
+    }
+    /* One column a tile: all of them when they fit, else `edge` each side of " ... ". */
+    size_t budget = t->max_width != 0 ? t->max_width : API_TEXT_WIDTH;
+    size_t fixed = api_text_width(indent) + label_w + 2;
+    size_t room = budget > fixed ? budget - fixed : 0;
+    size_t edge = 0; /* 0: every tile shown */
+    if (t->cols > room && t->cols > 2)
+        edge = room >= 7 ? (room - 5) / 2 : 1; /* " ... " takes 5 */
+    for (size_t k = 0; k < span_count(&rows); k++) {
+        size_t r = span_index(&rows, k);
+        if (span_gap_before(&rows, k)) {
+            api_buf_puts(b, indent);
+            api_buf_puts(b, ELLIPSIS); /* no trailing spaces */
+            api_buf_puts(b, "\n");
+        }
+        api_buf_puts(b, indent);
+        api_text_label(label, &t->row_labels, r * t->row_step);
+        put_padded(b, label, label_w, false);
+        api_buf_puts(b, "  ");
+        if (edge == 0) {
+            tile_run(b, t, r, 0, t->cols);
+        } else {
+            tile_run(b, t, r, 0, edge);
+            api_buf_puts(b, " ... ");
+            tile_run(b, t, r, t->cols - edge, t->cols);
+        }
+        api_buf_puts(b, "\n");
+    }
+}
+
+size_t api_text_tiles_bytes(size_t rows, size_t cols)
+{
+    size_t lines = rows > API_TEXT_MAX_ROWS ? 2 * API_TEXT_EDGE + 1 : rows;
+    size_t shown = cols < API_TEXT_WIDTH ? cols : API_TEXT_WIDTH; /* one column a tile */
+    /* A line: the indent, a label's bytes and padding, four bytes a glyph, " ... ". */
+    return lines * (API_TEXT_LABEL + API_TEXT_WIDTH + 4 * shown + 16);
+}
+
 /* ---- tables ---- */
 
 void api_text_table(struct api_buf *b, const struct api_text_table *t)

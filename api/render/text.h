@@ -66,6 +66,29 @@ void api_text_matrix(struct api_buf *b, const struct api_text_matrix *m);
  */
 size_t api_text_matrix_bytes(size_t rows, size_t cols);
 
+/*
+ * A block map as a grid of characters, one a tile (DESIGN.md, "Masks of today's
+ * training, and the block map"), as FlexAttention's BlockMask prints itself. A line a tile
+ * row, named as its first query is (row_labels at r * row_step); the tiles follow two
+ * spaces after the widest name. Elided as a matrix is: more than API_TEXT_MAX_ROWS tile
+ * rows keep their first and last API_TEXT_EDGE around a "..." line, and a line wider than
+ * its budget keeps as many tiles each side of " ... " as fit. Every pointer is borrowed.
+ */
+struct api_text_tiles {
+    const unsigned char *tiles; /* (rows, cols): 0 empty, 1 partial, 2 full */
+    size_t rows, cols;
+    struct api_labels row_labels;
+    size_t row_step;            /* queries a tile row spans (B_q) */
+    const char *glyphs[3];      /* one character (at most 4 bytes, one column) per kind */
+    size_t max_width;           /* line budget in display columns; 0 means API_TEXT_WIDTH */
+    const char *indent;         /* written before every line; NULL for none */
+};
+
+void api_text_tiles(struct api_buf *b, const struct api_text_tiles *t);
+
+/* At most the bytes api_text_tiles appends for (rows, cols) tiles, for admission. */
+size_t api_text_tiles_bytes(size_t rows, size_t cols);
+
 /* A table of strings: a header and rows x cols cells (row-major). Borrowed. */
 struct api_text_table {
     const char *const *header; /* cols strings */

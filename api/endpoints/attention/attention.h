@@ -110,6 +110,11 @@ bool api_attention_refuse_cells(const struct api_attention_req *req, const char 
                                 const struct api_limits *limits, bool in_batch,
                                 struct api_error *err);
 
+/* Whether req's (n_q, n_k) steps fit --max-cells: a streamed request that only chose the
+ * stream (documents or a chunk hide most keys) can still be drawn. */
+bool api_attention_cells_fit(const struct api_attention_req *req,
+                             const struct api_limits *limits);
+
 /*
  * attention/random.c: `random` ({"seed", "n_q", "n_k", "d_k", "d_v"}) in place of q, k
  * and v. api_attention_read_random reads it when present (*taken true), checks every

@@ -32,6 +32,11 @@ static bool parse(void *state, const json_t *doc, const struct api_context *ctx,
     if (!api_attention_parse(doc, "", &ctx->limits, &st->req, err))
         return false;
     st->req.for_page = format == API_FORMAT_TEXT || format == API_FORMAT_SVG;
+    /* The parse streams documents and chunks by choice (they hide most keys), before it
+     * knows the answer is a page; a page draws every step, which fit --max-cells here. */
+    if (st->req.streamed && format != API_FORMAT_JSON &&
+        api_attention_cells_fit(&st->req, &ctx->limits))
+        st->req.streamed = false;
     if (st->req.streamed && format != API_FORMAT_JSON) { /* pages draw the weights */
         api_attention_refuse_cells(&st->req, "", &ctx->limits, false, err);
         api_attention_req_deinit(&st->req); /* a failed parse leaves nothing to free */
@@ -60,6 +65,10 @@ static bool admit(void *state, const struct api_context *ctx, size_t body_len,
     else if (st->format == API_FORMAT_SVG) /* each cell's tooltip */
         more = api_page_tips_bytes(st->req.grid.labels, st->req.q.rows, st->req.k.rows);
     bytes = bytes > SIZE_MAX - more ? SIZE_MAX : bytes + more;
+    if (st->format == API_FORMAT_SVG) { /* each tile's outline */
+        more = api_attention_svg_tiles_bytes(&st->req);
+        bytes = bytes > SIZE_MAX - more ? SIZE_MAX : bytes + more;
+    }
     return api_admit(ctx, bytes, api_attention_limit_field(&st->req), err);
 }
 

@@ -10,6 +10,7 @@
 
 #include "api/endpoints/answer.h"
 #include "api/endpoints/attention/variants.h"
+#include "api/endpoints/block_map.h"
 #include "api/http/admission.h"
 #include "api/i18n/lang.h"
 #include "api/json/matrix_write.h"
@@ -34,7 +35,9 @@ const char **api_label_names(const json_t *labels, const char *which, size_t n)
 /* The query and key labels of a request; free both arrays with labels_free. */
 struct axis_labels {
     struct api_labels queries, keys;
+    struct api_labels every_query; /* the problem's queries, `rows` aside: the block map's */
     const char **q_names, **k_names;
+    const char **every_q_names;    /* with `rows`, the names q_names held before the pick */
     char *picked; /* `rows`: the listed queries' labels, API_TEXT_LABEL bytes each */
 };
 
@@ -47,7 +50,7 @@ static void pick_query_labels(struct axis_labels *a, const struct api_attention_
         b->failed = true;
         return;
     }
-    free(a->q_names);
+    a->every_q_names = a->q_names; /* still named by every_query */
     a->q_names = names;
 }
 
@@ -63,6 +66,8 @@ static void labels_init(struct axis_labels *a, const struct api_attention_req *r
         a->queries.names = lone_query; /* one query sent as a vector is just "q" */
     a->keys = (struct api_labels){ a->k_names, r->k.rows, "k" };
     a->picked = NULL;
+    a->every_q_names = NULL;
+    a->every_query = a->queries;
     if ((a->q_names == NULL && api_member(r->grid.labels, "queries") != NULL) ||
         (a->k_names == NULL && api_member(r->grid.labels, "keys") != NULL))
         b->failed = true;
@@ -73,6 +78,7 @@ static void labels_init(struct axis_labels *a, const struct api_attention_req *r
 static void labels_free(struct axis_labels *a)
 {
     free(a->picked);
+    free(a->every_q_names);
     free(a->q_names);
     free(a->k_names);
 }
@@ -147,6 +153,36 @@ static size_t max3(size_t a, size_t b, size_t c)
     return m > c ? m : c;
 }
 
+/* The rules' visibility, as the JSON's write_visibility reads it: every head alike. */
+struct visibility_of {
+    struct attn_problem p;
+    struct attn_variants v;
+    struct api_visibility vis;
+};
+
+static void visibility_init(struct visibility_of *o, const struct api_attention_req *r)
+{
+    o->p = (struct attn_problem){ .mask = api_grid_mask(&r->grid) };
+    o->v = api_variants_for_head(&r->variants, 0);
+    o->vis = (struct api_visibility){ &o->p, &o->v, r->q.rows, r->k.rows, r->rows,
+                                      api_attention_answer_rows(r) };
+}
+
+/* visible and block_map, when included, after the softmax's parts as the JSON has them. */
+static void visibility_text(struct api_buf *b, const struct api_attention_req *r,
+                            const struct axis_labels *a, int decimals)
+{
+    if (!(r->include & ((1ul << API_PART_VISIBLE) | (1ul << API_PART_BLOCK_MAP))))
+        return;
+    struct visibility_of o;
+    visibility_init(&o, r);
+    if (r->include & (1ul << API_PART_VISIBLE))
+        api_text_visible(b, &o.vis, &a->queries, &a->keys);
+    if (r->include & (1ul << API_PART_BLOCK_MAP))
+        api_text_block_map(b, &o.vis, r->variants.masks.block_q, r->variants.masks.block_k,
+                           decimals, &a->every_query);
+}
+
 size_t api_attention_text_bytes(const struct api_attention_req *r)
 {
     /* The five steps, the softmax's parts, the variants' steps and a pitfall's wrong
@@ -161,7 +197,13 @@ size_t api_attention_text_bytes(const struct api_attention_req *r)
     size_t terms = api_explain_numbers(&r->explain, &sizes);
     size_t term = API_TEXT_LABEL + API_TEXT_NUMBER + 4;
     size_t explain = terms > SIZE_MAX / term ? SIZE_MAX : terms * term;
-    return bytes > SIZE_MAX - explain ? SIZE_MAX : bytes + explain;
+    bytes = bytes > SIZE_MAX - explain ? SIZE_MAX : bytes + explain;
+    /* visible's matrix and the block map's grid, beside the steps (block_map.h) */
+    const struct api_masks *m = &r->variants.masks;
+    size_t vis = api_text_visibility_bytes(r->include & (1ul << API_PART_VISIBLE),
+                                           r->include & (1ul << API_PART_BLOCK_MAP), n_q,
+                                           r->q.rows, n_k, m->block_q, m->block_k);
+    return bytes > SIZE_MAX - vis ? SIZE_MAX : bytes + vis;
 }
 
 void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
@@ -234,6 +276,7 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
     api_text_softmax_parts(b, t, API_SOFTMAX_PARTS(r->include), decimals, &a.queries, &a.keys,
                            r->precision.on ? &r->precision.rules : NULL);
     api_text_row_stats(b, &t->summary, t->n_q, API_ROW_STATS(r->include), decimals, &a.queries);
+    visibility_text(b, r, &a, decimals);
     if (r->include & (1ul << API_PART_SUMMARY))
         summary_table(b, t, &a, decimals);
     if (r->explain.on) {
@@ -311,9 +354,30 @@ void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
     api_weights_range(&t->weights, &t->masked, t->summary.fully_masked, &lo, &hi);
     api_heatmap_bounds(&r->heatmap, lo, hi, &h.vmin, &h.vmax);
     api_svg_words(&h);
+    /* include "block_map": its tiles over the cells they group, unless `rows` picked the
+     * heatmap's rows (they would then not be the tiles' rows) */
+    struct api_page_tiles tiles = { 0 };
+    if ((r->include & (1ul << API_PART_BLOCK_MAP)) && r->rows == NULL) {
+        struct visibility_of o;
+        visibility_init(&o, r);
+        if (api_page_tiles_init(&tiles, &o.vis, r->variants.masks.block_q,
+                                r->variants.masks.block_k))
+            h.tiles = &tiles.svg;
+        else
+            b->failed = true; /* admitted with the page: a 503, never a picture without them */
+    }
     api_svg_heatmap_document(b, &h, r->heatmap.title != NULL ? r->heatmap.title
                                                              : API_TR("Attention weights"), subtitle);
+    api_page_tiles_free(&tiles);
     labels_free(&a);
+}
+
+size_t api_attention_svg_tiles_bytes(const struct api_attention_req *r)
+{
+    const struct api_masks *m = &r->variants.masks;
+    if (!(r->include & (1ul << API_PART_BLOCK_MAP)) || r->rows != NULL)
+        return 0;
+    return api_svg_tiles_bytes(api_block_map_tiles(r->q.rows, r->k.rows, m->block_q, m->block_k));
 }
 
 size_t api_page_tips_bytes(const json_t *labels, size_t n_q, size_t n_k)

@@ -54,7 +54,11 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
 void api_weights_range(const struct attn_matrix *w, const struct attn_matrix *masked,
                        const unsigned char *empty_rows, double *lo, double *hi);
 
-/* The weights' heatmap as an SVG document. */
+/* The bytes the block map's tiles add to the heatmap (include "block_map"), for admission. */
+size_t api_attention_svg_tiles_bytes(const struct api_attention_req *req);
+
+/* The weights' heatmap as an SVG document; with include "block_map" (and no `rows`), the
+ * tiles drawn over the cells. */
 void api_attention_svg(struct api_buf *b, const struct api_attention_req *r,
                        const struct attn_trace *t);
 

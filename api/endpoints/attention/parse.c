@@ -191,6 +191,11 @@ static size_t score_cells(const struct api_attention_req *r)
     return overflow ? SIZE_MAX : cells;
 }
 
+bool api_attention_cells_fit(const struct api_attention_req *r, const struct api_limits *limits)
+{
+    return score_cells(r) <= limits->max_cells;
+}
+
 bool api_attention_refuse_cells(const struct api_attention_req *r, const char *prefix,
                                 const struct api_limits *limits, bool in_batch,
                                 struct api_error *err)

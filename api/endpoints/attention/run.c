@@ -100,7 +100,8 @@ size_t api_attention_working_set(const struct api_attention_req *r, enum api_for
     size_t pitfall = api_pitfall_cells(r->pitfall, n_q, n_k, d_v); /* its own wrong steps */
     if (format == API_FORMAT_TEXT) { /* the page, and what a pitfall computes besides */
         size_t page = api_attention_text_bytes(r);
-        size_t bytes = api_working_set(trace, pitfall, body_len);
+        /* visibility_numbers: the doubles visible is printed from, the block map's tiles */
+        size_t bytes = api_working_set(trace, pitfall + visibility_numbers(r), body_len);
         return bytes > SIZE_MAX - page ? SIZE_MAX : bytes + page;
     }
     size_t numbers = 0;

@@ -167,9 +167,24 @@ void api_variants_describe(const struct api_variants *v, char *buf, size_t len)
         snprintf(part, sizeof part, API_TR(" dropout %g (weights before it),"), v->dropout_p);
         append(buf, len, part);
     }
+    const struct api_masks *m = &v->masks; /* the masks of training: each rule named */
+    if (m->doc_q != NULL) {
+        snprintf(part, sizeof part, API_TR(" %zu documents,"), m->n_docs);
+        append(buf, len, part);
+    }
+    if (m->prefix > 0) {
+        snprintf(part, sizeof part, API_TR(" prefix %zu,"), m->prefix);
+        append(buf, len, part);
+    }
+    if (m->chunk > 0) {
+        snprintf(part, sizeof part, API_TR(" chunk %zu,"), m->chunk);
+        append(buf, len, part);
+    }
     size_t used = strlen(buf);
     if (used > 0 && buf[used - 1] == ',')
         buf[used - 1] = '\0';
+    if (strcmp(buf, ";") == 0) /* a rule without words here: no empty clause */
+        buf[0] = '\0';
 }
 
 /* The variant steps after `stage` (enum api_variant_stage), as api_variant_step_info. */
