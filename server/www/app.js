@@ -109,6 +109,16 @@ PRESETS.push(
 );
 const VARIANT_FIELDS = ['rope', 'softcap', 'alibi', 'window', 'sink_tokens', 'sink_logit', 'dropout'];
 
+// The masks of training (DESIGN.md, "Masks of today's training, and the block map"): the
+// box of rules opens with them, and visible is drawn with the block map's tiles over it.
+const TOKENS6 = [[1, 0], [0, 1], [1, 1], [1, -1], [0.5, 0.5], [-1, 1]];
+PRESETS.push({
+  id: 'masks-documents', name: 'Masks of training: two packed documents, causal, tiles of 2',
+  body: { q: TOKENS6, k: TOKENS6, v: [[1], [2], [3], [4], [5], [6]], mask: 'causal', documents: { lengths: [2, 4] }, block: [2, 2] },
+  masksOpen: true,
+  note: 'Each query sees the keys of its own document up to itself: a kernel skips the empty tiles and masks only the partial ones.',
+});
+
 // Multi-head: POST /v1/multihead, its body edited as JSON and through the fields beside it.
 const MULTIHEAD_PRESET = {
   id: 'multihead', name: 'Multi-head: 2 heads, random inputs', multihead: true,
@@ -132,7 +142,8 @@ const shape = (s) => (s === null || s === undefined ? PAGE_WORDS.none
 // ---- the form ----
 
 const FIELDS = ['q', 'k', 'v', 'mask', 'scale', 'labels-queries', 'labels-keys', 'multihead', 'variants',
-  'round', 'bias', 'mask_semantics', 'heatmap-vmin', 'heatmap-vmax', 'heatmap-title', 'precision'];
+  'round', 'bias', 'mask_semantics', 'heatmap-vmin', 'heatmap-vmax', 'heatmap-title', 'precision',
+  'documents', 'prefix', 'chunk', 'window', 'block'];
 let current = PRESETS[0];
 
 function fillPresets(list) {
@@ -185,6 +196,7 @@ function loadPreset(p) {
     $('f-accumulate').value = b.precision?.accumulate || 'float32';
     $('f-accumulate').disabled = !b.precision;
     fillHeatmapFields(b.heatmap); // teach.js
+    fillMaskFields(b, !!p.masksOpen); // teach.js
     const variants = Object.fromEntries(VARIANT_FIELDS.filter((f) => b[f] !== undefined).map((f) => [f, b[f]]));
     $('f-variants').value = Object.keys(variants).length ? JSON.stringify(variants) : '';
   }
@@ -243,7 +255,8 @@ function readForm() {
     v: parseJsonField('v', $('f-v').value, true),
   };
   const mask = $('f-mask').value.trim();
-  if (mask !== '') body.mask = /^"?causal"?$/.test(mask) ? 'causal' : parseJsonField('mask', mask, false);
+  const named = mask.match(/^"?(causal|causal_top_left)"?$/);
+  if (mask !== '') body.mask = named ? named[1] : parseJsonField('mask', mask, false);
   const scale = $('f-scale').value.trim();
   if (scale !== '') body.scale = Number.isFinite(Number(scale)) ? Number(scale) : scale;
   const variants = parseJsonField('variants', $('f-variants').value, false);
@@ -272,6 +285,8 @@ function readForm() {
   }
   const heatmap = readHeatmapFields(); // teach.js
   if (heatmap) body.heatmap = heatmap;
+  Object.assign(body, readMaskFields()); // teach.js: documents, prefix, chunk, window, block
+  if (maskPictureWanted()) body.include = maskInclude(body);
   return body;
 }
 
@@ -280,6 +295,7 @@ function fieldOf(pointer) {
   if (current.multihead) return 'multihead';
   const parts = (pointer || '').split('/');
   if (parts[1] === 'labels') return parts[2] === 'keys' ? 'labels-keys' : 'labels-queries';
+  if (parts[1] === 'window' && windowFieldsSet()) return 'window'; // the box's, not the Variants'
   if (VARIANT_FIELDS.includes(parts[1])) return 'variants';
   if (parts[1] === 'heatmap' && ['vmin', 'vmax', 'title'].includes(parts[2])) return `heatmap-${parts[2]}`;
   return FIELDS.includes(parts[1]) ? parts[1] : null;
@@ -307,11 +323,11 @@ async function post(path, body, format) {
 
 function resetResult() {
   for (const id of ['overview', 'heatmap-box', 'compare-box', 'steps-box', 'summary-box', 'warnings-box',
-    'explain-box', 'pitfall-box', 'precision-box']) {
+    'explain-box', 'pitfall-box', 'precision-box', 'masks-box']) {
     $(id).hidden = true;
   }
   for (const id of ['facts', 'heatmap', 'compare', 'steps', 'summary', 'warnings', 'explain',
-    'explain-buttons', 'pitfall', 'precision', 'precision-note']) $(id).textContent = '';
+    'explain-buttons', 'pitfall', 'precision', 'precision-note', 'masks-map', 'masks-note']) $(id).textContent = '';
   window.attndHeadView?.clear();
 }
 
@@ -333,7 +349,7 @@ function showProblem(p) {
 }
 
 // A labelled table of numbers: rows (each an array, or one number for a vector).
-function matrixTable(values, rowLabels, colLabels, extra) {
+function matrixTable(values, rowLabels, colLabels, extra, format = fmt) {
   const rows = Array.isArray(values[0]) ? values : [values];
   const table = el('table', null, 'matrix');
   const head = el('tr');
@@ -354,7 +370,7 @@ function matrixTable(values, rowLabels, colLabels, extra) {
     th.scope = 'row';
     tr.append(th);
     row.forEach((x, j) => {
-      const td = el('td', fmt(x), x === null ? 'blocked' : '');
+      const td = el('td', format(x), x === null ? 'blocked' : '');
       td.title = `${rowLabels[i]} → ${colLabels ? colLabels[j] : j}: ${x === null ? '-inf' : x}`; // the exact value
       tr.append(td);
     });
@@ -395,13 +411,15 @@ function renderAttention(body, r) {
     sec.append(el('h3', `${s.step} · ${s.name} = ${s.op}`));
     sec.append(el('p', `${operands}${shape(s.shape)}`, 'shape'));
     const values = r[s.name];
-    if (values !== undefined) {
+    if (s.name === 'block_map' && values) {
+      sec.append(el('p', PAGE_WORDS.blockMapDrawn, 'note')); // drawn over visible, below
+    } else if (values !== undefined) {
       // q_rope and k_rope are (rows, d_k): their columns are numbered, k_rope's rows are keys.
       const cols = ['output', 'q_rope', 'k_rope'].includes(s.name) ? null : L.keys;
       const rows = s.name === 'k_rope' ? L.keys : L.queries;
       const extra = s.name === 'weights' && r.summary
         ? { label: PAGE_WORDS.sum, values: vector ? [r.summary.row_sums] : r.summary.row_sums } : null;
-      sec.append(matrixTable(values, rows, cols, extra));
+      sec.append(matrixTable(values, rows, cols, extra, s.name === 'visible' ? String : fmt));
       if (s.name === 'weights' && r.summary?.sink_weight !== undefined) {
         const sink = [].concat(r.summary.sink_weight).map(fmt).join(', ');
         sec.append(el('p', PAGE_WORDS.sinkTook(sink), 'note sink'));
@@ -611,6 +629,7 @@ async function runOnce(superseded) {
   } else {
     renderAttention(body, res.json);
     const L = labelsOf(body, res.json);
+    drawMask(res.json, L.queries, L.keys); // teach.js: visible with its tiles, when asked
     showPitfall(res.json.pitfall, L.queries, L.keys, matrixTable);
     showPrecision(res.json); // teach.js
     const svg = await post(path, body, 'svg');
@@ -633,6 +652,7 @@ async function init() {
   fillPresets(list);
   setupLanguage(list);
   linkHeatmapFields(); // teach.js
+  linkMaskFields(() => run()); // teach.js: a changed rule runs again
   // The accumulator means something only in a low format.
   $('f-precision').addEventListener('change', () => {
     $('f-accumulate').disabled = !$('f-precision').value;
@@ -675,6 +695,9 @@ const KO_TEXT = {
   'Experiment: Q3 [0.5,0.5] → [0.9,0.1]': '실험: Q3 [0.5,0.5] → [0.9,0.1]',
   'Experiment: first key [1,0] → [-1,0]': '실험: 첫 Key [1,0] → [-1,0]',
   'A causal (decoder) mask': 'causal (디코더) 마스크',
+  'Masks of training: two packed documents, causal, tiles of 2': '학습의 마스크: 이어 붙인 문서 둘, causal, 타일 2',
+  'Each query sees the keys of its own document up to itself: a kernel skips the empty tiles and masks only the partial ones.':
+    '쿼리마다 자기 문서의 키를 자기 자리까지만 봅니다: 커널은 빈 타일을 건너뛰고 일부만 보이는 타일에만 마스크를 씁니다.',
   'Pitfall: K passed transposed': '주의할 점: K 를 전치해서 보냄',
   'Multi-head: 2 heads, random inputs': 'Multi-Head: head 2 개, 무작위 입력',
   'Scaled by 1/√4 = 0.5: scores [[2,2],[0,2]] become weights ≈ [[0.5,0.5],[0.27,0.73]].':
@@ -745,7 +768,7 @@ const KO_PAGE = [
   ['label[for="preset"]', '예제'],
   ['#single-fields legend', '입력'],
   ['label[for="f-mask"]', '마스크 '],
-  ['label[for="f-mask"] .shape', '0/1 로 된 (n_q, n_k), (n_k), "causal", 또는 비움'],
+  ['label[for="f-mask"] .shape', '0/1 로 된 (n_q, n_k), (n_k), "causal", "causal_top_left", 또는 비움'],
   ['label[for="f-scale"] .shape', '비우면 1/√d_k'],
   ['label[for="f-lq"]', '쿼리 이름 '],
   ['label[for="f-lq"] .shape', '쉼표로 구분, 선택'],

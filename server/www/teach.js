@@ -219,3 +219,164 @@ function showPrecision(r) {
     table.append(tr);
   }
 }
+
+// ---- the masks of training: the rules' fields, and visible drawn with its tiles ----
+//
+// The Mask kind writes the Mask field ("causal", "causal_top_left" or empty) and follows
+// it; documents, prefix, chunk, the window and the tile size are fields of their own. With
+// the box open or a rule set, the request asks for visible and block_map as well, and the
+// page draws visible with each tile of the block map over it (and the server's heatmap
+// draws the same tiles): the learner changes a rule and sees both change.
+
+const MASK_RULES = ['documents', 'prefix', 'chunk', 'window-left', 'window-right', 'block-q', 'block-k'];
+const TILE_KINDS = ['empty', 'partial', 'full'];
+// The server's outlines (api/render/svg.c), so the two pictures read alike.
+const TILE_STROKE = {
+  empty: ['#737373', 1, '2 2'], partial: ['#d94801', 2, '6 3'], full: ['#08306b', 2, 'none'],
+};
+
+const maskField = (name) => document.getElementById(`f-${name}`);
+
+// The Mask kind as the Mask field says it.
+function maskKindOf(text) {
+  const t = text.trim().replace(/^"(.*)"$/, '$1');
+  if (t === '' || t === 'causal' || t === 'causal_top_left') return t;
+  return 'cells';
+}
+
+// A whole number as a number; anything else as it was typed, for the server to judge.
+function wholeOr(text) {
+  const t = text.trim();
+  return /^-?\d+$/.test(t) ? Number(t) : t;
+}
+
+// Whether a rule of the box is set: then its picture is drawn even with the box closed.
+const maskRulesSet = () => MASK_RULES.some((name) => maskField(name).value.trim() !== '');
+const maskPictureWanted = () => document.getElementById('masks').open || maskRulesSet();
+const windowFieldsSet = () => ['window-left', 'window-right'].some((n) => maskField(n).value.trim() !== '');
+
+// The rules of the box as request members (the window here wins over the Variants field's).
+function readMaskFields() {
+  const rules = {};
+  const docs = maskField('documents').value.trim();
+  if (docs !== '') rules.documents = { lengths: docs.split(/[\s,]+/).filter((x) => x !== '').map(wholeOr) };
+  for (const name of ['prefix', 'chunk']) {
+    if (maskField(name).value.trim() !== '') rules[name] = wholeOr(maskField(name).value);
+  }
+  if (windowFieldsSet()) {
+    rules.window = {};
+    for (const side of ['left', 'right']) {
+      const v = maskField(`window-${side}`).value.trim();
+      if (v !== '') rules.window[side] = wholeOr(v);
+    }
+  }
+  const bq = maskField('block-q').value.trim(), bk = maskField('block-k').value.trim();
+  // Without a size the picture uses tiles of 2: the API's 128 would make one tile here.
+  if (bq !== '' || bk !== '' || maskPictureWanted()) rules.block = [wholeOr(bq || '2'), wholeOr(bk || '2')];
+  return rules;
+}
+
+// The steps to ask for beside the default ones: every step the request's variants make
+// (an explicit include lists them), then visible and block_map.
+function maskInclude(body) {
+  const include = ['scores', 'scaled', 'masked', 'weights', 'output', 'summary'];
+  if (body.rope !== undefined) include.push('q_rope', 'k_rope');
+  if (body.softcap !== undefined) include.push('softcapped');
+  if (body.dropout !== undefined) include.push('dropout_keep', 'dropped');
+  return [...include, 'visible', 'block_map'];
+}
+
+// Set when a preset opens or closes the box: the toggle that follows is the preset's, not
+// the learner's, and runs nothing.
+let presetToggle = null;
+
+// A preset's rules into the box (a preset without them empties it), the box open or not.
+function fillMaskFields(b, open) {
+  const lengths = b.documents?.lengths;
+  maskField('documents').value = Array.isArray(lengths) ? lengths.join(', ') : '';
+  maskField('prefix').value = b.prefix === undefined ? '' : String(b.prefix);
+  maskField('chunk').value = b.chunk === undefined ? '' : String(b.chunk);
+  maskField('window-left').value = '';  // a preset's window stays in the Variants field
+  maskField('window-right').value = '';
+  maskField('block-q').value = b.block ? String(b.block[0]) : '';
+  maskField('block-k').value = b.block ? String(b.block[1]) : '';
+  maskField('mask-kind').value = maskKindOf(maskField('mask').value);
+  const box = document.getElementById('masks');
+  presetToggle = box.open !== open ? open : null;
+  box.open = open;
+}
+
+// The Mask kind and the Mask field kept in step; any change in the box runs again.
+function linkMaskFields(rerun) {
+  const kind = maskField('mask-kind');
+  kind.addEventListener('change', () => {
+    maskField('mask').value = kind.value === 'cells' ? maskField('mask').value : kind.value;
+  });
+  maskField('mask').addEventListener('input', () => { kind.value = maskKindOf(maskField('mask').value); });
+  const box = document.getElementById('masks');
+  box.addEventListener('change', rerun);
+  box.addEventListener('toggle', () => {
+    const mine = presetToggle === box.open;
+    presetToggle = null;
+    if (!mine) rerun();
+  });
+}
+
+// The picture's <svg> is in index.html, so the HTML parser gives it SVG's namespace and
+// this file names no address.
+const maskMap = () => document.getElementById('masks-map');
+function svgEl(tag, attrs) {
+  const e = document.createElementNS(maskMap().namespaceURI, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return e;
+}
+
+// visible (rows of 0/1) with the block map's tiles over it: a picture of its own.
+function drawMask(r, queries, keys) {
+  const box = document.getElementById('masks-box');
+  const svg = maskMap();
+  svg.textContent = '';
+  document.getElementById('masks-note').textContent = '';
+  if (r.visible === undefined || !r.block_map) return;
+  const visible = Array.isArray(r.visible[0]) ? r.visible : [r.visible];
+  const nQ = visible.length, nK = visible[0].length;
+  const { block: [bq, bk], tiles, sparsity } = r.block_map;
+  const side = Math.max(6, Math.min(28, Math.floor(320 / Math.max(nQ, nK))));
+  const pad = 2;
+  for (const [k, v] of Object.entries({
+    width: nK * side + 2 * pad, height: nQ * side + 2 * pad, viewBox: `0 0 ${nK * side + 2 * pad} ${nQ * side + 2 * pad}`,
+  })) svg.setAttribute(k, String(v));
+  const seen = visible.flat().filter((x) => x === 1).length;
+  svg.setAttribute('aria-label', PAGE_WORDS.maskFigure(nQ, nK, seen));
+  visible.forEach((row, i) => row.forEach((x, j) => {
+    const cell = svgEl('rect', {
+      class: x ? 'seen' : 'hidden', x: pad + j * side, y: pad + i * side, width: side, height: side,
+      fill: x ? '#6baed6' : '#f0f0f0', stroke: '#ffffff',
+    });
+    const tip = svgEl('title', {});
+    tip.textContent = `${queries[i]} → ${keys[j]}: ${x ? PAGE_WORDS.sees : PAGE_WORDS.hidden}`;
+    cell.append(tip);
+    svg.append(cell);
+  }));
+  tiles.forEach((row, tr) => row.forEach((t, tc) => {
+    const kind = TILE_KINDS[t];
+    const [stroke, width, dash] = TILE_STROKE[kind];
+    const rows = Math.min(bq, nQ - tr * bq), cols = Math.min(bk, nK - tc * bk);
+    const rect = svgEl('rect', {
+      class: 'tile', 'data-kind': kind, 'data-tile': `${tr} ${tc}`,
+      x: pad + tc * bk * side + 1, y: pad + tr * bq * side + 1, width: cols * side - 2, height: rows * side - 2,
+      fill: 'none', stroke, 'stroke-width': width, 'stroke-dasharray': dash,
+    });
+    const tip = svgEl('title', {});
+    tip.textContent = PAGE_WORDS.tileTip(tr, tc, PAGE_WORDS.tileKinds[kind]);
+    rect.append(tip);
+    svg.append(rect);
+  }));
+  const all = tiles.flat();
+  const count = (k) => all.filter((t) => t === k).length;
+  document.getElementById('masks-note').textContent = PAGE_WORDS.masksNote({
+    bq, bk, rows: tiles.length, cols: tiles[0].length, full: count(2), partial: count(1), empty: count(0),
+    sparsity: Number(sparsity).toFixed(4),
+  });
+  box.hidden = false;
+}

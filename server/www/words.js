@@ -32,6 +32,15 @@ const PAGE_WORDS = {
   stopped: (message) => `The run stopped: ${message}`,
   problem: (status) => `Problem: HTTP ${status}.`,
   retry: (seconds) => ` Try again in ${seconds} s.`,
+  // the masks of training's picture (teach.js)
+  blockMapDrawn: 'Drawn below as tiles over visible.',
+  maskFigure: (nQ, nK, seen) => `visible: ${nQ} queries by ${nK} keys, ${seen} cells seen, with the block map's tiles over it`,
+  sees: 'sees it',
+  hidden: 'hidden',
+  tileKinds: { full: 'full', partial: 'partial', empty: 'empty' },
+  tileTip: (r, c, kind) => `tile (${r}, ${c}): ${kind}`,
+  masksNote: (m) => `Tiles of ${m.bq} × ${m.bk}, (${m.rows}, ${m.cols}) of them: ${m.full} full (solid), ` +
+    `${m.partial} partial (dashed), ${m.empty} empty (dotted); sparsity ${m.sparsity}. Blue cells are seen.`,
 };
 const PAGE_WORDS_EN = { ...PAGE_WORDS };
 
@@ -59,6 +68,14 @@ const PAGE_WORDS_KO = {
   stopped: (message) => `실행이 멈췄습니다: ${message}`,
   problem: (status) => `문제: HTTP ${status}.`,
   retry: (seconds) => ` ${seconds} 초 뒤에 다시 해 보세요.`,
+  blockMapDrawn: '아래에 visible 위의 타일로 그렸습니다.',
+  maskFigure: (nQ, nK, seen) => `visible: 쿼리 ${nQ} 개 × 키 ${nK} 개, 보이는 칸 ${seen} 개, 그 위에 block map 의 타일`,
+  sees: '봄',
+  hidden: '가림',
+  tileKinds: { full: '가득 참', partial: '일부', empty: '비어 있음' },
+  tileTip: (r, c, kind) => `타일 (${r}, ${c}): ${kind}`,
+  masksNote: (m) => `타일 ${m.bq} × ${m.bk}, 모두 (${m.rows}, ${m.cols}) 개: 가득 참 ${m.full} 개 (실선), ` +
+    `일부 ${m.partial} 개 (파선), 비어 있음 ${m.empty} 개 (점선); 희소도 ${m.sparsity}. 파란 칸이 보이는 칸입니다.`,
 };
 
 // The head view's sentences (headview.js keeps the English: window.attndHeadView).
@@ -146,4 +163,30 @@ KO_PAGE.push(
     'grouped-query attention, n_kv 를 주면 cross-attention (x_q, x_kv) 입니다.'],
   ['#mh-mask-semantics option[value="keep"]', 'keep: 1 = 볼 수 있음'],
   ['#mh-mask-semantics option[value="block"]', 'block: 1 = 가림'],
+  // the masks of training's box and picture
+  ['#masks summary', '학습의 마스크 '],
+  ['#masks summary .shape', '마스크와 그 타일 보기'],
+  ['#masks-help', '규칙마다 키를 가립니다. 열거나 규칙을 정하면 ', 0],
+  ['#masks-help', ' 와 ', 1],
+  ['#masks-help', ' 도 물어서 그립니다. 무엇이든 바꾸면 다시 실행합니다.', 2],
+  ['label[for="f-mask-kind"]', '마스크 종류'],
+  ['#f-mask-kind option[value=""]', '없음'],
+  ['#f-mask-kind option[value="causal"]', 'causal (오른쪽 아래 맞춤)'],
+  ['#f-mask-kind option[value="causal_top_left"]', 'causal, 왼쪽 위 맞춤'],
+  ['#f-mask-kind option[value="cells"]', '0/1 칸 (마스크 필드)'],
+  ['label[for="f-documents"]', '문서 '],
+  ['label[for="f-documents"] .shape', '길이, 예: 2, 4'],
+  ['label[for="f-prefix"]', 'prefix (앞부분) '],
+  ['label[for="f-prefix"] .shape', '이 앞의 키는 causal 을 통과'],
+  ['label[for="f-chunk"]', 'chunk '],
+  ['label[for="f-chunk"] .shape', '쿼리의 chunk 안의 키만'],
+  ['label[for="f-window-left"]', 'window 왼쪽 '],
+  ['label[for="f-window-left"] .shape', '뒤로 몇 키'],
+  ['label[for="f-window-right"]', 'window 오른쪽 '],
+  ['label[for="f-window-right"] .shape', '앞으로 몇 키'],
+  ['label[for="f-block-q"]', '타일 B_q '],
+  ['label[for="f-block-q"] .shape', '타일 하나의 쿼리 수'],
+  ['label[for="f-block-k"]', '타일 B_k '],
+  ['label[for="f-block-k"] .shape', '타일 하나의 키 수'],
+  ['#masks-title', '마스크와 그 타일'],
 );

@@ -866,12 +866,50 @@ START_TEST(test_buffer)
 }
 END_TEST
 
+/* The tile grid: a glyph a tile, a tall grid elided to its ends, a wide line kept within
+ * the budget around " ... ", and never more bytes than api_text_tiles_bytes counts. */
+START_TEST(test_text_tiles_elided_and_counted)
+{
+    static const size_t sizes[][2] = { { 1, 1 }, { 3, 4 }, { 20, 90 }, { 21, 95 }, { 64, 300 } };
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t rows = sizes[s][0], cols = sizes[s][1];
+        unsigned char *tiles = malloc(rows * cols);
+        ck_assert_ptr_nonnull(tiles);
+        for (size_t i = 0; i < rows * cols; i++)
+            tiles[i] = (unsigned char)(i % 3);
+        struct api_buf b;
+        api_buf_init(&b);
+        struct api_text_tiles t = {
+            .tiles = tiles, .rows = rows, .cols = cols, .row_labels = { NULL, rows * 128, "q" },
+            .row_step = 128, .glyphs = { "\xC2\xB7", "\xE2\x96\x92", "\xE2\x96\x88" },
+            .indent = "  ",
+        };
+        api_text_tiles(&b, &t);
+        ck_assert(!b.failed);
+        ck_assert_uint_le(b.len, api_text_tiles_bytes(rows, cols));
+        size_t lines = 0;
+        for (char *line = b.data, *end; (end = strchr(line, '\n')) != NULL; line = end + 1) {
+            *end = '\0';
+            ck_assert_uint_le(api_text_width(line), API_TEXT_WIDTH);
+            lines++;
+        }
+        ck_assert_uint_eq(lines, rows > API_TEXT_MAX_ROWS ? 2 * API_TEXT_EDGE + 1 : rows);
+        ck_assert_int_eq(strstr(b.data, " ... ") != NULL, cols + 8 > API_TEXT_WIDTH);
+        if (rows == 3)
+            ck_assert_str_eq(b.data, "  q0    \xC2\xB7\xE2\x96\x92\xE2\x96\x88\xC2\xB7");
+        api_buf_deinit(&b);
+        free(tiles);
+    }
+}
+END_TEST
+
 static Suite *render_suite(void)
 {
     Suite *s = suite_create("render");
     TCase *text = tcase_create("Text");
     tcase_add_test(text, test_buffer);
     tcase_add_test(text, test_display_width);
+    tcase_add_test(text, test_text_tiles_elided_and_counted);
     tcase_add_test(text, test_numbers);
     tcase_add_test(text, test_labels_sanitized_and_cut);
     tcase_add_test(text, test_labels_show_controls_visibly);
