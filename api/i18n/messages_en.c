@@ -1449,6 +1449,8 @@ const char *const api_messages_en[] = {
     "block_map: each tile 2 full, 1 partial, 0 empty; a kernel skips the empty ones",
     /* api/endpoints/shapes/shapes.c */
     "row_sum: what softmax divides each row by",
+    /* api/request/v2_tensor.c */
+    "inputs[%zu].shape[%zu] is %lld, too large: inputs[%zu] may hold at most %zu elements",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

@@ -1562,6 +1562,8 @@ const struct api_message api_messages_ko[] = {
       "block_map: 타일마다 2 는 모두 보임, 1 은 일부, 0 은 비어 있음; 커널은 빈 타일을 건너뜁니다" },
     { "row_sum: what softmax divides each row by",
       "row_sum: softmax 가 각 행을 나누는 값" },
+    { "inputs[%zu].shape[%zu] is %lld, too large: inputs[%zu] may hold at most %zu elements",
+      "inputs[%zu].shape[%zu] 이(가) %lld (으)로 너무 큽니다: inputs[%zu] 은(는) 원소를 최대 %zu 개까지 담을 수 있습니다" },
 };
 
 const size_t api_messages_ko_count = sizeof api_messages_ko / sizeof api_messages_ko[0];

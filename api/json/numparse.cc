@@ -70,7 +70,9 @@ __attribute__((always_inline)) inline void convert(const char *start, const char
                                                    struct api_json_number *out)
 {
     out->end = past;
-    out->is_integer = !is_real && digits <= 18;
+    /* Every integer a long long holds: 18 digits always do, 19 when within INT64_MAX
+     * (a seed up to 2^63 - 1 is then taken as sent, not rounded through a double). */
+    out->is_integer = !is_real && (digits <= 18 || (digits == 19 && significand <= INT64_MAX));
     if (out->is_integer) {
         long long n = static_cast<long long>(significand);
         out->integer = negative ? -n : n;

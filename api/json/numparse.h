@@ -42,7 +42,7 @@ enum api_number_syntax {
 
 struct api_json_number {
     const char *end;    /* past the number's last byte (API_NUMBER_OK only) */
-    bool is_integer;    /* no fraction, no exponent, at most 18 digits: `integer` is exact */
+    bool is_integer;    /* no fraction, no exponent, within ±INT64_MAX: `integer` is exact */
     long long integer;
     double real;        /* the value, rounded to nearest, ties to even, as strtod does: a
                            number beyond the double range is ±infinity, one below it ±0

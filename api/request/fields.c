@@ -270,9 +270,15 @@ bool api_read_positive(const json_t *node, const char *pointer, const char *name
 bool api_read_int_range(const json_t *node, const char *pointer, const char *name, long long lo,
                         long long hi, long long *out, struct api_error *err)
 {
-    if (json_is_number(node)) {
+    /* An integer is compared as one: through a double, a seed past 2^53 lost its low bits
+     * and INT64_MAX became 2^63, out of a long long's range. */
+    if (json_is_integer(node) && json_integer_value(node) >= lo && json_integer_value(node) <= hi) {
+        *out = json_integer_value(node);
+        return true;
+    }
+    if (json_is_real(node)) {
         double x = json_number_value(node);
-        if (x == floor(x) && x >= (double)lo && x <= (double)hi) {
+        if (x == floor(x) && x >= (double)lo && x <= (double)hi && x < 0x1p63) {
             *out = (long long)x;
             return true;
         }

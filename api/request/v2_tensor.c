@@ -98,7 +98,7 @@ static bool read_shape(const json_t *node, size_t i, size_t max_cells, struct ap
     for (size_t d = 0; d < rank; d++) {
         const json_t *s = json_array_get(node, d);
         json_int_t n = json_is_integer(s) ? json_integer_value(s) : 0;
-        /* A whole number past the integers the reader keeps (2^62 and up arrive as reals)
+        /* A whole number past the integers the reader keeps (2^63 and up arrive as reals)
            is a size, only too large: say so rather than "not a size". */
         if (n < 1 && json_is_real(s) && json_real_value(s) >= 1 &&
             json_real_value(s) == floor(json_real_value(s))) {
@@ -108,7 +108,14 @@ static bool read_shape(const json_t *node, size_t i, size_t max_cells, struct ap
             api_error_at(err, "/inputs/%zu/shape/%zu", i, d);
             return false;
         }
-        if (n < 1 || (unsigned long long)n > max_cells || count > max_cells / (size_t)n) {
+        if (n >= 1 && (unsigned long long)n > max_cells) { /* one size alone past the limit */
+            api_error_set(err, API_LIMIT_EXCEEDED, "inputs[%zu].shape[%zu] is %lld, too large: "
+                          "inputs[%zu] may hold at most %zu elements", i, d, (long long)n, i,
+                          max_cells);
+            api_error_at(err, "/inputs/%zu/shape/%zu", i, d);
+            return false;
+        }
+        if (n < 1 || count > max_cells / (size_t)n) {
             if (n < 1)
                 api_error_set(err, API_INVALID_VALUE, "inputs[%zu].shape[%zu] is not a size "
                               ">= 1", i, d);

@@ -600,9 +600,13 @@ test('bad requests are 400 V2 errors pointing into the JSON header', async () =>
   // shape and data disagree
   await v2Error(withInput(0, { shape: [2, 3] }), 400, 'shape-mismatch', '/inputs/0/data');
   await v2Error(withInput(0, { shape: [2, 0] }), 400, 'invalid-value', '/inputs/0/shape/1');
-  // 2^62 is a size, only too large (the reader keeps it as a real): not "not a size >= 1"
+  // 2^62 (which JSON.stringify writes 4611686018427388000) is a size, only too large: not
+  // "not a size >= 1", and named as sent; so is 2^63, past a long long, which the reader
+  // keeps as a real
   const huge = await v2Error(withInput(0, { shape: [2 ** 62, 4] }), 400, 'limit-exceeded', '/inputs/0/shape/0');
-  assert.match(huge.error, /^inputs\[0\]\.shape\[0\] is 4611686018427387904, too large: inputs\[0\] may hold at most \d+ elements$/);
+  assert.match(huge.error, /^inputs\[0\]\.shape\[0\] is 4611686018427388000, too large: inputs\[0\] may hold at most \d+ elements$/);
+  const real = await v2Error(withInput(0, { shape: [2 ** 63, 4] }), 400, 'limit-exceeded', '/inputs/0/shape/0');
+  assert.match(real.error, /^inputs\[0\]\.shape\[0\] is 9223372036854775808, too large/);
   await v2Error(withInput(0, { data: [1, 0, 1, 'x', 0, 1, 0, 1] }), 400, 'not-a-number', '/inputs/0/data/3');
   await v2Error(withInput(0, { data: [[1, 0, 1, 0], [0, 1, 0, true]] }), 400, 'not-a-number', '/inputs/0/data/1/3');
   await v2Error(withInput(0, { datatype: 'INT32', data: [1, 0, 1, 0.5, 0, 1, 0, 1] }), 400, 'not-a-number', '/inputs/0/data/3');

@@ -498,3 +498,23 @@ describe('/v1/shapes?variants=', () => {
     assert.match(p.errors?.[0]?.hint ?? p.hint ?? JSON.stringify(p), /window/);
   });
 });
+
+test('a dropout seed is taken exactly up to 2^63 - 1: 2^53 and 2^53 + 1 draw different cells', async () => {
+  const n = 16;
+  const eye = Array.from({ length: n }, (_, i) => Array.from({ length: 2 }, (_, c) => (i + c) % 3));
+  const keep = async (seed) => {
+    const body = `{"q":${JSON.stringify(eye)},"k":${JSON.stringify(eye)},"v":${JSON.stringify(eye)},` +
+      `"dropout":{"p":0.5,"seed":${seed}},"include":["dropout_keep"]}`;
+    const r = await request(s.port, { method: 'POST', path: '/v1/attention', body,
+      headers: { 'Content-Type': 'application/json' } });
+    assert.equal(r.status, 200, r.body);
+    return JSON.stringify(r.json().dropout_keep);
+  };
+  // Through a double the two seeds were one number, and drew the same cells.
+  assert.notEqual(await keep('9007199254740992'), await keep('9007199254740993'));
+  assert.equal((await keep('9223372036854775807')).length > 0, true);
+  const over = await request(s.port, { method: 'POST', path: '/v1/attention',
+    body: '{"q":[[1]],"k":[[1]],"v":[[1]],"dropout":{"p":0.5,"seed":9223372036854775808}}',
+    headers: { 'Content-Type': 'application/json' } });
+  assert.equal(assertProblem(assert, over, 422).errors[0].pointer, '/dropout/seed');
+});

@@ -778,19 +778,24 @@ START_TEST(test_reader_string_escapes)
 }
 END_TEST
 
-/* Whether tok is an integer by JSON's grammar (no fraction, no exponent) of at most
- * 18 digits: read.c keeps those exact, beyond 2^53 too. */
+/* Whether tok is an integer by JSON's grammar (no fraction, no exponent) within
+ * ±INT64_MAX: read.c keeps those exact, beyond 2^53 too. */
 static bool short_integer_token(const char *tok)
 {
-    size_t digits = strspn(tok + (tok[0] == '-'), "0123456789");
-    return tok[(tok[0] == '-') + digits] == '\0' && digits <= 18;
+    const char *magnitude = tok + (tok[0] == '-');
+    size_t digits = strspn(magnitude, "0123456789");
+    if (magnitude[digits] != '\0' || digits > 19)
+        return false;
+    errno = 0;
+    unsigned long long m = strtoull(magnitude, NULL, 10);
+    return errno == 0 && m <= (unsigned long long)INT64_MAX;
 }
 
 /*
  * Numbers at the edges of a double and of an integer, bare, in an array and in an
  * object, against strtod and strtoll on the same text: a real is strtod's value bit
- * for bit; an integer is strtoll's, exact; an integer token of up to 18 digits is an
- * integer (so 2^53 + 1 stays itself); a number strtod cannot hold is refused where
+ * for bit; an integer is strtoll's, exact; an integer token within ±INT64_MAX is an
+ * integer (so 2^53 + 1 and 2^63 - 1 stay themselves); a number strtod cannot hold is refused where
  * it begins.
  */
 START_TEST(test_reader_number_edges)
