@@ -72,6 +72,8 @@ $(call row,unit,check_stream,      core)
 $(call row,unit,check_mh_stream,   core)
 # The masks of training and the block map against a naive loop and the paths' answers.
 $(call row,unit,check_masks,       core)
+# The backward pass against finite differences of the naive reference.
+$(call row,unit,check_backward,    core)
 # core/precision.c: the formats' rounding and attention by the precision rules, against an
 # emulation that rounds by search over every float16 and bfloat16 value.
 $(call row,unit,check_precision,   core)

@@ -17,6 +17,8 @@
  *                                   float64, through api_handle, n = 512 (or the N given)
  *   core_bench masks [N...]         8 packed documents against the dense problem (causal),
  *                                   streamed and full, n = 2048, 4096 (or the N given)
+ *   core_bench backward [N...]      the backward pass against the forward, every step built,
+ *                                   causal, n = 512, 1024 (or the N given)
  *   core_bench blas-core            the OPENBLAS_CORETYPE attnd would advise at startup
  *                                   (empty when OpenBLAS's own choice stands)
  *   core_bench number-paths         which vector paths the number printer and reader
@@ -72,6 +74,7 @@
 #include "api/json/numfmt.h"
 #include "api/json/numparse.h"
 #include "core/attention.h"
+#include "core/backward.h"
 #include "core/stream.h"
 #include "core/variants.h"
 
@@ -894,6 +897,74 @@ static int print_number_paths(void)
     return 0;
 }
 
+/* ---- the backward pass ---- */
+
+struct backward_case {
+    struct variant_case *fwd;
+    struct attn_grads g;
+    struct attn_matrix d_out;
+};
+
+static void run_backward(void *arg)
+{
+    struct backward_case *bc = arg;
+    if (attn_backward(&bc->g, &bc->fwd->c->p, &bc->fwd->v, &bc->fwd->t, &bc->d_out) != ATTN_OK) {
+        fprintf(stderr, "core_bench: attn_backward failed at n = %zu\n", bc->fwd->c->n);
+        exit(1);
+    }
+}
+
+/*
+ * The backward pass (core/backward.h: every gradient step built) against the forward pass
+ * with every step built, causal, n = 512 and 1024 (or the N given), d = 64, one thread,
+ * timed in turn; target at most 2.5x (it makes four products to the forward's two, and
+ * writes five (n, n) steps to the forward's four).
+ */
+static int bench_backward(int argc, char **argv)
+{
+    size_t sizes[16] = {512, 1024};
+    size_t n_sizes = 2;
+    if (argc > 0 && parse_sizes(argc, argv, sizes, &n_sizes) != 0)
+        return 2;
+    printf("backward: every gradient step against the forward's every step, causal, n_q = n_k = "
+           "n, d_k = d_v = %d, 1 thread (medians, interleaved)\n", D);
+    printf("  %5s  %10s  %12s  %s\n", "n", "forward ms", "backward ms", "ratio");
+    for (size_t si = 0; si < n_sizes; si++) {
+        size_t n = sizes[si], nd = n * D;
+        struct core_case c = {.n = n};
+        c.q = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+        c.k = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+        c.v = attn_matrix_view(xmalloc(nd * sizeof(double)), n, D);
+        double *d_out = xmalloc(nd * sizeof(double));
+        fill_random(c.q.data, nd, 11, 0);
+        fill_random(c.k.data, nd, 11, 1);
+        fill_random(c.v.data, nd, 11, 2);
+        fill_random(d_out, nd, 11, 3);
+        c.p = (struct attn_problem){.q = &c.q, .k = &c.k, .v = &c.v, .scale = 1.0 / sqrt(D),
+                                    .mask = {.kind = ATTN_MASK_CAUSAL}};
+        struct variant_case vc = {.c = &c};
+        struct backward_case bc = {.fwd = &vc, .d_out = attn_matrix_view(d_out, n, D)};
+        if (attn_vtrace_alloc(&vc.t, n, n, D, D, &vc.v) != ATTN_OK ||
+            attn_grads_alloc(&bc.g, n, n, D, D) != ATTN_OK) {
+            fprintf(stderr, "core_bench: cannot allocate at n = %zu\n", n);
+            return 1;
+        }
+        run_variant(&vc);
+        const bench_fn fns[2] = {run_variant, run_backward};
+        void *const args[2] = {&vc, &bc};
+        double t[2];
+        char verdict[32];
+        bench_median_interleaved(fns, args, 2, 3, t);
+        printf("  %5zu  %10.3f  %12.3f  %s\n", n, t[0] * 1e3, t[1] * 1e3,
+               ratio_verdict(t[1] / t[0], 2.5, verdict));
+        fflush(stdout);
+        attn_grads_free(&bc.g);
+        attn_vtrace_free(&vc.t);
+        free(c.q.data), free(c.k.data), free(c.v.data), free(d_out);
+    }
+    return 0;
+}
+
 /* ---- the masks of training: the work follows the mask ---- */
 
 struct stream_case {
@@ -1069,6 +1140,8 @@ int main(int argc, char **argv)
         return bench_precision(argc - 2, argv + 2);
     if (argc >= 2 && strcmp(argv[1], "masks") == 0)
         return bench_masks(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "backward") == 0)
+        return bench_backward(argc - 2, argv + 2);
     if (argc == 2 && strcmp(argv[1], "blas-core") == 0) { /* attnd's startup advice, if any */
         const char *core = attn_blas_better_core();
         printf("%s\n", core != NULL ? core : "");
@@ -1076,7 +1149,7 @@ int main(int argc, char **argv)
     }
     if (argc == 2 && strcmp(argv[1], "number-paths") == 0)
         return print_number_paths();
-    fprintf(stderr, "usage: core_bench core | core_bench floor | core_bench pair N THREADS | core_bench variants | core_bench json DIR NAME... | core_bench precision [N...] | core_bench masks [N...] | core_bench blas-core"
+    fprintf(stderr, "usage: core_bench core | core_bench floor | core_bench pair N THREADS | core_bench variants | core_bench json DIR NAME... | core_bench precision [N...] | core_bench masks [N...] | core_bench backward [N...] | core_bench blas-core"
                     " | core_bench number-paths\n");
     return 2;
 }

@@ -220,6 +220,9 @@ echo
 note "masks bench (8 packed documents against the dense problem, n = 2048 and 4096)"
 "$OUT/core_bench" masks
 echo
+note "backward bench (every gradient step against the forward's every step, n = 512 and 1024)"
+"$OUT/core_bench" backward
+echo
 note "exp bench (attn_row_exp against SLEEF's and glibc's exp)"
 "$OUT/exp_bench"
 echo
