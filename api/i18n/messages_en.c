@@ -1449,8 +1449,50 @@ const char *const api_messages_en[] = {
     "block_map: each tile 2 full, 1 partial, 0 empty; a kernel skips the empty ones",
     /* api/endpoints/shapes/shapes.c */
     "row_sum: what softmax divides each row by",
+    /* api/endpoints/attention/backward.c */
+    "dO = dL/d(output), the output's shape",
+    /* api/endpoints/attention/backward.c */
+    "dO from stream 8 of the generator, amplitude 1",
+    /* api/endpoints/attention/backward.c */
+    "include names %s, a step this request does not make",
+    /* api/endpoints/attention/backward.c */
+    "%s is a step of the backward pass: send backward {\"seed\": 0} or {\"grad_output\": dO}, or leave %s out",
+    /* api/endpoints/attention/backward.c */
+    "%s needs \"%s\": send it, or leave %s out of include",
+    /* api/endpoints/attention/backward.c */
+    "backward.grad_output is (%zu, %zu) but must be the output's shape (n_q, d_v) = (%zu, %zu)",
+    /* api/endpoints/attention/backward.c */
+    "dO is dL/d(output): one row per query, one number per column of v",
+    /* api/endpoints/attention/backward.c */
+    "backward must be an object, not %s",
+    /* api/endpoints/attention/backward.c */
+    "e.g. {\"seed\": 0}, or {\"grad_output\": dO} of the output's shape",
+    /* api/endpoints/attention/backward.c */
+    "backward takes grad_output or seed: exactly one",
+    /* api/endpoints/attention/backward.c */
+    "grad_output is dO itself; seed makes it from the generator (stream 8, amplitude 1)",
+    /* api/endpoints/attention/backward.c */
+    "the seed is an integer >= 0: the same seed makes the same dO",
+    /* api/endpoints/attention/backward.c */
+    "backward needs every query row, but rows asks for some",
+    /* api/endpoints/attention/backward.c */
+    "grad_k and grad_v sum over every query: drop rows (and pick the rows you want from the answer), or drop backward",
+    /* api/endpoints/attention/backward.c */
+    "backward is computed in float64 only: precision does not apply to it yet",
+    /* api/endpoints/attention/backward.c */
+    "drop precision for the gradients, or drop backward for the low format's forward pass",
+    /* api/endpoints/attention/backward.c */
+    "a gradient is not finite: dO or v is too large for its products",
+    /* api/endpoints/attention/backward.c */
+    "scale dO (backward.grad_output) or v down: dP = dO @ V^T must stay within the largest double (~1.8e308)",
+    /* api/endpoints/attention/backward.c */
+    "the backward pass failed: %s",
+    /* api/endpoints/attention/parse.c */
+    "the gradients step by step: {\"grad_output\": dO} or {\"seed\": s}",
     /* api/request/v2_tensor.c */
     "inputs[%zu].shape[%zu] is %lld, too large: inputs[%zu] may hold at most %zu elements",
+    /* api/endpoints/attention/backward.c */
+    "\nbackward step %d  %s = %s\n",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

@@ -10,7 +10,7 @@
  *   value = ((z >> 11) · 2^-53 · 2 − 1) · amplitude                in [−amplitude, amplitude)
  *
  * Streams: x 0, x_q 1, x_kv 2, w_q 3, w_k 4, w_v 5, w_o 6 (/v1/multihead); q 10, k 11,
- * v 12 (/v1/attention). Amplitude: 1 for inputs, 1/sqrt(d_model) for weights
+ * v 12 (/v1/attention); 8 the backward pass's dO (`backward: {"seed"}`). Amplitude: 1 for inputs, 1/sqrt(d_model) for weights
  * (PyTorch's default bound for a Linear layer), so projections keep the scale of x. A
  * weight is generated in the layout the request names (row-major (out, in) for "out_in").
  *
@@ -39,6 +39,7 @@ enum api_random_stream {
     API_STREAM_W_K,
     API_STREAM_W_V,
     API_STREAM_W_O,
+    API_STREAM_GRAD_OUTPUT = 8,    /* `backward`'s dO (stream 7 is dropout's, in core) */
     API_STREAM_Q = 10,             /* /v1/attention's q, k and v */
     API_STREAM_K,
     API_STREAM_V,

@@ -174,6 +174,12 @@ static const struct alloc_case {
       "{\"heads\":2,\"random\":{\"seed\":1,\"n\":4,\"d_model\":4},\"documents\":{\"lengths\":[1,3]},"
       "\"include\":[\"weights\",\"visible\",\"block_map\"]}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"documents\":{\"lengths\":[1,0]}}", NULL },
+    /* the backward pass: dO from the seed, every gradient step, and as text */
+    { "POST", "/v1/attention", NULL,
+      "{" SEED000 ",\"rope\":{},\"softcap\":5,\"sink_logit\":0.5,\"bias\":[[0,1],[1,0]],"
+      "\"backward\":{\"seed\":1}}", NULL },
+    { "POST", "/v1/attention", "text/plain",
+      "{" SEED000 ",\"backward\":{\"grad_output\":[[1,0],[0,1]]}}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"maks\":\"causal\"}", NULL },
     { "POST", "/v1/attention", NULL, "{\"q\":[[1,\"0\"]],\"k\":[[1,0]],\"v\":[[1]]}", NULL },
     { "POST", "/v1/attention", NULL,

@@ -31,7 +31,24 @@
 #include "api/json/write.h"
 #include "api/http/problem.h"
 #include "core/attention.h"
+#include "core/backward.h"
 #include "core/stream.h"
+
+/* What the run step makes for `backward` (heap, so a const request can be run). */
+struct api_backward_run {
+    struct attn_grads grads;
+    double *seeded;            /* dO from the seed, (n_q, d_v), or NULL when it was sent */
+};
+
+/* `backward`: {"grad_output": dO} or {"seed": s}. Owns d_out's numbers when sent. */
+struct api_backward {
+    bool on;
+    bool seeded;               /* dO from stream 8 of the generator, made by the run */
+    uint64_t seed;
+    struct attn_matrix d_out;  /* (n_q, d_v) as sent; data NULL when seeded */
+    bool d_out_vector;         /* sent as (d_v) for a vector q */
+    struct api_backward_run *run;
+};
 
 /* What `include` can name, as bits of api_attention_req.include. */
 enum api_attention_part {
@@ -53,10 +70,23 @@ enum api_attention_part {
     API_PART_SOFTCAPPED,
     API_PART_DROPOUT_KEEP,
     API_PART_DROPPED,
+    API_PART_GRAD_OUTPUT,  /* the backward pass's steps (core/backward.h), with `backward` */
+    API_PART_GRAD_V,
+    API_PART_GRAD_WEIGHTS,
+    API_PART_DELTA,
+    API_PART_GRAD_MASKED,
+    API_PART_GRAD_SCALED,
+    API_PART_GRAD_SCORES,
+    API_PART_GRAD_Q_ROPE,
+    API_PART_GRAD_K_ROPE,
+    API_PART_GRAD_Q,
+    API_PART_GRAD_K,
+    API_PART_GRAD_SINK_LOGIT,
+    API_PART_GRAD_BIAS,
     API_PART_COUNT
 };
-/* What `include` gives when absent: every step (the variants' too, when they run) and the
- * summary, not softmax's inner steps. */
+/* What `include` gives when absent: every step (the variants' and the backward pass's
+ * too, when they run) and the summary, not softmax's inner steps. */
 #define API_PART_DEFAULT (((1ul << (API_PART_SUMMARY + 1)) - 1) | \
                           (((1ul << API_PART_COUNT) - 1) & ~((1ul << API_PART_Q_ROPE) - 1)))
 /* The softmax parts of an include, as api_write_softmax_parts takes them (explain.h). */
@@ -89,6 +119,7 @@ struct api_attention_req {
     struct api_precision precision;            /* `precision`: computed in a low format */
     struct api_precision_report *report;       /* then its report, filled by run (heap) */
     struct api_shown shown;    /* visible's and block_map's memory, made by the run step */
+    struct api_backward backward; /* `backward`: dO and the gradients (attention/backward.c) */
 };
 
 /*
@@ -227,6 +258,29 @@ size_t api_attention_variants_bytes(const struct api_attention_req *req);
 void api_attention_write_variant_steps(struct jw *w, const struct api_attention_req *req);
 
 /* Writes the 200 response object for req and its trace. */
+/*
+ * attention/backward.c: `backward`. api_attention_read_backward reads it after include
+ * and the variants (422 beside `rows`, `precision` or a step it cannot give; include's
+ * grad_ names without it); api_attention_run_backward runs core's attn_backward on a
+ * forward pass that kept every step; the rest write the answer's parts and count its
+ * bytes. api_attention_backward_deinit frees what it holds.
+ */
+bool api_attention_read_backward(const json_t *doc, const char *prefix,
+                                 const struct api_limits *limits, struct api_attention_req *r,
+                                 struct api_error *err);
+bool api_attention_run_backward(const struct api_attention_req *r, const struct attn_trace *t,
+                                struct api_error *err);
+void api_attention_backward_deinit(struct api_backward *b);
+size_t api_attention_backward_bytes(const struct api_attention_req *r);
+size_t api_attention_backward_numbers(const struct api_attention_req *r);
+void api_attention_backward_shapes(struct jw *w, const struct api_attention_req *r);
+void api_attention_backward_steps(struct jw *w, const struct api_attention_req *r, int *number);
+void api_attention_write_backward(struct jw *w, const struct api_attention_req *r);
+/* The text page's backward steps, "backward step 1 ...", after the forward's. */
+void api_attention_text_backward(struct api_buf *b, const struct api_attention_req *r,
+                                 int decimals, const struct api_labels *queries,
+                                 const struct api_labels *keys);
+
 /* The run step's part of visible and block_map (attention/json.c): 503 when memory runs
  * out; nothing when neither is asked. */
 bool api_attention_prepare_shown(struct api_attention_req *r, struct api_error *err);

@@ -78,6 +78,7 @@ static void write_shapes(struct jw *w, const struct api_attention_req *r)
         api_write_shape(w, r->q.rows / m->block_q + (r->q.rows % m->block_q != 0),
                         r->k.rows / m->block_k + (r->k.rows % m->block_k != 0), false);
     }
+    api_attention_backward_shapes(w, r);
     jw_object_end(w);
 }
 
@@ -158,6 +159,7 @@ static void write_steps(struct jw *w, const struct api_attention_req *r)
         write_step(w, n++, "block_map", "each tile of visible: 2 full, 1 partial, 0 empty",
                    NULL, 0, &tiles);
     }
+    api_attention_backward_steps(w, r, &n); /* the backward pass, after every forward step */
     jw_array_end(w);
 }
 
@@ -271,6 +273,7 @@ void api_attention_write(struct jw *w, const struct api_attention_req *r,
     api_write_row_stats(w, &t->summary, t->n_q, API_ROW_STATS(r->include), vec);
     api_attention_write_variant_steps(w, r);
     write_visibility(w, r);
+    api_attention_write_backward(w, r);
     if (r->include & (1ul << API_PART_SUMMARY)) {
         struct api_summaries sums = { &t->summary, 0, 1, t->n_q,
                                       vec ? API_SUMMARY_VECTOR : API_SUMMARY_ROWS, &ties,

@@ -187,7 +187,7 @@ size_t api_attention_text_bytes(const struct api_attention_req *r)
 {
     /* The five steps, the softmax's parts, the variants' steps and a pitfall's wrong
        steps: at most this many matrices, each at most (max rows, max columns). */
-    enum { MATRICES = 24 };
+    enum { MATRICES = 24 + 13 }; /* and the backward pass's steps */
     size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
     if (api_attention_answer_rows(r) > n_q) /* `rows` may repeat a row */
         n_q = api_attention_answer_rows(r);
@@ -277,6 +277,7 @@ void api_attention_text(struct api_buf *b, const struct api_attention_req *r,
                            r->precision.on ? &r->precision.rules : NULL);
     api_text_row_stats(b, &t->summary, t->n_q, API_ROW_STATS(r->include), decimals, &a.queries);
     visibility_text(b, r, &a, decimals);
+    api_attention_text_backward(b, r, decimals, &a.queries, &a.keys);
     if (r->include & (1ul << API_PART_SUMMARY))
         summary_table(b, t, &a, decimals);
     if (r->explain.on) {

@@ -36,6 +36,7 @@ static const struct api_field attention_fields[] = {
     { "random", "{\"seed\", \"n_q\", \"n_k\", \"d_k\", \"d_v\"}: makes q, k and v" },
     { "rows", "the query rows to answer, [i, ...]: the whole problem's masks, those rows' results" },
     { "precision", "{\"format\": \"float16\" | \"bfloat16\" | \"float32\", \"accumulate\": \"float32\" | \"same\"}: computed as a kernel in that format" },
+    { "backward", "the gradients step by step: {\"grad_output\": dO} or {\"seed\": s}" },
     API_VARIANT_FIELDS,
 };
 
@@ -43,6 +44,9 @@ static const char *const part_names[API_PART_COUNT] = {
     "scores", "scaled", "masked", "weights", "output", "summary", "row_max", "shifted", "exp",
     "row_sum", "lse", "visible", "block_map",
     "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped",
+    "grad_output", "grad_v", "grad_weights", "delta", "grad_masked", "grad_scaled",
+    "grad_scores", "grad_q_rope", "grad_k_rope", "grad_q", "grad_k", "grad_sink_logit",
+    "grad_bias",
 };
 
 static bool read_required(const json_t *doc, const char *prefix, const char *name,
@@ -275,7 +279,9 @@ bool api_attention_parse(const json_t *doc, const char *prefix, const struct api
               check_limits(r, prefix, limits, err) && read_grid(doc, prefix, limits, r, err) &&
               read_options(doc, prefix, r, err) && read_explain(doc, prefix, r, err) &&
               api_attention_read_rows(doc, prefix, r, err) &&
-              read_precision(doc, prefix, r, err) && check_cells(r, prefix, limits, err);
+              read_precision(doc, prefix, r, err) &&
+              api_attention_read_backward(doc, prefix, limits, r, err) &&
+              check_cells(r, prefix, limits, err);
     if (!ok)
         api_attention_req_deinit(r);
     return ok;
@@ -293,5 +299,6 @@ void api_attention_req_deinit(struct api_attention_req *r)
     free(r->vsteps);
     free(r->report);
     api_shown_release(&r->shown);
+    api_attention_backward_deinit(&r->backward);
     memset(r, 0, sizeof *r);
 }

@@ -30,7 +30,7 @@ static unsigned steps_read(const struct api_attention_req *r)
     };
     /* explain reads every step of its row, a pitfall the masked scores */
     if (r->for_page || r->explain.on || r->pitfall != API_PITFALL_NONE ||
-        API_SOFTMAX_PARTS(r->include) != 0)
+        API_SOFTMAX_PARTS(r->include) != 0 || r->backward.on) /* the backward reads them all */
         return ATTN_KEEP_ALL;
     unsigned keep = ATTN_KEEP(ATTN_STEP_WEIGHTS) | ATTN_KEEP(ATTN_STEP_OUTPUT);
     for (int p = API_PART_SCORES; p <= API_PART_MASKED; p++)
@@ -91,6 +91,7 @@ size_t api_attention_working_set(const struct api_attention_req *r, enum api_for
                        : attn_trace_bytes_keep(r->q.rows, n_k, d_v, steps_read(r));
     size_t random = api_attention_random_bytes(r); /* q, k, v `random` makes once admitted */
     trace = trace > SIZE_MAX - random ? SIZE_MAX : trace + random;
+    trace = add_sat(trace, api_attention_backward_bytes(r)); /* the gradients and dO */
     size_t picked = api_attention_rows_bytes(r); /* `rows`' copy of its rows */
     trace = trace > SIZE_MAX - picked ? SIZE_MAX : trace + picked;
     /* What is written: every row, or `rows`' (repeats allowed, n_rows·n_k <= --max-cells) */
@@ -129,6 +130,7 @@ size_t api_attention_working_set(const struct api_attention_req *r, enum api_for
     if (r->precision.on) /* the report: 6 steps' errors */
         numbers += 36;
     numbers += visibility_numbers(r);
+    numbers = add_sat(numbers, api_attention_backward_numbers(r));
     return api_working_set(trace, numbers, body_len);
 }
 
@@ -281,7 +283,8 @@ static bool run_whole(const struct api_attention_req *r, const char *prefix,
 bool api_attention_run(const struct api_attention_req *r, const char *prefix,
                        struct attn_trace *trace, struct api_error *err)
 {
-    return run_whole(r, prefix, trace, err) && api_attention_select_rows(r, trace, err);
+    return run_whole(r, prefix, trace, err) && api_attention_select_rows(r, trace, err) &&
+           (!r->backward.on || api_attention_run_backward(r, trace, err));
 }
 
 /* ---- the streamed path: no (n_q, n_k) matrix ---- */
@@ -292,7 +295,8 @@ bool api_attention_streams(const struct api_attention_req *r)
                                      (1ul << API_PART_ROW_SUM) | (1ul << API_PART_LSE) |
                                      (1ul << API_PART_BLOCK_MAP);
     return !r->for_page && !r->explain.on && r->pitfall == API_PITFALL_NONE &&
-           !r->variants.dropout && !r->precision.on && (r->include & ~streamable) == 0;
+           !r->variants.dropout && !r->precision.on && !r->backward.on &&
+           (r->include & ~streamable) == 0;
 }
 
 /* The threads a streamed run may take: as many as the full path would be lent. */

@@ -1,0 +1,123 @@
+// tests/http/backward.test.mjs — /v1/attention's `backward`: every gradient held to
+// torch.autograd in float64 (tests/data/backward_torch.json, made by
+// tests/gen_torch_backward.py with Debian's python3-torch: every variant, masks, fully
+// masked rows, dropout), dO from the seed against the documented generator, the steps
+// and shapes, a vector q, a batch item, and each bad input's 422.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, test } from 'node:test';
+
+import { assertProblem, postJson, startServer } from './lib.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const fixtures = JSON.parse(readFileSync(path.join(here, '..', 'data', 'backward_torch.json'), 'utf8'));
+
+let s;
+before(async () => { s = await startServer(['--log', 'off']); });
+after(async () => { await s.stop(); });
+
+/** got within 1e-9 of want, relative to the largest |value| of the step (at least 1e-6:
+ * a row whose dS is 0 by algebra comes out as 1e-19 after two summation orders). */
+function assertClose(got, want, what) {
+  const flat = (x) => (Array.isArray(x) ? x.flat(Infinity) : [x]);
+  const g = flat(got), w = flat(want);
+  assert.equal(g.length, w.length, `${what}: ${g.length} numbers, want ${w.length}`);
+  const scale = Math.max(1e-6, ...w.map(Math.abs));
+  w.forEach((x, i) => assert.ok(Math.abs(g[i] - x) <= 1e-9 * scale,
+    `${what}[${i}]: ${g[i]}, torch ${x} (scale ${scale})`));
+}
+
+test('every gradient agrees with torch.autograd to 1e-9 (every variant, masks, dropout)', async () => {
+  assert.ok(fixtures.attention.length >= 20);
+  for (const { name, request, want } of fixtures.attention) {
+    const r = await postJson(s.port, '/v1/attention', request);
+    assert.equal(r.status, 200, `${name}: ${r.body}`);
+    const got = r.json();
+    for (const [key, value] of Object.entries(want)) assertClose(got[key], value, `${name} ${key}`);
+  }
+});
+
+test('the steps after the forward ones, with their shapes; the default include has them all', async () => {
+  const body = { q: [[1, 0], [0, 1], [1, 1]], k: [[1, 0], [0, 1]], v: [[1, 2, 3], [4, 5, 6]],
+    bias: [[0, 1], [1, 0], [0, 0]], rope: {}, sink_logit: 0.5, backward: { seed: 3 } };
+  const got = (await postJson(s.port, '/v1/attention', body)).json();
+  const names = got.steps.map((x) => x.name);
+  const tail = ['grad_output', 'grad_v', 'grad_weights', 'delta', 'grad_masked', 'grad_scaled',
+    'grad_scores', 'grad_q_rope', 'grad_k_rope', 'grad_q', 'grad_k', 'grad_sink_logit', 'grad_bias'];
+  assert.deepEqual(names.slice(-tail.length), tail);
+  const shape = Object.fromEntries(got.steps.map((x) => [x.name, x.shape]));
+  assert.deepEqual([shape.grad_output, shape.grad_v, shape.delta, shape.grad_masked, shape.grad_q,
+    shape.grad_k, shape.grad_sink_logit], [[3, 3], [2, 3], [3], [3, 2], [3, 2], [2, 2], []]);
+  for (const name of tail) assert.ok(name in got, `${name} in the answer`);
+  assert.deepEqual(got.grad_bias, got.grad_masked, 'grad_bias is dS');
+  // dO from stream 8: value k = ((z >> 11) * 2^-53 * 2 - 1), z = splitmix64(seed + 8 * 2^40 + (k + 1) * golden)
+  const mask = (1n << 64n) - 1n;
+  const value = (seed, stream, k) => {
+    let z = (BigInt(seed) + (BigInt(stream) << 40n) + (BigInt(k) + 1n) * 0x9E3779B97F4A7C15n) & mask;
+    z = ((z ^ (z >> 30n)) * 0xBF58476D1CE4E5B9n) & mask;
+    z = ((z ^ (z >> 27n)) * 0x94D049BB133111EBn) & mask;
+    z ^= z >> 31n;
+    return Number(z >> 11n) * 2 ** -53 * 2 - 1;
+  };
+  assert.deepEqual(got.grad_output.flat(), Array.from({ length: 9 }, (_, k) => value(3, 8, k)));
+  // D = Σ dO ∘ O row by row
+  got.delta.forEach((d, i) => assert.ok(Math.abs(d - got.grad_output[i].reduce((a, x, c) => a + x * got.output[i][c], 0)) < 1e-12));
+});
+
+test('a vector q answers vectors and scalars; a batch item carries its gradients', async () => {
+  const one = { q: [1, 0], k: [[1, 0], [0, 1]], v: [[1], [2]], backward: { grad_output: [1] },
+    include: ['weights', 'grad_q', 'delta', 'grad_masked', 'grad_k'] };
+  const got = (await postJson(s.port, '/v1/attention', one)).json();
+  assert.equal(got.grad_q.length, 2);
+  assert.equal(typeof got.delta, 'number');
+  assert.equal(got.grad_masked.length, 2);
+  assert.equal(got.grad_k.length, 2);
+  // dS = P (dP - D): dP = V^T row = [1, 2], D = output
+  const w = got.weights, out = w[0] * 1 + w[1] * 2;
+  assert.ok(Math.abs(got.grad_masked[0] - w[0] * (1 - out)) < 1e-15);
+  const matrix = { ...one, q: [[1, 0]], backward: { grad_output: [[1]] } };
+  const batch = (await postJson(s.port, '/v1/attention/batch', { items: [matrix] })).json();
+  assert.equal(batch.results[0].status, 200);
+  assert.deepEqual(batch.results[0].body.grad_q[0], got.grad_q);
+});
+
+test('bad backward input is a 422 that names the field', async () => {
+  const base = { q: [[1, 0], [0, 1]], k: [[1, 0], [0, 1]], v: [[1], [2]] };
+  const cases = [
+    [{ backward: { grad_output: [[1, 2], [3, 4]] } }, 'shape-mismatch', '/backward/grad_output', /must be the output's shape \(n_q, d_v\) = \(2, 1\)/],
+    [{ backward: {} }, 'missing-field', '/backward', /exactly one/],
+    [{ backward: { seed: 1, grad_output: [[1], [2]] } }, 'invalid-value', '/backward', /exactly one/],
+    [{ backward: { seed: -1 } }, 'invalid-value', '/backward/seed', /from 0/],
+    [{ backward: [1] }, 'invalid-value', '/backward', /must be an object/],
+    [{ backward: { seed: 1 }, rows: [0] }, 'invalid-value', '/backward', /needs every query row/],
+    [{ backward: { seed: 1 }, precision: { format: 'float16' } }, 'invalid-value', '/backward', /float64 only/],
+    [{ include: ['grad_q'] }, 'invalid-value', '/include/0', /a step this request does not make/],
+    [{ backward: { seed: 1 }, include: ['grad_q_rope'] }, 'invalid-value', '/include/0', /a step this request does not make/],
+  ];
+  for (const [extra, type, pointer, detail] of cases) {
+    const p = assertProblem(assert, await postJson(s.port, '/v1/attention', { ...base, ...extra }), 422);
+    assert.equal(p.type, `/problems/${type}`, JSON.stringify(extra));
+    assert.equal(p.errors[0].pointer, pointer, JSON.stringify(extra));
+    assert.match(p.errors[0].detail, detail, JSON.stringify(extra));
+    assert.ok(p.errors[0].hint, `${JSON.stringify(extra)} has a hint`);
+  }
+});
+
+test('the text page prints the backward steps after the forward, numbered, in both languages', async () => {
+  const body = { q: [[1, 0, 1, 0], [0, 1, 0, 1]], k: [[1, 0, 1, 0], [1, 1, 1, 1]], v: [[10, 0], [0, 10]],
+    backward: { grad_output: [[1, 0], [0, 1]] }, include: ['weights', 'grad_masked', 'delta'] };
+  const json = (await postJson(s.port, '/v1/attention', body)).json();
+  const page = (await postJson(s.port, '/v1/attention?format=text', body)).body;
+  const at = page.indexOf('backward step 5  grad_masked = dS = weights * (dP - D), 0 where blocked');
+  assert.ok(at > page.indexOf('step 5  output'), page);
+  const rows = page.slice(at).split('\n').slice(2, 4);
+  // dS rows as the JSON answer holds them, at 4 decimals
+  rows.forEach((line, i) => assert.deepEqual(line.trim().split(/\s+/).slice(1).map(Number),
+    json.grad_masked[i].map((x) => Number(x.toFixed(4)))));
+  assert.match(page, /backward step 4  delta = D = sum\(dO \* output, axis=-1\)/);
+  const ko = (await postJson(s.port, '/v1/attention?format=text&lang=ko', body)).body;
+  assert.match(ko, /역전파 단계 5  grad_masked = /);
+});
