@@ -74,6 +74,8 @@ $(call row,unit,check_mh_stream,   core)
 $(call row,unit,check_masks,       core)
 # The backward pass against finite differences of the naive reference.
 $(call row,unit,check_backward,    core)
+# Multi-head's gradients through the projections, against finite differences.
+$(call row,unit,check_mh_backward, core)
 # core/precision.c: the formats' rounding and attention by the precision rules, against an
 # emulation that rounds by search over every float16 and bfloat16 value.
 $(call row,unit,check_precision,   core)
