@@ -1493,6 +1493,12 @@ const char *const api_messages_en[] = {
     "inputs[%zu].shape[%zu] is %lld, too large: inputs[%zu] may hold at most %zu elements",
     /* api/endpoints/attention/backward.c */
     "\nbackward step %d  %s = %s\n",
+    /* api/endpoints/multihead/backward.c */
+    "%s is not made here (no such bias, variant, or this kind of attention): leave it out of include",
+    /* api/endpoints/multihead/backward.c */
+    "backward.grad_output is (%zu, %zu) but must be the output's shape (n_q, d_model) = (%zu, %zu)",
+    /* api/endpoints/multihead/backward.c */
+    "dO is dL/d(output): one row per query, d_model numbers a row",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

@@ -1606,6 +1606,12 @@ const struct api_message api_messages_ko[] = {
       "inputs[%zu].shape[%zu] 이(가) %lld (으)로 너무 큽니다: inputs[%zu] 은(는) 원소를 최대 %zu 개까지 담을 수 있습니다" },
     { "\nbackward step %d  %s = %s\n",
       "\n역전파 단계 %d  %s = %s\n" },
+    { "%s is not made here (no such bias, variant, or this kind of attention): leave it out of include",
+      "%s 은(는) 여기서 만들지 않습니다 (그런 bias 나 변형이 없거나, 이런 종류의 어텐션이 아닙니다): include 에서 빼세요" },
+    { "backward.grad_output is (%zu, %zu) but must be the output's shape (n_q, d_model) = (%zu, %zu)",
+      "backward.grad_output 은 (%zu, %zu) 이지만, 출력의 모양 (n_q, d_model) = (%zu, %zu) 이어야 합니다" },
+    { "dO is dL/d(output): one row per query, d_model numbers a row",
+      "dO 는 dL/d(output) 입니다: 쿼리마다 한 행, 행마다 d_model 개의 수" },
 };
 
 const size_t api_messages_ko_count = sizeof api_messages_ko / sizeof api_messages_ko[0];

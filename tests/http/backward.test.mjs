@@ -121,3 +121,35 @@ test('the text page prints the backward steps after the forward, numbered, in bo
   const ko = (await postJson(s.port, '/v1/attention?format=text&lang=ko', body)).body;
   assert.match(ko, /역전파 단계 5  grad_masked = /);
 });
+
+test('/v1/multihead: every gradient agrees with torch.autograd (self, cross, GQA, both layouts, a mask)', async () => {
+  assert.ok(fixtures.multihead.length >= 5);
+  for (const { name, request, want } of fixtures.multihead) {
+    const r = await postJson(s.port, '/v1/multihead', request);
+    assert.equal(r.status, 200, `${name}: ${r.body}`);
+    const got = r.json();
+    for (const [key, value] of Object.entries(want)) assertClose(got[key], value, `${name} ${key}`);
+    // the head's steps lead with the head; the projections' gradients keep the weights' layout
+    assert.equal(got.grad_weights.length, request.heads);
+    assert.deepEqual(got.shapes.grad_w_k, [got.grad_w_k.length, got.grad_w_k[0].length]);
+  }
+});
+
+test('/v1/multihead: a gradient it does not make, rows, or a dO of another shape is a 422', async () => {
+  const base = { heads: 2, random: { seed: 1, n: 3, d_model: 4 } };
+  const cases = [
+    [{ backward: { grad_output: [[1, 2]] } }, '/backward/grad_output', /\(n_q, d_model\) = \(3, 4\)/],
+    [{ backward: { seed: 1 }, rows: [0] }, '/backward', /needs every query row/],
+    [{ backward: { seed: 1 }, include: ['grad_x_q'] }, '/include/0', /a step this request does not make/],
+    [{ include: ['grad_x'] }, '/include/0', /a step this request does not make/],
+  ];
+  for (const [extra, pointer, detail] of cases) {
+    const p = assertProblem(assert, await postJson(s.port, '/v1/multihead', { ...base, ...extra }), 422);
+    assert.equal(p.errors[0].pointer, pointer, JSON.stringify(extra));
+    assert.match(p.errors[0].detail, detail, JSON.stringify(extra));
+  }
+  const seeded = (await postJson(s.port, '/v1/multihead', { ...base, backward: { seed: 2 } })).json();
+  assert.deepEqual(seeded.steps.map((x) => x.name).filter((x) => x.startsWith('grad_') || x === 'delta').slice(0, 3),
+    ['grad_output', 'grad_w_o', 'grad_weights']);
+  assert.deepEqual(seeded.shapes.grad_masked, [2, 3, 3]);
+});

@@ -180,6 +180,9 @@ static const struct alloc_case {
       "\"backward\":{\"seed\":1}}", NULL },
     { "POST", "/v1/attention", "text/plain",
       "{" SEED000 ",\"backward\":{\"grad_output\":[[1,0],[0,1]]}}", NULL },
+    { "POST", "/v1/multihead", NULL,
+      "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":3,\"n\":3,\"d_model\":4},"
+      "\"b_q\":[0,1,2,3],\"mask\":\"causal\",\"backward\":{\"seed\":1}}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"maks\":\"causal\"}", NULL },
     { "POST", "/v1/attention", NULL, "{\"q\":[[1,\"0\"]],\"k\":[[1,0]],\"v\":[[1]]}", NULL },
     { "POST", "/v1/attention", NULL,

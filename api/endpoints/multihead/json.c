@@ -84,6 +84,7 @@ static void write_shapes(struct jw *w, const struct api_multihead_req *r,
         shape_member(w, "block_map",
                      api_block_map_tiles(r->x_q.rows, 1, r->variants.masks.block_q, 1),
                      api_block_map_tiles(1, t->n_k, 1, r->variants.masks.block_k));
+    api_multihead_backward_shapes(w, r, t->n_q, t->n_k);
     jw_object_end(w);
 }
 
@@ -98,7 +99,7 @@ struct mh_step {
 
 /* The row statistics, when asked for, after every other step: (h, n_q) each. */
 static void write_row_stat_steps(struct jw *w, const struct api_multihead_req *r, size_t n_q,
-                                 size_t n_k, int number)
+                                 size_t n_k, int *number)
 {
     static const struct { int part; const char *name, *op; } stats[] = {
         { API_MH_ROW_SUM, "row_sum", "sum of e^(masked_i - row_max_i) along each row" },
@@ -111,7 +112,7 @@ static void write_row_stat_steps(struct jw *w, const struct api_multihead_req *r
             continue;
         jw_object_begin(w);
         JW_KEY(w, "step");
-        jw_int(w, number++);
+        jw_int(w, (*number)++);
         JW_KEY(w, "name");
         jw_string(w, stats[s].name);
         JW_KEY(w, "op");
@@ -198,7 +199,8 @@ static void write_steps(struct jw *w, const struct api_multihead_req *r,
             api_write_shape(w, st->shape[1], st->shape[2], false);
         jw_object_end(w);
     }
-    write_row_stat_steps(w, r, n_q, n_k, number);
+    write_row_stat_steps(w, r, n_q, n_k, &number);
+    api_multihead_backward_steps(w, r, n_q, n_k, &number); /* after every forward step */
     jw_array_end(w);
 }
 
@@ -395,6 +397,7 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
     api_multihead_write_variants(w, r);
     write_row_stats(w, r, t);
     write_visibility(w, r, t);
+    api_multihead_write_backward(w, r);
     if (r->include & (1ul << API_MH_SUMMARY)) {
         const double **sink = r->variants.sink ? malloc(t->heads * sizeof *sink) : NULL;
         for (size_t h = 0; sink != NULL && h < t->heads; h++)

@@ -31,7 +31,22 @@
 #include "api/request/variants.h"
 #include "api/json/write.h"
 #include "api/http/problem.h"
+#include "core/mh_backward.h"
 #include "core/multihead.h"
+
+/* What the run step makes for `backward` (heap, so a const request can be run). */
+struct api_mh_backward_run {
+    struct attn_mh_grads grads;
+    double *seeded;            /* dO from the seed, (n_q, d_model), or NULL when sent */
+};
+
+/* `backward`: {"grad_output": dO} or {"seed": s}. Owns d_out's numbers when sent. */
+struct api_mh_backward {
+    bool on, seeded;
+    uint64_t seed;
+    struct attn_matrix d_out;  /* (n_q, d_model) as sent; data NULL when seeded */
+    struct api_mh_backward_run *run;
+};
 
 /* What `include` can name, as bits of api_multihead_req.include. */
 enum api_mh_part {
@@ -41,6 +56,11 @@ enum api_mh_part {
     API_MH_Q_ROPE, API_MH_K_ROPE, API_MH_SOFTCAPPED, API_MH_DROPOUT_KEEP, API_MH_DROPPED,
     API_MH_ROW_SUM, API_MH_LSE, /* each head's row statistics (h, n_q): only when asked for */
     API_MH_VISIBLE, API_MH_BLOCK_MAP, /* what every head sees and its tiles: only when asked */
+    API_MH_GRAD_OUTPUT, API_MH_GRAD_W_O, API_MH_GRAD_B_O, /* the backward pass, with `backward` */
+    API_MH_GRAD_WEIGHTS, API_MH_DELTA, API_MH_GRAD_MASKED, API_MH_GRAD_Q, API_MH_GRAD_K,
+    API_MH_GRAD_V, API_MH_GRAD_W_Q, API_MH_GRAD_W_K, API_MH_GRAD_W_V, API_MH_GRAD_B_Q,
+    API_MH_GRAD_B_K, API_MH_GRAD_B_V, API_MH_GRAD_X, API_MH_GRAD_X_Q, API_MH_GRAD_X_KV,
+    API_MH_GRAD_SINK_LOGIT, API_MH_GRAD_BIAS,
     API_MH_PART_COUNT
 };
 /* What `include` gives when absent: every step, not the inputs or the row statistics. */
@@ -77,7 +97,35 @@ struct api_multihead_req {
     struct api_precision precision;      /* `precision`: computed in a low format */
     struct api_precision_report *report; /* then its report, filled by run (heap) */
     struct api_shown shown;              /* visible's and block_map's memory (run step) */
+    struct api_mh_backward backward;     /* `backward` (multihead/backward.c) */
 };
+
+/*
+ * multihead/backward.c: `backward`. api_multihead_read_backward reads it after include
+ * (422 beside rows or precision, or for a gradient the request does not make; with it and
+ * no include sent, every gradient is shown); api_multihead_run_backward runs core's
+ * attn_mh_backward on the forward pass; the rest count and write the answer's parts.
+ */
+bool api_multihead_read_backward(const json_t *doc, const char *prefix,
+                                 const struct api_limits *limits, struct api_multihead_req *r,
+                                 bool include_sent, struct api_error *err);
+/* Last, once the biases are read: include's grad_ names the request does not make. */
+bool api_multihead_check_backward_include(const json_t *doc, const char *prefix,
+                                          const struct api_multihead_req *r,
+                                          struct api_error *err);
+void api_multihead_backward_deinit(struct api_mh_backward *b);
+bool api_multihead_run_backward(const struct api_multihead_req *r,
+                                const struct attn_mh_problem *p,
+                                const struct attn_variants *variants,
+                                const struct attn_mh_trace *t, struct api_error *err);
+size_t api_multihead_backward_bytes(const struct api_multihead_req *r, size_t n_q, size_t n_k);
+size_t api_multihead_backward_numbers(const struct api_multihead_req *r, size_t n_q,
+                                      size_t n_k);
+void api_multihead_backward_shapes(struct jw *w, const struct api_multihead_req *r, size_t n_q,
+                                   size_t n_k);
+void api_multihead_backward_steps(struct jw *w, const struct api_multihead_req *r, size_t n_q,
+                                  size_t n_k, int *number);
+void api_multihead_write_backward(struct jw *w, const struct api_multihead_req *r);
 
 /*
  * What req holds at once when answered in `format`, from its sizes alone (the parse

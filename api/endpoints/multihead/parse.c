@@ -54,6 +54,7 @@ static const struct api_field mh_fields[] = {
     { "heatmap", "the SVG's {\"vmin\", \"vmax\", \"title\"}" },
     { "rows", "the query rows to answer, [i, ...]: the whole problem's masks, those rows' results" },
     { "precision", "{\"format\": \"float16\" | \"bfloat16\" | \"float32\", \"accumulate\": \"float32\" | \"same\"}: computed as a kernel in that format" },
+    { "backward", "the gradients step by step: {\"grad_output\": dO} or {\"seed\": s}" },
     API_VARIANT_FIELDS,
 };
 
@@ -68,7 +69,9 @@ static const char *const mh_part_names[API_MH_PART_COUNT] = {
     "x", "w_q", "w_k", "w_v", "w_o", "q", "k", "v", "scores", "scaled", "masked", "weights",
     "head_outputs", "concat", "output", "weights_mean", "summary",
     "q_rope", "k_rope", "softcapped", "dropout_keep", "dropped", "row_sum", "lse", "visible",
-    "block_map",
+    "block_map", "grad_output", "grad_w_o", "grad_b_o", "grad_weights", "delta", "grad_masked",
+    "grad_q", "grad_k", "grad_v", "grad_w_q", "grad_w_k", "grad_w_v", "grad_b_q", "grad_b_k",
+    "grad_b_v", "grad_x", "grad_x_q", "grad_x_kv", "grad_sink_logit", "grad_bias",
 };
 
 static const char *const layout_names[] = { "in_out", "out_in" };
@@ -366,6 +369,8 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
                                answer_numbers(r, n_q, n_k, false), body_len);
     size_t trace = attn_mh_trace_cells(n_q, n_k, r->d_model, r->heads, r->kv_heads);
     size_t cells = add_sat(inputs, trace == 0 ? SIZE_MAX : trace);
+    size_t grads = api_multihead_backward_bytes(r, n_q, n_k); /* the gradients and dO */
+    cells = add_sat(cells, grads / sizeof(double) + (grads % sizeof(double) != 0));
     if (r->variants.any) /* at most rotated q and k, and three (n_q, n_k) steps a head */
         cells = add_sat(cells, mul_sat(r->heads, add_sat(mul_sat(3 * n_q, n_k),
                                                          mul_sat(n_q + n_k + 1, r->d_k))));
@@ -391,6 +396,7 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
     const struct api_explain_sizes sizes = { n_q, n_k, r->d_k, r->d_k, r->heads };
     size_t numbers = add_sat(answer_numbers(r, n_q, n_k, every_part),
                              api_explain_numbers(&r->explain, &sizes));
+    numbers = add_sat(numbers, api_multihead_backward_numbers(r, n_q, n_k));
     numbers = add_sat(numbers, api_tie_numbers(r->heads, n_rows, n_k)); /* warnings: always */
     return api_working_set(mul_sat(cells, sizeof(double)), numbers, body_len);
 }
@@ -668,10 +674,13 @@ bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api
               read_options(doc, prefix, limits, n_q, n_k, r, err) &&
               read_explain(doc, prefix, n_q, n_k, r, err) &&
               api_multihead_read_rows(doc, prefix, format, r, n_q, err) &&
+              api_multihead_read_backward(doc, prefix, limits, r,
+                                          api_member(doc, "include") != NULL, err) &&
               answer_parts(format, r) &&
               api_multihead_check_maps(r, prefix, n_q, n_k, format, limits, err) &&
               check_request_limit(prefix, r, n_q, n_k, format, limits, err) &&
-              read_projections(doc, prefix, &rnd, limits, r, err);
+              read_projections(doc, prefix, &rnd, limits, r, err) &&
+              api_multihead_check_backward_include(doc, prefix, r, err);
     if (!ok)
         api_multihead_req_deinit(r);
     return ok;
@@ -693,5 +702,6 @@ void api_multihead_req_deinit(struct api_multihead_req *r)
     free(r->report);
     api_variants_deinit(&r->variants);
     api_shown_release(&r->shown);
+    api_multihead_backward_deinit(&r->backward);
     memset(r, 0, sizeof *r);
 }

@@ -57,7 +57,7 @@ bool api_multihead_streams(const struct api_multihead_req *r, enum api_format fo
     for (int p = API_MH_X; p <= API_MH_W_O; p++)
         streamable |= 1ul << p;
     return format == API_FORMAT_JSON && !r->explain.on && !r->variants.dropout &&
-           !r->precision.on && (r->include & ~streamable) == 0;
+           !r->precision.on && !r->backward.on && (r->include & ~streamable) == 0;
 }
 
 static size_t mul_sat(size_t a, size_t b)

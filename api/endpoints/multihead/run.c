@@ -217,10 +217,28 @@ static bool run_whole(const struct api_multihead_req *r, const char *prefix,
     return false;
 }
 
+/* The backward pass on the whole forward trace, each head's variants as the forward's. */
+static bool run_backward(const struct api_multihead_req *r, const struct attn_mh_trace *trace,
+                         struct api_error *err)
+{
+    struct attn_variants *of = r->variants.any ? malloc(r->heads * sizeof *of) : NULL;
+    if (r->variants.any && of == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");
+        return false;
+    }
+    for (size_t h = 0; of != NULL && h < r->heads; h++)
+        of[h] = api_variants_for_head(&r->variants, h);
+    struct attn_mh_problem p = problem_of(r);
+    bool ok = api_multihead_run_backward(r, &p, of, trace, err);
+    free(of);
+    return ok;
+}
+
 bool api_multihead_run(const struct api_multihead_req *r, const char *prefix,
                        struct attn_mh_trace *trace, struct api_error *err)
 {
-    return run_whole(r, prefix, trace, err) && api_multihead_select_rows(r, trace, err);
+    return run_whole(r, prefix, trace, err) && api_multihead_select_rows(r, trace, err) &&
+           (!r->backward.on || run_backward(r, trace, err));
 }
 
 bool api_multihead_stream(const struct api_multihead_req *r, const char *prefix,

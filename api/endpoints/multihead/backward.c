@@ -1,0 +1,395 @@
+/*
+ * api/endpoints/multihead/backward.c — /v1/multihead's `backward` (see multihead.h):
+ * reading {"grad_output": dO} or {"seed": s}, running core's attn_mh_backward on the
+ * forward pass, and the gradients' parts of the answer: back through the output
+ * projection, each head's steps (leading with the head), the projections' gradients in
+ * the layout the weights were sent in. DESIGN.md, "Backward: the gradients, step by step".
+ */
+#include "api/endpoints/multihead/multihead.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/i18n/lang.h"
+#include "api/json/matrix_write.h"
+#include "api/request/fields.h"
+#include "api/request/matrix.h"
+#include "api/request/random.h"
+
+/* The gradients a multi-head answer can hold, in the order the backward pass makes them. */
+static const struct {
+    int part;
+    const char *name, *op;
+} grad_steps[] = {
+    { API_MH_GRAD_OUTPUT, "grad_output", "dO = dL/d(output), as sent or from the seed" },
+    { API_MH_GRAD_W_O, "grad_w_o", "concat^T @ dO" },
+    { API_MH_GRAD_B_O, "grad_b_o", "sum(dO, axis=0)" },
+    { API_MH_GRAD_WEIGHTS, "grad_weights", "dP_i = dO_i @ V_i^T, dO_i head i's columns of dO @ W_O^T" },
+    { API_MH_DELTA, "delta", "D_i = sum(dO_i * out_i, axis=-1)" },
+    { API_MH_GRAD_MASKED, "grad_masked", "dS_i = weights_i * (dP_i - D_i), 0 where blocked" },
+    { API_MH_GRAD_Q, "grad_q", "the heads' grad_q side by side" },
+    { API_MH_GRAD_K, "grad_k", "each kv head: the sum of its query heads' grad_k" },
+    { API_MH_GRAD_V, "grad_v", "each kv head: the sum of its query heads' grad_v" },
+    { API_MH_GRAD_W_Q, "grad_w_q", "X_q^T @ grad_q" },
+    { API_MH_GRAD_W_K, "grad_w_k", "X_kv^T @ grad_k" },
+    { API_MH_GRAD_W_V, "grad_w_v", "X_kv^T @ grad_v" },
+    { API_MH_GRAD_B_Q, "grad_b_q", "sum(grad_q, axis=0)" },
+    { API_MH_GRAD_B_K, "grad_b_k", "sum(grad_k, axis=0)" },
+    { API_MH_GRAD_B_V, "grad_b_v", "sum(grad_v, axis=0)" },
+    { API_MH_GRAD_X, "grad_x", "grad_q @ W_Q^T + grad_k @ W_K^T + grad_v @ W_V^T" },
+    { API_MH_GRAD_X_Q, "grad_x_q", "grad_q @ W_Q^T" },
+    { API_MH_GRAD_X_KV, "grad_x_kv", "grad_k @ W_K^T + grad_v @ W_V^T" },
+    { API_MH_GRAD_SINK_LOGIT, "grad_sink_logit", "-sum(sink_weight_i * D_i), each head" },
+    { API_MH_GRAD_BIAS, "grad_bias", "the heads' dS summed" },
+};
+enum { GRAD_STEPS = sizeof grad_steps / sizeof grad_steps[0] };
+
+/* Whether the request makes gradient `part`: its bias sent, its variant on, self or cross. */
+static bool grad_runs(const struct api_multihead_req *r, int part)
+{
+    switch (part) {
+    case API_MH_GRAD_B_Q: return r->b[0] != NULL;
+    case API_MH_GRAD_B_K: return r->b[1] != NULL;
+    case API_MH_GRAD_B_V: return r->b[2] != NULL;
+    case API_MH_GRAD_B_O: return r->b[3] != NULL;
+    case API_MH_GRAD_X: return !r->cross;
+    case API_MH_GRAD_X_Q:
+    case API_MH_GRAD_X_KV: return r->cross;
+    case API_MH_GRAD_SINK_LOGIT: return r->variants.sink;
+    case API_MH_GRAD_BIAS: return r->grid.bias.data != NULL;
+    default: return true;
+    }
+}
+
+static bool shown(const struct api_multihead_req *r, int part)
+{
+    return r->backward.on && grad_runs(r, part) && (r->include & (1ul << part));
+}
+
+/* include names a gradient this request does not make: 422 at /include/i. */
+static bool check_include(const json_t *include, const char *prefix,
+                          const struct api_multihead_req *r, struct api_error *err)
+{
+    for (size_t i = 0; json_is_array(include) && i < json_array_size(include); i++) {
+        const char *name = json_string_value(json_array_get(include, i));
+        for (size_t s = 0; name != NULL && s < GRAD_STEPS; s++) {
+            if (strcmp(name, grad_steps[s].name) != 0 ||
+                (r->backward.on && grad_runs(r, grad_steps[s].part)))
+                continue;
+            api_error_set(err, API_INVALID_VALUE, "include names %s, a step this request does "
+                          "not make", name);
+            api_error_at(err, "%s/include/%zu", prefix, i);
+            if (!r->backward.on)
+                api_error_hint(err, "%s is a step of the backward pass: send backward "
+                               "{\"seed\": 0} or {\"grad_output\": dO}, or leave %s out", name,
+                               name);
+            else
+                api_error_hint(err, "%s is not made here (no such bias, variant, or this "
+                               "kind of attention): leave it out of include", name);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool read_source(const json_t *node, const char *ptr, const struct api_limits *limits,
+                        struct api_multihead_req *r, struct api_error *err)
+{
+    static const struct api_field fields[] = {
+        { "grad_output", "dO = dL/d(output), the output's shape" },
+        { "seed", "dO from stream 8 of the generator, amplitude 1" },
+    };
+    static const struct api_matrix_spec spec = { "backward.grad_output", "(n_q, d_model)", false,
+                                                 false };
+    char at[200];
+    if (!json_is_object(node)) {
+        api_error_set(err, API_INVALID_VALUE, "backward must be an object, not %s",
+                      api_json_kind(node));
+        api_error_at(err, "%s", ptr);
+        api_error_hint(err, "e.g. {\"seed\": 0}, or {\"grad_output\": dO} of the output's shape");
+        return false;
+    }
+    if (!api_check_fields(node, ptr, fields, 2, err))
+        return false;
+    const json_t *d_out = api_member(node, "grad_output"), *seed = api_member(node, "seed");
+    if ((d_out == NULL) == (seed == NULL)) {
+        api_error_set(err, d_out == NULL ? API_MISSING_FIELD : API_INVALID_VALUE,
+                      "backward takes grad_output or seed: exactly one");
+        api_error_at(err, "%s", ptr);
+        api_error_hint(err, "grad_output is dO itself; seed makes it from the generator "
+                       "(stream 8, amplitude 1)");
+        return false;
+    }
+    struct api_mh_backward *b = &r->backward;
+    b->on = true;
+    size_t n_q = r->x_q.rows;
+    if (seed != NULL) {
+        long long s;
+        API_FIELD_POINTER(at, ptr, "seed");
+        if (!api_read_int_range(seed, at, "backward.seed", 0, INT64_MAX, &s, err)) {
+            api_error_hint(err, "the seed is an integer >= 0: the same seed makes the same dO");
+            return false;
+        }
+        b->seeded = true;
+        b->seed = (uint64_t)s;
+        return true;
+    }
+    bool vec;
+    API_FIELD_POINTER(at, ptr, "grad_output");
+    if (!api_read_matrix(d_out, at, &spec, limits->max_cells, &b->d_out, &vec, err))
+        return false;
+    if (b->d_out.rows == n_q && b->d_out.cols == r->d_model)
+        return true;
+    api_error_set(err, API_SHAPE_MISMATCH, "backward.grad_output is (%zu, %zu) but must be the "
+                  "output's shape (n_q, d_model) = (%zu, %zu)", b->d_out.rows, b->d_out.cols,
+                  n_q, r->d_model);
+    api_error_at(err, "%s", at);
+    api_error_hint(err, "dO is dL/d(output): one row per query, d_model numbers a row");
+    api_matrix_free(&b->d_out);
+    return false;
+}
+
+bool api_multihead_read_backward(const json_t *doc, const char *prefix,
+                                 const struct api_limits *limits, struct api_multihead_req *r,
+                                 bool include_sent, struct api_error *err)
+{
+    char ptr[128];
+    const json_t *node = api_member(doc, "backward");
+    API_FIELD_POINTER(ptr, prefix, "backward");
+    if (node != NULL && !read_source(node, ptr, limits, r, err))
+        return false;
+    if (node != NULL && r->rows != NULL) {
+        api_error_set(err, API_INVALID_VALUE, "backward needs every query row, but rows asks "
+                      "for some");
+        api_error_at(err, "%s", ptr);
+        api_error_hint(err, "grad_k and grad_v sum over every query: drop rows (and pick the "
+                         "rows you want from the answer), or drop backward");
+        return false;
+    }
+    if (node != NULL && r->precision.on) {
+        api_error_set(err, API_INVALID_VALUE, "backward is computed in float64 only: precision "
+                      "does not apply to it yet");
+        api_error_at(err, "%s", ptr);
+        api_error_hint(err, "drop precision for the gradients, or drop backward for the low "
+                       "format's forward pass");
+        return false;
+    }
+    if (!r->backward.on)
+        return true;
+    for (size_t s = 0; !include_sent && s < GRAD_STEPS; s++) /* every step by default */
+        r->include |= 1ul << grad_steps[s].part;
+    if ((r->backward.run = calloc(1, sizeof *r->backward.run)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");
+        return false;
+    }
+    return true;
+}
+
+bool api_multihead_check_backward_include(const json_t *doc, const char *prefix,
+                                          const struct api_multihead_req *r,
+                                          struct api_error *err)
+{
+    return check_include(api_member(doc, "include"), prefix, r, err);
+}
+
+void api_multihead_backward_deinit(struct api_mh_backward *b)
+{
+    api_matrix_free(&b->d_out);
+    if (b->run != NULL) {
+        attn_mh_grads_free(&b->run->grads);
+        free(b->run->seeded);
+        free(b->run);
+    }
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- the run ---- */
+
+bool api_multihead_run_backward(const struct api_multihead_req *r,
+                                const struct attn_mh_problem *p,
+                                const struct attn_variants *variants,
+                                const struct attn_mh_trace *t, struct api_error *err)
+{
+    struct api_mh_backward_run *run = r->backward.run;
+    size_t n_q = r->x_q.rows, n_k = r->cross ? r->x_kv.rows : n_q;
+    struct attn_matrix d_out = r->backward.d_out;
+    if (r->backward.seeded) {
+        size_t cells = n_q * r->d_model; /* the output's: within --max-cells */
+        if ((run->seeded = malloc(cells * sizeof(double))) == NULL) {
+            api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");
+            return false;
+        }
+        api_random_fill(run->seeded, cells, r->backward.seed, API_STREAM_GRAD_OUTPUT, 1.0);
+        d_out = attn_matrix_view(run->seeded, n_q, r->d_model);
+    }
+    if (attn_mh_grads_alloc(&run->grads, n_q, n_k, r->d_model, r->heads, r->kv_heads) != ATTN_OK) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");
+        return false;
+    }
+    enum attn_status st = attn_mh_backward(&run->grads, p, variants, r->vsteps, t, &d_out);
+    if (st == ATTN_OK)
+        return true;
+    if (st == ATTN_EOVERFLOW) {
+        api_error_set(err, API_NUMERIC_OVERFLOW, "a gradient is not finite: dO or v is too "
+                      "large for its products");
+        api_error_at(err, "/backward");
+        api_error_hint(err, "scale dO (backward.grad_output) or v down: dP = dO @ V^T must stay "
+                       "within the largest double (~1.8e308)");
+    } else {
+        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
+                      "the backward pass failed: %s", attn_status_str(st));
+    }
+    return false;
+}
+
+size_t api_multihead_backward_bytes(const struct api_multihead_req *r, size_t n_q, size_t n_k)
+{
+    if (!r->backward.on)
+        return 0;
+    size_t grads = attn_mh_grads_bytes(n_q, n_k, r->d_model, r->heads, r->kv_heads);
+    size_t d_out = n_q * r->d_model * sizeof(double); /* within --max-cells */
+    return grads == 0 || grads > SIZE_MAX - d_out ? SIZE_MAX : grads + d_out;
+}
+
+/* The shape of gradient `part`: [h, rows, cols] for a head's steps, else 2-D or 1-D. */
+struct grad_shape {
+    size_t dims[3], rank;
+};
+
+static struct grad_shape shape_of(const struct api_multihead_req *r, size_t n_q, size_t n_k,
+                                  int part)
+{
+    size_t d = r->d_model, kvd = r->kv_heads * r->d_k, h = r->heads;
+    bool tr = r->transposed;
+    switch (part) {
+    case API_MH_GRAD_WEIGHTS:
+    case API_MH_GRAD_MASKED: return (struct grad_shape){ { h, n_q, n_k }, 3 };
+    case API_MH_DELTA: return (struct grad_shape){ { h, n_q }, 2 };
+    case API_MH_GRAD_K:
+    case API_MH_GRAD_V: return (struct grad_shape){ { n_k, kvd }, 2 };
+    case API_MH_GRAD_X_KV: return (struct grad_shape){ { n_k, d }, 2 };
+    case API_MH_GRAD_W_Q:
+    case API_MH_GRAD_W_O: return (struct grad_shape){ { d, d }, 2 };
+    case API_MH_GRAD_W_K:
+    case API_MH_GRAD_W_V: return (struct grad_shape){ { tr ? kvd : d, tr ? d : kvd }, 2 };
+    case API_MH_GRAD_B_K:
+    case API_MH_GRAD_B_V: return (struct grad_shape){ { kvd }, 1 };
+    case API_MH_GRAD_B_Q:
+    case API_MH_GRAD_B_O: return (struct grad_shape){ { d }, 1 };
+    case API_MH_GRAD_SINK_LOGIT: return (struct grad_shape){ { h }, 1 };
+    case API_MH_GRAD_BIAS: return (struct grad_shape){ { n_q, n_k }, 2 };
+    default: return (struct grad_shape){ { n_q, d }, 2 }; /* dO, grad_q, grad_x, grad_x_q */
+    }
+}
+
+static void write_shape(struct jw *w, const struct grad_shape *s)
+{
+    jw_array_begin(w);
+    for (size_t i = 0; i < s->rank; i++)
+        jw_int(w, (long long)s->dims[i]);
+    jw_array_end(w);
+}
+
+size_t api_multihead_backward_numbers(const struct api_multihead_req *r, size_t n_q, size_t n_k)
+{
+    size_t numbers = 0;
+    for (size_t s = 0; s < GRAD_STEPS; s++) {
+        if (!shown(r, grad_steps[s].part))
+            continue;
+        struct grad_shape g = shape_of(r, n_q, n_k, grad_steps[s].part);
+        size_t cells = 1;
+        for (size_t i = 0; i < g.rank; i++)
+            cells = g.dims[i] != 0 && cells > SIZE_MAX / g.dims[i] ? SIZE_MAX : cells * g.dims[i];
+        numbers = numbers > SIZE_MAX - cells ? SIZE_MAX : numbers + cells;
+    }
+    return numbers;
+}
+
+void api_multihead_backward_shapes(struct jw *w, const struct api_multihead_req *r, size_t n_q,
+                                   size_t n_k)
+{
+    for (size_t s = 0; s < GRAD_STEPS; s++) {
+        if (!shown(r, grad_steps[s].part))
+            continue;
+        struct grad_shape g = shape_of(r, n_q, n_k, grad_steps[s].part);
+        jw_key(w, grad_steps[s].name);
+        write_shape(w, &g);
+    }
+}
+
+void api_multihead_backward_steps(struct jw *w, const struct api_multihead_req *r, size_t n_q,
+                                  size_t n_k, int *number)
+{
+    for (size_t s = 0; s < GRAD_STEPS; s++) {
+        if (!shown(r, grad_steps[s].part))
+            continue;
+        struct grad_shape g = shape_of(r, n_q, n_k, grad_steps[s].part);
+        jw_object_begin(w);
+        JW_KEY(w, "step");
+        jw_int(w, (*number)++);
+        JW_KEY(w, "name");
+        jw_string(w, grad_steps[s].name);
+        JW_KEY(w, "op");
+        jw_string(w, grad_steps[s].op);
+        JW_KEY(w, "shape");
+        write_shape(w, &g);
+        jw_object_end(w);
+    }
+}
+
+/* One (h, ...) step: a matrix (or a vector, delta) a head. */
+static void write_per_head(struct jw *w, const struct attn_mh_grads *g, int part)
+{
+    jw_array_begin(w);
+    for (size_t h = 0; h < g->heads; h++) {
+        const struct attn_grads *gi = &g->head[h];
+        if (part == API_MH_DELTA)
+            jw_double_array(w, gi->delta, gi->n_q);
+        else
+            api_write_matrix(w, part == API_MH_GRAD_WEIGHTS ? &gi->grad_weights : &gi->grad_masked);
+    }
+    jw_array_end(w);
+}
+
+void api_multihead_write_backward(struct jw *w, const struct api_multihead_req *r)
+{
+    if (!r->backward.on)
+        return;
+    const struct attn_mh_grads *g = &r->backward.run->grads;
+    struct attn_matrix d_out = r->backward.seeded
+                                   ? attn_matrix_view(r->backward.run->seeded, g->n_q, g->d_model)
+                                   : r->backward.d_out;
+    for (size_t s = 0; s < GRAD_STEPS; s++) {
+        int part = grad_steps[s].part;
+        if (!shown(r, part))
+            continue;
+        jw_key(w, grad_steps[s].name);
+        const struct attn_matrix *m = NULL;
+        const double *vec = NULL;
+        size_t len = 0;
+        switch (part) {
+        case API_MH_GRAD_OUTPUT: m = &d_out; break;
+        case API_MH_GRAD_W_O: m = &g->grad_w_o; break;
+        case API_MH_GRAD_Q: m = &g->grad_q; break;
+        case API_MH_GRAD_K: m = &g->grad_k; break;
+        case API_MH_GRAD_V: m = &g->grad_v; break;
+        case API_MH_GRAD_W_Q: m = &g->grad_w_q; break;
+        case API_MH_GRAD_W_K: m = &g->grad_w_k; break;
+        case API_MH_GRAD_W_V: m = &g->grad_w_v; break;
+        case API_MH_GRAD_X: case API_MH_GRAD_X_Q: m = &g->grad_x_q; break;
+        case API_MH_GRAD_X_KV: m = &g->grad_x_kv; break;
+        case API_MH_GRAD_BIAS: m = &g->grad_bias; break;
+        case API_MH_GRAD_B_Q: vec = g->grad_b_q, len = g->d_model; break;
+        case API_MH_GRAD_B_O: vec = g->grad_b_o, len = g->d_model; break;
+        case API_MH_GRAD_B_K: vec = g->grad_b_k, len = g->kv_heads * g->d_k; break;
+        case API_MH_GRAD_B_V: vec = g->grad_b_v, len = g->kv_heads * g->d_k; break;
+        case API_MH_GRAD_SINK_LOGIT: vec = g->grad_sink_logit, len = g->heads; break;
+        default: write_per_head(w, g, part); continue;
+        }
+        if (m != NULL)
+            api_write_matrix(w, m);
+        else
+            jw_double_array(w, vec, len);
+    }
+}
