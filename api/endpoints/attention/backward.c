@@ -13,6 +13,7 @@
 #include "api/i18n/lang.h"
 #include "api/json/matrix_write.h"
 #include "api/render/text.h"
+#include "api/request/backward.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
 #include "api/request/random.h"
@@ -116,46 +117,20 @@ static bool read_grad_output(const json_t *node, const char *ptr, const struct a
     return false;
 }
 
-/* {"grad_output": dO} or {"seed": s}: exactly one. */
+/* {"grad_output": dO} or {"seed": s}: exactly one (request/backward.h). */
 static bool read_source(const json_t *node, const char *ptr, const struct api_limits *limits,
                         struct api_attention_req *r, struct api_error *err)
 {
-    static const struct api_field fields[] = {
-        { "grad_output", "dO = dL/d(output), the output's shape" },
-        { "seed", "dO from stream 8 of the generator, amplitude 1" },
-    };
-    char at[200];
-    if (!json_is_object(node)) {
-        api_error_set(err, API_INVALID_VALUE, "backward must be an object, not %s",
-                      api_json_kind(node));
-        api_error_at(err, "%s", ptr);
-        api_error_hint(err, "e.g. {\"seed\": 0}, or {\"grad_output\": dO} of the output's shape");
+    const json_t *d_out;
+    if (!api_read_backward_source(node, ptr, &d_out, &r->backward.seed, err))
         return false;
-    }
-    if (!api_check_fields(node, ptr, fields, 2, err))
-        return false;
-    const json_t *d_out = api_member(node, "grad_output"), *seed = api_member(node, "seed");
-    if ((d_out == NULL) == (seed == NULL)) {
-        api_error_set(err, d_out == NULL ? API_MISSING_FIELD : API_INVALID_VALUE,
-                      "backward takes grad_output or seed: exactly one");
-        api_error_at(err, "%s", ptr);
-        api_error_hint(err, "grad_output is dO itself; seed makes it from the generator "
-                       "(stream 8, amplitude 1)");
-        return false;
-    }
     r->backward.on = true;
     if (d_out != NULL) {
+        char at[200];
         API_FIELD_POINTER(at, ptr, "grad_output");
         return read_grad_output(d_out, at, limits, r, err);
     }
-    long long s;
-    API_FIELD_POINTER(at, ptr, "seed");
-    if (!api_read_int_range(seed, at, "backward.seed", 0, INT64_MAX, &s, err)) {
-        api_error_hint(err, "the seed is an integer >= 0: the same seed makes the same dO");
-        return false;
-    }
     r->backward.seeded = true;
-    r->backward.seed = (uint64_t)s;
     r->backward.d_out = (struct attn_matrix){ NULL, r->q.rows, r->v.cols, r->v.cols };
     return true;
 }

@@ -13,6 +13,7 @@
 
 #include "api/i18n/lang.h"
 #include "api/json/matrix_write.h"
+#include "api/request/backward.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
 #include "api/request/random.h"
@@ -93,57 +94,30 @@ static bool check_include(const json_t *include, const char *prefix,
     return true;
 }
 
+/* {"grad_output": dO} of the output's shape, or {"seed": s} (request/backward.h). */
 static bool read_source(const json_t *node, const char *ptr, const struct api_limits *limits,
                         struct api_multihead_req *r, struct api_error *err)
 {
-    static const struct api_field fields[] = {
-        { "grad_output", "dO = dL/d(output), the output's shape" },
-        { "seed", "dO from stream 8 of the generator, amplitude 1" },
-    };
     static const struct api_matrix_spec spec = { "backward.grad_output", "(n_q, d_model)", false,
                                                  false };
-    char at[200];
-    if (!json_is_object(node)) {
-        api_error_set(err, API_INVALID_VALUE, "backward must be an object, not %s",
-                      api_json_kind(node));
-        api_error_at(err, "%s", ptr);
-        api_error_hint(err, "e.g. {\"seed\": 0}, or {\"grad_output\": dO} of the output's shape");
-        return false;
-    }
-    if (!api_check_fields(node, ptr, fields, 2, err))
-        return false;
-    const json_t *d_out = api_member(node, "grad_output"), *seed = api_member(node, "seed");
-    if ((d_out == NULL) == (seed == NULL)) {
-        api_error_set(err, d_out == NULL ? API_MISSING_FIELD : API_INVALID_VALUE,
-                      "backward takes grad_output or seed: exactly one");
-        api_error_at(err, "%s", ptr);
-        api_error_hint(err, "grad_output is dO itself; seed makes it from the generator "
-                       "(stream 8, amplitude 1)");
-        return false;
-    }
     struct api_mh_backward *b = &r->backward;
+    const json_t *d_out;
+    if (!api_read_backward_source(node, ptr, &d_out, &b->seed, err))
+        return false;
     b->on = true;
-    size_t n_q = r->x_q.rows;
-    if (seed != NULL) {
-        long long s;
-        API_FIELD_POINTER(at, ptr, "seed");
-        if (!api_read_int_range(seed, at, "backward.seed", 0, INT64_MAX, &s, err)) {
-            api_error_hint(err, "the seed is an integer >= 0: the same seed makes the same dO");
-            return false;
-        }
-        b->seeded = true;
-        b->seed = (uint64_t)s;
+    b->seeded = d_out == NULL;
+    if (b->seeded)
         return true;
-    }
+    char at[200];
     bool vec;
     API_FIELD_POINTER(at, ptr, "grad_output");
     if (!api_read_matrix(d_out, at, &spec, limits->max_cells, &b->d_out, &vec, err))
         return false;
-    if (b->d_out.rows == n_q && b->d_out.cols == r->d_model)
+    if (b->d_out.rows == r->x_q.rows && b->d_out.cols == r->d_model)
         return true;
     api_error_set(err, API_SHAPE_MISMATCH, "backward.grad_output is (%zu, %zu) but must be the "
                   "output's shape (n_q, d_model) = (%zu, %zu)", b->d_out.rows, b->d_out.cols,
-                  n_q, r->d_model);
+                  r->x_q.rows, r->d_model);
     api_error_at(err, "%s", at);
     api_error_hint(err, "dO is dL/d(output): one row per query, d_model numbers a row");
     api_matrix_free(&b->d_out);
