@@ -70,6 +70,8 @@ $(call row,unit,check_variants,    core)
 $(call row,unit,check_stream,      core)
 # The streamed multi-head pass and the listed-rows copies.
 $(call row,unit,check_mh_stream,   core)
+# Generation with a KV cache: one query against a naive loop, every token against the full pass.
+$(call row,unit,check_decode,      core)
 # The masks of training and the block map against a naive loop and the paths' answers.
 $(call row,unit,check_masks,       core)
 # The backward pass against finite differences of the naive reference.

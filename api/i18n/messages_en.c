@@ -497,6 +497,52 @@ const char *const api_messages_en[] = {
     "a bias has one number per output column of its projection",
     /* api/endpoints/multihead/parse.c */
     "the body is %s; it must be a JSON object such as {\"heads\": 2, \"random\": {\"seed\": 0, \"n\": 4, \"d_model\": 8}}",
+    /* api/endpoints/multihead/parse.c */
+    "{\"prefill\": p}: tokens 0 … p−1 in one pass, then each later token alone against a KV cache",
+    /* api/endpoints/multihead/decode.c */
+    "how many tokens the first pass computes, 0 < prefill < n",
+    /* api/endpoints/multihead/decode.c */
+    "%s cannot be combined with decode: %s",
+    /* api/endpoints/multihead/decode.c */
+    "leave %s out with decode",
+    /* api/endpoints/multihead/decode.c */
+    "decode generates from one sequence: it needs self-attention (x), not x_q and x_kv",
+    /* api/endpoints/multihead/decode.c */
+    "send x: the cache holds the keys and values of the tokens generated so far",
+    /* api/endpoints/multihead/decode.c */
+    "decode needs mask \"causal\": a generated token sees only the tokens before it",
+    /* api/endpoints/multihead/decode.c */
+    "add \"mask\": \"causal\" (for self-attention \"causal_top_left\" is the same mask: send \"causal\")",
+    /* api/endpoints/multihead/decode.c */
+    "decode.prefill is required: how many tokens the first pass computes",
+    /* api/endpoints/multihead/decode.c */
+    "{\"prefill\": p} computes tokens 0 … p−1 in one pass, then each later token alone against the KV cache",
+    /* api/endpoints/multihead/decode.c */
+    "decode needs at least 2 tokens, and x has %zu: the prefill takes p >= 1 of them and at least one comes after it",
+    /* api/endpoints/multihead/decode.c */
+    "0 < prefill < n = %zu: the prefill computes tokens 0 … p−1, then tokens p … n−1 come one at a time",
+    /* api/endpoints/multihead/decode.c */
+    "decode is %s; it must be an object such as {\"prefill\": 4}",
+    /* api/endpoints/multihead/decode.c */
+    "decode runs the causal mask with rope, alibi, softcap, window, sink_tokens and sink_logit",
+    /* api/endpoints/multihead/decode.c */
+    "decode is answered as JSON or text",
+    /* api/endpoints/multihead/decode.c */
+    "ask as JSON, or with ?format=text",
+    /* api/endpoints/multihead/decode.c */
+    "decode answers every token after the prefill",
+    /* api/endpoints/multihead/decode.c */
+    "leave rows out: decode.tokens are the rows p … n−1 of the full pass",
+    /* api/endpoints/multihead/decode.c */
+    "generation does not drop weights, and dropout's cells are drawn for the whole pass",
+    /* api/endpoints/multihead/decode.c */
+    "decode runs in float64",
+    /* api/endpoints/multihead/decode.c */
+    "\ndecode: the first %zu tokens in one pass (the prefill), then each token alone against the KV cache\n",
+    /* api/endpoints/multihead/decode.c */
+    "  t %zu  cache k, v (%zu, %zu) x %zu kv heads  weights",
+    /* api/endpoints/multihead/decode.c */
+    "  matches the full pass: %s (the largest difference over the largest value, of weights and output)\n",
     /* api/endpoints/multihead/run.c */
     "head %zu, step %s, produced a non-finite number at cell [%zu, %zu]",
     /* api/endpoints/multihead/run.c */

@@ -173,6 +173,13 @@ static const struct alloc_case {
     { "POST", "/v1/multihead", NULL,
       "{\"heads\":2,\"random\":{\"seed\":1,\"n\":4,\"d_model\":4},\"documents\":{\"lengths\":[1,3]},"
       "\"include\":[\"weights\",\"visible\",\"block_map\"]}", NULL },
+    /* decode: the tokens after the prefill one at a time, JSON and text, with GQA and RoPE */
+    { "POST", "/v1/multihead", NULL,
+      "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":1,\"n\":4,\"d_model\":4},"
+      "\"mask\":\"causal\",\"rope\":{},\"alibi\":\"auto\",\"decode\":{\"prefill\":2}}", NULL },
+    { "POST", "/v1/multihead", "text/plain",
+      "{\"heads\":2,\"random\":{\"seed\":1,\"n\":3,\"d_model\":4},\"mask\":\"causal\","
+      "\"window\":{\"left\":1},\"decode\":{\"prefill\":1}}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"documents\":{\"lengths\":[1,0]}}", NULL },
     /* the backward pass: dO from the seed, every gradient step, and as text */
     { "POST", "/v1/attention", NULL,

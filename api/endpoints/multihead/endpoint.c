@@ -64,8 +64,9 @@ static bool run(void *state, struct api_error *err)
     struct multihead_state *st = state;
     if (!api_multihead_fill_random(&st->req, err) || !api_multihead_prepare_shown(&st->req, err))
         return false;
-    if (!st->req.streamed)
-        return api_multihead_run(&st->req, "", &st->trace, err);
+    if (!st->req.streamed) /* decode after the full pass it is compared with */
+        return api_multihead_run(&st->req, "", &st->trace, err) &&
+               api_multihead_decode(&st->req, "", &st->trace, err);
     if (!api_multihead_stream(&st->req, "", &st->stream, err))
         return false;
     if ((st->views = calloc(st->req.heads, sizeof *st->views)) == NULL) {
@@ -89,6 +90,7 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
                   4 * trace->heads * trace->n_q
             : attn_mh_trace_cells(trace->n_q, trace->n_k, trace->d_model, trace->heads,
                                   trace->kv_heads);
+        numbers += api_multihead_decode_numbers(req, req->x_q.rows); /* a size hint */
         api_write_start(&w, req->grid.round, numbers, ctx->segments_ok);
         api_multihead_write(&w, req, trace);
         api_respond_json(res, &w);

@@ -421,5 +421,6 @@ void api_multihead_write(struct jw *w, const struct api_multihead_req *r,
                                            api_masks_hide(&r->variants.masks) };
     api_write_masked_warnings(w, t->head[0].summary.fully_masked, t->n_q,
                               API_ZEROED_HEAD_OUTPUTS, tied, &causes);
+    api_multihead_write_decode(w, r);
     jw_object_end(w);
 }

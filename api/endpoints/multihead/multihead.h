@@ -70,6 +70,14 @@ enum api_mh_part {
 enum api_mh_input { API_IN_X_Q = 0, API_IN_X_KV, API_IN_W_Q, API_IN_W_K, API_IN_W_V, API_IN_W_O,
                     API_IN_COUNT };
 
+/* `decode` (multihead/decode.c): the tokens after the prefill generated one at a time. */
+struct api_mh_decoded; /* the run's answer: core's attn_decode and the comparison */
+struct api_mh_decode {
+    bool on;
+    size_t prefill;               /* p, 0 < p < n */
+    struct api_mh_decoded *done;  /* allocated by the parse, filled by the run; owned */
+};
+
 /* A validated request. Owns every matrix and bias vector (and, through grid, mask and bias). */
 struct api_multihead_req {
     bool cross;                   /* x_q and x_kv (true) or x (false) */
@@ -98,6 +106,7 @@ struct api_multihead_req {
     struct api_precision_report *report; /* then its report, filled by run (heap) */
     struct api_shown shown;              /* visible's and block_map's memory (run step) */
     struct api_mh_backward backward;     /* `backward` (multihead/backward.c) */
+    struct api_mh_decode decode;         /* `decode`: off unless asked */
 };
 
 /*
@@ -208,5 +217,31 @@ void api_multihead_write_variants(struct jw *w, const struct api_multihead_req *
  * scores, 1 after scaled, 2 after weights), writing them when w is not NULL. */
 int api_multihead_write_variant_steps(struct jw *w, const struct api_multihead_req *req,
                                       int stage, int number, size_t n_q, size_t n_k);
+
+/*
+ * multihead/decode.c: `decode` (DESIGN.md, "The KV cache, one token at a time").
+ * api_multihead_read_decode reads it, after `rows` (refusing what decode cannot be
+ * combined with); api_multihead_decode, after the full pass, generates the tokens p … n−1
+ * one at a time (core's attn_decode_run) and compares each token's weights and output
+ * with the full pass's rows; the writers add `decode` to the JSON answer and its lines to
+ * the text page. The sizes: the doubles the run holds, the numbers the JSON writes, the
+ * bytes the text writes (0 when decode is off).
+ */
+bool api_multihead_read_decode(const json_t *doc, const char *prefix, enum api_format format,
+                               struct api_multihead_req *req, size_t n, struct api_error *err);
+bool api_multihead_decode(const struct api_multihead_req *req, const char *prefix,
+                          const struct attn_mh_trace *full, struct api_error *err);
+void api_multihead_write_decode(struct jw *w, const struct api_multihead_req *req);
+struct api_buf;
+void api_multihead_text_decode(struct api_buf *b, const struct api_multihead_req *req);
+size_t api_multihead_decode_cells(const struct api_multihead_req *req, size_t n);
+size_t api_multihead_decode_numbers(const struct api_multihead_req *req, size_t n);
+size_t api_multihead_decode_text_bytes(const struct api_multihead_req *req, size_t n);
+void api_multihead_decode_free(struct api_multihead_req *req);
+
+/* multihead/run.c's, for decode: core's problem of req, and a failed run as a problem. */
+struct attn_mh_problem api_multihead_problem(const struct api_multihead_req *req);
+void api_multihead_run_failed(enum attn_status st, const struct attn_mh_fault *fault,
+                              const char *prefix, struct api_error *err);
 
 #endif

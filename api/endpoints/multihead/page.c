@@ -287,6 +287,7 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
     api_text_tie_warnings(b, &ties, &a.queries, &a.keys);
     if (r->precision.on)
         api_precision_text_warning(b, &r->precision, r->report);
+    api_multihead_text_decode(b, r);
     mh_labels_free(&a);
 }
 

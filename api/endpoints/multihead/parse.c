@@ -55,6 +55,7 @@ static const struct api_field mh_fields[] = {
     { "rows", "the query rows to answer, [i, ...]: the whole problem's masks, those rows' results" },
     { "precision", "{\"format\": \"float16\" | \"bfloat16\" | \"float32\", \"accumulate\": \"float32\" | \"same\"}: computed as a kernel in that format" },
     { "backward", "the gradients step by step: {\"grad_output\": dO} or {\"seed\": s}" },
+    { "decode", "{\"prefill\": p}: tokens 0 … p−1 in one pass, then each later token alone against a KV cache" },
     API_VARIANT_FIELDS,
 };
 
@@ -380,6 +381,9 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
                         add_sat(mul_sat(3, mul_sat(n_q, n_k)),
                                 mul_sat(2, add_sat(mul_sat(n_q + n_k, r->d_model),
                                                    mul_sat(r->d_model, r->d_model)))));
+    /* decode: its cache, every token's rows and weights, beside the full pass it is
+       compared with */
+    cells = add_sat(cells, api_multihead_decode_cells(r, n_q));
     size_t n_rows = api_multihead_answer_rows(r);
     if (r->rows != NULL) { /* the listed rows' copy beside the whole trace, and its variants */
         size_t picked = attn_mh_trace_cells(n_rows, n_k, r->d_model, r->heads, r->kv_heads);
@@ -390,7 +394,8 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
     }
     if (format == API_FORMAT_TEXT) /* the page as laid out: its matrices elided */
         return add_sat(api_working_set(mul_sat(cells, sizeof(double)), 0, body_len),
-                       api_multihead_text_bytes(r, n_rows > n_q ? n_rows : n_q, n_k));
+                       add_sat(api_multihead_text_bytes(r, n_rows > n_q ? n_rows : n_q, n_k),
+                               api_multihead_decode_text_bytes(r, n_q)));
     /* The heatmap's panels: an upper bound of their cells and tooltips' numbers. */
     bool every_part = format == API_FORMAT_SVG;
     const struct api_explain_sizes sizes = { n_q, n_k, r->d_k, r->d_k, r->heads };
@@ -398,6 +403,7 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
                              api_explain_numbers(&r->explain, &sizes));
     numbers = add_sat(numbers, api_multihead_backward_numbers(r, n_q, n_k));
     numbers = add_sat(numbers, api_tie_numbers(r->heads, n_rows, n_k)); /* warnings: always */
+    numbers = add_sat(numbers, api_multihead_decode_numbers(r, n_q));
     return api_working_set(mul_sat(cells, sizeof(double)), numbers, body_len);
 }
 
@@ -676,6 +682,7 @@ bool api_multihead_parse(const json_t *doc, const char *prefix, const struct api
               api_multihead_read_rows(doc, prefix, format, r, n_q, err) &&
               api_multihead_read_backward(doc, prefix, limits, r,
                                           api_member(doc, "include") != NULL, err) &&
+              api_multihead_read_decode(doc, prefix, format, r, n_q, err) &&
               answer_parts(format, r) &&
               api_multihead_check_maps(r, prefix, n_q, n_k, format, limits, err) &&
               check_request_limit(prefix, r, n_q, n_k, format, limits, err) &&
@@ -703,5 +710,6 @@ void api_multihead_req_deinit(struct api_multihead_req *r)
     api_variants_deinit(&r->variants);
     api_shown_release(&r->shown);
     api_multihead_backward_deinit(&r->backward);
+    api_multihead_decode_free(r);
     memset(r, 0, sizeof *r);
 }

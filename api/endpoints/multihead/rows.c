@@ -56,7 +56,9 @@ bool api_multihead_streams(const struct api_multihead_req *r, enum api_format fo
                                (1ul << API_MH_LSE) | (1ul << API_MH_BLOCK_MAP);
     for (int p = API_MH_X; p <= API_MH_W_O; p++)
         streamable |= 1ul << p;
-    return format == API_FORMAT_JSON && !r->explain.on && !r->variants.dropout &&
+    /* decode is compared with the full pass's weights, and backward reads every step:
+     * both need them built */
+    return format == API_FORMAT_JSON && !r->explain.on && !r->variants.dropout && !r->decode.on &&
            !r->precision.on && !r->backward.on && (r->include & ~streamable) == 0;
 }
 

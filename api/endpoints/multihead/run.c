@@ -79,7 +79,7 @@ bool api_multihead_fill_random(struct api_multihead_req *r, struct api_error *er
     return true;
 }
 
-static struct attn_mh_problem problem_of(const struct api_multihead_req *r)
+struct attn_mh_problem api_multihead_problem(const struct api_multihead_req *r)
 {
     return (struct attn_mh_problem){
         .x_q = &r->x_q, .x_kv = r->cross ? &r->x_kv : &r->x_q,
@@ -91,8 +91,8 @@ static struct attn_mh_problem problem_of(const struct api_multihead_req *r)
     };
 }
 
-static void run_failed(enum attn_status st, const struct attn_mh_fault *fault,
-                       const char *prefix, struct api_error *err)
+void api_multihead_run_failed(enum attn_status st, const struct attn_mh_fault *fault,
+                              const char *prefix, struct api_error *err)
 {
     if (st == ATTN_EOVERFLOW)
         overflow_error(fault, prefix, err);
@@ -204,7 +204,7 @@ static bool run_whole(const struct api_multihead_req *r, const char *prefix,
                       r->x_q.rows, n_k);
         return false;
     }
-    struct attn_mh_problem p = problem_of(r);
+    struct attn_mh_problem p = api_multihead_problem(r);
     /* An idle server lends its other workers to each large head: the same bits. */
     enum attn_status st =
         r->precision.on ? run_precision(r, trace, &p)
@@ -212,7 +212,7 @@ static bool run_whole(const struct api_multihead_req *r, const char *prefix,
                           : attn_mh_forward_threads(trace, &p, api_spare_threads_for(r->x_q.rows * n_k));
     if (st == ATTN_OK)
         return true;
-    run_failed(st, &trace->fault, prefix, err);
+    api_multihead_run_failed(st, &trace->fault, prefix, err);
     attn_mh_trace_free(trace);
     return false;
 }
@@ -228,7 +228,7 @@ static bool run_backward(const struct api_multihead_req *r, const struct attn_mh
     }
     for (size_t h = 0; of != NULL && h < r->heads; h++)
         of[h] = api_variants_for_head(&r->variants, h);
-    struct attn_mh_problem p = problem_of(r);
+    struct attn_mh_problem p = api_multihead_problem(r);
     bool ok = api_multihead_run_backward(r, &p, of, trace, err);
     free(of);
     return ok;
@@ -257,13 +257,13 @@ bool api_multihead_stream(const struct api_multihead_req *r, const char *prefix,
     }
     for (size_t h = 0; of != NULL && h < r->heads; h++)
         of[h] = api_variants_for_head(&r->variants, h);
-    struct attn_mh_problem p = problem_of(r);
+    struct attn_mh_problem p = api_multihead_problem(r);
     enum attn_status st = attn_mh_forward_stream(out, &p, of, r->rows, n_rows,
                                                  api_spare_threads_for(n_q * n_k));
     free(of);
     if (st == ATTN_OK)
         return true;
-    run_failed(st, &out->fault, prefix, err);
+    api_multihead_run_failed(st, &out->fault, prefix, err);
     attn_mh_stream_free(out);
     return false;
 }
