@@ -773,6 +773,24 @@ const char *const api_messages_en[] = {
     "no memory for the block map",
     /* api/endpoints/v2/variants.c */
     "inputs[%zu] (%.64s) has rank %zu; document lengths are one list (rank 1), shared by every problem of a batch",
+    /* api/endpoints/v2/attention.c */
+    "GRAD_OUTPUT has shape %s but must be OUTPUT's shape %s",
+    /* api/endpoints/v2/attention.c */
+    "GRAD_OUTPUT is dL/dOUTPUT: one row per query, one number per column of V, the batch size first when Q has one",
+    /* api/endpoints/v2/attention.c */
+    "output %s is a step of the backward pass, which runs only with an input GRAD_OUTPUT",
+    /* api/endpoints/v2/attention.c */
+    "send GRAD_OUTPUT, dL/dOUTPUT of OUTPUT's shape, or leave %s out",
+    /* api/endpoints/v2/attention.c */
+    "GRAD_Q_ROPE and GRAD_K_ROPE need a rope_* parameter, GRAD_SINK_LOGIT sink_logit, GRAD_BIAS an input BIAS",
+    /* api/endpoints/v2/attention.c */
+    "the backward pass GRAD_OUTPUT asks for is computed in float64 only: parameters.precision does not apply to it yet",
+    /* api/endpoints/v2/attention.c */
+    "drop GRAD_OUTPUT for the low format's forward pass, or drop precision for the gradients",
+    /* api/endpoints/v2/multihead.c */
+    "inputs[%zu] is GRAD_OUTPUT, but the multihead model has no backward pass yet",
+    /* api/endpoints/v2/multihead.c */
+    "the attention model takes GRAD_OUTPUT (one head's Q, K and V); or drop GRAD_OUTPUT for the forward pass",
     /* api/http/admission.c */
     "this request asks for %.4g multiply-adds (n_q·n_k·(d_k + d_v), summed over heads and items); this server does at most %.4g for one request",
     /* api/http/admission.c */

@@ -263,6 +263,30 @@ START_TEST(test_attention_json_outputs)
 }
 END_TEST
 
+#define GRADS_BINARY                                                                       \
+    "{\"name\":\"OUTPUT\",\"parameters\":{\"binary_data\":true}},"                          \
+    "{\"name\":\"GRAD_Q\",\"parameters\":{\"binary_data\":true}},"                          \
+    "{\"name\":\"GRAD_K\",\"parameters\":{\"binary_data\":true}},"                          \
+    "{\"name\":\"GRAD_V\",\"parameters\":{\"binary_data\":true}},"                          \
+    "{\"name\":\"GRAD_SCORES\",\"parameters\":{\"binary_data\":true}}"
+
+START_TEST(test_attention_backward)
+{
+    /* GRAD_OUTPUT: every forward step kept, the gradients beside them, the outputs copied
+       out of both; one problem and a batch of 2. */
+    const struct input in[] = { { "Q", 2, { 256, 32 } }, { "K", 2, { 256, 32 } },
+                                { "V", 2, { 256, 32 } }, { "GRAD_OUTPUT", 2, { 256, 32 } } };
+    size_t len, hlen;
+    char *body = binary_request(in, 4, false, GRADS_BINARY, "", &len, &hlen);
+    check_estimate("attention 256x32 backward", "attention", body, len, hlen, true);
+    const struct input batch[] = { { "Q", 3, { 2, 128, 32 } }, { "K", 3, { 2, 128, 32 } },
+                                   { "V", 3, { 2, 128, 32 } },
+                                   { "GRAD_OUTPUT", 3, { 2, 128, 32 } } };
+    body = binary_request(batch, 4, false, GRADS_BINARY, "", &len, &hlen);
+    check_estimate("attention batch 2x128x32 backward", "attention", body, len, hlen, true);
+}
+END_TEST
+
 START_TEST(test_multihead)
 {
     /* Four heads: per-head weights and the output, binary FP64 from the trace. */
@@ -325,6 +349,7 @@ static Suite *v2_memory_suite(void)
     tcase_add_test(est, test_attention_weights_fp32);
     tcase_add_test(est, test_attention_batch);
     tcase_add_test(est, test_attention_json_outputs);
+    tcase_add_test(est, test_attention_backward);
     tcase_add_test(est, test_multihead);
     tcase_add_test(est, test_attention_streamed);
     tcase_add_test(est, test_multihead_streamed);

@@ -2,7 +2,8 @@
  * api/endpoints/v2/attention.c — the V2 model `attention`: inputs Q (n_q, d_k) or
  * (d_k), K (n_k, d_k), V (n_k, d_v), MASK and BIAS (n_q, n_k), each optionally with a
  * leading batch size B, become one struct api_attention_req per problem, run by
- * api_attention_run as POST /v1/attention runs them.
+ * api_attention_run as POST /v1/attention runs them. GRAD_OUTPUT (the output's shape) adds
+ * /v1's `backward`: the gradients' steps are outputs too (GRAD_Q, GRAD_K, GRAD_V, ...).
  *
  * The request's matrices are views into the inputs read here (this state owns them),
  * so api_attention_req_deinit is never called on it.
@@ -20,22 +21,36 @@
 
 #include "api/http/admission.h"
 
-enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_LENGTHS, IN_COUNT = IN_LENGTHS + API_V2_N_LENGTHS_INPUTS };
+enum { IN_Q, IN_K, IN_V, IN_MASK, IN_BIAS, IN_LENGTHS,
+       IN_GRAD_OUTPUT = IN_LENGTHS + API_V2_N_LENGTHS_INPUTS, IN_COUNT };
 static const char *const input_names[IN_COUNT] = { "Q", "K", "V", "MASK", "BIAS",
-                                                   API_V2_LENGTHS_INPUTS };
+                                                   API_V2_LENGTHS_INPUTS, "GRAD_OUTPUT" };
 
 /* The outputs, and the step (enum api_attention_part) each one is; the variants' steps
- * after the five. BLOCK_MAP is no step of a trace: it comes from the rules alone. */
+ * after the five. BLOCK_MAP is no step of a trace: it comes from the rules alone. The
+ * backward pass's steps come last, in the order they run. */
 static const char *const output_names[] = { "SCORES", "SCALED", "MASKED", "WEIGHTS", "OUTPUT",
                                             "Q_ROPE", "K_ROPE", "SOFTCAPPED", "DROPOUT_KEEP",
                                             "DROPPED", "LSE", "ROW_SUM", "ROW_MAX",
-                                            "BLOCK_MAP" };
+                                            "BLOCK_MAP", "GRAD_OUTPUT", "GRAD_V",
+                                            "GRAD_WEIGHTS", "DELTA", "GRAD_MASKED",
+                                            "GRAD_SCALED", "GRAD_SCORES", "GRAD_Q_ROPE",
+                                            "GRAD_K_ROPE", "GRAD_Q", "GRAD_K",
+                                            "GRAD_SINK_LOGIT", "GRAD_BIAS" };
 static const int part_of[] = { API_PART_SCORES, API_PART_SCALED, API_PART_MASKED,
                                API_PART_WEIGHTS, API_PART_OUTPUT, API_PART_Q_ROPE,
                                API_PART_K_ROPE, API_PART_SOFTCAPPED, API_PART_DROPOUT_KEEP,
                                API_PART_DROPPED, API_PART_LSE, API_PART_ROW_SUM,
-                               API_PART_ROW_MAX, API_PART_BLOCK_MAP };
-enum { OUT_BLOCK_MAP = 13 }; /* its index in output_names */
+                               API_PART_ROW_MAX, API_PART_BLOCK_MAP, API_PART_GRAD_OUTPUT,
+                               API_PART_GRAD_V, API_PART_GRAD_WEIGHTS, API_PART_DELTA,
+                               API_PART_GRAD_MASKED, API_PART_GRAD_SCALED,
+                               API_PART_GRAD_SCORES, API_PART_GRAD_Q_ROPE,
+                               API_PART_GRAD_K_ROPE, API_PART_GRAD_Q, API_PART_GRAD_K,
+                               API_PART_GRAD_SINK_LOGIT, API_PART_GRAD_BIAS };
+/* Indices in output_names: BLOCK_MAP, and what a request with GRAD_OUTPUT gets when it asks
+ * for no output. */
+enum { OUT_WEIGHTS = 3, OUT_OUTPUT = 4, OUT_BLOCK_MAP = 13, OUT_GRAD_OUTPUT = 14,
+       OUT_GRAD_V = 15, OUT_GRAD_Q = 23, OUT_GRAD_K = 24 };
 
 /* The row statistics: one number a query, (n_q) or (B, n_q), from the trace's summary. */
 static bool is_row_stat(int part)
@@ -43,43 +58,90 @@ static bool is_row_stat(int part)
     return part == API_PART_LSE || part == API_PART_ROW_SUM || part == API_PART_ROW_MAX;
 }
 #define N_OUTPUTS (sizeof output_names / sizeof output_names[0])
-_Static_assert(N_OUTPUTS == OUT_BLOCK_MAP + 1, "BLOCK_MAP is the last output");
+_Static_assert(N_OUTPUTS == sizeof part_of / sizeof part_of[0], "a step for every output");
+_Static_assert(N_OUTPUTS == OUT_GRAD_OUTPUT + API_PART_COUNT - API_PART_GRAD_OUTPUT,
+               "the backward pass's steps are the last outputs, every one of them");
 
-/* An output's (rows, cols) for one problem: rows 0 when it has no rows (a vector q). */
+/* The backward pass's steps, which only a request with GRAD_OUTPUT makes (attention.h
+ * numbers them last). */
+static bool is_grad(int part)
+{
+    return part >= API_PART_GRAD_OUTPUT;
+}
+
+/* The steps of one number per key row, whatever Q's shape. */
+static bool is_per_key(int part)
+{
+    return part == API_PART_K_ROPE || part == API_PART_GRAD_V || part == API_PART_GRAD_K_ROPE ||
+           part == API_PART_GRAD_K;
+}
+
+/* An output's columns: d_v, d_k or a number a key. */
+static size_t cols_for(const struct api_attention_req *req, int part)
+{
+    switch (part) {
+    case API_PART_OUTPUT:
+    case API_PART_GRAD_OUTPUT:
+    case API_PART_GRAD_V: return req->v.cols;
+    case API_PART_Q_ROPE:
+    case API_PART_K_ROPE:
+    case API_PART_GRAD_Q_ROPE:
+    case API_PART_GRAD_K_ROPE:
+    case API_PART_GRAD_Q:
+    case API_PART_GRAD_K: return req->q.cols;
+    default: return req->k.rows;
+    }
+}
+
+/* An output's (rows, cols) for one problem, of which rank_of sends the last ones. */
 static void output_dims(const struct api_attention_req *req, int part, size_t dims[2])
 {
-    size_t n_q = req->q.rows, n_k = req->k.rows;
+    size_t n_q = req->q.rows;
     if (part == API_PART_BLOCK_MAP) {
         api_v2_block_map_dims(&req->grid, &req->variants, dims);
         return;
     }
-    if (is_row_stat(part)) { /* sent as (n_q): see rank_of */
+    if (is_row_stat(part) || part == API_PART_DELTA) { /* sent as (n_q): see rank_of */
         dims[0] = 1;
         dims[1] = n_q;
         return;
     }
-    dims[0] = part == API_PART_K_ROPE ? n_k : n_q;
-    dims[1] = part == API_PART_OUTPUT ? req->v.cols
-              : part == API_PART_Q_ROPE || part == API_PART_K_ROPE ? req->q.cols : n_k;
+    if (part == API_PART_GRAD_SINK_LOGIT) { /* one number a problem */
+        dims[0] = dims[1] = 1;
+        return;
+    }
+    dims[0] = is_per_key(part) ? req->k.rows : n_q;
+    dims[1] = cols_for(req, part);
 }
 
-/* Rank 1 (dims[1] alone) for a vector q's steps and for the row statistics. */
+/* Rank 1 (dims[1] alone) for a vector q's steps and for the row statistics; rank 0 for
+ * /v1's scalars: the sink logit's gradient, and a vector q's delta. */
 static size_t rank_of(const struct api_attention_req *req, int part)
 {
     if (part == API_PART_BLOCK_MAP) /* tiles of rows and columns, a vector Q's too */
         return 2;
-    return (req->q_is_vector && part != API_PART_K_ROPE) || is_row_stat(part) ? 1 : 2;
+    if (part == API_PART_GRAD_SINK_LOGIT)
+        return 0;
+    if (part == API_PART_DELTA)
+        return req->q_is_vector ? 0 : 1;
+    return (req->q_is_vector && !is_per_key(part)) || is_row_stat(part) ? 1 : 2;
 }
 
-/* Whether the variant whose step `part` is was asked for (the five always run). */
-static bool output_runs(const struct api_variants *v, int part)
+/* Whether the variant whose step `part` is was asked for (the five always run), and for
+ * the gradients' steps the variant or input they are taken for. */
+static bool output_runs(const struct api_v2_attention *m, int part)
 {
+    const struct api_variants *v = &m->req.variants;
     switch (part) {
     case API_PART_Q_ROPE:
-    case API_PART_K_ROPE: return v->has_rope;
+    case API_PART_K_ROPE:
+    case API_PART_GRAD_Q_ROPE:
+    case API_PART_GRAD_K_ROPE: return v->has_rope;
     case API_PART_SOFTCAPPED: return v->softcap > 0;
     case API_PART_DROPOUT_KEEP:
     case API_PART_DROPPED: return v->dropout;
+    case API_PART_GRAD_SINK_LOGIT: return v->sink;
+    case API_PART_GRAD_BIAS: return m->bias.t != NULL;
     default: return true;
     }
 }
@@ -89,9 +151,9 @@ static bool read_inputs(struct api_v2_attention *m, const struct api_v2_infer *r
 {
     static const unsigned bits[IN_COUNT] = { API_V2_NUMBERS, API_V2_NUMBERS, API_V2_NUMBERS,
                                              API_V2_FLAGS, API_V2_NUMBERS, API_V2_INTEGERS,
-                                             API_V2_INTEGERS, API_V2_INTEGERS };
+                                             API_V2_INTEGERS, API_V2_INTEGERS, API_V2_NUMBERS };
     static const bool required[IN_COUNT] = { true, true, true, false, false, false, false,
-                                             false };
+                                             false, false };
     if (!api_v2_check_inputs(r, "attention", input_names, bits, required, IN_COUNT, err))
         return false;
     api_v2_input_find(r, "Q", false, &m->q);
@@ -99,6 +161,7 @@ static bool read_inputs(struct api_v2_attention *m, const struct api_v2_infer *r
     api_v2_input_find(r, "V", false, &m->v);
     api_v2_input_find(r, "MASK", true, &m->mask);
     api_v2_input_find(r, "BIAS", false, &m->bias);
+    api_v2_input_find(r, "GRAD_OUTPUT", false, &m->d_out);
     return true;
 }
 
@@ -187,6 +250,44 @@ static bool read_grid(struct api_v2_attention *m, const struct api_v2_infer *r,
     return api_v2_read_grid(g, &m->mask, &m->bias, m->batch, r->parameters, err);
 }
 
+/* shape[] as "[2, 3]", for a message. */
+static void shape_text(char *buf, size_t size, const size_t *shape, size_t rank)
+{
+    size_t at = (size_t)snprintf(buf, size, "[");
+    for (size_t d = 0; d < rank && at < size; d++)
+        at += (size_t)snprintf(buf + at, size - at, "%s%zu", d ? ", " : "", shape[d]);
+    if (at < size)
+        snprintf(buf + at, size - at, "]");
+}
+
+/* GRAD_OUTPUT, when sent, is dO: exactly OUTPUT's shape, the batch first. */
+static bool check_grad_output(const struct api_v2_attention *m, struct api_error *err)
+{
+    const struct api_v2_tensor *t = m->d_out.t;
+    if (t == NULL)
+        return true;
+    size_t want[3], rank = 0;
+    if (m->batch > 0)
+        want[rank++] = m->batch;
+    if (!m->req.q_is_vector)
+        want[rank++] = m->req.q.rows;
+    want[rank++] = m->req.v.cols;
+    bool fits = t->rank == rank;
+    for (size_t d = 0; fits && d < rank; d++)
+        fits = t->shape[d] == want[d];
+    if (fits)
+        return true;
+    char got[96], out[96];
+    shape_text(got, sizeof got, t->shape, t->rank);
+    shape_text(out, sizeof out, want, rank);
+    api_error_set(err, API_SHAPE_MISMATCH, "GRAD_OUTPUT has shape %s but must be OUTPUT's "
+                  "shape %s", got, out);
+    api_error_at(err, "/inputs/%zu/shape", t->index);
+    api_error_hint(err, "GRAD_OUTPUT is dL/dOUTPUT: one row per query, one number per column "
+                   "of V, the batch size first when Q has one");
+    return false;
+}
+
 /* parameters precision and accumulate: the problems computed in a low format, as /v1's
  * `precision` computes them, variants included. */
 static bool read_precision(struct api_v2_attention *m, const struct api_v2_infer *r,
@@ -194,6 +295,54 @@ static bool read_precision(struct api_v2_attention *m, const struct api_v2_infer
 {
     /* V2 answers tensors and no report: no report, so no float64 pass beside the low one */
     return api_precision_read_v2(r->parameters, &m->req.precision, err);
+}
+
+/* Output i can be made: its variant asked for, and a gradient only with GRAD_OUTPUT. */
+static bool check_output(const struct api_v2_attention *m, size_t i, struct api_error *err)
+{
+    const char *name = output_names[m->out.index[i]];
+    int part = part_of[m->out.index[i]];
+    if (is_grad(part) && m->d_out.t == NULL) {
+        api_error_set(err, API_MISSING_FIELD, "output %s is a step of the backward pass, which "
+                      "runs only with an input GRAD_OUTPUT", name);
+        api_error_at(err, "/outputs/%zu/name", i);
+        api_error_hint(err, "send GRAD_OUTPUT, dL/dOUTPUT of OUTPUT's shape, or leave %s out",
+                       name);
+        return false;
+    }
+    if (output_runs(m, part))
+        return true;
+    api_error_set(err, API_INVALID_VALUE, "output %s is a step of a variant this request does "
+                  "not ask for", name);
+    api_error_at(err, "/outputs/%zu/name", i);
+    if (is_grad(part))
+        api_error_hint(err, "GRAD_Q_ROPE and GRAD_K_ROPE need a rope_* parameter, "
+                       "GRAD_SINK_LOGIT sink_logit, GRAD_BIAS an input BIAS");
+    else
+        api_error_hint(err, "Q_ROPE and K_ROPE need a rope_* parameter, SOFTCAPPED "
+                       "softcap, DROPOUT_KEEP and DROPPED dropout_p");
+    return false;
+}
+
+/* GRAD_OUTPUT runs /v1's backward, with its numbers in float64 (not beside precision). */
+static bool read_backward(struct api_v2_attention *m, struct api_error *err)
+{
+    if (m->d_out.t == NULL)
+        return true;
+    if (m->req.precision.on) {
+        api_error_set(err, API_INVALID_VALUE, "the backward pass GRAD_OUTPUT asks for is "
+                      "computed in float64 only: parameters.precision does not apply to it yet");
+        api_error_at(err, "/inputs/%zu", m->d_out.t->index);
+        api_error_hint(err, "drop GRAD_OUTPUT for the low format's forward pass, or drop "
+                       "precision for the gradients");
+        return false;
+    }
+    m->req.backward.on = true;
+    if ((m->req.backward.run = calloc(1, sizeof *m->req.backward.run)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");
+        return false;
+    }
+    return true;
 }
 
 static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *r,
@@ -220,26 +369,24 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
         api_error_at(err, "/parameters/scale");
         return false;
     }
-    static const size_t dflt[] = { API_PART_WEIGHTS, API_PART_OUTPUT };
-    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, 2,
+    /* None asked: the weights and the output, and with GRAD_OUTPUT the gradients a
+       training step takes from attention. */
+    static const size_t dflt[] = { OUT_WEIGHTS, OUT_OUTPUT, OUT_GRAD_Q, OUT_GRAD_K,
+                                   OUT_GRAD_V };
+    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, m->d_out.t != NULL ? 5 : 2,
                              api_v2_default_dtype(m->q.t->dtype), &m->out, err) ||
         !api_v2_block_map_check(&m->out, OUT_BLOCK_MAP, r->parameters, &m->req.grid,
-                                &m->req.variants, limits, err))
+                                &m->req.variants, limits, err) ||
+        !read_backward(m, err))
         return false;
     /* Weights and output are always computed; the earlier steps only when asked. */
     m->req.include = 0;
     for (size_t i = 0; i < m->out.n; i++) {
-        int part = part_of[m->out.index[i]];
-        if (!output_runs(&m->req.variants, part)) {
-            api_error_set(err, API_INVALID_VALUE, "output %s is a step of a variant this "
-                          "request does not ask for", output_names[m->out.index[i]]);
-            api_error_at(err, "/outputs/%zu/name", i);
-            api_error_hint(err, "Q_ROPE and K_ROPE need a rope_* parameter, SOFTCAPPED "
-                           "softcap, DROPOUT_KEEP and DROPPED dropout_p");
+        if (!check_output(m, i, err))
             return false;
-        }
-        m->req.include |= 1ul << part;
+        m->req.include |= 1ul << part_of[m->out.index[i]];
     }
+    /* the backward reads every step: never streamed */
     m->streamed = api_attention_streams(&m->req);
     return true;
 }
@@ -273,15 +420,17 @@ size_t api_v2_attention_working_set(const void *state, size_t body_len, bool pie
     const struct api_v2_attention *m = state;
     size_t problems = m->batch > 0 ? m->batch : 1;
     /* outputs copied out of each trace (a streamed answer holds every output) */
-    bool copied = m->batch > 0 || (m->req.variants.any && !m->streamed);
+    bool copied = m->batch > 0 || (m->req.variants.any && !m->streamed) || m->req.backward.on;
     size_t inputs = api_v2_input_bytes(&m->q) + api_v2_input_bytes(&m->k) +
                     api_v2_input_bytes(&m->v) + api_v2_input_bytes(&m->mask) +
-                    api_v2_input_bytes(&m->bias);
+                    api_v2_input_bytes(&m->bias) + api_v2_input_bytes(&m->d_out);
     /* One trace at a time; a batch's outputs copied out of each, the answer sent from
        the trace (one problem) or from those copies. */
     size_t trace = m->streamed          ? api_attention_stream_bytes(&m->req)
                    : m->req.variants.any ? api_attention_variants_bytes(&m->req)
                                          : api_attention_trace_bytes(&m->req);
+    /* and the gradients of one problem beside its trace */
+    trace = api_v2_add(trace, api_attention_backward_bytes(&m->req));
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
     size_t cells[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++) {
@@ -322,8 +471,9 @@ bool api_v2_attention_parse(void *state, const struct api_v2_infer *r,
     struct api_v2_attention *m = state;
     memset(m, 0, sizeof *m);
     m->header = r;
-    if (!(read_inputs(m, r, err) && check_qkv(m, limits, err) && read_grid(m, r, err) &&
-          read_options(m, r, limits, err) && check_scores(m, limits, err)))
+    if (!(read_inputs(m, r, err) && check_qkv(m, limits, err) && check_grad_output(m, err) &&
+          read_grid(m, r, err) && read_options(m, r, limits, err) &&
+          check_scores(m, limits, err)))
         return false;
     set_limit_pointer(m);
     return true;
@@ -336,10 +486,33 @@ static void copy_matrix(double *dst, const struct attn_matrix *src)
         memcpy(dst + i * src->cols, src->data + i * src->stride, src->cols * sizeof *dst);
 }
 
-/* The matrix an output is: a step, or a row statistic as one row of n_q. */
-static struct attn_matrix step_of(const struct attn_trace *t, const struct attn_vtrace *vsteps,
+/* The matrix a gradient's output is (GRAD_BIAS is dS, GRAD_MASKED). */
+static struct attn_matrix grad_of(const struct api_attention_req *req, int part)
+{
+    struct attn_grads *g = &req->backward.run->grads;
+    switch (part) {
+    case API_PART_GRAD_OUTPUT: return req->backward.d_out;
+    case API_PART_GRAD_V: return g->grad_v;
+    case API_PART_GRAD_WEIGHTS: return g->grad_weights;
+    case API_PART_DELTA: return attn_matrix_view(g->delta, 1, g->n_q);
+    case API_PART_GRAD_SCALED: return g->grad_scaled;
+    case API_PART_GRAD_SCORES: return g->grad_scores;
+    case API_PART_GRAD_Q_ROPE: return g->grad_q_rope;
+    case API_PART_GRAD_K_ROPE: return g->grad_k_rope;
+    case API_PART_GRAD_Q: return g->grad_q;
+    case API_PART_GRAD_K: return g->grad_k;
+    case API_PART_GRAD_SINK_LOGIT: return attn_matrix_view(&g->grad_sink_logit, 1, 1);
+    default: return g->grad_masked; /* GRAD_MASKED, GRAD_BIAS */
+    }
+}
+
+/* The matrix an output is: a step, a row statistic as one row of n_q, or a gradient. */
+static struct attn_matrix step_of(const struct api_attention_req *req,
+                                  const struct attn_trace *t, const struct attn_vtrace *vsteps,
                                   int part)
 {
+    if (is_grad(part))
+        return grad_of(req, part);
     switch (part) {
     case API_PART_Q_ROPE:
     case API_PART_K_ROPE:
@@ -394,6 +567,9 @@ static void point_at(struct api_v2_attention *m, size_t b)
     req->q.data = m->q.data + b * n_q * req->q.cols;
     req->k.data = m->k.data + b * n_k * req->k.cols;
     req->v.data = m->v.data + b * n_k * req->v.cols;
+    if (req->backward.on) /* problem b's own dO */
+        req->backward.d_out = attn_matrix_view(m->d_out.data + b * n_q * req->v.cols, n_q,
+                                               req->v.cols);
     api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, b);
 }
 
@@ -445,7 +621,7 @@ static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct ap
     o->owner_bytes = api_attention_trace_bytes(&m->req);
     const double *data[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++)
-        data[i] = step_of(trace, NULL, part_of[m->out.index[i]]).data;
+        data[i] = step_of(&m->req, trace, NULL, part_of[m->out.index[i]]).data;
     return open_outputs(m, o, data, err) && fill_block_maps(m, o, 0, err);
 }
 
@@ -511,31 +687,23 @@ static bool stream_each(struct api_v2_attention *m, struct api_v2_outs *o, struc
     return true;
 }
 
-bool api_v2_attention_run(void *state, struct api_v2_outs *o, struct api_error *err)
+/* Problem b's outputs copied out of its trace and gradients into the answer's. */
+static void copy_problem(const struct api_v2_attention *m, struct api_v2_outs *o, size_t b,
+                         const struct attn_trace *trace)
 {
-    struct api_v2_attention *m = state;
-    static const char *const v1_fields[] = { "q", "k", "v", "bias", "scale" };
-    static const char *const v2_inputs[] = { "Q", "K", "V", "BIAS", "" };
-    if (!api_v2_input_load(&m->q, err) || !api_v2_input_load(&m->k, err) ||
-        !api_v2_input_load(&m->v, err) ||
-        !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err))
-        return false;
-    if (m->streamed) { /* no (n_q, n_k) matrix: the output and row statistics only */
-        if (m->batch == 0 ? stream_one(m, o, err) : stream_each(m, o, err))
-            return true;
-        api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
-        return false;
+    for (size_t i = 0; i < o->n; i++) {
+        int part = part_of[m->out.index[i]];
+        if (part == API_PART_BLOCK_MAP)
+            continue;
+        const struct attn_matrix s = step_of(&m->req, trace, m->req.vsteps, part);
+        copy_matrix(o->out[i].data + b * s.rows * s.cols, &s);
     }
-    /* One problem without variants is sent from its trace; the variants' steps live in
-       req.vsteps, which the request owns, so with them the outputs are copied as a
-       batch's are. */
-    if (m->batch == 0 && !m->req.variants.any) {
-        if (run_one(m, o, err))
-            return true;
-        api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
-        return false;
-    }
-    /* A batch: each problem's trace in turn, its outputs copied into the answer's. */
+}
+
+/* Each problem's trace in turn (a batch, or one with variants or the backward pass), its
+ * outputs copied into the answer's; err as /v1 points it. */
+static bool run_each(struct api_v2_attention *m, struct api_v2_outs *o, struct api_error *err)
+{
     if (!open_outputs(m, o, NULL, err))
         return false;
     size_t problems = m->batch > 0 ? m->batch : 1;
@@ -543,23 +711,43 @@ bool api_v2_attention_run(void *state, struct api_v2_outs *o, struct api_error *
         point_at(m, b);
         /* dropout draws over (B, n_q, n_k): problem b after b problems' cells */
         m->req.variants.dropout_offset = (unsigned long long)b * m->req.q.rows * m->req.k.rows;
-        struct attn_trace trace;
+        struct attn_trace trace = { 0 };
         if (!api_attention_run(&m->req, "", &trace, err)) {
-            api_v2_repoint(err, m->header, v1_fields, v2_inputs, 5);
+            attn_trace_free(&trace); /* a backward that failed leaves the forward's */
             return false;
         }
-        for (size_t i = 0; i < o->n; i++) {
-            if (part_of[m->out.index[i]] == API_PART_BLOCK_MAP)
-                continue;
-            const struct attn_matrix s = step_of(&trace, m->req.vsteps,
-                                                 part_of[m->out.index[i]]);
-            copy_matrix(o->out[i].data + b * s.rows * s.cols, &s);
-        }
+        copy_problem(m, o, b, &trace);
         attn_trace_free(&trace);
+        if (m->req.backward.on) /* the next problem's are its own */
+            attn_grads_free(&m->req.backward.run->grads);
         if (!fill_block_maps(m, o, b, err))
             return false;
     }
     return true;
+}
+
+bool api_v2_attention_run(void *state, struct api_v2_outs *o, struct api_error *err)
+{
+    struct api_v2_attention *m = state;
+    static const char *const v1_fields[] = { "q", "k", "v", "bias", "scale", "backward" };
+    static const char *const v2_inputs[] = { "Q", "K", "V", "BIAS", "", "GRAD_OUTPUT" };
+    if (!api_v2_input_load(&m->q, err) || !api_v2_input_load(&m->k, err) ||
+        !api_v2_input_load(&m->v, err) || !api_v2_input_load(&m->d_out, err) ||
+        !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err))
+        return false;
+    bool ok;
+    if (m->streamed) /* no (n_q, n_k) matrix: the output and row statistics only */
+        ok = m->batch == 0 ? stream_one(m, o, err) : stream_each(m, o, err);
+    /* One problem without variants is sent from its trace; the variants' steps live in
+       req.vsteps and the gradients in req.backward, which the request owns, so with
+       either the outputs are copied as a batch's are. */
+    else if (m->batch == 0 && !m->req.variants.any && !m->req.backward.on)
+        ok = run_one(m, o, err);
+    else
+        ok = run_each(m, o, err);
+    if (!ok)
+        api_v2_repoint(err, m->header, v1_fields, v2_inputs, 6);
+    return ok;
 }
 
 void api_v2_attention_deinit(void *state)
@@ -570,6 +758,10 @@ void api_v2_attention_deinit(void *state)
     api_v2_input_free(&m->v);
     api_v2_input_free(&m->mask);
     api_v2_input_free(&m->bias);
+    api_v2_input_free(&m->d_out);
+    /* dO is a view into GRAD_OUTPUT's numbers, freed above: not the request's to free */
+    m->req.backward.d_out = (struct attn_matrix){ 0 };
+    api_attention_backward_deinit(&m->req.backward);
     free(m->allow);
     m->allow = NULL;
     attn_vtrace_free(m->req.vsteps);

@@ -15,6 +15,7 @@
 /* A model's state: its inputs read, one problem's request, the outputs it picked. */
 struct api_v2_attention {
     struct api_v2_input q, k, v, mask, bias;
+    struct api_v2_input d_out;    /* GRAD_OUTPUT: dO of every problem, or absent */
     size_t batch;                 /* 0: no batch dimension */
     struct api_attention_req req; /* one problem's request; its matrices are views */
     unsigned char *allow;         /* the mask as allowed cells (all problems), owned */

@@ -57,9 +57,26 @@ static bool is_row_stat(int which)
     return which == OUT_LSE || which == OUT_ROW_SUM || which == OUT_ROW_MAX;
 }
 
+/* GRAD_OUTPUT asks for a backward pass this model does not have yet: say so, rather than
+ * call the name unknown (the attention model takes it). */
+static bool refuse_backward(const struct api_v2_infer *r, struct api_error *err)
+{
+    const struct api_v2_tensor *t = api_v2_input(r, "GRAD_OUTPUT");
+    if (t == NULL)
+        return true;
+    api_error_set(err, API_INVALID_VALUE, "inputs[%zu] is GRAD_OUTPUT, but the multihead model "
+                  "has no backward pass yet", t->index);
+    api_error_at(err, "/inputs/%zu/name", t->index);
+    api_error_hint(err, "the attention model takes GRAD_OUTPUT (one head's Q, K and V); or "
+                   "drop GRAD_OUTPUT for the forward pass");
+    return false;
+}
+
 static bool read_inputs(struct api_v2_multihead *m, const struct api_v2_infer *r,
                         struct api_error *err)
 {
+    if (!refuse_backward(r, err))
+        return false;
     unsigned bits[IN_COUNT];
     bool required[IN_COUNT] = { false };
     for (int i = 0; i < IN_COUNT; i++)

@@ -29,6 +29,8 @@ static const struct meta_tensor attention_inputs[] = {
     { "BIAS", "FP64", 2 },
     /* packed documents' lengths, one list a batch shares (INT32 read too) */
     { "LENGTHS", "INT64", 1 }, { "LENGTHS_Q", "INT64", 1 }, { "LENGTHS_K", "INT64", 1 },
+    /* dL/dOUTPUT, OUTPUT's shape: the backward pass's steps become outputs */
+    { "GRAD_OUTPUT", "FP64", 2 },
 };
 static const struct meta_tensor attention_outputs[] = {
     { "SCORES", "FP64", 2 }, { "SCALED", "FP64", 2 }, { "MASKED", "FP64", 2 },
@@ -40,6 +42,12 @@ static const struct meta_tensor attention_outputs[] = {
     { "LSE", "FP64", 1 }, { "ROW_SUM", "FP64", 1 }, { "ROW_MAX", "FP64", 1 },
     /* the tiles of visible keys: (n_q / B_q, n_k / B_k) rounded up, or (B, ...) */
     { "BLOCK_MAP", "INT8", 2 },
+    /* the backward pass's steps, with GRAD_OUTPUT; the sink logit's gradient a number */
+    { "GRAD_OUTPUT", "FP64", 2 }, { "GRAD_V", "FP64", 2 }, { "GRAD_WEIGHTS", "FP64", 2 },
+    { "DELTA", "FP64", 1 }, { "GRAD_MASKED", "FP64", 2 }, { "GRAD_SCALED", "FP64", 2 },
+    { "GRAD_SCORES", "FP64", 2 }, { "GRAD_Q_ROPE", "FP64", 2 }, { "GRAD_K_ROPE", "FP64", 2 },
+    { "GRAD_Q", "FP64", 2 }, { "GRAD_K", "FP64", 2 }, { "GRAD_SINK_LOGIT", "FP64", 0 },
+    { "GRAD_BIAS", "FP64", 2 },
 };
 static const struct meta_tensor multihead_inputs[] = {
     { "X", "FP64", 2 }, { "X_Q", "FP64", 2 }, { "X_KV", "FP64", 2 }, { "W_Q", "FP64", 2 },
