@@ -8,14 +8,19 @@
 
 #include "api/http/problem.h"
 
-static void respond_out_of_memory(struct api_response *res)
+static void respond_out_of_memory(struct api_response *res, enum api_error_style style)
 {
     struct api_error e;
     api_error_set(&e, API_UNAVAILABLE, "no memory for the response");
-    api_respond_error(res, &e);
+    api_respond_error_as(res, &e, style);
 }
 
 void api_respond_json(struct api_response *res, struct jw *w)
+{
+    api_respond_json_as(res, w, API_ERRORS_PROBLEM);
+}
+
+void api_respond_json_as(struct api_response *res, struct jw *w, enum api_error_style style)
 {
     jw_end_line(w);
     res->segments = jw_take_segments(w);
@@ -28,7 +33,7 @@ void api_respond_json(struct api_response *res, struct jw *w)
     }
     res->body = jw_take(w, &res->body_len);
     if (res->body == NULL) {
-        respond_out_of_memory(res);
+        respond_out_of_memory(res, style);
         return;
     }
     res->status = 200;
@@ -39,7 +44,7 @@ void api_respond_page(struct api_response *res, struct api_buf *b, enum api_form
 {
     res->body = api_buf_take(b, &res->body_len);
     if (res->body == NULL) {
-        respond_out_of_memory(res);
+        respond_out_of_memory(res, API_ERRORS_PROBLEM);
         return;
     }
     res->status = 200;

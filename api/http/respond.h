@@ -9,12 +9,16 @@
 #include <stddef.h>
 
 #include "api/http/context.h"
+#include "api/http/problem.h"
 #include "api/http/response.h"
 #include "api/json/buf.h"
 #include "api/json/write.h"
 
 /* application/json from w (its pieces, when it wrote in pieces). */
 void api_respond_json(struct api_response *res, struct jw *w);
+
+/* The same, running out of memory answered in `style` (V2's errors are its own JSON). */
+void api_respond_json_as(struct api_response *res, struct jw *w, enum api_error_style style);
 
 /* text/plain or image/svg+xml (by format) from b. */
 void api_respond_page(struct api_response *res, struct api_buf *b, enum api_format format);

@@ -393,7 +393,7 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
     jw_presize(&w, 1024 + json_numbers * API_ANSWER_BYTES_PER_NUMBER);
     write_header(&w, st);
     if (binary_bytes == 0) {
-        api_respond_json(res, &w);
+        api_respond_json_as(res, &w, API_ERRORS_V2);
         return;
     }
     size_t json_len;
