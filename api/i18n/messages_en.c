@@ -1563,6 +1563,32 @@ const char *const api_messages_en[] = {
     "backward.grad_output is (%zu, %zu) but must be the output's shape (n_q, d_model) = (%zu, %zu)",
     /* api/endpoints/multihead/backward.c */
     "dO is dL/d(output): one row per query, d_model numbers a row",
+    /* api/endpoints/shapes/shapes.c */
+    "grad_concat: each head's dO is its d_k columns",
+    /* api/endpoints/shapes/shapes.c */
+    "grad_w_o: the output projection's gradient",
+    /* api/endpoints/shapes/shapes.c */
+    "grad_weights: dP, one head",
+    /* api/endpoints/shapes/shapes.c */
+    "delta: D, each row's dot of dO and the output",
+    /* api/endpoints/shapes/shapes.c */
+    "grad_masked: dS, softmax's gradient (each row sums to 0)",
+    /* api/endpoints/shapes/shapes.c */
+    "grad_scores: dS times the scale",
+    /* api/endpoints/shapes/shapes.c */
+    "grad_q, one head",
+    /* api/endpoints/shapes/shapes.c */
+    "grad_k, one head",
+    /* api/endpoints/shapes/shapes.c */
+    "grad_v, one head",
+    /* api/endpoints/shapes/shapes.c */
+    "grad_w_q (grad_w_k, grad_w_v alike)",
+    /* api/endpoints/shapes/shapes.c */
+    "grad_x through Q; through K and V it adds grad_K @ W_K^T and grad_V @ W_V^T",
+    /* api/endpoints/shapes/shapes.c */
+    "backward must be true or false, not \"%.40s\"",
+    /* api/endpoints/shapes/shapes.c */
+    "backward=true lists the gradients' steps after the forward's",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

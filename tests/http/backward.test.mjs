@@ -153,3 +153,20 @@ test('/v1/multihead: a gradient it does not make, rows, or a dO of another shape
     ['grad_output', 'grad_w_o', 'grad_weights']);
   assert.deepEqual(seeded.shapes.grad_masked, [2, 3, 3]);
 });
+
+test('/v1/shapes?backward=true lists the gradients after the forward rows, each the shape of what it differentiates', async () => {
+  const { request } = await import('./lib.mjs');
+  const r = await request(s.port, { path: '/v1/shapes?n=10&n_kv=12&d_model=512&heads=8&backward=true' });
+  assert.equal(r.status, 200, r.body);
+  const rows = r.json().rows, at = rows.findIndex((x) => x.op === 'dO @ W_O^T');
+  assert.equal(rows[at - 1].op, 'concat @ W_O', 'after every forward row');
+  const result = Object.fromEntries(rows.slice(at).map((x) => [x.op, x.result]));
+  assert.deepEqual(result['concat^T @ dO'], [512, 512]); // W_O's shape
+  assert.deepEqual(result['dO_i @ V^T'], [10, 12]); // the weights' shape
+  assert.deepEqual(result['grad_scores^T @ Q'], [12, 64]); // one head's K
+  assert.deepEqual(result['grad_Q @ W_Q^T'], [10, 512]); // X's
+  const plain = await request(s.port, { path: '/v1/shapes?n=10&d_model=512&heads=8' });
+  assert.equal(plain.json().rows.length, 13);
+  const bad = await request(s.port, { path: '/v1/shapes?n=10&d_model=512&heads=8&backward=yes' });
+  assert.equal(assertProblem(assert, bad, 422).parameter, 'backward');
+});

@@ -22,7 +22,26 @@
 /* The sizes /v1/shapes reads from its query (besides format and lang, which every route
    takes): the router refuses any other name (api/request/query.h). */
 const char *const api_shapes_params[] = { "n", "d_model", "heads", "n_kv", "kv_heads", "variants",
-                                          "block_q", "block_k", NULL };
+                                          "block_q", "block_k", "backward", NULL };
+
+/* ?backward: "true" or "false" (absent: false). */
+static bool read_backward(const struct api_request *req, bool *out, struct api_error *err)
+{
+    for (size_t i = 0; i < req->n_params; i++) {
+        const char *v = req->params[i].value;
+        if (strcmp(req->params[i].name, "backward") != 0)
+            continue;
+        if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0) {
+            api_error_set(err, API_INVALID_VALUE, "backward must be true or false, not "
+                          "\"%.40s\"", v);
+            snprintf(err->parameter, sizeof err->parameter, "backward");
+            api_error_hint(err, "backward=true lists the gradients' steps after the forward's");
+            return false;
+        }
+        *out = strcmp(v, "true") == 0;
+    }
+    return true;
+}
 
 static bool param_error(struct api_error *err, enum api_problem_type type, const char *name,
                         const char *value)
@@ -69,6 +88,7 @@ bool api_shapes_parse(const struct api_request *req, struct api_shapes *s, struc
         !read_param(req, "kv_heads", false, &s->kv_heads, err) ||
         !read_param(req, "block_q", false, &s->block_q, err) ||
         !read_param(req, "block_k", false, &s->block_k, err) ||
+        !read_backward(req, &s->backward, err) ||
         !api_shapes_read_variants(req, &s->variants, err))
         return false;
     if (s->n_kv == 0)
@@ -133,6 +153,33 @@ static void mask_rows(const struct api_shapes *s, int before, api_shape_row_fn *
         fn(&row_sum, data);
 }
 
+/* The backward pass of one head and its projections, after the forward's rows: each
+ * gradient the shape of what it is the gradient of. */
+static void backward_rows(const struct api_shapes *s, api_shape_row_fn *fn, void *data)
+{
+    size_t n = s->n, m = s->n_kv, d = s->d_model, k = s->d_k;
+    const struct api_shape_row rows[] = {
+        { "dO @ W_O^T", { 0, n, d }, 2, { d, d }, { n, d },
+          API_TR("grad_concat: each head's dO is its d_k columns") },
+        { "concat^T @ dO", { 0, d, n }, 2, { n, d }, { d, d },
+          API_TR("grad_w_o: the output projection's gradient") },
+        { "dO_i @ V^T", { 0, n, k }, 2, { k, m }, { n, m }, API_TR("grad_weights: dP, one head") },
+        { "sum(dO_i * out_i, axis=-1)", { 0, n, k }, 0, { 0, 0 }, { n, 0 },
+          API_TR("delta: D, each row's dot of dO and the output") },
+        { "weights * (dP - D)", { 0, n, m }, 0, { 0, 0 }, { n, m },
+          API_TR("grad_masked: dS, softmax's gradient (each row sums to 0)") },
+        { "dS * scale", { 0, n, m }, 1, { 0, 0 }, { n, m }, API_TR("grad_scores: dS times the scale") },
+        { "grad_scores @ K", { 0, n, m }, 2, { m, k }, { n, k }, API_TR("grad_q, one head") },
+        { "grad_scores^T @ Q", { 0, m, n }, 2, { n, k }, { m, k }, API_TR("grad_k, one head") },
+        { "weights^T @ dO_i", { 0, m, n }, 2, { n, k }, { m, k }, API_TR("grad_v, one head") },
+        { "X_q^T @ grad_Q", { 0, d, n }, 2, { n, d }, { d, d }, API_TR("grad_w_q (grad_w_k, grad_w_v alike)") },
+        { "grad_Q @ W_Q^T", { 0, n, d }, 2, { d, d }, { n, d },
+          API_TR("grad_x through Q; through K and V it adds grad_K @ W_K^T and grad_V @ W_V^T") },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        fn(&rows[i], data);
+}
+
 void api_shapes_rows(const struct api_shapes *s, api_shape_row_fn *fn, void *data)
 {
     size_t n = s->n, m = s->n_kv, d = s->d_model, h = s->heads, k = s->d_k;
@@ -174,6 +221,8 @@ void api_shapes_rows(const struct api_shapes *s, api_shape_row_fn *fn, void *dat
         mask_rows(s, (int)i, fn, data);
         fn(&rows[i], data);
     }
+    if (s->backward)
+        backward_rows(s, fn, data);
 }
 
 static void write_row(const struct api_shape_row *row, void *data)
@@ -264,7 +313,7 @@ static void collect_row(const struct api_shape_row *row, void *data)
 /* The table as text/plain, aligned by render/text.h. */
 static void shapes_text(struct api_buf *b, const struct api_shapes *s)
 {
-    enum { ROWS = 10 + 3 + 6 }; /* the table, the masks' rows, at most 6 rows of variants */
+    enum { ROWS = 10 + 3 + 6 + 11 }; /* the table, the masks' rows, the variants', the backward's */
     const char *const header[] = { "op", API_TR("left"), API_TR("right"), API_TR("result"),
                                    API_TR("meaning") };
     char text[ROWS][5][160];

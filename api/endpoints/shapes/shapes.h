@@ -19,6 +19,7 @@ struct api_shapes {
     size_t n, n_kv, d_model, heads, kv_heads, d_k;
     unsigned variants; /* bits of enum api_shape_variant: ?variants=rope,softcap,... */
     size_t block_q, block_k; /* the block map's tile: ?block_q, ?block_k, default 128 */
+    bool backward;           /* ?backward=true: the gradients' rows after the forward's */
 };
 
 /* Reads n, d_model, heads (required), n_kv, kv_heads, block_q, block_k (optional). */
