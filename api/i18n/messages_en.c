@@ -1589,6 +1589,10 @@ const char *const api_messages_en[] = {
     "backward must be true or false, not \"%.40s\"",
     /* api/endpoints/shapes/shapes.c */
     "backward=true lists the gradients' steps after the forward's",
+    /* api/endpoints/teach/explain.c */
+    "backward: D = Σ dO·output",
+    /* api/endpoints/teach/explain.c */
+    "dS[{1}] = weight × (dP − D)",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

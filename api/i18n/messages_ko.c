@@ -1702,6 +1702,10 @@ const struct api_message api_messages_ko[] = {
       "backward 는 true 나 false 여야 합니다. \"%.40s\" 이(가) 아닙니다" },
     { "backward=true lists the gradients' steps after the forward's",
       "backward=true 는 순전파 단계 뒤에 기울기 단계를 나열합니다" },
+    { "backward: D = Σ dO·output",
+      "역전파: D = Σ dO·output" },
+    { "dS[{1}] = weight × (dP − D)",
+      "dS[{1}] = 가중치 × (dP − D)" },
 };
 
 const size_t api_messages_ko_count = sizeof api_messages_ko / sizeof api_messages_ko[0];

@@ -170,3 +170,21 @@ test('/v1/shapes?backward=true lists the gradients after the forward rows, each 
   const bad = await request(s.port, { path: '/v1/shapes?n=10&d_model=512&heads=8&backward=yes' });
   assert.equal(assertProblem(assert, bad, 422).parameter, 'backward');
 });
+
+test('explain works the row\'s dS by hand: D term by term, each key\'s P (dP - D)', async () => {
+  const body = { q: [[1, 0], [0, 1], [1, 1]], k: [[1, 0], [0, 1], [1, 1]], v: [[1, 2], [3, 4], [5, 6]],
+    mask: 'causal', backward: { seed: 4 }, explain: { row: 2 } };
+  const got = (await postJson(s.port, '/v1/attention', body)).json();
+  const x = got.explain.backward;
+  assert.deepEqual(x.grad_output, got.grad_output[2]);
+  x.delta_terms.forEach((t, c) => assert.equal(t, got.grad_output[2][c] * got.output[2][c]));
+  assertClose(x.delta, x.delta_terms.reduce((a, t) => a + t, 0), 'delta = Σ terms');
+  assert.equal(x.delta, got.delta[2]);
+  x.keys.forEach((k, j) => {
+    assert.equal(k.grad_masked, got.grad_masked[2][j]);
+    assertClose(k.grad_masked, k.weight * (k.grad_weight - x.delta), `dS[${j}] = P (dP - D)`);
+  });
+  const page = (await postJson(s.port, '/v1/attention?format=text', body)).body;
+  assert.match(page, /backward: D = Σ dO·output = /);
+  assert.match(page, /dS\[k2\] = weight × \(dP − D\) = /);
+});

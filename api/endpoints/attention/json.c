@@ -172,6 +172,11 @@ struct api_explain_row api_attention_explain_row(const struct api_attention_req 
         .trace = t, .scale = r->scale, .vector = r->q_is_vector,
         .precision = r->precision.on ? &r->precision.rules : NULL,
     };
+    if (r->backward.on && r->backward.run != NULL && r->backward.run->grads.block != NULL) {
+        const struct api_backward *bw = &r->backward; /* the row's dS, worked by hand */
+        x.grads = &bw->run->grads;
+        x.grad_output = (bw->seeded ? bw->run->seeded : bw->d_out.data) + i * r->v.cols;
+    }
     if (!r->variants.any)
         return x;
     x.variants = api_variants_for_head(&r->variants, 0);

@@ -38,6 +38,8 @@ enum explain_words {
     EX_DROPOUT,
     EX_DROPPED_OUT, /* key label: a dropped weight */
     EX_UNMASKED_CAPPED, /* the mask step when it changed nothing after softcap */
+    EX_BACKWARD,   /* the backward pass's row: D */
+    EX_GRAD_KEY,   /* key label: dS worked */
     EX_WORDS
 };
 
@@ -57,6 +59,8 @@ static const char *const explain_words[EX_WORDS] = {
                     "subtract the row's max first: the ratios do not change"),
     [EX_SHIFTED] = API_N("max {1}; e^(masked − max):"),
     [EX_EMPTY] = API_N("every key is blocked: the weights and the output are 0"),
+    [EX_BACKWARD] = API_N("backward: D = Σ dO·output"),
+    [EX_GRAD_KEY] = API_N("dS[{1}] = weight × (dP − D)"),
     [EX_ROPE] = "rope",
     [EX_ROPE_LINE] = API_N("{1} turned by its position (the first {2} columns)"),
     [EX_SOFTCAP] = "softcap",
@@ -355,6 +359,43 @@ void api_explain_write(struct jw *w, const struct api_explain_row *x)
     free(block);
 }
 
+/* With `backward`: the row's dS worked by hand (explain.h). */
+static void write_backward(struct jw *w, const struct api_explain_row *x)
+{
+    const struct attn_grads *g = x->grads;
+    if (g == NULL)
+        return;
+    size_t i = x->at, d_v = g->d_v;
+    const double *out = x->trace->output.data + i * x->trace->output.stride;
+    JW_KEY(w, "backward");
+    jw_object_begin(w);
+    JW_KEY(w, "grad_output");
+    jw_double_array(w, x->grad_output, d_v);
+    JW_KEY(w, "delta_terms");
+    jw_array_begin(w);
+    for (size_t c = 0; c < d_v; c++)
+        jw_double(w, x->grad_output[c] * out[c]);
+    jw_array_end(w);
+    JW_KEY(w, "delta");
+    jw_double(w, g->delta[i]);
+    JW_KEY(w, "keys");
+    jw_array_begin(w);
+    for (size_t j = 0; j < g->n_k; j++) {
+        jw_object_begin(w);
+        JW_KEY(w, "key");
+        jw_int(w, (long long)j);
+        JW_KEY(w, "weight");
+        jw_double(w, cell(&x->trace->weights, i, j));
+        JW_KEY(w, "grad_weight");
+        jw_double(w, cell(&g->grad_weights, i, j));
+        JW_KEY(w, "grad_masked");
+        jw_double(w, cell(&g->grad_masked, i, j));
+        jw_object_end(w);
+    }
+    jw_array_end(w);
+    jw_object_end(w);
+}
+
 static void write_row(struct jw *w, const struct api_explain_row *x)
 {
     const struct attn_trace *t = x->trace;
@@ -400,6 +441,7 @@ static void write_row(struct jw *w, const struct api_explain_row *x)
         jw_double(w, sink_weight_of(x));
     }
     write_output(w, x);
+    write_backward(w, x);
     jw_object_end(w);
 }
 
@@ -702,6 +744,45 @@ static void mix_line(struct api_buf *b, const struct api_explain_row *x, int dec
     api_buf_puts(b, "\n");
 }
 
+/* With `backward`: D term by term, then each key's dS = P·(dP − D). */
+static void backward_lines(struct api_buf *b, const struct api_explain_row *x, int decimals,
+                           const struct api_labels *keys)
+{
+    const struct attn_grads *g = x->grads;
+    size_t i = x->at, d_v = g->d_v;
+    const double *out = x->trace->output.data + i * x->trace->output.stride;
+    char num[API_NUMBER_MAX];
+    api_buf_printf(b, "  %s = ", api_tr(explain_words[EX_BACKWARD]));
+    for (size_t c = 0; c < d_v; c++) {
+        if (c == SHOWN && d_v > SHOWN) {
+            api_buf_puts(b, " + …");
+            break;
+        }
+        char a[API_NUMBER_MAX], o[API_NUMBER_MAX];
+        show(a, x->grad_output[c], decimals);
+        show(o, out[c], decimals);
+        api_buf_printf(b, "%s%s×%s", c == 0 ? "" : " + ", a, o);
+    }
+    bool approx = show(num, g->delta[i], decimals);
+    api_buf_printf(b, " %s %s\n", eq(approx), num);
+    for (size_t j = 0; j < g->n_k; j++) {
+        if (j == SHOWN && g->n_k > SHOWN) {
+            api_buf_puts(b, "    …\n");
+            break;
+        }
+        char label[API_TEXT_LABEL], line[API_TEXT_LABEL + 64];
+        char p[API_NUMBER_MAX], dp[API_NUMBER_MAX], d[API_NUMBER_MAX];
+        api_text_label(label, keys, j);
+        const char *args[] = { label };
+        api_fill(line, sizeof line, api_tr(explain_words[EX_GRAD_KEY]), args, 1);
+        show(p, cell(&x->trace->weights, i, j), decimals);
+        show(dp, cell(&g->grad_weights, i, j), decimals);
+        show(d, g->delta[i], decimals);
+        approx = show(num, cell(&g->grad_masked, i, j), decimals);
+        api_buf_printf(b, "    %s = %s × (%s − %s) %s %s\n", line, p, dp, d, eq(approx), num);
+    }
+}
+
 static void text_row(struct api_buf *b, const struct api_explain_row *x, int decimals,
                      const struct api_labels *queries, const struct api_labels *keys);
 
@@ -742,6 +823,8 @@ static void text_row(struct api_buf *b, const struct api_explain_row *x, int dec
     if (dropped_of(x) != NULL)
         dropout_lines(b, x, decimals, keys);
     mix_line(b, x, decimals);
+    if (x->grads != NULL)
+        backward_lines(b, x, decimals, keys);
 }
 
 /* ---------------------------------------------------------------- softmax's inner steps */

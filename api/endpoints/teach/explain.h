@@ -28,6 +28,7 @@
 #include "api/json/write.h"
 #include "api/render/text.h"
 #include "core/attention.h"
+#include "core/backward.h"
 #include "core/precision.h"
 #include "core/variants.h"
 
@@ -87,6 +88,11 @@ struct api_explain_row {
      * accumulator, each exp, shift and sum rounded as the pass rounded it, and per key
      * the dot product's partial sums ("partial_sums"). */
     const struct attn_precision *precision;
+    /* With `backward` (/v1/attention): the gradients and the row's dO, (d_v); NULL: none.
+     * The row then shows its dS worked by hand: D = Σ_c dO_c·O_c, and per key
+     * dP = Σ_c dO_c·V_jc (× keep/(1 − p) under dropout) and dS = P·(dP − D). */
+    const struct attn_grads *grads;
+    const double *grad_output;
 };
 
 /*
