@@ -914,6 +914,33 @@ static void run_backward(void *arg)
     }
 }
 
+/* The streamed pair: attn_forward_stream for the output and lse, then attn_backward_stream. */
+struct streamed_pair {
+    struct backward_case *bc;
+    struct attn_stream fwd;
+    struct attn_stream_grads g;
+};
+
+static void run_streamed_pair(void *arg)
+{
+    struct streamed_pair *sp = arg;
+    const struct attn_problem *p = &sp->bc->fwd->c->p;
+    if (attn_forward_stream(&sp->fwd, p, NULL, NULL, sp->fwd.n_rows, 1) != ATTN_OK ||
+        attn_backward_stream(&sp->g, p, NULL, &sp->fwd.output, sp->fwd.summary.lse,
+                             &sp->bc->d_out) != ATTN_OK) {
+        fprintf(stderr, "core_bench: the streamed pair failed at n = %zu\n", sp->bc->fwd->c->n);
+        exit(1);
+    }
+}
+
+/* The whole pair: every forward step, then every gradient step. */
+static void run_whole_pair(void *arg)
+{
+    struct backward_case *bc = arg;
+    run_variant(bc->fwd);
+    run_backward(bc);
+}
+
 /*
  * The backward pass (core/backward.h: every gradient step built) against the forward pass
  * with every step built, causal, n = 512 and 1024 (or the N given), d = 64, one thread,
@@ -928,7 +955,8 @@ static int bench_backward(int argc, char **argv)
         return 2;
     printf("backward: every gradient step against the forward's every step, causal, n_q = n_k = "
            "n, d_k = d_v = %d, 1 thread (medians, interleaved)\n", D);
-    printf("  %5s  %10s  %12s  %s\n", "n", "forward ms", "backward ms", "ratio");
+    printf("  %5s  %10s  %12s  %-10s  %12s  %12s  %s\n", "n", "forward ms", "backward ms", "ratio",
+           "whole f+b ms", "streamed ms", "streamed/whole (no (n, n) matrix)");
     for (size_t si = 0; si < n_sizes; si++) {
         size_t n = sizes[si], nd = n * D;
         struct core_case c = {.n = n};
@@ -955,9 +983,21 @@ static int bench_backward(int argc, char **argv)
         double t[2];
         char verdict[32];
         bench_median_interleaved(fns, args, 2, 3, t);
-        printf("  %5zu  %10.3f  %12.3f  %s\n", n, t[0] * 1e3, t[1] * 1e3,
-               ratio_verdict(t[1] / t[0], 2.5, verdict));
+        struct streamed_pair sp = {.bc = &bc};
+        if (attn_stream_alloc(&sp.fwd, n, D) != ATTN_OK ||
+            attn_stream_grads_alloc(&sp.g, n, n, D, D) != ATTN_OK) {
+            fprintf(stderr, "core_bench: cannot allocate the streamed pair at n = %zu\n", n);
+            return 1;
+        }
+        const bench_fn pairs[2] = {run_whole_pair, run_streamed_pair};
+        void *const pair_args[2] = {&bc, &sp};
+        double tp[2];
+        bench_median_interleaved(pairs, pair_args, 2, 3, tp);
+        printf("  %5zu  %10.3f  %12.3f  %s  %12.3f  %12.3f  %.2fx\n", n, t[0] * 1e3, t[1] * 1e3,
+               ratio_verdict(t[1] / t[0], 2.5, verdict), tp[0] * 1e3, tp[1] * 1e3, tp[1] / tp[0]);
         fflush(stdout);
+        attn_stream_free(&sp.fwd);
+        attn_stream_grads_free(&sp.g);
         attn_grads_free(&bc.g);
         attn_vtrace_free(&vc.t);
         free(c.q.data), free(c.k.data), free(c.v.data), free(d_out);

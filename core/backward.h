@@ -67,4 +67,38 @@ enum attn_status attn_backward(struct attn_grads *g, const struct attn_problem *
                                const struct attn_variants *v, const struct attn_vtrace *fwd,
                                const struct attn_matrix *d_out);
 
+/* ---- streamed: no (n_q, n_k) matrix (core/stream_backward.c) ---- */
+
+/* The gradients a streamed backward gives: those of the inputs, and D and the sink's. */
+struct attn_stream_grads {
+    size_t n_q, n_k, d_k, d_v;
+    struct attn_matrix grad_q;  /* (n_q, d_k) */
+    struct attn_matrix grad_k;  /* (n_k, d_k) */
+    struct attn_matrix grad_v;  /* (n_k, d_v) */
+    double *delta;              /* (n_q) */
+    double grad_sink_logit;
+    void *block;
+};
+
+enum attn_status attn_stream_grads_alloc(struct attn_stream_grads *g, size_t n_q, size_t n_k,
+                                         size_t d_k, size_t d_v);
+size_t attn_stream_grads_bytes(size_t n_q, size_t n_k, size_t d_k, size_t d_v);
+void attn_stream_grads_free(struct attn_stream_grads *g);
+
+/*
+ * grad_q, grad_k, grad_v, delta and grad_sink_logit of p and v for dO = d_out, with no
+ * (n_q, n_k) matrix (FlashAttention 2's backward): from the forward pass's output and
+ * each row's lse (attn_forward_stream's), each block of 128 query rows against each block
+ * of at most 512 keys it sees recomputes P = e^(masked − lse) and dS = P ∘ (dP − D)
+ * (through softcap and the scale) and adds dS·K', dSᵀ·Q' and Pᵀ·dO (K', Q' rotated with
+ * RoPE; grad_q and grad_k turned back). The same numbers as attn_backward to rounding.
+ * ATTN_EINVAL for sizes that do not fit, or dropout (its keep mask needs the weights);
+ * ATTN_ENOMEM; ATTN_EOVERFLOW when a gradient is not finite. Its memory beside g: three
+ * blocks of 128 × 512 doubles, and the rotated rows with RoPE.
+ */
+enum attn_status attn_backward_stream(struct attn_stream_grads *g, const struct attn_problem *p,
+                                      const struct attn_variants *v,
+                                      const struct attn_matrix *output, const double *lse,
+                                      const struct attn_matrix *d_out);
+
 #endif

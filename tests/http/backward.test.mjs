@@ -188,3 +188,28 @@ test('explain works the row\'s dS by hand: D term by term, each key\'s P (dP - D
   assert.match(page, /backward: D = Σ dO·output = /);
   assert.match(page, /dS\[k2\] = weight × \(dP − D\) = /);
 });
+
+test('streamed: over --max-cells, asking only grad_q, grad_k, grad_v (and the output), the backward needs no (n_q, n_k) matrix', async () => {
+  const small = await startServer(['--log', 'off', '--max-cells', '256']);
+  try {
+    const body = { random: { seed: 5, n_q: 20, n_k: 30, d_k: 4, d_v: 3 }, mask: 'causal', rope: {},
+      softcap: 3, sink_logit: 0.3, backward: { seed: 2 },
+      include: ['output', 'lse', 'grad_q', 'grad_k', 'grad_v', 'delta', 'grad_sink_logit'] };
+    const streamed = await postJson(small.port, '/v1/attention', body); // 600 cells > 256
+    assert.equal(streamed.status, 200, streamed.body);
+    const full = (await postJson(s.port, '/v1/attention', body)).json(); // built whole
+    const got = streamed.json();
+    for (const key of ['grad_q', 'grad_k', 'grad_v', 'delta', 'grad_sink_logit'])
+      assertClose(got[key], full[key], `streamed ${key}`);
+    // asking for a step only the whole pass holds is refused over the limit, as the forward's
+    const refused = await postJson(small.port, '/v1/attention', { ...body, include: ['grad_masked'] });
+    assert.equal(assertProblem(assert, refused, 422).type, '/problems/limit-exceeded');
+    // documents stream on the default server too: the same gradients
+    const docs = { ...body, documents: { lengths: [8, 12] }, random: { seed: 5, n_q: 20, n_k: 20, d_k: 4, d_v: 3 } };
+    const a = (await postJson(s.port, '/v1/attention', docs)).json();
+    const b = (await postJson(s.port, '/v1/attention', { ...docs, include: [...docs.include, 'weights'] })).json();
+    for (const key of ['grad_q', 'grad_k', 'grad_v']) assertClose(a[key], b[key], `documents ${key}`);
+  } finally {
+    await small.stop();
+  }
+});

@@ -190,6 +190,10 @@ static const struct alloc_case {
     { "POST", "/v1/multihead", NULL,
       "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":3,\"n\":3,\"d_model\":4},"
       "\"b_q\":[0,1,2,3],\"mask\":\"causal\",\"backward\":{\"seed\":1}}", NULL },
+    { "POST", "/v1/attention", NULL, /* streamed: documents, and only what needs no (n, n) */
+      "{\"random\":{\"seed\":1,\"n_q\":6,\"n_k\":6,\"d_k\":2,\"d_v\":2},\"mask\":\"causal\","
+      "\"documents\":{\"lengths\":[2,4]},\"rope\":{},\"backward\":{\"seed\":1},"
+      "\"include\":[\"output\",\"grad_q\",\"grad_k\",\"grad_v\"]}", NULL },
     /* V2: JSON tensors in and out, a backward, the block map */
     { "POST", "/v2/models/attention/infer", NULL,
       "{\"inputs\":[{\"name\":\"Q\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,0,0,1]},"

@@ -222,6 +222,85 @@ START_TEST(test_step_identities)
 }
 END_TEST
 
+/* The streamed backward's grad_q, grad_k, grad_v, delta and sink gradient against the full
+ * one's, at 1e-12 relative to each gradient's largest value: the small rounds (dropout
+ * aside, which it refuses) and problems of several row and key blocks. */
+static void expect_close(const double *got, const double *want, size_t n, const char *what, int r)
+{
+    double scale = 1e-300;
+    for (size_t c = 0; c < n; c++)
+        scale = fmax(scale, fabs(want[c]));
+    for (size_t c = 0; c < n; c++)
+        ck_assert_msg(fabs(got[c] - want[c]) <= 1e-12 * scale, "round %d %s[%zu]: %.17g, full "
+                      "%.17g", r, what, c, got[c], want[c]);
+}
+
+static void stream_against_full(struct problem *pr, int r)
+{
+    struct attn_vtrace fwd;
+    struct attn_grads g;
+    struct attn_stream_grads sg;
+    ck_assert_int_eq(attn_vtrace_alloc(&fwd, pr->n_q, pr->n_k, pr->d_k, pr->d_v, &pr->var), ATTN_OK);
+    ck_assert_int_eq(attn_forward_variants(&fwd, &pr->p, &pr->var), ATTN_OK);
+    ck_assert_int_eq(attn_grads_alloc(&g, pr->n_q, pr->n_k, pr->d_k, pr->d_v), ATTN_OK);
+    ck_assert_int_eq(attn_stream_grads_alloc(&sg, pr->n_q, pr->n_k, pr->d_k, pr->d_v), ATTN_OK);
+    struct attn_matrix dm = attn_matrix_view(pr->d_out, pr->n_q, pr->d_v);
+    ck_assert_int_eq(attn_backward(&g, &pr->p, &pr->var, &fwd, &dm), ATTN_OK);
+    ck_assert_int_eq(attn_backward_stream(&sg, &pr->p, &pr->var, &fwd.base.output,
+                                          fwd.base.summary.lse, &dm), ATTN_OK);
+    expect_close(sg.grad_q.data, g.grad_q.data, pr->n_q * pr->d_k, "grad_q", r);
+    expect_close(sg.grad_k.data, g.grad_k.data, pr->n_k * pr->d_k, "grad_k", r);
+    expect_close(sg.grad_v.data, g.grad_v.data, pr->n_k * pr->d_v, "grad_v", r);
+    expect_close(sg.delta, g.delta, pr->n_q, "delta", r);
+    expect_close(&sg.grad_sink_logit, &g.grad_sink_logit, 1, "grad_sink_logit", r);
+    attn_stream_grads_free(&sg);
+    attn_grads_free(&g);
+    attn_vtrace_free(&fwd);
+}
+
+START_TEST(test_streamed_backward)
+{
+    for (int r = 0; r < 60; r++) {
+        struct problem pr;
+        problem_init(&pr, r);
+        if (!pr.var.dropout)
+            stream_against_full(&pr, r);
+        problem_free(&pr);
+    }
+    /* Several row and key blocks: 300 queries over 1,100 keys, with documents and a window,
+     * then causal with RoPE and softcap. */
+    for (int r = 0; r < 2; r++) {
+        struct problem pr;
+        memset(&pr, 0, sizeof pr);
+        pr.n_q = 300, pr.n_k = 1100, pr.d_k = 8, pr.d_v = 3;
+        pr.q = randoms(pr.n_q * pr.d_k), pr.k = randoms(pr.n_k * pr.d_k);
+        pr.v = randoms(pr.n_k * pr.d_v), pr.d_out = randoms(pr.n_q * pr.d_v);
+        pr.bias = NULL, pr.allow = NULL;
+        pr.qm = attn_matrix_view(pr.q, pr.n_q, pr.d_k);
+        pr.km = attn_matrix_view(pr.k, pr.n_k, pr.d_k);
+        pr.vm = attn_matrix_view(pr.v, pr.n_k, pr.d_v);
+        pr.p = (struct attn_problem){ .q = &pr.qm, .k = &pr.km, .v = &pr.vm, .scale = 0.4 };
+        if (r == 0) {
+            pr.starts_q[1] = 100, pr.starts_q[2] = 300;
+            pr.starts_k[1] = 600, pr.starts_k[2] = 1100;
+            pr.var = (struct attn_variants){ .doc_q = pr.starts_q, .doc_k = pr.starts_k,
+                                             .n_docs = 2, .window = true, .has_left = true,
+                                             .left = 90, .sink_tokens = 3, .sink = true,
+                                             .sink_logit = 0.2 };
+            pr.p.mask.kind = ATTN_MASK_CAUSAL;
+        } else {
+            pr.rope = (struct attn_rope){ .base = 500, .rotated = 8 };
+            ck_assert_int_eq(attn_rope_prepare(&pr.rope, pr.n_q, pr.n_k), ATTN_OK);
+            pr.var = (struct attn_variants){ .rope = &pr.rope, .softcap = 2, .alibi = true,
+                                             .alibi_slope = 0.01 };
+            pr.p.mask.kind = ATTN_MASK_CAUSAL;
+        }
+        stream_against_full(&pr, 100 + r);
+        problem_free(&pr);
+    }
+}
+END_TEST
+
 START_TEST(test_bad_calls)
 {
     struct problem pr;
@@ -256,6 +335,7 @@ static Suite *backward_suite(void)
     TCase *tc = tcase_create("Gradients");
     tcase_add_test(tc, test_finite_differences);
     tcase_add_test(tc, test_step_identities);
+    tcase_add_test(tc, test_streamed_backward);
     tcase_add_test(tc, test_bad_calls);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);

@@ -36,7 +36,8 @@
 
 /* What the run step makes for `backward` (heap, so a const request can be run). */
 struct api_backward_run {
-    struct attn_grads grads;
+    struct attn_grads grads;          /* the whole pass's, every step */
+    struct attn_stream_grads streamed; /* or a streamed one's: grad_q, grad_k, grad_v, D */
     double *seeded;            /* dO from the seed, (n_q, d_v), or NULL when it was sent */
 };
 
@@ -270,6 +271,11 @@ bool api_attention_read_backward(const json_t *doc, const char *prefix,
                                  struct api_error *err);
 bool api_attention_run_backward(const struct api_attention_req *r, const struct attn_trace *t,
                                 struct api_error *err);
+/* The streamed backward (no (n_q, n_k) matrix) from a streamed forward's output and lse,
+ * when include asks only for what it gives (api_attention_backward_streams). */
+bool api_attention_stream_backward(const struct api_attention_req *r,
+                                   const struct attn_stream *fwd, struct api_error *err);
+bool api_attention_backward_streams(const struct api_attention_req *r);
 void api_attention_backward_deinit(struct api_backward *b);
 size_t api_attention_backward_bytes(const struct api_attention_req *r);
 size_t api_attention_backward_numbers(const struct api_attention_req *r);

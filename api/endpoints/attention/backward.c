@@ -182,6 +182,7 @@ void api_attention_backward_deinit(struct api_backward *b)
     api_matrix_free(&b->d_out);
     if (b->run != NULL) {
         attn_grads_free(&b->run->grads);
+        attn_stream_grads_free(&b->run->streamed);
         free(b->run->seeded);
         free(b->run);
     }
@@ -241,11 +242,57 @@ bool api_attention_run_backward(const struct api_attention_req *r, const struct 
                                 false);
 }
 
+bool api_attention_backward_streams(const struct api_attention_req *r)
+{
+    const unsigned long made = (1ul << API_PART_GRAD_OUTPUT) | (1ul << API_PART_GRAD_V) |
+                               (1ul << API_PART_DELTA) | (1ul << API_PART_GRAD_Q) |
+                               (1ul << API_PART_GRAD_K) | (1ul << API_PART_GRAD_SINK_LOGIT);
+    unsigned long grads = 0;
+    for (size_t s = 0; s < GRAD_STEPS; s++)
+        grads |= 1ul << grad_steps[s].part;
+    return (r->include & grads & ~made) == 0;
+}
+
+bool api_attention_stream_backward(const struct api_attention_req *r,
+                                   const struct attn_stream *fwd, struct api_error *err)
+{
+    struct api_backward_run *run = r->backward.run;
+    struct attn_matrix d_out;
+    if (!d_out_of(r, &d_out, err))
+        return false;
+    if (attn_stream_grads_alloc(&run->streamed, r->q.rows, r->k.rows, r->q.cols, r->v.cols) !=
+        ATTN_OK)
+        return api_attention_no_memory(r, err);
+    struct attn_problem p = api_attention_problem(r);
+    struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    enum attn_status st = attn_backward_stream(&run->streamed, &p, &v, &fwd->output,
+                                               fwd->summary.lse, &d_out);
+    if (st == ATTN_OK)
+        return true;
+    if (st == ATTN_EOVERFLOW) {
+        api_error_set(err, API_NUMERIC_OVERFLOW, "a gradient is not finite: dO or v is too "
+                      "large for its products");
+        api_error_at(err, "/backward");
+        api_error_hint(err, "scale dO (backward.grad_output) or v down: dP = dO @ V^T must stay "
+                       "within the largest double (~1.8e308)");
+        return false;
+    }
+    return st == ATTN_ENOMEM ? api_attention_no_memory(r, err)
+                             : (api_error_set(err, API_INTERNAL, "the backward pass failed: %s",
+                                              attn_status_str(st)),
+                                false);
+}
+
 size_t api_attention_backward_bytes(const struct api_attention_req *r)
 {
     if (!r->backward.on)
         return 0;
-    size_t grads = attn_grads_bytes(r->q.rows, r->k.rows, r->q.cols, r->v.cols);
+    size_t blocks = 3 * 128 * 512 * sizeof(double); /* core/stream_backward.c's */
+    size_t rope = r->variants.has_rope ? 2 * (r->q.rows + r->k.rows) * r->q.cols * sizeof(double)
+                                       : 0;
+    size_t grads = r->streamed ? attn_stream_grads_bytes(r->q.rows, r->k.rows, r->q.cols,
+                                                         r->v.cols) + blocks + rope
+                               : attn_grads_bytes(r->q.rows, r->k.rows, r->q.cols, r->v.cols);
     size_t d_out = r->q.rows * r->v.cols * sizeof(double); /* within --max-cells */
     return grads == 0 || grads > SIZE_MAX - d_out ? SIZE_MAX : grads + d_out;
 }
@@ -351,6 +398,24 @@ static void write_step(struct jw *w, const struct api_attention_req *r, int part
                        const struct attn_matrix *d_out)
 {
     const struct attn_grads *g = &r->backward.run->grads;
+    const struct attn_stream_grads *sg = &r->backward.run->streamed;
+    if (sg->block != NULL) { /* streamed: the inputs' gradients, D and the sink's only */
+        switch (part) {
+        case API_PART_GRAD_V: api_write_matrix(w, &sg->grad_v); return;
+        case API_PART_GRAD_K: api_write_matrix(w, &sg->grad_k); return;
+        case API_PART_GRAD_SINK_LOGIT: jw_double(w, sg->grad_sink_logit); return;
+        case API_PART_DELTA:
+            r->q_is_vector ? jw_double(w, sg->delta[0]) : jw_double_array(w, sg->delta, sg->n_q);
+            return;
+        case API_PART_GRAD_Q:
+            if (r->q_is_vector)
+                jw_double_array(w, sg->grad_q.data, sg->grad_q.cols);
+            else
+                api_write_matrix(w, &sg->grad_q);
+            return;
+        default: break; /* grad_output: dO itself, below */
+        }
+    }
     const struct attn_matrix *per_query[] = {
         [API_PART_GRAD_OUTPUT] = d_out, [API_PART_GRAD_WEIGHTS] = &g->grad_weights,
         [API_PART_GRAD_MASKED] = &g->grad_masked, [API_PART_GRAD_SCALED] = &g->grad_scaled,

@@ -78,7 +78,8 @@ static bool run(void *state, struct api_error *err)
     if (!api_attention_fill_random(&st->req, err) || !api_attention_prepare_shown(&st->req, err))
         return false;
     if (st->req.streamed)
-        return api_attention_stream(&st->req, "", &st->stream, err);
+        return api_attention_stream(&st->req, "", &st->stream, err) &&
+               (!st->req.backward.on || api_attention_stream_backward(&st->req, &st->stream, err));
     return api_attention_run(&st->req, "", &st->trace, err);
 }
 

@@ -64,6 +64,7 @@ static size_t stream_numbers(const struct api_attention_req *r)
     for (size_t i = 0; i < sizeof per_row / sizeof per_row[0]; i++)
         if (r->include & (1ul << per_row[i]))
             numbers += rows;
+    numbers = add_sat(numbers, api_attention_backward_numbers(r)); /* grad_q, grad_k, ... */
     return numbers + rows + visibility_numbers(r); /* and at most a warning a row */
 }
 
@@ -81,8 +82,9 @@ size_t api_attention_working_set(const struct api_attention_req *r, enum api_for
                                  size_t body_len)
 {
     if (r->streamed) /* the stream's answer and scratch; q, k and v if random makes them */
-        return api_working_set(add_sat(api_attention_stream_bytes(r),
-                                       api_attention_random_bytes(r)),
+        return api_working_set(add_sat(add_sat(api_attention_stream_bytes(r),
+                                               api_attention_random_bytes(r)),
+                                       api_attention_backward_bytes(r)),
                                stream_numbers(r), body_len);
     size_t n_k = r->k.rows, d_v = r->v.cols; /* each <= --max-cells */
     size_t trace = r->precision.on ? precision_bytes(r)
@@ -294,9 +296,16 @@ bool api_attention_streams(const struct api_attention_req *r)
     const unsigned long streamable = (1ul << API_PART_OUTPUT) | (1ul << API_PART_ROW_MAX) |
                                      (1ul << API_PART_ROW_SUM) | (1ul << API_PART_LSE) |
                                      (1ul << API_PART_BLOCK_MAP);
+    unsigned long asked = r->include;
+    if (r->backward.on) { /* the gradients a streamed backward gives, or none streams */
+        if (!api_attention_backward_streams(r))
+            return false;
+        asked &= ~((1ul << API_PART_GRAD_OUTPUT) | (1ul << API_PART_GRAD_V) |
+                   (1ul << API_PART_DELTA) | (1ul << API_PART_GRAD_Q) |
+                   (1ul << API_PART_GRAD_K) | (1ul << API_PART_GRAD_SINK_LOGIT));
+    }
     return !r->for_page && !r->explain.on && r->pitfall == API_PITFALL_NONE &&
-           !r->variants.dropout && !r->precision.on && !r->backward.on &&
-           (r->include & ~streamable) == 0;
+           !r->variants.dropout && !r->precision.on && (asked & ~streamable) == 0;
 }
 
 /* The threads a streamed run may take: as many as the full path would be lent. */

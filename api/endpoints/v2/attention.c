@@ -386,8 +386,8 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
             return false;
         m->req.include |= 1ul << part_of[m->out.index[i]];
     }
-    /* the backward reads every step: never streamed */
-    m->streamed = api_attention_streams(&m->req);
+    /* V2's backward runs on the whole pass (every step kept): never streamed here */
+    m->streamed = !m->req.backward.on && api_attention_streams(&m->req);
     return true;
 }
 
