@@ -43,3 +43,19 @@ bool api_read_backward_source(const json_t *node, const char *ptr, const json_t 
     *seed = (uint64_t)s;
     return true;
 }
+
+bool api_backward_failed(enum attn_status st, struct api_error *err)
+{
+    if (st == ATTN_EOVERFLOW) {
+        api_error_set(err, API_NUMERIC_OVERFLOW, "a gradient is not finite: dO or v is too "
+                      "large for its products");
+        api_error_at(err, "/backward");
+        api_error_hint(err, "scale dO (backward.grad_output) or v down: dP = dO @ V^T must stay "
+                       "within the largest double (~1.8e308)");
+    } else if (st == ATTN_ENOMEM) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");
+    } else {
+        api_error_set(err, API_INTERNAL, "the backward pass failed: %s", attn_status_str(st));
+    }
+    return false;
+}

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "api/http/problem.h"
+#include "core/attention.h"
 
 /*
  * Reads node (at pointer ptr): on success *d_out is grad_output's node (NULL when the
@@ -20,5 +21,12 @@
  */
 bool api_read_backward_source(const json_t *node, const char *ptr, const json_t **d_out,
                               uint64_t *seed, struct api_error *err);
+
+/*
+ * A backward pass that failed with st, as the answer's problem: a gradient not finite is
+ * 422 numeric-overflow at /backward with the fix, no memory 503, anything else 500.
+ * Returns false, for the caller's `return`.
+ */
+bool api_backward_failed(enum attn_status st, struct api_error *err);
 
 #endif

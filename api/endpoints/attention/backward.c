@@ -226,20 +226,7 @@ bool api_attention_run_backward(const struct api_attention_req *r, const struct 
         fwd = *r->vsteps;
     fwd.base = *t;
     enum attn_status st = attn_backward(&run->grads, &p, &v, &fwd, &d_out);
-    if (st == ATTN_OK)
-        return true;
-    if (st == ATTN_EOVERFLOW) {
-        api_error_set(err, API_NUMERIC_OVERFLOW, "a gradient is not finite: dO or v is too "
-                      "large for its products");
-        api_error_at(err, "/backward");
-        api_error_hint(err, "scale dO (backward.grad_output) or v down: dP = dO @ V^T must stay "
-                       "within the largest double (~1.8e308)");
-        return false;
-    }
-    return st == ATTN_ENOMEM ? api_attention_no_memory(r, err)
-                             : (api_error_set(err, API_INTERNAL, "the backward pass failed: %s",
-                                              attn_status_str(st)),
-                                false);
+    return st == ATTN_OK || api_backward_failed(st, err);
 }
 
 bool api_attention_backward_streams(const struct api_attention_req *r)
@@ -267,20 +254,7 @@ bool api_attention_stream_backward(const struct api_attention_req *r,
     struct attn_variants v = api_variants_for_head(&r->variants, 0);
     enum attn_status st = attn_backward_stream(&run->streamed, &p, &v, &fwd->output,
                                                fwd->summary.lse, &d_out);
-    if (st == ATTN_OK)
-        return true;
-    if (st == ATTN_EOVERFLOW) {
-        api_error_set(err, API_NUMERIC_OVERFLOW, "a gradient is not finite: dO or v is too "
-                      "large for its products");
-        api_error_at(err, "/backward");
-        api_error_hint(err, "scale dO (backward.grad_output) or v down: dP = dO @ V^T must stay "
-                       "within the largest double (~1.8e308)");
-        return false;
-    }
-    return st == ATTN_ENOMEM ? api_attention_no_memory(r, err)
-                             : (api_error_set(err, API_INTERNAL, "the backward pass failed: %s",
-                                              attn_status_str(st)),
-                                false);
+    return st == ATTN_OK || api_backward_failed(st, err);
 }
 
 size_t api_attention_backward_bytes(const struct api_attention_req *r)

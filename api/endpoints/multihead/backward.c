@@ -202,19 +202,7 @@ bool api_multihead_run_backward(const struct api_multihead_req *r,
         return false;
     }
     enum attn_status st = attn_mh_backward(&run->grads, p, variants, r->vsteps, t, &d_out);
-    if (st == ATTN_OK)
-        return true;
-    if (st == ATTN_EOVERFLOW) {
-        api_error_set(err, API_NUMERIC_OVERFLOW, "a gradient is not finite: dO or v is too "
-                      "large for its products");
-        api_error_at(err, "/backward");
-        api_error_hint(err, "scale dO (backward.grad_output) or v down: dP = dO @ V^T must stay "
-                       "within the largest double (~1.8e308)");
-    } else {
-        api_error_set(err, st == ATTN_ENOMEM ? API_UNAVAILABLE : API_INTERNAL,
-                      "the backward pass failed: %s", attn_status_str(st));
-    }
-    return false;
+    return st == ATTN_OK || api_backward_failed(st, err);
 }
 
 size_t api_multihead_backward_bytes(const struct api_multihead_req *r, size_t n_q, size_t n_k)
