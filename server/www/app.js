@@ -126,6 +126,14 @@ const MULTIHEAD_PRESET = {
   note: 'X·W_Q, X·W_K, X·W_V split into 2 heads, each with its own weights. Scale 4 ' +
     '(instead of 1/√d_k) sharpens the random heads so their preferences show.',
 };
+// Generating with a KV cache: the same random kind of problem, causal, the first 2 tokens in
+// one pass (the prefill) and every later one alone against the cache (teach.js draws it).
+const DECODE_PRESET = {
+  id: 'decode', name: 'Generate with a KV cache: 2 heads, prefill 2', multihead: true,
+  body: { heads: 2, random: { seed: 1, n: 6, d_model: 4 }, mask: 'causal', scale: 4, decode: { prefill: 2 } },
+  note: 'Causal self-attention over 6 random tokens: the first 2 in one pass, then each token ' +
+    'alone, its query against the cached keys and values. Step through them with Previous and Next.',
+};
 
 const $ = (id) => document.getElementById(id);
 const el = (tag, text, cls) => {
@@ -143,7 +151,7 @@ const shape = (s) => (s === null || s === undefined ? PAGE_WORDS.none
 
 const FIELDS = ['q', 'k', 'v', 'mask', 'scale', 'labels-queries', 'labels-keys', 'multihead', 'variants',
   'round', 'bias', 'mask_semantics', 'heatmap-vmin', 'heatmap-vmax', 'heatmap-title', 'precision',
-  'documents', 'prefix', 'chunk', 'window', 'block'];
+  'documents', 'prefix', 'chunk', 'window', 'block', 'backward'];
 let current = PRESETS[0];
 
 function fillPresets(list) {
@@ -192,6 +200,9 @@ function loadPreset(p) {
     $('f-lq').value = b.labels?.queries ? b.labels.queries.join(', ') : '';
     $('f-lk').value = b.labels?.keys ? b.labels.keys.join(', ') : '';
     $('f-pitfall').value = b.pitfall || '';
+    $('f-backward').checked = b.backward !== undefined;
+    $('f-grad-seed').value = String(b.backward?.seed ?? 0);
+    $('f-grad-seed').disabled = !$('f-backward').checked;
     $('f-precision').value = b.precision?.format || '';
     $('f-accumulate').value = b.precision?.accumulate || 'float32';
     $('f-accumulate').disabled = !b.precision;
@@ -286,7 +297,15 @@ function readForm() {
   const heatmap = readHeatmapFields(); // teach.js
   if (heatmap) body.heatmap = heatmap;
   Object.assign(body, readMaskFields()); // teach.js: documents, prefix, chunk, window, block
-  if (maskPictureWanted()) body.include = maskInclude(body);
+  if ($('f-backward').checked) {
+    const seed = $('f-grad-seed').value.trim();
+    // dO from the seed; anything but a whole number goes as typed, for the server to judge.
+    body.backward = { seed: seed === '' ? 0 : /^\d+$/.test(seed) ? Number(seed) : seed };
+  }
+  if (maskPictureWanted()) {
+    body.include = maskInclude(body);
+    if (body.backward) body.include.push(...backwardInclude(body)); // teach.js
+  }
   return body;
 }
 
@@ -323,11 +342,13 @@ async function post(path, body, format) {
 
 function resetResult() {
   for (const id of ['overview', 'heatmap-box', 'compare-box', 'steps-box', 'summary-box', 'warnings-box',
-    'explain-box', 'pitfall-box', 'precision-box', 'masks-box']) {
+    'explain-box', 'pitfall-box', 'precision-box', 'masks-box', 'backward-box', 'explain-backward']) {
     $(id).hidden = true;
   }
   for (const id of ['facts', 'heatmap', 'compare', 'steps', 'summary', 'warnings', 'explain',
-    'explain-buttons', 'pitfall', 'precision', 'precision-note', 'masks-map', 'masks-note']) $(id).textContent = '';
+    'explain-buttons', 'pitfall', 'precision', 'precision-note', 'masks-map', 'masks-note',
+    'backward-steps', 'backward-note', 'explain-backward-lines']) $(id).textContent = '';
+  hideDecode(); // teach.js
   window.attndHeadView?.clear();
 }
 
@@ -405,6 +426,7 @@ function renderAttention(body, r) {
   $('steps-box').hidden = false;
   const vector = r.shapes.q.length === 1;
   for (const s of r.steps) {
+    if (isBackwardStep(s.name)) continue; // the backward's box draws them (teach.js)
     const sec = el('section', null, 'step');
     sec.dataset.step = s.name;
     const operands = s.operands ? `${s.operands.map(shape).join(' @ ')} → ` : '→ ';
@@ -450,6 +472,7 @@ function renderAttention(body, r) {
     });
     t.append(tb);
   }
+  showBackward(r, body, L.queries, L.keys, matrixTable); // teach.js
   showWarnings(r.warnings);
 }
 
@@ -569,6 +592,7 @@ function renderMultihead(r, body) {
     if (r.weights_mean) box.append(headHeatmap(PAGE_WORDS.headsMean, r.weights_mean, r.weights_mean.length, scale));
     $('heatmap').append(box);
   }
+  showDecode(r.decode); // teach.js: the tokens one at a time, with the cache growing
   showWarnings(r.warnings);
 }
 
@@ -636,11 +660,14 @@ async function runOnce(superseded) {
     if (superseded()) return;
     if (svg.status === 200) showSvg(svg.text);
     const drawn = $('heatmap').querySelector('svg');
-    if (drawn) offerExplain(drawn, body, L.queries);
+    if (drawn) offerExplain(drawn, body, L.queries, L.keys);
     if (current.compare) await renderComparison(body, res.json);
     if (superseded()) return;
   }
-  await window.attndHeadView?.show(path, body); // bertviz's head view of the same weights
+  // bertviz's head view of the same weights (a decode's are the full causal pass's: the
+  // export has no tokens one at a time, so it is asked for without decode).
+  const { decode, ...viewed } = body;
+  await window.attndHeadView?.show(path, decode === undefined ? body : viewed);
   if (superseded()) return;
   $('status').textContent = t('Done.');
   document.body.dataset.ran = String(Number(document.body.dataset.ran || 0) + 1);
@@ -648,11 +675,16 @@ async function runOnce(superseded) {
 
 async function init() {
   // This server always has /v1/multihead: no probe (a GET would only log a 405).
-  const list = [...PRESETS, ...PITFALL_PRESETS, MULTIHEAD_PRESET];
+  const list = [...PRESETS, ...PITFALL_PRESETS, MULTIHEAD_PRESET, DECODE_PRESET];
   fillPresets(list);
   setupLanguage(list);
   linkHeatmapFields(); // teach.js
   linkMaskFields(() => run()); // teach.js: a changed rule runs again
+  linkDecode(); // teach.js: Previous, Next and the arrow keys
+  // The seed means something only with the backward pass on.
+  $('f-backward').addEventListener('change', () => {
+    $('f-grad-seed').disabled = !$('f-backward').checked;
+  });
   // The accumulator means something only in a low format.
   $('f-precision').addEventListener('change', () => {
     $('f-accumulate').disabled = !$('f-precision').value;

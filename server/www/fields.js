@@ -17,7 +17,11 @@
     { id: 'mh-d-model', path: ['random', 'd_model'], int: true },
     { id: 'mh-round', path: ['round'], int: true },
     { id: 'mh-mask-semantics', path: ['mask_semantics'], int: false },
+    { id: 'mh-prefill', path: ['decode', 'prefill'], int: true },
   ];
+  // "Generate (KV cache)": on, the request gains decode (prefill 2 unless one is set) and
+  // the causal mask decode needs; off, decode goes (the mask stays as it was).
+  const decodeBox = () => document.getElementById('mh-decode');
   const json = () => document.getElementById('f-mh');
 
   const get = (obj, path) => path.reduce((o, k) => (o && typeof o === 'object' ? o[k] : undefined), obj);
@@ -67,6 +71,26 @@
       const v = get(body, f.path);
       input.value = v === undefined || v === null ? (f.int ? '' : 'keep') : String(v);
     }
+    const box = decodeBox();
+    if (box) {
+      box.disabled = body === null;
+      if (body !== null) box.checked = body.decode !== undefined;
+    }
+  }
+
+  // The box into the JSON.
+  function decodeToJson() {
+    const body = parsed();
+    if (body === null) return;
+    if (decodeBox().checked) {
+      const prefill = valueOf({ int: true }, document.getElementById('mh-prefill').value);
+      body.decode = { prefill: prefill === undefined ? 2 : prefill };
+      body.mask = 'causal';
+    } else {
+      delete body.decode;
+    }
+    json().value = JSON.stringify(body, null, 1);
+    fromJson();
   }
 
   // One field into the JSON.
@@ -75,7 +99,9 @@
     if (body === null) return;
     const v = valueOf(f, document.getElementById(f.id).value);
     put(body, f.path, f.path[0] === 'mask_semantics' && v === 'keep' ? undefined : v);
+    if (f.path[0] === 'decode' && v !== undefined) body.mask = 'causal'; // decode needs it
     json().value = JSON.stringify(body, null, 1);
+    if (decodeBox()) decodeBox().checked = body.decode !== undefined;
   }
 
   function init() {
@@ -84,6 +110,7 @@
       const input = document.getElementById(f.id);
       if (input) input.addEventListener('input', () => toJson(f));
     }
+    if (decodeBox()) decodeBox().addEventListener('change', decodeToJson);
     json().addEventListener('input', fromJson);
     fromJson();
   }

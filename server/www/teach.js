@@ -64,20 +64,23 @@ function explainLines(text) {
   return lines.slice(start, end < 0 ? undefined : end);
 }
 
-async function explainRow(body, row, queryLabel) {
+async function explainRow(body, row, queryLabel, keys = []) {
   const box = document.getElementById('explain-box');
   const out = document.getElementById('explain');
   const res = await fetch('/v1/attention?format=text', {
     method: 'POST',
     // The worked row in the page's language (app.js's switch), as every other answer.
     headers: { 'Content-Type': 'application/json', 'Accept-Language': pageLang },
-    body: JSON.stringify({ ...body, include: [], pitfall: undefined, explain: { row } }),
+    // The forward row only: with backward on, its dS is worked below from the JSON answer.
+    body: JSON.stringify({ ...body, include: [], pitfall: undefined, backward: undefined, explain: { row } }),
   });
   const text = await res.text();
+  document.getElementById('explain-backward').hidden = true;
   box.hidden = false;
   document.getElementById('explain-title').textContent = TEACH_WORDS.explainTitle(queryLabel);
   out.textContent = res.status === 200 ? explainLines(text).join('\n') : text;
   out.dataset.row = String(row);
+  if (res.status === 200 && body.backward) await explainBackward(body, row, queryLabel, keys);
 }
 
 // The server's heatmap cells (square rects): each row's top and the cells' side.
@@ -99,12 +102,12 @@ function rowAt(grid, target) {
 }
 
 // A click on a row of the heatmap, or a button per query, explains that row.
-function offerExplain(svg, body, queries) {
+function offerExplain(svg, body, queries, keys) {
   const grid = heatmapGrid(svg);
   svg.style.cursor = 'pointer';
   svg.addEventListener('click', (ev) => {
     const row = rowAt(grid, ev.target);
-    if (row >= 0 && row < queries.length) explainRow(body, row, queries[row]);
+    if (row >= 0 && row < queries.length) explainRow(body, row, queries[row], keys);
   });
   const bar = document.getElementById('explain-buttons');
   bar.textContent = '';
@@ -113,7 +116,7 @@ function offerExplain(svg, body, queries) {
     const b = teachEl('button', TEACH_WORDS.explainButton(q));
     b.type = 'button';
     b.dataset.row = String(i);
-    b.addEventListener('click', () => explainRow(body, i, q));
+    b.addEventListener('click', () => explainRow(body, i, q, keys));
     bar.append(b);
   });
 }
@@ -379,4 +382,243 @@ function drawMask(r, queries, keys) {
     sparsity: Number(sparsity).toFixed(4),
   });
   box.hidden = false;
+}
+
+// ---- the backward pass (`backward`) ----
+//
+// With the Backward box ticked the request carries backward: {seed}, and the answer's steps
+// go on after the forward ones with the gradients (grad_output … grad_k, delta among
+// them). They are drawn in their own box, in the order the backward pass runs them, each
+// with its op, its shape and its numbers; dS (grad_masked) is marked as softmax's gradient,
+// with each row's sum beside it (0, as it must be). PAGE_WORDS (words.js) has the sentences.
+
+const isBackwardStep = (name) => name === 'delta' || name.startsWith('grad_');
+
+// The step names a backward request asks for beside an explicit include (the masks'
+// pictures make one): every gradient the request's fields make.
+function backwardInclude(body) {
+  const names = ['grad_output', 'grad_v', 'grad_weights', 'delta', 'grad_masked', 'grad_scaled', 'grad_scores'];
+  if (body.rope !== undefined) names.push('grad_q_rope', 'grad_k_rope');
+  names.push('grad_q', 'grad_k');
+  if (body.sink_logit !== undefined) names.push('grad_sink_logit');
+  if (body.bias !== undefined) names.push('grad_bias');
+  return names;
+}
+
+// Which labels name a gradient's rows and columns: keys for what is per key (grad_v,
+// grad_k), queries by keys for the (n_q, n_k) ones, numbered columns for the widths.
+function backwardAxes(name, queries, keys) {
+  if (['grad_v', 'grad_k', 'grad_k_rope'].includes(name)) return { rows: keys, cols: null };
+  if (['grad_weights', 'grad_masked', 'grad_scaled', 'grad_scores', 'grad_bias'].includes(name)) {
+    return { rows: queries, cols: keys };
+  }
+  return { rows: queries, cols: null };
+}
+
+// A row sum as shown: -0 reads as 0 (the exact sum is the cell's tooltip).
+const sumText = (x) => {
+  const s = Number(x).toFixed(4);
+  return /^-0\.0+$/.test(s) ? s.slice(1) : s;
+};
+
+// rows of a (n_q, n_k) step, or the one row of a vector query's.
+const rowsOf = (values) => (Array.isArray(values[0]) ? values : [values]);
+
+function showBackward(r, body, queries, keys, table) {
+  const steps = (r.steps || []).filter((s) => isBackwardStep(s.name));
+  if (steps.length === 0) return;
+  document.getElementById('backward-box').hidden = false;
+  document.getElementById('backward-note').textContent = PAGE_WORDS.backwardNote(body.backward?.seed);
+  const out = document.getElementById('backward-steps');
+  for (const s of steps) {
+    const sec = teachEl('section', null, 'step');
+    sec.dataset.step = s.name;
+    const operands = s.operands ? `${s.operands.map(shape).join(' @ ')} → ` : '→ ';
+    sec.append(teachEl('h3', `${s.step} · ${s.name} = ${s.op}`));
+    sec.append(teachEl('p', `${operands}${shape(s.shape)}`, 'shape'));
+    const values = r[s.name];
+    if (typeof values === 'number' || values === null) {
+      // one number: delta of a vector query, grad_sink_logit
+      const p = teachEl('p', fmt(values), 'scalar');
+      p.title = String(values);
+      sec.append(p);
+    } else if (s.name === 'delta') {
+      // D, one number a query: a column beside the queries' names
+      sec.append(table(values.map((x) => [x]), queries, ['D'], null));
+    } else if (values !== undefined) {
+      const axes = backwardAxes(s.name, queries, keys);
+      let extra = null;
+      if (s.name === 'grad_masked') {
+        sec.classList.add('softmax-grad');
+        sec.append(teachEl('p', PAGE_WORDS.softmaxGrad, 'note'));
+        extra = { label: PAGE_WORDS.rowSum, values: rowsOf(values).map((row) => row.reduce((a, x) => a + x, 0)) };
+      }
+      const t = table(values, axes.rows, axes.cols, extra);
+      if (extra) {
+        t.querySelectorAll('tbody td.extra').forEach((td, i) => {
+          td.textContent = sumText(extra.values[i]);
+          td.title = String(extra.values[i]);
+          td.classList.add('row-sum');
+        });
+      }
+      sec.append(t);
+    }
+    out.append(sec);
+  }
+}
+
+// The explained row's backward: explain.backward when the server writes it, else the same
+// numbers read from the answer's own steps (the row of dO, output, P, dP, dS and its D).
+function backwardRowOf(r, row) {
+  if (r.explain?.backward) return r.explain.backward;
+  const pick = (m) => [].concat(Array.isArray(m?.[0]) ? m[row] : m);
+  const dO = pick(r.grad_output);
+  const out = pick(r.output);
+  const P = pick(r.weights);
+  const dP = pick(r.grad_weights);
+  const dS = pick(r.grad_masked);
+  return {
+    grad_output: dO,
+    delta_terms: dO.map((a, c) => a * out[c]),
+    delta: Array.isArray(r.delta) ? r.delta[row] : r.delta,
+    keys: P.map((p, j) => ({ key: j, weight: p, grad_weight: dP[j], grad_masked: dS[j] })),
+  };
+}
+
+// One row's dS by hand: D term by term, then each key's P·(dP − D), then their sum.
+async function explainBackward(body, row, queryLabel, keys) {
+  const box = document.getElementById('explain-backward');
+  const out = document.getElementById('explain-backward-lines');
+  const res = await fetch('/v1/attention', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'Accept-Language': pageLang },
+    body: JSON.stringify({ ...body, include: undefined, pitfall: undefined, explain: { row } }),
+  });
+  if (res.status !== 200) return;
+  const r = await res.json();
+  const x = backwardRowOf(r, row);
+  const num = (v) => fmt(v);
+  // D term by term: dO_c × output_c (the output's row from the answer), or each term alone.
+  const outRow = [].concat(Array.isArray(r.output?.[0]) ? r.output[row] : r.output);
+  const terms = outRow.length === x.grad_output.length
+    ? x.grad_output.map((a, c) => `${num(a)}×${num(outRow[c])}`) : x.delta_terms.map(num);
+  const lines = [
+    `dO[${queryLabel}] = [${x.grad_output.map(num).join(', ')}]`,
+    PAGE_WORDS.deltaLine(terms.join(' + '), num(x.delta)),
+  ];
+  for (const k of x.keys) {
+    const line = PAGE_WORDS.dsLine(keys[k.key] ?? `k${k.key}`, num(k.weight), num(k.grad_weight), num(x.delta), num(k.grad_masked));
+    lines.push(line);
+  }
+  lines.push(PAGE_WORDS.dsSum(sumText(x.keys.reduce((a, k) => a + k.grad_masked, 0))));
+  out.textContent = lines.join('\n');
+  out.dataset.row = String(row);
+  document.getElementById('explain-backward-title').textContent = PAGE_WORDS.explainBackwardTitle(queryLabel);
+  box.hidden = false;
+}
+
+// ---- generating with a KV cache (/v1/multihead's `decode`) ----
+//
+// The answer's decode.tokens, one at a time: for token t each head's weights over keys
+// 0..t (the cache so far; the keys after t drawn empty, not cached yet), the cache's shape,
+// and whether every token matches the full causal pass. Previous and Next, or the arrow
+// keys inside the box, step through the tokens.
+
+const decodeState = { tokens: [], at: 0, n: 0, kvHeads: 0, prefill: 0, match: null };
+
+function drawDecodeToken() {
+  const { tokens, at, n } = decodeState;
+  const tok = tokens[at];
+  if (!tok) return;
+  document.getElementById('decode-at').textContent = PAGE_WORDS.decodeAt(tok.t, at, tokens.length);
+  document.getElementById('decode-prev').setAttribute('aria-disabled', String(at === 0));
+  document.getElementById('decode-next').setAttribute('aria-disabled', String(at === tokens.length - 1));
+  const cache = tok.cache_k?.[0];
+  document.getElementById('decode-cache').textContent =
+    PAGE_WORDS.decodeCache(tok.t, cache ? shape(cache) : '', tok.cache_k?.length ?? 0);
+  const area = document.getElementById('decode-weights');
+  area.textContent = '';
+  area.dataset.t = String(tok.t);
+  const table = teachEl('table', null, 'matrix decode');
+  const head = teachEl('tr');
+  head.append(teachEl('th', ''));
+  for (let j = 0; j < n; j++) {
+    const th = teachEl('th', `k${j}`, j > tok.t ? 'not-cached' : j === tok.t ? 'newest' : '');
+    th.scope = 'col';
+    head.append(th);
+  }
+  const thead = teachEl('thead');
+  thead.append(head);
+  table.append(thead);
+  const tbody = teachEl('tbody');
+  tok.weights.forEach((w, h) => {
+    const tr = teachEl('tr');
+    tr.dataset.head = String(h);
+    const th = teachEl('th', PAGE_WORDS.head(h));
+    th.scope = 'row';
+    tr.append(th);
+    for (let j = 0; j < n; j++) {
+      if (j >= w.length) {
+        const td = teachEl('td', '', 'not-cached');
+        td.title = PAGE_WORDS.notCached;
+        tr.append(td);
+        continue;
+      }
+      const td = teachEl('td', fmt(w[j]), 'cached');
+      td.dataset.head = String(h);
+      td.dataset.key = String(j);
+      td.dataset.weight = String(w[j]);
+      td.title = `${PAGE_WORDS.head(h)}, t${tok.t} → k${j}: ${w[j]}`;
+      const c = blues(w[j]);
+      td.style.backgroundColor = c.rgb;
+      td.style.color = c.dark ? '#fff' : '#1a1a1a';
+      tr.append(td);
+    }
+    tbody.append(tr);
+  });
+  table.append(tbody);
+  area.append(table);
+  area.append(teachEl('p', PAGE_WORDS.decodeOutput(tok.t, tok.output.map(fmt).join(', ')), 'note decode-output'));
+}
+
+function stepDecode(to) {
+  const last = decodeState.tokens.length - 1;
+  const at = Math.max(0, Math.min(last, to));
+  if (at === decodeState.at && document.getElementById('decode-at').textContent) return;
+  decodeState.at = at;
+  drawDecodeToken();
+}
+
+function showDecode(d) {
+  if (!d || !Array.isArray(d.tokens) || d.tokens.length === 0) return;
+  const keep = decodeState.tokens.length === d.tokens.length ? decodeState.at : 0;
+  Object.assign(decodeState, {
+    tokens: d.tokens, at: keep, n: d.tokens[d.tokens.length - 1].t + 1, prefill: d.prefill, match: d.matches_full_pass,
+  });
+  document.getElementById('decode-box').hidden = false;
+  document.getElementById('decode-help').textContent = PAGE_WORDS.decodeHelp(d.prefill);
+  const m = Number(d.matches_full_pass);
+  const match = document.getElementById('decode-match');
+  match.textContent = PAGE_WORDS.decodeMatch(m.toExponential(2), m <= 1e-12);
+  match.dataset.matches = String(m <= 1e-12);
+  drawDecodeToken();
+}
+
+function hideDecode() {
+  document.getElementById('decode-box').hidden = true;
+  document.getElementById('decode-weights').textContent = '';
+  document.getElementById('decode-at').textContent = '';
+}
+
+// The buttons and the keys, once (init).
+function linkDecode() {
+  document.getElementById('decode-prev').addEventListener('click', () => stepDecode(decodeState.at - 1));
+  document.getElementById('decode-next').addEventListener('click', () => stepDecode(decodeState.at + 1));
+  document.getElementById('decode-box').addEventListener('keydown', (ev) => {
+    const to = { ArrowLeft: decodeState.at - 1, ArrowRight: decodeState.at + 1, Home: 0,
+      End: decodeState.tokens.length - 1 }[ev.key];
+    if (to === undefined || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    ev.preventDefault();
+    stepDecode(to);
+  });
 }

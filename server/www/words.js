@@ -41,6 +41,27 @@ const PAGE_WORDS = {
   tileTip: (r, c, kind) => `tile (${r}, ${c}): ${kind}`,
   masksNote: (m) => `Tiles of ${m.bq} × ${m.bk}, (${m.rows}, ${m.cols}) of them: ${m.full} full (solid), ` +
     `${m.partial} partial (dashed), ${m.empty} empty (dotted); sparsity ${m.sparsity}. Blue cells are seen.`,
+  // the backward pass (teach.js)
+  backwardNote: (seed) => `L = Σ dO ∘ output, with dO made from seed ${seed ?? 0} (amplitude 1). ` +
+    'Each gradient below is dL/d(that step), in the order the backward pass computes them, from the output back to Q and K.',
+  softmaxGrad: 'dS = P ∘ (dP − D) is softmax\'s gradient: a row\'s weights always sum to 1, so nudging its ' +
+    'scores cannot change that sum, and each row of dS sums to 0 (the row sum column).',
+  rowSum: 'row sum',
+  explainBackwardTitle: (q) => `dS of query ${q} by hand: softmax's gradient`,
+  deltaLine: (terms, d) => `D = Σ dO·output = ${terms} = ${d}`,
+  dsLine: (key, p, dp, d, ds) => `dS[${key}] = weight × (dP − D) = ${p} × (${dp} − ${d}) = ${ds}`,
+  dsSum: (sum) => `Σ dS = ${sum}: the row sums to 0`,
+  // generating with a KV cache (teach.js)
+  decodeHelp: (p) => `The first ${p} tokens in one pass (the prefill), then each token alone: its query meets ` +
+    'the keys and values of every token so far, kept in a cache that grows by one row a token. ' +
+    'Previous and Next (or ← and → here) step through the tokens.',
+  decodeAt: (t, i, count) => `token ${t} (${i + 1} of ${count})`,
+  decodeCache: (t, s, kv) => `Token ${t}'s query against the cache of keys 0..${t}: cache k, v ${s} × ${kv} kv ` +
+    `head${kv === 1 ? '' : 's'}. Keys after ${t} are not in the cache yet.`,
+  notCached: 'not in the cache yet',
+  decodeOutput: (t, values) => `output of token ${t}: [${values}]`,
+  decodeMatch: (d, ok) => `Against the full causal pass: largest relative difference ${d}, ` +
+    (ok ? 'within 1e-12: the same weights and output.' : 'more than 1e-12: not the same.'),
 };
 const PAGE_WORDS_EN = { ...PAGE_WORDS };
 
@@ -76,6 +97,25 @@ const PAGE_WORDS_KO = {
   tileTip: (r, c, kind) => `타일 (${r}, ${c}): ${kind}`,
   masksNote: (m) => `타일 ${m.bq} × ${m.bk}, 모두 (${m.rows}, ${m.cols}) 개: 가득 참 ${m.full} 개 (실선), ` +
     `일부 ${m.partial} 개 (파선), 비어 있음 ${m.empty} 개 (점선); 희소도 ${m.sparsity}. 파란 칸이 보이는 칸입니다.`,
+  backwardNote: (seed) => `L = Σ dO ∘ 출력, dO 는 seed ${seed ?? 0} 으로 만듭니다 (진폭 1). ` +
+    '아래의 기울기는 각 단계에 대한 dL/d(그 단계) 이고, 역전파가 계산하는 순서대로 출력에서 Q 와 K 까지 거슬러 갑니다.',
+  softmaxGrad: 'dS = P ∘ (dP − D) 는 softmax 의 기울기입니다: 가중치는 행마다 합이 1 이므로 점수를 조금 바꿔도 ' +
+    '그 합은 변하지 않고, dS 는 행마다 합이 0 입니다 (행의 합 열).',
+  rowSum: '행의 합',
+  explainBackwardTitle: (q) => `손으로 계산한 쿼리 ${q} 의 dS: softmax 의 기울기`,
+  deltaLine: (terms, d) => `D = Σ dO·출력 = ${terms} = ${d}`,
+  dsLine: (key, p, dp, d, ds) => `dS[${key}] = 가중치 × (dP − D) = ${p} × (${dp} − ${d}) = ${ds}`,
+  dsSum: (sum) => `Σ dS = ${sum}: 행의 합은 0`,
+  decodeHelp: (p) => `처음 ${p} 개 토큰은 한 번에 계산하고 (prefill), 그 뒤 토큰은 하나씩 계산합니다: 쿼리가 ` +
+    '지금까지 모든 토큰의 키와 값을 만나고, 이 키와 값은 토큰마다 한 행씩 늘어나는 캐시에 있습니다. ' +
+    '이전, 다음 (여기서는 ← 와 → 도) 으로 토큰을 넘깁니다.',
+  decodeAt: (t, i, count) => `토큰 ${t} (${count} 개 중 ${i + 1} 번째)`,
+  decodeCache: (t, s, kv) => `토큰 ${t} 의 쿼리가 키 0..${t} 의 캐시를 만납니다: 캐시 k, v ${s} × kv head ${kv} 개. ` +
+    `${t} 뒤의 키는 아직 캐시에 없습니다.`,
+  notCached: '아직 캐시에 없음',
+  decodeOutput: (t, values) => `토큰 ${t} 의 출력: [${values}]`,
+  decodeMatch: (d, ok) => `전체 causal 계산과 비교: 가장 큰 상대 차이 ${d}, ` +
+    (ok ? '1e-12 이내: 같은 가중치와 출력입니다.' : '1e-12 보다 큼: 같지 않습니다.'),
 };
 
 // The head view's sentences (headview.js keeps the English: window.attndHeadView).
@@ -124,6 +164,9 @@ Object.assign(KO_TEXT, {
   'Variant: dropout (p = 0.5, seed 42)': '변형: dropout (p = 0.5, seed 42)',
   'Some weights are dropped (dropout_keep 0) and the rest doubled; the same seed drops the same cells.':
     '일부 가중치가 빠지고 (dropout_keep 0) 나머지는 두 배가 됩니다. 같은 seed 는 같은 칸을 뺍니다.',
+  [DECODE_PRESET.name]: 'KV 캐시로 생성: head 2 개, prefill 2',
+  [DECODE_PRESET.note]: '무작위 토큰 6 개의 causal self-attention: 처음 2 개는 한 번에, 그 뒤 토큰은 ' +
+    '하나씩 캐시에 있는 키와 값에 쿼리를 맞춥니다. 이전, 다음으로 토큰을 넘겨 보세요.',
   [MULTIHEAD_PRESET.note]:
     'X·W_Q, X·W_K, X·W_V 를 head 2 개로 나누고, head 마다 가중치가 따로 나옵니다. 1/√d_k 대신 ' +
     'scale 4 로 무작위 head 의 가중치를 뚜렷하게 해서 어느 키를 고르는지 보이게 합니다.',
@@ -189,4 +232,15 @@ KO_PAGE.push(
   ['label[for="f-block-k"]', '타일 B_k '],
   ['label[for="f-block-k"] .shape', '타일 하나의 키 수'],
   ['#masks-title', '마스크와 그 타일'],
+  // the backward pass and generating with a KV cache
+  ['#f-backward-label', ' 역전파: 순전파 단계 뒤에 기울기 계산'],
+  ['label[for="f-grad-seed"]', 'dO 의 seed '],
+  ['label[for="f-grad-seed"] .shape', 'dO = random(seed), 출력과 같은 shape'],
+  ['#backward-title', '역전파: 기울기'],
+  ['#explain-backward-title', '손으로 계산한 dS: softmax 의 기울기'],
+  ['#mh-decode-label', ' 생성 (KV 캐시): 토큰 하나씩'],
+  ['label[for="mh-prefill"] .shape', '한 번에 계산하는 토큰 수'],
+  ['#decode-title', '생성 (KV 캐시)'],
+  ['#decode-prev', '이전'],
+  ['#decode-next', '다음'],
 );
