@@ -81,6 +81,8 @@ $(call row,unit,check_mh_backward, core)
 # core/precision.c: the formats' rounding and attention by the precision rules, against an
 # emulation that rounds by search over every float16 and bfloat16 value.
 $(call row,unit,check_precision,   core)
+# core/verify.c: the rules that judge a kernel's answer, recomputed from their formulas.
+$(call row,unit,check_verify,      core)
 # The api suites, a binary per module of api/ (tests/unit/check_<module>.c), with the
 # fixture they share (tests/unit/api_fixture.c).
 $(call row,unit,check_json_read,   tests/unit/api_fixture api)

@@ -62,6 +62,8 @@ static const struct route routes[] = {
       .handle = api_batch_handle, .listed = true },
     { .path = "/v1/multihead", POST_JSON, .media = PAGES, .handle = api_multihead_handle,
       .listed = true },
+    { .path = "/v1/verify", POST_JSON, .media = API_MEDIA_JSON | API_MEDIA_TEXT,
+      .handle = api_verify_handle, .listed = true },
     { .path = "/v1/shapes", GET_PAGE, .media = API_MEDIA_JSON | API_MEDIA_TEXT,
       .handle = api_shapes_handle, .listed = true },
     { .path = "/healthz", GET_PAGE, .media = API_MEDIA_JSON, .handle = api_healthz_handle,

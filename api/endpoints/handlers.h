@@ -13,7 +13,8 @@ typedef void api_handler_fn(const struct api_context *ctx, const struct api_requ
                             enum api_format format, struct api_response *res);
 
 /* The computations (endpoints/attention/endpoint.c, multihead.c, batch.c, shapes.c). */
-api_handler_fn api_attention_handle, api_multihead_handle, api_batch_handle, api_shapes_handle;
+api_handler_fn api_attention_handle, api_multihead_handle, api_batch_handle, api_shapes_handle,
+    api_verify_handle;
 
 /* The Open Inference Protocol under /v2 (endpoints/v2.c): /v2, /v2/health/live and
    /ready, and /v2/models/{model}[/versions/{version}], .../ready and .../infer. */

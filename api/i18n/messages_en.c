@@ -1593,6 +1593,124 @@ const char *const api_messages_en[] = {
     "backward: D = Σ dO·output",
     /* api/endpoints/teach/explain.c */
     "dS[{1}] = weight × (dP − D)",
+    /* api/endpoints/verify/json.c */
+    "an all-zero %s would pass this rule",
+    /* api/endpoints/verify/json.c */
+    "a %s of the constant %g in every cell would pass this rule",
+    /* api/endpoints/verify/json.c */
+    "the tolerance cannot tell a kernel from a constant: use rule \"flash\" or \"flex\", which scale with a naive kernel's error",
+    /* api/endpoints/verify/json.c */
+    "%s[%zu, %zu] = %.17g is not exactly a %s number: the kernel reads it rounded, gold does not",
+    /* api/endpoints/verify/json.c */
+    "send the inputs as the kernel holds them (converted to the format and back), so gold answers the same problem",
+    /* api/endpoints/verify/page.c */
+    "pass",
+    /* api/endpoints/verify/page.c */
+    "FAIL",
+    /* api/endpoints/verify/page.c */
+    "  max |candidate - gold| %.3g %s %.3g = %g x naive %.3g + atol %.3g\n",
+    /* api/endpoints/verify/page.c */
+    "  mean |candidate - gold| %.3g %s %.3g = fudge %g x naive mean %.3g\n",
+    /* api/endpoints/verify/page.c */
+    "  |candidate - gold| %.3g %s atol + rtol x |gold| = %.3g at the cell furthest over\n",
+    /* api/endpoints/verify/page.c */
+    "  mean error %.3g, largest relative error %.3g, NaN cells %zu\n",
+    /* api/endpoints/verify/page.c */
+    "  candidate %.9g  gold %.9g  naive %.9g\n",
+    /* api/endpoints/verify/page.c */
+    "warning inadequate-tolerance: a constant %g in every cell of %s would pass this rule\n",
+    /* api/endpoints/verify/page.c */
+    "warning input-not-in-format: %s[%zu, %zu] = %.17g is not exactly a %s number\n",
+    /* api/endpoints/verify/page.c */
+    "verify  %s  (rule %s, format %s)\n",
+    /* api/endpoints/verify/parse.c */
+    "the candidate's format: \"float16\", \"bfloat16\", \"float32\" or \"float64\"",
+    /* api/endpoints/verify/parse.c */
+    "the kernel's answer: {\"output\", \"lse\"?, \"grad_q\"?, \"grad_k\"?, \"grad_v\"?}",
+    /* api/endpoints/verify/parse.c */
+    "\"flash\" (default), \"flex\", or {\"rtol\", \"atol\"}",
+    /* api/endpoints/verify/parse.c */
+    "the flex rule's factor on the naive reference's mean error, default 1.1",
+    /* api/endpoints/verify/parse.c */
+    "relative tolerance, default 1e-05",
+    /* api/endpoints/verify/parse.c */
+    "absolute tolerance, default 1e-08",
+    /* api/endpoints/verify/parse.c */
+    "the kernel's output, (n_q, d_v)",
+    /* api/endpoints/verify/parse.c */
+    "each query row's log-sum-exp, (n_q)",
+    /* api/endpoints/verify/parse.c */
+    "dQ, (n_q, d_k)",
+    /* api/endpoints/verify/parse.c */
+    "dK, (n_k, d_k)",
+    /* api/endpoints/verify/parse.c */
+    "dV, (n_k, d_v)",
+    /* api/endpoints/verify/parse.c */
+    "verify computes the naive reference in the candidate's format itself: send format instead",
+    /* api/endpoints/verify/parse.c */
+    "verify compares every row: send the whole problem and the whole answer",
+    /* api/endpoints/verify/parse.c */
+    "ask /v1/attention to explain a row; verify answers a verdict",
+    /* api/endpoints/verify/parse.c */
+    "ask /v1/attention for a pitfall; verify answers a verdict",
+    /* api/endpoints/verify/parse.c */
+    "%s does not apply to /v1/verify",
+    /* api/endpoints/verify/parse.c */
+    "format is required: the format the kernel computed in",
+    /* api/endpoints/verify/parse.c */
+    "send \"format\": \"float16\", \"bfloat16\", \"float32\" or \"float64\"",
+    /* api/endpoints/verify/parse.c */
+    "format is %s; it must be float16, bfloat16, float32 or float64",
+    /* api/endpoints/verify/parse.c */
+    "torch.float16 is \"float16\", torch.bfloat16 \"bfloat16\"",
+    /* api/endpoints/verify/parse.c */
+    "rule.%s must be a number of at least 0",
+    /* api/endpoints/verify/parse.c */
+    "torch.allclose's defaults are rtol 1e-05 and atol 1e-08",
+    /* api/endpoints/verify/parse.c */
+    "fudge belongs to the flex rule",
+    /* api/endpoints/verify/parse.c */
+    "send \"rule\": \"flex\" with it, or leave fudge out",
+    /* api/endpoints/verify/parse.c */
+    "fudge must be a number above 0",
+    /* api/endpoints/verify/parse.c */
+    "FlexAttention's tests use 1.1; a fudge of 2 allows twice the naive reference's mean error",
+    /* api/endpoints/verify/parse.c */
+    "rule is %s; it must be \"flash\", \"flex\" or {\"rtol\", \"atol\"}",
+    /* api/endpoints/verify/parse.c */
+    "\"flash\" allows twice a naive kernel's largest error, \"flex\" its mean error times fudge, {\"rtol\", \"atol\"} is torch.allclose",
+    /* api/endpoints/verify/parse.c */
+    "include is %s; it must be a list such as [\"gold\"]",
+    /* api/endpoints/verify/parse.c */
+    "include names %s; verify can include only gold",
+    /* api/endpoints/verify/parse.c */
+    "gold is the float64 answer of every tensor the candidate holds",
+    /* api/endpoints/verify/parse.c */
+    "candidate is required: an object holding the kernel's output",
+    /* api/endpoints/verify/parse.c */
+    "send \"candidate\": {\"output\": [[...]]}, with lse and grad_q, grad_k, grad_v when the kernel gives them",
+    /* api/endpoints/verify/parse.c */
+    "candidate.output is required",
+    /* api/endpoints/verify/parse.c */
+    "the output is what every rule judges first: send it with anything else the kernel gives",
+    /* api/endpoints/verify/parse.c */
+    "candidate.%s is a gradient, but the problem has no backward",
+    /* api/endpoints/verify/parse.c */
+    "send backward: {\"grad_output\": dO}, the dO the kernel's backward took",
+    /* api/endpoints/verify/parse.c */
+    "candidate.%s is (%zu, %zu) but the problem's %s is %s",
+    /* api/endpoints/verify/parse.c */
+    "candidate.%s is (%zu) but the problem's %s is %s",
+    /* api/endpoints/verify/parse.c */
+    "send the kernel's %s for this problem, shaped %s (check that the batch and head dimensions are left out)",
+    /* api/endpoints/verify/parse.c */
+    "the naive reference in %s cannot be computed: %s",
+    /* api/endpoints/verify/parse.c */
+    "the body is %s; it must be a JSON object: an attention problem with format and candidate",
+    /* api/endpoints/verify/run.c */
+    "%s of the reference is missing",
+    /* api/request/matrix.c */
+    "each cell of %s is a number, null, or one of the strings \"NaN\", \"Infinity\" and \"-Infinity\"",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

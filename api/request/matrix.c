@@ -37,7 +37,29 @@ static void not_a_matrix_hint(struct api_error *err, const json_t *node,
 /* Whether x may stand in a cell of spec: any number, or for flags 0 or 1. */
 static inline bool number_fits(double x, const struct api_matrix_spec *spec)
 {
-    return !spec->cells_are_flags || x == 0.0 || x == 1.0;
+    return spec->cells != API_CELLS_FLAGS || x == 0.0 || x == 1.0;
+}
+
+/* What JSON cannot write as a number, in a kernel's answer: null, or NaN and the
+ * infinities as strings (the words JavaScript and Python's json module print). */
+static bool non_finite_word(const json_t *cell, const struct api_matrix_spec *spec, double *out)
+{
+    if (json_is_null(cell)) {
+        *out = spec->cells == API_CELLS_LSE_WORDS ? -INFINITY : NAN;
+        return true;
+    }
+    const char *s = json_string_value(cell);
+    if (s == NULL)
+        return false;
+    if (strcmp(s, "NaN") == 0)
+        *out = NAN;
+    else if (strcmp(s, "Infinity") == 0)
+        *out = INFINITY;
+    else if (strcmp(s, "-Infinity") == 0)
+        *out = -INFINITY;
+    else
+        return false;
+    return true;
 }
 
 /* The value of one cell, or false when it is not a number (or, for flags, not 0/1/bool). */
@@ -50,11 +72,11 @@ static inline bool cell_value(const json_t *cell, const struct api_matrix_spec *
         *out = x;
         return true;
     }
-    if (spec->cells_are_flags && json_is_boolean(cell)) {
+    if (spec->cells == API_CELLS_FLAGS && json_is_boolean(cell)) {
         *out = json_is_true(cell) ? 1.0 : 0.0;
         return true;
     }
-    return false;
+    return spec->cells >= API_CELLS_NAN_WORDS && non_finite_word(cell, spec, out);
 }
 
 /*
@@ -64,7 +86,7 @@ static inline bool cell_value(const json_t *cell, const struct api_matrix_spec *
 static void cell_error(const json_t *cell, const struct api_matrix_spec *spec, const char *ptr,
                        struct api_error *err)
 {
-    if (spec->cells_are_flags) {
+    if (spec->cells == API_CELLS_FLAGS) {
         char shown[API_NUMBER_MAX] = "";
         if (json_is_number(cell))
             api_format_double(json_number_value(cell), shown);
@@ -86,7 +108,10 @@ static void cell_error(const json_t *cell, const struct api_matrix_spec *spec, c
     api_error_set(err, API_NOT_A_NUMBER, "the cell at %s is %s, not a number: %s holds "
                   "numbers", ptr, api_json_kind(cell), spec->name);
     api_error_at(err, "%s", ptr);
-    if (json_is_string(cell)) {
+    if (spec->cells >= API_CELLS_NAN_WORDS) {
+        api_error_hint(err, "each cell of %s is a number, null, or one of the strings \"NaN\", "
+                       "\"Infinity\" and \"-Infinity\"", spec->name);
+    } else if (json_is_string(cell)) {
         const char *s = json_string_value(cell);
         char *end;
         strtod(s, &end);
@@ -273,7 +298,7 @@ static bool read_packed(const struct api_json_packed *packed, const char *pointe
     size_t cells = packed->rows * packed->cols;
     memcpy(out->data, packed->cells, cells * sizeof *out->data);
     bool ok = true;
-    for (size_t i = 0; spec->cells_are_flags && ok && i < cells; i++)
+    for (size_t i = 0; spec->cells == API_CELLS_FLAGS && ok && i < cells; i++)
         ok = number_fits(out->data[i], spec);
     if (ok)
         return true;

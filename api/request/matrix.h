@@ -16,12 +16,23 @@
 #include "api/http/problem.h"
 #include "core/matrix.h"
 
+/* What a cell holds: numbers, or flags, or (a kernel's answer) numbers and the words
+ * JSON has no number for. */
+enum api_cells {
+    API_CELLS_NUMBERS = 0,
+    API_CELLS_FLAGS = 1,   /* a mask: true/false or 0/1 only, read as 1.0 / 0.0 */
+    API_CELLS_NAN_WORDS,   /* "NaN", "Infinity", "-Infinity" too, and null as NaN (what
+                              JSON.stringify writes for each of them) */
+    API_CELLS_LSE_WORDS,   /* the same, but null is −inf: a fully masked row's lse, as
+                              attnd's answers write it */
+};
+
 /* How a matrix field reads: its name for messages and what the shape means. */
 struct api_matrix_spec {
     const char *name;      /* "q" */
     const char *shape;     /* "(n_q, d_k)" */
     bool allow_vector;     /* a flat array is one row (q, a key-padding mask, ...) */
-    bool cells_are_flags;  /* mask: cells are true/false or 0/1, read as 1.0 / 0.0 */
+    enum api_cells cells;
 };
 
 /*

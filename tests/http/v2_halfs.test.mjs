@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 
 import { postBytes, startServer } from './lib.mjs';
+import { bf16Bits, bf16Value, fp16Bits, fp16Value } from './reference.mjs';
 
 let s;
 before(async () => {
@@ -26,48 +27,8 @@ assert.equal(new Uint8Array(new Uint16Array([1]).buffer)[0], 1, 'the test builds
 const infer = (model, body, headers = {}) =>
   postBytes(s.port, `/v2/models/${model}/infer`, body, headers);
 
-// ---- the formats, by definition ----
+// ---- the formats, by definition (reference.mjs) ----
 
-function fp16Value(b) {
-  const e = (b >> 10) & 31, f = b & 1023, sign = b & 0x8000 ? -1 : 1;
-  if (e === 31) return f ? NaN : sign * Infinity;
-  return e === 0 ? sign * f * 2 ** -24 : sign * (1024 + f) * 2 ** (e - 25);
-}
-
-function bf16Value(b) {
-  const u = new Uint32Array([b << 16 >>> 0]);
-  return new Float32Array(u.buffer)[0];
-}
-
-/** The double's unbiased exponent, from its bits (subnormal doubles never occur here). */
-function exponentOf(x) {
-  const dv = new DataView(new ArrayBuffer(8));
-  dv.setFloat64(0, x);
-  return ((dv.getUint16(0) >> 4) & 0x7ff) - 1023;
-}
-
-/**
- * x rounded to nearest, ties to even, into a format of `fraction` bits and exponent
- * `bias`; the bit pattern, or null when a finite x rounds past the largest value.
- */
-function narrowBits(x, fraction, bias) {
-  const sign = x < 0 || Object.is(x, -0) ? 0x8000 : 0;
-  const a = Math.abs(x);
-  const maxField = (1 << (15 - fraction)) - 1;
-  if (a === 0) return sign;
-  const e = Math.max(exponentOf(a), 1 - bias);
-  const y = a * 2 ** (fraction - e);             // exact: a power of two
-  let n = Math.floor(y);
-  const rest = y - n;                             // exact: y has few integer bits
-  if (rest > 0.5 || (rest === 0.5 && n % 2 === 1)) n += 1;
-  let exp = e;
-  if (n === 2 ** (fraction + 1)) { n /= 2; exp += 1; }
-  const field = n < 2 ** fraction ? 0 : exp + bias;
-  if (field >= maxField) return null;
-  return sign | (field << fraction) | (n & ((1 << fraction) - 1));
-}
-const fp16Bits = (x) => narrowBits(x, 10, 15);
-const bf16Bits = (x) => narrowBits(x, 7, 127);
 
 test('the test\'s own roundings: known values, ties to even, and the double-rounding trap', () => {
   assert.equal(fp16Bits(1), 0x3c00);

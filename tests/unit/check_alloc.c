@@ -201,6 +201,19 @@ static const struct alloc_case {
       "{\"name\":\"V\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,2,3,4]},"
       "{\"name\":\"GRAD_OUTPUT\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,0,0,1]}],"
       "\"outputs\":[{\"name\":\"OUTPUT\"},{\"name\":\"GRAD_Q\"},{\"name\":\"BLOCK_MAP\"}]}", NULL },
+    /* verify: gold and naive, the rules, the warnings, gold written back, and as text */
+    { "POST", "/v1/verify", NULL,
+      "{" SEED000 ",\"format\":\"float16\",\"rule\":{\"atol\":9},\"include\":[\"gold\"],"
+      "\"candidate\":{\"output\":[[0.1,0],[0,\"NaN\"]],\"lse\":[1,null]}}", NULL },
+    { "POST", "/v1/verify", "text/plain",
+      "{" SEED000 ",\"format\":\"bfloat16\",\"rule\":\"flex\",\"mask\":\"causal\","
+      "\"candidate\":{\"output\":[[1,2],[3,4]]}}", NULL },
+    { "POST", "/v1/verify", NULL,
+      "{" SEED000 ",\"format\":\"float64\",\"backward\":{\"seed\":2},"
+      "\"candidate\":{\"output\":[[1,2],[3,4]],\"grad_q\":[[1,2],[3,4]],"
+      "\"grad_k\":[[1,2],[3,4]],\"grad_v\":[[1,2],[3,4]]}}", NULL },
+    { "POST", "/v1/verify", NULL,
+      "{" SEED000 ",\"format\":\"float16\",\"candidate\":{\"output\":[[1,2]]}}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"maks\":\"causal\"}", NULL },
     { "POST", "/v1/attention", NULL, "{\"q\":[[1,\"0\"]],\"k\":[[1,0]],\"v\":[[1]]}", NULL },
     { "POST", "/v1/attention", NULL,

@@ -22,6 +22,7 @@
 #include "api/http/response.h"
 #include "api/request/grid.h"
 #include "api/request/heatmap.h"
+#include "api/request/fields.h"
 #include "api/request/precision.h"
 #include "api/endpoints/block_map.h"
 #include "api/endpoints/precision.h"
@@ -122,6 +123,11 @@ struct api_attention_req {
     struct api_shown shown;    /* visible's and block_map's memory, made by the run step */
     struct api_backward backward; /* `backward`: dO and the gradients (attention/backward.c) */
 };
+
+/* The fields a request may hold, with what each means (an endpoint that takes a problem
+ * and fields of its own, verify, names them all when one is unknown). */
+extern const struct api_field api_attention_fields[];
+extern const size_t api_attention_n_fields;
 
 /*
  * Validates `doc` against the contract and fills req. pointer is the prefix of

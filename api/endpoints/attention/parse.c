@@ -18,7 +18,7 @@
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
 
-static const struct api_field attention_fields[] = {
+const struct api_field api_attention_fields[] = {
     { "q", "the queries, (n_q, d_k) or one query (d_k)" },
     { "k", "the keys, (n_k, d_k)" },
     { "v", "the values, (n_k, d_v)" },
@@ -39,6 +39,7 @@ static const struct api_field attention_fields[] = {
     { "backward", "the gradients step by step: {\"grad_output\": dO} or {\"seed\": s}" },
     API_VARIANT_FIELDS,
 };
+const size_t api_attention_n_fields = sizeof api_attention_fields / sizeof api_attention_fields[0];
 
 static const char *const part_names[API_PART_COUNT] = {
     "scores", "scaled", "masked", "weights", "output", "summary", "row_max", "shifted", "exp",
@@ -272,8 +273,7 @@ bool api_attention_parse(const json_t *doc, const char *prefix, const struct api
         api_error_at(err, "%s", prefix);
         return false;
     }
-    if (!api_check_fields(doc, prefix, attention_fields,
-                          sizeof attention_fields / sizeof attention_fields[0], err))
+    if (!api_check_fields(doc, prefix, api_attention_fields, api_attention_n_fields, err))
         return false;
     bool ok = read_qkv(doc, prefix, limits, r, err) && check_k(r, prefix, err) && check_v(r, prefix, err) &&
               check_limits(r, prefix, limits, err) && read_grid(doc, prefix, limits, r, err) &&
