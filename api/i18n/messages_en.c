@@ -788,9 +788,13 @@ const char *const api_messages_en[] = {
     /* api/endpoints/v2/attention.c */
     "drop GRAD_OUTPUT for the low format's forward pass, or drop precision for the gradients",
     /* api/endpoints/v2/multihead.c */
-    "inputs[%zu] is GRAD_OUTPUT, but the multihead model has no backward pass yet",
+    "GRAD_OUTPUT must have OUTPUT's shape, which is %s's (the batch, n_q, d_model)",
     /* api/endpoints/v2/multihead.c */
-    "the attention model takes GRAD_OUTPUT (one head's Q, K and V); or drop GRAD_OUTPUT for the forward pass",
+    "GRAD_OUTPUT is dL/dOUTPUT: one row per query, d_model numbers a row, the batch size first when %s has one",
+    /* api/endpoints/v2/multihead.c */
+    "output %s is the gradient of an input or variant this request does not have",
+    /* api/endpoints/v2/multihead.c */
+    "GRAD_B_Q ... GRAD_B_O need the inputs B_Q ... B_O, GRAD_X needs X (GRAD_X_Q and GRAD_X_KV need X_Q and X_KV), GRAD_SINK_LOGIT sink_logit, GRAD_BIAS an input BIAS",
     /* api/http/admission.c */
     "this request asks for %.4g multiply-adds (n_q·n_k·(d_k + d_v), summed over heads and items); this server does at most %.4g for one request",
     /* api/http/admission.c */

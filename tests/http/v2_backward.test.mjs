@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
 
 import { postBytes, postJson, request, startServer } from './lib.mjs';
+import { assertClose, batched, body, bytesOf, fill, flat, fp64Bytes, inferAt, outputsOf, refusedAt, tensor } from './v2_helpers.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const fixtures = JSON.parse(readFileSync(path.join(here, '..', 'data', 'backward_torch.json'), 'utf8'));
@@ -31,112 +32,14 @@ after(async () => {
 
 assert.equal(new Uint8Array(new Uint16Array([1]).buffer)[0], 1, 'the test builds little-endian bytes');
 
-const flat = (m) => (Array.isArray(m) ? m.flat(Infinity) : [m]);
-
-// ---- the formats' bytes, by their definitions (exact values only) ----
-
-/** FP16 bits of x, which FP16 holds exactly (a normal number or 0). */
-function fp16Bits(x) {
-  if (x === 0) return Object.is(x, -0) ? 0x8000 : 0;
-  const sign = x < 0 ? 0x8000 : 0, a = Math.abs(x);
-  const e = Math.floor(Math.log2(a));
-  const fraction = (a / 2 ** e - 1) * 1024;
-  assert.ok(Number.isInteger(fraction) && e >= -14 && e <= 15, `${x} is an FP16 normal`);
-  return sign | ((e + 15) << 10) | fraction;
-}
-
-/** BF16 bits of x: a float32's top half, when its low half is 0. */
-function bf16Bits(x) {
-  const u = new Uint32Array(new Float32Array([x]).buffer)[0];
-  assert.equal(u & 0xffff, 0, `${x} is a BF16 value`);
-  return u >>> 16;
-}
-
-function bytesOf(datatype, values) {
-  if (datatype === 'FP16') return Buffer.from(new Uint16Array(values.map(fp16Bits)).buffer);
-  if (datatype === 'BF16') return Buffer.from(new Uint16Array(values.map(bf16Bits)).buffer);
-  if (datatype === 'BOOL') return Buffer.from(new Uint8Array(values.map((x) => (x ? 1 : 0))).buffer);
-  return Buffer.from(new Float64Array(values).buffer);
-}
-
-/** A V2 body: JSON data, or every input and output binary (tritonclient's form). */
-function body(inputs, outputs, parameters, binary) {
-  if (!binary) {
-    return {
-      body: JSON.stringify({
-        inputs: inputs.map(({ values, ...t }) => ({ ...t, data: values })),
-        outputs: outputs.map((name) => ({ name })), parameters,
-      }),
-      headers: { 'Content-Type': 'application/json' },
-    };
-  }
-  const header = Buffer.from(JSON.stringify({
-    inputs: inputs.map(({ name, shape, datatype, values }) => ({
-      name, shape, datatype, parameters: { binary_data_size: bytesOf(datatype, values).length },
-    })),
-    outputs: outputs.map((name) => ({ name, parameters: { binary_data: true } })),
-    parameters,
-  }));
-  return {
-    body: Buffer.concat([header, ...inputs.map((i) => bytesOf(i.datatype, i.values))]),
-    headers: { 'Inference-Header-Content-Length': String(header.length) },
-  };
-}
-
-/** {NAME: {datatype, shape, data, bytes}} of a V2 answer, JSON or binary (FP64 bytes kept). */
-function outputsOf(r) {
-  assert.equal(r.status, 200, r.body.slice(0, 600));
-  const binary = r.headers['content-type'] === 'application/octet-stream';
-  const n = binary ? Number(r.headers['inference-header-content-length']) : r.raw.length;
-  const header = JSON.parse(r.raw.subarray(0, n).toString('utf8'));
-  const out = {};
-  let at = n;
-  for (const o of header.outputs) {
-    let data = o.data, bytes;
-    if (binary) {
-      const size = o.parameters.binary_data_size;
-      assert.equal(o.datatype, 'FP64');
-      bytes = Buffer.from(r.raw.subarray(at, at + size));
-      data = Array.from(new Float64Array(new Uint8Array(bytes).buffer));
-      at += size;
-    }
-    out[o.name] = { ...o, data, bytes };
-  }
-  if (binary) assert.equal(at, r.raw.length, 'the binary pieces fill the body exactly');
-  return out;
-}
-
-const infer = (model, inputs, outputs, parameters, binary = false, server = s) => {
-  const b = body(inputs, outputs, parameters, binary);
-  return postBytes(server.port, `/v2/models/${model}/infer`, b.body, b.headers);
-};
+const infer = (model, inputs, outputs, parameters, binary = false, server = s) =>
+  inferAt(server.port, model, inputs, outputs, parameters, binary);
 
 async function v1(req) {
   const r = await postJson(s.port, '/v1/attention', req);
   assert.equal(r.status, 200, r.body);
   return JSON.parse(r.body);
 }
-
-function assertClose(got, want, tol, what) {
-  const w = flat(want);
-  assert.equal(got.length, w.length, `${what}: length`);
-  for (let i = 0; i < w.length; i++) {
-    const ok = got[i] === w[i] || Math.abs(got[i] - w[i]) <= tol * (1 + Math.abs(w[i]));
-    assert.ok(ok, `${what}[${i}]: ${got[i]} vs ${w[i]}`);
-  }
-}
-
-/** want's doubles as FP64 bytes, for a bit-for-bit comparison. */
-const fp64Bytes = (want) => Buffer.from(new Float64Array(flat(want)).buffer);
-
-/** A matrix of rows × cols with small deterministic values (multiples of 1/8: FP16 and
- * BF16 hold them exactly). */
-const fill = (rows, cols, seed) => Array.from({ length: rows }, (_, i) =>
-  Array.from({ length: cols }, (_, j) => ((((i + 1) * 7 + (j + 1) * seed) % 13) - 6) / 8));
-
-const tensor = (name, m, datatype = 'FP64') => ({ name, shape: [m.length, m[0].length], datatype, values: flat(m) });
-const batched = (name, ms, datatype = 'FP64') =>
-  ({ name, shape: [ms.length, ms[0].length, ms[0][0].length], datatype, values: flat(ms) });
 
 // The backward pass's outputs, /v1's step names in upper case, in the order they run.
 const GRADS = ['grad_output', 'grad_v', 'grad_weights', 'delta', 'grad_masked', 'grad_scaled',
@@ -338,19 +241,8 @@ test('the metadata lists GRAD_OUTPUT among the inputs and every gradient among t
   assert.deepEqual(meta.outputs.slice(-GRADS.length).map((t) => t.name), GRADS.map(upper), 'in the order they run');
 });
 
-/** A bad request's V2 error: status 400, type, pointer, message, and a hint. */
-async function refused(model, inputs, outputs, parameters, { type, pointer, message }) {
-  const r = await infer(model, inputs, outputs, parameters);
-  assert.equal(r.status, 400, r.body);
-  assert.equal(r.headers['content-type'], 'application/json');
-  const j = r.json();
-  assert.equal(j.type, `/problems/${type}`, r.body);
-  assert.equal(j.error, j.detail);
-  assert.equal(j.errors?.[0]?.pointer, pointer, r.body);
-  assert.match(j.error, message, r.body);
-  assert.ok(j.errors[0].hint, `${r.body} has a hint`);
-  return j;
-}
+const refused = (model, inputs, outputs, parameters, expect) =>
+  refusedAt(s.port, model, inputs, outputs, parameters, expect);
 
 test('each bad backward input is a 400 naming it', async () => {
   const n = numbersOf(PROBLEMS[0], 1), qkv = [tensor('Q', n.q), tensor('K', n.k), tensor('V', n.v)];
@@ -378,9 +270,4 @@ test('each bad backward input is a 400 naming it', async () => {
     { type: 'invalid-value', pointer: '/inputs/3/datatype', message: /^inputs\[3\] \(GRAD_OUTPUT\) is BOOL/ });
   await A([...qkv, dO], ['GRAD_Q'], { precision: 'float16' }, { type: 'invalid-value', pointer: '/inputs/3',
     message: /computed in float64 only/ });
-  // the multihead model has no backward pass yet: it says so, naming the input
-  const x = tensor('X', fill(3, 4, 1)), w = tensor('W_Q', fill(4, 4, 2));
-  const mh = [x, w, { ...w, name: 'W_K' }, { ...w, name: 'W_V' }, { ...w, name: 'W_O' }, tensor('GRAD_OUTPUT', fill(3, 4, 3))];
-  await refused('multihead', mh, ['OUTPUT'], { heads: 2 }, { type: 'invalid-value', pointer: '/inputs/5/name',
-    message: /^inputs\[5\] is GRAD_OUTPUT, but the multihead model has no backward pass yet$/ });
 });

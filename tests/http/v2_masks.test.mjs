@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
 import { postBytes, postJson, requestBytes, startServer } from './lib.mjs';
+import { body } from './v2_helpers.mjs';
 
 let s;
 let small; // --max-cells 64: a block map of more tiles is refused
@@ -27,41 +28,11 @@ assert.equal(new Uint8Array(new Uint16Array([1]).buffer)[0], 1, 'the test builds
 const flat = (m) => m.flat(Infinity);
 const ARRAYS = { FP64: Float64Array, INT32: Int32Array, INT64: BigInt64Array, INT8: Int8Array };
 
-/** Little-endian bytes of values as datatype. */
-function bytesOf(datatype, values) {
-  const A = ARRAYS[datatype];
-  return Buffer.from(new A(datatype === 'INT64' ? values.map((x) => BigInt(x)) : values).buffer);
-}
-
 /** numbers of a binary piece as the datatype says. */
 function valuesOf(datatype, piece) {
   const A = ARRAYS[datatype];
   const copy = new Uint8Array(piece); // aligned
   return Array.from(new A(copy.buffer), (x) => Number(x));
-}
-
-/** A V2 body: JSON data, or every input and output binary (tritonclient's form). */
-function body(inputs, outputs, parameters, binary) {
-  if (!binary) {
-    return {
-      body: JSON.stringify({
-        inputs: inputs.map(({ values, ...t }) => ({ ...t, data: values })),
-        outputs: outputs.map((name) => ({ name })), parameters,
-      }),
-      headers: { 'Content-Type': 'application/json' },
-    };
-  }
-  const header = Buffer.from(JSON.stringify({
-    inputs: inputs.map(({ name, shape, datatype, values }) => ({
-      name, shape, datatype, parameters: { binary_data_size: bytesOf(datatype, values).length },
-    })),
-    outputs: outputs.map((name) => ({ name, parameters: { binary_data: true } })),
-    parameters,
-  }));
-  return {
-    body: Buffer.concat([header, ...inputs.map((i) => bytesOf(i.datatype, i.values))]),
-    headers: { 'Inference-Header-Content-Length': String(header.length) },
-  };
 }
 
 /** {NAME: {datatype, shape, parameters, data}} of a V2 answer, JSON or binary. */

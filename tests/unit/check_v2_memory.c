@@ -303,6 +303,31 @@ START_TEST(test_multihead)
 }
 END_TEST
 
+#define MH_GRADS_BINARY                                                                    \
+    "{\"name\":\"GRAD_X\",\"parameters\":{\"binary_data\":true}},"                          \
+    "{\"name\":\"GRAD_W_Q\",\"parameters\":{\"binary_data\":true}},"                        \
+    "{\"name\":\"GRAD_MASKED\",\"parameters\":{\"binary_data\":true}}"
+
+START_TEST(test_multihead_backward)
+{
+    /* GRAD_OUTPUT: each head's steps and gradients beside the trace; one problem (sent from
+       where they lie) and a batch of 2 (copied out of each). */
+    const struct input in[] = { { "X", 2, { 96, 64 } }, { "W_Q", 2, { 64, 64 } },
+                                { "W_K", 2, { 64, 32 } }, { "W_V", 2, { 64, 32 } },
+                                { "W_O", 2, { 64, 64 } }, { "GRAD_OUTPUT", 2, { 96, 64 } } };
+    size_t len, hlen;
+    char *body = binary_request(in, 6, false, MH_GRADS_BINARY,
+                                "\"parameters\":{\"heads\":4,\"kv_heads\":2}", &len, &hlen);
+    check_estimate("multihead 96x64 backward", "multihead", body, len, hlen, true);
+    const struct input batch[] = { { "X", 3, { 2, 64, 64 } }, { "W_Q", 2, { 64, 64 } },
+                                   { "W_K", 2, { 64, 32 } }, { "W_V", 2, { 64, 32 } },
+                                   { "W_O", 2, { 64, 64 } }, { "GRAD_OUTPUT", 3, { 2, 64, 64 } } };
+    body = binary_request(batch, 6, false, MH_GRADS_BINARY,
+                          "\"parameters\":{\"heads\":4,\"kv_heads\":2}", &len, &hlen);
+    check_estimate("multihead batch 2x64x64 backward", "multihead", body, len, hlen, true);
+}
+END_TEST
+
 #define OUTPUT_LSE_BINARY                                                                  \
     "{\"name\":\"OUTPUT\",\"parameters\":{\"binary_data\":true}},"                         \
     "{\"name\":\"LSE\",\"parameters\":{\"binary_data\":true}}"
@@ -351,6 +376,7 @@ static Suite *v2_memory_suite(void)
     tcase_add_test(est, test_attention_json_outputs);
     tcase_add_test(est, test_attention_backward);
     tcase_add_test(est, test_multihead);
+    tcase_add_test(est, test_multihead_backward);
     tcase_add_test(est, test_attention_streamed);
     tcase_add_test(est, test_multihead_streamed);
     suite_add_tcase(s, est);

@@ -47,7 +47,7 @@ static const struct {
 enum { GRAD_STEPS = sizeof grad_steps / sizeof grad_steps[0] };
 
 /* Whether the request makes gradient `part`: its bias sent, its variant on, self or cross. */
-static bool grad_runs(const struct api_multihead_req *r, int part)
+bool api_multihead_grad_runs(const struct api_multihead_req *r, int part)
 {
     switch (part) {
     case API_MH_GRAD_B_Q: return r->b[0] != NULL;
@@ -65,7 +65,7 @@ static bool grad_runs(const struct api_multihead_req *r, int part)
 
 static bool shown(const struct api_multihead_req *r, int part)
 {
-    return r->backward.on && grad_runs(r, part) && (r->include & (1ul << part));
+    return r->backward.on && api_multihead_grad_runs(r, part) && (r->include & (1ul << part));
 }
 
 /* include names a gradient this request does not make: 422 at /include/i. */
@@ -76,7 +76,7 @@ static bool check_include(const json_t *include, const char *prefix,
         const char *name = json_string_value(json_array_get(include, i));
         for (size_t s = 0; name != NULL && s < GRAD_STEPS; s++) {
             if (strcmp(name, grad_steps[s].name) != 0 ||
-                (r->backward.on && grad_runs(r, grad_steps[s].part)))
+                (r->backward.on && api_multihead_grad_runs(r, grad_steps[s].part)))
                 continue;
             api_error_set(err, API_INVALID_VALUE, "include names %s, a step this request does "
                           "not make", name);
@@ -214,38 +214,33 @@ size_t api_multihead_backward_bytes(const struct api_multihead_req *r, size_t n_
     return grads == 0 || grads > SIZE_MAX - d_out ? SIZE_MAX : grads + d_out;
 }
 
-/* The shape of gradient `part`: [h, rows, cols] for a head's steps, else 2-D or 1-D. */
-struct grad_shape {
-    size_t dims[3], rank;
-};
-
-static struct grad_shape shape_of(const struct api_multihead_req *r, size_t n_q, size_t n_k,
+struct api_mh_grad_shape api_multihead_grad_shape(const struct api_multihead_req *r, size_t n_q, size_t n_k,
                                   int part)
 {
     size_t d = r->d_model, kvd = r->kv_heads * r->d_k, h = r->heads;
     bool tr = r->transposed;
     switch (part) {
     case API_MH_GRAD_WEIGHTS:
-    case API_MH_GRAD_MASKED: return (struct grad_shape){ { h, n_q, n_k }, 3 };
-    case API_MH_DELTA: return (struct grad_shape){ { h, n_q }, 2 };
+    case API_MH_GRAD_MASKED: return (struct api_mh_grad_shape){ { h, n_q, n_k }, 3 };
+    case API_MH_DELTA: return (struct api_mh_grad_shape){ { h, n_q }, 2 };
     case API_MH_GRAD_K:
-    case API_MH_GRAD_V: return (struct grad_shape){ { n_k, kvd }, 2 };
-    case API_MH_GRAD_X_KV: return (struct grad_shape){ { n_k, d }, 2 };
+    case API_MH_GRAD_V: return (struct api_mh_grad_shape){ { n_k, kvd }, 2 };
+    case API_MH_GRAD_X_KV: return (struct api_mh_grad_shape){ { n_k, d }, 2 };
     case API_MH_GRAD_W_Q:
-    case API_MH_GRAD_W_O: return (struct grad_shape){ { d, d }, 2 };
+    case API_MH_GRAD_W_O: return (struct api_mh_grad_shape){ { d, d }, 2 };
     case API_MH_GRAD_W_K:
-    case API_MH_GRAD_W_V: return (struct grad_shape){ { tr ? kvd : d, tr ? d : kvd }, 2 };
+    case API_MH_GRAD_W_V: return (struct api_mh_grad_shape){ { tr ? kvd : d, tr ? d : kvd }, 2 };
     case API_MH_GRAD_B_K:
-    case API_MH_GRAD_B_V: return (struct grad_shape){ { kvd }, 1 };
+    case API_MH_GRAD_B_V: return (struct api_mh_grad_shape){ { kvd }, 1 };
     case API_MH_GRAD_B_Q:
-    case API_MH_GRAD_B_O: return (struct grad_shape){ { d }, 1 };
-    case API_MH_GRAD_SINK_LOGIT: return (struct grad_shape){ { h }, 1 };
-    case API_MH_GRAD_BIAS: return (struct grad_shape){ { n_q, n_k }, 2 };
-    default: return (struct grad_shape){ { n_q, d }, 2 }; /* dO, grad_q, grad_x, grad_x_q */
+    case API_MH_GRAD_B_O: return (struct api_mh_grad_shape){ { d }, 1 };
+    case API_MH_GRAD_SINK_LOGIT: return (struct api_mh_grad_shape){ { h }, 1 };
+    case API_MH_GRAD_BIAS: return (struct api_mh_grad_shape){ { n_q, n_k }, 2 };
+    default: return (struct api_mh_grad_shape){ { n_q, d }, 2 }; /* dO, grad_q, grad_x, grad_x_q */
     }
 }
 
-static void write_shape(struct jw *w, const struct grad_shape *s)
+static void write_shape(struct jw *w, const struct api_mh_grad_shape *s)
 {
     jw_array_begin(w);
     for (size_t i = 0; i < s->rank; i++)
@@ -259,7 +254,7 @@ size_t api_multihead_backward_numbers(const struct api_multihead_req *r, size_t 
     for (size_t s = 0; s < GRAD_STEPS; s++) {
         if (!shown(r, grad_steps[s].part))
             continue;
-        struct grad_shape g = shape_of(r, n_q, n_k, grad_steps[s].part);
+        struct api_mh_grad_shape g = api_multihead_grad_shape(r, n_q, n_k, grad_steps[s].part);
         size_t cells = 1;
         for (size_t i = 0; i < g.rank; i++)
             cells = g.dims[i] != 0 && cells > SIZE_MAX / g.dims[i] ? SIZE_MAX : cells * g.dims[i];
@@ -274,7 +269,7 @@ void api_multihead_backward_shapes(struct jw *w, const struct api_multihead_req 
     for (size_t s = 0; s < GRAD_STEPS; s++) {
         if (!shown(r, grad_steps[s].part))
             continue;
-        struct grad_shape g = shape_of(r, n_q, n_k, grad_steps[s].part);
+        struct api_mh_grad_shape g = api_multihead_grad_shape(r, n_q, n_k, grad_steps[s].part);
         jw_key(w, grad_steps[s].name);
         write_shape(w, &g);
     }
@@ -286,7 +281,7 @@ void api_multihead_backward_steps(struct jw *w, const struct api_multihead_req *
     for (size_t s = 0; s < GRAD_STEPS; s++) {
         if (!shown(r, grad_steps[s].part))
             continue;
-        struct grad_shape g = shape_of(r, n_q, n_k, grad_steps[s].part);
+        struct api_mh_grad_shape g = api_multihead_grad_shape(r, n_q, n_k, grad_steps[s].part);
         jw_object_begin(w);
         JW_KEY(w, "step");
         jw_int(w, (*number)++);
@@ -300,18 +295,51 @@ void api_multihead_backward_steps(struct jw *w, const struct api_multihead_req *
     }
 }
 
-/* One (h, ...) step: a matrix (or a vector, delta) a head. */
-static void write_per_head(struct jw *w, const struct attn_mh_grads *g, int part)
+bool api_multihead_grad_per_head(int part)
 {
-    jw_array_begin(w);
-    for (size_t h = 0; h < g->heads; h++) {
-        const struct attn_grads *gi = &g->head[h];
-        if (part == API_MH_DELTA)
-            jw_double_array(w, gi->delta, gi->n_q);
-        else
-            api_write_matrix(w, part == API_MH_GRAD_WEIGHTS ? &gi->grad_weights : &gi->grad_masked);
+    return part == API_MH_GRAD_WEIGHTS || part == API_MH_GRAD_MASKED || part == API_MH_DELTA;
+}
+
+const double *api_multihead_grad_head(const struct api_multihead_req *r, size_t h, int part)
+{
+    const struct attn_grads *g = &r->backward.run->grads.head[h];
+    return part == API_MH_DELTA ? g->delta
+           : part == API_MH_GRAD_WEIGHTS ? g->grad_weights.data : g->grad_masked.data;
+}
+
+const double *api_multihead_grad_cells(const struct api_multihead_req *r, int part)
+{
+    const struct attn_mh_grads *g = &r->backward.run->grads;
+    switch (part) {
+    case API_MH_GRAD_OUTPUT:
+        return r->backward.seeded ? r->backward.run->seeded : r->backward.d_out.data;
+    case API_MH_GRAD_W_O: return g->grad_w_o.data;
+    case API_MH_GRAD_Q: return g->grad_q.data;
+    case API_MH_GRAD_K: return g->grad_k.data;
+    case API_MH_GRAD_V: return g->grad_v.data;
+    case API_MH_GRAD_W_Q: return g->grad_w_q.data;
+    case API_MH_GRAD_W_K: return g->grad_w_k.data;
+    case API_MH_GRAD_W_V: return g->grad_w_v.data;
+    case API_MH_GRAD_X: case API_MH_GRAD_X_Q: return g->grad_x_q.data;
+    case API_MH_GRAD_X_KV: return g->grad_x_kv.data;
+    case API_MH_GRAD_BIAS: return g->grad_bias.data;
+    case API_MH_GRAD_B_Q: return g->grad_b_q;
+    case API_MH_GRAD_B_O: return g->grad_b_o;
+    case API_MH_GRAD_B_K: return g->grad_b_k;
+    case API_MH_GRAD_B_V: return g->grad_b_v;
+    default: return g->grad_sink_logit;
     }
-    jw_array_end(w);
+}
+
+/* A block of numbers shaped dims (rank 1 or 2), as JSON. */
+static void write_block(struct jw *w, const double *cells, size_t rank, const size_t *dims)
+{
+    if (rank == 1) {
+        jw_double_array(w, cells, dims[0]);
+        return;
+    }
+    struct attn_matrix m = attn_matrix_view((double *)cells, dims[0], dims[1]);
+    api_write_matrix(w, &m);
 }
 
 void api_multihead_write_backward(struct jw *w, const struct api_multihead_req *r)
@@ -319,39 +347,19 @@ void api_multihead_write_backward(struct jw *w, const struct api_multihead_req *
     if (!r->backward.on)
         return;
     const struct attn_mh_grads *g = &r->backward.run->grads;
-    struct attn_matrix d_out = r->backward.seeded
-                                   ? attn_matrix_view(r->backward.run->seeded, g->n_q, g->d_model)
-                                   : r->backward.d_out;
     for (size_t s = 0; s < GRAD_STEPS; s++) {
         int part = grad_steps[s].part;
         if (!shown(r, part))
             continue;
         jw_key(w, grad_steps[s].name);
-        const struct attn_matrix *m = NULL;
-        const double *vec = NULL;
-        size_t len = 0;
-        switch (part) {
-        case API_MH_GRAD_OUTPUT: m = &d_out; break;
-        case API_MH_GRAD_W_O: m = &g->grad_w_o; break;
-        case API_MH_GRAD_Q: m = &g->grad_q; break;
-        case API_MH_GRAD_K: m = &g->grad_k; break;
-        case API_MH_GRAD_V: m = &g->grad_v; break;
-        case API_MH_GRAD_W_Q: m = &g->grad_w_q; break;
-        case API_MH_GRAD_W_K: m = &g->grad_w_k; break;
-        case API_MH_GRAD_W_V: m = &g->grad_w_v; break;
-        case API_MH_GRAD_X: case API_MH_GRAD_X_Q: m = &g->grad_x_q; break;
-        case API_MH_GRAD_X_KV: m = &g->grad_x_kv; break;
-        case API_MH_GRAD_BIAS: m = &g->grad_bias; break;
-        case API_MH_GRAD_B_Q: vec = g->grad_b_q, len = g->d_model; break;
-        case API_MH_GRAD_B_O: vec = g->grad_b_o, len = g->d_model; break;
-        case API_MH_GRAD_B_K: vec = g->grad_b_k, len = g->kv_heads * g->d_k; break;
-        case API_MH_GRAD_B_V: vec = g->grad_b_v, len = g->kv_heads * g->d_k; break;
-        case API_MH_GRAD_SINK_LOGIT: vec = g->grad_sink_logit, len = g->heads; break;
-        default: write_per_head(w, g, part); continue;
+        struct api_mh_grad_shape shape = api_multihead_grad_shape(r, g->n_q, g->n_k, part);
+        if (!api_multihead_grad_per_head(part)) {
+            write_block(w, api_multihead_grad_cells(r, part), shape.rank, shape.dims);
+            continue;
         }
-        if (m != NULL)
-            api_write_matrix(w, m);
-        else
-            jw_double_array(w, vec, len);
+        jw_array_begin(w); /* a head's block drops the leading h */
+        for (size_t h = 0; h < g->heads; h++)
+            write_block(w, api_multihead_grad_head(r, h, part), shape.rank - 1, shape.dims + 1);
+        jw_array_end(w);
     }
 }

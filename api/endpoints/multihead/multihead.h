@@ -135,6 +135,19 @@ void api_multihead_backward_shapes(struct jw *w, const struct api_multihead_req 
 void api_multihead_backward_steps(struct jw *w, const struct api_multihead_req *r, size_t n_q,
                                   size_t n_k, int *number);
 void api_multihead_write_backward(struct jw *w, const struct api_multihead_req *r);
+/* The gradients as V2 sends them: whether part makes a step of every head (its numbers a
+ * head at a time, api_multihead_grad_head) or one block (api_multihead_grad_cells, every
+ * one contiguous), its shape ([h, rows, cols] for a head's steps), and whether the
+ * request makes it (its bias sent, its variant on, self or cross). */
+struct api_mh_grad_shape {
+    size_t dims[3], rank;
+};
+struct api_mh_grad_shape api_multihead_grad_shape(const struct api_multihead_req *r, size_t n_q,
+                                           size_t n_k, int part);
+bool api_multihead_grad_per_head(int part);
+bool api_multihead_grad_runs(const struct api_multihead_req *r, int part);
+const double *api_multihead_grad_head(const struct api_multihead_req *r, size_t h, int part);
+const double *api_multihead_grad_cells(const struct api_multihead_req *r, int part);
 
 /*
  * What req holds at once when answered in `format`, from its sizes alone (the parse

@@ -302,14 +302,8 @@ static bool check_output(const struct api_v2_attention *m, size_t i, struct api_
 {
     const char *name = output_names[m->out.index[i]];
     int part = part_of[m->out.index[i]];
-    if (is_grad(part) && m->d_out.t == NULL) {
-        api_error_set(err, API_MISSING_FIELD, "output %s is a step of the backward pass, which "
-                      "runs only with an input GRAD_OUTPUT", name);
-        api_error_at(err, "/outputs/%zu/name", i);
-        api_error_hint(err, "send GRAD_OUTPUT, dL/dOUTPUT of OUTPUT's shape, or leave %s out",
-                       name);
-        return false;
-    }
+    if (is_grad(part) && m->d_out.t == NULL)
+        return api_v2_grad_without_input(name, i, err);
     if (output_runs(m, part))
         return true;
     api_error_set(err, API_INVALID_VALUE, "output %s is a step of a variant this request does "
@@ -329,14 +323,8 @@ static bool read_backward(struct api_v2_attention *m, struct api_error *err)
 {
     if (m->d_out.t == NULL)
         return true;
-    if (m->req.precision.on) {
-        api_error_set(err, API_INVALID_VALUE, "the backward pass GRAD_OUTPUT asks for is "
-                      "computed in float64 only: parameters.precision does not apply to it yet");
-        api_error_at(err, "/inputs/%zu", m->d_out.t->index);
-        api_error_hint(err, "drop GRAD_OUTPUT for the low format's forward pass, or drop "
-                       "precision for the gradients");
-        return false;
-    }
+    if (m->req.precision.on)
+        return api_v2_grad_beside_precision(m->d_out.t, err);
     m->req.backward.on = true;
     if ((m->req.backward.run = calloc(1, sizeof *m->req.backward.run)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");

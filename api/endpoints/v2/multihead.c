@@ -23,18 +23,26 @@
 #include "api/http/admission.h"
 
 enum { IN_X, IN_X_Q, IN_X_KV, IN_W_Q, IN_W_K, IN_W_V, IN_W_O, IN_B_Q, IN_B_K, IN_B_V, IN_B_O,
-       IN_MASK, IN_BIAS, IN_LENGTHS, IN_COUNT = IN_LENGTHS + API_V2_N_LENGTHS_INPUTS };
+       IN_MASK, IN_BIAS, IN_LENGTHS, IN_GRAD_OUTPUT = IN_LENGTHS + API_V2_N_LENGTHS_INPUTS,
+       IN_COUNT };
 static const char *const input_names[IN_COUNT] = {
     "X", "X_Q", "X_KV", "W_Q", "W_K", "W_V", "W_O", "B_Q", "B_K", "B_V", "B_O", "MASK", "BIAS",
-    API_V2_LENGTHS_INPUTS,
+    API_V2_LENGTHS_INPUTS, "GRAD_OUTPUT",
 };
 
 enum { OUT_OUTPUT, OUT_WEIGHTS, OUT_WEIGHTS_MEAN, OUT_Q, OUT_K, OUT_V, OUT_SCORES, OUT_SCALED,
        OUT_MASKED, OUT_HEAD_OUTPUTS, OUT_CONCAT, OUT_LSE, OUT_ROW_SUM, OUT_ROW_MAX,
-       OUT_BLOCK_MAP, OUT_COUNT };
+       OUT_BLOCK_MAP, OUT_GRAD_OUTPUT, OUT_GRAD_W_O, OUT_GRAD_B_O, OUT_GRAD_WEIGHTS, OUT_DELTA,
+       OUT_GRAD_MASKED, OUT_GRAD_Q, OUT_GRAD_K, OUT_GRAD_V, OUT_GRAD_W_Q, OUT_GRAD_W_K,
+       OUT_GRAD_W_V, OUT_GRAD_B_Q, OUT_GRAD_B_K, OUT_GRAD_B_V, OUT_GRAD_X, OUT_GRAD_X_Q,
+       OUT_GRAD_X_KV, OUT_GRAD_SINK_LOGIT, OUT_GRAD_BIAS, OUT_COUNT };
 static const char *const output_names[OUT_COUNT] = {
     "OUTPUT", "WEIGHTS", "WEIGHTS_MEAN", "Q", "K", "V", "SCORES", "SCALED", "MASKED",
     "HEAD_OUTPUTS", "CONCAT", "LSE", "ROW_SUM", "ROW_MAX", "BLOCK_MAP",
+    /* the backward pass, with GRAD_OUTPUT: /v1's step names in upper case */
+    "GRAD_OUTPUT", "GRAD_W_O", "GRAD_B_O", "GRAD_WEIGHTS", "DELTA", "GRAD_MASKED", "GRAD_Q",
+    "GRAD_K", "GRAD_V", "GRAD_W_Q", "GRAD_W_K", "GRAD_W_V", "GRAD_B_Q", "GRAD_B_K", "GRAD_B_V",
+    "GRAD_X", "GRAD_X_Q", "GRAD_X_KV", "GRAD_SINK_LOGIT", "GRAD_BIAS",
 };
 /* What each output is among /v1's include parts (ROW_MAX has none: it is a row
  * statistic like ROW_SUM, in the summary every head has; BLOCK_MAP none either: it
@@ -43,7 +51,17 @@ static const enum api_mh_part part_of[OUT_COUNT] = {
     API_MH_OUTPUT, API_MH_WEIGHTS, API_MH_WEIGHTS_MEAN, API_MH_Q, API_MH_K, API_MH_V,
     API_MH_SCORES, API_MH_SCALED, API_MH_MASKED, API_MH_HEAD_OUTPUTS, API_MH_CONCAT,
     API_MH_LSE, API_MH_ROW_SUM, API_MH_ROW_SUM, API_MH_PART_COUNT,
+    API_MH_GRAD_OUTPUT, API_MH_GRAD_W_O, API_MH_GRAD_B_O, API_MH_GRAD_WEIGHTS, API_MH_DELTA,
+    API_MH_GRAD_MASKED, API_MH_GRAD_Q, API_MH_GRAD_K, API_MH_GRAD_V, API_MH_GRAD_W_Q,
+    API_MH_GRAD_W_K, API_MH_GRAD_W_V, API_MH_GRAD_B_Q, API_MH_GRAD_B_K, API_MH_GRAD_B_V,
+    API_MH_GRAD_X, API_MH_GRAD_X_Q, API_MH_GRAD_X_KV, API_MH_GRAD_SINK_LOGIT, API_MH_GRAD_BIAS,
 };
+
+/* The backward pass's outputs, which only a request with GRAD_OUTPUT makes. */
+static bool is_grad(int which)
+{
+    return which >= OUT_GRAD_OUTPUT;
+}
 
 /* A head's row statistic `which` (OUT_LSE, OUT_ROW_SUM, OUT_ROW_MAX): n_q doubles. */
 static const double *head_stat(const struct attn_trace *h, int which)
@@ -57,30 +75,14 @@ static bool is_row_stat(int which)
     return which == OUT_LSE || which == OUT_ROW_SUM || which == OUT_ROW_MAX;
 }
 
-/* GRAD_OUTPUT asks for a backward pass this model does not have yet: say so, rather than
- * call the name unknown (the attention model takes it). */
-static bool refuse_backward(const struct api_v2_infer *r, struct api_error *err)
-{
-    const struct api_v2_tensor *t = api_v2_input(r, "GRAD_OUTPUT");
-    if (t == NULL)
-        return true;
-    api_error_set(err, API_INVALID_VALUE, "inputs[%zu] is GRAD_OUTPUT, but the multihead model "
-                  "has no backward pass yet", t->index);
-    api_error_at(err, "/inputs/%zu/name", t->index);
-    api_error_hint(err, "the attention model takes GRAD_OUTPUT (one head's Q, K and V); or "
-                   "drop GRAD_OUTPUT for the forward pass");
-    return false;
-}
-
 static bool read_inputs(struct api_v2_multihead *m, const struct api_v2_infer *r,
                         struct api_error *err)
 {
-    if (!refuse_backward(r, err))
-        return false;
     unsigned bits[IN_COUNT];
     bool required[IN_COUNT] = { false };
     for (int i = 0; i < IN_COUNT; i++)
-        bits[i] = i == IN_MASK ? API_V2_FLAGS : i >= IN_LENGTHS ? API_V2_INTEGERS : API_V2_NUMBERS;
+        bits[i] = i == IN_MASK ? API_V2_FLAGS
+                  : i >= IN_LENGTHS && i < IN_GRAD_OUTPUT ? API_V2_INTEGERS : API_V2_NUMBERS;
     for (int i = IN_W_Q; i <= IN_W_O; i++)
         required[i] = true;
     if (!api_v2_check_inputs(r, "multihead", input_names, bits, required, IN_COUNT, err))
@@ -104,6 +106,7 @@ static bool read_inputs(struct api_v2_multihead *m, const struct api_v2_infer *r
     }
     api_v2_input_find(r, "MASK", true, &m->mask);
     api_v2_input_find(r, "BIAS", false, &m->bias);
+    api_v2_input_find(r, "GRAD_OUTPUT", false, &m->d_out);
     return true;
 }
 
@@ -244,6 +247,68 @@ static bool check_cells(struct api_v2_multihead *m, const struct api_limits *lim
     return false;
 }
 
+/* GRAD_OUTPUT, when sent, is dO: exactly OUTPUT's shape, (B,) n_q, d_model. */
+static bool check_grad_output(const struct api_v2_multihead *m, struct api_error *err)
+{
+    const struct api_v2_tensor *t = m->d_out.t, *x = m->x_q.t;
+    if (t == NULL)
+        return true;
+    bool fits = t->rank == x->rank;
+    for (size_t d = 0; fits && d < t->rank; d++)
+        fits = t->shape[d] == x->shape[d];
+    if (fits)
+        return true;
+    api_error_set(err, API_SHAPE_MISMATCH, "GRAD_OUTPUT must have OUTPUT's shape, which is %s's "
+                  "(the batch, n_q, d_model)", x->name);
+    api_error_at(err, "/inputs/%zu/shape", t->index);
+    api_error_hint(err, "GRAD_OUTPUT is dL/dOUTPUT: one row per query, d_model numbers a row, "
+                   "the batch size first when %s has one", x->name);
+    return false;
+}
+
+/* GRAD_OUTPUT runs /v1's multi-head backward, in float64 (not beside precision). */
+static bool read_backward(struct api_v2_multihead *m, struct api_error *err)
+{
+    if (m->d_out.t == NULL)
+        return true;
+    if (m->req.precision.on)
+        return api_v2_grad_beside_precision(m->d_out.t, err);
+    m->req.backward.on = true;
+    if ((m->req.backward.run = calloc(1, sizeof *m->req.backward.run)) == NULL) {
+        api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");
+        return false;
+    }
+    return true;
+}
+
+/* Output i can be made: a gradient only with GRAD_OUTPUT, and only one the request makes. */
+static bool check_output(const struct api_v2_multihead *m, size_t i, struct api_error *err)
+{
+    int which = (int)m->out.index[i];
+    const char *name = output_names[which];
+    if (!is_grad(which))
+        return true;
+    if (m->d_out.t == NULL) {
+        return api_v2_grad_without_input(name, i, err);
+    }
+    /* the inputs' numbers come once admitted: whether each was sent is in m */
+    static const int bias_grads[] = { OUT_GRAD_B_Q, OUT_GRAD_B_K, OUT_GRAD_B_V, OUT_GRAD_B_O };
+    bool runs = which == OUT_GRAD_BIAS ? m->bias.t != NULL
+                                       : api_multihead_grad_runs(&m->req, part_of[which]);
+    for (int b = 0; b < 4; b++)
+        if (which == bias_grads[b])
+            runs = m->b[b].t != NULL;
+    if (runs)
+        return true;
+    api_error_set(err, API_INVALID_VALUE, "output %s is the gradient of an input or variant "
+                  "this request does not have", name);
+    api_error_at(err, "/outputs/%zu/name", i);
+    api_error_hint(err, "GRAD_B_Q ... GRAD_B_O need the inputs B_Q ... B_O, GRAD_X needs X "
+                   "(GRAD_X_Q and GRAD_X_KV need X_Q and X_KV), GRAD_SINK_LOGIT sink_logit, "
+                   "GRAD_BIAS an input BIAS");
+    return false;
+}
+
 static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
                       const struct api_limits *limits, struct api_error *err)
 {
@@ -270,16 +335,28 @@ static bool read_rest(struct api_v2_multihead *m, const struct api_v2_infer *r,
         api_error_at(err, "/parameters/scale");
         return false;
     }
-    static const size_t dflt[] = { OUT_WEIGHTS, OUT_OUTPUT };
-    if (!api_v2_pick_outputs(r, output_names, OUT_COUNT, dflt, 2,
+    /* None asked: the weights and the output, and with GRAD_OUTPUT the gradients a
+       training step takes from the layer: its inputs' and its weights'. */
+    static const size_t dflt[] = { OUT_WEIGHTS, OUT_OUTPUT, OUT_GRAD_X, OUT_GRAD_W_Q,
+                                   OUT_GRAD_W_K, OUT_GRAD_W_V, OUT_GRAD_W_O };
+    static const size_t dflt_cross[] = { OUT_WEIGHTS, OUT_OUTPUT, OUT_GRAD_X_Q, OUT_GRAD_X_KV,
+                                         OUT_GRAD_W_Q, OUT_GRAD_W_K, OUT_GRAD_W_V,
+                                         OUT_GRAD_W_O };
+    bool grads = m->d_out.t != NULL;
+    if (!api_v2_pick_outputs(r, output_names, OUT_COUNT, req->cross ? dflt_cross : dflt,
+                             !grads ? 2 : req->cross ? 8 : 7,
                              api_v2_default_dtype(m->x_q.t->dtype), &m->out, err) ||
         !api_v2_block_map_check(&m->out, OUT_BLOCK_MAP, r->parameters, &req->grid,
-                                &req->variants, limits, err))
+                                &req->variants, limits, err) ||
+        !read_backward(m, err))
         return false;
     req->include = 0;
-    for (size_t i = 0; i < m->out.n; i++)
+    for (size_t i = 0; i < m->out.n; i++) {
+        if (!check_output(m, i, err))
+            return false;
         if (m->out.index[i] != OUT_BLOCK_MAP)
             req->include |= 1ul << part_of[m->out.index[i]];
+    }
     if (!check_cells(m, limits, err))
         return false;
     /* The least this request can hold (its answer sent as pieces); admission counts
@@ -303,7 +380,7 @@ bool api_v2_multihead_parse(void *state, const struct api_v2_infer *r,
     memset(m, 0, sizeof *m);
     m->header = r;
     return read_inputs(m, r, err) && read_heads(m, r, err) && check_x(m, limits, err) &&
-           check_weights(m, err) && read_rest(m, r, limits, err);
+           check_weights(m, err) && check_grad_output(m, err) && read_rest(m, r, limits, err);
 }
 
 static size_t out_shape(const struct api_v2_multihead *m, int which, size_t *shape);
@@ -319,7 +396,8 @@ size_t api_v2_multihead_working_set(const void *state, size_t body_len, bool pie
     const struct api_multihead_req *req = &m->req;
     size_t problems = m->batch > 0 ? m->batch : 1;
     size_t inputs = api_v2_input_bytes(&m->x_q) + api_v2_input_bytes(&m->x_kv) +
-                    api_v2_input_bytes(&m->mask) + api_v2_input_bytes(&m->bias);
+                    api_v2_input_bytes(&m->mask) + api_v2_input_bytes(&m->bias) +
+                    api_v2_input_bytes(&m->d_out);
     for (int i = 0; i < 4; i++)
         inputs = api_v2_add(api_v2_add(inputs, api_v2_input_bytes(&m->w[i])),
                             api_v2_input_bytes(&m->b[i]));
@@ -333,6 +411,7 @@ size_t api_v2_multihead_working_set(const void *state, size_t body_len, bool pie
                                   : api_v2_mul(cells == 0 ? SIZE_MAX : cells, sizeof(double)),
                               api_v2_mul(req->heads, sizeof(struct attn_trace)));
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
+    bytes = api_v2_add(bytes, api_multihead_backward_bytes(req, req->grid.n_q, req->grid.n_k));
     size_t cells_of[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++) {
         size_t shape[3], n = problems, rank = out_shape(m, (int)m->out.index[i], shape);
@@ -364,6 +443,11 @@ static size_t out_shape(const struct api_v2_multihead *m, int which, size_t *sha
 {
     const struct api_multihead_req *r = &m->req;
     size_t n_q = r->grid.n_q, n_k = r->grid.n_k, kv_cols = r->kv_heads * r->d_k;
+    if (is_grad(which)) {
+        struct api_mh_grad_shape g = api_multihead_grad_shape(r, n_q, n_k, part_of[which]);
+        memcpy(shape, g.dims, g.rank * sizeof *shape);
+        return g.rank;
+    }
     switch (which) {
     case OUT_WEIGHTS: case OUT_SCORES: case OUT_SCALED: case OUT_MASKED:
         shape[0] = r->heads, shape[1] = n_q, shape[2] = n_k;
@@ -408,6 +492,23 @@ static const struct attn_matrix *head_step(const struct attn_trace *h, int which
     }
 }
 
+/* Copies a gradient's numbers (a block, or a block a head) to dst. */
+static void copy_grad(double *dst, const struct api_multihead_req *r, int which)
+{
+    struct api_mh_grad_shape g = api_multihead_grad_shape(r, r->grid.n_q, r->grid.n_k,
+                                                          part_of[which]);
+    size_t cells = 1;
+    for (size_t d = 0; d < g.rank; d++)
+        cells *= g.dims[d];
+    if (!api_multihead_grad_per_head(part_of[which])) {
+        memcpy(dst, api_multihead_grad_cells(r, part_of[which]), cells * sizeof *dst);
+        return;
+    }
+    size_t each = cells / r->heads;
+    for (size_t h = 0; h < r->heads; h++)
+        memcpy(dst + h * each, api_multihead_grad_head(r, h, part_of[which]), each * sizeof *dst);
+}
+
 static void copy_output(double *dst, const struct attn_mh_trace *t, int which)
 {
     switch (which) {
@@ -433,9 +534,19 @@ static void trace_free(void *trace)
     free(trace);
 }
 
-/* Where output `which` lies in t: one matrix, or one per head (parts[h]). */
-static size_t point_parts(const double **parts, const struct attn_mh_trace *t, int which)
+/* Where output `which` lies in t (or, a gradient, in r's): one matrix, or one per head
+ * (parts[h]). */
+static size_t point_parts(const double **parts, const struct attn_mh_trace *t,
+                          const struct api_multihead_req *r, int which)
 {
+    if (is_grad(which) && !api_multihead_grad_per_head(part_of[which])) {
+        parts[0] = api_multihead_grad_cells(r, part_of[which]);
+        return 1;
+    }
+    for (size_t h = 0; is_grad(which) && h < r->heads; h++)
+        parts[h] = api_multihead_grad_head(r, h, part_of[which]);
+    if (is_grad(which))
+        return r->heads;
     switch (which) {
     case OUT_OUTPUT: parts[0] = t->output.data; return 1;
     case OUT_WEIGHTS_MEAN: parts[0] = t->weights_mean.data; return 1;
@@ -454,6 +565,8 @@ static size_t point_parts(const double **parts, const struct attn_mh_trace *t, i
 /* The number of parts output `which` lies in (point_parts). */
 static size_t parts_of(const struct api_multihead_req *r, int which)
 {
+    if (is_grad(which))
+        return api_multihead_grad_per_head(part_of[which]) ? r->heads : 1;
     switch (which) {
     case OUT_SCORES: case OUT_SCALED: case OUT_MASKED: case OUT_WEIGHTS: case OUT_HEAD_OUTPUTS:
     case OUT_LSE: case OUT_ROW_SUM: case OUT_ROW_MAX:
@@ -489,6 +602,7 @@ static bool run_problem(struct api_multihead_req *req, void **owner, void (**own
             return false;
         }
         if (!api_multihead_run(req, "", t, err)) {
+            attn_mh_trace_free(t); /* the backward can fail after the forward's trace */
             free(t);
             return false;
         }
@@ -540,6 +654,7 @@ static bool run_one(struct api_v2_multihead *m, struct api_v2_outs *o, struct ap
     req->x_q.data = m->x_q.data;
     if (req->cross)
         req->x_kv.data = m->x_kv.data;
+    req->backward.d_out = attn_matrix_view(m->d_out.data, req->x_q.rows, req->d_model);
     api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, 0);
     const struct attn_mh_trace *trace;
     if (!run_problem(req, &o->owner, &o->owner_free, &trace, err))
@@ -560,7 +675,7 @@ static bool run_one(struct api_v2_multihead *m, struct api_v2_outs *o, struct ap
             return false;
         }
         if (!own)
-            point_parts(out->parts, trace, which);
+            point_parts(out->parts, trace, req, which);
     }
     return fill_block_maps(m, o, 0, err);
 }
@@ -573,7 +688,8 @@ bool api_v2_multihead_run(void *state, struct api_v2_outs *o, struct api_error *
     static const char *const v2_inputs[] = { "X", "X_Q", "X_KV", "W_Q", "W_K", "W_V", "W_O",
                                              "BIAS", "" };
     struct api_multihead_req *req = &m->req;
-    bool ok = api_v2_input_load(&m->x_q, err) && api_v2_input_load(&m->x_kv, err);
+    bool ok = api_v2_input_load(&m->x_q, err) && api_v2_input_load(&m->x_kv, err) &&
+              api_v2_input_load(&m->d_out, err);
     for (int i = 0; ok && i < 4; i++) {
         ok = api_v2_input_load(&m->w[i], err) && api_v2_input_load(&m->b[i], err);
         req->w[i].data = m->w[i].data;
@@ -604,6 +720,9 @@ bool api_v2_multihead_run(void *state, struct api_v2_outs *o, struct api_error *
     size_t problems = m->batch > 0 ? m->batch : 1;
     for (size_t b = 0; b < problems; b++) {
         req->x_q.data = m->x_q.data + b * req->x_q.rows * req->d_model;
+        if (m->d_out.data != NULL)
+            req->backward.d_out = attn_matrix_view(m->d_out.data + b * req->x_q.rows * req->d_model,
+                                                   req->x_q.rows, req->d_model);
         if (req->cross)
             req->x_kv.data = m->x_kv.data + b * req->x_kv.rows * req->d_model;
         api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, b);
@@ -617,10 +736,16 @@ bool api_v2_multihead_run(void *state, struct api_v2_outs *o, struct api_error *
             api_v2_repoint(err, m->header, v1_fields, v2_inputs, 9);
             return false;
         }
-        for (size_t i = 0; i < o->n; i++)
-            if (m->out.index[i] != OUT_BLOCK_MAP)
-                copy_output(o->out[i].data + b * each[i], trace, (int)m->out.index[i]);
+        for (size_t i = 0; i < o->n; i++) {
+            int which = (int)m->out.index[i];
+            if (is_grad(which))
+                copy_grad(o->out[i].data + b * each[i], req, which);
+            else if (which != OUT_BLOCK_MAP)
+                copy_output(o->out[i].data + b * each[i], trace, which);
+        }
         owner_free(owner);
+        if (req->backward.on) /* the next problem's gradients are allocated afresh */
+            attn_mh_grads_free(&req->backward.run->grads);
         if (!fill_block_maps(m, o, b, err))
             return false;
     }
@@ -638,6 +763,11 @@ void api_v2_multihead_deinit(void *state)
     }
     api_v2_input_free(&m->mask);
     api_v2_input_free(&m->bias);
+    api_v2_input_free(&m->d_out);
+    if (m->req.backward.run != NULL) /* its dO is a view of GRAD_OUTPUT: not freed here */
+        attn_mh_grads_free(&m->req.backward.run->grads);
+    free(m->req.backward.run);
+    m->req.backward = (struct api_mh_backward){ 0 };
     free(m->allow);
     m->allow = NULL;
     for (size_t h = 0; m->req.vsteps != NULL && h < m->req.heads; h++)

@@ -15,6 +15,7 @@
 /* A model's state: its inputs read, one problem's request, the outputs it picked. */
 struct api_v2_multihead {
     struct api_v2_input x_q, x_kv, w[4], b[4], mask, bias;
+    struct api_v2_input d_out;    /* GRAD_OUTPUT: dO of every problem, or absent */
     size_t batch;
     struct api_multihead_req req; /* one problem's request; its matrices are views */
     unsigned char *allow;

@@ -55,6 +55,8 @@ static const struct meta_tensor multihead_inputs[] = {
     { "B_K", "FP64", 1 }, { "B_V", "FP64", 1 }, { "B_O", "FP64", 1 }, { "MASK", "BOOL", 2 },
     { "BIAS", "FP64", 2 }, { "LENGTHS", "INT64", 1 }, { "LENGTHS_Q", "INT64", 1 },
     { "LENGTHS_K", "INT64", 1 },
+    /* dL/dOUTPUT, OUTPUT's shape: the backward pass's steps become outputs */
+    { "GRAD_OUTPUT", "FP64", 2 },
 };
 static const struct meta_tensor multihead_outputs[] = {
     { "OUTPUT", "FP64", 2 }, { "WEIGHTS", "FP64", 3 }, { "WEIGHTS_MEAN", "FP64", 2 },
@@ -62,6 +64,14 @@ static const struct meta_tensor multihead_outputs[] = {
     { "SCALED", "FP64", 3 }, { "MASKED", "FP64", 3 }, { "HEAD_OUTPUTS", "FP64", 3 },
     { "CONCAT", "FP64", 2 }, { "LSE", "FP64", 2 }, { "ROW_SUM", "FP64", 2 },
     { "ROW_MAX", "FP64", 2 }, { "BLOCK_MAP", "INT8", 2 },
+    /* the backward pass's steps, with GRAD_OUTPUT: each head's (h, ...) and the layer's */
+    { "GRAD_OUTPUT", "FP64", 2 }, { "GRAD_W_O", "FP64", 2 }, { "GRAD_B_O", "FP64", 1 },
+    { "GRAD_WEIGHTS", "FP64", 3 }, { "DELTA", "FP64", 2 }, { "GRAD_MASKED", "FP64", 3 },
+    { "GRAD_Q", "FP64", 2 }, { "GRAD_K", "FP64", 2 }, { "GRAD_V", "FP64", 2 },
+    { "GRAD_W_Q", "FP64", 2 }, { "GRAD_W_K", "FP64", 2 }, { "GRAD_W_V", "FP64", 2 },
+    { "GRAD_B_Q", "FP64", 1 }, { "GRAD_B_K", "FP64", 1 }, { "GRAD_B_V", "FP64", 1 },
+    { "GRAD_X", "FP64", 2 }, { "GRAD_X_Q", "FP64", 2 }, { "GRAD_X_KV", "FP64", 2 },
+    { "GRAD_SINK_LOGIT", "FP64", 1 }, { "GRAD_BIAS", "FP64", 2 },
 };
 
 #define N_OF(a) (sizeof a / sizeof a[0])
