@@ -78,8 +78,9 @@ $(call row,unit,check_masks,       core)
 $(call row,unit,check_backward,    core)
 # Multi-head's gradients through the projections, against finite differences.
 $(call row,unit,check_mh_backward, core)
-# core/precision.c: the formats' rounding and attention by the precision rules, against an
-# emulation that rounds by search over every float16 and bfloat16 value.
+# core/precision.c: the formats' rounding and attention (forward and backward) by the
+# precision rules, against an emulation that rounds by search over every float16 and
+# bfloat16 value.
 $(call row,unit,check_precision,   core)
 # core/verify.c: the rules that judge a kernel's answer, recomputed from their formulas.
 $(call row,unit,check_verify,      core)
@@ -325,6 +326,7 @@ $(BUILD_DIR)/core/softmax_row.o $(BUILD_DIR)/tests/unit/softmax_row_baseline.o: 
 # The low formats' float32 sums (core/precision.c), eight fmaf lanes a step: -O2 leaves the
 # loop scalar. No contraction: every fused multiply-add there is an fmaf the rules name.
 $(BUILD_DIR)/core/precision.o: CFLAGS += -O3 -ffp-contract=off
+$(BUILD_DIR)/core/precision_backward.o: CFLAGS += -ffp-contract=off
 
 # The number formatter, the hot loop of large answers: a row 3-6% faster at -O3.
 $(BUILD_DIR)/api/json/numfmt.o: CXXFLAGS += -O3

@@ -82,6 +82,19 @@ void attn_grads_free(struct attn_grads *g)
     memset(g, 0, sizeof *g);
 }
 
+const char *attn_grad_step_name(enum attn_grad_step step)
+{
+    static const char *const names[] = {
+        [ATTN_GRAD_NONE] = "", [ATTN_GRAD_V] = "grad_v", [ATTN_GRAD_WEIGHTS] = "grad_weights",
+        [ATTN_GRAD_DELTA] = "delta", [ATTN_GRAD_MASKED] = "grad_masked",
+        [ATTN_GRAD_SCALED] = "grad_scaled", [ATTN_GRAD_SCORES] = "grad_scores",
+        [ATTN_GRAD_Q_ROPE] = "grad_q_rope", [ATTN_GRAD_K_ROPE] = "grad_k_rope",
+        [ATTN_GRAD_Q] = "grad_q", [ATTN_GRAD_K] = "grad_k",
+        [ATTN_GRAD_SINK_LOGIT] = "grad_sink_logit",
+    };
+    return (unsigned)step < sizeof names / sizeof names[0] ? names[step] : "";
+}
+
 /* ---- the steps ---- */
 
 /* c = op(a) · op(b), one cblas_dgemm (sizes are within int: the forward checked them). */
@@ -95,14 +108,13 @@ static void gemm(const struct attn_matrix *a, bool a_t, const struct attn_matrix
                 (blasint)b->stride, 0.0, c->data, (blasint)c->stride);
 }
 
-/* Whether fwd holds what the backward reads for p and v, with g and d_out its sizes. */
-static bool grads_fit(const struct attn_grads *g, const struct attn_problem *p,
-                      const struct attn_variants *v, const struct attn_vtrace *fwd,
-                      const struct attn_matrix *d_out)
+bool attn_grads_fit(const struct attn_grads *g, const struct attn_problem *p,
+                    const struct attn_variants *v, const struct attn_vtrace *fwd,
+                    const struct attn_matrix *d_out)
 {
     const struct attn_trace *t = &fwd->base;
     if (p->q == NULL || p->k == NULL || p->v == NULL || t->weights.data == NULL ||
-        t->output.data == NULL || t->masked.data == NULL || t->fault.step != ATTN_STEP_NONE)
+        t->output.data == NULL || t->masked.data == NULL)
         return false;
     size_t n_q = p->q->rows, n_k = p->k->rows, d_k = p->q->cols, d_v = p->v->cols;
     if (t->n_q != n_q || t->n_k != n_k || t->d_v != d_v || g->block == NULL || g->n_q != n_q ||
@@ -175,6 +187,20 @@ static enum attn_status rope_back(const struct attn_matrix *x, struct attn_matri
     return ATTN_OK;
 }
 
+enum attn_status attn_grads_turn_back(struct attn_grads *g, const struct attn_variants *v)
+{
+    if (v->rope == NULL) {
+        memcpy(g->grad_q.data, g->grad_q_rope.data, g->n_q * g->d_k * sizeof(double));
+        memcpy(g->grad_k.data, g->grad_k_rope.data, g->n_k * g->d_k * sizeof(double));
+        return ATTN_OK;
+    }
+    enum attn_status st = rope_back(&g->grad_q_rope, &g->grad_q, v->rope, v->rope->cos_q,
+                                    v->rope->sin_q);
+    return st == ATTN_OK ? rope_back(&g->grad_k_rope, &g->grad_k, v->rope, v->rope->cos_k,
+                                     v->rope->sin_k)
+                         : st;
+}
+
 static bool all_finite(const double *x, size_t n)
 {
     bool ok = true;
@@ -189,8 +215,10 @@ enum attn_status attn_backward(struct attn_grads *g, const struct attn_problem *
 {
     static const struct attn_variants none;
     v = v != NULL ? v : &none;
-    if (g == NULL || p == NULL || fwd == NULL || !grads_fit(g, p, v, fwd, d_out))
+    if (g == NULL || p == NULL || fwd == NULL || fwd->base.fault.step != ATTN_STEP_NONE ||
+        !attn_grads_fit(g, p, v, fwd, d_out))
         return ATTN_EINVAL;
+    g->fault = (struct attn_grad_fault){ ATTN_GRAD_NONE, 0, 0 };
     const struct attn_matrix *mix = v->dropout ? &fwd->dropped : &fwd->base.weights;
     gemm(mix, true, d_out, false, &g->grad_v);
     grads_weights(g, p, v, fwd, d_out);
@@ -199,17 +227,9 @@ enum attn_status attn_backward(struct attn_grads *g, const struct attn_problem *
     const struct attn_matrix *k = v->rope != NULL ? &fwd->k_rope : p->k;
     gemm(&g->grad_scores, false, k, false, &g->grad_q_rope);
     gemm(&g->grad_scores, true, q, false, &g->grad_k_rope);
-    if (v->rope != NULL) {
-        enum attn_status st = rope_back(&g->grad_q_rope, &g->grad_q, v->rope, v->rope->cos_q,
-                                        v->rope->sin_q);
-        if (st == ATTN_OK)
-            st = rope_back(&g->grad_k_rope, &g->grad_k, v->rope, v->rope->cos_k, v->rope->sin_k);
-        if (st != ATTN_OK)
-            return st;
-    } else {
-        memcpy(g->grad_q.data, g->grad_q_rope.data, g->n_q * g->d_k * sizeof(double));
-        memcpy(g->grad_k.data, g->grad_k_rope.data, g->n_k * g->d_k * sizeof(double));
-    }
+    enum attn_status st = attn_grads_turn_back(g, v);
+    if (st != ATTN_OK)
+        return st;
     g->grad_sink_logit = 0.0;
     for (size_t i = 0; v->sink && i < g->n_q; i++) /* the sink's dS: w_sink·(0 − D_i) */
         g->grad_sink_logit -= fwd->sink_weight[i] * g->delta[i];

@@ -29,6 +29,31 @@
 #include "attention.h"
 #include "variants.h"
 
+/* The steps in the order they run, to name a cell by (attn_backward_precision keeps a
+ * cell that is not finite and names the first; attn_backward refuses it). */
+enum attn_grad_step {
+    ATTN_GRAD_NONE = 0,
+    ATTN_GRAD_V,
+    ATTN_GRAD_WEIGHTS,
+    ATTN_GRAD_DELTA,       /* a number a row: its cell is [i, 0] */
+    ATTN_GRAD_MASKED,
+    ATTN_GRAD_SCALED,
+    ATTN_GRAD_SCORES,
+    ATTN_GRAD_Q_ROPE,      /* with RoPE only */
+    ATTN_GRAD_K_ROPE,
+    ATTN_GRAD_Q,
+    ATTN_GRAD_K,
+    ATTN_GRAD_SINK_LOGIT,  /* one number: [0, 0] */
+};
+
+/* "grad_v", "grad_weights", "delta", ..., "grad_sink_logit"; "" for ATTN_GRAD_NONE. */
+const char *attn_grad_step_name(enum attn_grad_step step);
+
+struct attn_grad_fault {
+    enum attn_grad_step step;
+    size_t row, col;
+};
+
 struct attn_grads {
     size_t n_q, n_k, d_k, d_v;
     struct attn_matrix grad_v;       /* (n_k, d_v) */
@@ -42,6 +67,7 @@ struct attn_grads {
     struct attn_matrix grad_q;       /* (n_q, d_k) */
     struct attn_matrix grad_k;       /* (n_k, d_k) */
     double grad_sink_logit;          /* 0 without a sink */
+    struct attn_grad_fault fault;    /* the first cell not finite; ATTN_GRAD_NONE when none */
     void *block;
 };
 

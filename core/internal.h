@@ -107,6 +107,19 @@ struct attn_rope;
 void attn_rope_rotate(const struct attn_matrix *x, struct attn_matrix *out,
                       const struct attn_rope *rope, const double *cos_t, const double *sin_t);
 
+/* grad_q and grad_k = grad_q_rope and grad_k_rope turned back by RoPE's angles (the
+ * rotation's transpose) in float64, or copied without RoPE (backward.c). ATTN_ENOMEM
+ * when the turn's table (a row of −sin) cannot be had. */
+struct attn_grads;
+enum attn_status attn_grads_turn_back(struct attn_grads *g, const struct attn_variants *v);
+
+/* Whether fwd holds what a backward reads for p and v (its fault aside), with g and d_out
+ * of p's sizes (backward.c). */
+struct attn_vtrace;
+bool attn_grads_fit(const struct attn_grads *g, const struct attn_problem *p,
+                    const struct attn_variants *v, const struct attn_vtrace *fwd,
+                    const struct attn_matrix *d_out);
+
 /* Whether the window, sinks, documents and chunk let the row see key j, the mask and
  * causality aside. */
 static inline bool attn_vrow_in_band(const struct attn_vrow *r, size_t j)

@@ -487,46 +487,77 @@ enum attn_status attn_forward_precision_vtrace(struct attn_vtrace *vt,
     return ATTN_OK;
 }
 
+/* op(m) (rows × cols: m, or its transpose) rounded to f into dst, contiguous. */
+static void round_copy_op(double *dst, const struct attn_matrix *m, bool t, enum attn_format f)
+{
+    size_t rows = t ? m->cols : m->rows, cols = t ? m->rows : m->cols;
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++)
+            dst[i * cols + j] = attn_format_round(t ? attn_at(m, j, i) : attn_at(m, i, j), f);
+}
+
+size_t attn_product_precision_bytes(size_t rows, size_t inner, size_t cols,
+                                    const struct attn_precision *prec)
+{
+    int overflow = 0;
+    size_t a = attn_cells(rows, inner, &overflow), b = attn_cells(inner, cols, &overflow);
+    size_t c = attn_cells(rows, cols, &overflow);
+    size_t cells = a > SIZE_MAX - b ? SIZE_MAX : a + b;
+    cells = cells > SIZE_MAX - c ? SIZE_MAX : cells + c;
+    size_t each = sizeof(double) + (prec->accumulate == ATTN_FLOAT32 ? sizeof(float) : 0);
+    return overflow || cells > SIZE_MAX / each ? 0 : cells * each;
+}
+
+enum attn_status attn_product_precision(struct attn_matrix *c, const struct attn_matrix *a,
+                                        bool a_t, const struct attn_matrix *b, bool b_t,
+                                        const struct attn_precision *prec)
+{
+    if (!attn_precision_valid(prec))
+        return ATTN_EINVAL;
+    size_t rows = c->rows, cols = c->cols, inner = a_t ? a->rows : a->cols;
+    bool floats = prec->accumulate == ATTN_FLOAT32;
+    size_t cells = rows * inner + inner * cols + rows * cols; /* bounded by the caller's */
+    double *da = malloc(cells * sizeof(double));
+    float *fa = floats ? malloc(cells * sizeof(float)) : NULL;
+    if (da == NULL || (floats && fa == NULL)) {
+        free(da);
+        free(fa);
+        return ATTN_ENOMEM;
+    }
+    double *db = da + rows * inner, *dc = db + inner * cols;
+    round_copy_op(da, a, a_t, prec->format);
+    round_copy_op(db, b, b_t, prec->format);
+    if (floats) {
+        float *fb = fa + rows * inner, *fc = fb + inner * cols;
+        to_floats(fa, da, rows * inner);
+        to_floats(fb, db, inner * cols);
+        product_f32(fc, fa, rows, inner, fb, cols);
+        to_doubles(dc, fc, rows * cols);
+    } else {
+        product(dc, da, rows, inner, db, cols, 1, cols, prec->accumulate);
+    }
+    for (size_t i = 0; i < rows; i++)
+        memcpy(c->data + i * c->stride, dc + i * cols, cols * sizeof(double));
+    free(da);
+    free(fa);
+    return ATTN_OK;
+}
+
 enum attn_status attn_project_precision(struct attn_matrix *out, const struct attn_matrix *x,
                                         const struct attn_matrix *w, const double *b,
                                         bool transposed, const struct attn_precision *prec)
 {
-    if (!attn_precision_valid(prec))
-        return ATTN_EINVAL;
-    size_t rows = out->rows, cols = out->cols, inner = x->cols;
+    enum attn_status st = attn_product_precision(out, x, false, w, transposed, prec);
+    if (st != ATTN_OK)
+        return st;
     enum attn_format f = prec->format, acc = prec->accumulate;
-    double *xf = malloc((rows * inner + inner * cols + rows * cols) * sizeof(double));
-    float *fl = acc == ATTN_FLOAT32
-                    ? malloc((rows * inner + inner * cols + rows * cols) * sizeof(float))
-                    : NULL;
-    if (xf == NULL || (acc == ATTN_FLOAT32 && fl == NULL)) {
-        free(xf);
-        free(fl);
-        return ATTN_ENOMEM;
-    }
-    double *wf = xf + rows * inner, *sum = wf + inner * cols; /* W as (inner, cols) */
-    round_copy(xf, x, f);
-    for (size_t t = 0; t < inner; t++)
-        for (size_t j = 0; j < cols; j++)
-            wf[t * cols + j] = attn_format_round(transposed ? attn_at(w, j, t) : attn_at(w, t, j), f);
-    if (fl != NULL) {
-        float *fx = fl, *fw = fx + rows * inner, *fs = fw + inner * cols;
-        to_floats(fx, xf, rows * inner);
-        to_floats(fw, wf, inner * cols);
-        product_f32(fs, fx, rows, inner, fw, cols);
-        to_doubles(sum, fs, rows * cols);
-    } else {
-        product(sum, xf, rows, inner, wf, cols, 1, cols, acc);
-    }
-    for (size_t i = 0; i < rows; i++)
-        for (size_t j = 0; j < cols; j++) {
-            double s = sum[i * cols + j];
+    for (size_t i = 0; i < out->rows; i++)
+        for (size_t j = 0; j < out->cols; j++) {
+            double *s = &out->data[i * out->stride + j];
             if (b != NULL)
-                s = attn_format_round(s + attn_format_round(b[j], f), acc);
-            out->data[i * out->stride + j] = attn_format_round(s, f);
+                *s = attn_format_round(*s + attn_format_round(b[j], f), acc);
+            *s = attn_format_round(*s, f);
         }
-    free(xf);
-    free(fl);
     return ATTN_OK;
 }
 

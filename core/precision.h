@@ -14,6 +14,25 @@
  *   4. The weights are rounded to the format before weights @ V (FlashAttention does
  *      the same with P); the output is rounded to the format last.
  *
+ * The backward pass (attn_backward_precision, core/precision_backward.c) by the same rules:
+ *
+ *   1. dO (grad_output) is rounded to the format, as the inputs are.
+ *   2. Each product is rule 2's: grad_v = mixᵀ·dO (mix the weights, or dropped under
+ *      dropout, both held in the format by the forward), dP = dO·Vᵀ (V in the format),
+ *      grad_q_rope = dS'·K' and grad_k_rope = dS'ᵀ·Q' (K', Q' the forward's operands in
+ *      the format, rotated with RoPE), where dS' is grad_scores rounded to the format
+ *      before its products (FlashAttention converts dS to the input type before dQ and
+ *      dK); D_i = Σ_c dO_ic·O_ic is such a sum too, O as held (in the format).
+ *   3. Each element-wise step is rule 3's, from its operands as held: dropout's
+ *      dP·keep·1/(1 − p) (the factor rounded to the accumulator first), dS = P∘(dP − D)
+ *      (0 where blocked), through softcap dS·(1 − tanh²(softcapped/c)) (c rounded
+ *      first), grad_scores = grad_scaled·scale (the scale rounded first); grad_sink_logit
+ *      = −Σ_i sink_weight_i·D_i adds in row order, each partial sum rounded once.
+ *      dP, D, dS and what follows it to grad_scores, grad_q_rope, grad_k_rope and
+ *      grad_sink_logit are held in the accumulator.
+ *   4. grad_q, grad_k and grad_v are rounded to the format last, as the output is; with
+ *      RoPE, grad_q_rope and grad_k_rope as held are turned back in float64 first.
+ *
  * Every step is kept as the exact value it holds, a double. Nothing is refused for not
  * being finite: an overflow is what this pass exists to show, so it runs through with
  * ±inf and NaN and the trace's fault names the first non-finite cell.
@@ -24,8 +43,7 @@
  * format and libgcc's conversions none of the sums. The definition is ldexp and
  * nearbyint (attn_format_round_slow); the fast path is checked against it.
  *
- * Not here: the variants (rope, softcap, alibi, window, sinks, dropout), multi-head
- * projections; JSON, HTTP.
+ * Not here: multi-head's backward through the projections; JSON, HTTP.
  */
 #ifndef ATTN_PRECISION_H
 #define ATTN_PRECISION_H
@@ -141,6 +159,39 @@ void attn_softmax_columns_precision(struct attn_matrix *out, const struct attn_m
  * accumulator in index order, the result rounded to the format (NaN and ±inf kept). */
 void attn_matmul_precision(struct attn_matrix *out, const struct attn_matrix *a,
                            const struct attn_matrix *b, const struct attn_precision *prec);
+
+/*
+ * c (rows × cols) = op(a) · op(b) by rule 2, c left in the accumulator (not rounded to
+ * the format): the operands' cells rounded to the format (a no-op on cells held there),
+ * read transposed where a_t or b_t, each cell's sum in index order with every partial
+ * sum rounded once. Cells that are not finite are kept. ATTN_EINVAL for an invalid
+ * precision, ATTN_ENOMEM for its copies of the operands
+ * (attn_product_precision_bytes(rows, inner, cols, prec) bytes; 0 when that overflows).
+ */
+enum attn_status attn_product_precision(struct attn_matrix *c, const struct attn_matrix *a,
+                                        bool a_t, const struct attn_matrix *b, bool b_t,
+                                        const struct attn_precision *prec);
+size_t attn_product_precision_bytes(size_t rows, size_t inner, size_t cols,
+                                    const struct attn_precision *prec);
+
+/*
+ * Every gradient of the low forward pass fwd (attn_forward_precision_vtrace's of p and v,
+ * in prec) for dO = d_out by the backward's rules above, into g (attn_grads_alloc'ed for
+ * p's sizes). A cell that is not finite is kept, not refused: g->fault names the first
+ * one in the steps' order (ATTN_GRAD_NONE when every cell is finite; grad_q_rope and
+ * grad_k_rope only with RoPE, grad_sink_logit only with the sink) and the status is
+ * ATTN_OK, as it is with fwd's own fault. ATTN_EINVAL when g, fwd or d_out do not fit p
+ * or prec is invalid; ATTN_ENOMEM. Its memory beside g:
+ * attn_backward_precision_bytes(n_q, n_k, d_k, d_v, prec) at the most.
+ */
+struct attn_grads;
+enum attn_status attn_backward_precision(struct attn_grads *g, const struct attn_problem *p,
+                                         const struct attn_variants *v,
+                                         const struct attn_vtrace *fwd,
+                                         const struct attn_matrix *d_out,
+                                         const struct attn_precision *prec);
+size_t attn_backward_precision_bytes(size_t n_q, size_t n_k, size_t d_k, size_t d_v,
+                                     const struct attn_precision *prec);
 
 /* How one step held in a low format differs from the same step in float64. */
 struct attn_step_error {

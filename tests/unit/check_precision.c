@@ -21,6 +21,11 @@
  *            statistic; overflow past 65504 kept and named; bad arguments;
  *   Mistakes the notes' softmax mistakes by the rules: e^11 holds in float16, e^11.1 not;
  *            the column softmax and the product against the emulation;
+ *   Backward attn_backward_precision on random problems (softcap, the sink, RoPE in both
+ *            layouts, dropout, a bias, a causal mask, a fully masked row) in each format
+ *            and accumulator, bit for bit at every step against a naive loop of the
+ *            rules on the low forward's steps; float32 within 1e-5 of float64's
+ *            gradients; overflow kept and named; bad calls;
  *   Multi    attn_mh_forward_precision: the projections against the emulation's (operands
  *            in the format, sums in the accumulator, the bias added there, the result
  *            rounded to the format), every head against emulate() on them, GQA;
@@ -35,6 +40,7 @@
 #include <string.h>
 
 #include "core/attention.h"
+#include "core/backward.h"
 #include "core/multihead.h"
 #include "core/precision.h"
 #include "core/variants.h"
@@ -84,6 +90,8 @@ static double nearest(const struct list *l, __float128 x)
 {
     if (x != x)
         return NAN;
+    if (x == 0)
+        return (double)x; /* ±0 keeps its sign */
     double sign = x < 0 ? -1 : 1;
     __float128 a = x < 0 ? -x : x;
     size_t top = l->n - 1;
@@ -377,14 +385,21 @@ static void expect_cells(const char *what, const double *got, const double *want
                attn_format_name(f), attn_format_name(acc), what, c, got[c], want[c]);
 }
 
+/* p's arrays as core's problem: m holds the views (q, k, v, bias). */
+static struct attn_problem views_of(const struct problem *p, struct attn_matrix m[4])
+{
+    m[0] = attn_matrix_view(p->q, p->n_q, p->d_k);
+    m[1] = attn_matrix_view(p->k, p->n_k, p->d_k);
+    m[2] = attn_matrix_view(p->v, p->n_k, p->d_v);
+    m[3] = attn_matrix_view(p->bias, p->n_q, p->n_k);
+    return (struct attn_problem){ &m[0], &m[1], &m[2], p->bias ? &m[3] : NULL,
+                                  { p->mask, p->allow, p->n_q }, p->scale, false };
+}
+
 static void run_and_compare(const struct problem *p, enum attn_format f, enum attn_format acc)
 {
-    struct attn_matrix q = attn_matrix_view(p->q, p->n_q, p->d_k);
-    struct attn_matrix k = attn_matrix_view(p->k, p->n_k, p->d_k);
-    struct attn_matrix v = attn_matrix_view(p->v, p->n_k, p->d_v);
-    struct attn_matrix b = attn_matrix_view(p->bias, p->n_q, p->n_k);
-    struct attn_problem ap = { &q, &k, &v, p->bias ? &b : NULL,
-                               { p->mask, p->allow, p->n_q }, p->scale, false };
+    struct attn_matrix m[4];
+    struct attn_problem ap = views_of(p, m);
     struct attn_trace t;
     ck_assert_int_eq(attn_trace_alloc(&t, p->n_q, p->n_k, p->d_v), ATTN_OK);
     struct attn_precision prec = { f, acc };
@@ -541,6 +556,316 @@ START_TEST(test_bad_arguments)
     struct attn_precision ok = { ATTN_FLOAT16, ATTN_FLOAT32 };
     ck_assert_int_eq(attn_forward_precision(&t, &p, &ok), ATTN_EINVAL);
     attn_trace_free(&t);
+}
+END_TEST
+
+/* ---- Backward ---- */
+
+/* The backward's steps as the emulation computes them, one array each. */
+struct em_grads {
+    double *gv, *dp, *delta, *ds, *gscaled, *gscores, *gqr, *gkr, *gq, *gk, sink;
+};
+
+/* x's rows turned back by RoPE's tables (rows × d, pairs by the layout): the rotation by
+ * −θ, a·cos + b·sin and b·cos − a·sin, in float64, then rounded to f. */
+static void em_turn_back(double *out, const double *x, size_t rows, size_t d,
+                         const struct attn_rope *rope, const double *cos_t, const double *sin_t,
+                         enum attn_format f)
+{
+    size_t half = rope->rotated / 2;
+    for (size_t i = 0; i < rows; i++) {
+        const double *src = x + i * d;
+        double *dst = out + i * d;
+        memcpy(dst, src, d * sizeof *dst);
+        for (size_t c = 0; c < half; c++) {
+            size_t a = rope->layout == ATTN_ROPE_INTERLEAVED ? 2 * c : c;
+            size_t b = rope->layout == ATTN_ROPE_INTERLEAVED ? 2 * c + 1 : c + half;
+            double cs = cos_t[i * half + c], sn = sin_t[i * half + c];
+            dst[a] = src[a] * cs + src[b] * sn;
+            dst[b] = src[b] * cs - src[a] * sn;
+        }
+        for (size_t c = 0; c < d; c++)
+            dst[c] = em_round(dst[c], f);
+    }
+}
+
+/* c (rows × cols) = Σ_t a(i, t)·b(t, j) in index order, each partial sum rounded once to
+ * acc; a(i, t) = a[i·as_i + t·as_t], b likewise: the naive triple loop. */
+static void em_product(double *c, size_t rows, size_t inner, size_t cols, const double *a,
+                       size_t as_i, size_t as_t, const double *b, size_t bs_t, size_t bs_j,
+                       enum attn_format acc)
+{
+    for (size_t i = 0; i < rows; i++)
+        for (size_t j = 0; j < cols; j++) {
+            double sum = 0;
+            for (size_t t = 0; t < inner; t++)
+                sum = em_fma(a[i * as_i + t * as_t], b[t * bs_t + j * bs_j], sum, acc);
+            c[i * cols + j] = sum;
+        }
+}
+
+static double *em_rounded(const double *x, size_t n, enum attn_format f)
+{
+    double *r = malloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        r[i] = em_round(x[i], f);
+    return r;
+}
+
+/* The backward by the rules from fwd, the low forward pass as it holds its steps. */
+static void em_backward(struct em_grads *g, const struct problem *p, const struct attn_variants *v,
+                        const struct attn_vtrace *fwd, const double *d_out, enum attn_format f,
+                        enum attn_format acc)
+{
+    size_t n_q = p->n_q, n_k = p->n_k, d_k = p->d_k, d_v = p->d_v, nn = n_q * n_k;
+    double *dof = em_rounded(d_out, n_q * d_v, f), *vf = em_rounded(p->v, n_k * d_v, f);
+    double *qf = v->rope ? NULL : em_rounded(p->q, n_q * d_k, f);
+    double *kf = v->rope ? NULL : em_rounded(p->k, n_k * d_k, f);
+    const double *qr = v->rope ? fwd->q_rope.data : qf, *kr = v->rope ? fwd->k_rope.data : kf;
+    const double *mix = v->dropout ? fwd->dropped.data : fwd->base.weights.data;
+    const double *w = fwd->base.weights.data, *o = fwd->base.output.data;
+    em_product(g->gv, n_k, n_q, d_v, mix, 1, n_k, dof, d_v, 1, acc);           /* mixᵀ·dO */
+    em_product(g->dp, n_q, d_v, n_k, dof, d_v, 1, vf, 1, d_v, acc);           /* dO·Vᵀ */
+    for (size_t i = 0; i < n_q; i++) { /* D_i = Σ_c dO_ic·O_ic */
+        double d = 0;
+        for (size_t c = 0; c < d_v; c++)
+            d = em_fma(dof[i * d_v + c], o[i * d_v + c], d, acc);
+        g->delta[i] = d;
+    }
+    double factor = em_round(1.0 / (1.0 - v->dropout_p), acc), cap = em_round(v->softcap, acc);
+    double sc = em_round(p->scale, acc);
+    double *dsf = calloc(nn, sizeof *dsf);
+    for (size_t i = 0; i < n_q; i++)
+        for (size_t j = 0; j < n_k; j++) {
+            size_t c = i * n_k + j;
+            if (v->dropout)
+                g->dp[c] = em_round(g->dp[c] * fwd->keep.data[c] * factor, acc);
+            double ds = em_sees(p, i, j) ? em_round(w[c] * (g->dp[c] - g->delta[i]), acc) : 0;
+            g->ds[c] = ds + 0.0;
+            double th = v->softcap > 0 ? fwd->softcapped.data[c] / cap : 0;
+            g->gscaled[c] = v->softcap > 0 ? em_round(g->ds[c] * (1.0 - th * th), acc) : g->ds[c];
+            g->gscores[c] = em_round(g->gscaled[c] * sc, acc);
+            dsf[c] = em_round(g->gscores[c], f);
+        }
+    em_product(g->gqr, n_q, n_k, d_k, dsf, n_k, 1, kr, d_k, 1, acc);   /* dS'·K' */
+    em_product(g->gkr, n_k, n_q, d_k, dsf, 1, n_k, qr, d_k, 1, acc);   /* dS'ᵀ·Q' */
+    if (v->rope) {
+        em_turn_back(g->gq, g->gqr, n_q, d_k, v->rope, v->rope->cos_q, v->rope->sin_q, f);
+        em_turn_back(g->gk, g->gkr, n_k, d_k, v->rope, v->rope->cos_k, v->rope->sin_k, f);
+    } else {
+        for (size_t c = 0; c < n_q * d_k; c++)
+            g->gq[c] = em_round(g->gqr[c], f);
+        for (size_t c = 0; c < n_k * d_k; c++)
+            g->gk[c] = em_round(g->gkr[c], f);
+    }
+    for (size_t c = 0; c < n_k * d_v; c++)
+        g->gv[c] = em_round(g->gv[c], f);
+    g->sink = 0;
+    for (size_t i = 0; v->sink && i < n_q; i++)
+        g->sink = em_fma(-fwd->sink_weight[i], g->delta[i], g->sink, acc);
+    free(dof), free(vf), free(qf), free(kf), free(dsf);
+}
+
+static void em_grads_alloc(struct em_grads *g, const struct problem *p)
+{
+    size_t nn = p->n_q * p->n_k;
+    double **all[] = { &g->dp, &g->ds, &g->gscaled, &g->gscores };
+    for (size_t i = 0; i < 4; i++)
+        *all[i] = calloc(nn, sizeof(double));
+    g->gv = calloc(p->n_k * p->d_v, sizeof(double));
+    g->delta = calloc(p->n_q, sizeof(double));
+    g->gqr = calloc(p->n_q * p->d_k, sizeof(double));
+    g->gq = calloc(p->n_q * p->d_k, sizeof(double));
+    g->gkr = calloc(p->n_k * p->d_k, sizeof(double));
+    g->gk = calloc(p->n_k * p->d_k, sizeof(double));
+}
+
+static void em_grads_free(struct em_grads *g)
+{
+    free(g->gv), free(g->dp), free(g->delta), free(g->ds), free(g->gscaled), free(g->gscores);
+    free(g->gqr), free(g->gkr), free(g->gq), free(g->gk);
+}
+
+/* Round r's variants: softcap, the sink, RoPE (both layouts) and dropout, each in some. */
+static struct attn_variants backward_variants(int r, struct attn_rope *rope, const struct problem *p)
+{
+    struct attn_variants v = { .softcap = r % 3 == 1 ? 1.5 : 0, .sink = r % 4 == 3,
+                               .sink_logit = 0.25, .dropout = r % 5 == 4, .dropout_p = 0.25,
+                               .dropout_seed = (uint64_t)r };
+    if (r % 2 == 0 && p->d_k % 2 == 0) {
+        *rope = (struct attn_rope){ .base = 100, .layout = (enum attn_rope_layout)((r / 2) % 2),
+                                    .rotated = p->d_k };
+        ck_assert_int_eq(attn_rope_prepare(rope, p->n_q, p->n_k), ATTN_OK);
+        v.rope = rope;
+    }
+    return v;
+}
+
+/* attn_backward_precision of p and v in (f, acc) against em_backward, bit for bit. */
+static void backward_and_compare(const struct problem *p, const struct attn_variants *v,
+                                 const double *d_out, enum attn_format f, enum attn_format acc)
+{
+    struct attn_matrix m[4], dom = attn_matrix_view((double *)d_out, p->n_q, p->d_v);
+    struct attn_problem ap = views_of(p, m);
+    struct attn_precision prec = { f, acc };
+    struct attn_vtrace fwd;
+    ck_assert_int_eq(attn_vtrace_alloc(&fwd, p->n_q, p->n_k, p->d_k, p->d_v, v), ATTN_OK);
+    ck_assert_int_eq(attn_forward_precision_vtrace(&fwd, &ap, v, &prec), ATTN_OK);
+    struct attn_grads g;
+    ck_assert_int_eq(attn_grads_alloc(&g, p->n_q, p->n_k, p->d_k, p->d_v), ATTN_OK);
+    ck_assert_int_eq(attn_backward_precision(&g, &ap, v, &fwd, &dom, &prec), ATTN_OK);
+    struct em_grads e;
+    em_grads_alloc(&e, p);
+    em_backward(&e, p, v, &fwd, d_out, f, acc);
+    size_t nn = p->n_q * p->n_k;
+    expect_cells("grad_v", g.grad_v.data, e.gv, p->n_k * p->d_v, f, acc);
+    expect_cells("grad_weights", g.grad_weights.data, e.dp, nn, f, acc);
+    expect_cells("delta", g.delta, e.delta, p->n_q, f, acc);
+    expect_cells("grad_masked", g.grad_masked.data, e.ds, nn, f, acc);
+    expect_cells("grad_scaled", g.grad_scaled.data, e.gscaled, nn, f, acc);
+    expect_cells("grad_scores", g.grad_scores.data, e.gscores, nn, f, acc);
+    expect_cells("grad_q_rope", g.grad_q_rope.data, e.gqr, p->n_q * p->d_k, f, acc);
+    expect_cells("grad_k_rope", g.grad_k_rope.data, e.gkr, p->n_k * p->d_k, f, acc);
+    expect_cells("grad_q", g.grad_q.data, e.gq, p->n_q * p->d_k, f, acc);
+    expect_cells("grad_k", g.grad_k.data, e.gk, p->n_k * p->d_k, f, acc);
+    expect_cells("grad_sink_logit", &g.grad_sink_logit, &e.sink, 1, f, acc);
+    ck_assert_int_eq(g.fault.step, ATTN_GRAD_NONE);
+    em_grads_free(&e);
+    attn_grads_free(&g);
+    attn_vtrace_free(&fwd);
+}
+
+/* A random problem of round r: sizes, a mask (causal, or cells with row 0 fully masked). */
+static struct problem backward_problem(int r)
+{
+    struct problem p = { .n_q = 1 + next64() % 6, .n_k = 1 + next64() % 7,
+                         .d_k = 2 * (1 + next64() % 4), .d_v = 1 + next64() % 5 };
+    p.q = random_cells(p.n_q * p.d_k, 2);
+    p.k = random_cells(p.n_k * p.d_k, 2);
+    p.v = random_cells(p.n_k * p.d_v, 3);
+    p.bias = r % 3 == 0 ? random_cells(p.n_q * p.n_k, 2) : NULL;
+    p.mask = (enum attn_mask_kind)(r % 3);
+    p.allow = malloc(p.n_q * p.n_k);
+    for (size_t c = 0; c < p.n_q * p.n_k; c++)
+        p.allow[c] = c < p.n_k ? 0 : (next64() % 3) != 0; /* row 0 fully masked */
+    p.scale = 1 / sqrt((double)p.d_k);
+    return p;
+}
+
+static void problem_free(struct problem *p)
+{
+    free(p->q), free(p->k), free(p->v), free(p->bias), free(p->allow);
+}
+
+START_TEST(test_backward_bit_for_bit)
+{
+    for (int round = 0; round < 60; round++) {
+        struct problem p = backward_problem(round);
+        struct attn_rope rope = { 0 };
+        struct attn_variants v = backward_variants(round, &rope, &p);
+        double *d_out = random_cells(p.n_q * p.d_v, 1.5);
+        for (size_t fi = 0; fi < 3; fi++) {
+            backward_and_compare(&p, &v, d_out, lows[fi], ATTN_FLOAT32);
+            if (lows[fi] != ATTN_FLOAT32)
+                backward_and_compare(&p, &v, d_out, lows[fi], lows[fi]);
+        }
+        free(d_out);
+        attn_rope_release(&rope);
+        problem_free(&p);
+    }
+}
+END_TEST
+
+/* The largest |low − exact| over n cells, against the largest |exact| or 0.1, whichever
+ * is larger: a gradient whose terms cancel (one visible key: dS = P·(dP − D) = 0) is
+ * float32's rounding of terms near 1, not a relative error of a number near 0. */
+static double relative_gap(const double *low, const double *exact, size_t n)
+{
+    double gap = 0, top = 0.1;
+    for (size_t c = 0; c < n; c++) {
+        gap = fmax(gap, fabs(low[c] - exact[c]));
+        top = fmax(top, fabs(exact[c]));
+    }
+    return gap / top;
+}
+
+/* float32 by the rules lands within float32's own error of float64's gradients. */
+START_TEST(test_backward_float32_near_float64)
+{
+    for (int round = 0; round < 12; round++) {
+        struct problem p = backward_problem(round);
+        struct attn_rope rope = { 0 };
+        struct attn_variants v = backward_variants(round, &rope, &p);
+        double *d_out = random_cells(p.n_q * p.d_v, 1);
+        struct attn_matrix m[4], dom = attn_matrix_view(d_out, p.n_q, p.d_v);
+        struct attn_problem ap = views_of(&p, m);
+        struct attn_precision prec = { ATTN_FLOAT32, ATTN_FLOAT32 };
+        struct attn_vtrace low, exact;
+        struct attn_grads gl, ge;
+        ck_assert_int_eq(attn_vtrace_alloc(&low, p.n_q, p.n_k, p.d_k, p.d_v, &v), ATTN_OK);
+        ck_assert_int_eq(attn_vtrace_alloc(&exact, p.n_q, p.n_k, p.d_k, p.d_v, &v), ATTN_OK);
+        ck_assert_int_eq(attn_forward_precision_vtrace(&low, &ap, &v, &prec), ATTN_OK);
+        ck_assert_int_eq(attn_forward_variants(&exact, &ap, &v), ATTN_OK);
+        ck_assert_int_eq(attn_grads_alloc(&gl, p.n_q, p.n_k, p.d_k, p.d_v), ATTN_OK);
+        ck_assert_int_eq(attn_grads_alloc(&ge, p.n_q, p.n_k, p.d_k, p.d_v), ATTN_OK);
+        ck_assert_int_eq(attn_backward_precision(&gl, &ap, &v, &low, &dom, &prec), ATTN_OK);
+        ck_assert_int_eq(attn_backward(&ge, &ap, &v, &exact, &dom), ATTN_OK);
+        double gq = relative_gap(gl.grad_q.data, ge.grad_q.data, p.n_q * p.d_k);
+        double gk = relative_gap(gl.grad_k.data, ge.grad_k.data, p.n_k * p.d_k);
+        double gv = relative_gap(gl.grad_v.data, ge.grad_v.data, p.n_k * p.d_v);
+        ck_assert_msg(gq < 1e-5 && gk < 1e-5 && gv < 1e-5, "round %d: grad_q %g, grad_k %g, "
+                      "grad_v %g from float64", round, gq, gk, gv);
+        ck_assert(fabs(gl.grad_sink_logit - ge.grad_sink_logit) <= 1e-5 * (1 + fabs(ge.grad_sink_logit)));
+        attn_grads_free(&gl), attn_grads_free(&ge);
+        attn_vtrace_free(&low), attn_vtrace_free(&exact);
+        free(d_out);
+        attn_rope_release(&rope);
+        problem_free(&p);
+    }
+}
+END_TEST
+
+/* dO·Vᵀ past 65504 in a float16 accumulator: +inf kept, named as grad_weights [0, 0];
+ * a dO past the format is +inf from the start (grad_v); a float32 accumulator holds both
+ * sums. Bad calls are ATTN_EINVAL. */
+START_TEST(test_backward_overflow_kept_and_named)
+{
+    double qd[] = { 1, 0 }, kd[] = { 1, 0 }, vd[] = { 4, 1 }, dod[] = { 30000, 1 };
+    struct attn_matrix q = attn_matrix_view(qd, 1, 2), k = attn_matrix_view(kd, 1, 2);
+    struct attn_matrix v = attn_matrix_view(vd, 1, 2), d_out = attn_matrix_view(dod, 1, 2);
+    struct attn_problem p = { &q, &k, &v, NULL, { ATTN_MASK_NONE, NULL, 0 }, 1, false };
+    struct attn_precision same16 = { ATTN_FLOAT16, ATTN_FLOAT16 };
+    struct attn_vtrace fwd;
+    struct attn_grads g;
+    static const struct attn_variants none;
+    ck_assert_int_eq(attn_vtrace_alloc(&fwd, 1, 1, 2, 2, &none), ATTN_OK);
+    ck_assert_int_eq(attn_forward_precision_vtrace(&fwd, &p, &none, &same16), ATTN_OK);
+    ck_assert_int_eq(attn_grads_alloc(&g, 1, 1, 2, 2), ATTN_OK);
+    ck_assert_int_eq(attn_backward_precision(&g, &p, &none, &fwd, &d_out, &same16), ATTN_OK);
+    /* grad_v = 1·dO holds; dP = 30000·4 + 1·1 overflows at its first partial sum */
+    ck_assert_double_eq(g.grad_v.data[0], 30000);
+    ck_assert(g.grad_weights.data[0] == INFINITY);
+    ck_assert_int_eq(g.fault.step, ATTN_GRAD_WEIGHTS);
+    ck_assert_uint_eq(g.fault.row, 0);
+    ck_assert_uint_eq(g.fault.col, 0);
+    ck_assert_str_eq(attn_grad_step_name(g.fault.step), "grad_weights");
+    struct attn_precision wide = { ATTN_FLOAT16, ATTN_FLOAT32 };
+    ck_assert_int_eq(attn_forward_precision_vtrace(&fwd, &p, &none, &wide), ATTN_OK);
+    ck_assert_int_eq(attn_backward_precision(&g, &p, &none, &fwd, &d_out, &wide), ATTN_OK);
+    ck_assert_double_eq(g.grad_weights.data[0], 120001);
+    ck_assert_int_eq(g.fault.step, ATTN_GRAD_NONE);
+    dod[0] = 70000; /* past float16: +inf as it is read */
+    ck_assert_int_eq(attn_backward_precision(&g, &p, &none, &fwd, &d_out, &wide), ATTN_OK);
+    ck_assert(g.grad_v.data[0] == INFINITY);
+    ck_assert_int_eq(g.fault.step, ATTN_GRAD_V);
+    struct attn_precision bad = { ATTN_FLOAT64, ATTN_FLOAT64 };
+    ck_assert_int_eq(attn_backward_precision(&g, &p, &none, &fwd, &d_out, &bad), ATTN_EINVAL);
+    struct attn_matrix wrong = attn_matrix_view(dod, 2, 1);
+    ck_assert_int_eq(attn_backward_precision(&g, &p, &none, &fwd, &wrong, &wide), ATTN_EINVAL);
+    const struct attn_variants capped = { .softcap = 2 }; /* fwd holds no softcapped */
+    ck_assert_int_eq(attn_backward_precision(&g, &p, &capped, &fwd, &d_out, &wide), ATTN_EINVAL);
+    attn_grads_free(&g);
+    attn_vtrace_free(&fwd);
 }
 END_TEST
 
@@ -716,6 +1041,12 @@ static Suite *precision_suite(void)
     tcase_add_test(forward, test_input_past_the_format);
     tcase_add_test(forward, test_bad_arguments);
     suite_add_tcase(s, forward);
+    TCase *backward = tcase_create("Backward");
+    tcase_add_unchecked_fixture(backward, lists_setup, NULL);
+    tcase_add_test(backward, test_backward_bit_for_bit);
+    tcase_add_test(backward, test_backward_float32_near_float64);
+    tcase_add_test(backward, test_backward_overflow_kept_and_named);
+    suite_add_tcase(s, backward);
     TCase *multi = tcase_create("Multi");
     tcase_add_unchecked_fixture(multi, lists_setup, NULL);
     tcase_add_test(multi, test_multihead_bit_for_bit);
