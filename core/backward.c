@@ -95,6 +95,34 @@ const char *attn_grad_step_name(enum attn_grad_step step)
     return (unsigned)step < sizeof names / sizeof names[0] ? names[step] : "";
 }
 
+bool attn_grad_step_runs(enum attn_grad_step step, const struct attn_variants *v)
+{
+    switch (step) {
+    case ATTN_GRAD_NONE: return false;
+    case ATTN_GRAD_Q_ROPE:
+    case ATTN_GRAD_K_ROPE: return v->rope != NULL;
+    case ATTN_GRAD_SINK_LOGIT: return v->sink;
+    default: return true;
+    }
+}
+
+struct attn_matrix attn_grads_step(const struct attn_grads *g, enum attn_grad_step step)
+{
+    switch (step) {
+    case ATTN_GRAD_V: return g->grad_v;
+    case ATTN_GRAD_WEIGHTS: return g->grad_weights;
+    case ATTN_GRAD_DELTA: return attn_matrix_view(g->delta, g->n_q, 1);
+    case ATTN_GRAD_MASKED: return g->grad_masked;
+    case ATTN_GRAD_SCALED: return g->grad_scaled;
+    case ATTN_GRAD_SCORES: return g->grad_scores;
+    case ATTN_GRAD_Q_ROPE: return g->grad_q_rope;
+    case ATTN_GRAD_K_ROPE: return g->grad_k_rope;
+    case ATTN_GRAD_Q: return g->grad_q;
+    case ATTN_GRAD_K: return g->grad_k;
+    default: return attn_matrix_view((double *)&g->grad_sink_logit, 1, 1);
+    }
+}
+
 /* ---- the steps ---- */
 
 /* c = op(a) · op(b), one cblas_dgemm (sizes are within int: the forward checked them). */

@@ -24,6 +24,7 @@
 #ifndef ATTN_BACKWARD_H
 #define ATTN_BACKWARD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "attention.h"
@@ -48,6 +49,13 @@ enum attn_grad_step {
 
 /* "grad_v", "grad_weights", "delta", ..., "grad_sink_logit"; "" for ATTN_GRAD_NONE. */
 const char *attn_grad_step_name(enum attn_grad_step step);
+
+struct attn_grads;
+/* Whether v makes step: grad_q_rope and grad_k_rope with RoPE, grad_sink_logit with the
+ * sink, the others always (ATTN_GRAD_NONE never). */
+bool attn_grad_step_runs(enum attn_grad_step step, const struct attn_variants *v);
+/* Step's numbers in g as a matrix view: delta as (n_q, 1), grad_sink_logit as (1, 1). */
+struct attn_matrix attn_grads_step(const struct attn_grads *g, enum attn_grad_step step);
 
 struct attn_grad_fault {
     enum attn_grad_step step;

@@ -118,30 +118,12 @@ static void grad_scores(struct attn_grads *g, const struct attn_problem *p,
 /* The first cell of g's steps, in the order they run, that is not finite. */
 static void find_fault(struct attn_grads *g, const struct attn_variants *v)
 {
-    struct attn_matrix delta = attn_matrix_view(g->delta, g->n_q, 1);
-    struct attn_matrix sink = attn_matrix_view(&g->grad_sink_logit, 1, 1);
-    const struct {
-        enum attn_grad_step step;
-        const struct attn_matrix *m;
-        bool runs;
-    } steps[] = {
-        { ATTN_GRAD_V, &g->grad_v, true },
-        { ATTN_GRAD_WEIGHTS, &g->grad_weights, true },
-        { ATTN_GRAD_DELTA, &delta, true },
-        { ATTN_GRAD_MASKED, &g->grad_masked, true },
-        { ATTN_GRAD_SCALED, &g->grad_scaled, true },
-        { ATTN_GRAD_SCORES, &g->grad_scores, true },
-        { ATTN_GRAD_Q_ROPE, &g->grad_q_rope, v->rope != NULL },
-        { ATTN_GRAD_K_ROPE, &g->grad_k_rope, v->rope != NULL },
-        { ATTN_GRAD_Q, &g->grad_q, true },
-        { ATTN_GRAD_K, &g->grad_k, true },
-        { ATTN_GRAD_SINK_LOGIT, &sink, v->sink },
-    };
     g->fault = (struct attn_grad_fault){ ATTN_GRAD_NONE, 0, 0 };
-    for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
+    for (int s = ATTN_GRAD_V; s <= ATTN_GRAD_SINK_LOGIT; s++) {
         size_t row, col;
-        if (steps[s].runs && attn_first_non_finite(steps[s].m, &row, &col)) {
-            g->fault = (struct attn_grad_fault){ steps[s].step, row, col };
+        struct attn_matrix m = attn_grads_step(g, s);
+        if (attn_grad_step_runs(s, v) && attn_first_non_finite(&m, &row, &col)) {
+            g->fault = (struct attn_grad_fault){ (enum attn_grad_step)s, row, col };
             return;
         }
     }

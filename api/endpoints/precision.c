@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "api/i18n/lang.h"
+#include "core/backward.h"
+#include "core/variants.h"
 
 static const char *const step_names[5] = { "scores", "scaled", "masked", "weights", "output" };
 
@@ -95,6 +97,29 @@ void api_precision_report_fill(struct api_precision_report *rep,
     first_input(rep, in, n_in, p->format);
     if (rep->first == NULL && low->fault.step != ATTN_STEP_NONE) {
         rep->first = step_names[low->fault.step - ATTN_STEP_SCORES];
+        rep->first_row = low->fault.row;
+        rep->first_col = low->fault.col;
+    }
+}
+
+void api_precision_report_backward(struct api_precision_report *rep,
+                                   const struct attn_precision *p,
+                                   const struct attn_matrix *d_out,
+                                   const struct attn_grads *low, const struct attn_grads *exact,
+                                   const struct attn_variants *v)
+{
+    for (int s = ATTN_GRAD_V; s <= ATTN_GRAD_SINK_LOGIT; s++) {
+        if (!attn_grad_step_runs(s, v))
+            continue;
+        const struct attn_matrix l = attn_grads_step(low, s), x = attn_grads_step(exact, s);
+        entry(rep, attn_grad_step_name(s), false, false)->e = attn_step_error_of(&l, &x);
+    }
+    if (rep->first != NULL)
+        return;
+    if (first_lost(d_out, p->format, &rep->first_row, &rep->first_col)) {
+        rep->first = "grad_output";
+    } else if (low->fault.step != ATTN_GRAD_NONE) {
+        rep->first = attn_grad_step_name(low->fault.step);
         rep->first_row = low->fault.row;
         rep->first_col = low->fault.col;
     }
@@ -239,10 +264,15 @@ static const char *hint_for(const char *step)
                        "before the projections") },
         { "x_kv", API_N("x holds a number past the format's range: scale it down (normalize "
                         "it) before the projections") },
+        { "grad_output", API_N("grad_output holds a number past the format's range: scale the "
+                               "loss down, so that dO is smaller") },
     };
     for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
         if (strcmp(hints[i].step, step) == 0)
             return api_tr(hints[i].hint);
+    if (strncmp(step, "grad_", 5) == 0 || strcmp(step, "delta") == 0) /* a backward step */
+        return api_tr(API_N("accumulate in float32, or scale the loss down: a smaller dO keeps "
+                            "the gradients within the format"));
     /* the weights and biases of a projection */
     return api_tr(API_N("a weight or bias past the format's range: the kernel cannot hold "
                         "it; rescale the layer"));

@@ -36,7 +36,7 @@ struct api_precision_entry {
     bool per_row;                 /* a number a row (lse): its cells are [i] ([h, i]) */
 };
 
-#define API_PRECISION_ENTRIES 12
+#define API_PRECISION_ENTRIES 24 /* the forward's 6 and the backward's 11 at the most */
 
 struct api_precision_report {
     struct api_precision_entry entries[API_PRECISION_ENTRIES];
@@ -54,6 +54,19 @@ void api_precision_report_fill(struct api_precision_report *rep,
                                const struct api_precision_input *in, size_t n_in,
                                const struct attn_precision *p, const struct attn_trace *low,
                                const struct attn_trace *exact);
+
+/*
+ * The backward's entries appended to rep (filled by api_precision_report_fill): each step
+ * that runs for v, low against exact (delta's cells [i, 0], grad_sink_logit's [0, 0]),
+ * and, when the forward holds no cell that is not finite, the first one of the backward:
+ * grad_output as the format reads it (d_out as sent), else low's fault.
+ */
+struct attn_grads;
+void api_precision_report_backward(struct api_precision_report *rep,
+                                   const struct attn_precision *p,
+                                   const struct attn_matrix *d_out,
+                                   const struct attn_grads *low, const struct attn_grads *exact,
+                                   const struct attn_variants *v);
 
 /* The same for a multi-head problem: the projections, each head's steps merged over the
  * heads (and their outputs as head_outputs), the output and lse. */

@@ -1446,6 +1446,10 @@ const char *const api_messages_en[] = {
     /* api/endpoints/precision.c */
     "a weight or bias past the format's range: the kernel cannot hold it; rescale the layer",
     /* api/endpoints/precision.c */
+    "grad_output holds a number past the format's range: scale the loss down, so that dO is smaller",
+    /* api/endpoints/precision.c */
+    "accumulate in float32, or scale the loss down: a smaller dO keeps the gradients within the format",
+    /* api/endpoints/precision.c */
     "%s of head %zu is not finite at cell [%zu, %zu] in %s, whose largest finite value is %g",
     /* api/endpoints/precision.c */
     "  %s against float64: max abs error %.3g, max rel error %.3g at head %zu [%zu, %zu], %zu not finite\n",
@@ -1546,10 +1550,6 @@ const char *const api_messages_en[] = {
     /* api/endpoints/attention/backward.c */
     "grad_k and grad_v sum over every query: drop rows (and pick the rows you want from the answer), or drop backward",
     /* api/endpoints/attention/backward.c */
-    "backward is computed in float64 only: precision does not apply to it yet",
-    /* api/endpoints/attention/backward.c */
-    "drop precision for the gradients, or drop backward for the low format's forward pass",
-    /* api/endpoints/attention/backward.c */
     "a gradient is not finite: dO or v is too large for its products",
     /* api/endpoints/attention/backward.c */
     "scale dO (backward.grad_output) or v down: dP = dO @ V^T must stay within the largest double (~1.8e308)",
@@ -1561,6 +1561,10 @@ const char *const api_messages_en[] = {
     "inputs[%zu].shape[%zu] is %lld, too large: inputs[%zu] may hold at most %zu elements",
     /* api/endpoints/attention/backward.c */
     "\nbackward step %d  %s = %s\n",
+    /* api/endpoints/multihead/backward.c */
+    "multi-head's backward is computed in float64 only: precision applies to the backward on /v1/attention",
+    /* api/endpoints/multihead/backward.c */
+    "drop precision for the gradients, send a head's q, k and v to /v1/attention with precision and backward, or drop backward for the low format's forward pass",
     /* api/endpoints/multihead/backward.c */
     "%s is not made here (no such bias, variant, or this kind of attention): leave it out of include",
     /* api/endpoints/multihead/backward.c */

@@ -6,30 +6,16 @@
 // English and Korean; and the 422s that name the member at fault.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 
 import { assertProblem, postJson, rng, startServer } from './lib.mjs';
+import { FORMS, reference, sameBits } from './precision_lib.mjs';
 
 let s;
 before(async () => {
   s = await startServer();
 });
 after(() => s.stop());
-
-const reference = (problems) => JSON.parse(execFileSync('/usr/bin/python3',
-  [new URL('./precision_reference.py', import.meta.url).pathname],
-  { input: JSON.stringify(problems), encoding: 'utf8' }));
-
-/** Bits of a JSON number (null for a cell that is not finite, as attnd writes it). */
-const bits = (x) => (x === null ? 'null' : Buffer.from(new Float64Array([x]).buffer).toString('hex'));
-
-function sameBits(got, want, what) {
-  const g = got.flat(Infinity), w = want.flat(Infinity);
-  assert.equal(g.length, w.length, `${what}: ${g.length} cells, not ${w.length}`);
-  for (let c = 0; c < g.length; c++)
-    assert.equal(bits(g[c]), bits(w[c]), `${what}[${c}]: ${g[c]}, the reference ${w[c]}`);
-}
 
 function randomProblem(next, { masked = false, bias = false, amp = 2 } = {}) {
   const n = (lo, hi) => lo + Math.floor(next() * (hi - lo + 1));
@@ -44,9 +30,6 @@ function randomProblem(next, { masked = false, bias = false, amp = 2 } = {}) {
   }
   return p;
 }
-
-const FORMS = [['float16', 'float32'], ['bfloat16', 'float32'], ['float32', 'float32'],
-  ['float16', 'same'], ['bfloat16', 'same']];
 
 test('every step holds the reference\'s bits, in every format and accumulator', async () => {
   const next = rng(35);

@@ -16,7 +16,9 @@ back as the same bits, so the test compares bits. A problem with "heads" is mult
 kernels run them (the format's operands summed into the accumulator, the bias added
 there, the result rounded to the format), each head as above, and it answers {"q", "k",
 "v", "scores", "scaled", "masked", "weights", "head_outputs" (h x n_q x d_k), "concat",
-"output", "lse" (h x n_q)}.
+"output", "lse" (h x n_q)}. A single problem with "grad_output" (dO) adds the backward
+pass by the same rules: {"grad_v", "grad_weights", "delta", "grad_masked", "grad_scaled",
+"grad_scores", "grad_q_rope", "grad_k_rope", "grad_q", "grad_k", "grad_sink_logit"}.
 
 The rules (api/openapi.yaml, Precision): inputs rounded to the format; each product's
 partial sums rounded once to the accumulator (a fused multiply-add); element-wise steps
@@ -183,7 +185,8 @@ def attention(p):
 
 def rotate(rows, positions, rope):
     """Each row's pairs turned in float64 as attnd turns them: θ_c = pos · base^(−2c/r),
-    (x_a, x_b) → (x_a cos − x_b sin, x_b cos + x_a sin), pairs (c, c + r/2) or (2c, 2c + 1)."""
+    (x_a, x_b) → (x_a cos − x_b sin, x_b cos + x_a sin), pairs (c, c + r/2) or (2c, 2c + 1);
+    with "turn_back", by −θ: (x_a cos + x_b sin, x_b cos − x_a sin)."""
     r = rope["rotated"]
     half = r // 2
     inv = [math.pow(rope["base"], -2.0 * c / r) for c in range(half)]
@@ -194,9 +197,65 @@ def rotate(rows, positions, rope):
         for c in range(half):
             a, b = (2 * c, 2 * c + 1) if rope.get("interleaved") else (c, c + half)
             cs, sn = math.cos(pos * inv[c]), math.sin(pos * inv[c])
+            if rope.get("turn_back"):
+                sn = -sn
             dst[a] = row[a] * cs - row[b] * sn
             dst[b] = row[b] * cs + row[a] * sn
         out.append(dst)
+    return out
+
+
+def backward(out, p):
+    """The gradients by the rules, from the forward's steps as held (out): dO rounded to
+    the format; each product's operands in the format summed into the accumulator (dS
+    rounded to the format before dS·K' and dSᵀ·Q'); element-wise steps in float64 rounded
+    once to the accumulator; grad_q, grad_k, grad_v rounded to the format last, after RoPE's
+    turn back in float64."""
+    fmt = p["format"]
+    acc = fmt if p.get("accumulate") == "same" else "float32"
+    rf, ra = rounder(fmt), rounder(acc)
+    d_o = [[rf(x) for x in row] for row in p["grad_output"]]
+    v = [[rf(x) for x in row] for row in p["v"]]
+    w, o = out["weights"], out["output"]
+    mix = out.get("dropped") or w
+    n_q, n_k, d_v = len(w), len(w[0]), len(v[0])
+    allow = p.get("allow") or [[1] * n_k for _ in range(n_q)]
+    g = {"grad_v": [[rf(fold([mix[i][j] for i in range(n_q)], [d_o[i][c] for i in range(n_q)], acc))
+                     for c in range(d_v)] for j in range(n_k)]}
+    dp = [[fold(d_o[i], v[j], acc) for j in range(n_k)] for i in range(n_q)]
+    if p.get("keep") is not None:
+        factor = ra(1.0 / (1.0 - p["dropout_p"]))
+        dp = [[ra(x * kp * factor) for x, kp in zip(row, keep)] for row, keep in zip(dp, p["keep"])]
+    delta = [fold(d_o[i], o[i], acc) for i in range(n_q)]
+    ds = [[ra(w[i][j] * (dp[i][j] - delta[i])) + 0.0 if allow[i][j] else 0.0 for j in range(n_k)]
+          for i in range(n_q)]
+    through = ds
+    if p.get("softcap"):
+        cap = ra(p["softcap"])
+        through = [[ra(x * (1.0 - (c / cap) * (c / cap))) for x, c in zip(row, crow)]
+                   for row, crow in zip(ds, out["softcapped"])]
+    scale = ra(p["scale"])
+    scores = [[ra(x * scale) for x in row] for row in through]
+    dsf = [[rf(x) for x in row] for row in scores]
+    q, k = out["q_rope"], out["k_rope"]
+    d_k = len(q[0])
+    gq = [[fold(dsf[i], [k[j][t] for j in range(n_k)], acc) for t in range(d_k)] for i in range(n_q)]
+    gk = [[fold([dsf[i][j] for i in range(n_q)], [q[i][t] for i in range(n_q)], acc)
+           for t in range(d_k)] for j in range(n_k)]
+    g.update(grad_weights=dp, delta=delta, grad_masked=ds, grad_scaled=through, grad_scores=scores,
+             grad_q_rope=gq, grad_k_rope=gk)
+    rope = p.get("rope")
+    if rope:
+        back = dict(rope, turn_back=True)
+        gq = rotate(gq, [n_k - n_q + i for i in range(n_q)], back)
+        gk = rotate(gk, list(range(n_k)), back)
+    g["grad_q"] = [[rf(x) for x in row] for row in gq]
+    g["grad_k"] = [[rf(x) for x in row] for row in gk]
+    sink = 0.0
+    for sw, d in zip(out["sink_weight"], delta):  # −Σ w·D, one fused multiply-add a row
+        sink = fma(-sw, d, sink, acc)
+    g["grad_sink_logit"] = sink
+    out.update(g)
     return out
 
 
@@ -316,4 +375,5 @@ if __name__ == "__main__":
     problems = json.loads(sys.stdin.read())
     print(json.dumps([finite_or_null(multihead(p) if "heads" in p
                                      else pitfall(attention(p), p) if "pitfall" in p
+                                     else backward(attention(p), p) if "grad_output" in p
                                      else attention(p)) for p in problems]))

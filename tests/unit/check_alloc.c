@@ -156,6 +156,13 @@ static const struct alloc_case {
       "{" SEED000 ",\"rope\":{},\"softcap\":20,\"sink_logit\":0.5,\"dropout\":{\"p\":0.25,"
       "\"seed\":3},\"precision\":{\"format\":\"float16\",\"accumulate\":\"same\"},"
       "\"explain\":{\"row\":1}}", NULL },
+    /* precision with backward: the low gradients, float64's beside them for the report */
+    { "POST", "/v1/attention", NULL,
+      "{" SEED000 ",\"rope\":{},\"softcap\":20,\"sink_logit\":0.5,\"bias\":[[0,1],[1,0]],"
+      "\"precision\":{\"format\":\"float16\"},\"backward\":{\"seed\":1}}", NULL },
+    { "POST", "/v1/attention", "text/plain",
+      "{" SEED000 ",\"dropout\":{\"p\":0.25,\"seed\":3},\"precision\":{\"format\":\"float16\"},"
+      "\"backward\":{\"grad_output\":[[70000,1],[0,1]]}}", NULL },
     { "POST", "/v1/multihead", "text/plain",
       "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":2,\"n\":3,\"d_model\":4},"
       "\"b_q\":[0,1,2,3],\"rows\":[2,0],\"precision\":{\"format\":\"bfloat16\"},"

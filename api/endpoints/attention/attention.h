@@ -40,6 +40,9 @@ struct api_backward_run {
     struct attn_grads grads;          /* the whole pass's, every step */
     struct attn_stream_grads streamed; /* or a streamed one's: grad_q, grad_k, grad_v, D */
     double *seeded;            /* dO from the seed, (n_q, d_v), or NULL when it was sent */
+    struct attn_vtrace exact;  /* with precision and a report: the float64 forward, kept by */
+                               /*   the run for the float64 backward the report compares */
+                               /*   with, and freed once it has */
 };
 
 /* `backward`: {"grad_output": dO} or {"seed": s}. Owns d_out's numbers when sent. */
@@ -267,10 +270,12 @@ void api_attention_write_variant_steps(struct jw *w, const struct api_attention_
 /* Writes the 200 response object for req and its trace. */
 /*
  * attention/backward.c: `backward`. api_attention_read_backward reads it after include
- * and the variants (422 beside `rows`, `precision` or a step it cannot give; include's
- * grad_ names without it); api_attention_run_backward runs core's attn_backward on a
- * forward pass that kept every step; the rest write the answer's parts and count its
- * bytes. api_attention_backward_deinit frees what it holds.
+ * and the variants (422 beside `rows` or a step it cannot give; include's grad_ names
+ * without it); api_attention_run_backward runs core's attn_backward on a forward pass
+ * that kept every step, or with `precision` attn_backward_precision on the low one (and,
+ * for the report, attn_backward on the float64 forward the run kept beside it); the rest
+ * write the answer's parts and count its bytes. api_attention_backward_deinit frees what
+ * it holds.
  */
 bool api_attention_read_backward(const json_t *doc, const char *prefix,
                                  const struct api_limits *limits, struct api_attention_req *r,

@@ -135,8 +135,7 @@ static bool read_source(const json_t *node, const char *ptr, const struct api_li
     return true;
 }
 
-/* What backward cannot be asked beside: rows (every row's gradient needs every row), a
- * low format (its rules for the backward are not written yet). */
+/* What backward cannot be asked beside: rows (every row's gradient needs every row). */
 static bool check_company(const char *ptr, const struct api_attention_req *r,
                           struct api_error *err)
 {
@@ -146,14 +145,6 @@ static bool check_company(const char *ptr, const struct api_attention_req *r,
         api_error_at(err, "%s", ptr);
         api_error_hint(err, "grad_k and grad_v sum over every query: drop rows (and pick the "
                          "rows you want from the answer), or drop backward");
-        return false;
-    }
-    if (r->precision.on) {
-        api_error_set(err, API_INVALID_VALUE, "backward is computed in float64 only: precision "
-                      "does not apply to it yet");
-        api_error_at(err, "%s", ptr);
-        api_error_hint(err, "drop precision for the gradients, or drop backward for the low "
-                       "format's forward pass");
         return false;
     }
     return true;
@@ -183,6 +174,7 @@ void api_attention_backward_deinit(struct api_backward *b)
     if (b->run != NULL) {
         attn_grads_free(&b->run->grads);
         attn_stream_grads_free(&b->run->streamed);
+        attn_vtrace_free(&b->run->exact);
         free(b->run->seeded);
         free(b->run);
     }
@@ -210,6 +202,32 @@ static bool d_out_of(const struct api_attention_req *r, struct attn_matrix *out,
     return true;
 }
 
+/*
+ * The low format's gradients by the rules (core/precision.h), and, for the report, the
+ * float64 backward of the float64 forward the run kept (run->exact, freed here) against
+ * them. float64's own overflow is the request's problem, as without precision.
+ */
+static bool run_low_backward(const struct api_attention_req *r, const struct attn_problem *p,
+                             const struct attn_variants *v, const struct attn_vtrace *fwd,
+                             const struct attn_matrix *d_out, struct api_error *err)
+{
+    struct api_backward_run *run = r->backward.run;
+    enum attn_status st = attn_backward_precision(&run->grads, p, v, fwd, d_out,
+                                                  &r->precision.rules);
+    if (st != ATTN_OK || r->report == NULL)
+        return st == ATTN_OK || api_backward_failed(st, err);
+    struct attn_grads exact;
+    st = attn_grads_alloc(&exact, r->q.rows, r->k.rows, r->q.cols, r->v.cols);
+    if (st == ATTN_OK)
+        st = attn_backward(&exact, p, v, &run->exact, d_out);
+    if (st == ATTN_OK)
+        api_precision_report_backward(r->report, &r->precision.rules, d_out, &run->grads,
+                                      &exact, v);
+    attn_grads_free(&exact);
+    attn_vtrace_free(&run->exact);
+    return st == ATTN_OK || api_backward_failed(st, err);
+}
+
 bool api_attention_run_backward(const struct api_attention_req *r, const struct attn_trace *t,
                                 struct api_error *err)
 {
@@ -225,6 +243,8 @@ bool api_attention_run_backward(const struct api_attention_req *r, const struct 
     if (r->vsteps != NULL)
         fwd = *r->vsteps;
     fwd.base = *t;
+    if (r->precision.on)
+        return run_low_backward(r, &p, &v, &fwd, &d_out, err);
     enum attn_status st = attn_backward(&run->grads, &p, &v, &fwd, &d_out);
     return st == ATTN_OK || api_backward_failed(st, err);
 }
@@ -452,6 +472,14 @@ static struct attn_matrix text_matrix(const struct api_attention_req *r, int par
     }
 }
 
+/* With precision, the step's error against float64 under it, as the forward's steps have
+ * (nothing for grad_output and grad_bias, which the report does not list). */
+static void text_error(struct api_buf *b, const struct api_attention_req *r, const char *step)
+{
+    if (r->precision.on && r->report != NULL)
+        api_precision_text_step(b, &r->precision, r->report, step);
+}
+
 void api_attention_text_backward(struct api_buf *b, const struct api_attention_req *r,
                                  int decimals, const struct api_labels *queries,
                                  const struct api_labels *keys)
@@ -469,12 +497,15 @@ void api_attention_text_backward(struct api_buf *b, const struct api_attention_r
             continue;
         api_buf_printf(b, API_TR("\nbackward step %d  %s = %s\n"), number++, grad_steps[s].name,
                        step_op(r, s));
-        if (!shown(r, part))
+        if (!shown(r, part)) {
+            text_error(b, r, grad_steps[s].name);
             continue;
+        }
         if (part == API_PART_GRAD_SINK_LOGIT) {
             char num[API_TEXT_NUMBER];
             api_text_number(num, r->backward.run->grads.grad_sink_logit, decimals);
             api_buf_printf(b, "  %s\n", num);
+            text_error(b, r, grad_steps[s].name);
             continue;
         }
         bool by_key = part == API_PART_GRAD_V || part == API_PART_GRAD_K ||
@@ -489,5 +520,6 @@ void api_attention_text_backward(struct api_buf *b, const struct api_attention_r
             .decimals = decimals, .indent = "  ",
         };
         api_text_matrix(b, &tm);
+        text_error(b, r, grad_steps[s].name);
     }
 }

@@ -69,13 +69,26 @@ static size_t stream_numbers(const struct api_attention_req *r)
 }
 
 /* A low-format run's bytes: its trace and the float64 one beside it, every step kept,
- * and core's copies of the inputs and weights in the format (core/precision.c). */
+ * and core's copies of the inputs and weights in the format (core/precision.c). With
+ * backward, also the float64 forward's own variant steps (kept for its backward), that
+ * backward's gradients and the low backward's copies (core/precision_backward.c); the
+ * low gradients are api_attention_backward_bytes'. */
 static size_t precision_bytes(const struct api_attention_req *r)
 {
     size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
     size_t trace = attn_trace_bytes_keep(n_q, n_k, d_v, ATTN_KEEP_ALL);
     size_t held = (n_q * d_k + n_k * d_k + n_k * d_v + 2 * n_q * n_k) * sizeof(double);
-    return add_sat(add_sat(trace, trace), held); /* each term within --max-cells */
+    size_t bytes = add_sat(add_sat(trace, trace), held); /* each term within --max-cells */
+    if (!r->backward.on)
+        return bytes;
+    struct attn_variants v = api_variants_for_head(&r->variants, 0);
+    const struct attn_precision *rules = &r->precision.rules;
+    const size_t parts[] = { attn_vtrace_bytes(n_q, n_k, d_k, d_v, &v),
+                             attn_grads_bytes(n_q, n_k, d_k, d_v),
+                             attn_backward_precision_bytes(n_q, n_k, d_k, d_v, rules) };
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        bytes = parts[i] == 0 ? SIZE_MAX : add_sat(bytes, parts[i]); /* 0: a size overflowed */
+    return bytes;
 }
 
 size_t api_attention_working_set(const struct api_attention_req *r, enum api_format format,
@@ -129,8 +142,8 @@ size_t api_attention_working_set(const struct api_attention_req *r, enum api_for
             numbers += n_q;
     if (r->variants.any) /* every step kept, the variants' own included */
         numbers += 5 * qk;
-    if (r->precision.on) /* the report: 6 steps' errors */
-        numbers += 36;
+    if (r->precision.on) /* the report: 6 steps' errors, and the backward's 11 at the most */
+        numbers += r->backward.on ? 102 : 36;
     numbers += visibility_numbers(r);
     numbers = add_sat(numbers, api_attention_backward_numbers(r));
     return api_working_set(trace, numbers, body_len);
@@ -182,25 +195,16 @@ static void run_failed(const struct api_attention_req *r, const char *prefix,
 }
 
 /*
- * The float64 pass a low format's report compares with, into exact: with the variants
- * (a window, sink tokens, ALiBi: all the precision pass computes), every cell of every
- * step, as the low pass computes them.
+ * The float64 pass a low format's report compares with, into exact (allocated for the
+ * variants by attn_vtrace_alloc): with the variants, every cell of every step, as the
+ * low pass computes them; their own steps are what the float64 backward reads.
  */
-static enum attn_status exact_pass(const struct api_attention_req *r, struct attn_trace *exact,
+static enum attn_status exact_pass(const struct api_attention_req *r, struct attn_vtrace *exact,
                                    const struct attn_problem *p, const struct attn_variants *v)
 {
     if (!r->variants.any)
-        return attn_forward(exact, p);
-    struct attn_vtrace vt;
-    enum attn_status st = attn_vtrace_alloc_steps(&vt, r->q.rows, r->k.rows, r->q.cols, v);
-    if (st != ATTN_OK)
-        return st;
-    vt.base = *exact; /* the five steps into exact, the variants' own (none) beside */
-    st = attn_forward_variants(&vt, p, v);
-    *exact = vt.base;
-    memset(&vt.base, 0, sizeof vt.base);
-    attn_vtrace_free(&vt);
-    return st;
+        return attn_forward(&exact->base, p);
+    return attn_forward_variants(exact, p, v);
 }
 
 /*
@@ -226,35 +230,39 @@ static enum attn_status low_pass(const struct api_attention_req *r, struct attn_
 
 /*
  * The problem in its low format into trace, and, when it has a report, in float64 beside
- * it: a
- * float64 overflow is the request's problem as without precision; the low format's are
- * the answer.
+ * it: a float64 overflow is the request's problem as without precision; the low format's
+ * are the answer. With backward the float64 pass stays (r->backward.run->exact) for the
+ * float64 backward the report compares the low one with.
  */
 static bool run_precision(const struct api_attention_req *r, const char *prefix,
                           struct attn_trace *trace, struct api_error *err)
 {
-    struct attn_trace exact = { 0 }; /* only for a report (V2 asks none) */
+    struct attn_vtrace exact = { 0 }; /* only for a report (V2 asks none) */
     bool report = r->report != NULL;
+    struct attn_problem p = api_attention_problem(r);
+    struct attn_variants v = api_variants_for_head(&r->variants, 0);
     if (attn_trace_alloc(trace, r->q.rows, r->k.rows, r->v.cols) != ATTN_OK)
         return api_attention_no_memory(r, err);
-    if (report && attn_trace_alloc(&exact, r->q.rows, r->k.rows, r->v.cols) != ATTN_OK) {
+    if (report && attn_vtrace_alloc(&exact, r->q.rows, r->k.rows, r->q.cols, r->v.cols, &v) !=
+                      ATTN_OK) {
         attn_trace_free(trace);
         return api_attention_no_memory(r, err);
     }
-    struct attn_problem p = api_attention_problem(r);
-    struct attn_variants v = api_variants_for_head(&r->variants, 0);
     enum attn_status st = report ? exact_pass(r, &exact, &p, &v) : ATTN_OK;
     if (st == ATTN_OK)
         st = low_pass(r, trace, &p, &v);
     if (st == ATTN_OK && report) {
         const struct api_precision_input in[] = { { "q", &r->q }, { "k", &r->k }, { "v", &r->v },
                                                   { "bias", p.bias } };
-        api_precision_report_fill(r->report, in, 4, &r->precision.rules, trace, &exact);
+        api_precision_report_fill(r->report, in, 4, &r->precision.rules, trace, &exact.base);
     } else if (st != ATTN_OK) {
-        run_failed(r, prefix, st, (int)exact.fault.step, &exact.fault, err);
+        run_failed(r, prefix, st, (int)exact.base.fault.step, &exact.base.fault, err);
         attn_trace_free(trace);
     }
-    attn_trace_free(&exact);
+    if (st == ATTN_OK && report && r->backward.on)
+        r->backward.run->exact = exact; /* the backward's to free */
+    else
+        attn_vtrace_free(&exact);
     return st == ATTN_OK;
 }
 

@@ -142,10 +142,11 @@ bool api_multihead_read_backward(const json_t *doc, const char *prefix,
         return false;
     }
     if (node != NULL && r->precision.on) {
-        api_error_set(err, API_INVALID_VALUE, "backward is computed in float64 only: precision "
-                      "does not apply to it yet");
+        api_error_set(err, API_INVALID_VALUE, "multi-head's backward is computed in float64 "
+                      "only: precision applies to the backward on /v1/attention");
         api_error_at(err, "%s", ptr);
-        api_error_hint(err, "drop precision for the gradients, or drop backward for the low "
+        api_error_hint(err, "drop precision for the gradients, send a head's q, k and v to "
+                       "/v1/attention with precision and backward, or drop backward for the low "
                        "format's forward pass");
         return false;
     }
