@@ -219,6 +219,28 @@ test('float64 gradients: the float64 backward itself passes, a gradient off fail
   assert.deepEqual(bad.checks[2].worst[0].cell, [6, 2]);
 });
 
+test('float16 gradients: 3 times the naive error plus atol; the naive backward passes, one cell off fails', async () => {
+  const p = problem(75);
+  const dO = matrix(rng(76), 5, 4, 1).map((row) => row.map((x) => Math.round(x * 16) / 16));
+  const grads = ['grad_q', 'grad_k', 'grad_v'];
+  const ask = (extra) => attention({ ...p, backward: { grad_output: dO }, include: ['output', ...grads], ...extra });
+  const g = await ask({}), n = await ask({ precision: { format: 'float16', accumulate: 'float32' } });
+  const candidate = { output: n.output, grad_q: n.grad_q, grad_k: n.grad_k, grad_v: n.grad_v };
+  const ans = await verify({ ...p, backward: { grad_output: dO }, format: 'float16', candidate });
+  assert.equal(ans.verdict, 'pass', JSON.stringify(ans.checks.map((c) => [c.name, c.measured, c.bound])));
+  for (const [i, name] of grads.entries()) {
+    const c = ans.checks[i + 1];
+    assert.equal(c.name, name);
+    near(c.bound, 3 * maxAbs(n[name], g[name]) + flashAtol(g[name], 'float16'), `${name} bound`);
+    near(c.max_abs_error, maxAbs(n[name], g[name]), `${name} error`);
+  }
+  const off = mapCells(n.grad_v, (x, i, j) => (i === 4 && j === 1 ? x * 1.1 + 0.05 : x));
+  const bad = await verify({ ...p, backward: { grad_output: dO }, format: 'float16', candidate: { ...candidate, grad_v: off } });
+  assert.equal(bad.verdict, 'fail');
+  assert.deepEqual(bad.checks.map((c) => c.pass), [true, true, true, false]);
+  assert.deepEqual(bad.checks[3].worst[0].cell, [4, 1]);
+});
+
 test('the text verdict fits a CI log, in English and Korean', async () => {
   const p = problem(80);
   const n = await naive(p, 'float16');
