@@ -130,6 +130,10 @@ void attn_stream_grads_free(struct attn_stream_grads *g);
  * ATTN_ENOMEM; ATTN_EOVERFLOW when a gradient is not finite. Its memory beside g: three
  * blocks of 128 × 512 doubles, and the rotated rows with RoPE.
  */
+/* What attn_backward_stream holds beside g, in bytes: its three blocks, and with RoPE the
+ * rotated rows and their gradients; 0 when a size overflows. */
+size_t attn_backward_stream_scratch(size_t n_q, size_t n_k, size_t d_k, bool rope);
+
 enum attn_status attn_backward_stream(struct attn_stream_grads *g, const struct attn_problem *p,
                                       const struct attn_variants *v,
                                       const struct attn_matrix *output, const double *lse,

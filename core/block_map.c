@@ -17,8 +17,8 @@ struct vis_spans {
 
 static struct vis_spans vis_spans_of(const struct attn_vrow *r)
 {
-    size_t s1 = r->sinks < r->causal_end ? r->sinks : r->causal_end;
-    size_t w1 = r->to < r->causal_end ? r->to : r->causal_end;
+    size_t s1, w1;
+    attn_vrow_ends(r, &s1, &w1);
     struct vis_spans s = { { r->sinks_from, r->from }, { s1 > r->sinks_from ? s1 : r->sinks_from,
                                                          w1 > r->from ? w1 : r->from } };
     if (s.b[0] > s.a[0] && s.b[0] >= s.a[1] && s.b[1] > s.a[1]) { /* they meet: one range */
@@ -70,8 +70,7 @@ enum attn_status attn_block_map(struct attn_block_map *out, const struct attn_pr
         !attn_rules_ok(v, n_q, n_k) ||
         (p->mask.kind == ATTN_MASK_CELLS && p->mask.allow == NULL))
         return ATTN_EINVAL;
-    size_t rows = n_q / block_q + (n_q % block_q != 0);
-    size_t cols = n_k / block_k + (n_k % block_k != 0);
+    size_t rows = attn_tiles_along(n_q, block_q), cols = attn_tiles_along(n_k, block_k);
     if (rows > SIZE_MAX / cols)
         return ATTN_ENOMEM;
     unsigned char *tiles = malloc(rows * cols);
@@ -115,4 +114,9 @@ void attn_block_map_free(struct attn_block_map *m)
         return;
     free(m->tiles);
     memset(m, 0, sizeof *m);
+}
+
+size_t attn_tiles_along(size_t n, size_t block)
+{
+    return n / block + (n % block != 0);
 }

@@ -50,6 +50,9 @@ enum attn_status attn_block_map(struct attn_block_map *out, const struct attn_pr
                                 const struct attn_variants *v, size_t n_q, size_t n_k,
                                 size_t block_q, size_t block_k);
 
+/* ⌈n / block⌉: the tiles along one side of n cells (the last one may be smaller). */
+size_t attn_tiles_along(size_t n, size_t block);
+
 /* empty / (rows · cols): the share of tiles a kernel skips. */
 double attn_block_map_sparsity(const struct attn_block_map *m);
 

@@ -122,6 +122,14 @@ bool attn_grads_fit(const struct attn_grads *g, const struct attn_problem *p,
 
 /* Whether the window, sinks, documents and chunk let the row see key j, the mask and
  * causality aside. */
+/* Where a row's two spans end once causal clips them: its sinks are [sinks_from,
+ * *sinks_end), its window [from, *end) (either empty when its end is not past its start). */
+static inline void attn_vrow_ends(const struct attn_vrow *r, size_t *sinks_end, size_t *end)
+{
+    *sinks_end = r->sinks < r->causal_end ? r->sinks : r->causal_end;
+    *end = r->to < r->causal_end ? r->to : r->causal_end;
+}
+
 static inline bool attn_vrow_in_band(const struct attn_vrow *r, size_t j)
 {
     return (j >= r->sinks_from && j < r->sinks) || (j >= r->from && j < r->to);

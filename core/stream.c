@@ -247,8 +247,8 @@ static inline bool stream_finite(double x)
  * ALiBi to read): all among the sinks, or all in [from, end). */
 static bool stream_row_sees_all(const struct attn_vrow *k, size_t j0, size_t n)
 {
-    size_t sinks = k->sinks < k->causal_end ? k->sinks : k->causal_end;
-    size_t end = k->to < k->causal_end ? k->to : k->causal_end;
+    size_t sinks, end;
+    attn_vrow_ends(k, &sinks, &end);
     return (j0 >= k->sinks_from && j0 + n <= sinks) || (j0 >= k->from && j0 + n <= end);
 }
 
@@ -276,8 +276,8 @@ static bool stream_row_mask(const struct stream_ctx *c, const struct stream_row 
         /* masked = the capped score where seen: finite when scaled was (softcap keeps it
          * so), so the scale's check covers it; only the hidden cells change. */
         const struct attn_vrow *k = &r->keys;
-        size_t sinks = k->sinks < k->causal_end ? k->sinks : k->causal_end;
-        size_t end = k->to < k->causal_end ? k->to : k->causal_end;
+        size_t sinks, end;
+        attn_vrow_ends(k, &sinks, &end);
         if (!stream_row_sees_all(k, j0, n))
             for (size_t j = 0; j < n; j++) {
                 size_t g = j0 + j;
@@ -425,8 +425,8 @@ static struct stream_span stream_span_of(const struct stream_ctx *c, const struc
         if (w->row[b] == ATTN_STREAM_PAD)
             continue;
         struct attn_vrow row = attn_vrow_of(c->p, c->v, c->n_q, c->n_k, stream_query(c, w->row[b]));
-        size_t end = row.to < row.causal_end ? row.to : row.causal_end;
-        size_t sinks = row.sinks < row.causal_end ? row.sinks : row.causal_end;
+        size_t sinks, end;
+        attn_vrow_ends(&row, &sinks, &end);
         if (sinks > row.sinks_from) {
             s.sinks_lo = row.sinks_from < s.sinks_lo ? row.sinks_from : s.sinks_lo;
             s.sinks = sinks > s.sinks ? sinks : s.sinks;

@@ -112,8 +112,8 @@ static void rows_span(const struct sb_work *w, size_t r0, size_t r1, size_t *lo,
     *hi = 0;
     for (size_t i = r0; i < r1; i++) {
         struct attn_vrow r = attn_vrow_of(w->p, w->v, n_q, n_k, i);
-        size_t s1 = r.sinks < r.causal_end ? r.sinks : r.causal_end;
-        size_t w1 = r.to < r.causal_end ? r.to : r.causal_end;
+        size_t s1, w1;
+        attn_vrow_ends(&r, &s1, &w1);
         if (s1 > r.sinks_from) {
             *lo = r.sinks_from < *lo ? r.sinks_from : *lo;
             *hi = s1 > *hi ? s1 : *hi;
@@ -155,13 +155,24 @@ static void sb_block(struct sb_work *w, size_t r0, size_t r1, size_t j0, size_t 
          w->g->grad_v.data + j0 * w->g->grad_v.stride, w->g->grad_v.stride, nb, d_v, m, 1.0);
 }
 
+size_t attn_backward_stream_scratch(size_t n_q, size_t n_k, size_t d_k, bool rope)
+{
+    int overflow = 0;
+    size_t rows = rope ? 2 * (n_q + n_k) : 0, cells = attn_cells(rows, d_k, &overflow);
+    size_t total = cells + 3 * (size_t)ROWS * KEYS;
+    if (overflow || n_q > SIZE_MAX / 4 || n_k > SIZE_MAX / 4 || total < cells ||
+        total > SIZE_MAX / sizeof(double))
+        return 0;
+    return total * sizeof(double);
+}
+
 /* The blocks, the rotated rows and their gradients (RoPE); false when memory ran out. */
 static bool sb_alloc(struct sb_work *w)
 {
     const struct attn_problem *p = w->p;
     size_t n_q = w->g->n_q, n_k = w->g->n_k, d_k = w->g->d_k;
-    size_t rope = w->v->rope != NULL ? 2 * (n_q + n_k) * d_k : 0;
-    double *at = malloc((3 * (size_t)ROWS * KEYS + rope) * sizeof(double));
+    size_t bytes = attn_backward_stream_scratch(n_q, n_k, d_k, w->v->rope != NULL);
+    double *at = bytes > 0 ? malloc(bytes) : NULL;
     if (at == NULL)
         return false;
     w->owned = at;

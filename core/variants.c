@@ -439,12 +439,13 @@ static inline bool attn_vfinite(double x)
     return fabs(x) <= DBL_MAX;
 }
 
-/* Row i's view of the mask, window and sinks (internal.h): the streamed pass reads it too. */
+/* x within [lo, hi]: a key position, which may fall before the first key or past the last. */
 static size_t attn_clamp(long long x, size_t lo, size_t hi)
 {
     return x <= (long long)lo ? lo : x >= (long long)hi ? hi : (size_t)x;
 }
 
+/* Row i's view of the mask, window and sinks (internal.h): the streamed pass reads it too. */
 struct attn_vrow attn_vrow_of(const struct attn_problem *p, const struct attn_variants *v,
                               size_t n_q, size_t n_k, size_t i)
 {

@@ -80,8 +80,7 @@ void api_write_block_map(struct jw *w, const struct api_shown *s)
 
 size_t api_block_map_tiles(size_t n_q, size_t n_k, size_t block_q, size_t block_k)
 {
-    size_t rows = n_q / block_q + (n_q % block_q != 0);
-    size_t cols = n_k / block_k + (n_k % block_k != 0);
+    size_t rows = attn_tiles_along(n_q, block_q), cols = attn_tiles_along(n_k, block_k);
     return rows > SIZE_MAX / cols ? SIZE_MAX : rows * cols;
 }
 

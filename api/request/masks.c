@@ -9,6 +9,7 @@
 
 #include "api/i18n/lang.h"
 #include "api/request/fields.h"
+#include "core/block_map.h"
 
 /* The largest length, prefix, chunk or block: sizes are at most INT_MAX anyway. */
 #define API_MASK_MAX_INT 2147483647LL
@@ -243,8 +244,7 @@ void api_masks_deinit(struct api_masks *m)
 bool api_check_block_map(const struct api_masks *m, size_t n_q, size_t n_k, const char *prefix,
                          const struct api_limits *limits, struct api_error *err)
 {
-    size_t rows = n_q / m->block_q + (n_q % m->block_q != 0);
-    size_t cols = n_k / m->block_k + (n_k % m->block_k != 0);
+    size_t rows = attn_tiles_along(n_q, m->block_q), cols = attn_tiles_along(n_k, m->block_k);
     if (rows <= limits->max_cells / cols)
         return true;
     char ptr[160];

@@ -281,12 +281,13 @@ size_t api_attention_backward_bytes(const struct api_attention_req *r)
 {
     if (!r->backward.on)
         return 0;
-    size_t blocks = 3 * 128 * 512 * sizeof(double); /* core/stream_backward.c's */
-    size_t rope = r->variants.has_rope ? 2 * (r->q.rows + r->k.rows) * r->q.cols * sizeof(double)
-                                       : 0;
+    size_t scratch = attn_backward_stream_scratch(r->q.rows, r->k.rows, r->q.cols,
+                                                  r->variants.has_rope);
     size_t grads = r->streamed ? attn_stream_grads_bytes(r->q.rows, r->k.rows, r->q.cols,
-                                                         r->v.cols) + blocks + rope
+                                                         r->v.cols)
                                : attn_grads_bytes(r->q.rows, r->k.rows, r->q.cols, r->v.cols);
+    if (r->streamed)
+        grads = scratch == 0 || grads == 0 || grads > SIZE_MAX - scratch ? 0 : grads + scratch;
     size_t d_out = r->q.rows * r->v.cols * sizeof(double); /* within --max-cells */
     return grads == 0 || grads > SIZE_MAX - d_out ? SIZE_MAX : grads + d_out;
 }
