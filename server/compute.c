@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include "server/host/clock.h"
 #include "server/lane/lane.h"
 #include "server/net/clients.h"
 #include "server/ops/words.h"
@@ -61,6 +62,7 @@ struct srv_deferred {
     struct srv_request *r;
     struct api_request q;    /* its strings are MHD's, kept while the connection lives */
     struct api_context ctx;
+    int64_t deferred_ns;     /* srv_clock_ns() when it left the worker: its wait, for api/ */
 };
 
 /* A deferred request answered 503 without being computed: reason says why. */
@@ -80,6 +82,7 @@ static void srv_run_deferred(struct srv_lane_job *job, enum srv_lane_how how)
     switch (how) {
     case SRV_LANE_RUN:
         d->ctx.admit = srv_admit;
+        d->ctx.queued_ns = (unsigned long long)(srv_clock_ns() - d->deferred_ns);
         srv_compute(r, &d->ctx, &d->q, r->pending);
         break;
     case SRV_LANE_STOPPING:
@@ -141,7 +144,7 @@ static bool srv_defer(struct srv_server *s, struct MHD_Connection *conn, struct 
         return false;
     }
     *d = (struct srv_deferred){.job.run = srv_run_deferred, .conn = conn, .r = r, .q = *q,
-                               .ctx = *ctx};
+                               .ctx = *ctx, .deferred_ns = srv_clock_ns()};
     srv_deferred_identify(d, conn);
     r->pending = answer;
     r->pending_close = r->pending_preflight = false;

@@ -17,9 +17,11 @@ api_handler_fn api_attention_handle, api_multihead_handle, api_batch_handle, api
     api_verify_handle;
 
 /* The Open Inference Protocol under /v2 (endpoints/v2.c): /v2, /v2/health/live and
-   /ready, and /v2/models/{model}[/versions/{version}], .../ready and .../infer. */
+   /ready, /v2/models/stats, and /v2/models/{model}[/versions/{version}], .../ready,
+   .../stats and .../infer. */
 api_handler_fn api_v2_server_handle, api_v2_live_handle, api_v2_ready_handle,
-    api_v2_model_handle, api_v2_model_ready_handle, api_v2_infer_handle;
+    api_v2_model_handle, api_v2_model_ready_handle, api_v2_infer_handle, api_v2_stats_handle,
+    api_v2_model_stats_handle;
 
 /* The small ones (endpoints/meta.c): probes, version, the spec, the problem pages. */
 api_handler_fn api_healthz_handle, api_readyz_handle, api_version_handle,

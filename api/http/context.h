@@ -97,6 +97,12 @@ struct api_context {
     void *admit_cls;
     /* The caller sends api_response.segments as they are (vectored I/O): no join. */
     bool segments_ok;
+    /*
+     * Nanoseconds the request waited for a thread before this call, once it was read
+     * (the server's lane, when admission sent it there); 0 when it did not wait. The V2
+     * statistics report it as the queue.
+     */
+    unsigned long long queued_ns;
 };
 
 #endif

@@ -5,19 +5,26 @@
  *
  * Cases: Core (header length, splitting the binary pieces, numbers of every
  * datatype), Errors (each malformed size or shape with its type and pointer), Probes,
- * Memory (a binary answer's pieces lie in the trace it owns; what it holds).
+ * Memory (a binary answer's pieces lie in the trace it owns; what it holds), Stats (the
+ * statistics' counters: batch rows, their bound, threads racing for them).
+ *
+ * Under valgrind the tests share one process (CK_FORK=no): the Stats tests compare the
+ * counters before and after what they record.
  */
 #include <check.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
 #include "api/api.h"
 #include "api/endpoints/v2/common.h"
+#include "api/endpoints/v2/stats.h"
 #include "api/request/float16.h"
 #include "api/request/v2_tensor.h"
 #include "core/attention.h"
@@ -596,6 +603,143 @@ START_TEST(test_narrowing_rounds_once_and_overflows)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ Stats */
+
+/* The model's $model_stat, parsed (json_decref it). */
+static json_t *stats_of(enum api_v2_model model)
+{
+    struct jw w;
+    jw_init(&w, -1);
+    api_v2_stats_write(&w, model, "m");
+    size_t len;
+    char *text = jw_take(&w, &len);
+    ck_assert_ptr_nonnull(text);
+    json_t *doc = doc_of(text);
+    free(text);
+    return doc;
+}
+
+static long long stat_int(const json_t *doc, const char *a, const char *b, const char *c)
+{
+    const json_t *x = json_object_get(doc, a);
+    if (b != NULL)
+        x = json_object_get(json_object_get(x, b), c);
+    ck_assert_msg(json_is_integer(x), "%s %s %s is an integer", a, b ? b : "", c ? c : "");
+    return json_integer_value(x);
+}
+
+/* The row of batch size `size` in doc's batch_stats, or NULL; every size in one row. */
+static const json_t *batch_row_of(const json_t *doc, long long size)
+{
+    const json_t *rows = json_object_get(doc, "batch_stats"), *found = NULL;
+    size_t i;
+    const json_t *row;
+    json_array_foreach(rows, i, row)
+        if (json_integer_value(json_object_get(row, "batch_size")) == size) {
+            ck_assert_msg(found == NULL, "batch size %lld has two rows", size);
+            found = row;
+        }
+    return found;
+}
+
+static long long row_count(const json_t *row, const char *part)
+{
+    if (row == NULL)
+        return 0;
+    return json_integer_value(json_object_get(json_object_get(row, part), "count"));
+}
+
+START_TEST(test_stats_batch_rows_and_their_bound)
+{
+    json_t *before = stats_of(API_V2_MULTIHEAD);
+    const json_t *rows = json_object_get(before, "batch_stats");
+    size_t taken = json_array_size(rows);
+    const struct api_v2_timing t = { .queue_ns = 1, .input_ns = 2, .infer_ns = 3, .output_ns = 4 };
+    long long t0 = (long long)time(NULL) * 1000;
+    /* Sizes from 70 down to 1: every one past the bound's rows is still counted. */
+    long long problems = 0;
+    for (size_t b = 70; b >= 1; b--) {
+        api_v2_stats_success(API_V2_MULTIHEAD, b, &t);
+        problems += (long long)b;
+    }
+    api_v2_stats_fail(API_V2_MULTIHEAD, 5);
+    long long t1 = ((long long)time(NULL) + 1) * 1000;
+    json_t *after = stats_of(API_V2_MULTIHEAD);
+    ck_assert_int_eq(stat_int(after, "inference_count", NULL, NULL) -
+                     stat_int(before, "inference_count", NULL, NULL), problems);
+    ck_assert_int_eq(stat_int(after, "execution_count", NULL, NULL) -
+                     stat_int(before, "execution_count", NULL, NULL), 70);
+    static const char *const parts[] = { "success", "queue", "compute_input", "compute_infer",
+                                         "compute_output" };
+    static const long long ns[] = { 10, 1, 2, 3, 4 };
+    for (int p = 0; p < 5; p++) {
+        ck_assert_int_eq(stat_int(after, "inference_stats", parts[p], "count") -
+                         stat_int(before, "inference_stats", parts[p], "count"), 70);
+        json_t *d_after = json_object_get(json_object_get(after, "inference_stats"), parts[p]);
+        json_t *d_before = json_object_get(json_object_get(before, "inference_stats"), parts[p]);
+        ck_assert_int_eq(json_integer_value(json_object_get(d_after, "ns")) -
+                         json_integer_value(json_object_get(d_before, "ns")), 70 * ns[p]);
+    }
+    ck_assert_int_eq(stat_int(after, "inference_stats", "fail", "count") -
+                     stat_int(before, "inference_stats", "fail", "count"), 1);
+    /* The first API_V2_STATS_BATCH_SIZES sizes seen have rows, smallest first. */
+    rows = json_object_get(after, "batch_stats");
+    ck_assert_uint_eq(json_array_size(rows), API_V2_STATS_BATCH_SIZES);
+    for (size_t i = 1; i < json_array_size(rows); i++) {
+        const json_t *prev = json_array_get(rows, i - 1), *row = json_array_get(rows, i);
+        ck_assert_int_lt(json_integer_value(json_object_get(prev, "batch_size")),
+                         json_integer_value(json_object_get(row, "batch_size")));
+    }
+    if (taken == 0) {
+        for (long long b = 70; b > 70 - API_V2_STATS_BATCH_SIZES; b--)
+            ck_assert_int_eq(row_count(batch_row_of(after, b), "compute_infer"), 1);
+        ck_assert_ptr_null(batch_row_of(after, 70 - API_V2_STATS_BATCH_SIZES));
+    }
+    long long last = stat_int(after, "last_inference", NULL, NULL);
+    ck_assert(last >= t0 && last <= t1);
+    json_decref(before);
+    json_decref(after);
+}
+END_TEST
+
+enum { RACERS = 4, ROUNDS = 25, SIZES = 32 };
+
+static void *race(void *arg)
+{
+    (void)arg;
+    const struct api_v2_timing t = { .input_ns = 1, .infer_ns = 1, .output_ns = 1 };
+    for (int r = 0; r < ROUNDS; r++)
+        for (size_t b = 1; b <= SIZES; b++)
+            api_v2_stats_success(API_V2_ATTENTION, b, &t);
+    return NULL;
+}
+
+START_TEST(test_stats_threads_share_the_rows)
+{
+    json_t *before = stats_of(API_V2_ATTENTION);
+    pthread_t th[RACERS];
+    for (int i = 0; i < RACERS; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, race, NULL), 0);
+    for (int i = 0; i < RACERS; i++)
+        pthread_join(th[i], NULL);
+    json_t *after = stats_of(API_V2_ATTENTION);
+    ck_assert_int_eq(stat_int(after, "execution_count", NULL, NULL) -
+                     stat_int(before, "execution_count", NULL, NULL), RACERS * ROUNDS * SIZES);
+    ck_assert_int_eq(stat_int(after, "inference_count", NULL, NULL) -
+                     stat_int(before, "inference_count", NULL, NULL),
+                     RACERS * ROUNDS * (long long)SIZES * (SIZES + 1) / 2);
+    /* Each size in exactly one row (batch_row_of checks), with every one of its requests. */
+    static const char *const parts[] = { "compute_input", "compute_infer", "compute_output" };
+    for (long long b = 1; b <= SIZES; b++)
+        for (int p = 0; p < 3; p++) {
+            ck_assert_int_eq(row_count(batch_row_of(after, b), parts[p]) -
+                             row_count(batch_row_of(before, b), parts[p]), RACERS * ROUNDS);
+        }
+    json_decref(before);
+    json_decref(after);
+}
+END_TEST
+
 static Suite *v2_suite(void)
 {
     Suite *s = suite_create("v2");
@@ -623,6 +767,10 @@ static Suite *v2_suite(void)
     tcase_add_test(halfs, test_bf16_every_pattern);
     tcase_add_test(halfs, test_narrowing_rounds_once_and_overflows);
     suite_add_tcase(s, halfs);
+    TCase *stats = tcase_create("Stats");
+    tcase_add_test(stats, test_stats_batch_rows_and_their_bound);
+    tcase_add_test(stats, test_stats_threads_share_the_rows);
+    suite_add_tcase(s, stats);
     return s;
 }
 

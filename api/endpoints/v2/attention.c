@@ -714,15 +714,19 @@ static bool run_each(struct api_v2_attention *m, struct api_v2_outs *o, struct a
     return true;
 }
 
+bool api_v2_attention_load(void *state, struct api_error *err)
+{
+    struct api_v2_attention *m = state;
+    return api_v2_input_load(&m->q, err) && api_v2_input_load(&m->k, err) &&
+           api_v2_input_load(&m->v, err) && api_v2_input_load(&m->d_out, err) &&
+           api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err);
+}
+
 bool api_v2_attention_run(void *state, struct api_v2_outs *o, struct api_error *err)
 {
     struct api_v2_attention *m = state;
     static const char *const v1_fields[] = { "q", "k", "v", "bias", "scale", "backward" };
     static const char *const v2_inputs[] = { "Q", "K", "V", "BIAS", "", "GRAD_OUTPUT" };
-    if (!api_v2_input_load(&m->q, err) || !api_v2_input_load(&m->k, err) ||
-        !api_v2_input_load(&m->v, err) || !api_v2_input_load(&m->d_out, err) ||
-        !api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err))
-        return false;
     bool ok;
     if (m->streamed) /* no (n_q, n_k) matrix: the output and row statistics only */
         ok = m->batch == 0 ? stream_one(m, o, err) : stream_each(m, o, err);
@@ -766,11 +770,19 @@ static size_t queries_input(const void *state)
     return m->q.t->index;
 }
 
+static size_t problems(const void *state)
+{
+    const struct api_v2_attention *m = state;
+    return m->batch > 0 ? m->batch : 1;
+}
+
 const struct api_v2_model_ops api_v2_attention_ops = {
     .parse = api_v2_attention_parse,
     .working_set = api_v2_attention_working_set,
     .limit_field = api_v2_attention_limit_field,
+    .load = api_v2_attention_load,
     .run = api_v2_attention_run,
+    .problems = problems,
     .deinit = api_v2_attention_deinit,
     .queries_input = queries_input,
     .queries = "Q",

@@ -35,7 +35,9 @@ bool api_v2_attention_parse(void *state, const struct api_v2_infer *r,
  */
 size_t api_v2_attention_working_set(const void *state, size_t body_len, bool pieces);
 const char *api_v2_attention_limit_field(const void *state);
-/* Runs every problem into o (allocated here; api_v2_outs_deinit frees it). */
+/* Reads the inputs' numbers, and the mask's allowed cells, once admitted. */
+bool api_v2_attention_load(void *state, struct api_error *err);
+/* Runs every problem into o (allocated here; api_v2_outs_deinit frees it), once loaded. */
 bool api_v2_attention_run(void *state, struct api_v2_outs *o, struct api_error *err);
 void api_v2_attention_deinit(void *state);
 

@@ -1,8 +1,11 @@
 /*
  * api/endpoints/v2/infer.c — POST /v2/models/{model}/infer through the one pipeline
  * (endpoints/pipeline.h): read (the JSON header and the binary bytes after it),
- * parse (the model's inputs), admit, run (every problem of the batch), respond (the
- * outputs as JSON data or binary tensors); and the helpers the models share.
+ * parse (the model's inputs), admit, run (the inputs' numbers read, then every problem
+ * of the batch), respond (the outputs as JSON data or binary tensors); and the helpers
+ * the models share. Each request answered is counted for the statistics extension
+ * (v2/stats.h), its parts timed where the steps meet: compute_input up to the inputs'
+ * numbers read, compute_infer the model's run, compute_output the rest.
  *
  * Not here: what each model's inputs mean (v2/attention.c, v2/multihead.c), routing.
  */
@@ -18,6 +21,7 @@
 #include "api/endpoints/pipeline.h"
 #include "api/endpoints/v2/attention.h"
 #include "api/endpoints/v2/multihead.h"
+#include "api/endpoints/v2/stats.h"
 #include "api/http/admission.h"
 #include "api/http/respond.h"
 #include "api/json/numfmt.h"
@@ -46,6 +50,8 @@ struct infer_state {
         struct api_v2_multihead multihead;
     } m;
     struct api_v2_outs outs;
+    size_t problems;              /* the batch size, or 1: known once parsed */
+    uint64_t started, loaded, ran; /* api_v2_clock_ns() at the start and after each part */
 };
 
 static json_t *read_body(void *state, const struct api_request *req, struct api_error *err)
@@ -70,6 +76,8 @@ static bool parse(void *state, const json_t *doc, const struct api_context *ctx,
     bool ok = st->model->parse(&st->m, &st->header, &ctx->limits, err);
     if (!ok)
         st->model->deinit(&st->m);
+    else
+        st->problems = st->model->problems(&st->m);
     return ok;
 }
 
@@ -190,7 +198,12 @@ static bool representable(const struct infer_state *st, struct api_error *err)
 static bool run(void *state, struct api_error *err)
 {
     struct infer_state *st = state;
-    return st->model->run(&st->m, &st->outs, err) && representable(st, err);
+    if (!st->model->load(&st->m, err))
+        return false;
+    st->loaded = api_v2_clock_ns();
+    bool ok = st->model->run(&st->m, &st->outs, err);
+    st->ran = api_v2_clock_ns();
+    return ok && representable(st, err);
 }
 
 /* ---- the answer ---- */
@@ -433,5 +446,21 @@ void api_v2_infer(const struct api_context *ctx, const struct api_request *req,
     memset(&state, 0, sizeof state);
     state.which = model;
     state.model = models[model];
+    state.started = api_v2_clock_ns();
     api_pipeline_run(&infer, &state, ctx, req, API_FORMAT_JSON, res);
+    uint64_t ended = api_v2_clock_ns();
+    /* A request sent to the server's lane is answered, and counted, when it runs there. */
+    if (res->deferred)
+        return;
+    if (res->status != 200) {
+        api_v2_stats_fail(model, ctx->queued_ns + (ended - state.started));
+        return;
+    }
+    struct api_v2_timing t = {
+        .queue_ns = ctx->queued_ns,
+        .input_ns = state.loaded - state.started,
+        .infer_ns = state.ran - state.loaded,
+        .output_ns = ended - state.ran,
+    };
+    api_v2_stats_success(model, state.problems, &t);
 }

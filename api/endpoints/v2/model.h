@@ -22,8 +22,12 @@ struct api_v2_model_ops {
     size_t (*working_set)(const void *state, size_t body_len, bool pieces);
     /* The input whose size drives the working set, as a JSON pointer. */
     const char *(*limit_field)(const void *state);
-    /* Runs every problem into o (api_v2_outs_deinit frees it). */
+    /* Reads the admitted inputs' numbers (false: err, a number the datatype does not hold). */
+    bool (*load)(void *state, struct api_error *err);
+    /* Runs every problem into o (api_v2_outs_deinit frees it), once load succeeded. */
     bool (*run)(void *state, struct api_v2_outs *o, struct api_error *err);
+    /* The problems a parsed request holds: its batch size B, or 1 without one. */
+    size_t (*problems)(const void *state);
     void (*deinit)(void *state);
     /* The index in inputs[] of the tensor whose rows are the queries, and its name. */
     size_t (*queries_input)(const void *state);

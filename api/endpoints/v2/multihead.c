@@ -680,13 +680,9 @@ static bool run_one(struct api_v2_multihead *m, struct api_v2_outs *o, struct ap
     return fill_block_maps(m, o, 0, err);
 }
 
-bool api_v2_multihead_run(void *state, struct api_v2_outs *o, struct api_error *err)
+bool api_v2_multihead_load(void *state, struct api_error *err)
 {
     struct api_v2_multihead *m = state;
-    static const char *const v1_fields[] = { "x", "x_q", "x_kv", "w_q", "w_k", "w_v", "w_o",
-                                             "bias", "scale" };
-    static const char *const v2_inputs[] = { "X", "X_Q", "X_KV", "W_Q", "W_K", "W_V", "W_O",
-                                             "BIAS", "" };
     struct api_multihead_req *req = &m->req;
     bool ok = api_v2_input_load(&m->x_q, err) && api_v2_input_load(&m->x_kv, err) &&
               api_v2_input_load(&m->d_out, err);
@@ -695,8 +691,17 @@ bool api_v2_multihead_run(void *state, struct api_v2_outs *o, struct api_error *
         req->w[i].data = m->w[i].data;
         req->b[i] = m->b[i].data;
     }
-    if (!ok || !api_v2_grid_load(&req->grid, &m->mask, &m->bias, &m->allow, err))
-        return false;
+    return ok && api_v2_grid_load(&req->grid, &m->mask, &m->bias, &m->allow, err);
+}
+
+bool api_v2_multihead_run(void *state, struct api_v2_outs *o, struct api_error *err)
+{
+    struct api_v2_multihead *m = state;
+    static const char *const v1_fields[] = { "x", "x_q", "x_kv", "w_q", "w_k", "w_v", "w_o",
+                                             "bias", "scale" };
+    static const char *const v2_inputs[] = { "X", "X_Q", "X_KV", "W_Q", "W_K", "W_V", "W_O",
+                                             "BIAS", "" };
+    struct api_multihead_req *req = &m->req;
     if (m->batch == 0) {
         if (run_one(m, o, err))
             return true;
@@ -785,11 +790,19 @@ static size_t queries_input(const void *state)
     return m->x_q.t->index;
 }
 
+static size_t problems(const void *state)
+{
+    const struct api_v2_multihead *m = state;
+    return m->batch > 0 ? m->batch : 1;
+}
+
 const struct api_v2_model_ops api_v2_multihead_ops = {
     .parse = api_v2_multihead_parse,
     .working_set = api_v2_multihead_working_set,
     .limit_field = api_v2_multihead_limit_field,
+    .load = api_v2_multihead_load,
     .run = api_v2_multihead_run,
+    .problems = problems,
     .deinit = api_v2_multihead_deinit,
     .queries_input = queries_input,
     .queries = "X (or X_Q)",

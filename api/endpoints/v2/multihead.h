@@ -29,6 +29,7 @@ bool api_v2_multihead_parse(void *state, const struct api_v2_infer *r,
 /* As api_v2_attention_working_set, for the multi-head trace. */
 size_t api_v2_multihead_working_set(const void *state, size_t body_len, bool pieces);
 const char *api_v2_multihead_limit_field(const void *state);
+bool api_v2_multihead_load(void *state, struct api_error *err);
 bool api_v2_multihead_run(void *state, struct api_v2_outs *o, struct api_error *err);
 void api_v2_multihead_deinit(void *state);
 

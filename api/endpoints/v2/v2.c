@@ -1,6 +1,8 @@
 /*
  * api/endpoints/v2/v2.c — the Open Inference Protocol's paths under /v2: server and model
- * health and metadata, and infer handed to v2/infer.c. The router (api/api.c) matches
+ * health and metadata, Triton's statistics (the counters are v2/stats.c's), and infer
+ * handed to v2/infer.c. The table of models here is the one list of them: metadata and
+ * the statistics read it, so a model added to it is in every answer. The router (api/api.c) matches
  * each path's shape ({model} and {version} as any one segment) and its method; here
  * the model and version are checked, an unknown one a V2 404 (application/json with
  * "error", as V2 clients parse it).
@@ -13,6 +15,7 @@
 
 #include "api/endpoints/handlers.h"
 #include "api/endpoints/v2/infer.h"
+#include "api/endpoints/v2/stats.h"
 #include "api/endpoints/version.h"
 #include "api/http/respond.h"
 #include "api/json/write.h"
@@ -109,6 +112,7 @@ static void server_metadata(struct api_response *res)
     JW_KEY(&w, "extensions");
     jw_array_begin(&w);
     jw_string(&w, "binary_tensor_data");
+    jw_string(&w, "statistics");
     jw_array_end(&w);
     jw_object_end(&w);
     api_respond_json(res, &w);
@@ -170,6 +174,22 @@ static void model_metadata(enum api_v2_model m, struct api_response *res)
     write_tensors(&w, models[m].inputs, models[m].n_inputs);
     JW_KEY(&w, "outputs");
     write_tensors(&w, models[m].outputs, models[m].n_outputs);
+    jw_object_end(&w);
+    api_respond_json(res, &w);
+}
+
+/* {"model_stats": [...]}: every model's, or the one given. */
+static void model_stats(const enum api_v2_model *one, struct api_response *res)
+{
+    struct jw w;
+    jw_init(&w, -1);
+    jw_object_begin(&w);
+    JW_KEY(&w, "model_stats");
+    jw_array_begin(&w);
+    for (int m = 0; m < API_V2_MODEL_COUNT; m++)
+        if (one == NULL || *one == (enum api_v2_model)m)
+            api_v2_stats_write(&w, (enum api_v2_model)m, models[m].name);
+    jw_array_end(&w);
     jw_object_end(&w);
     api_respond_json(res, &w);
 }
@@ -269,4 +289,23 @@ void api_v2_infer_handle(const struct api_context *ctx, const struct api_request
     enum api_v2_model m;
     if (model_of(req, &m, res))
         api_v2_infer(ctx, req, m, res);
+}
+
+void api_v2_stats_handle(const struct api_context *ctx, const struct api_request *req,
+                         enum api_format format, struct api_response *res)
+{
+    (void)ctx;
+    (void)req;
+    (void)format;
+    model_stats(NULL, res);
+}
+
+void api_v2_model_stats_handle(const struct api_context *ctx, const struct api_request *req,
+                               enum api_format format, struct api_response *res)
+{
+    (void)ctx;
+    (void)format;
+    enum api_v2_model m;
+    if (model_of(req, &m, res))
+        model_stats(&m, res);
 }

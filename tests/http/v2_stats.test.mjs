@@ -1,0 +1,206 @@
+// tests/http/v2_stats.test.mjs — the operators' side of V2: Triton's statistics extension
+// (GET /v2/models[/{model}[/versions/1]]/stats).
+//
+// The server is this file's own, and its tests run one after another, so every count it
+// reports is what these tests sent. Each test still reads the statistics before and after
+// its requests and holds the differences to what it sent: a test does not depend on the
+// ones before it. Every answer is checked against api/openapi.yaml (contract.mjs).
+
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+
+import { postJson, request, requestBytes, startServer } from './lib.mjs';
+
+let s;
+before(async () => {
+  s = await startServer();
+});
+after(() => s.stop());
+
+const get = async (path) => {
+  const r = await request(s.port, { path });
+  assert.equal(r.status, 200, r.body.slice(0, 400));
+  return r.json();
+};
+const statsOf = async (model) => {
+  const all = await get(`/v2/models/${model}/stats`);
+  assert.equal(all.model_stats.length, 1);
+  return all.model_stats[0];
+};
+
+/** A V2 attention request of B problems (B = 0: no batch dimension) of n queries and keys. */
+function attention(B, n = 3, d = 2) {
+  const lead = B > 0 ? [B] : [];
+  const count = (B || 1) * n * d;
+  const data = Array.from({ length: count }, (_, i) => ((i * 7) % 5) / 4);
+  return {
+    inputs: [
+      { name: 'Q', shape: [...lead, n, d], datatype: 'FP64', data },
+      { name: 'K', shape: [...lead, n, d], datatype: 'FP64', data },
+      { name: 'V', shape: [...lead, n, d], datatype: 'FP64', data },
+    ],
+  };
+}
+
+const DURATIONS = ['success', 'fail', 'queue', 'compute_input', 'compute_infer', 'compute_output',
+  'cache_hit', 'cache_miss'];
+
+/** after − before for every count and ns of a model's statistics, by name. */
+function delta(before_, after_) {
+  const d = {
+    inference_count: after_.inference_count - before_.inference_count,
+    execution_count: after_.execution_count - before_.execution_count,
+    batches: {},
+  };
+  for (const k of DURATIONS) {
+    d[k] = {
+      count: after_.inference_stats[k].count - before_.inference_stats[k].count,
+      ns: after_.inference_stats[k].ns - before_.inference_stats[k].ns,
+    };
+  }
+  for (const row of after_.batch_stats) {
+    const was = before_.batch_stats.find((r) => r.batch_size === row.batch_size);
+    const d1 = {};
+    for (const k of ['compute_input', 'compute_infer', 'compute_output']) {
+      d1[k] = { count: row[k].count - (was?.[k].count ?? 0), ns: row[k].ns - (was?.[k].ns ?? 0) };
+    }
+    if (d1.compute_infer.count > 0) d.batches[row.batch_size] = d1;
+  }
+  return d;
+}
+
+test('after N requests, a batch of B and a failure, the counts are what was sent', async () => {
+  const N = 3;
+  const B = 4;
+  const before_ = await statsOf('attention');
+  const otherBefore = await statsOf('multihead');
+  const t0 = Date.now();
+  for (let i = 0; i < N; i++) {
+    const r = await postJson(s.port, '/v2/models/attention/infer', attention(0));
+    assert.equal(r.status, 200, r.body);
+  }
+  const batch = await postJson(s.port, '/v2/models/attention/versions/1/infer', attention(B));
+  assert.equal(batch.status, 200, batch.body);
+  assert.deepEqual(batch.json().outputs[0].shape.slice(0, 1), [B]);
+  // K without V's rows: a 400 once the model is known.
+  const bad = attention(0);
+  bad.inputs[2].shape = [2, 2];
+  bad.inputs[2].data = [1, 2, 3, 4];
+  const failed = await postJson(s.port, '/v2/models/attention/infer', bad);
+  assert.equal(failed.status, 400);
+  const t1 = Date.now();
+  const after_ = await statsOf('attention');
+
+  const d = delta(before_, after_);
+  assert.equal(d.inference_count, N + B, 'inference_count counts problems');
+  assert.equal(d.execution_count, N + 1, 'execution_count counts requests');
+  assert.equal(d.success.count, N + 1);
+  assert.equal(d.fail.count, 1);
+  for (const k of ['queue', 'compute_input', 'compute_infer', 'compute_output']) {
+    assert.equal(d[k].count, N + 1, `${k} counts every request answered`);
+  }
+  assert.deepEqual([d.cache_hit, d.cache_miss], [{ count: 0, ns: 0 }, { count: 0, ns: 0 }]);
+  // Batch sizes: N requests of one problem, one of B.
+  assert.deepEqual(Object.keys(d.batches).map(Number).sort((a, b) => a - b), [1, B]);
+  for (const [size, want] of [[1, N], [B, 1]]) {
+    for (const k of ['compute_input', 'compute_infer', 'compute_output']) {
+      assert.equal(d.batches[size][k].count, want, `batch ${size} ${k}`);
+      assert.ok(d.batches[size][k].ns > 0, `batch ${size} ${k} ns`);
+    }
+  }
+  // Nanoseconds: positive integers; the whole request holds its parts (no queue here: every
+  // request was small enough for the worker that read it).
+  for (const k of ['success', 'fail', 'compute_input', 'compute_infer', 'compute_output']) {
+    assert.ok(Number.isInteger(after_.inference_stats[k].ns), `${k}.ns is an integer`);
+    assert.ok(d[k].ns > 0, `${k}.ns grew`);
+  }
+  assert.equal(d.queue.ns, 0);
+  assert.ok(d.success.ns >= d.compute_infer.ns);
+  assert.equal(d.success.ns, d.queue.ns + d.compute_input.ns + d.compute_infer.ns + d.compute_output.ns);
+  for (const k of ['compute_input', 'compute_infer', 'compute_output']) {
+    const sum = Object.values(d.batches).reduce((acc, row) => acc + row[k].ns, 0);
+    assert.equal(sum, d[k].ns, `batch_stats' ${k} add up to inference_stats'`);
+  }
+  assert.ok(after_.last_inference >= t0 && after_.last_inference <= t1,
+    `last_inference ${after_.last_inference} within [${t0}, ${t1}]`);
+  // The other model saw none of it.
+  assert.deepEqual(await statsOf('multihead'), otherBefore);
+});
+
+test('a large request answered in the lane counts once, its wait as the queue', async () => {
+  const before_ = await statsOf('attention');
+  // WEIGHTS of 1200 x 1200 doubles: past the worker's share, so it waits for a lane thread.
+  const n = 1200;
+  const data = Array.from({ length: n }, (_, i) => (i % 10) / 10);
+  const body = {
+    inputs: ['Q', 'K', 'V'].map((name) => ({ name, shape: [n, 1], datatype: 'FP64', data })),
+    outputs: [{ name: 'WEIGHTS', parameters: { binary_data: true } }],
+  };
+  const r = await requestBytes(s.port, { path: '/v2/models/attention/infer',
+    headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  assert.equal(r.status, 200, r.body.slice(0, 400));
+  const d = delta(before_, await statsOf('attention'));
+  assert.equal(d.execution_count, 1);
+  assert.equal(d.inference_count, 1);
+  assert.equal(d.success.count, 1);
+  assert.equal(d.queue.count, 1);
+  assert.ok(d.queue.ns > 0, 'the time it waited for the lane is its queue');
+  assert.equal(d.success.ns, d.queue.ns + d.compute_input.ns + d.compute_infer.ns + d.compute_output.ns);
+});
+
+test('failures count when the model is known: 400s of every kind, not 404s', async () => {
+  const before_ = await statsOf('attention');
+  const bodies = ['{', '{"inputs": []}', JSON.stringify({ inputs: [{ name: 'Q', shape: [1], datatype: 'FP64', data: [1] }] })];
+  for (const body of bodies) {
+    const r = await requestBytes(s.port, { path: '/v2/models/attention/infer',
+      headers: { 'Content-Type': 'application/json' }, body });
+    assert.equal(r.status, 400, body);
+  }
+  const unknown = await postJson(s.port, '/v2/models/gpt/infer', attention(0));
+  assert.equal(unknown.status, 404);
+  const d = delta(before_, await statsOf('attention'));
+  assert.equal(d.fail.count, bodies.length);
+  assert.ok(d.fail.ns > 0);
+  assert.equal(d.success.count, 0);
+  assert.equal(d.execution_count, 0);
+});
+
+test('GET /v2/models/stats lists every model, each as its own path answers it', async () => {
+  const all = await get('/v2/models/stats');
+  const names = all.model_stats.map((m) => m.name);
+  assert.ok(names.includes('attention') && names.includes('multihead'), names.join());
+  for (const m of all.model_stats) {
+    assert.equal(m.version, '1');
+    const meta = await get(`/v2/models/${m.name}`);
+    assert.equal(meta.name, m.name);
+    for (const path of [`/v2/models/${m.name}/stats`, `/v2/models/${m.name}/versions/1/stats`]) {
+      const one = await get(path);
+      assert.equal(one.model_stats.length, 1);
+      assert.equal(one.model_stats[0].name, m.name);
+      assert.deepEqual(Object.keys(one.model_stats[0]), Object.keys(m));
+    }
+    assert.deepEqual(m.response_stats, {});
+    assert.deepEqual(m.memory_usage, []);
+  }
+  const server = await get('/v2');
+  assert.ok(server.extensions.includes('statistics'), server.extensions.join());
+});
+
+test('stats: an unknown model or version is 404 in V2 form, another method 405', async () => {
+  for (const path of ['/v2/models/gpt/stats', '/v2/models/attention/versions/2/stats',
+    '/v2/models/gpt/versions/1/stats']) {
+    const r = await request(s.port, { path });
+    assert.equal(r.status, 404, path);
+    assert.match(r.headers['content-type'], /^application\/json/);
+    assert.ok(typeof r.json().error === 'string' && r.json().error.length > 0);
+  }
+  for (const path of ['/v2/models/stats', '/v2/models/attention/stats']) {
+    const r = await request(s.port, { method: 'POST', path, body: '{}' });
+    assert.equal(r.status, 405, path);
+    assert.equal(r.headers.allow, 'GET, HEAD, OPTIONS');
+    assert.ok(r.json().error);
+  }
+  const head = await requestBytes(s.port, { method: 'HEAD', path: '/v2/models/stats' });
+  assert.equal(head.status, 200);
+  assert.equal(head.raw.length, 0);
+});
