@@ -1,6 +1,7 @@
 /*
  * api/endpoints/v2/v2.c — the Open Inference Protocol's paths under /v2: server and model
- * health and metadata, Triton's statistics (the counters are v2/stats.c's), and infer
+ * health and metadata, Triton's statistics (the counters are v2/stats.c's) and model
+ * configuration, and infer
  * handed to v2/infer.c. The table of models here is the one list of them: metadata and
  * the statistics read it, so a model added to it is in every answer. The router (api/api.c) matches
  * each path's shape ({model} and {version} as any one segment) and its method; here
@@ -20,61 +21,74 @@
 #include "api/http/respond.h"
 #include "api/json/write.h"
 
-/* Metadata: one datatype and rank an input (V2 metadata has no room for more). */
+/*
+ * Metadata and configuration: one datatype and rank a tensor (V2 metadata has no room
+ * for more), and whether a request may leave it out (an input's "optional" in the
+ * configuration). Every output is optional: a request names the ones it wants.
+ */
 struct meta_tensor {
     const char *name;
     const char *datatype;
     int rank;
+    bool optional;
 };
 
+#define REQUIRED false
+#define OPTIONAL true
+/* An output (optional, as all are). */
+#define OUT(name, datatype, rank) { name, datatype, rank, OPTIONAL }
+
 static const struct meta_tensor attention_inputs[] = {
-    { "Q", "FP64", 2 }, { "K", "FP64", 2 }, { "V", "FP64", 2 }, { "MASK", "BOOL", 2 },
-    { "BIAS", "FP64", 2 },
+    { "Q", "FP64", 2, REQUIRED }, { "K", "FP64", 2, REQUIRED }, { "V", "FP64", 2, REQUIRED },
+    { "MASK", "BOOL", 2, OPTIONAL }, { "BIAS", "FP64", 2, OPTIONAL },
     /* packed documents' lengths, one list a batch shares (INT32 read too) */
-    { "LENGTHS", "INT64", 1 }, { "LENGTHS_Q", "INT64", 1 }, { "LENGTHS_K", "INT64", 1 },
+    { "LENGTHS", "INT64", 1, OPTIONAL }, { "LENGTHS_Q", "INT64", 1, OPTIONAL },
+    { "LENGTHS_K", "INT64", 1, OPTIONAL },
     /* dL/dOUTPUT, OUTPUT's shape: the backward pass's steps become outputs */
-    { "GRAD_OUTPUT", "FP64", 2 },
+    { "GRAD_OUTPUT", "FP64", 2, OPTIONAL },
 };
 static const struct meta_tensor attention_outputs[] = {
-    { "SCORES", "FP64", 2 }, { "SCALED", "FP64", 2 }, { "MASKED", "FP64", 2 },
-    { "WEIGHTS", "FP64", 2 }, { "OUTPUT", "FP64", 2 },
+    OUT("SCORES", "FP64", 2), OUT("SCALED", "FP64", 2), OUT("MASKED", "FP64", 2),
+    OUT("WEIGHTS", "FP64", 2), OUT("OUTPUT", "FP64", 2),
     /* the variants' steps, when their parameters ask for them */
-    { "Q_ROPE", "FP64", 2 }, { "K_ROPE", "FP64", 2 }, { "SOFTCAPPED", "FP64", 2 },
-    { "DROPOUT_KEEP", "FP64", 2 }, { "DROPPED", "FP64", 2 },
+    OUT("Q_ROPE", "FP64", 2), OUT("K_ROPE", "FP64", 2), OUT("SOFTCAPPED", "FP64", 2),
+    OUT("DROPOUT_KEEP", "FP64", 2), OUT("DROPPED", "FP64", 2),
     /* the row statistics: (n_q), or (B, n_q) */
-    { "LSE", "FP64", 1 }, { "ROW_SUM", "FP64", 1 }, { "ROW_MAX", "FP64", 1 },
+    OUT("LSE", "FP64", 1), OUT("ROW_SUM", "FP64", 1), OUT("ROW_MAX", "FP64", 1),
     /* the tiles of visible keys: (n_q / B_q, n_k / B_k) rounded up, or (B, ...) */
-    { "BLOCK_MAP", "INT8", 2 },
+    OUT("BLOCK_MAP", "INT8", 2),
     /* the backward pass's steps, with GRAD_OUTPUT; the sink logit's gradient a number */
-    { "GRAD_OUTPUT", "FP64", 2 }, { "GRAD_V", "FP64", 2 }, { "GRAD_WEIGHTS", "FP64", 2 },
-    { "DELTA", "FP64", 1 }, { "GRAD_MASKED", "FP64", 2 }, { "GRAD_SCALED", "FP64", 2 },
-    { "GRAD_SCORES", "FP64", 2 }, { "GRAD_Q_ROPE", "FP64", 2 }, { "GRAD_K_ROPE", "FP64", 2 },
-    { "GRAD_Q", "FP64", 2 }, { "GRAD_K", "FP64", 2 }, { "GRAD_SINK_LOGIT", "FP64", 0 },
-    { "GRAD_BIAS", "FP64", 2 },
+    OUT("GRAD_OUTPUT", "FP64", 2), OUT("GRAD_V", "FP64", 2), OUT("GRAD_WEIGHTS", "FP64", 2),
+    OUT("DELTA", "FP64", 1), OUT("GRAD_MASKED", "FP64", 2), OUT("GRAD_SCALED", "FP64", 2),
+    OUT("GRAD_SCORES", "FP64", 2), OUT("GRAD_Q_ROPE", "FP64", 2), OUT("GRAD_K_ROPE", "FP64", 2),
+    OUT("GRAD_Q", "FP64", 2), OUT("GRAD_K", "FP64", 2), OUT("GRAD_SINK_LOGIT", "FP64", 0),
+    OUT("GRAD_BIAS", "FP64", 2),
 };
 static const struct meta_tensor multihead_inputs[] = {
-    { "X", "FP64", 2 }, { "X_Q", "FP64", 2 }, { "X_KV", "FP64", 2 }, { "W_Q", "FP64", 2 },
-    { "W_K", "FP64", 2 }, { "W_V", "FP64", 2 }, { "W_O", "FP64", 2 }, { "B_Q", "FP64", 1 },
-    { "B_K", "FP64", 1 }, { "B_V", "FP64", 1 }, { "B_O", "FP64", 1 }, { "MASK", "BOOL", 2 },
-    { "BIAS", "FP64", 2 }, { "LENGTHS", "INT64", 1 }, { "LENGTHS_Q", "INT64", 1 },
-    { "LENGTHS_K", "INT64", 1 },
+    /* X, or X_Q with X_KV: each is optional alone */
+    { "X", "FP64", 2, OPTIONAL }, { "X_Q", "FP64", 2, OPTIONAL }, { "X_KV", "FP64", 2, OPTIONAL },
+    { "W_Q", "FP64", 2, REQUIRED }, { "W_K", "FP64", 2, REQUIRED }, { "W_V", "FP64", 2, REQUIRED },
+    { "W_O", "FP64", 2, REQUIRED }, { "B_Q", "FP64", 1, OPTIONAL }, { "B_K", "FP64", 1, OPTIONAL },
+    { "B_V", "FP64", 1, OPTIONAL }, { "B_O", "FP64", 1, OPTIONAL }, { "MASK", "BOOL", 2, OPTIONAL },
+    { "BIAS", "FP64", 2, OPTIONAL }, { "LENGTHS", "INT64", 1, OPTIONAL },
+    { "LENGTHS_Q", "INT64", 1, OPTIONAL }, { "LENGTHS_K", "INT64", 1, OPTIONAL },
     /* dL/dOUTPUT, OUTPUT's shape: the backward pass's steps become outputs */
-    { "GRAD_OUTPUT", "FP64", 2 },
+    { "GRAD_OUTPUT", "FP64", 2, OPTIONAL },
 };
 static const struct meta_tensor multihead_outputs[] = {
-    { "OUTPUT", "FP64", 2 }, { "WEIGHTS", "FP64", 3 }, { "WEIGHTS_MEAN", "FP64", 2 },
-    { "Q", "FP64", 2 }, { "K", "FP64", 2 }, { "V", "FP64", 2 }, { "SCORES", "FP64", 3 },
-    { "SCALED", "FP64", 3 }, { "MASKED", "FP64", 3 }, { "HEAD_OUTPUTS", "FP64", 3 },
-    { "CONCAT", "FP64", 2 }, { "LSE", "FP64", 2 }, { "ROW_SUM", "FP64", 2 },
-    { "ROW_MAX", "FP64", 2 }, { "BLOCK_MAP", "INT8", 2 },
+    OUT("OUTPUT", "FP64", 2), OUT("WEIGHTS", "FP64", 3), OUT("WEIGHTS_MEAN", "FP64", 2),
+    OUT("Q", "FP64", 2), OUT("K", "FP64", 2), OUT("V", "FP64", 2), OUT("SCORES", "FP64", 3),
+    OUT("SCALED", "FP64", 3), OUT("MASKED", "FP64", 3), OUT("HEAD_OUTPUTS", "FP64", 3),
+    OUT("CONCAT", "FP64", 2), OUT("LSE", "FP64", 2), OUT("ROW_SUM", "FP64", 2),
+    OUT("ROW_MAX", "FP64", 2), OUT("BLOCK_MAP", "INT8", 2),
     /* the backward pass's steps, with GRAD_OUTPUT: each head's (h, ...) and the layer's */
-    { "GRAD_OUTPUT", "FP64", 2 }, { "GRAD_W_O", "FP64", 2 }, { "GRAD_B_O", "FP64", 1 },
-    { "GRAD_WEIGHTS", "FP64", 3 }, { "DELTA", "FP64", 2 }, { "GRAD_MASKED", "FP64", 3 },
-    { "GRAD_Q", "FP64", 2 }, { "GRAD_K", "FP64", 2 }, { "GRAD_V", "FP64", 2 },
-    { "GRAD_W_Q", "FP64", 2 }, { "GRAD_W_K", "FP64", 2 }, { "GRAD_W_V", "FP64", 2 },
-    { "GRAD_B_Q", "FP64", 1 }, { "GRAD_B_K", "FP64", 1 }, { "GRAD_B_V", "FP64", 1 },
-    { "GRAD_X", "FP64", 2 }, { "GRAD_X_Q", "FP64", 2 }, { "GRAD_X_KV", "FP64", 2 },
-    { "GRAD_SINK_LOGIT", "FP64", 1 }, { "GRAD_BIAS", "FP64", 2 },
+    OUT("GRAD_OUTPUT", "FP64", 2), OUT("GRAD_W_O", "FP64", 2), OUT("GRAD_B_O", "FP64", 1),
+    OUT("GRAD_WEIGHTS", "FP64", 3), OUT("DELTA", "FP64", 2), OUT("GRAD_MASKED", "FP64", 3),
+    OUT("GRAD_Q", "FP64", 2), OUT("GRAD_K", "FP64", 2), OUT("GRAD_V", "FP64", 2),
+    OUT("GRAD_W_Q", "FP64", 2), OUT("GRAD_W_K", "FP64", 2), OUT("GRAD_W_V", "FP64", 2),
+    OUT("GRAD_B_Q", "FP64", 1), OUT("GRAD_B_K", "FP64", 1), OUT("GRAD_B_V", "FP64", 1),
+    OUT("GRAD_X", "FP64", 2), OUT("GRAD_X_Q", "FP64", 2), OUT("GRAD_X_KV", "FP64", 2),
+    OUT("GRAD_SINK_LOGIT", "FP64", 1), OUT("GRAD_BIAS", "FP64", 2),
 };
 
 #define N_OF(a) (sizeof a / sizeof a[0])
@@ -113,6 +127,7 @@ static void server_metadata(struct api_response *res)
     jw_array_begin(&w);
     jw_string(&w, "binary_tensor_data");
     jw_string(&w, "statistics");
+    jw_string(&w, "model_configuration");
     jw_array_end(&w);
     jw_object_end(&w);
     api_respond_json(res, &w);
@@ -138,20 +153,38 @@ static void health(struct api_response *res, const char *model, const char *key,
     }
 }
 
-static void write_tensors(struct jw *w, const struct meta_tensor *t, size_t n)
+/* How a list of tensors is written: V2 metadata's, or Triton's model configuration's. */
+enum tensor_form { FORM_METADATA, FORM_CONFIG_INPUT, FORM_CONFIG_OUTPUT };
+
+static void write_tensors(struct jw *w, const struct meta_tensor *t, size_t n,
+                          enum tensor_form form)
 {
     jw_array_begin(w);
     for (size_t i = 0; i < n; i++) {
         jw_object_begin(w);
         JW_KEY(w, "name");
         jw_string(w, t[i].name);
-        JW_KEY(w, "datatype");
-        jw_string(w, t[i].datatype);
-        JW_KEY(w, "shape");
+        if (form == FORM_METADATA) {
+            JW_KEY(w, "datatype");
+            jw_string(w, t[i].datatype);
+            JW_KEY(w, "shape");
+        } else {
+            /* Triton's TYPE_ names: the protocol's datatype, but BYTES is TYPE_STRING. */
+            char type[24];
+            bool bytes = strcmp(t[i].datatype, "BYTES") == 0;
+            snprintf(type, sizeof type, "TYPE_%s", bytes ? "STRING" : t[i].datatype);
+            JW_KEY(w, "data_type");
+            jw_string(w, type);
+            JW_KEY(w, "dims");
+        }
         jw_array_begin(w);
         for (int d = 0; d < t[i].rank; d++)
             jw_int(w, -1);
         jw_array_end(w);
+        if (form == FORM_CONFIG_INPUT) {
+            JW_KEY(w, "optional");
+            jw_bool(w, t[i].optional);
+        }
         jw_object_end(w);
     }
     jw_array_end(w);
@@ -171,9 +204,35 @@ static void model_metadata(enum api_v2_model m, struct api_response *res)
     JW_KEY(&w, "platform");
     jw_string(&w, "attnd");
     JW_KEY(&w, "inputs");
-    write_tensors(&w, models[m].inputs, models[m].n_inputs);
+    write_tensors(&w, models[m].inputs, models[m].n_inputs, FORM_METADATA);
     JW_KEY(&w, "outputs");
-    write_tensors(&w, models[m].outputs, models[m].n_outputs);
+    write_tensors(&w, models[m].outputs, models[m].n_outputs, FORM_METADATA);
+    jw_object_end(&w);
+    api_respond_json(res, &w);
+}
+
+/*
+ * Triton's model configuration, read-only, from the same tables as the metadata. No
+ * batching of Triton's kind (max_batch_size 0): a leading batch size is a dimension of
+ * the tensors, which every -1 stands for.
+ */
+static void model_config(enum api_v2_model m, struct api_response *res)
+{
+    struct jw w;
+    jw_init(&w, -1);
+    jw_object_begin(&w);
+    JW_KEY(&w, "name");
+    jw_string(&w, models[m].name);
+    JW_KEY(&w, "platform");
+    jw_string(&w, "attnd");
+    JW_KEY(&w, "backend");
+    jw_string(&w, "attnd");
+    JW_KEY(&w, "max_batch_size");
+    jw_int(&w, 0);
+    JW_KEY(&w, "input");
+    write_tensors(&w, models[m].inputs, models[m].n_inputs, FORM_CONFIG_INPUT);
+    JW_KEY(&w, "output");
+    write_tensors(&w, models[m].outputs, models[m].n_outputs, FORM_CONFIG_OUTPUT);
     jw_object_end(&w);
     api_respond_json(res, &w);
 }
@@ -308,4 +367,14 @@ void api_v2_model_stats_handle(const struct api_context *ctx, const struct api_r
     enum api_v2_model m;
     if (model_of(req, &m, res))
         model_stats(&m, res);
+}
+
+void api_v2_model_config_handle(const struct api_context *ctx, const struct api_request *req,
+                                enum api_format format, struct api_response *res)
+{
+    (void)ctx;
+    (void)format;
+    enum api_v2_model m;
+    if (model_of(req, &m, res))
+        model_config(m, res);
 }

@@ -1,5 +1,6 @@
-// tests/http/v2_stats.test.mjs — the operators' side of V2: Triton's statistics extension
-// (GET /v2/models[/{model}[/versions/1]]/stats).
+// tests/http/v2_ops.test.mjs — the operators' side of V2: Triton's statistics extension
+// (GET /v2/models[/{model}[/versions/1]]/stats) and model configuration
+// (GET /v2/models/{model}[/versions/1]/config).
 //
 // The server is this file's own, and its tests run one after another, so every count it
 // reports is what these tests sent. Each test still reads the statistics before and after
@@ -203,4 +204,80 @@ test('stats: an unknown model or version is 404 in V2 form, another method 405',
   const head = await requestBytes(s.port, { method: 'HEAD', path: '/v2/models/stats' });
   assert.equal(head.status, 200);
   assert.equal(head.raw.length, 0);
+});
+
+// ---------------------------------------------------------------- configuration
+
+const eye = [1, 0, 0, 1];
+const t = (name, shape, data, datatype = 'FP64') => ({ name, shape, datatype, data });
+/* Requests each model answers; between them every optional input is left out by one. */
+const BASES = {
+  attention: [{ inputs: [t('Q', [2, 2], eye), t('K', [2, 2], eye), t('V', [2, 2], eye)] }],
+  multihead: [
+    { inputs: [t('X', [2, 2], eye), t('W_Q', [2, 2], eye), t('W_K', [2, 2], eye),
+      t('W_V', [2, 2], eye), t('W_O', [2, 2], eye)], parameters: { heads: 1 } },
+    { inputs: [t('X_Q', [2, 2], eye), t('X_KV', [2, 2], eye), t('W_Q', [2, 2], eye),
+      t('W_K', [2, 2], eye), t('W_V', [2, 2], eye), t('W_O', [2, 2], eye)],
+    parameters: { heads: 1 } },
+  ],
+};
+
+test("each model's configuration is its metadata in Triton's words", async () => {
+  const { model_stats: models } = await get('/v2/models/stats');
+  for (const { name } of models) {
+    const meta = await get(`/v2/models/${name}`);
+    const config = await get(`/v2/models/${name}/config`);
+    assert.deepEqual(await get(`/v2/models/${name}/versions/1/config`), config);
+    assert.equal(config.name, name);
+    assert.equal(config.platform, meta.platform);
+    assert.equal(config.backend, 'attnd');
+    assert.equal(config.max_batch_size, 0);
+    const triton = (datatype) => (datatype === 'BYTES' ? 'TYPE_STRING' : `TYPE_${datatype}`);
+    for (const [list, mine] of [[meta.inputs, config.input], [meta.outputs, config.output]]) {
+      assert.deepEqual(mine.map((x) => x.name), list.map((x) => x.name), name);
+      for (const [i, x] of list.entries()) {
+        assert.equal(mine[i].data_type, triton(x.datatype), `${name} ${x.name}`);
+        assert.deepEqual(mine[i].dims, x.shape, `${name} ${x.name}`);
+      }
+    }
+    assert.ok(config.input.every((x) => typeof x.optional === 'boolean'));
+    assert.ok(config.output.every((x) => !('optional' in x)));
+  }
+  assert.ok((await get('/v2')).extensions.includes('model_configuration'));
+});
+
+test("an input the configuration calls required is required; an optional one is not", async () => {
+  for (const [model, bases] of Object.entries(BASES)) {
+    const { input } = await get(`/v2/models/${model}/config`);
+    for (const base of bases) {
+      const r = await postJson(s.port, `/v2/models/${model}/infer`, base);
+      assert.equal(r.status, 200, r.body);
+    }
+    for (const x of input) {
+      if (x.optional) {
+        assert.ok(bases.some((b) => !b.inputs.some((i) => i.name === x.name)),
+          `${model}: a request without ${x.name} is answered`);
+        continue;
+      }
+      for (const base of bases) {
+        const without = { ...base, inputs: base.inputs.filter((i) => i.name !== x.name) };
+        assert.notEqual(without.inputs.length, base.inputs.length, `${model}: ${x.name} is sent`);
+        const r = await postJson(s.port, `/v2/models/${model}/infer`, without);
+        assert.equal(r.status, 400, `${model} without ${x.name}`);
+        assert.equal(r.json().type, '/problems/missing-field');
+        assert.match(r.json().error, new RegExp(`\\b${x.name}\\b`));
+      }
+    }
+  }
+});
+
+test('config: an unknown model or version is 404 in V2 form, another method 405', async () => {
+  for (const path of ['/v2/models/gpt/config', '/v2/models/attention/versions/2/config']) {
+    const r = await request(s.port, { path });
+    assert.equal(r.status, 404, path);
+    assert.ok(r.json().error);
+  }
+  const r = await request(s.port, { method: 'POST', path: '/v2/models/attention/config', body: '{}' });
+  assert.equal(r.status, 405);
+  assert.equal(r.headers.allow, 'GET, HEAD, OPTIONS');
 });
