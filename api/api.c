@@ -102,6 +102,10 @@ static const struct route routes[] = {
     { .path = "/v2/models/{model}/infer", V2_POST, .handle = api_v2_infer_handle },
     { .path = "/v2/models/{model}/versions/{version}/infer", V2_POST,
       .handle = api_v2_infer_handle },
+    /* Triton's model repository extension: the index alone (no load or unload). */
+    { .path = "/v2/repository/index", .methods = M_POST, .takes_body = true, .allow = POST_ALLOW,
+      .media = API_MEDIA_JSON, .reads = API_BODY_JSON, .errors = API_ERRORS_V2,
+      .handle = api_v2_repository_index_handle },
 };
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])

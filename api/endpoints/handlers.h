@@ -18,10 +18,10 @@ api_handler_fn api_attention_handle, api_multihead_handle, api_batch_handle, api
 
 /* The Open Inference Protocol under /v2 (endpoints/v2.c): /v2, /v2/health/live and
    /ready, /v2/models/stats, and /v2/models/{model}[/versions/{version}], .../ready,
-   .../stats, .../config and .../infer. */
+   .../stats, .../config and .../infer, and POST /v2/repository/index. */
 api_handler_fn api_v2_server_handle, api_v2_live_handle, api_v2_ready_handle,
     api_v2_model_handle, api_v2_model_ready_handle, api_v2_infer_handle, api_v2_stats_handle,
-    api_v2_model_stats_handle, api_v2_model_config_handle;
+    api_v2_model_stats_handle, api_v2_model_config_handle, api_v2_repository_index_handle;
 
 /* The small ones (endpoints/meta.c): probes, version, the spec, the problem pages. */
 api_handler_fn api_healthz_handle, api_readyz_handle, api_version_handle,

@@ -1719,6 +1719,12 @@ const char *const api_messages_en[] = {
     "%s of the reference is missing",
     /* api/request/matrix.c */
     "each cell of %s is a number, null, or one of the strings \"NaN\", \"Infinity\" and \"-Infinity\"",
+    /* api/endpoints/v2/v2.c */
+    "true: only the models ready for inference",
+    /* api/endpoints/v2/v2.c */
+    "the repository index request is %s; it must be an object such as {\"ready\": true}, or no body",
+    /* api/endpoints/v2/v2.c */
+    "ready must be true or false, not %s",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

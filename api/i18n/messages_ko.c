@@ -1832,6 +1832,12 @@ const struct api_message api_messages_ko[] = {
       "기준의 %s 이(가) 없습니다" },
     { "each cell of %s is a number, null, or one of the strings \"NaN\", \"Infinity\" and \"-Infinity\"",
       "%s 의 각 칸은 수, null, 또는 문자열 \"NaN\", \"Infinity\", \"-Infinity\" 중 하나입니다" },
+    { "true: only the models ready for inference",
+      "true: 추론할 준비가 된 모델만" },
+    { "the repository index request is %s; it must be an object such as {\"ready\": true}, or no body",
+      "저장소 색인 요청이 %s 입니다; {\"ready\": true} 같은 객체이거나 본문이 없어야 합니다" },
+    { "ready must be true or false, not %s",
+      "ready 는 true 나 false 여야 합니다. %s 이(가) 아닙니다" },
 };
 
 const size_t api_messages_ko_count = sizeof api_messages_ko / sizeof api_messages_ko[0];

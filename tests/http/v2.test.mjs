@@ -723,10 +723,10 @@ test('415 and 413 on /v2 are V2 errors; the limits hold for binary bodies', asyn
 });
 
 test('an unknown path under /v2 is a 404 in the V2 form', async () => {
-  const r = await request(s.port, { path: '/v2/repository/index' });
+  const r = await request(s.port, { path: '/v2/repository/models/attention/load' });
   assert.equal(r.status, 404);
   assert.equal(r.headers['content-type'], 'application/json');
-  assert.match(r.json().error, /^nothing is served at \/v2\/repository\/index/);
+  assert.match(r.json().error, /^nothing is served at \/v2\/repository\/models\/attention\/load/);
 });
 
 test("docs/v2.md's Python example (numpy and urllib only) prints what the page says", () => {

@@ -1,6 +1,7 @@
 // tests/http/v2_ops.test.mjs — the operators' side of V2: Triton's statistics extension
-// (GET /v2/models[/{model}[/versions/1]]/stats) and model configuration
-// (GET /v2/models/{model}[/versions/1]/config).
+// (GET /v2/models[/{model}[/versions/1]]/stats), model configuration
+// (GET /v2/models/{model}[/versions/1]/config) and repository index
+// (POST /v2/repository/index).
 //
 // The server is this file's own, and its tests run one after another, so every count it
 // reports is what these tests sent. Each test still reads the statistics before and after
@@ -280,4 +281,75 @@ test('config: an unknown model or version is 404 in V2 form, another method 405'
   const r = await request(s.port, { method: 'POST', path: '/v2/models/attention/config', body: '{}' });
   assert.equal(r.status, 405);
   assert.equal(r.headers.allow, 'GET, HEAD, OPTIONS');
+});
+
+// ---------------------------------------------------------------- repository index
+
+const index = (body, headers = {}) => request(s.port, {
+  method: 'POST', path: '/v2/repository/index', headers, body,
+});
+
+test('the repository index lists every model, each served, READY', async () => {
+  const stats = (await get('/v2/models/stats')).model_stats.map((m) => m.name);
+  // tritonclient posts no body; KServe-style clients {"ready": true}; both as JSON or not.
+  const answers = [
+    await index(undefined),
+    await index(''),
+    await index(' \n'),
+    await index('{}', { 'Content-Type': 'application/json' }),
+    await index('{"ready": true}', { 'Content-Type': 'application/json' }),
+    await index('{"ready": false}'),
+  ];
+  for (const r of answers) {
+    assert.equal(r.status, 200, r.body);
+    assert.match(r.headers['content-type'], /^application\/json/);
+    assert.deepEqual(r.json(), answers[0].json());
+  }
+  const list = answers[0].json();
+  assert.deepEqual(list.map((m) => m.name), stats);
+  assert.ok(['attention', 'multihead'].every((n) => stats.includes(n)), stats.join());
+  for (const m of list) {
+    assert.deepEqual(m, { name: m.name, version: '1', state: 'READY' });
+    for (const path of [`/v2/models/${m.name}`, `/v2/models/${m.name}/ready`,
+      `/v2/models/${m.name}/config`]) {
+      assert.equal((await request(s.port, { path })).status, 200, path);
+    }
+  }
+  assert.ok((await get('/v2')).extensions.includes('model_repository'));
+});
+
+test('repository index: a body that is not {"ready": bool} is a 400 naming what is wrong', async () => {
+  const cases = [
+    ['{"ready": tru', '/problems/invalid-json', ''],
+    ['[true]', '/problems/invalid-value', ''],
+    ['"ready"', '/problems/invalid-value', ''],
+    ['{"ready": 1}', '/problems/invalid-value', '/ready'],
+    ['{"ready": "true"}', '/problems/invalid-value', '/ready'],
+    ['{"redy": true}', '/problems/unknown-field', '/redy'],
+  ];
+  for (const [body, type, pointer] of cases) {
+    const r = await index(body, { 'Content-Type': 'application/json' });
+    assert.equal(r.status, 400, body);
+    const e = r.json();
+    assert.equal(e.type, type, body);
+    assert.ok(e.error.length > 0);
+    assert.equal(e.errors[0].pointer, pointer, body);
+  }
+});
+
+test('repository index: GET is 405; load and unload are not served (404, V2 form)', async () => {
+  const r = await request(s.port, { path: '/v2/repository/index' });
+  assert.equal(r.status, 405);
+  assert.equal(r.headers.allow, 'POST, OPTIONS');
+  assert.ok(r.json().error);
+  for (const path of ['/v2/repository/models/attention/load',
+    '/v2/repository/models/attention/unload']) {
+    const x = await request(s.port, { method: 'POST', path, body: '{}' });
+    assert.equal(x.status, 404, path);
+    assert.match(x.headers['content-type'], /^application\/json/);
+    assert.ok(x.json().error);
+  }
+  const wrong = await index('{}', { 'Content-Type': 'text/csv' });
+  assert.equal(wrong.status, 415);
+  assert.ok(wrong.json().error);
 });

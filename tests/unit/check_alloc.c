@@ -232,6 +232,12 @@ static const struct alloc_case {
       "\"grad_k\":[[1,2],[3,4]],\"grad_v\":[[1,2],[3,4]]}}", NULL },
     { "POST", "/v1/verify", NULL,
       "{" SEED000 ",\"format\":\"float16\",\"candidate\":{\"output\":[[1,2]]}}", NULL },
+    /* V2's metadata, and for operators the statistics, a configuration, the repository index */
+    { "GET", "/v2/models/attention", NULL, NULL, NULL },
+    { "GET", "/v2/models/stats", NULL, NULL, NULL },
+    { "GET", "/v2/models/multihead/config", NULL, NULL, NULL },
+    { "POST", "/v2/repository/index", NULL, "{\"ready\":true}", NULL },
+    { "POST", "/v2/repository/index", NULL, "{\"ready\":1}", NULL },
     { "POST", "/v1/attention", NULL, "{" SEED000 ",\"maks\":\"causal\"}", NULL },
     { "POST", "/v1/attention", NULL, "{\"q\":[[1,\"0\"]],\"k\":[[1,0]],\"v\":[[1]]}", NULL },
     { "POST", "/v1/attention", NULL,

@@ -295,6 +295,56 @@ START_TEST(test_ready_is_503_while_draining)
 }
 END_TEST
 
+/* POST path with body through api_handle. */
+static struct api_response post(const struct api_context *ctx, const char *path, const char *body)
+{
+    struct api_request req = { .method = "POST", .path = path, .body = body,
+                               .body_len = strlen(body) };
+    struct api_response res = { 0 };
+    api_handle(ctx, &req, &res);
+    return res;
+}
+
+/* Every entry of an index answer (a JSON list of API_V2_MODEL_COUNT models) in `state`. */
+static void assert_index(const struct api_response *res, const char *state, const char *reason)
+{
+    ck_assert_int_eq(res->status, 200);
+    json_t *doc = doc_of(res->body);
+    ck_assert_uint_eq(json_array_size(doc), API_V2_MODEL_COUNT);
+    size_t i;
+    json_t *m;
+    json_array_foreach(doc, i, m) {
+        ck_assert_str_eq(json_string_value(json_object_get(m, "name")),
+                         api_v2_model_name((enum api_v2_model)i));
+        ck_assert_str_eq(json_string_value(json_object_get(m, "version")), "1");
+        ck_assert_str_eq(json_string_value(json_object_get(m, "state")), state);
+        const json_t *why = json_object_get(m, "reason");
+        if (reason == NULL)
+            ck_assert_ptr_null(why);
+        else
+            ck_assert_str_eq(json_string_value(why), reason);
+    }
+    json_decref(doc);
+}
+
+START_TEST(test_repository_index_while_draining)
+{
+    struct api_context ctx = { .limits = api_default_limits(), .ready = true };
+    struct api_response res = post(&ctx, "/v2/repository/index", "");
+    assert_index(&res, "READY", NULL);
+    api_response_deinit(&res);
+    /* Draining: every model UNAVAILABLE, with why, as each model's ready answers false. */
+    ctx.ready = false;
+    res = post(&ctx, "/v2/repository/index", "{\"ready\": false}");
+    assert_index(&res, "UNAVAILABLE", "the server is shutting down");
+    api_response_deinit(&res);
+    res = post(&ctx, "/v2/repository/index", "{\"ready\": true}");
+    ck_assert_int_eq(res.status, 200);
+    ck_assert_str_eq(res.body, "[]\n");
+    api_response_deinit(&res);
+}
+END_TEST
+
 START_TEST(test_binary_request_through_api_handle)
 {
     /* The header length reaches api/ in api_request.inference_header_length. */
@@ -756,6 +806,7 @@ static Suite *v2_suite(void)
     suite_add_tcase(s, errors);
     TCase *probes = tcase_create("Probes");
     tcase_add_test(probes, test_ready_is_503_while_draining);
+    tcase_add_test(probes, test_repository_index_while_draining);
     tcase_add_test(probes, test_binary_request_through_api_handle);
     suite_add_tcase(s, probes);
     TCase *memory = tcase_create("Memory");

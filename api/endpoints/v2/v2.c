@@ -1,7 +1,7 @@
 /*
  * api/endpoints/v2/v2.c — the Open Inference Protocol's paths under /v2: server and model
- * health and metadata, Triton's statistics (the counters are v2/stats.c's) and model
- * configuration, and infer
+ * health and metadata, Triton's statistics (the counters are v2/stats.c's), model
+ * configuration and repository index, and infer
  * handed to v2/infer.c. The table of models here is the one list of them: metadata and
  * the statistics read it, so a model added to it is in every answer. The router (api/api.c) matches
  * each path's shape ({model} and {version} as any one segment) and its method; here
@@ -19,7 +19,10 @@
 #include "api/endpoints/v2/stats.h"
 #include "api/endpoints/version.h"
 #include "api/http/respond.h"
+#include "api/i18n/lang.h"
 #include "api/json/write.h"
+#include "api/request/body.h"
+#include "api/request/fields.h"
 
 /*
  * Metadata and configuration: one datatype and rank a tensor (V2 metadata has no room
@@ -128,9 +131,10 @@ static void server_metadata(struct api_response *res)
     jw_string(&w, "binary_tensor_data");
     jw_string(&w, "statistics");
     jw_string(&w, "model_configuration");
+    jw_string(&w, "model_repository");
     jw_array_end(&w);
     jw_object_end(&w);
-    api_respond_json(res, &w);
+    api_respond_json_as(res, &w, API_ERRORS_V2);
 }
 
 /* {"live": true}, {"ready": bool} or a model's {"name", "ready"}; 503 when not ready. */
@@ -146,7 +150,7 @@ static void health(struct api_response *res, const char *model, const char *key,
     jw_key(&w, key);
     jw_bool(&w, ok);
     jw_object_end(&w);
-    api_respond_json(res, &w);
+    api_respond_json_as(res, &w, API_ERRORS_V2);
     if (res->status == 200 && !ok) {
         res->status = 503;
         api_response_add_header(res, "Retry-After", API_RETRY_AFTER_SECONDS);
@@ -208,7 +212,7 @@ static void model_metadata(enum api_v2_model m, struct api_response *res)
     JW_KEY(&w, "outputs");
     write_tensors(&w, models[m].outputs, models[m].n_outputs, FORM_METADATA);
     jw_object_end(&w);
-    api_respond_json(res, &w);
+    api_respond_json_as(res, &w, API_ERRORS_V2);
 }
 
 /*
@@ -234,7 +238,7 @@ static void model_config(enum api_v2_model m, struct api_response *res)
     JW_KEY(&w, "output");
     write_tensors(&w, models[m].outputs, models[m].n_outputs, FORM_CONFIG_OUTPUT);
     jw_object_end(&w);
-    api_respond_json(res, &w);
+    api_respond_json_as(res, &w, API_ERRORS_V2);
 }
 
 /* {"model_stats": [...]}: every model's, or the one given. */
@@ -250,7 +254,73 @@ static void model_stats(const enum api_v2_model *one, struct api_response *res)
             api_v2_stats_write(&w, (enum api_v2_model)m, models[m].name);
     jw_array_end(&w);
     jw_object_end(&w);
-    api_respond_json(res, &w);
+    api_respond_json_as(res, &w, API_ERRORS_V2);
+}
+
+/*
+ * The repository index request: no body, or {"ready": bool} (true: only the models
+ * ready for inference). False, with err, for a body that is not that.
+ */
+static bool index_request(const struct api_request *req, bool *ready_only, struct api_error *err)
+{
+    size_t i = 0;
+    while (i < req->body_len && strchr(" \t\r\n", req->body[i]) != NULL)
+        i++;
+    if (i == req->body_len) /* tritonclient sends none */
+        return true;
+    json_t *doc = api_parse_body_nodes(req->body, req->body_len, err);
+    if (doc == NULL)
+        return false;
+    static const struct api_field known[] = {
+        { "ready", "true: only the models ready for inference" },
+    };
+    bool ok = json_is_object(doc) && api_check_fields(doc, "", known, 1, err);
+    const json_t *ready = json_object_get(doc, "ready");
+    if (!json_is_object(doc)) {
+        api_error_set(err, API_INVALID_VALUE, "the repository index request is %s; it must be "
+                      "an object such as {\"ready\": true}, or no body", api_json_kind(doc));
+        api_error_at(err, "%s", "");
+    } else if (ok && ready != NULL && !json_is_boolean(ready)) {
+        api_error_set(err, API_INVALID_VALUE, "ready must be true or false, not %s",
+                      api_json_kind(ready));
+        api_error_at(err, "%s", "/ready");
+        ok = false;
+    }
+    *ready_only = ok && json_is_true(ready);
+    api_release_body(doc);
+    return ok;
+}
+
+/*
+ * [{"name", "version": "1", "state"}, ...]: every model of the table, READY, or
+ * UNAVAILABLE with its reason once shutdown has begun (as the model's ready answers
+ * false then); with ready_only, those READY.
+ */
+static void repository_index(bool ready, bool ready_only, struct api_response *res)
+{
+    struct jw w;
+    jw_init(&w, -1);
+    jw_array_begin(&w);
+    for (int m = 0; m < API_V2_MODEL_COUNT; m++) {
+        if (ready_only && !ready)
+            continue;
+        jw_object_begin(&w);
+        JW_KEY(&w, "name");
+        jw_string(&w, models[m].name);
+        JW_KEY(&w, "version");
+        jw_string(&w, "1");
+        JW_KEY(&w, "state");
+        if (ready) {
+            jw_string(&w, "READY");
+        } else {
+            jw_string(&w, "UNAVAILABLE");
+            JW_KEY(&w, "reason");
+            jw_string(&w, API_TR("the server is shutting down"));
+        }
+        jw_object_end(&w);
+    }
+    jw_array_end(&w);
+    api_respond_json_as(res, &w, API_ERRORS_V2);
 }
 
 /* ---- the model in the path ---- */
@@ -377,4 +447,17 @@ void api_v2_model_config_handle(const struct api_context *ctx, const struct api_
     enum api_v2_model m;
     if (model_of(req, &m, res))
         model_config(m, res);
+}
+
+void api_v2_repository_index_handle(const struct api_context *ctx, const struct api_request *req,
+                                    enum api_format format, struct api_response *res)
+{
+    (void)format;
+    bool ready_only = false;
+    struct api_error err;
+    if (!index_request(req, &ready_only, &err)) {
+        api_respond_error_as(res, &err, API_ERRORS_V2);
+        return;
+    }
+    repository_index(ctx->ready, ready_only, res);
 }
