@@ -1725,6 +1725,48 @@ const char *const api_messages_en[] = {
     "the repository index request is %s; it must be an object such as {\"ready\": true}, or no body",
     /* api/endpoints/v2/v2.c */
     "ready must be true or false, not %s",
+    /* api/endpoints/v2/verify.c */
+    "inputs[%zu] (%s) is %s; a kernel's answer is read as FP16, BF16, FP32 or FP64",
+    /* api/endpoints/v2/verify.c */
+    "send the tensor as the kernel wrote it: its datatype is also the format it is judged in unless parameters.format names another",
+    /* api/endpoints/v2/verify.c */
+    "%s is a gradient, but the request has no GRAD_OUTPUT",
+    /* api/endpoints/v2/verify.c */
+    "send GRAD_OUTPUT, the dO the kernel's backward took",
+    /* api/endpoints/v2/verify.c */
+    "%s has shape %s but Q, K and V make it %s",
+    /* api/endpoints/v2/verify.c */
+    "%s is %s for each problem, the batch size first when Q has one",
+    /* api/endpoints/v2/verify.c */
+    "parameters.format is %.32s; it must be float16, bfloat16, float32 or float64",
+    /* api/endpoints/v2/verify.c */
+    "left out, it is OUTPUT's datatype: FP16 is float16, BF16 bfloat16, FP32 float32 and FP64 float64",
+    /* api/endpoints/v2/verify.c */
+    "parameters.%s belongs to the %s rule",
+    /* api/endpoints/v2/verify.c */
+    "send parameters.rule \"%s\" with it, or leave %s out",
+    /* api/endpoints/v2/verify.c */
+    "parameters.%s must be a number of at least 0",
+    /* api/endpoints/v2/verify.c */
+    "parameters.%s must be a number above 0",
+    /* api/endpoints/v2/verify.c */
+    "parameters.rule is %.32s; it must be flash, flex or allclose",
+    /* api/endpoints/v2/verify.c */
+    "\"flash\" allows twice a naive kernel's largest error, \"flex\" its mean error times fudge, \"allclose\" is torch.allclose with rtol and atol",
+    /* api/endpoints/v2/verify.c */
+    "output %s is sent as %s only",
+    /* api/endpoints/v2/verify.c */
+    "leave parameters.datatype out for VERDICT and REPORT",
+    /* api/endpoints/v2/verify.c */
+    "output %s is gold of the candidate's %s, which the request does not send",
+    /* api/endpoints/v2/verify.c */
+    "send %s, or leave %s out",
+    /* api/endpoints/v2/verify.c */
+    "send fewer queries or keys: the naive reference in a low format builds the score matrix (format float64 streams OUTPUT, LSE and the gradients without it)",
+    /* api/request/v2_tensor.c */
+    "a value that is neither a number nor a word for NaN or an infinity",
+    /* api/request/v2_tensor.c */
+    "a kernel's answer holds numbers, null (NaN), or the strings \"NaN\", \"Infinity\" and \"-Infinity\"",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

@@ -40,12 +40,12 @@ static inline bool number_fits(double x, const struct api_matrix_spec *spec)
     return spec->cells != API_CELLS_FLAGS || x == 0.0 || x == 1.0;
 }
 
-/* What JSON cannot write as a number, in a kernel's answer: null, or NaN and the
- * infinities as strings (the words JavaScript and Python's json module print). */
-static bool non_finite_word(const json_t *cell, const struct api_matrix_spec *spec, double *out)
+bool api_non_finite_word(const json_t *cell, enum api_cells cells, double *out)
 {
+    if (cells < API_CELLS_NAN_WORDS)
+        return false;
     if (json_is_null(cell)) {
-        *out = spec->cells == API_CELLS_LSE_WORDS ? -INFINITY : NAN;
+        *out = cells == API_CELLS_LSE_WORDS ? -INFINITY : NAN;
         return true;
     }
     const char *s = json_string_value(cell);
@@ -76,7 +76,7 @@ static inline bool cell_value(const json_t *cell, const struct api_matrix_spec *
         *out = json_is_true(cell) ? 1.0 : 0.0;
         return true;
     }
-    return spec->cells >= API_CELLS_NAN_WORDS && non_finite_word(cell, spec, out);
+    return api_non_finite_word(cell, spec->cells, out);
 }
 
 /*

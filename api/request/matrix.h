@@ -27,6 +27,14 @@ enum api_cells {
                               attnd's answers write it */
 };
 
+/*
+ * What JSON cannot write as a number, in a kernel's answer (cells NAN_WORDS or LSE_WORDS):
+ * null, or NaN and the infinities as strings (the words JavaScript and Python's json
+ * module print), into *out. False for anything else, and for every cell of the other
+ * kinds.
+ */
+bool api_non_finite_word(const json_t *cell, enum api_cells cells, double *out);
+
 /* How a matrix field reads: its name for messages and what the shape means. */
 struct api_matrix_spec {
     const char *name;      /* "q" */

@@ -21,7 +21,7 @@ static const struct { const char *name; size_t size; } dtypes[API_V2_DTYPE_COUNT
     [API_V2_INT8] = { "INT8", 1 },   [API_V2_INT32] = { "INT32", 4 },
     [API_V2_INT64] = { "INT64", 8 }, [API_V2_FP32] = { "FP32", 4 },
     [API_V2_FP64] = { "FP64", 8 }, [API_V2_FP16] = { "FP16", 2 },
-    [API_V2_BF16] = { "BF16", 2 },
+    [API_V2_BF16] = { "BF16", 2 }, [API_V2_BYTES] = { "BYTES", 4 },
 };
 
 const char *api_v2_dtype_name(enum api_v2_dtype t)
@@ -69,7 +69,7 @@ static bool read_dtype(const json_t *node, size_t i, enum api_v2_dtype *out,
 {
     const char *s = json_string_value(node);
     for (int t = 0; s != NULL && t < API_V2_DTYPE_COUNT; t++)
-        if (strcmp(s, dtypes[t].name) == 0) {
+        if (t != API_V2_BYTES && strcmp(s, dtypes[t].name) == 0) {
             *out = (enum api_v2_dtype)t;
             return true;
         }
@@ -433,10 +433,20 @@ static bool half_exact(const struct api_v2_tensor *t, const char *where, double 
     return false;
 }
 
-/* One JSON cell as the datatype reads it. */
-static bool json_cell(const struct api_v2_tensor *t, const json_t *c, const char *where,
-                      double *out, struct api_error *err)
+/* One JSON cell as the datatype reads it; a kernel's answer (cells NAN_WORDS or
+ * LSE_WORDS) may hold null and the words for NaN and the infinities in a float tensor. */
+static bool json_cell(const struct api_v2_tensor *t, enum api_cells cells, const json_t *c,
+                      const char *where, double *out, struct api_error *err)
 {
+    if (is_float(t->dtype) && api_non_finite_word(c, cells, out))
+        return true;
+    if (is_float(t->dtype) && cells >= API_CELLS_NAN_WORDS && !json_is_number(c)) {
+        bad_cell(t, where, API_TR("a value that is neither a number nor a word for NaN or an "
+                                  "infinity"), err);
+        api_error_hint(err, "a kernel's answer holds numbers, null (NaN), or the strings \"NaN\", "
+                       "\"Infinity\" and \"-Infinity\"");
+        return false;
+    }
     switch (t->dtype) {
     case API_V2_BOOL:
         if (!json_is_boolean(c))
@@ -468,11 +478,12 @@ static bool json_cell(const struct api_v2_tensor *t, const json_t *c, const char
 }
 
 /* Walks nested data depth-first (its leaf count already checked); *n counts cells. */
-static bool json_cells(const struct api_v2_tensor *t, const json_t *node, char *where,
-                       size_t where_len, double *out, size_t *n, struct api_error *err)
+static bool json_cells(const struct api_v2_tensor *t, enum api_cells cells, const json_t *node,
+                       char *where, size_t where_len, double *out, size_t *n,
+                       struct api_error *err)
 {
     if (!json_is_array(node)) {
-        if (!json_cell(t, node, where, &out[*n], err))
+        if (!json_cell(t, cells, node, where, &out[*n], err))
             return false;
         (*n)++;
         return true;
@@ -480,7 +491,7 @@ static bool json_cells(const struct api_v2_tensor *t, const json_t *node, char *
     size_t len = strlen(where);
     for (size_t i = 0; i < json_array_size(node); i++) {
         snprintf(where + len, where_len - len, "/%zu", i);
-        if (!json_cells(t, json_array_get(node, i), where, where_len, out, n, err))
+        if (!json_cells(t, cells, json_array_get(node, i), where, where_len, out, n, err))
             return false;
     }
     where[len] = '\0';
@@ -488,11 +499,12 @@ static bool json_cells(const struct api_v2_tensor *t, const json_t *node, char *
 }
 
 
-static bool read_json(const struct api_v2_tensor *t, double *out, struct api_error *err)
+static bool read_json(const struct api_v2_tensor *t, enum api_cells cells, double *out,
+                      struct api_error *err)
 {
     char where[API_V2_MAX_RANK * 24 + 8] = "";
     size_t n = 0;
-    return json_cells(t, t->data, where, sizeof where, out, &n, err);
+    return json_cells(t, cells, t->data, where, sizeof where, out, &n, err);
 }
 
 /* Little-endian loads, whatever the host's order. */
@@ -538,8 +550,11 @@ static bool host_little_endian(void)
     return first == 1;
 }
 
-static bool read_binary(const struct api_v2_tensor *t, double *out, struct api_error *err)
+static bool read_binary(const struct api_v2_tensor *t, enum api_cells cells, double *out,
+                        struct api_error *err)
 {
+    /* a kernel's answer keeps its NaN and infinities: they are what is judged */
+    bool finite_only = cells < API_CELLS_NAN_WORDS;
     size_t size = api_v2_dtype_size(t->dtype);
     /* FP64 on a little-endian host is the wire's bytes as they are: one copy. */
     bool as_is = t->dtype == API_V2_FP64 && host_little_endian();
@@ -548,7 +563,7 @@ static bool read_binary(const struct api_v2_tensor *t, double *out, struct api_e
     for (size_t i = 0; i < t->count; i++) {
         if (!as_is)
             out[i] = binary_cell(t->dtype, t->bytes + i * size);
-        if (!isfinite(out[i])) {
+        if (finite_only && !isfinite(out[i])) {
             api_error_set(err, API_NOT_A_NUMBER, "inputs[%zu] (%.64s) element %zu is not a "
                           "finite number", t->index, t->name, i);
             api_error_at(err, "/inputs/%zu/parameters/binary_data_size", t->index);
@@ -565,12 +580,12 @@ static bool read_binary(const struct api_v2_tensor *t, double *out, struct api_e
     return true;
 }
 
-bool api_v2_tensor_read(const struct api_v2_tensor *t, bool flags, double *out,
+bool api_v2_tensor_read(const struct api_v2_tensor *t, enum api_cells cells, double *out,
                         struct api_error *err)
 {
-    if (!(t->bytes != NULL ? read_binary(t, out, err) : read_json(t, out, err)))
+    if (!(t->bytes != NULL ? read_binary(t, cells, out, err) : read_json(t, cells, out, err)))
         return false;
-    if (!flags)
+    if (cells != API_CELLS_FLAGS)
         return true;
     for (size_t i = 0; i < t->count; i++)
         if (out[i] != 0.0 && out[i] != 1.0) {

@@ -24,10 +24,13 @@
 #include <jansson.h>
 
 #include "api/http/problem.h"
+#include "api/request/matrix.h"
 
+/* BYTES (strings, Triton's encoding: each element a 4-byte little-endian length, then its
+ * bytes) is only an output's (the verify model's REPORT): no input is read as it. */
 enum api_v2_dtype {
     API_V2_BOOL = 0, API_V2_UINT8, API_V2_INT8, API_V2_INT32, API_V2_INT64, API_V2_FP32,
-    API_V2_FP64, API_V2_FP16, API_V2_BF16, API_V2_DTYPE_COUNT
+    API_V2_FP64, API_V2_FP16, API_V2_BF16, API_V2_BYTES, API_V2_DTYPE_COUNT
 };
 
 /* Bits of enum api_v2_dtype: what an input accepts. */
@@ -39,7 +42,7 @@ enum api_v2_dtype {
 #define API_V2_FLAGS ((1u << API_V2_BOOL) | (1u << API_V2_UINT8) | (1u << API_V2_INT8) | \
                       (1u << API_V2_INT32) | (1u << API_V2_INT64))
 
-/* "FP32", ...; and the bytes of one element. */
+/* "FP32", ...; and the bytes of one element (BYTES: its length's 4). */
 const char *api_v2_dtype_name(enum api_v2_dtype t);
 size_t api_v2_dtype_size(enum api_v2_dtype t);
 
@@ -101,10 +104,13 @@ const struct api_v2_tensor *api_v2_input(const struct api_v2_infer *r, const cha
 
 /*
  * Fills out[0, t->count) with t's numbers, row-major. JSON data may be flat or nested;
- * its numbers must fit the datatype (integers for INT*, true/false for BOOL).
- * flags: a mask, whose every cell must be 0 or 1 (true/false).
+ * its numbers must fit the datatype (integers for INT*, true/false for BOOL). cells
+ * (api/request/matrix.h): NUMBERS, finite numbers; FLAGS, a mask whose every cell is 0
+ * or 1 (true/false); NAN_WORDS and LSE_WORDS, a kernel's answer, whose NaN and
+ * infinities are kept (in JSON data null, "NaN", "Infinity" and "-Infinity", null being
+ * -inf for LSE_WORDS).
  */
-bool api_v2_tensor_read(const struct api_v2_tensor *t, bool flags, double *out,
+bool api_v2_tensor_read(const struct api_v2_tensor *t, enum api_cells cells, double *out,
                         struct api_error *err);
 
 /*

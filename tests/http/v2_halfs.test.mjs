@@ -14,14 +14,13 @@ import { after, before, test } from 'node:test';
 
 import { postBytes, startServer } from './lib.mjs';
 import { bf16Bits, bf16Value, fp16Bits, fp16Value } from './reference.mjs';
+import { binaryAnswer, binaryBody, f64Bytes, u16Bytes } from './v2_binary.mjs';
 
 let s;
 before(async () => {
   s = await startServer();
 });
 after(() => s.stop());
-
-assert.equal(new Uint8Array(new Uint16Array([1]).buffer)[0], 1, 'the test builds little-endian bytes');
 
 /** POST to a V2 model; resolves {status, headers, body, raw, json()} after the contract check. */
 const infer = (model, body, headers = {}) =>
@@ -71,43 +70,6 @@ function patterns(n, valueOf, seed, awkward) {
     if (Number.isFinite(x) && Math.abs(x) <= 4) out.push(b);
   }
   return out.slice(0, n);
-}
-
-function u16Bytes(bits) {
-  return Buffer.from(new Uint16Array(bits).buffer);
-}
-function f64Bytes(values) {
-  return Buffer.from(new Float64Array(values).buffer);
-}
-
-/** A binary request: inputs [{name, shape, datatype, bytes}], outputs [{name, datatype?}]. */
-function binaryBody(inputs, outputs, parameters) {
-  const header = {
-    inputs: inputs.map(({ name, shape, datatype, bytes }) => ({
-      name, shape, datatype, parameters: { binary_data_size: bytes.length } })),
-    outputs: outputs.map(({ name, datatype }) => ({
-      name, parameters: { binary_data: true, ...(datatype ? { datatype } : {}) } })),
-  };
-  if (parameters) header.parameters = parameters;
-  const head = Buffer.from(JSON.stringify(header));
-  return { body: Buffer.concat([head, ...inputs.map((i) => i.bytes)]),
-    headers: { 'Inference-Header-Content-Length': String(head.length) } };
-}
-
-/** The answer's JSON header and its binary tensors' bytes by name. */
-function binaryAnswer(r) {
-  assert.equal(r.status, 200, r.body.slice(0, 400));
-  const n = Number(r.headers['inference-header-content-length']);
-  const header = JSON.parse(r.raw.subarray(0, n).toString('utf8'));
-  const pieces = {};
-  let at = n;
-  for (const o of header.outputs) {
-    const size = o.parameters.binary_data_size;
-    pieces[o.name] = { datatype: o.datatype, shape: o.shape, bytes: r.raw.subarray(at, at + size) };
-    at += size;
-  }
-  assert.equal(at, r.raw.length);
-  return pieces;
 }
 
 const ATTENTION_STEPS = ['SCORES', 'SCALED', 'MASKED', 'WEIGHTS', 'OUTPUT'];

@@ -219,6 +219,25 @@ static const struct alloc_case {
       "{\"name\":\"GRAD_OUTPUT\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,0,0,1]}],"
       "\"outputs\":[{\"name\":\"GRAD_X\"},{\"name\":\"GRAD_MASKED\"},{\"name\":\"GRAD_B_O\"}]}",
       NULL },
+    /* V2 verify: a batch of 2 in float16 with LSE, its NaN and gold, JSON and binary out */
+    { "POST", "/v2/models/verify/infer", NULL,
+      "{\"inputs\":[{\"name\":\"Q\",\"shape\":[2,2,2],\"datatype\":\"FP64\",\"data\":[1,0,0,1,1,1,0,1]},"
+      "{\"name\":\"K\",\"shape\":[2,2,2],\"datatype\":\"FP64\",\"data\":[1,0,1,1,0,1,1,0]},"
+      "{\"name\":\"V\",\"shape\":[2,2,2],\"datatype\":\"FP64\",\"data\":[1,2,3,4,5,6,7,8]},"
+      "{\"name\":\"OUTPUT\",\"shape\":[2,2,2],\"datatype\":\"FP16\",\"data\":[1,2,3,\"NaN\",5,6,7,8]},"
+      "{\"name\":\"LSE\",\"shape\":[2,2],\"datatype\":\"FP32\",\"data\":[1,null,2,3]}],"
+      "\"parameters\":{\"causal\":true},"
+      "\"outputs\":[{\"name\":\"VERDICT\"},{\"name\":\"REPORT\",\"parameters\":{\"binary_data\":true}},"
+      "{\"name\":\"GOLD_LSE\"}]}", NULL },
+    { "POST", "/v2/models/verify/infer", NULL,
+      "{\"inputs\":[{\"name\":\"Q\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,0,0,1]},"
+      "{\"name\":\"K\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,0,1,1]},"
+      "{\"name\":\"V\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,2,3,4]},"
+      "{\"name\":\"GRAD_OUTPUT\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,0,0,1]},"
+      "{\"name\":\"OUTPUT\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,2,3,4]},"
+      "{\"name\":\"GRAD_V\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,2,3,4]}],"
+      "\"parameters\":{\"softcap\":5,\"rule\":\"flex\"},"
+      "\"outputs\":[{\"name\":\"VERDICT\"},{\"name\":\"GOLD_GRAD_V\"}]}", NULL },
     /* verify: gold and naive, the rules, the warnings, gold written back, and as text */
     { "POST", "/v1/verify", NULL,
       "{" SEED000 ",\"format\":\"float16\",\"rule\":{\"atol\":9},\"include\":[\"gold\"],"

@@ -364,6 +364,33 @@ START_TEST(test_multihead_streamed)
 }
 END_TEST
 
+#define VERDICT_BINARY                                                                     \
+    "{\"name\":\"VERDICT\",\"parameters\":{\"binary_data\":true}},"                        \
+    "{\"name\":\"REPORT\",\"parameters\":{\"binary_data\":true}},"                         \
+    "{\"name\":\"GOLD\",\"parameters\":{\"binary_data\":true}}"
+
+START_TEST(test_verify)
+{
+    /* verify in float32: gold and the naive pass of one problem at a time, the report and
+       gold kept for every problem; one problem, a batch of 3, and a float64 backward. */
+    const struct input in[] = { { "Q", 2, { 256, 32 } }, { "K", 2, { 256, 32 } },
+                                { "V", 2, { 256, 32 } }, { "OUTPUT", 2, { 256, 32 } } };
+    size_t len, hlen;
+    char *body = binary_request(in, 4, true, VERDICT_BINARY, "", &len, &hlen);
+    check_estimate("verify 256x32 float32, gold", "verify", body, len, hlen, true);
+    const struct input batch[] = { { "Q", 3, { 3, 128, 32 } }, { "K", 3, { 3, 128, 32 } },
+                                   { "V", 3, { 3, 128, 32 } }, { "OUTPUT", 3, { 3, 128, 32 } } };
+    body = binary_request(batch, 4, true, VERDICT_BINARY, "", &len, &hlen);
+    check_estimate("verify batch 3x128x32 float32, gold", "verify", body, len, hlen, true);
+    const struct input grads[] = { { "Q", 2, { 192, 32 } }, { "K", 2, { 192, 32 } },
+                                   { "V", 2, { 192, 32 } }, { "GRAD_OUTPUT", 2, { 192, 32 } },
+                                   { "OUTPUT", 2, { 192, 32 } }, { "GRAD_Q", 2, { 192, 32 } },
+                                   { "GRAD_K", 2, { 192, 32 } }, { "GRAD_V", 2, { 192, 32 } } };
+    body = binary_request(grads, 8, false, "", "", &len, &hlen);
+    check_estimate("verify 192x32 float64 backward", "verify", body, len, hlen, true);
+}
+END_TEST
+
 static Suite *v2_memory_suite(void)
 {
     Suite *s = suite_create("v2_memory");
@@ -379,6 +406,7 @@ static Suite *v2_memory_suite(void)
     tcase_add_test(est, test_multihead_backward);
     tcase_add_test(est, test_attention_streamed);
     tcase_add_test(est, test_multihead_streamed);
+    tcase_add_test(est, test_verify);
     suite_add_tcase(s, est);
     return s;
 }

@@ -68,17 +68,19 @@ static size_t stream_numbers(const struct api_attention_req *r)
     return numbers + rows + visibility_numbers(r); /* and at most a warning a row */
 }
 
-/* A low-format run's bytes: its trace and the float64 one beside it, every step kept,
- * and core's copies of the inputs and weights in the format (core/precision.c). With
- * backward, also the float64 forward's own variant steps (kept for its backward), that
- * backward's gradients and the low backward's copies (core/precision_backward.c); the
- * low gradients are api_attention_backward_bytes'. */
+/* A low-format run's bytes: its trace and, for a report, the float64 one beside it, every
+ * step kept, and core's copies of the inputs and weights in the format (core/precision.c).
+ * With backward, also the float64 forward's own variant steps (kept for its backward),
+ * that backward's gradients and the low backward's copies (core/precision_backward.c),
+ * counted whether or not a report asks for the float64 ones; the low gradients are
+ * api_attention_backward_bytes'. */
 static size_t precision_bytes(const struct api_attention_req *r)
 {
     size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
     size_t trace = attn_trace_bytes_keep(n_q, n_k, d_v, ATTN_KEEP_ALL);
     size_t held = (n_q * d_k + n_k * d_k + n_k * d_v + 2 * n_q * n_k) * sizeof(double);
-    size_t bytes = add_sat(add_sat(trace, trace), held); /* each term within --max-cells */
+    size_t exact = r->report != NULL ? trace : 0;
+    size_t bytes = add_sat(add_sat(trace, exact), held); /* each term within --max-cells */
     if (!r->backward.on)
         return bytes;
     struct attn_variants v = api_variants_for_head(&r->variants, 0);

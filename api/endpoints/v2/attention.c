@@ -5,8 +5,8 @@
  * api_attention_run as POST /v1/attention runs them. GRAD_OUTPUT (the output's shape) adds
  * /v1's `backward`: the gradients' steps are outputs too (GRAD_Q, GRAD_K, GRAD_V, ...).
  *
- * The request's matrices are views into the inputs read here (this state owns them),
- * so api_attention_req_deinit is never called on it.
+ * The problem itself (its inputs, parameters and views) is read as v2/problem.h reads
+ * it for the verify model too; here are the outputs and the runs.
  */
 #include "api/endpoints/v2/attention.h"
 
@@ -131,7 +131,7 @@ static size_t rank_of(const struct api_attention_req *req, int part)
  * the gradients' steps the variant or input they are taken for. */
 static bool output_runs(const struct api_v2_attention *m, int part)
 {
-    const struct api_variants *v = &m->req.variants;
+    const struct api_variants *v = &m->p.req.variants;
     switch (part) {
     case API_PART_Q_ROPE:
     case API_PART_K_ROPE:
@@ -141,7 +141,7 @@ static bool output_runs(const struct api_v2_attention *m, int part)
     case API_PART_DROPOUT_KEEP:
     case API_PART_DROPPED: return v->dropout;
     case API_PART_GRAD_SINK_LOGIT: return v->sink;
-    case API_PART_GRAD_BIAS: return m->bias.t != NULL;
+    case API_PART_GRAD_BIAS: return m->p.bias.t != NULL;
     default: return true;
     }
 }
@@ -156,136 +156,8 @@ static bool read_inputs(struct api_v2_attention *m, const struct api_v2_infer *r
                                              false, false };
     if (!api_v2_check_inputs(r, "attention", input_names, bits, required, IN_COUNT, err))
         return false;
-    api_v2_input_find(r, "Q", false, &m->q);
-    api_v2_input_find(r, "K", false, &m->k);
-    api_v2_input_find(r, "V", false, &m->v);
-    api_v2_input_find(r, "MASK", true, &m->mask);
-    api_v2_input_find(r, "BIAS", false, &m->bias);
-    api_v2_input_find(r, "GRAD_OUTPUT", false, &m->d_out);
+    api_v2_problem_find(&m->p, r);
     return true;
-}
-
-/* err (already set) points at size dim of t's shape. */
-static bool at_size(const struct api_v2_tensor *t, size_t dim, struct api_error *err)
-{
-    api_error_at(err, "/inputs/%zu/shape/%zu", t->index, dim);
-    return false;
-}
-
-/* The last two sizes of a tensor (its problem's matrix); a vector is one row. */
-static size_t rows_of(const struct api_v2_tensor *t, size_t batch)
-{
-    size_t own = t->rank - (batch > 0 && t->rank == 3);
-    return own >= 2 ? t->shape[t->rank - 2] : 1;
-}
-
-static size_t cols_of(const struct api_v2_tensor *t)
-{
-    return t->shape[t->rank - 1];
-}
-
-/* Q, K, V: the batch, and shapes that fit (K's width is Q's, V's rows K's). */
-static bool check_qkv(struct api_v2_attention *m, const struct api_limits *limits,
-                      struct api_error *err)
-{
-    const struct api_v2_tensor *q = m->q.t, *k = m->k.t, *v = m->v.t;
-    size_t batch = 0;
-    if (!api_v2_batch_of(q, 2, true, &batch, err) || !api_v2_batch_of(k, 2, false, &batch, err) ||
-        !api_v2_batch_of(v, 2, false, &batch, err))
-        return false;
-    /* A batch is all or nothing: Q, K and V each lead with B. */
-    const struct api_v2_tensor *all[3] = { q, k, v };
-    for (int i = 0; batch > 0 && i < 3; i++)
-        if (all[i]->rank != 3) {
-            api_error_set(err, API_SHAPE_MISMATCH, "%s has no batch size but another input "
-                          "has a batch of %zu: Q, K and V are all (B, rows, cols) or none",
-                          all[i]->name, batch);
-            api_error_at(err, "/inputs/%zu/shape", all[i]->index);
-            return false;
-        }
-    m->batch = batch;
-    struct api_attention_req *req = &m->req;
-    req->q_is_vector = q->rank == 1;
-    size_t n_q = rows_of(q, batch), d_k = cols_of(q), n_k = rows_of(k, batch);
-    if (cols_of(k) != d_k) {
-        api_error_set(err, API_SHAPE_MISMATCH, "K has %zu columns but Q has %zu: Q @ K^T needs "
-                      "both to have d_k columns", cols_of(k), d_k);
-        if (rows_of(k, batch) == d_k)
-            api_error_hint(err, "K looks transposed: pass K as (n_k, d_k), one row per key");
-        return at_size(k, k->rank - 1, err);
-    }
-    if (rows_of(v, batch) != n_k) {
-        api_error_set(err, API_SHAPE_MISMATCH, "V has %zu rows but K has %zu: weights @ V "
-                      "needs one row of V per key", rows_of(v, batch), n_k);
-        return at_size(v, v->rank - 2, err);
-    }
-    /* The scores count once the outputs say a matrix is built (check_scores). */
-    int overflow = 0;
-    size_t out = attn_cells(n_q, cols_of(v), &overflow);
-    if (overflow || out > limits->max_cells) {
-        const struct api_v2_tensor *t = n_q >= n_k ? q : k;
-        api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a matrix of more than %zu cells "
-                      "(%zu x %zu scores, %zu x %zu output)", t->name, limits->max_cells, n_q,
-                      n_k, n_q, cols_of(v));
-        api_error_at(err, "/inputs/%zu/shape", t->index);
-        return false;
-    }
-    if (!api_v2_within_work(n_q >= n_k ? q : k, batch, api_work_of(n_q, n_k, d_k, cols_of(v)), limits,
-                     err))
-        return false;
-    /* Views whose cells come once the request is admitted (point_at). */
-    req->q = attn_matrix_view(NULL, n_q, d_k);
-    req->k = attn_matrix_view(NULL, n_k, d_k);
-    req->v = attn_matrix_view(NULL, n_k, cols_of(v));
-    return true;
-}
-
-static bool read_grid(struct api_v2_attention *m, const struct api_v2_infer *r,
-                      struct api_error *err)
-{
-    struct api_grid *g = &m->req.grid;
-    g->n_q = m->req.q.rows;
-    g->n_k = m->req.k.rows;
-    g->q_is_vector = m->req.q_is_vector;
-    return api_v2_read_grid(g, &m->mask, &m->bias, m->batch, r->parameters, err);
-}
-
-/* shape[] as "[2, 3]", for a message. */
-static void shape_text(char *buf, size_t size, const size_t *shape, size_t rank)
-{
-    size_t at = (size_t)snprintf(buf, size, "[");
-    for (size_t d = 0; d < rank && at < size; d++)
-        at += (size_t)snprintf(buf + at, size - at, "%s%zu", d ? ", " : "", shape[d]);
-    if (at < size)
-        snprintf(buf + at, size - at, "]");
-}
-
-/* GRAD_OUTPUT, when sent, is dO: exactly OUTPUT's shape, the batch first. */
-static bool check_grad_output(const struct api_v2_attention *m, struct api_error *err)
-{
-    const struct api_v2_tensor *t = m->d_out.t;
-    if (t == NULL)
-        return true;
-    size_t want[3], rank = 0;
-    if (m->batch > 0)
-        want[rank++] = m->batch;
-    if (!m->req.q_is_vector)
-        want[rank++] = m->req.q.rows;
-    want[rank++] = m->req.v.cols;
-    bool fits = t->rank == rank;
-    for (size_t d = 0; fits && d < rank; d++)
-        fits = t->shape[d] == want[d];
-    if (fits)
-        return true;
-    char got[96], out[96];
-    shape_text(got, sizeof got, t->shape, t->rank);
-    shape_text(out, sizeof out, want, rank);
-    api_error_set(err, API_SHAPE_MISMATCH, "GRAD_OUTPUT has shape %s but must be OUTPUT's "
-                  "shape %s", got, out);
-    api_error_at(err, "/inputs/%zu/shape", t->index);
-    api_error_hint(err, "GRAD_OUTPUT is dL/dOUTPUT: one row per query, one number per column "
-                   "of V, the batch size first when Q has one");
-    return false;
 }
 
 /* parameters precision and accumulate: the problems computed in a low format, as /v1's
@@ -294,7 +166,7 @@ static bool read_precision(struct api_v2_attention *m, const struct api_v2_infer
                            struct api_error *err)
 {
     /* V2 answers tensors and no report: no report, so no float64 pass beside the low one */
-    return api_precision_read_v2(r->parameters, &m->req.precision, err);
+    return api_precision_read_v2(r->parameters, &m->p.req.precision, err);
 }
 
 /* Output i can be made: its variant asked for, and a gradient only with GRAD_OUTPUT. */
@@ -302,7 +174,7 @@ static bool check_output(const struct api_v2_attention *m, size_t i, struct api_
 {
     const char *name = output_names[m->out.index[i]];
     int part = part_of[m->out.index[i]];
-    if (is_grad(part) && m->d_out.t == NULL)
+    if (is_grad(part) && m->p.d_out.t == NULL)
         return api_v2_grad_without_input(name, i, err);
     if (output_runs(m, part))
         return true;
@@ -321,12 +193,12 @@ static bool check_output(const struct api_v2_attention *m, size_t i, struct api_
 /* GRAD_OUTPUT runs /v1's backward, with its numbers in float64 (not beside precision). */
 static bool read_backward(struct api_v2_attention *m, struct api_error *err)
 {
-    if (m->d_out.t == NULL)
+    if (m->p.d_out.t == NULL)
         return true;
-    if (m->req.precision.on)
-        return api_v2_grad_beside_precision(m->d_out.t, err);
-    m->req.backward.on = true;
-    if ((m->req.backward.run = calloc(1, sizeof *m->req.backward.run)) == NULL) {
+    if (m->p.req.precision.on)
+        return api_v2_grad_beside_precision(m->p.d_out.t, err);
+    m->p.req.backward.on = true;
+    if ((m->p.req.backward.run = calloc(1, sizeof *m->p.req.backward.run)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");
         return false;
     }
@@ -338,44 +210,28 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
 {
     static const char *const known[] = { "scale", "causal", "mask_semantics", "precision",
                                          "accumulate", API_V2_VARIANT_PARAMS };
-    if (!api_v2_check_params(r->parameters, known, 5 + API_V2_N_VARIANT_PARAMS, err))
+    if (!api_v2_check_params(r->parameters, known, 5 + API_V2_N_VARIANT_PARAMS, err) ||
+        !api_v2_problem_read_options(&m->p, r, err) || !read_precision(m, r, err))
         return false;
-    const struct api_variant_sizes sizes = { 1, m->req.q.rows, m->req.k.rows, m->req.q.cols,
-                                             m->req.q_is_vector };
-    if (!api_v2_read_variants(r, &sizes, &m->req.variants, err) || !read_precision(m, r, err))
-        return false;
-    api_variants_set_top_left(&m->req.variants, m->req.grid.top_left);
-    if (m->req.variants.any && (m->req.vsteps = calloc(1, sizeof *m->req.vsteps)) == NULL) {
-        api_error_set(err, API_UNAVAILABLE, "no memory for the variants' steps");
-        return false;
-    }
-    m->req.scale = 1.0 / sqrt((double)m->req.q.cols);
-    if (!api_v2_param_number(r->parameters, "scale", &m->req.scale, NULL, err))
-        return false;
-    if (!(m->req.scale > 0)) {
-        api_error_set(err, API_INVALID_VALUE, "parameters.scale must be a number > 0");
-        api_error_at(err, "/parameters/scale");
-        return false;
-    }
     /* None asked: the weights and the output, and with GRAD_OUTPUT the gradients a
        training step takes from attention. */
     static const size_t dflt[] = { OUT_WEIGHTS, OUT_OUTPUT, OUT_GRAD_Q, OUT_GRAD_K,
                                    OUT_GRAD_V };
-    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, m->d_out.t != NULL ? 5 : 2,
-                             api_v2_default_dtype(m->q.t->dtype), &m->out, err) ||
-        !api_v2_block_map_check(&m->out, OUT_BLOCK_MAP, r->parameters, &m->req.grid,
-                                &m->req.variants, limits, err) ||
+    if (!api_v2_pick_outputs(r, output_names, N_OUTPUTS, dflt, m->p.d_out.t != NULL ? 5 : 2,
+                             api_v2_default_dtype(m->p.q.t->dtype), &m->out, err) ||
+        !api_v2_block_map_check(&m->out, OUT_BLOCK_MAP, r->parameters, &m->p.req.grid,
+                                &m->p.req.variants, limits, err) ||
         !read_backward(m, err))
         return false;
     /* Weights and output are always computed; the earlier steps only when asked. */
-    m->req.include = 0;
+    m->p.req.include = 0;
     for (size_t i = 0; i < m->out.n; i++) {
         if (!check_output(m, i, err))
             return false;
-        m->req.include |= 1ul << part_of[m->out.index[i]];
+        m->p.req.include |= 1ul << part_of[m->out.index[i]];
     }
     /* V2's backward runs on the whole pass (every step kept): never streamed here */
-    m->streamed = !m->req.backward.on && api_attention_streams(&m->req);
+    m->streamed = !m->p.req.backward.on && api_attention_streams(&m->p.req);
     return true;
 }
 
@@ -383,12 +239,12 @@ static bool read_options(struct api_v2_attention *m, const struct api_v2_infer *
 static bool check_scores(const struct api_v2_attention *m, const struct api_limits *limits,
                          struct api_error *err)
 {
-    const struct api_attention_req *r = &m->req;
+    const struct api_attention_req *r = &m->p.req;
     int overflow = 0;
     size_t scores = attn_cells(r->q.rows, r->k.rows, &overflow);
     if (m->streamed || (!overflow && scores <= limits->max_cells))
         return true;
-    const struct api_v2_tensor *t = r->q.rows >= r->k.rows ? m->q.t : m->k.t;
+    const struct api_v2_tensor *t = r->q.rows >= r->k.rows ? m->p.q.t : m->p.k.t;
     api_error_set(err, API_LIMIT_EXCEEDED, "%s would make a matrix of more than %zu cells "
                   "(%zu x %zu scores, %zu x %zu output)", t->name, limits->max_cells,
                   r->q.rows, r->k.rows, r->q.rows, r->v.cols);
@@ -406,24 +262,22 @@ static bool check_scores(const struct api_v2_attention *m, const struct api_limi
 size_t api_v2_attention_working_set(const void *state, size_t body_len, bool pieces)
 {
     const struct api_v2_attention *m = state;
-    size_t problems = m->batch > 0 ? m->batch : 1;
+    size_t problems = m->p.batch > 0 ? m->p.batch : 1;
     /* outputs copied out of each trace (a streamed answer holds every output) */
-    bool copied = m->batch > 0 || (m->req.variants.any && !m->streamed) || m->req.backward.on;
-    size_t inputs = api_v2_input_bytes(&m->q) + api_v2_input_bytes(&m->k) +
-                    api_v2_input_bytes(&m->v) + api_v2_input_bytes(&m->mask) +
-                    api_v2_input_bytes(&m->bias) + api_v2_input_bytes(&m->d_out);
+    bool copied = m->p.batch > 0 || (m->p.req.variants.any && !m->streamed) || m->p.req.backward.on;
+    size_t inputs = api_v2_problem_input_bytes(&m->p);
     /* One trace at a time; a batch's outputs copied out of each, the answer sent from
        the trace (one problem) or from those copies. */
-    size_t trace = m->streamed          ? api_attention_stream_bytes(&m->req)
-                   : m->req.variants.any ? api_attention_variants_bytes(&m->req)
-                                         : api_attention_trace_bytes(&m->req);
+    size_t trace = m->streamed          ? api_attention_stream_bytes(&m->p.req)
+                   : m->p.req.variants.any ? api_attention_variants_bytes(&m->p.req)
+                                         : api_attention_trace_bytes(&m->p.req);
     /* and the gradients of one problem beside its trace */
-    trace = api_v2_add(trace, api_attention_backward_bytes(&m->req));
+    trace = api_v2_add(trace, api_attention_backward_bytes(&m->p.req));
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
     size_t cells[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++) {
         size_t dims[2];
-        output_dims(&m->req, part_of[m->out.index[i]], dims);
+        output_dims(&m->p.req, part_of[m->out.index[i]], dims);
         cells[i] = api_v2_mul(problems, dims[0] * dims[1]);
     }
     pieces = api_v2_in_pieces(api_v2_binary_bytes(&m->out, cells), pieces);
@@ -445,25 +299,18 @@ const char *api_v2_attention_limit_field(const void *state)
     return m->limit_pointer;
 }
 
-/* The input /v1 would name for the working set, as a pointer to its shape. */
-static void set_limit_pointer(struct api_v2_attention *m)
-{
-    const char *f = api_attention_limit_field(&m->req);
-    const struct api_v2_tensor *t = f[1] == 'q' ? m->q.t : f[1] == 'k' ? m->k.t : m->v.t;
-    snprintf(m->limit_pointer, sizeof m->limit_pointer, "/inputs/%zu/shape", t->index);
-}
-
 bool api_v2_attention_parse(void *state, const struct api_v2_infer *r,
                             const struct api_limits *limits, struct api_error *err)
 {
     struct api_v2_attention *m = state;
     memset(m, 0, sizeof *m);
-    m->header = r;
-    if (!(read_inputs(m, r, err) && check_qkv(m, limits, err) && check_grad_output(m, err) &&
-          read_grid(m, r, err) && read_options(m, r, limits, err) &&
+    m->p.header = r;
+    if (!(read_inputs(m, r, err) && api_v2_problem_check_qkv(&m->p, limits, err) &&
+          api_v2_problem_check_grad_output(&m->p, err) &&
+          api_v2_problem_read_grid(&m->p, r, err) && read_options(m, r, limits, err) &&
           check_scores(m, limits, err)))
         return false;
-    set_limit_pointer(m);
+    api_v2_problem_limit_pointer(&m->p, m->limit_pointer, sizeof m->limit_pointer);
     return true;
 }
 
@@ -520,7 +367,7 @@ static struct attn_matrix step_of(const struct api_attention_req *req,
 
 /*
  * One output a requested name, in the request's order, named, shaped and typed as it is
- * sent: with data NULL each holds its own numbers for m->batch problems (filled by
+ * sent: with data NULL each holds its own numbers for m->p.batch problems (filled by
  * copying), otherwise output i borrows data[i] (contiguous: rows × cols, one problem),
  * which o's owner holds.
  */
@@ -529,12 +376,12 @@ static bool open_outputs(const struct api_v2_attention *m, struct api_v2_outs *o
 {
     for (size_t i = 0; i < m->out.n; i++) {
         int part = part_of[m->out.index[i]];
-        size_t shape[2], rank = rank_of(&m->req, part);
-        output_dims(&m->req, part, shape);
+        size_t shape[2], rank = rank_of(&m->p.req, part);
+        output_dims(&m->p.req, part, shape);
         struct api_v2_out *out = &o->out[o->n];
         api_v2_out_sent_as(out, output_names[m->out.index[i]], &m->out, i);
         bool own = data == NULL || part == API_PART_BLOCK_MAP; /* the tiles lie in no trace */
-        bool made = own ? api_v2_out_alloc(out, m->batch, rank, shape + 2 - rank)
+        bool made = own ? api_v2_out_alloc(out, m->p.batch, rank, shape + 2 - rank)
                         : api_v2_out_borrow(out, rank, shape + 2 - rank, 1);
         if (!made) {
             api_error_set(err, API_UNAVAILABLE, "no memory for output %s", out->name);
@@ -547,20 +394,6 @@ static bool open_outputs(const struct api_v2_attention *m, struct api_v2_outs *o
     return true;
 }
 
-/* Problem b's views into the inputs (a shared MASK or BIAS stays where it is). */
-static void point_at(struct api_v2_attention *m, size_t b)
-{
-    struct api_attention_req *req = &m->req;
-    size_t n_q = req->q.rows, n_k = req->k.rows;
-    req->q.data = m->q.data + b * n_q * req->q.cols;
-    req->k.data = m->k.data + b * n_k * req->k.cols;
-    req->v.data = m->v.data + b * n_k * req->v.cols;
-    if (req->backward.on) /* problem b's own dO */
-        req->backward.d_out = attn_matrix_view(m->d_out.data + b * n_q * req->v.cols, n_q,
-                                               req->v.cols);
-    api_v2_grid_point(&req->grid, &m->mask, &m->bias, m->allow, b);
-}
-
 /*
  * BLOCK_MAP's tiles of problem b (the grid points at it), from the rules alone, into its
  * own numbers; after the last problem, its sparsity.
@@ -568,12 +401,12 @@ static void point_at(struct api_v2_attention *m, size_t b)
 static bool fill_block_maps(const struct api_v2_attention *m, struct api_v2_outs *o, size_t b,
                             struct api_error *err)
 {
-    size_t problems = m->batch > 0 ? m->batch : 1;
+    size_t problems = m->p.batch > 0 ? m->p.batch : 1;
     for (size_t i = 0; i < o->n; i++) {
         if (part_of[m->out.index[i]] != API_PART_BLOCK_MAP)
             continue;
         struct api_v2_out *out = &o->out[i];
-        if (!api_v2_block_map_fill(&m->req.grid, &m->req.variants,
+        if (!api_v2_block_map_fill(&m->p.req.grid, &m->p.req.variants,
                                    out->data + b * (out->count / problems), err))
             return false;
         if (b + 1 == problems)
@@ -599,17 +432,17 @@ static bool run_one(struct api_v2_attention *m, struct api_v2_outs *o, struct ap
         api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
         return false;
     }
-    point_at(m, 0);
-    if (!api_attention_run(&m->req, "", trace, err)) {
+    api_v2_problem_point(&m->p, 0);
+    if (!api_attention_run(&m->p.req, "", trace, err)) {
         free(trace);
         return false;
     }
     o->owner = trace;
     o->owner_free = trace_free;
-    o->owner_bytes = api_attention_trace_bytes(&m->req);
+    o->owner_bytes = api_attention_trace_bytes(&m->p.req);
     const double *data[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++)
-        data[i] = step_of(&m->req, trace, NULL, part_of[m->out.index[i]]).data;
+        data[i] = step_of(&m->p.req, trace, NULL, part_of[m->out.index[i]]).data;
     return open_outputs(m, o, data, err) && fill_block_maps(m, o, 0, err);
 }
 
@@ -638,14 +471,14 @@ static bool stream_one(struct api_v2_attention *m, struct api_v2_outs *o, struct
         api_error_set(err, API_UNAVAILABLE, "no memory for a trace");
         return false;
     }
-    point_at(m, 0);
-    if (!api_attention_stream(&m->req, "", s, err)) {
+    api_v2_problem_point(&m->p, 0);
+    if (!api_attention_stream(&m->p.req, "", s, err)) {
         free(s);
         return false;
     }
     o->owner = s;
     o->owner_free = stream_free;
-    o->owner_bytes = api_attention_stream_bytes(&m->req);
+    o->owner_bytes = api_attention_stream_bytes(&m->p.req);
     const double *data[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++)
         data[i] = stream_part(s, part_of[m->out.index[i]]).data;
@@ -657,10 +490,10 @@ static bool stream_each(struct api_v2_attention *m, struct api_v2_outs *o, struc
 {
     if (!open_outputs(m, o, NULL, err))
         return false;
-    for (size_t b = 0; b < m->batch; b++) {
-        point_at(m, b);
+    for (size_t b = 0; b < m->p.batch; b++) {
+        api_v2_problem_point(&m->p, b);
         struct attn_stream s;
-        if (!api_attention_stream(&m->req, "", &s, err))
+        if (!api_attention_stream(&m->p.req, "", &s, err))
             return false;
         for (size_t i = 0; i < o->n; i++) {
             if (part_of[m->out.index[i]] == API_PART_BLOCK_MAP)
@@ -683,7 +516,7 @@ static void copy_problem(const struct api_v2_attention *m, struct api_v2_outs *o
         int part = part_of[m->out.index[i]];
         if (part == API_PART_BLOCK_MAP)
             continue;
-        const struct attn_matrix s = step_of(&m->req, trace, m->req.vsteps, part);
+        const struct attn_matrix s = step_of(&m->p.req, trace, m->p.req.vsteps, part);
         copy_matrix(o->out[i].data + b * s.rows * s.cols, &s);
     }
 }
@@ -694,20 +527,20 @@ static bool run_each(struct api_v2_attention *m, struct api_v2_outs *o, struct a
 {
     if (!open_outputs(m, o, NULL, err))
         return false;
-    size_t problems = m->batch > 0 ? m->batch : 1;
+    size_t problems = m->p.batch > 0 ? m->p.batch : 1;
     for (size_t b = 0; b < problems; b++) {
-        point_at(m, b);
+        api_v2_problem_point(&m->p, b);
         /* dropout draws over (B, n_q, n_k): problem b after b problems' cells */
-        m->req.variants.dropout_offset = (unsigned long long)b * m->req.q.rows * m->req.k.rows;
+        m->p.req.variants.dropout_offset = (unsigned long long)b * m->p.req.q.rows * m->p.req.k.rows;
         struct attn_trace trace = { 0 };
-        if (!api_attention_run(&m->req, "", &trace, err)) {
+        if (!api_attention_run(&m->p.req, "", &trace, err)) {
             attn_trace_free(&trace); /* a backward that failed leaves the forward's */
             return false;
         }
         copy_problem(m, o, b, &trace);
         attn_trace_free(&trace);
-        if (m->req.backward.on) /* the next problem's are its own */
-            attn_grads_free(&m->req.backward.run->grads);
+        if (m->p.req.backward.on) /* the next problem's are its own */
+            attn_grads_free(&m->p.req.backward.run->grads);
         if (!fill_block_maps(m, o, b, err))
             return false;
     }
@@ -717,9 +550,7 @@ static bool run_each(struct api_v2_attention *m, struct api_v2_outs *o, struct a
 bool api_v2_attention_load(void *state, struct api_error *err)
 {
     struct api_v2_attention *m = state;
-    return api_v2_input_load(&m->q, err) && api_v2_input_load(&m->k, err) &&
-           api_v2_input_load(&m->v, err) && api_v2_input_load(&m->d_out, err) &&
-           api_v2_grid_load(&m->req.grid, &m->mask, &m->bias, &m->allow, err);
+    return api_v2_problem_load(&m->p, err);
 }
 
 bool api_v2_attention_run(void *state, struct api_v2_outs *o, struct api_error *err)
@@ -729,51 +560,35 @@ bool api_v2_attention_run(void *state, struct api_v2_outs *o, struct api_error *
     static const char *const v2_inputs[] = { "Q", "K", "V", "BIAS", "", "GRAD_OUTPUT" };
     bool ok;
     if (m->streamed) /* no (n_q, n_k) matrix: the output and row statistics only */
-        ok = m->batch == 0 ? stream_one(m, o, err) : stream_each(m, o, err);
+        ok = m->p.batch == 0 ? stream_one(m, o, err) : stream_each(m, o, err);
     /* One problem without variants is sent from its trace; the variants' steps live in
        req.vsteps and the gradients in req.backward, which the request owns, so with
        either the outputs are copied as a batch's are. */
-    else if (m->batch == 0 && !m->req.variants.any && !m->req.backward.on)
+    else if (m->p.batch == 0 && !m->p.req.variants.any && !m->p.req.backward.on)
         ok = run_one(m, o, err);
     else
         ok = run_each(m, o, err);
     if (!ok)
-        api_v2_repoint(err, m->header, v1_fields, v2_inputs, 6);
+        api_v2_repoint(err, m->p.header, v1_fields, v2_inputs, 6);
     return ok;
 }
 
 void api_v2_attention_deinit(void *state)
 {
     struct api_v2_attention *m = state;
-    api_v2_input_free(&m->q);
-    api_v2_input_free(&m->k);
-    api_v2_input_free(&m->v);
-    api_v2_input_free(&m->mask);
-    api_v2_input_free(&m->bias);
-    api_v2_input_free(&m->d_out);
-    /* dO is a view into GRAD_OUTPUT's numbers, freed above: not the request's to free */
-    m->req.backward.d_out = (struct attn_matrix){ 0 };
-    api_attention_backward_deinit(&m->req.backward);
-    free(m->allow);
-    m->allow = NULL;
-    attn_vtrace_free(m->req.vsteps);
-    free(m->req.vsteps);
-    m->req.vsteps = NULL;
-    free(m->req.report);
-    m->req.report = NULL;
-    api_variants_deinit(&m->req.variants);
+    api_v2_problem_deinit(&m->p);
 }
 
 static size_t queries_input(const void *state)
 {
     const struct api_v2_attention *m = state;
-    return m->q.t->index;
+    return m->p.q.t->index;
 }
 
 static size_t problems(const void *state)
 {
     const struct api_v2_attention *m = state;
-    return m->batch > 0 ? m->batch : 1;
+    return m->p.batch > 0 ? m->p.batch : 1;
 }
 
 const struct api_v2_model_ops api_v2_attention_ops = {

@@ -11,17 +11,14 @@
 #include "api/endpoints/attention/attention.h"
 #include "api/endpoints/v2/common.h"
 #include "api/endpoints/v2/model.h"
+#include "api/endpoints/v2/problem.h"
 
-/* A model's state: its inputs read, one problem's request, the outputs it picked. */
+/* A model's state: the problem (its inputs read, one problem's request), the outputs it
+ * picked. */
 struct api_v2_attention {
-    struct api_v2_input q, k, v, mask, bias;
-    struct api_v2_input d_out;    /* GRAD_OUTPUT: dO of every problem, or absent */
-    size_t batch;                 /* 0: no batch dimension */
-    struct api_attention_req req; /* one problem's request; its matrices are views */
-    unsigned char *allow;         /* the mask as allowed cells (all problems), owned */
+    struct api_v2_problem p;
     struct api_v2_picks out;      /* the outputs asked for */
     bool streamed;                /* OUTPUT and row statistics only: no (n_q, n_k) matrix */
-    const struct api_v2_infer *header; /* borrowed: for pointers into it */
     char limit_pointer[40];       /* the input whose size drives the working set */
 };
 

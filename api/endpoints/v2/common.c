@@ -12,7 +12,8 @@
 #include "api/json/numfmt.h"
 #include "api/request/fields.h"
 
-static const char *const model_names[API_V2_MODEL_COUNT] = { "attention", "multihead" };
+static const char *const model_names[API_V2_MODEL_COUNT] = { "attention", "multihead",
+                                                              "verify" };
 
 const char *api_v2_model_name(enum api_v2_model model)
 {
@@ -24,6 +25,8 @@ void api_v2_outs_deinit(struct api_v2_outs *o)
     for (size_t i = 0; i < o->n; i++) {
         free(o->out[i].data);
         free(o->out[i].parts);
+        api_buf_deinit(&o->out[i].text);
+        free(o->out[i].ends);
     }
     if (o->owner_free != NULL)
         o->owner_free(o->owner);
@@ -36,6 +39,8 @@ size_t api_v2_outs_bytes(const struct api_v2_outs *o)
     for (size_t i = 0; i < o->n; i++)
         if (o->out[i].data != NULL)
             bytes = api_v2_add(bytes, api_v2_mul(o->out[i].count, sizeof(double)));
+        else if (o->out[i].ends != NULL) /* BYTES */
+            bytes = api_v2_add(bytes, o->out[i].text.cap + o->out[i].count * sizeof(size_t));
     return bytes;
 }
 
@@ -101,6 +106,22 @@ bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const s
     return true;
 }
 
+bool api_v2_out_alloc_bytes(struct api_v2_out *out, size_t batch)
+{
+    const size_t one = 1;
+    size_t count = set_shape(out, batch, batch > 0 ? 0 : 1, &one);
+    api_buf_init(&out->text);
+    out->ends = calloc(count, sizeof *out->ends);
+    return out->ends != NULL;
+}
+
+bool api_v2_out_append_bytes(struct api_v2_out *out, size_t i, const char *s, size_t len)
+{
+    api_buf_append(&out->text, s, len);
+    out->ends[i] = out->text.len;
+    return !out->text.failed;
+}
+
 bool api_v2_out_borrow(struct api_v2_out *out, size_t rank, const size_t *shape, size_t n_parts)
 {
     size_t count = set_shape(out, 0, rank, shape);
@@ -117,7 +138,7 @@ void api_v2_input_find(const struct api_v2_infer *r, const char *name, bool flag
                        struct api_v2_input *in)
 {
     in->t = api_v2_input(r, name);
-    in->flags = flags;
+    in->cells = flags ? API_CELLS_FLAGS : API_CELLS_NUMBERS;
     in->data = NULL;
 }
 
@@ -130,7 +151,7 @@ bool api_v2_input_load(struct api_v2_input *in, struct api_error *err)
         api_error_set(err, API_UNAVAILABLE, "no memory to read %.64s", in->t->name);
         return false;
     }
-    return api_v2_tensor_read(in->t, in->flags, in->data, err);
+    return api_v2_tensor_read(in->t, in->cells, in->data, err);
 }
 
 void api_v2_input_free(struct api_v2_input *in)
@@ -296,7 +317,7 @@ size_t api_v2_input_bytes(const struct api_v2_input *in)
 {
     if (in->t == NULL)
         return 0;
-    return api_v2_mul(in->t->count, sizeof(double) + (in->flags ? 1 : 0));
+    return api_v2_mul(in->t->count, sizeof(double) + (in->cells == API_CELLS_FLAGS ? 1 : 0));
 }
 
 /* Whether this host stores doubles as the wire does (little-endian). */

@@ -25,10 +25,11 @@
 #include <jansson.h>
 
 #include "api/http/problem.h"
+#include "api/json/buf.h"
 #include "api/request/v2_tensor.h"
 
-/* The models served, by name: "attention" and "multihead". */
-enum api_v2_model { API_V2_ATTENTION = 0, API_V2_MULTIHEAD, API_V2_MODEL_COUNT };
+/* The models served, by name: "attention", "multihead" and "verify". */
+enum api_v2_model { API_V2_ATTENTION = 0, API_V2_MULTIHEAD, API_V2_VERIFY, API_V2_MODEL_COUNT };
 
 /* The model's name ("attention"). */
 const char *api_v2_model_name(enum api_v2_model model);
@@ -53,6 +54,10 @@ struct api_v2_out {
     bool dtype_asked;             /* by its parameters.datatype (else the model's default) */
     bool has_sparsity;            /* BLOCK_MAP: its parameters carry sparsity */
     double sparsity;
+    /* BYTES (no numbers, n_parts 0): element i is text[ends[i - 1] (0 for i = 0), ends[i]);
+       both owned */
+    struct api_buf text;
+    size_t *ends;
 };
 
 /*
@@ -88,6 +93,16 @@ void api_v2_outs_free(void *outs);
 bool api_v2_out_alloc(struct api_v2_out *out, size_t batch, size_t rank, const size_t *shape);
 
 /*
+ * A BYTES output of one element a problem: shape (B), or (1) without a batch (as an
+ * unbatched Triton model gives one string), its elements appended in order by
+ * api_v2_out_append_bytes. False when memory runs out.
+ */
+bool api_v2_out_alloc_bytes(struct api_v2_out *out, size_t batch);
+/* Appends element i (the next one) of a BYTES output: s[0, len). False when memory runs
+ * out. */
+bool api_v2_out_append_bytes(struct api_v2_out *out, size_t i, const char *s, size_t len);
+
+/*
  * Sets out's shape (no batch) and room for n_parts parts of count / n_parts numbers,
  * which the caller points into the owner's memory. False when memory runs out.
  */
@@ -99,11 +114,12 @@ bool api_v2_out_borrow(struct api_v2_out *out, size_t rank, const size_t *shape,
  */
 struct api_v2_input {
     const struct api_v2_tensor *t; /* NULL when the request has no such input */
-    bool flags;                   /* a mask: every cell 0 or 1 */
+    enum api_cells cells;         /* what a cell may hold: FLAGS for a mask (0 or 1), a
+                                     kernel's answer NaN and infinities (NAN_WORDS) */
     double *data;                 /* owned, t->count numbers; NULL until loaded */
 };
 
-/* Finds input `name` (in->t NULL when absent); reads nothing. */
+/* Finds input `name` (in->t NULL when absent), a mask when flags; reads nothing. */
 void api_v2_input_find(const struct api_v2_infer *r, const char *name, bool flags,
                        struct api_v2_input *in);
 /* Reads a found input's numbers (nothing for an absent one); a bad number is err. */

@@ -22,6 +22,7 @@
 #include "api/endpoints/v2/attention.h"
 #include "api/endpoints/v2/multihead.h"
 #include "api/endpoints/v2/stats.h"
+#include "api/endpoints/v2/verify.h"
 #include "api/http/admission.h"
 #include "api/http/respond.h"
 #include "api/json/numfmt.h"
@@ -36,6 +37,7 @@
 static const struct api_v2_model_ops *const models[API_V2_MODEL_COUNT] = {
     [API_V2_ATTENTION] = &api_v2_attention_ops,
     [API_V2_MULTIHEAD] = &api_v2_multihead_ops,
+    [API_V2_VERIFY] = &api_v2_verify_ops,
 };
 
 struct infer_state {
@@ -48,6 +50,7 @@ struct infer_state {
     union {
         struct api_v2_attention attention;
         struct api_v2_multihead multihead;
+        struct api_v2_verify verify;
     } m;
     struct api_v2_outs outs;
     size_t problems;              /* the batch size, or 1: known once parsed */
@@ -116,6 +119,9 @@ static bool narrowed(const struct api_v2_out *o, double x, uint64_t *bits)
     }
     case API_V2_INT8: /* BLOCK_MAP's tiles: 0, 1 or 2, exact */
         *bits = (uint8_t)(int8_t)x;
+        return true;
+    case API_V2_BOOL: /* the verify model's VERDICT: 0 or 1, a byte */
+        *bits = x != 0.0;
         return true;
     case API_V2_FP32: {
         float f = (float)x; /* one rounding, to nearest even, from the double */
@@ -232,12 +238,39 @@ static bool sent_as_they_lie(const struct api_v2_out *o)
 
 static size_t tensor_bytes(const struct api_v2_out *o)
 {
+    if (o->dtype == API_V2_BYTES) /* each element's length, then its bytes */
+        return o->count * api_v2_dtype_size(o->dtype) + o->text.len;
     return o->count * api_v2_dtype_size(o->dtype); /* admitted: it fits */
+}
+
+/* A BYTES output's element i: its bytes, *len of them. */
+static const char *element(const struct api_v2_out *o, size_t i, size_t *len)
+{
+    size_t start = i > 0 ? o->ends[i - 1] : 0;
+    *len = o->ends[i] - start;
+    return o->text.data + start;
+}
+
+/* A BYTES output as Triton lays it out: each element a 4-byte little-endian length and
+ * then its bytes, in order. */
+static void write_elements(unsigned char *p, const struct api_v2_out *o)
+{
+    for (size_t i = 0; i < o->count; i++) {
+        size_t len;
+        const char *bytes = element(o, i, &len);
+        store_le(p, len, 4);
+        memcpy(p + 4, bytes, len);
+        p += 4 + len;
+    }
 }
 
 /* o's tensor at p, in the wire's bytes (count × its datatype's size), little-endian. */
 static void write_binary(unsigned char *p, const struct api_v2_out *o)
 {
+    if (o->dtype == API_V2_BYTES) {
+        write_elements(p, o);
+        return;
+    }
     size_t size = api_v2_dtype_size(o->dtype), part_bytes = o->part_len * size;
     for (size_t k = 0; k < o->n_parts; k++, p += part_bytes) {
         if (sent_as_they_lie(o)) {
@@ -294,10 +327,17 @@ static void write_header(struct jw *w, const struct infer_state *st)
             /* V2 data is flat, row-major; blocked MASKED cells are null (no -inf in JSON). */
             JW_KEY(w, "data");
             jw_array_begin(w);
+            for (size_t e = 0; o->dtype == API_V2_BYTES && e < o->count; e++) {
+                size_t len;
+                const char *bytes = element(o, e, &len);
+                jw_string_n(w, bytes, len);
+            }
             for (size_t k = 0; k < o->n_parts; k++)
                 for (size_t j = 0; j < o->part_len; j++) {
                     double x = as_sent(o, o->parts[k][j]);
-                    if (isfinite(x))
+                    if (o->dtype == API_V2_BOOL)
+                        jw_bool(w, x != 0.0);
+                    else if (isfinite(x))
                         jw_double(w, x);
                     else
                         jw_null(w);

@@ -9,7 +9,7 @@
  * "error", as V2 clients parse it).
  *
  * Not here: reading tensors (request/v2_tensor.c), the models (v2/attention.c,
- * v2/multihead.c).
+ * v2/multihead.c, v2/verify.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -94,6 +94,24 @@ static const struct meta_tensor multihead_outputs[] = {
     OUT("GRAD_SINK_LOGIT", "FP64", 1), OUT("GRAD_BIAS", "FP64", 2),
 };
 
+/* verify: the problem's inputs, then the kernel's answer (FP16, BF16, FP32 or FP64 read
+ * too); a verdict and a report (/v1/verify's JSON) a problem, and gold on request. */
+static const struct meta_tensor verify_inputs[] = {
+    { "Q", "FP64", 2, REQUIRED }, { "K", "FP64", 2, REQUIRED }, { "V", "FP64", 2, REQUIRED },
+    { "MASK", "BOOL", 2, OPTIONAL }, { "BIAS", "FP64", 2, OPTIONAL },
+    { "LENGTHS", "INT64", 1, OPTIONAL }, { "LENGTHS_Q", "INT64", 1, OPTIONAL },
+    { "LENGTHS_K", "INT64", 1, OPTIONAL }, { "GRAD_OUTPUT", "FP64", 2, OPTIONAL },
+    /* the kernel's answer: OUTPUT always, the rest when the kernel gives them */
+    { "OUTPUT", "FP64", 2, REQUIRED }, { "LSE", "FP64", 1, OPTIONAL },
+    { "GRAD_Q", "FP64", 2, OPTIONAL }, { "GRAD_K", "FP64", 2, OPTIONAL },
+    { "GRAD_V", "FP64", 2, OPTIONAL },
+};
+static const struct meta_tensor verify_outputs[] = {
+    OUT("VERDICT", "BOOL", 1), OUT("REPORT", "BYTES", 1), OUT("GOLD", "FP64", 2),
+    OUT("GOLD_LSE", "FP64", 1), OUT("GOLD_GRAD_Q", "FP64", 2), OUT("GOLD_GRAD_K", "FP64", 2),
+    OUT("GOLD_GRAD_V", "FP64", 2),
+};
+
 #define N_OF(a) (sizeof a / sizeof a[0])
 
 static const struct {
@@ -105,6 +123,8 @@ static const struct {
                            N_OF(attention_inputs), N_OF(attention_outputs) },
     [API_V2_MULTIHEAD] = { "multihead", multihead_inputs, multihead_outputs,
                            N_OF(multihead_inputs), N_OF(multihead_outputs) },
+    [API_V2_VERIFY] = { "verify", verify_inputs, verify_outputs, N_OF(verify_inputs),
+                        N_OF(verify_outputs) },
 };
 
 /* ---- answers ---- */
@@ -347,8 +367,8 @@ static bool model_of(const struct api_request *req, enum api_v2_model *out,
         m++;
     char detail[200];
     if (m == API_V2_MODEL_COUNT) {
-        snprintf(detail, sizeof detail, "there is no model %.*s; the models are attention and "
-                 "multihead", (int)(len > 64 ? 64 : len), p);
+        snprintf(detail, sizeof detail, "there is no model %.*s; the models are attention, "
+                 "multihead and verify", (int)(len > 64 ? 64 : len), p);
         respond_v2_error(res, API_NOT_FOUND, detail);
         return false;
     }

@@ -191,7 +191,7 @@ static bool put_list(json_t *documents, const char *name, const struct api_v2_te
     if (!ok)
         api_error_set(err, API_UNAVAILABLE, "no memory for the variants' parameters");
     else
-        ok = api_v2_tensor_read(t, false, x, err);
+        ok = api_v2_tensor_read(t, API_CELLS_NUMBERS, x, err);
     for (size_t i = 0; ok && i < t->count; i++) {
         /* INT32 and INT64 cells: whole numbers, stored as JSON integers where they fit */
         json_t *n = fabs(x[i]) < 0x1p62 ? json_integer((json_int_t)x[i]) : json_real(x[i]);

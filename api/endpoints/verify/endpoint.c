@@ -44,16 +44,17 @@ static void respond(void *state, const struct api_context *ctx, struct api_respo
     if (st->format == API_FORMAT_JSON) {
         struct jw w;
         size_t numbers = 64 * API_VERIFY_TENSORS;
-        for (int t = 0; st->req.include_gold && t < API_VERIFY_TENSORS; t++)
-            numbers += st->req.candidate[t].rows * st->req.candidate[t].cols;
+        const struct api_verify_verdict *v = &st->req.verdict;
+        for (int t = 0; v->include_gold && t < API_VERIFY_TENSORS; t++)
+            numbers += v->candidate[t].rows * v->candidate[t].cols;
         api_write_start(&w, st->req.gold.req.grid.round, numbers, ctx->segments_ok);
-        api_verify_write(&w, &st->req);
+        api_verify_write(&w, &st->req.verdict);
         api_respond_json(res, &w);
         return;
     }
     struct api_buf b;
     api_buf_init(&b);
-    api_verify_text(&b, &st->req);
+    api_verify_text(&b, &st->req.verdict);
     api_respond_page(res, &b, st->format);
 }
 

@@ -33,11 +33,11 @@ static void member(struct jw *w, const char *key, double x)
 }
 
 /* A row-major index of tensor t as its cell: [i, j], or [i] for a vector. */
-static void write_cell(struct jw *w, const struct api_verify_req *r, enum api_verify_tensor t,
+static void write_cell(struct jw *w, const struct api_verify_verdict *r, enum api_verify_tensor t,
                        size_t index)
 {
     size_t dims[2];
-    int rank = api_verify_shape(r, t, dims);
+    int rank = api_verify_shape(&r->gold->req, t, dims);
     jw_array_begin(w);
     if (rank == 1) {
         jw_int(w, (long long)index);
@@ -66,7 +66,7 @@ static void write_rule(struct jw *w, const struct attn_rule *rule)
     jw_object_end(w);
 }
 
-static void write_worst(struct jw *w, const struct api_verify_req *r, enum api_verify_tensor t)
+static void write_worst(struct jw *w, const struct api_verify_verdict *r, enum api_verify_tensor t)
 {
     const struct attn_verify_check *c = &r->checks[t];
     JW_KEY(w, "worst");
@@ -85,11 +85,11 @@ static void write_worst(struct jw *w, const struct api_verify_req *r, enum api_v
     jw_array_end(w);
 }
 
-static void write_check(struct jw *w, const struct api_verify_req *r, enum api_verify_tensor t)
+static void write_check(struct jw *w, const struct api_verify_verdict *r, enum api_verify_tensor t)
 {
     const struct attn_verify_check *c = &r->checks[t];
     size_t dims[2];
-    int rank = api_verify_shape(r, t, dims);
+    int rank = api_verify_shape(&r->gold->req, t, dims);
     jw_object_begin(w);
     JW_KEY(w, "name");
     jw_string(w, api_verify_tensor_name(t));
@@ -119,7 +119,7 @@ static void write_check(struct jw *w, const struct api_verify_req *r, enum api_v
     jw_object_end(w);
 }
 
-static void write_inadequate(struct jw *w, const struct api_verify_req *r,
+static void write_inadequate(struct jw *w, const struct api_verify_verdict *r,
                              enum api_verify_tensor t)
 {
     char message[256];
@@ -144,7 +144,7 @@ static void write_inadequate(struct jw *w, const struct api_verify_req *r,
     jw_object_end(w);
 }
 
-static void write_not_in_format(struct jw *w, const struct api_verify_req *r,
+static void write_not_in_format(struct jw *w, const struct api_verify_verdict *r,
                                 const struct api_verify_not_in_format *x)
 {
     char message[256];
@@ -171,7 +171,7 @@ static void write_not_in_format(struct jw *w, const struct api_verify_req *r,
     jw_object_end(w);
 }
 
-static void write_warnings(struct jw *w, const struct api_verify_req *r)
+static void write_warnings(struct jw *w, const struct api_verify_verdict *r)
 {
     JW_KEY(w, "warnings");
     jw_array_begin(w);
@@ -183,7 +183,7 @@ static void write_warnings(struct jw *w, const struct api_verify_req *r)
     jw_array_end(w);
 }
 
-static void write_gold(struct jw *w, const struct api_verify_req *r)
+static void write_gold(struct jw *w, const struct api_verify_verdict *r)
 {
     JW_KEY(w, "gold");
     jw_object_begin(w);
@@ -191,8 +191,8 @@ static void write_gold(struct jw *w, const struct api_verify_req *r)
         size_t n, dims[2];
         if (r->candidate[t].data == NULL)
             continue;
-        const double *cells = api_verify_cells(&r->gold, (enum api_verify_tensor)t, &n);
-        int rank = api_verify_shape(r, (enum api_verify_tensor)t, dims);
+        const double *cells = api_verify_cells(r->gold, (enum api_verify_tensor)t, &n);
+        int rank = api_verify_shape(&r->gold->req, (enum api_verify_tensor)t, dims);
         jw_key(w, api_verify_tensor_name((enum api_verify_tensor)t));
         if (rank == 1) {
             jw_double_array(w, cells, n); /* lse's −inf as null, as /v1/attention writes it */
@@ -204,7 +204,7 @@ static void write_gold(struct jw *w, const struct api_verify_req *r)
     jw_object_end(w);
 }
 
-void api_verify_write(struct jw *w, const struct api_verify_req *r)
+void api_verify_write(struct jw *w, const struct api_verify_verdict *r)
 {
     jw_object_begin(w);
     JW_KEY(w, "verdict");
@@ -223,5 +223,4 @@ void api_verify_write(struct jw *w, const struct api_verify_req *r)
     if (r->include_gold)
         write_gold(w, r);
     jw_object_end(w);
-    jw_end_line(w);
 }

@@ -24,18 +24,18 @@ static const char *sign_of(bool pass)
     return pass ? "<=" : ">";
 }
 
-static void cell_text(struct api_buf *b, const struct api_verify_req *r, enum api_verify_tensor t,
+static void cell_text(struct api_buf *b, const struct api_verify_verdict *r, enum api_verify_tensor t,
                       size_t index)
 {
     size_t dims[2];
-    if (api_verify_shape(r, t, dims) == 1)
+    if (api_verify_shape(&r->gold->req, t, dims) == 1)
         api_buf_printf(b, "[%zu]", index);
     else
         api_buf_printf(b, "[%zu, %zu]", index / dims[1], index % dims[1]);
 }
 
 /* The rule's sum, as the check computed it. */
-static void bound_text(struct api_buf *b, const struct api_verify_req *r,
+static void bound_text(struct api_buf *b, const struct api_verify_verdict *r,
                        const struct attn_verify_check *c, double factor)
 {
     switch (r->rule.kind) {
@@ -57,11 +57,11 @@ static void bound_text(struct api_buf *b, const struct api_verify_req *r,
     }
 }
 
-static void check_text(struct api_buf *b, const struct api_verify_req *r, enum api_verify_tensor t)
+static void check_text(struct api_buf *b, const struct api_verify_verdict *r, enum api_verify_tensor t)
 {
     const struct attn_verify_check *c = &r->checks[t];
     size_t dims[2];
-    int rank = api_verify_shape(r, t, dims);
+    int rank = api_verify_shape(&r->gold->req, t, dims);
     api_buf_printf(b, "%-7s ", api_verify_tensor_name(t));
     if (rank == 1)
         api_buf_printf(b, "(%zu)  ", dims[0]);
@@ -80,7 +80,7 @@ static void check_text(struct api_buf *b, const struct api_verify_req *r, enum a
     }
 }
 
-static void warnings_text(struct api_buf *b, const struct api_verify_req *r)
+static void warnings_text(struct api_buf *b, const struct api_verify_verdict *r)
 {
     for (int t = 0; t < API_VERIFY_TENSORS; t++)
         if (r->candidate[t].data != NULL && r->inadequate[t])
@@ -95,7 +95,7 @@ static void warnings_text(struct api_buf *b, const struct api_verify_req *r)
     }
 }
 
-void api_verify_text(struct api_buf *b, const struct api_verify_req *r)
+void api_verify_text(struct api_buf *b, const struct api_verify_verdict *r)
 {
     static const char *const rules[] = { "flash", "flex", "allclose" };
     api_buf_printf(b, API_TR("verify  %s  (rule %s, format %s)\n"),

@@ -91,7 +91,7 @@ static bool read_format(const json_t *doc, struct api_verify_req *r, struct api_
     const char *s = json_string_value(node);
     for (size_t i = 0; s != NULL && i < sizeof formats / sizeof formats[0]; i++)
         if (strcmp(s, attn_format_name(formats[i])) == 0) {
-            r->format = formats[i];
+            r->verdict.format = formats[i];
             r->naive_on = formats[i] != ATTN_FLOAT64;
             return true;
         }
@@ -123,26 +123,26 @@ static bool read_rule_object(const json_t *node, struct api_verify_req *r,
         { "rtol", "relative tolerance, default 1e-05" },
         { "atol", "absolute tolerance, default 1e-08" },
     };
-    r->rule.kind = ATTN_RULE_CLOSE;
+    r->verdict.rule.kind = ATTN_RULE_CLOSE;
     return api_check_fields(node, "/rule", tolerances, 2, err) &&
-           read_tolerance(node, "rtol", 1e-5, &r->rule.rtol, err) &&
-           read_tolerance(node, "atol", 1e-8, &r->rule.atol, err);
+           read_tolerance(node, "rtol", 1e-5, &r->verdict.rule.rtol, err) &&
+           read_tolerance(node, "atol", 1e-8, &r->verdict.rule.atol, err);
 }
 
 static bool read_fudge(const json_t *doc, struct api_verify_req *r, struct api_error *err)
 {
     const json_t *node = api_member(doc, "fudge");
-    r->rule.fudge = 1.1;
+    r->verdict.rule.fudge = 1.1;
     if (node == NULL)
         return true;
-    if (r->rule.kind != ATTN_RULE_FLEX) {
+    if (r->verdict.rule.kind != ATTN_RULE_FLEX) {
         api_error_set(err, API_INVALID_VALUE, "fudge belongs to the flex rule");
         api_error_at(err, "/fudge");
         api_error_hint(err, "send \"rule\": \"flex\" with it, or leave fudge out");
         return false;
     }
-    r->rule.fudge = json_number_value(node);
-    if (json_is_number(node) && isfinite(r->rule.fudge) && r->rule.fudge > 0)
+    r->verdict.rule.fudge = json_number_value(node);
+    if (json_is_number(node) && isfinite(r->verdict.rule.fudge) && r->verdict.rule.fudge > 0)
         return true;
     api_error_set(err, API_INVALID_VALUE, "fudge must be a number above 0");
     api_error_at(err, "/fudge");
@@ -156,9 +156,9 @@ static bool read_rule(const json_t *doc, struct api_verify_req *r, struct api_er
     const json_t *node = api_member(doc, "rule");
     const char *s = json_string_value(node);
     if (node == NULL || (s != NULL && strcmp(s, "flash") == 0))
-        r->rule.kind = ATTN_RULE_FLASH;
+        r->verdict.rule.kind = ATTN_RULE_FLASH;
     else if (s != NULL && strcmp(s, "flex") == 0)
-        r->rule.kind = ATTN_RULE_FLEX;
+        r->verdict.rule.kind = ATTN_RULE_FLEX;
     else if (json_is_object(node)) {
         if (!read_rule_object(node, r, err))
             return false;
@@ -189,7 +189,7 @@ static bool read_include(const json_t *doc, struct api_verify_req *r, struct api
     json_array_foreach(node, i, item) {
         const char *s = json_string_value(item);
         if (s != NULL && strcmp(s, include_names[0]) == 0) {
-            r->include_gold = true;
+            r->verdict.include_gold = true;
             continue;
         }
         api_error_set(err, API_INVALID_VALUE, "include names %s; verify can include only "
@@ -281,9 +281,9 @@ static bool parse_problem(const json_t *doc, const char *format, const struct ap
     return ok;
 }
 
-int api_verify_shape(const struct api_verify_req *r, enum api_verify_tensor t, size_t dims[2])
+int api_verify_shape(const struct api_attention_req *g, enum api_verify_tensor t,
+                     size_t dims[2])
 {
-    const struct api_attention_req *g = &r->gold.req;
     size_t n_q = g->q.rows, n_k = g->k.rows, d_k = g->q.cols, d_v = g->v.cols;
     const size_t shapes[API_VERIFY_TENSORS][2] = {
         { n_q, d_v }, { n_q, 1 }, { n_q, d_k }, { n_k, d_k }, { n_k, d_v },
@@ -303,7 +303,7 @@ static bool read_tensor(const json_t *node, enum api_verify_tensor t, struct api
 {
     char ptr[64], shown[64];
     size_t dims[2];
-    int rank = api_verify_shape(r, t, dims);
+    int rank = api_verify_shape(&r->gold.req, t, dims);
     snprintf(ptr, sizeof ptr, "/candidate/%s", tensor_names[t]);
     snprintf(shown, sizeof shown, rank == 1 ? "(%zu)" : "(%zu, %zu)", dims[0], dims[1]);
     /* lse's −inf is null, as the answers write it; elsewhere null is not a number */
@@ -311,7 +311,7 @@ static bool read_tensor(const json_t *node, enum api_verify_tensor t, struct api
                                           .allow_vector = rank == 1,
                                           .cells = t == API_VERIFY_LSE ? API_CELLS_LSE_WORDS
                                                                        : API_CELLS_NAN_WORDS };
-    struct attn_matrix *m = &r->candidate[t];
+    struct attn_matrix *m = &r->verdict.candidate[t];
     bool vector;
     if (!api_read_matrix(node, ptr, &spec, limits->max_cells, m, &vector, err))
         return false;
@@ -347,13 +347,13 @@ static bool parse_naive(const json_t *doc, const struct api_limits *limits,
 {
     if (!r->naive_on)
         return true;
-    if (parse_problem(doc, attn_format_name(r->format), limits, &r->naive.req, err))
+    if (parse_problem(doc, attn_format_name(r->verdict.format), limits, &r->naive.req, err))
         return true;
     if (strncmp(err->pointer, "/precision", 10) == 0) {
         char detail[sizeof err->detail];
         snprintf(detail, sizeof detail, "%s", err->detail);
         api_error_set(err, API_INVALID_VALUE, "the naive reference in %s cannot be computed: "
-                      "%s", attn_format_name(r->format), detail);
+                      "%s", attn_format_name(r->verdict.format), detail);
         api_error_at(err, "/format");
     }
     return false;
@@ -387,6 +387,6 @@ void api_verify_req_deinit(struct api_verify_req *r)
         api_attention_req_deinit(&passes[i]->req);
     }
     for (int t = 0; t < API_VERIFY_TENSORS; t++)
-        api_matrix_free(&r->candidate[t]);
+        api_matrix_free(&r->verdict.candidate[t]);
     memset(r, 0, sizeof *r);
 }

@@ -18,19 +18,29 @@ static size_t add(size_t a, size_t b)
     return a > SIZE_MAX - b ? SIZE_MAX : a + b;
 }
 
+size_t api_verify_problem_bytes(const struct api_attention_req *gold,
+                                const struct api_attention_req *naive, size_t cells,
+                                bool include_gold, size_t body_len)
+{
+    /* a page holds no more than the JSON: the worst cells, a line each */
+    size_t bytes = api_attention_working_set(gold, API_FORMAT_JSON, body_len);
+    if (naive != NULL)
+        bytes = add(bytes, api_attention_working_set(naive, API_FORMAT_JSON, 0));
+    /* the candidate's numbers, the median's scratch, and gold written back when asked */
+    size_t per_cell = 2 * sizeof(double) + (include_gold ? 32 : 0);
+    return add(bytes, cells > SIZE_MAX / per_cell ? SIZE_MAX : cells * per_cell);
+}
+
 size_t api_verify_working_set(const struct api_verify_req *r, enum api_format format,
                               size_t body_len)
 {
-    (void)format; /* a page holds no more than the JSON: the worst cells, a line each */
-    size_t bytes = api_attention_working_set(&r->gold.req, API_FORMAT_JSON, body_len);
-    if (r->naive_on)
-        bytes = add(bytes, api_attention_working_set(&r->naive.req, API_FORMAT_JSON, 0));
+    (void)format;
+    const struct api_verify_verdict *v = &r->verdict;
     size_t cells = 0;
     for (int t = 0; t < API_VERIFY_TENSORS; t++)
-        cells = add(cells, r->candidate[t].rows * r->candidate[t].cols);
-    /* the candidate's numbers, the median's scratch, and gold written back when asked */
-    size_t per_cell = 2 * sizeof(double) + (r->include_gold ? 32 : 0);
-    return add(bytes, cells > SIZE_MAX / per_cell ? SIZE_MAX : cells * per_cell);
+        cells = add(cells, v->candidate[t].rows * v->candidate[t].cols);
+    return api_verify_problem_bytes(&r->gold.req, r->naive_on ? &r->naive.req : NULL, cells,
+                                    v->include_gold, body_len);
 }
 
 const char *api_verify_limit_field(const struct api_verify_req *r)
@@ -40,7 +50,7 @@ const char *api_verify_limit_field(const struct api_verify_req *r)
 
 /* ---- the runs ---- */
 
-static bool run_pass(struct api_verify_pass *p, struct api_error *err)
+bool api_verify_run_pass(struct api_verify_pass *p, struct api_error *err)
 {
     struct api_attention_req *r = &p->req;
     if (!api_attention_fill_random(r, err))
@@ -83,13 +93,12 @@ const double *api_verify_cells(const struct api_verify_pass *p, enum api_verify_
 /* ---- the judgement ---- */
 
 /* Tensor t of the candidate against gold and naive, with the constant that would pass. */
-static bool judge(struct api_verify_req *r, enum api_verify_tensor t, double *scratch,
+static bool judge(struct api_verify_verdict *r, enum api_verify_tensor t, double *scratch,
                   struct api_error *err)
 {
     size_t n_gold = 0, n_naive = 0;
-    const double *gold = api_verify_cells(&r->gold, t, &n_gold);
-    const double *naive = r->naive_on ? api_verify_cells(&r->naive, t, &n_naive) : gold;
-    n_naive = r->naive_on ? n_naive : n_gold;
+    const double *gold = api_verify_cells(r->gold, t, &n_gold);
+    const double *naive = api_verify_cells(r->naive, t, &n_naive);
     const struct attn_matrix *c = &r->candidate[t];
     if (gold == NULL || naive == NULL || n_gold != c->rows * c->cols || n_naive != n_gold) {
         api_error_set(err, API_INTERNAL, "%s of the reference is missing",
@@ -106,9 +115,9 @@ static bool judge(struct api_verify_req *r, enum api_verify_tensor t, double *sc
 
 /* The inputs the kernel read, each checked against the format: the first cell it cannot
  * hold exactly (the kernel saw that cell rounded, gold did not). */
-static void check_inputs(struct api_verify_req *r)
+static void check_inputs(struct api_verify_verdict *r)
 {
-    const struct api_attention_req *g = &r->gold.req;
+    const struct api_attention_req *g = &r->gold->req;
     const struct api_backward *b = &g->backward;
     struct attn_matrix d_out = b->d_out;
     if (b->on && b->seeded && b->run != NULL)
@@ -132,7 +141,7 @@ static void check_inputs(struct api_verify_req *r)
     }
 }
 
-static size_t most_cells(const struct api_verify_req *r)
+static size_t most_cells(const struct api_verify_verdict *r)
 {
     size_t most = 0;
     for (int t = 0; t < API_VERIFY_TENSORS; t++) {
@@ -142,10 +151,8 @@ static size_t most_cells(const struct api_verify_req *r)
     return most;
 }
 
-bool api_verify_run(struct api_verify_req *r, struct api_error *err)
+bool api_verify_judge(struct api_verify_verdict *r, struct api_error *err)
 {
-    if (!run_pass(&r->gold, err) || (r->naive_on && !run_pass(&r->naive, err)))
-        return false;
     double *scratch = malloc(most_cells(r) * sizeof *scratch);
     if (scratch == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for %s", "the verdict");
@@ -162,4 +169,13 @@ bool api_verify_run(struct api_verify_req *r, struct api_error *err)
     free(scratch);
     check_inputs(r);
     return ok;
+}
+
+bool api_verify_run(struct api_verify_req *r, struct api_error *err)
+{
+    if (!api_verify_run_pass(&r->gold, err) || (r->naive_on && !api_verify_run_pass(&r->naive, err)))
+        return false;
+    r->verdict.gold = &r->gold;
+    r->verdict.naive = r->naive_on ? &r->naive : &r->gold;
+    return api_verify_judge(&r->verdict, err);
 }
