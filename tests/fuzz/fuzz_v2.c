@@ -5,7 +5,8 @@
  *
  * The input:
  *
- *     byte 0      bit 0: model multihead (else attention); bit 1: /versions/1;
+ *     byte 0      bit 0: model multihead, bit 5: model verify (else attention); bit 1:
+ *                 /versions/1;
  *                 bit 2: Content-Type application/octet-stream (else none, as
  *                 tritonclient sends); bits 3-4: the header length: 0 none, 1 the
  *                 number in bytes 1-2, 2 that number with a sign or junk after it,
@@ -110,8 +111,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     unsigned mode = data[0], length = (unsigned)data[1] << 8 | data[2];
     char path[64], value[32];
-    snprintf(path, sizeof path, "/v2/models/%s%s/infer", (mode & 1) ? "multihead" : "attention",
-             (mode & 2) ? "/versions/1" : "");
+    const char *model = (mode & 32) ? "verify" : (mode & 1) ? "multihead" : "attention";
+    snprintf(path, sizeof path, "/v2/models/%s%s/infer", model, (mode & 2) ? "/versions/1" : "");
     switch ((mode >> 3) & 3) {
     case 1: snprintf(value, sizeof value, "%u", length); break;
     case 2: snprintf(value, sizeof value, (length & 1) ? "-%u" : "%u x", length); break;

@@ -15,6 +15,10 @@ given to the fuzzers beside these (tests/fuzz/run.sh).
 OUTDIR/reader gets the same bodies, bare, for fuzz_reader, and a few of its own;
 OUTDIR/numfmt gets the doubles of check_numfmt.c's printing table and edge cases;
 OUTDIR/render, shapes with the seeds' weights and labels for fuzz_render.
+OUTDIR/v2 gets, for fuzz_v2, every V2 inference body of README.md and docs/*.md (`curl
+.../v2/models/MODEL/infer ... -d '...'`), the model in its first byte as fuzz_v2.c reads
+it, sent without and with a header length; and the same bodies' JSON headers for the
+verify model with a binary FP16 candidate after them.
 
 Derived rather than committed, so the corpus follows the tests and the route table
 as they grow. Uses only the standard library (Debian's python3).
@@ -245,6 +249,39 @@ def render_seeds(outdir):
             write(outdir, head + cells + labels[i % len(labels)].encode())
 
 
+# fuzz_v2.c's first byte: bit 0 multihead, bit 5 verify (else attention); bits 3-4 = 1,
+# the header length in bytes 1-2.
+V2_MODEL_BITS = {'attention': 0, 'multihead': 1, 'verify': 32}
+
+
+def v2_bodies():
+    """(model, body) of every V2 inference example in README.md and docs/*.md."""
+    pages = ['README.md'] + sorted(os.path.join('docs', f) for f in os.listdir(os.path.join(ROOT, 'docs'))
+                                   if f.endswith('.md'))
+    text = b''.join(open(os.path.join(ROOT, p), 'rb').read() for p in pages)
+    return [(m.group(1).decode(), m.group(2))
+            for m in re.finditer(rb"curl [^\n]*?/v2/models/(\w+)/infer[^\n]*?-d '([^']*)'", text)]
+
+
+def v2_seeds(outdir):
+    for model, body in v2_bodies():
+        if model not in V2_MODEL_BITS:
+            continue
+        mode = V2_MODEL_BITS[model]
+        write(outdir, bytes([mode, 0, 0]) + body)
+        write(outdir, bytes([mode | 8]) + struct.pack('>H', len(body)) + body)
+    # verify with a binary candidate: Q, K, V as JSON data, OUTPUT as 4 FP16 numbers
+    header = (b'{"inputs":[{"name":"Q","shape":[2,2],"datatype":"FP64","data":[1,0,0,1]},'
+              b'{"name":"K","shape":[2,2],"datatype":"FP64","data":[1,0,1,1]},'
+              b'{"name":"V","shape":[2,2],"datatype":"FP64","data":[1,2,3,4]},'
+              b'{"name":"OUTPUT","shape":[2,2],"datatype":"FP16",'
+              b'"parameters":{"binary_data_size":8}}],'
+              b'"outputs":[{"name":"VERDICT","parameters":{"binary_data":true}},'
+              b'{"name":"REPORT","parameters":{"binary_data":true}},{"name":"GOLD"}]}')
+    candidate = struct.pack('<4H', 0x3c00, 0x7e00, 0x4200, 0xfc00)  # 1, NaN, 3, -inf
+    write(outdir, bytes([32 | 8]) + struct.pack('>H', len(header)) + header + candidate)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -253,6 +290,7 @@ def main():
     reader_seeds(os.path.join(out, 'reader'))
     numfmt_seeds(os.path.join(out, 'numfmt'))
     render_seeds(os.path.join(out, 'render'))
+    v2_seeds(os.path.join(out, 'v2'))
     for d in sorted(os.listdir(out)):
         print(f'{d}: {len(os.listdir(os.path.join(out, d)))} seeds')
 
