@@ -5,7 +5,7 @@
 // output; the candidates are /v1/attention's naive answers in the format (which pass) and the
 // same without the scale (which fails), their bytes built here from reference.mjs's roundings.
 // Batches, NaN, JSON data, float64 gradients, the metadata and every bad input are covered;
-// the low-format gradients wait for the precision rules' backward on /v1 (skipped until then).
+// and low-format gradients: a float16 REPORT with GRAD_Q, GRAD_K, GRAD_V is /v1/verify's answer.
 // docs/verify.md's two Python scripts run here against the server: the float16 kernel passes,
 // the one without the scale fails with its worst cells; the code the page shows is theirs.
 
@@ -234,7 +234,7 @@ test('float64 gradients: GRAD_OUTPUT with GRAD_Q, GRAD_K, GRAD_V, gold passes an
   }
 });
 
-test('float16 gradients: the naive backward in the format, once /v1 computes it', async (t) => {
+test('float16 gradients: the naive backward in the format, as /v1/verify judges them', async () => {
   const { p, dO, g } = await backwardCase(8);
   const body = { ...p, format: 'float16', backward: { grad_output: dO },
     candidate: { output: g.output, grad_q: g.grad_q, grad_k: g.grad_k, grad_v: g.grad_v } };
@@ -254,15 +254,7 @@ test('float16 gradients: the naive backward in the format, once /v1 computes it'
     outputs: [{ name: 'REPORT' }],
   };
   const res = await inferJson(header);
-  if (alone.status === 422) {
-    // Both refuse it alike until the precision rules' backward lands on /v1.
-    assert.equal(res.status, 400, res.body);
-    const e = res.json();
-    assert.equal(e.errors[0].pointer, '/parameters/format');
-    assert.match(e.detail, /naive reference in float16 cannot be computed/);
-    t.skip('the naive backward in float16 is not computed by /v1 yet (precision with backward is 422)');
-    return;
-  }
+  assert.equal(alone.status, 200, alone.body);
   assert.equal(res.status, 200, res.body);
   assert.equal(`${res.json().outputs[0].data[0]}\n`, alone.body);
 });
@@ -319,14 +311,11 @@ test('bad inputs are 400s naming the input or parameter', async () => {
     ['a datatype for VERDICT', { inputs: [Q, K, V, out([2, 5, 3])],
       outputs: [{ name: 'VERDICT', parameters: { datatype: 'FP32' } }] }, '/outputs/0/parameters/datatype',
     /VERDICT is sent as BOOL only/],
-    ['a float16 backward', { inputs: [Q, K, V, dO, out([2, 5, 3], 'FP16'), gq] }, '/parameters/format',
-      /naive reference in float16 cannot be computed/],
     ['a candidate word that is none', { inputs: [Q, K, V, { ...out([2, 5, 3]), data: ['x', ...new Array(29).fill(0)] }] },
       '/inputs/3/data/0', /neither a number nor a word/],
   ];
   for (const [what, header, pointer, detail] of cases) {
     const res = await inferJson(header);
-    if (what === 'a float16 backward' && res.status === 200) continue; // /v1 computes it now
     assert.equal(res.status, 400, `${what}: ${res.body}`);
     const e = res.json();
     assert.equal(typeof e.error, 'string', what);

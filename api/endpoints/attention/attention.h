@@ -280,10 +280,6 @@ void api_attention_write_variant_steps(struct jw *w, const struct api_attention_
 bool api_attention_read_backward(const json_t *doc, const char *prefix,
                                  const struct api_limits *limits, struct api_attention_req *r,
                                  struct api_error *err);
-/* Whether the backward can run beside r's rows and precision (false: err at ptr, saying
- * which to drop): read_backward's check, for a caller that builds the request itself. */
-bool api_attention_backward_company(const char *ptr, const struct api_attention_req *r,
-                                    struct api_error *err);
 bool api_attention_run_backward(const struct api_attention_req *r, const struct attn_trace *t,
                                 struct api_error *err);
 /* The streamed backward (no (n_q, n_k) matrix) from a streamed forward's output and lse,

@@ -136,8 +136,8 @@ static bool read_source(const json_t *node, const char *ptr, const struct api_li
 }
 
 /* What backward cannot be asked beside: rows (every row's gradient needs every row). */
-bool api_attention_backward_company(const char *ptr, const struct api_attention_req *r,
-                                    struct api_error *err)
+static bool check_company(const char *ptr, const struct api_attention_req *r,
+                          struct api_error *err)
 {
     if (r->rows != NULL) {
         api_error_set(err, API_INVALID_VALUE, "backward needs every query row, but rows asks "
@@ -157,7 +157,7 @@ bool api_attention_read_backward(const json_t *doc, const char *prefix,
     char ptr[128];
     const json_t *node = api_member(doc, "backward");
     API_FIELD_POINTER(ptr, prefix, "backward");
-    if (node != NULL && (!read_source(node, ptr, limits, r, err) || !api_attention_backward_company(ptr, r, err)))
+    if (node != NULL && (!read_source(node, ptr, limits, r, err) || !check_company(ptr, r, err)))
         return false;
     if (!check_include(api_member(doc, "include"), prefix, r, err))
         return false;
