@@ -151,7 +151,7 @@ const shape = (s) => (s === null || s === undefined ? PAGE_WORDS.none
 
 const FIELDS = ['q', 'k', 'v', 'mask', 'scale', 'labels-queries', 'labels-keys', 'multihead', 'variants',
   'round', 'bias', 'mask_semantics', 'heatmap-vmin', 'heatmap-vmax', 'heatmap-title', 'precision',
-  'documents', 'prefix', 'chunk', 'window', 'block', 'backward'];
+  'documents', 'prefix', 'chunk', 'window', 'block', 'backward', 'grad-output'];
 let current = PRESETS[0];
 
 function fillPresets(list) {
@@ -174,22 +174,25 @@ function fillPresets(list) {
   }
 }
 
+// A matrix as a field shows it: a row a line.
+const matrixText = (m) => (Array.isArray(m) && Array.isArray(m[0])
+  ? '[' + m.map((r) => JSON.stringify(r)).join(',\n ') + ']' : JSON.stringify(m));
+
 function loadPreset(p) {
   current = p;
   $('preset').value = p.id;
   $('preset-note').textContent = t(p.note || '');
   $('single-fields').hidden = !!p.multihead;
   $('multi-fields').hidden = !p.multihead;
+  placeBackwardFields(!!p.multihead); // teach.js: the Backward box serves either request
   if (p.multihead) {
     $('f-mh').value = JSON.stringify(p.body, null, 1);
     $('f-mh').dispatchEvent(new Event('input')); // the fields beside it follow (fields.js)
   } else {
     const b = p.body;
-    const mat = (m) => (Array.isArray(m) && Array.isArray(m[0])
-      ? '[' + m.map((r) => JSON.stringify(r)).join(',\n ') + ']' : JSON.stringify(m));
     for (const name of ['q', 'k', 'v']) {
       const area = $(`f-${name}`);
-      area.value = mat(b[name]);
+      area.value = matrixText(b[name]);
       area.rows = Math.min(8, Math.max(2, area.value.split('\n').length));
     }
     $('f-mask').value = b.mask === undefined ? '' : typeof b.mask === 'string' ? b.mask : JSON.stringify(b.mask);
@@ -200,9 +203,7 @@ function loadPreset(p) {
     $('f-lq').value = b.labels?.queries ? b.labels.queries.join(', ') : '';
     $('f-lk').value = b.labels?.keys ? b.labels.keys.join(', ') : '';
     $('f-pitfall').value = b.pitfall || '';
-    $('f-backward').checked = b.backward !== undefined;
-    $('f-grad-seed').value = String(b.backward?.seed ?? 0);
-    $('f-grad-seed').disabled = !$('f-backward').checked;
+    fillBackwardFields(b.backward); // teach.js
     $('f-precision').value = b.precision?.format || '';
     $('f-accumulate').value = b.precision?.accumulate || 'float32';
     $('f-accumulate').disabled = !b.precision;
@@ -259,7 +260,12 @@ const splitLabels = (text) => {
 
 // The request body from the form; a FieldError names the field that cannot be read.
 function readForm() {
-  if (current.multihead) return parseJsonField('multihead', $('f-mh').value, true);
+  if (current.multihead) {
+    const body = parseJsonField('multihead', $('f-mh').value, true);
+    // The Backward box wrote body.backward; a dO that does not read is marked on its field.
+    if ($('f-backward').checked) readBackwardFields();
+    return body;
+  }
   const body = {
     q: parseJsonField('q', $('f-q').value, true),
     k: parseJsonField('k', $('f-k').value, true),
@@ -297,11 +303,7 @@ function readForm() {
   const heatmap = readHeatmapFields(); // teach.js
   if (heatmap) body.heatmap = heatmap;
   Object.assign(body, readMaskFields()); // teach.js: documents, prefix, chunk, window, block
-  if ($('f-backward').checked) {
-    const seed = $('f-grad-seed').value.trim();
-    // dO from the seed; anything but a whole number goes as typed, for the server to judge.
-    body.backward = { seed: seed === '' ? 0 : /^\d+$/.test(seed) ? Number(seed) : seed };
-  }
+  if ($('f-backward').checked) body.backward = readBackwardFields(); // teach.js
   if (maskPictureWanted()) {
     body.include = maskInclude(body);
     if (body.backward) body.include.push(...backwardInclude(body)); // teach.js
@@ -311,8 +313,10 @@ function readForm() {
 
 // Which form field a JSON pointer of a problem points into.
 function fieldOf(pointer) {
-  if (current.multihead) return 'multihead';
   const parts = (pointer || '').split('/');
+  // The Backward box's fields serve both requests: dO's problem on dO, the rest on the seed.
+  if (parts[1] === 'backward') return parts[2] === 'grad_output' ? 'grad-output' : 'backward';
+  if (current.multihead) return 'multihead';
   if (parts[1] === 'labels') return parts[2] === 'keys' ? 'labels-keys' : 'labels-queries';
   if (parts[1] === 'window' && windowFieldsSet()) return 'window'; // the box's, not the Variants'
   if (VARIANT_FIELDS.includes(parts[1])) return 'variants';
@@ -555,16 +559,26 @@ function blues(v) {
   return { rgb: `rgb(${c.join(',')})`, dark: 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2] < 140 };
 }
 
-function headHeatmap(title, weights, n, scale = [0, 1]) {
+// Names of n rows or columns: q0, q1, … (queries), k0, … (keys), as the heads are drawn.
+const numbered = (prefix, n) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+// Colours each number cell of a matrixTable by colourOf(its value): {rgb, dark}.
+function colourCells(wrap, values, colourOf) {
+  wrap.querySelectorAll('tbody tr').forEach((tr, i) => {
+    tr.querySelectorAll('td:not(.extra)').forEach((td, j) => {
+      const c = colourOf(Number(values[i][j]));
+      td.style.backgroundColor = c.rgb;
+      td.style.color = c.dark ? '#fff' : '#1a1a1a';
+    });
+  });
+}
+
+// One head's (n_q, n_k) matrix as a captioned, coloured table (queries by keys).
+function headHeatmap(title, values, colourOf) {
   const fig = el('figure', null, 'head');
   fig.append(el('figcaption', title));
-  const keys = Array.from({ length: weights[0].length }, (_, j) => `k${j}`);
-  const wrap = matrixTable(weights, Array.from({ length: n }, (_, i) => `q${i}`), keys, null);
-  wrap.querySelectorAll('tbody td').forEach((td) => {
-    const c = blues((Number(td.textContent) - scale[0]) / (scale[1] - scale[0]));
-    td.style.backgroundColor = c.rgb;
-    td.style.color = c.dark ? '#fff' : '#1a1a1a';
-  });
+  const wrap = matrixTable(values, numbered('q', values.length), numbered('k', values[0].length), null);
+  colourCells(wrap, values, colourOf);
   fig.append(wrap);
   return fig;
 }
@@ -576,6 +590,7 @@ function renderMultihead(r, body) {
   $('facts').textContent = facts.join(' · ');
   $('steps-box').hidden = false;
   for (const s of r.steps || []) {
+    if (isBackwardStep(s.name)) continue; // the backward's box draws them (teach.js)
     const sec = el('section', null, 'step');
     sec.dataset.step = s.name;
     const operands = s.operands ? `${s.operands.map(shape).join(' @ ')} → ` : '→ ';
@@ -588,10 +603,12 @@ function renderMultihead(r, body) {
     const box = el('div', null, 'heads');
     const scale = heatScale(body?.heatmap, [r.weights, r.weights_mean || []]);
     if (body?.heatmap?.title) $('heatmap').append(el('p', body.heatmap.title, 'heatmap-title'));
-    r.weights.forEach((w, h) => box.append(headHeatmap(PAGE_WORDS.head(h), w, w.length, scale)));
-    if (r.weights_mean) box.append(headHeatmap(PAGE_WORDS.headsMean, r.weights_mean, r.weights_mean.length, scale));
+    const colour = (v) => blues((v - scale[0]) / (scale[1] - scale[0]));
+    r.weights.forEach((w, h) => box.append(headHeatmap(PAGE_WORDS.head(h), w, colour)));
+    if (r.weights_mean) box.append(headHeatmap(PAGE_WORDS.headsMean, r.weights_mean, colour));
     $('heatmap').append(box);
   }
+  showMultiheadBackward(r, body, matrixTable); // teach.js: the gradients, each head's drawn
   showDecode(r.decode); // teach.js: the tokens one at a time, with the cache growing
   showWarnings(r.warnings);
 }
@@ -681,10 +698,7 @@ async function init() {
   linkHeatmapFields(); // teach.js
   linkMaskFields(() => run()); // teach.js: a changed rule runs again
   linkDecode(); // teach.js: Previous, Next and the arrow keys
-  // The seed means something only with the backward pass on.
-  $('f-backward').addEventListener('change', () => {
-    $('f-grad-seed').disabled = !$('f-backward').checked;
-  });
+  linkBackwardFields(); // teach.js: the seed and dO mean something with the box ticked
   // The accumulator means something only in a low format.
   $('f-precision').addEventListener('change', () => {
     $('f-accumulate').disabled = !$('f-precision').value;
@@ -855,6 +869,7 @@ function applyLanguage(lang, list) {
     if (e.dataset[key] === undefined) e.dataset[key] = node.nodeValue;
     node.nodeValue = lang === 'ko' ? ko : e.dataset[key];
   }
+  showGradOutputShape(); // teach.js
   const chosen = $('preset').value;
   fillPresets(list);
   $('preset').value = chosen;

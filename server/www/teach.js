@@ -386,13 +386,101 @@ function drawMask(r, queries, keys) {
 
 // ---- the backward pass (`backward`) ----
 //
-// With the Backward box ticked the request carries backward: {seed}, and the answer's steps
-// go on after the forward ones with the gradients (grad_output … grad_k, delta among
-// them). They are drawn in their own box, in the order the backward pass runs them, each
-// with its op, its shape and its numbers; dS (grad_masked) is marked as softmax's gradient,
-// with each row's sum beside it (0, as it must be). PAGE_WORDS (words.js) has the sentences.
+// With the Backward box ticked the request carries backward: {grad_output} when dO is
+// typed, else {seed}, and the answer's steps go on after the forward ones with the
+// gradients (grad_output … grad_k, delta among them). They are drawn in their own box, in
+// the order the backward pass runs them, each with its op, its shape and its numbers; dS
+// (grad_masked) is marked as softmax's gradient, with each row's sum beside it (0, as it
+// must be, or with a sink logit the sink's share, sink_weight·D). The same box serves /v1/multihead: there it writes the JSON's backward (as the
+// multi-head fields write theirs) and each head's (n_q, n_k) gradients are drawn as its
+// weights are. PAGE_WORDS (words.js) has the sentences.
 
 const isBackwardStep = (name) => name === 'delta' || name.startsWith('grad_');
+const backwardField = (name) => document.getElementById(name);
+const multiheadShown = () => !document.getElementById('multi-fields').hidden;
+
+// The request's backward from the box: dO as typed (read as the other matrix fields are: a
+// FieldError when it is not JSON, its shape the server's to judge), or the seed that makes
+// it when dO is empty (anything but a whole number sent as typed, for the server to judge).
+function readBackwardFields() {
+  const dO = parseJsonField('grad-output', backwardField('f-grad-output').value, false);
+  if (dO !== undefined) return { grad_output: dO };
+  const seed = backwardField('f-grad-seed').value.trim();
+  return { seed: seed === '' ? 0 : /^\d+$/.test(seed) ? Number(seed) : seed };
+}
+
+// A request's backward (or none) into the box.
+function fillBackwardFields(b) {
+  backwardField('f-backward').checked = b !== undefined;
+  backwardField('f-grad-seed').value = String(b?.seed ?? 0);
+  const dO = b?.grad_output;
+  backwardField('f-grad-output').value = dO === undefined ? '' : typeof dO === 'string' ? dO : matrixText(dO);
+  enableBackwardFields();
+}
+
+function enableBackwardFields() {
+  const off = !backwardField('f-backward').checked;
+  backwardField('f-grad-seed').disabled = off;
+  backwardField('f-grad-output').disabled = off;
+}
+
+// dO's shape as the request being edited has it: the output's.
+function showGradOutputShape() {
+  backwardField('grad-output-shape').textContent = PAGE_WORDS.gradOutputShape(multiheadShown());
+}
+
+// The box among the single-head inputs (before the masks of training) or the multi-head
+// fields (before the JSON it writes).
+function placeBackwardFields(multihead) {
+  const box = backwardField('backward-fields');
+  if (multihead) backwardField('f-mh').closest('.field').before(box);
+  else backwardField('masks').before(box);
+  showGradOutputShape();
+}
+
+// The multi-head JSON, when it reads as an object.
+function multiheadJson() {
+  try {
+    const body = JSON.parse(backwardField('f-mh').value);
+    return body && typeof body === 'object' && !Array.isArray(body) ? body : null;
+  } catch {
+    return null;
+  }
+}
+
+// The box into the multi-head JSON: a dO that does not read goes in as typed, and
+// readForm marks it on its field before anything is sent.
+function backwardToJson() {
+  const body = multiheadJson();
+  if (body === null) return;
+  if (!backwardField('f-backward').checked) {
+    delete body.backward;
+  } else {
+    try {
+      body.backward = readBackwardFields();
+    } catch (e) {
+      if (!(e instanceof FieldError)) throw e;
+      body.backward = { grad_output: backwardField('f-grad-output').value };
+    }
+  }
+  backwardField('f-mh').value = JSON.stringify(body, null, 1);
+}
+
+// The box's fields, once (init): each edit writes the multi-head JSON while it is the
+// request, and the JSON (typed, or a preset's) fills the box.
+function linkBackwardFields() {
+  const edited = () => { if (multiheadShown()) backwardToJson(); };
+  backwardField('f-backward').addEventListener('change', () => {
+    enableBackwardFields();
+    edited();
+  });
+  backwardField('f-grad-seed').addEventListener('input', edited);
+  backwardField('f-grad-output').addEventListener('input', edited);
+  backwardField('f-mh').addEventListener('input', () => {
+    const body = multiheadJson();
+    if (multiheadShown() && body !== null) fillBackwardFields(body.backward);
+  });
+}
 
 // The step names a backward request asks for beside an explicit include (the masks'
 // pictures make one): every gradient the request's fields make.
@@ -424,47 +512,121 @@ const sumText = (x) => {
 // rows of a (n_q, n_k) step, or the one row of a vector query's.
 const rowsOf = (values) => (Array.isArray(values[0]) ? values : [values]);
 
-function showBackward(r, body, queries, keys, table) {
+// Each of the answer's gradient steps in a section of the box, its note written: one
+// number (delta of a vector query, grad_sink_logit of one head) as itself, any other
+// values by draw(sec, name, values).
+function drawBackward(r, body, multihead, draw) {
   const steps = (r.steps || []).filter((s) => isBackwardStep(s.name));
   if (steps.length === 0) return;
   document.getElementById('backward-box').hidden = false;
-  document.getElementById('backward-note').textContent = PAGE_WORDS.backwardNote(body.backward?.seed);
+  document.getElementById('backward-note').textContent = PAGE_WORDS.backwardNote(body.backward, multihead);
   const out = document.getElementById('backward-steps');
   for (const s of steps) {
-    const sec = teachEl('section', null, 'step');
-    sec.dataset.step = s.name;
-    const operands = s.operands ? `${s.operands.map(shape).join(' @ ')} → ` : '→ ';
-    sec.append(teachEl('h3', `${s.step} · ${s.name} = ${s.op}`));
-    sec.append(teachEl('p', `${operands}${shape(s.shape)}`, 'shape'));
+    const sec = backwardSection(s);
     const values = r[s.name];
     if (typeof values === 'number' || values === null) {
-      // one number: delta of a vector query, grad_sink_logit
       const p = teachEl('p', fmt(values), 'scalar');
       p.title = String(values);
       sec.append(p);
-    } else if (s.name === 'delta') {
-      // D, one number a query: a column beside the queries' names
-      sec.append(table(values.map((x) => [x]), queries, ['D'], null));
     } else if (values !== undefined) {
-      const axes = backwardAxes(s.name, queries, keys);
-      let extra = null;
-      if (s.name === 'grad_masked') {
-        sec.classList.add('softmax-grad');
-        sec.append(teachEl('p', PAGE_WORDS.softmaxGrad, 'note'));
-        extra = { label: PAGE_WORDS.rowSum, values: rowsOf(values).map((row) => row.reduce((a, x) => a + x, 0)) };
-      }
-      const t = table(values, axes.rows, axes.cols, extra);
-      if (extra) {
-        t.querySelectorAll('tbody td.extra').forEach((td, i) => {
-          td.textContent = sumText(extra.values[i]);
-          td.title = String(extra.values[i]);
-          td.classList.add('row-sum');
-        });
-      }
-      sec.append(t);
+      draw(sec, s.name, values);
     }
     out.append(sec);
   }
+}
+
+// A step's section: its number, name and op, then its operands' shapes and its own.
+function backwardSection(s) {
+  const sec = teachEl('section', null, 'step');
+  sec.dataset.step = s.name;
+  const operands = s.operands ? `${s.operands.map(shape).join(' @ ')} → ` : '→ ';
+  sec.append(teachEl('h3', `${s.step} · ${s.name} = ${s.op}`));
+  sec.append(teachEl('p', `${operands}${shape(s.shape)}`, 'shape'));
+  return sec;
+}
+
+// What dS's rows sum to: 0, or with a sink logit the sink's share (it takes the rest).
+const softmaxGradNote = (body) => (body.sink_logit === undefined ? PAGE_WORDS.softmaxGrad : PAGE_WORDS.softmaxGradSink);
+
+// dS marked as softmax's gradient: the table's extra column of row sums.
+function softmaxGradTable(sec, values, rows, cols, table) {
+  sec.classList.add('softmax-grad');
+  const sums = rowsOf(values).map((row) => row.reduce((a, x) => a + x, 0));
+  const t = table(values, rows, cols, { label: PAGE_WORDS.rowSum, values: sums });
+  t.querySelectorAll('tbody td.extra').forEach((td, i) => {
+    td.textContent = sumText(sums[i]);
+    td.title = String(sums[i]);
+    td.classList.add('row-sum');
+  });
+  return t;
+}
+
+function showBackward(r, body, queries, keys, table) {
+  drawBackward(r, body, false, (sec, name, values) => {
+    if (name === 'delta') {
+      // D, one number a query: a column beside the queries' names
+      sec.append(table(values.map((x) => [x]), queries, ['D'], null));
+      return;
+    }
+    const axes = backwardAxes(name, queries, keys);
+    if (name === 'grad_masked') sec.append(teachEl('p', softmaxGradNote(body), 'note'));
+    sec.append(name === 'grad_masked' ? softmaxGradTable(sec, values, axes.rows, axes.cols, table)
+      : table(values, axes.rows, axes.cols, null));
+  });
+}
+
+// A gradient's colour: blue for positive, red for negative, white at 0, deeper with |v|
+// against the largest |value| of every head (so the heads read on one scale).
+function signedColour(v, max) {
+  const x = max > 0 ? Math.min(Math.abs(v) / max, 1) : 0;
+  const end = v < 0 ? [203, 24, 29] : [33, 113, 181];
+  const c = end.map((e) => Math.round(255 + (e - 255) * x));
+  return { rgb: `rgb(${c.join(',')})`, dark: x > 0.6 };
+}
+
+// Which labels name a multi-head gradient's rows and columns, as the heads' weights are
+// named: queries (q0 …) for what is per query or per token, keys (k0 …) for what is per
+// key, numbers for the weights' rows and for every width.
+function multiheadAxes(name, n, queries, keys) {
+  if (['grad_k', 'grad_v', 'grad_x_kv', 'grad_k_rope'].includes(name)) return { rows: keys, cols: null };
+  if (name === 'grad_bias') return { rows: queries, cols: keys };
+  if (['grad_output', 'grad_q', 'grad_x', 'grad_x_q', 'grad_q_rope'].includes(name)) return { rows: queries, cols: null };
+  return { rows: numbered('', n), cols: null };
+}
+
+// /v1/multihead's gradients: (h, n_q, n_k) steps a table a head, coloured as the heads'
+// weights are drawn (dS with each row's sum); delta (h, n_q) a column a head beside the
+// queries; grad_sink_logit a number a head; every other step a labelled matrix or vector.
+function showMultiheadBackward(r, body, table) {
+  const [heads, nQ, nK] = r.shapes?.weights ?? [0, 0, 0];
+  const queries = numbered('q', nQ), keys = numbered('k', nK);
+  const headNames = Array.from({ length: heads }, (_, h) => PAGE_WORDS.head(h));
+  drawBackward(r, body, true, (sec, name, values) => {
+    if (Array.isArray(values[0]?.[0])) {
+      if (name === 'grad_masked') sec.append(teachEl('p', softmaxGradNote(body), 'note'));
+      const max = Math.max(...values.flat(2).map((x) => Math.abs(Number(x))));
+      const box = teachEl('div', null, 'heads');
+      values.forEach((m, h) => {
+        const fig = teachEl('figure', null, 'head');
+        fig.dataset.head = String(h);
+        fig.append(teachEl('figcaption', PAGE_WORDS.head(h)));
+        const t = name === 'grad_masked' ? softmaxGradTable(sec, m, queries, keys, table) : table(m, queries, keys, null);
+        colourCells(t, m, (v) => signedColour(v, max));
+        fig.append(t);
+        box.append(fig);
+      });
+      sec.append(box);
+    } else if (name === 'delta' && Array.isArray(values[0])) {
+      // D per head and query: the queries down, a column a head
+      sec.append(table(queries.map((_, i) => values.map((d) => d[i])), queries, headNames, null));
+    } else if (!Array.isArray(values[0])) {
+      // a vector: a bias's gradient, or grad_sink_logit's number a head
+      sec.append(table([values], [name], name === 'grad_sink_logit' ? headNames : null, null));
+    } else {
+      const axes = multiheadAxes(name, values.length, queries, keys);
+      sec.append(table(values, axes.rows, axes.cols, null));
+    }
+  });
 }
 
 // The explained row's backward: explain.backward when the server writes it, else the same
@@ -510,7 +672,8 @@ async function explainBackward(body, row, queryLabel, keys) {
     const line = PAGE_WORDS.dsLine(keys[k.key] ?? `k${k.key}`, num(k.weight), num(k.grad_weight), num(x.delta), num(k.grad_masked));
     lines.push(line);
   }
-  lines.push(PAGE_WORDS.dsSum(sumText(x.keys.reduce((a, k) => a + k.grad_masked, 0))));
+  const sum = sumText(x.keys.reduce((a, k) => a + k.grad_masked, 0));
+  lines.push(body.sink_logit === undefined ? PAGE_WORDS.dsSum(sum) : PAGE_WORDS.dsSumSink(sum));
   out.textContent = lines.join('\n');
   out.dataset.row = String(row);
   document.getElementById('explain-backward-title').textContent = PAGE_WORDS.explainBackwardTitle(queryLabel);

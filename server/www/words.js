@@ -42,15 +42,25 @@ const PAGE_WORDS = {
   masksNote: (m) => `Tiles of ${m.bq} × ${m.bk}, (${m.rows}, ${m.cols}) of them: ${m.full} full (solid), ` +
     `${m.partial} partial (dashed), ${m.empty} empty (dotted); sparsity ${m.sparsity}. Blue cells are seen.`,
   // the backward pass (teach.js)
-  backwardNote: (seed) => `L = Σ dO ∘ output, with dO made from seed ${seed ?? 0} (amplitude 1). ` +
-    'Each gradient below is dL/d(that step), in the order the backward pass computes them, from the output back to Q and K.',
+  // b: the request's backward ({seed} or {grad_output}); multi: /v1/multihead's.
+  backwardNote: (b, multi) => 'L = Σ dO ∘ output, with dO ' +
+    (b?.grad_output !== undefined ? 'as typed (grad_output). ' : `made from seed ${b?.seed ?? 0} (amplitude 1). `) +
+    'Each gradient below is dL/d(that step), in the order the backward pass computes them, ' +
+    (multi ? 'from the output back through W_O and every head to W_Q, W_K, W_V and X.'
+      : 'from the output back to Q and K.'),
+  gradOutputShape: (multi) => (multi ? '(n_q, d_model)' : '(n_q, d_v) or (d_v)') +
+    ', the output\'s shape; empty: dO from the seed',
   softmaxGrad: 'dS = P ∘ (dP − D) is softmax\'s gradient: a row\'s weights always sum to 1, so nudging its ' +
     'scores cannot change that sum, and each row of dS sums to 0 (the row sum column).',
+  softmaxGradSink: 'dS = P ∘ (dP − D) is softmax\'s gradient. The sink logit is one more entry of each row\'s ' +
+    'softmax, with no value: its own dS is −sink_weight·D, so the keys\' dS sum to sink_weight·D (the row sum ' +
+    'column), not 0, and grad_sink_logit adds the sink\'s dS over the rows.',
   rowSum: 'row sum',
   explainBackwardTitle: (q) => `dS of query ${q} by hand: softmax's gradient`,
   deltaLine: (terms, d) => `D = Σ dO·output = ${terms} = ${d}`,
   dsLine: (key, p, dp, d, ds) => `dS[${key}] = weight × (dP − D) = ${p} × (${dp} − ${d}) = ${ds}`,
   dsSum: (sum) => `Σ dS = ${sum}: the row sums to 0`,
+  dsSumSink: (sum) => `Σ dS = ${sum} = sink_weight·D: with the sink's own dS, −sink_weight·D, the row sums to 0`,
   // generating with a KV cache (teach.js)
   decodeHelp: (p) => `The first ${p} tokens in one pass (the prefill), then each token alone: its query meets ` +
     'the keys and values of every token so far, kept in a cache that grows by one row a token. ' +
@@ -97,15 +107,24 @@ const PAGE_WORDS_KO = {
   tileTip: (r, c, kind) => `타일 (${r}, ${c}): ${kind}`,
   masksNote: (m) => `타일 ${m.bq} × ${m.bk}, 모두 (${m.rows}, ${m.cols}) 개: 가득 참 ${m.full} 개 (실선), ` +
     `일부 ${m.partial} 개 (파선), 비어 있음 ${m.empty} 개 (점선); 희소도 ${m.sparsity}. 파란 칸이 보이는 칸입니다.`,
-  backwardNote: (seed) => `L = Σ dO ∘ 출력, dO 는 seed ${seed ?? 0} 으로 만듭니다 (진폭 1). ` +
-    '아래의 기울기는 각 단계에 대한 dL/d(그 단계) 이고, 역전파가 계산하는 순서대로 출력에서 Q 와 K 까지 거슬러 갑니다.',
+  backwardNote: (b, multi) => 'L = Σ dO ∘ 출력, dO 는 ' +
+    (b?.grad_output !== undefined ? '입력한 값 (grad_output) 입니다. ' : `seed ${b?.seed ?? 0} 으로 만듭니다 (진폭 1). `) +
+    '아래의 기울기는 각 단계에 대한 dL/d(그 단계) 이고, 역전파가 계산하는 순서대로 ' +
+    (multi ? '출력에서 W_O 와 모든 head 를 지나 W_Q, W_K, W_V 와 X 까지 거슬러 갑니다.'
+      : '출력에서 Q 와 K 까지 거슬러 갑니다.'),
+  gradOutputShape: (multi) => (multi ? '(n_q, d_model)' : '(n_q, d_v) 또는 (d_v)') +
+    ', 출력과 같은 shape. 비우면 seed 로 dO 를 만듭니다',
   softmaxGrad: 'dS = P ∘ (dP − D) 는 softmax 의 기울기입니다: 가중치는 행마다 합이 1 이므로 점수를 조금 바꿔도 ' +
     '그 합은 변하지 않고, dS 는 행마다 합이 0 입니다 (행의 합 열).',
+  softmaxGradSink: 'dS = P ∘ (dP − D) 는 softmax 의 기울기입니다. sink logit 은 행마다 softmax 에 더한 칸 하나이고 ' +
+    '값(Value)은 없습니다: 그 칸의 dS 는 −sink_weight·D 이므로, 키들의 dS 는 행마다 합이 0 이 아니라 sink_weight·D ' +
+    '입니다 (행의 합 열). grad_sink_logit 은 sink 칸의 dS 를 모든 행에 걸쳐 더한 값입니다.',
   rowSum: '행의 합',
   explainBackwardTitle: (q) => `손으로 계산한 쿼리 ${q} 의 dS: softmax 의 기울기`,
   deltaLine: (terms, d) => `D = Σ dO·출력 = ${terms} = ${d}`,
   dsLine: (key, p, dp, d, ds) => `dS[${key}] = 가중치 × (dP − D) = ${p} × (${dp} − ${d}) = ${ds}`,
   dsSum: (sum) => `Σ dS = ${sum}: 행의 합은 0`,
+  dsSumSink: (sum) => `Σ dS = ${sum} = sink_weight·D: sink 칸의 dS (−sink_weight·D) 를 더하면 행의 합은 0`,
   decodeHelp: (p) => `처음 ${p} 개 토큰은 한 번에 계산하고 (prefill), 그 뒤 토큰은 하나씩 계산합니다: 쿼리가 ` +
     '지금까지 모든 토큰의 키와 값을 만나고, 이 키와 값은 토큰마다 한 행씩 늘어나는 캐시에 있습니다. ' +
     '이전, 다음 (여기서는 ← 와 → 도) 으로 토큰을 넘깁니다.',

@@ -6,6 +6,15 @@
 //   (grad_masked) is marked as softmax's gradient with each row's sum ≈ 0; the seed
 //   changes dO; an explained row works its dS by hand (D term by term, each key's
 //   P × (dP − D)), the numbers those of the API's answer;
+// - a typed dO is the request's backward.grad_output, as sent (the request caught on its
+//   way), every gradient the API's for it and grad_v = Pᵀ·dO by a loop here; a dO of
+//   another shape gets the API's 422 on the dO field, one that is not JSON the page's;
+// - with the multi-head fields the box writes the JSON's backward and Run shows
+//   /v1/multihead's gradient steps, each (h, n_q, n_k) one a table a head, delta a column
+//   a head, all the numbers of the same body POSTed here (self- and cross-attention, GQA,
+//   biases, sink logit, bias; seed and typed dO), grad_b_o the column sums of dO, each
+//   head's dS rows summing to 0, or with a sink logit to sink_weight·D (the API's numbers),
+//   as the single-head explained row says too;
 // - the "Generate (KV cache)" example steps through every token with Next, Previous and
 //   the arrow keys, each token's drawn weights those of decode.tokens[t].weights, the
 //   keys after t left empty, and says the tokens match the full pass;
@@ -81,6 +90,86 @@ const stepTable = (page, name) => page.$$eval(`#backward-steps section[data-step
   })));
 
 const rows2 = (m) => (Array.isArray(m[0]) ? m : [m]);
+
+/** The POST of the form's own request (not the svg, bertviz or comparison ones) to `path`. */
+const formRequest = (page, path) => page.waitForRequest((r) => r.method() === 'POST' &&
+  new URL(r.url()).pathname === path && new URL(r.url()).search === '');
+
+/** Every gradient section as shown: its head, shape and tables (one a head, or one). */
+const shownBackward = (page) => page.$$eval('#backward-steps section.step', (secs) => secs.map((sec) => {
+  const read = (t) => ({
+    cols: [...t.querySelectorAll('thead th')].slice(1).map((th) => th.textContent),
+    rows: [...t.querySelectorAll('tbody tr')].map((tr) => ({
+      label: tr.querySelector('th').textContent,
+      exact: [...tr.querySelectorAll('td:not(.extra)')].map((td) => Number(td.title.split(': ').pop())),
+      text: [...tr.querySelectorAll('td:not(.extra)')].map((td) => td.textContent),
+      sum: tr.querySelector('td.extra') ? Number(tr.querySelector('td.extra').title) : null,
+    })),
+  });
+  const figs = [...sec.querySelectorAll('figure.head')];
+  return {
+    name: sec.dataset.step,
+    head: sec.querySelector('h3').textContent,
+    shape: sec.querySelector('p.shape').textContent,
+    heads: figs.map((f) => ({ head: f.dataset.head, caption: f.querySelector('figcaption').textContent, ...read(f.querySelector('table')) })),
+    table: figs.length ? null : sec.querySelector('table') && read(sec.querySelector('table')),
+  };
+}));
+
+/**
+ * The page's multi-head gradients hold the API's for body: every step in order, each number
+ * exact, each head's dS row summing to 0 (to the rounding of `round`, when it is sent).
+ */
+async function assertMultiheadBackward(page, body, api) {
+  const grads = api.steps.filter((s) => s.name === 'delta' || s.name.startsWith('grad_'));
+  const shown = await shownBackward(page);
+  assert.deepEqual(shown.map((s) => s.name), grads.map((s) => s.name));
+  const [h, nQ, nK] = api.shapes.weights;
+  const q = Array.from({ length: nQ }, (_, i) => `q${i}`);
+  const k = Array.from({ length: nK }, (_, j) => `k${j}`);
+  shown.forEach((s, i) => {
+    const want = api[s.name];
+    assert.equal(s.head, `${grads[i].step} · ${s.name} = ${grads[i].op}`);
+    assert.ok(s.shape.endsWith(`(${grads[i].shape.join(', ')}${grads[i].shape.length === 1 ? ',' : ''})`), s.shape);
+    assert.deepEqual(grads[i].shape, shapeOf(want), `${s.name}: the step's shape is its numbers'`);
+    if (grads[i].shape.length === 3) {
+      // a table a head, queries by keys, as the heads' weights are drawn
+      assert.equal(s.heads.length, h, s.name);
+      s.heads.forEach((fig, hh) => {
+        assert.equal(fig.caption, `head ${hh}`);
+        assert.deepEqual(fig.rows.map((r) => r.label), q);
+        assert.deepEqual(fig.cols, s.name === 'grad_masked' ? [...k, 'row sum'] : k);
+        assert.deepEqual(fig.rows.map((r) => r.exact), want[hh], `${s.name} head ${hh}`);
+        assert.deepEqual(fig.rows.map((r) => r.text), want[hh].map((r) => r.map(fmt)));
+        if (s.name === 'grad_masked') {
+          // 0, or with a sink logit sink_weight·D (the sink's own dS makes the row's 0)
+          const tol = body.round === undefined ? 1e-12 : nK * 0.5 * 10 ** -body.round;
+          const sink = (i) => (body.sink_logit === undefined ? 0 : api.summary.sink_weight[hh][i] * api.delta[hh][i]);
+          fig.rows.forEach((r, i) => {
+            assert.ok(Math.abs(r.sum - sink(i)) <= tol, `dS row ${i} sums to ${r.sum}, not ${sink(i)}`);
+            assertNear(r.sum, r.exact.reduce((a, x) => a + x, 0));
+          });
+        }
+      });
+    } else if (s.name === 'delta') {
+      // D: the queries down, a column a head
+      assert.deepEqual(s.table.cols, Array.from({ length: h }, (_, hh) => `head ${hh}`));
+      assert.deepEqual(s.table.rows.map((r) => r.label), q);
+      assert.deepEqual(s.table.rows.map((r) => r.exact), q.map((_, i) => want.map((d) => d[i])));
+    } else {
+      assert.deepEqual(s.table.rows.map((r) => r.exact), rows2(want), s.name);
+      if (['grad_output', 'grad_q', 'grad_x', 'grad_x_q'].includes(s.name)) assert.deepEqual(s.table.rows.map((r) => r.label), q);
+      if (['grad_k', 'grad_v', 'grad_x_kv'].includes(s.name)) assert.deepEqual(s.table.rows.map((r) => r.label), k);
+      if (s.name === 'grad_bias') assert.deepEqual(s.table.cols, k);
+      if (s.name === 'grad_sink_logit') assert.deepEqual(s.table.cols, Array.from({ length: h }, (_, hh) => `head ${hh}`));
+    }
+  });
+  // The forward steps keep their own box, without a gradient among them.
+  const forward = await page.$$eval('#steps section.step', (x) => x.map((e) => e.dataset.step));
+  assert.ok(forward.includes('output') && !forward.some((n) => n === 'delta' || n.startsWith('grad_')), forward.join());
+}
+
+const shapeOf = (m) => (Array.isArray(m) ? [m.length, ...shapeOf(m[0])] : []);
 
 describe('the backward pass', () => {
   test('each gradient step in order, its shape and the numbers the API answers', async () => {
@@ -203,10 +292,121 @@ describe('the backward pass', () => {
     }
     // The forward row is still worked above it.
     assert.match(await page.textContent('#explain'), /^explain {2}/);
+    // With a sink logit the keys' dS sum to sink_weight·D: the sink's own dS makes the 0.
+    await page.fill('#f-variants', '{"sink_logit": 0}');
+    assert.equal(await runForm(page), 'Done.');
+    assert.match(await page.textContent('#backward-steps section[data-step="grad_masked"] .note'), /sum to sink_weight·D/);
+    await page.click('#explain-buttons button[data-row="0"]');
+    await page.waitForSelector('#explain-backward:not([hidden])');
+    const sunk = (await postJson(attnd.port, '/v1/attention', await page.evaluate(() => readForm()))).json();
+    const sum = sunk.grad_masked[0].reduce((a, x) => a + x, 0);
+    assertNear(sum, sunk.summary.sink_weight[0] * sunk.delta[0]);
+    assert.equal((await page.textContent('#explain-backward-lines')).split('\n').pop(),
+      `Σ dS = ${fmt(sum)} = sink_weight·D: with the sink's own dS, −sink_weight·D, the row sums to 0`);
     assert.deepEqual(page.errors, []);
     await page.close();
   });
 });
+
+describe('dO typed, and the multi-head backward', () => {
+  test('a typed dO is what is sent, its gradients the API\'s; a dO of another shape is marked on dO', async () => {
+    const page = await openPlayground();
+    await page.selectOption('#preset', 'seed002-queries');
+    assert.equal(await page.isDisabled('#f-grad-output'), true);
+    await page.check('#f-backward');
+    assert.equal(await page.isDisabled('#f-grad-output'), false);
+    assert.match(await page.textContent('label[for="f-grad-output"]'), /^dO \(n_q, d_v\) or \(d_v\), the output's shape/);
+    const dO = [[1, -0.5], [0, 2], [0.25, 0.75]];
+    await page.fill('#f-grad-output', '[[1, -0.5],\n [0, 2],\n [0.25, 0.75]]');
+    const sent = formRequest(page, '/v1/attention');
+    assert.equal(await runForm(page), 'Done.');
+    const body = (await sent).postDataJSON();
+    assert.deepEqual(body.backward, { grad_output: dO });
+    const api = (await postJson(attnd.port, '/v1/attention', body)).json();
+    assert.deepEqual((await stepTable(page, 'grad_output')).map((r) => r.exact), dO);
+    for (const s of api.steps.filter((x) => x.name.startsWith('grad_'))) {
+      assert.deepEqual((await stepTable(page, s.name)).map((r) => r.exact), rows2(api[s.name]), s.name);
+    }
+    // grad_v = weightsᵀ·dO, by a loop over the weights the API answers.
+    const gradV = api.weights[0].map((_, j) => dO[0].map((_, c) => api.weights.reduce((a, w, i) => a + w[j] * dO[i][c], 0)));
+    (await stepTable(page, 'grad_v')).forEach((row, j) => row.exact.forEach((x, c) => assertNear(x, gradV[j][c])));
+    assert.match(await page.textContent('#backward-note'), /with dO as typed \(grad_output\)/);
+    // Another shape: the API's 422 on the dO field, the seed's left alone.
+    await page.fill('#f-grad-output', '[[1, 0], [0, 1]]');
+    assert.match(await runForm(page), /^Problem: HTTP 422/);
+    assert.match(await page.textContent('#err-grad-output'),
+      /^backward\.grad_output is \(2, 2\) but must be the output's shape \(n_q, d_v\) = \(3, 2\).* \(\/backward\/grad_output\)$/);
+    assert.equal(await page.getAttribute('#f-grad-output', 'aria-invalid'), 'true');
+    assert.equal(await page.isHidden('#err-backward'), true);
+    // Not JSON: the page's own complaint, nothing sent.
+    await page.fill('#f-grad-output', '[[1, 0], [0');
+    assert.equal(await runForm(page), 'Fix the marked field.');
+    assert.match(await page.textContent('#err-grad-output'), /^not JSON/);
+    // Emptied: the seed makes dO again.
+    await page.fill('#f-grad-output', '');
+    assert.equal(await runForm(page), 'Done.');
+    assert.equal(await page.isHidden('#err-grad-output'), true);
+    assert.deepEqual((await page.evaluate(() => readForm())).backward, { seed: 0 });
+    assert.deepEqual(page.errors.filter((m) => !/422/.test(m)), []);
+    await page.close();
+  });
+
+  test('with the multi-head fields: /v1/multihead\'s gradients, each head drawn, the API\'s numbers', async () => {
+    const page = await openPlayground();
+    await page.selectOption('#preset', 'multihead');
+    assert.equal(await page.$eval('#backward-fields', (e) => e.closest('fieldset').id), 'multi-fields');
+    await page.check('#f-backward');
+    assert.deepEqual(JSON.parse(await page.inputValue('#f-mh')).backward, { seed: 0 });
+    assert.match(await page.textContent('label[for="f-grad-output"]'), /^dO \(n_q, d_model\), the output's shape/);
+    let sent = formRequest(page, '/v1/multihead');
+    assert.equal(await runForm(page), 'Done.');
+    let body = (await sent).postDataJSON();
+    assert.deepEqual(body.backward, { seed: 0 });
+    await assertMultiheadBackward(page, body, (await postJson(attnd.port, '/v1/multihead', body)).json());
+    assert.match(await page.textContent('#backward-note'), /seed 0 .*through W_O and every head/);
+
+    // Cross-attention, GQA, every bias, a sink logit and a bias, with dO typed.
+    const cross = {
+      heads: 2, kv_heads: 1, random: { seed: 3, n: 3, n_kv: 4, d_model: 4 }, scale: 2,
+      b_q: [0.1, 0, -0.1, 0.2], b_k: [0, 0.5], b_v: [1, -1], b_o: [0, 1, 2, 3], sink_logit: 0,
+      bias: [[0, -1, 0, 0], [0, 0, -1, 0], [0.5, 0, 0, 0]],
+    };
+    await page.fill('#f-mh', JSON.stringify(cross));
+    assert.equal(await page.isChecked('#f-backward'), false); // the JSON fills the box
+    await page.check('#f-backward');
+    const dO = [[1, 0, -1, 0.5], [0, 2, 0, 0], [0.25, 0, 0, -1]];
+    await page.fill('#f-grad-output', JSON.stringify(dO));
+    assert.deepEqual(JSON.parse(await page.inputValue('#f-mh')).backward, { grad_output: dO });
+    sent = formRequest(page, '/v1/multihead');
+    assert.equal(await runForm(page), 'Done.');
+    body = (await sent).postDataJSON();
+    assert.deepEqual(body, { ...cross, backward: { grad_output: dO } });
+    const api = (await postJson(attnd.port, '/v1/multihead', body)).json();
+    for (const name of ['grad_b_o', 'grad_b_q', 'grad_b_k', 'grad_b_v', 'grad_x_q', 'grad_x_kv', 'grad_sink_logit', 'grad_bias']) {
+      assert.ok(api.steps.some((s) => s.name === name), name);
+    }
+    await assertMultiheadBackward(page, body, api);
+    assert.match(await page.textContent('#backward-steps section[data-step="grad_masked"] .note'), /sum to sink_weight·D/);
+    // grad_b_o: each column of dO summed over the queries.
+    const bo = (await shownBackward(page)).find((s) => s.name === 'grad_b_o').table.rows[0].exact;
+    bo.forEach((x, c) => assertNear(x, dO.reduce((a, row) => a + row[c], 0)));
+    // The JSON edited by hand fills the box; a dO of another shape gets the 422 on dO.
+    await page.fill('#f-mh', JSON.stringify({ ...cross, backward: { grad_output: [[1, 2], [3, 4]] } }));
+    assert.equal(await page.inputValue('#f-grad-output'), '[[1,2],\n [3,4]]');
+    assert.match(await runForm(page), /^Problem: HTTP 422/);
+    assert.match(await page.textContent('#err-grad-output'), /\(n_q, d_model\) = \(3, 4\).* \(\/backward\/grad_output\)$/);
+    // Back to a single-head example: the box returns to its inputs, unticked.
+    await page.selectOption('#preset', 'seed000');
+    assert.equal(await page.$eval('#backward-fields', (e) => e.closest('fieldset').id), 'single-fields');
+    assert.equal(await page.isChecked('#f-backward'), false);
+    assert.deepEqual(page.errors.filter((m) => !/422/.test(m)), []);
+    await page.close();
+  });
+});
+
+function assertNear(a, b) {
+  assert.ok(Math.abs(a - b) <= 1e-12 * Math.max(1, Math.abs(b)), `${a} vs ${b}`);
+}
 
 function assertCloseTo(a, b) {
   assert.ok(Math.abs(a - b) < 1e-15, `${a} vs ${b}`);
@@ -352,6 +552,37 @@ describe('in Korean, and at phone width', () => {
     await page.close();
   });
 
+  test('the typed dO and the multi-head gradients speak Korean after the switch', async () => {
+    const page = await openPlayground();
+    await page.selectOption('#preset', 'multihead');
+    await page.check('#f-backward');
+    assert.equal(await runForm(page), 'Done.');
+    await switchLanguage(page, 'ko');
+    assert.equal(await page.textContent('#status'), '완료.');
+    const note = await page.textContent('#backward-note');
+    assert.match(note, /^L = Σ dO ∘ 출력, dO 는 seed 0 으로 만듭니다 .*출력에서 W_O 와 모든 head 를 지나 W_Q, W_K, W_V 와 X 까지/);
+    assert.doesNotMatch(note, /made from|gradient|every head/);
+    assert.equal(await page.textContent('label[for="f-grad-output"] .shape'), '(n_q, d_model), 출력과 같은 shape. 비우면 seed 로 dO 를 만듭니다');
+    const ds = '#backward-steps section[data-step="grad_masked"]';
+    assert.match(await page.textContent(`${ds} .note`), /softmax 의 기울기/);
+    assert.deepEqual(await page.$$eval(`${ds} figcaption`, (f) => f.map((x) => x.textContent)), ['head 0', 'head 1']);
+    assert.equal(await page.textContent(`${ds} figure.head thead th.extra`), '행의 합');
+    // A typed dO in Korean: the note says so, and a dO of another shape gets Korean on dO.
+    await page.fill('#f-grad-output', JSON.stringify([[1, 0, 0, 0, 0, 0, 0, 0], [0, 1, 0, 0, 0, 0, 0, 0],
+      [0, 0, 1, 0, 0, 0, 0, 0], [0, 0, 0, 1, 0, 0, 0, 0]]));
+    assert.equal(await runForm(page), '완료.');
+    assert.match(await page.textContent('#backward-note'), /dO 는 입력한 값 \(grad_output\) 입니다/);
+    await page.fill('#f-grad-output', '[[1]]');
+    assert.equal(await runForm(page), '문제: HTTP 422.');
+    assert.match(await page.textContent('#err-grad-output'), /출력의 모양 \(n_q, d_model\) = \(4, 8\)/);
+    await page.selectOption('#preset', 'seed000');
+    assert.equal(await page.textContent('label[for="f-grad-output"] .shape'), '(n_q, d_v) 또는 (d_v), 출력과 같은 shape. 비우면 seed 로 dO 를 만듭니다');
+    await switchLanguage(page, 'en');
+    assert.equal(await page.textContent('label[for="f-grad-output"] .shape'), '(n_q, d_v) or (d_v), the output\'s shape; empty: dO from the seed');
+    assert.deepEqual(page.errors.filter((m) => !/422/.test(m)), []);
+    await page.close();
+  });
+
   test('at 375 px the backward and the decode views fit the screen', async () => {
     const page = await openPlayground({ width: 375, height: 800 });
     await page.selectOption('#preset', 'seed002-queries');
@@ -368,6 +599,13 @@ describe('in Korean, and at phone width', () => {
     await page.click('#decode-next');
     assert.ok(await wide() <= 375, `page is ${await wide()} px wide`);
     await page.locator('#decode-box').screenshot({ path: path.join(ARTIFACTS, 'playground-decode-375.png') });
+    // The multi-head gradients: each head's table and the wide ones scroll within.
+    await page.selectOption('#preset', 'multihead');
+    await page.check('#f-backward');
+    assert.equal(await runForm(page), 'Done.');
+    assert.equal(await page.isVisible('#backward-steps section[data-step="grad_masked"] figure.head'), true);
+    assert.ok(await wide() <= 375, `page is ${await wide()} px wide`);
+    await page.locator('#backward-box').screenshot({ path: path.join(ARTIFACTS, 'playground-backward-multihead-375.png') });
     assert.deepEqual(page.errors, []);
     await page.close();
   });
