@@ -78,8 +78,8 @@ $(call row,unit,check_masks,       core)
 $(call row,unit,check_backward,    core)
 # Multi-head's gradients through the projections, against finite differences.
 $(call row,unit,check_mh_backward, core)
-# core/precision.c: the formats' rounding and attention (forward and backward) by the
-# precision rules, against an emulation that rounds by search over every float16 and
+# core/precision.c: the formats' rounding and attention (forward and backward, one head
+# and multi-head) by the precision rules, against an emulation that rounds by search over every float16 and
 # bfloat16 value.
 $(call row,unit,check_precision,   core)
 # core/verify.c: the rules that judge a kernel's answer, recomputed from their formulas.

@@ -33,6 +33,26 @@
  *   4. grad_q, grad_k and grad_v are rounded to the format last, as the output is; with
  *      RoPE, grad_q_rope and grad_k_rope as held are turned back in float64 first.
  *
+ * Multi-head's backward (attn_mh_backward_precision, core/mh_backward.c) on the low
+ * forward (attn_mh_forward_precision's: Q, K, V and concat held in the format):
+ *
+ *   1. dO is rounded to the format.
+ *   2. Each product is rule 2's through attn_product_precision: grad_w_o = concatᵀ·dO,
+ *      grad_concat = dO·W_Oᵀ, grad_w_q = X_qᵀ·grad_q, grad_x_q = grad_q·W_Qᵀ, likewise k
+ *      and v (dOᵀ·concat, grad_qᵀ·X_q and grad_q·W_Q with (out, in) weights).
+ *   3. grad_concat is rounded to the format: each head's dO, and each head's backward is
+ *      the one above on that head's columns of the low forward (its grad_q, grad_k and
+ *      grad_v in the format).
+ *   4. Sums are held in the accumulator, in index order, each partial sum rounded once:
+ *      grad_k and grad_v of a kv head add its query heads' in head order (GQA), then are
+ *      rounded to the format (the projections' operand); grad_bias adds the heads' dS
+ *      and stays in the accumulator, as one head's dS does; a bias's gradient adds its
+ *      dY's rows in order; grad_x_kv = grad_k·W_Kᵀ + grad_v·W_Vᵀ adds the two products
+ *      (each in the accumulator) once, and for self-attention grad_x = grad_x_q +
+ *      grad_x_kv once more.
+ *   5. The layer's gradients (grad_x or grad_x_q and grad_x_kv, grad_w_*, grad_b_*) are
+ *      rounded to the format last.
+ *
  * Every step is kept as the exact value it holds, a double. Nothing is refused for not
  * being finite: an overflow is what this pass exists to show, so it runs through with
  * ±inf and NaN and the trace's fault names the first non-finite cell.
@@ -43,7 +63,7 @@
  * format and libgcc's conversions none of the sums. The definition is ldexp and
  * nearbyint (attn_format_round_slow); the fast path is checked against it.
  *
- * Not here: multi-head's backward through the projections; JSON, HTTP.
+ * Not here: JSON, HTTP.
  */
 #ifndef ATTN_PRECISION_H
 #define ATTN_PRECISION_H

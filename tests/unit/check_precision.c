@@ -29,6 +29,11 @@
  *   Multi    attn_mh_forward_precision: the projections against the emulation's (operands
  *            in the format, sums in the accumulator, the bias added there, the result
  *            rounded to the format), every head against emulate() on them, GQA;
+ *   MultiBackward attn_mh_backward_precision on random problems (GQA, both weight
+ *            layouts, the biases, a bias matrix, cross-attention, softcap, the sink, RoPE,
+ *            dropout) in each format and accumulator, bit for bit against a naive loop
+ *            of the rules (em_backward for each head on the low forward's columns);
+ *            float32 within 1e-5 of float64's; overflow kept and named; bad calls;
  *   Error    attn_step_error_of on matrices with known differences.
  */
 #include <check.h>
@@ -41,6 +46,7 @@
 
 #include "core/attention.h"
 #include "core/backward.h"
+#include "core/mh_backward.h"
 #include "core/multihead.h"
 #include "core/precision.h"
 #include "core/variants.h"
@@ -940,6 +946,387 @@ START_TEST(test_multihead_bit_for_bit)
 }
 END_TEST
 
+/* ---- Multi-head backward ---- */
+
+/* One multi-head problem of the backward's tests: arrays, weights in their layout. */
+struct mh_case {
+    size_t n_q, n_k, d, heads, kv, d_k;
+    bool cross, tr;
+    double *xq, *xkv, *w[4], *b[4], *bias; /* b[i] NULL when that bias is not given */
+    unsigned char *allow;
+    enum attn_mask_kind mask;
+    double scale;
+    struct attn_matrix views[7]; /* x_q, x_kv, w_q … w_o, bias: core's problem's */
+};
+
+/* W's (in, out) cell, W read as (in, out) or, transposed, (out, in). */
+static size_t w_at(const struct mh_case *c, size_t in, size_t out, size_t outs)
+{
+    return c->tr ? out * c->d + in : in * outs + out;
+}
+
+static struct mh_case mh_case_of(int r)
+{
+    static const size_t shapes[][2] = { { 1, 1 }, { 2, 1 }, { 2, 2 }, { 4, 2 }, { 4, 1 } };
+    struct mh_case c = { .heads = shapes[r % 5][0], .kv = shapes[r % 5][1],
+                         .d_k = 2 * (1 + next64() % 2), .cross = r % 3 == 1, .tr = r % 2 == 1 };
+    c.d = c.heads * c.d_k;
+    c.n_q = 1 + next64() % 4;
+    c.n_k = c.cross ? 1 + next64() % 5 : c.n_q;
+    size_t kvd = c.kv * c.d_k, outs[4] = { c.d, kvd, kvd, c.d };
+    c.xq = random_cells(c.n_q * c.d, 2);
+    c.xkv = c.cross ? random_cells(c.n_k * c.d, 2) : c.xq;
+    for (int i = 0; i < 4; i++) {
+        c.w[i] = random_cells(c.d * outs[i], 1);
+        c.b[i] = (r + i) % 3 == 0 ? random_cells(outs[i], 1) : NULL;
+    }
+    c.bias = r % 4 == 2 ? random_cells(c.n_q * c.n_k, 2) : NULL;
+    c.mask = (enum attn_mask_kind)(r % 3);
+    c.allow = malloc(c.n_q * c.n_k);
+    for (size_t i = 0; i < c.n_q * c.n_k; i++)
+        c.allow[i] = i < c.n_k ? 0 : (next64() % 3) != 0; /* row 0 fully masked */
+    c.scale = 1 / sqrt((double)c.d_k);
+    return c;
+}
+
+static void mh_case_free(struct mh_case *c)
+{
+    free(c->xq);
+    if (c->cross)
+        free(c->xkv);
+    for (int i = 0; i < 4; i++)
+        free(c->w[i]), free(c->b[i]);
+    free(c->bias), free(c->allow);
+}
+
+static struct attn_mh_problem mh_problem_of(struct mh_case *c)
+{
+    size_t kvd = c->kv * c->d_k, outs[4] = { c->d, kvd, kvd, c->d };
+    c->views[0] = attn_matrix_view(c->xq, c->n_q, c->d);
+    c->views[1] = attn_matrix_view(c->xkv, c->n_k, c->d);
+    for (int i = 0; i < 4; i++)
+        c->views[2 + i] = c->tr ? attn_matrix_view(c->w[i], outs[i], c->d)
+                                : attn_matrix_view(c->w[i], c->d, outs[i]);
+    c->views[6] = attn_matrix_view(c->bias, c->n_q, c->n_k);
+    return (struct attn_mh_problem){
+        .x_q = &c->views[0], .x_kv = c->cross ? &c->views[1] : &c->views[0],
+        .w_q = &c->views[2], .w_k = &c->views[3], .w_v = &c->views[4], .w_o = &c->views[5],
+        .b_q = c->b[0], .b_k = c->b[1], .b_v = c->b[2], .b_o = c->b[3],
+        .transposed_weights = c->tr, .heads = c->heads, .kv_heads = c->kv,
+        .bias = c->bias ? &c->views[6] : NULL, .mask = { c->mask, c->allow, c->n_q },
+        .scale = c->scale };
+}
+
+/* The emulation's layer gradients. */
+struct em_mh {
+    double *gwo, *gbo, *gq, *gk, *gv, *gw[3], *gb[3], *gx_q, *gx_kv, *gbias;
+    struct em_grads *head;
+};
+
+/* sums (cols) = m's (rows × cols) column sums in acc, each partial rounded once, then f. */
+static void em_column_sums(double *sums, const double *m, size_t rows, size_t cols,
+                           enum attn_format f, enum attn_format acc)
+{
+    for (size_t j = 0; j < cols; j++) {
+        double s = 0;
+        for (size_t i = 0; i < rows; i++)
+            s = em_round((__float128)s + m[i * cols + j], acc);
+        sums[j] = em_round(s, f);
+    }
+}
+
+/* One projection backwards by the rules: dW in the weights' layout and db rounded to f, dX
+ * (rows × d) in acc. */
+static void em_project_back(const struct mh_case *c, const double *x, size_t rows,
+                            const double *w, size_t outs, const double *dy, double *dw,
+                            double *db, double *dx, enum attn_format f, enum attn_format acc)
+{
+    size_t d = c->d;
+    double *xf = em_rounded(x, rows * d, f), *wf = em_rounded(w, d * outs, f);
+    if (c->tr) /* dW (outs, d) = dYᵀ·X */
+        em_product(dw, outs, rows, d, dy, 1, outs, xf, d, 1, acc);
+    else /* dW (d, outs) = Xᵀ·dY */
+        em_product(dw, d, rows, outs, xf, 1, d, dy, outs, 1, acc);
+    for (size_t i = 0; i < d * outs; i++)
+        dw[i] = em_round(dw[i], f);
+    em_column_sums(db, dy, rows, outs, f, acc);
+    for (size_t r = 0; r < rows; r++) /* dX = dY·Wᵀ, W(in, out) as its layout holds it */
+        for (size_t in = 0; in < d; in++) {
+            double s = 0;
+            for (size_t o = 0; o < outs; o++)
+                s = em_fma(dy[r * outs + o], wf[w_at(c, in, o, outs)], s, acc);
+            dx[r * d + in] = s;
+        }
+    free(xf), free(wf);
+}
+
+/* The multi-head backward by the rules from the low forward t (and its variants' steps). */
+static void em_mh_backward(struct em_mh *e, const struct mh_case *c, const struct attn_mh_trace *t,
+                           const struct attn_variants *v, const struct attn_vtrace *vsteps,
+                           const double *d_out, enum attn_format f, enum attn_format acc)
+{
+    size_t n_q = c->n_q, n_k = c->n_k, d = c->d, d_k = c->d_k, kvd = c->kv * d_k;
+    double *dof = em_rounded(d_out, n_q * d, f), *wof = em_rounded(c->w[3], d * d, f);
+    const double *concat = t->concat.data; /* held in the format by the low forward */
+    if (c->tr)
+        em_product(e->gwo, d, n_q, d, dof, 1, d, concat, d, 1, acc);
+    else
+        em_product(e->gwo, d, n_q, d, concat, 1, d, dof, d, 1, acc);
+    for (size_t i = 0; i < d * d; i++)
+        e->gwo[i] = em_round(e->gwo[i], f);
+    em_column_sums(e->gbo, dof, n_q, d, f, acc);
+    double *gc = calloc(n_q * d, sizeof *gc);
+    for (size_t r = 0; r < n_q; r++)
+        for (size_t in = 0; in < d; in++) {
+            double s = 0;
+            for (size_t o = 0; o < d; o++)
+                s = em_fma(dof[r * d + o], wof[w_at(c, in, o, d)], s, acc);
+            gc[r * d + in] = em_round(s, f);
+        }
+    for (size_t h = 0; h < c->heads; h++) {
+        size_t g = h * c->kv / c->heads;
+        double *q = malloc(n_q * d_k * sizeof *q), *k = malloc(n_k * d_k * sizeof *k);
+        double *vv = malloc(n_k * d_k * sizeof *vv), *dh = malloc(n_q * d_k * sizeof *dh);
+        for (size_t r = 0; r < n_q; r++)
+            for (size_t col = 0; col < d_k; col++) {
+                q[r * d_k + col] = t->q.data[r * d + h * d_k + col];
+                dh[r * d_k + col] = gc[r * d + h * d_k + col];
+            }
+        for (size_t r = 0; r < n_k; r++)
+            for (size_t col = 0; col < d_k; col++) {
+                k[r * d_k + col] = t->k.data[r * kvd + g * d_k + col];
+                vv[r * d_k + col] = t->v.data[r * kvd + g * d_k + col];
+            }
+        struct problem hp = { .n_q = n_q, .n_k = n_k, .d_k = d_k, .d_v = d_k, .q = q, .k = k,
+                              .v = vv, .bias = c->bias, .allow = c->allow, .mask = c->mask,
+                              .scale = c->scale };
+        struct attn_vtrace fwd = vsteps[h];
+        fwd.base = t->head[h];
+        em_grads_alloc(&e->head[h], &hp);
+        em_backward(&e->head[h], &hp, &v[h], &fwd, dh, f, acc);
+        const struct em_grads *eh = &e->head[h];
+        for (size_t r = 0; r < n_q; r++)
+            for (size_t col = 0; col < d_k; col++)
+                e->gq[r * d + h * d_k + col] = eh->gq[r * d_k + col];
+        for (size_t r = 0; r < n_k; r++)
+            for (size_t col = 0; col < d_k; col++) { /* GQA: in head order, in acc */
+                double *gk = &e->gk[r * kvd + g * d_k + col], *gv = &e->gv[r * kvd + g * d_k + col];
+                *gk = em_round((__float128)*gk + eh->gk[r * d_k + col], acc);
+                *gv = em_round((__float128)*gv + eh->gv[r * d_k + col], acc);
+            }
+        for (size_t cell = 0; c->bias != NULL && cell < n_q * n_k; cell++)
+            e->gbias[cell] = em_round((__float128)e->gbias[cell] + eh->ds[cell], acc);
+        free(q), free(k), free(vv), free(dh);
+    }
+    for (size_t i = 0; i < n_k * kvd; i++) {
+        e->gk[i] = em_round(e->gk[i], f);
+        e->gv[i] = em_round(e->gv[i], f);
+    }
+    double *px_k = calloc(n_k * d, sizeof *px_k), *px_v = calloc(n_k * d, sizeof *px_v);
+    em_project_back(c, c->xq, n_q, c->w[0], d, e->gq, e->gw[0], e->gb[0], e->gx_q, f, acc);
+    em_project_back(c, c->xkv, n_k, c->w[1], kvd, e->gk, e->gw[1], e->gb[1], px_k, f, acc);
+    em_project_back(c, c->xkv, n_k, c->w[2], kvd, e->gv, e->gw[2], e->gb[2], px_v, f, acc);
+    for (size_t i = 0; i < n_k * d; i++) /* the two products added once */
+        e->gx_kv[i] = em_round((__float128)px_k[i] + px_v[i], acc);
+    for (size_t i = 0; !c->cross && i < n_q * d; i++) /* x's gradient is both */
+        e->gx_q[i] = em_round((__float128)e->gx_q[i] + e->gx_kv[i], acc);
+    for (size_t i = 0; i < n_q * d; i++)
+        e->gx_q[i] = em_round(e->gx_q[i], f);
+    for (size_t i = 0; i < n_k * d; i++)
+        e->gx_kv[i] = em_round(e->gx_kv[i], f);
+    free(dof), free(wof), free(gc), free(px_k), free(px_v);
+}
+
+static void em_mh_alloc(struct em_mh *e, const struct mh_case *c)
+{
+    size_t d = c->d, kvd = c->kv * c->d_k, outs[3] = { d, kvd, kvd };
+    e->gwo = calloc(d * d, sizeof(double));
+    e->gbo = calloc(d, sizeof(double));
+    e->gq = calloc(c->n_q * d, sizeof(double));
+    e->gk = calloc(c->n_k * kvd, sizeof(double));
+    e->gv = calloc(c->n_k * kvd, sizeof(double));
+    for (int i = 0; i < 3; i++) {
+        e->gw[i] = calloc(d * outs[i], sizeof(double));
+        e->gb[i] = calloc(outs[i], sizeof(double));
+    }
+    e->gx_q = calloc(c->n_q * d, sizeof(double));
+    e->gx_kv = calloc(c->n_k * d, sizeof(double));
+    e->gbias = calloc(c->n_q * c->n_k, sizeof(double));
+    e->head = calloc(c->heads, sizeof *e->head);
+}
+
+static void em_mh_free(struct em_mh *e, size_t heads)
+{
+    free(e->gwo), free(e->gbo), free(e->gq), free(e->gk), free(e->gv);
+    for (int i = 0; i < 3; i++)
+        free(e->gw[i]), free(e->gb[i]);
+    free(e->gx_q), free(e->gx_kv), free(e->gbias);
+    for (size_t h = 0; h < heads; h++)
+        em_grads_free(&e->head[h]);
+    free(e->head);
+}
+
+/* attn_mh_backward_precision of c with variants v (every head's) against em_mh_backward. */
+static void mh_backward_and_compare(struct mh_case *c, const struct attn_variants *v,
+                                    const double *d_out, enum attn_format f, enum attn_format acc)
+{
+    struct attn_mh_problem p = mh_problem_of(c);
+    struct attn_precision prec = { f, acc };
+    struct attn_variants *vs = calloc(c->heads, sizeof *vs);
+    struct attn_vtrace *vt = calloc(c->heads, sizeof *vt);
+    for (size_t h = 0; h < c->heads; h++) {
+        vs[h] = *v;
+        ck_assert_int_eq(attn_vtrace_alloc_steps(&vt[h], c->n_q, c->n_k, c->d_k, v), ATTN_OK);
+    }
+    struct attn_mh_trace t;
+    ck_assert_int_eq(attn_mh_trace_alloc(&t, c->n_q, c->n_k, c->d, c->heads, c->kv), ATTN_OK);
+    ck_assert_int_eq(attn_mh_forward_precision(&t, &p, vs, vt, &prec), ATTN_OK);
+    struct attn_mh_grads g;
+    struct attn_matrix dom = attn_matrix_view((double *)d_out, c->n_q, c->d);
+    ck_assert_int_eq(attn_mh_grads_alloc(&g, c->n_q, c->n_k, c->d, c->heads, c->kv), ATTN_OK);
+    ck_assert_int_eq(attn_mh_backward_precision(&g, &p, vs, vt, &t, &dom, &prec), ATTN_OK);
+    struct em_mh e;
+    em_mh_alloc(&e, c);
+    em_mh_backward(&e, c, &t, vs, vt, d_out, f, acc);
+    size_t d = c->d, kvd = c->kv * c->d_k, nn = c->n_q * c->n_k, outs[3] = { d, kvd, kvd };
+    expect_cells("grad_w_o", g.grad_w_o.data, e.gwo, d * d, f, acc);
+    expect_cells("grad_b_o", g.grad_b_o, e.gbo, d, f, acc);
+    for (size_t h = 0; h < c->heads; h++) {
+        const struct attn_grads *gh = &g.head[h];
+        const struct em_grads *eh = &e.head[h];
+        expect_cells("head grad_weights", gh->grad_weights.data, eh->dp, nn, f, acc);
+        expect_cells("head delta", gh->delta, eh->delta, c->n_q, f, acc);
+        expect_cells("head grad_masked", gh->grad_masked.data, eh->ds, nn, f, acc);
+        expect_cells("head grad_scores", gh->grad_scores.data, eh->gscores, nn, f, acc);
+        expect_cells("head grad_sink_logit", &g.grad_sink_logit[h], &eh->sink, 1, f, acc);
+    }
+    expect_cells("grad_q", g.grad_q.data, e.gq, c->n_q * d, f, acc);
+    expect_cells("grad_k", g.grad_k.data, e.gk, c->n_k * kvd, f, acc);
+    expect_cells("grad_v", g.grad_v.data, e.gv, c->n_k * kvd, f, acc);
+    const struct attn_matrix *gw[3] = { &g.grad_w_q, &g.grad_w_k, &g.grad_w_v };
+    const double *gb[3] = { g.grad_b_q, g.grad_b_k, g.grad_b_v };
+    for (int i = 0; i < 3; i++) {
+        ck_assert_uint_eq(gw[i]->rows, c->tr ? outs[i] : d); /* the weights' layout */
+        expect_cells("grad_w", gw[i]->data, e.gw[i], d * outs[i], f, acc);
+        expect_cells("grad_b", gb[i], e.gb[i], outs[i], f, acc);
+    }
+    expect_cells("grad_x_q", g.grad_x_q.data, e.gx_q, c->n_q * d, f, acc);
+    if (c->cross)
+        expect_cells("grad_x_kv", g.grad_x_kv.data, e.gx_kv, c->n_k * d, f, acc);
+    if (c->bias != NULL)
+        expect_cells("grad_bias", g.grad_bias.data, e.gbias, nn, f, acc);
+    ck_assert_int_eq(g.fault.step, ATTN_MH_GRAD_NONE);
+    em_mh_free(&e, c->heads);
+    attn_mh_grads_free(&g);
+    attn_mh_trace_free(&t);
+    for (size_t h = 0; h < c->heads; h++)
+        attn_vtrace_free(&vt[h]);
+    free(vt), free(vs);
+}
+
+START_TEST(test_mh_backward_bit_for_bit)
+{
+    for (int round = 0; round < 30; round++) {
+        struct mh_case c = mh_case_of(round);
+        struct problem shape = { .n_q = c.n_q, .n_k = c.n_k, .d_k = c.d_k };
+        struct attn_rope rope = { 0 };
+        struct attn_variants v = round % 3 != 0 ? backward_variants(round, &rope, &shape)
+                                                : (struct attn_variants){ 0 };
+        double *d_out = random_cells(c.n_q * c.d, 1.5);
+        for (size_t fi = 0; fi < 3; fi++) {
+            mh_backward_and_compare(&c, &v, d_out, lows[fi], ATTN_FLOAT32);
+            if (lows[fi] != ATTN_FLOAT32)
+                mh_backward_and_compare(&c, &v, d_out, lows[fi], lows[fi]);
+        }
+        free(d_out);
+        attn_rope_release(&rope);
+        mh_case_free(&c);
+    }
+}
+END_TEST
+
+/* float32 by the rules lands within float32's own error of float64's layer gradients. */
+START_TEST(test_mh_backward_float32_near_float64)
+{
+    for (int round = 0; round < 10; round++) {
+        struct mh_case c = mh_case_of(round);
+        struct attn_mh_problem p = mh_problem_of(&c);
+        struct attn_precision prec = { ATTN_FLOAT32, ATTN_FLOAT32 };
+        double *d_out = random_cells(c.n_q * c.d, 1);
+        struct attn_matrix dom = attn_matrix_view(d_out, c.n_q, c.d);
+        struct attn_mh_trace low, exact;
+        struct attn_mh_grads gl, ge;
+        ck_assert_int_eq(attn_mh_trace_alloc(&low, c.n_q, c.n_k, c.d, c.heads, c.kv), ATTN_OK);
+        ck_assert_int_eq(attn_mh_trace_alloc(&exact, c.n_q, c.n_k, c.d, c.heads, c.kv), ATTN_OK);
+        ck_assert_int_eq(attn_mh_forward_precision(&low, &p, NULL, NULL, &prec), ATTN_OK);
+        ck_assert_int_eq(attn_mh_forward(&exact, &p), ATTN_OK);
+        ck_assert_int_eq(attn_mh_grads_alloc(&gl, c.n_q, c.n_k, c.d, c.heads, c.kv), ATTN_OK);
+        ck_assert_int_eq(attn_mh_grads_alloc(&ge, c.n_q, c.n_k, c.d, c.heads, c.kv), ATTN_OK);
+        ck_assert_int_eq(attn_mh_backward_precision(&gl, &p, NULL, NULL, &low, &dom, &prec), ATTN_OK);
+        ck_assert_int_eq(attn_mh_backward(&ge, &p, NULL, NULL, &exact, &dom), ATTN_OK);
+        for (int s = ATTN_MH_GRAD_W_O; s <= ATTN_MH_GRAD_BIAS; s++) {
+            if (!attn_mh_grad_step_runs((enum attn_mh_grad_step)s, &p))
+                continue;
+            struct attn_matrix l = attn_mh_grads_step(&gl, (enum attn_mh_grad_step)s);
+            struct attn_matrix x = attn_mh_grads_step(&ge, (enum attn_mh_grad_step)s);
+            double gap = relative_gap(l.data, x.data, l.rows * l.cols);
+            ck_assert_msg(gap < 1e-5, "round %d: %s %g from float64", round,
+                          attn_mh_grad_step_name((enum attn_mh_grad_step)s, !c.cross), gap);
+        }
+        attn_mh_grads_free(&gl), attn_mh_grads_free(&ge);
+        attn_mh_trace_free(&low), attn_mh_trace_free(&exact);
+        free(d_out);
+        mh_case_free(&c);
+    }
+}
+END_TEST
+
+/* A dO past 65504 is +inf from grad_w_o on; dO·W_Oᵀ past it makes grad_concat the first;
+ * a float32 sum holds what float16 does not. Bad calls are ATTN_EINVAL. */
+START_TEST(test_mh_backward_overflow_kept_and_named)
+{
+    double x[] = { 1, 0, 0, 1 }, eye[] = { 1, 0, 0, 1 }, wo[] = { 300, 300, 300, 300 };
+    double dod[] = { 300, 300, 300, 300 };
+    struct attn_matrix xm = attn_matrix_view(x, 2, 2), em = attn_matrix_view(eye, 2, 2);
+    struct attn_matrix wom = attn_matrix_view(wo, 2, 2), d_out = attn_matrix_view(dod, 2, 2);
+    struct attn_mh_problem p = { .x_q = &xm, .x_kv = &xm, .w_q = &em, .w_k = &em, .w_v = &em,
+                                 .w_o = &wom, .heads = 1, .kv_heads = 1,
+                                 .mask = { ATTN_MASK_NONE, NULL, 0 }, .scale = 1 };
+    struct attn_precision half = { ATTN_FLOAT16, ATTN_FLOAT32 };
+    struct attn_mh_trace t;
+    struct attn_mh_grads g;
+    ck_assert_int_eq(attn_mh_trace_alloc(&t, 2, 2, 2, 1, 1), ATTN_OK);
+    ck_assert_int_eq(attn_mh_grads_alloc(&g, 2, 2, 2, 1, 1), ATTN_OK);
+    ck_assert_int_eq(attn_mh_forward_precision(&t, &p, NULL, NULL, &half), ATTN_OK);
+    /* grad_concat = 300·300 + 300·300 = 180000: past float16 once rounded to the format */
+    ck_assert_int_eq(attn_mh_backward_precision(&g, &p, NULL, NULL, &t, &d_out, &half), ATTN_OK);
+    ck_assert(g.grad_concat.data[0] == INFINITY);
+    ck_assert_int_eq(g.fault.step, ATTN_MH_GRAD_CONCAT);
+    ck_assert_uint_eq(g.fault.row, 0);
+    ck_assert_uint_eq(g.fault.col, 0);
+    ck_assert_str_eq(attn_mh_grad_step_name(g.fault.step, true), "grad_concat");
+    struct attn_precision wide = { ATTN_FLOAT32, ATTN_FLOAT32 };
+    ck_assert_int_eq(attn_mh_forward_precision(&t, &p, NULL, NULL, &wide), ATTN_OK);
+    ck_assert_int_eq(attn_mh_backward_precision(&g, &p, NULL, NULL, &t, &d_out, &wide), ATTN_OK);
+    ck_assert_double_eq(g.grad_concat.data[0], 180000);
+    ck_assert_int_eq(g.fault.step, ATTN_MH_GRAD_NONE);
+    dod[3] = 70000; /* +inf in float16 as it is read: grad_w_o [.., 1] first */
+    ck_assert_int_eq(attn_mh_forward_precision(&t, &p, NULL, NULL, &half), ATTN_OK);
+    ck_assert_int_eq(attn_mh_backward_precision(&g, &p, NULL, NULL, &t, &d_out, &half), ATTN_OK);
+    ck_assert_int_eq(g.fault.step, ATTN_MH_GRAD_W_O);
+    ck_assert_uint_eq(g.fault.col, 1);
+    struct attn_precision bad = { ATTN_FLOAT64, ATTN_FLOAT64 };
+    ck_assert_int_eq(attn_mh_backward_precision(&g, &p, NULL, NULL, &t, &d_out, &bad), ATTN_EINVAL);
+    struct attn_matrix wrong = attn_matrix_view(dod, 1, 4);
+    ck_assert_int_eq(attn_mh_backward_precision(&g, &p, NULL, NULL, &t, &wrong, &half), ATTN_EINVAL);
+    ck_assert_int_eq(attn_mh_backward_precision(NULL, &p, NULL, NULL, &t, &d_out, &half), ATTN_EINVAL);
+    ck_assert_uint_gt(attn_mh_backward_precision_bytes(2, 2, 2, 1, 1, &half), 0);
+    ck_assert_uint_eq(attn_mh_backward_precision_bytes(2, 2, 3, 2, 1, &half), 0);
+    attn_mh_grads_free(&g);
+    attn_mh_trace_free(&t);
+}
+END_TEST
+
 /* ---- the notes' mistakes ---- */
 
 /* Without the max, a float16 accumulator holds e^11 (59874) but not e^11.1 (66171). */
@@ -1051,6 +1438,12 @@ static Suite *precision_suite(void)
     tcase_add_unchecked_fixture(multi, lists_setup, NULL);
     tcase_add_test(multi, test_multihead_bit_for_bit);
     suite_add_tcase(s, multi);
+    TCase *mh_back = tcase_create("MultiBackward");
+    tcase_add_unchecked_fixture(mh_back, lists_setup, NULL);
+    tcase_add_test(mh_back, test_mh_backward_bit_for_bit);
+    tcase_add_test(mh_back, test_mh_backward_float32_near_float64);
+    tcase_add_test(mh_back, test_mh_backward_overflow_kept_and_named);
+    suite_add_tcase(s, mh_back);
     TCase *mistakes = tcase_create("Mistakes");
     tcase_add_unchecked_fixture(mistakes, lists_setup, NULL);
     tcase_add_test(mistakes, test_unshifted_softmax_overflows_at_11_1);
