@@ -11,6 +11,7 @@
 
 #include "api/i18n/lang.h"
 #include "core/backward.h"
+#include "core/mh_backward.h"
 #include "core/variants.h"
 
 static const char *const step_names[5] = { "scores", "scaled", "masked", "weights", "output" };
@@ -170,6 +171,68 @@ void api_precision_mh_report_fill(struct api_precision_report *rep,
     rep->first_col = f->col;
 }
 
+/* One block of the multi-head backward, low against exact: a vector's cell is [j]. */
+static void mh_grad_entry(struct api_precision_report *rep, const struct attn_mh_grads *low,
+                          const struct attn_mh_grads *exact, enum attn_mh_grad_step s)
+{
+    const struct attn_matrix l = attn_mh_grads_step(low, s), x = attn_mh_grads_step(exact, s);
+    bool vector = s == ATTN_MH_GRAD_B_O || (s >= ATTN_MH_GRAD_B_Q && s <= ATTN_MH_GRAD_B_V);
+    struct api_precision_entry *e = entry(rep, attn_mh_grad_step_name(s, low->self), false, vector);
+    e->e = vector ? per_row_error(l.data, x.data, l.cols) : attn_step_error_of(&l, &x);
+}
+
+void api_precision_mh_report_backward(struct api_precision_report *rep,
+                                      const struct attn_precision *p,
+                                      const struct attn_matrix *d_out,
+                                      const struct attn_mh_problem *problem, bool sink,
+                                      const struct attn_mh_grads *low,
+                                      const struct attn_mh_grads *exact)
+{
+    static const enum attn_grad_step per_head[] = { ATTN_GRAD_WEIGHTS, ATTN_GRAD_DELTA,
+                                                    ATTN_GRAD_MASKED };
+    static const enum attn_mh_grad_step blocks[] = {
+        ATTN_MH_GRAD_Q, ATTN_MH_GRAD_K, ATTN_MH_GRAD_V, ATTN_MH_GRAD_W_Q, ATTN_MH_GRAD_W_K,
+        ATTN_MH_GRAD_W_V, ATTN_MH_GRAD_B_Q, ATTN_MH_GRAD_B_K, ATTN_MH_GRAD_B_V,
+        ATTN_MH_GRAD_X_Q, ATTN_MH_GRAD_X_KV,
+    };
+    /* the answer's order: W_O's, the heads' steps, the blocks, the sink's, grad_bias */
+    mh_grad_entry(rep, low, exact, ATTN_MH_GRAD_W_O);
+    if (attn_mh_grad_step_runs(ATTN_MH_GRAD_B_O, problem))
+        mh_grad_entry(rep, low, exact, ATTN_MH_GRAD_B_O);
+    for (size_t s = 0; s < sizeof per_head / sizeof per_head[0]; s++) {
+        bool delta = per_head[s] == ATTN_GRAD_DELTA;
+        struct api_precision_entry *e = entry(rep, attn_grad_step_name(per_head[s]), true, delta);
+        for (size_t h = 0; h < low->heads; h++) {
+            const struct attn_matrix l = attn_grads_step(&low->head[h], per_head[s]);
+            const struct attn_matrix x = attn_grads_step(&exact->head[h], per_head[s]);
+            const struct attn_step_error one = delta ? per_row_error(l.data, x.data, l.rows)
+                                                     : attn_step_error_of(&l, &x);
+            merge(e, &one, h);
+        }
+    }
+    for (size_t s = 0; s < sizeof blocks / sizeof blocks[0]; s++)
+        if (attn_mh_grad_step_runs(blocks[s], problem))
+            mh_grad_entry(rep, low, exact, blocks[s]);
+    if (sink) /* a number a head: its cell is [h] */
+        entry(rep, "grad_sink_logit", false, true)->e =
+            per_row_error(low->grad_sink_logit, exact->grad_sink_logit, low->heads);
+    if (attn_mh_grad_step_runs(ATTN_MH_GRAD_BIAS, problem))
+        mh_grad_entry(rep, low, exact, ATTN_MH_GRAD_BIAS);
+    if (rep->first != NULL)
+        return;
+    const struct attn_mh_grad_fault *f = &low->fault;
+    if (first_lost(d_out, p->format, &rep->first_row, &rep->first_col)) {
+        rep->first = "grad_output";
+    } else if (f->step != ATTN_MH_GRAD_NONE) {
+        rep->first_per_head = f->step == ATTN_MH_GRAD_HEAD;
+        rep->first = rep->first_per_head ? attn_grad_step_name(f->head_step)
+                                         : attn_mh_grad_step_name(f->step, low->self);
+        rep->first_head = f->head;
+        rep->first_row = f->row;
+        rep->first_col = f->col;
+    }
+}
+
 /* "step" and "cell" of the first cell that is not finite. */
 static void write_first(struct jw *w, const struct api_precision_report *rep)
 {
@@ -322,6 +385,21 @@ void api_precision_text_header(struct api_buf *b, const struct api_precision *p)
                    attn_format_max(p->rules.format));
 }
 
+/* A step of one number a row (lse, delta) or a vector's error line: its cell is [i]. */
+static void text_step_per_row(struct api_buf *b, const char *format,
+                              const struct api_precision_entry *x)
+{
+    const struct attn_step_error *e = &x->e;
+    if (x->per_head)
+        api_buf_printf(b, API_TR("  %s against float64: max abs error %.3g, max rel error %.3g "
+                                 "at head %zu [%zu], %zu not finite\n"), format, e->max_abs,
+                       e->max_rel, x->rel_head, e->rel_row, e->non_finite);
+    else
+        api_buf_printf(b, API_TR("  %s against float64: max abs error %.3g, max rel error %.3g "
+                                 "at [%zu], %zu not finite\n"), format, e->max_abs, e->max_rel,
+                       e->rel_row, e->non_finite);
+}
+
 void api_precision_text_step(struct api_buf *b, const struct api_precision *p,
                              const struct api_precision_report *rep, const char *step)
 {
@@ -333,7 +411,9 @@ void api_precision_text_step(struct api_buf *b, const struct api_precision *p,
         return;
     const struct attn_step_error *e = &x->e;
     const char *format = attn_format_name(p->rules.format);
-    if (e->rel_row != ATTN_NO_INDEX && x->per_head)
+    if (e->rel_row != ATTN_NO_INDEX && x->per_row) /* a number a row (a head): [i] */
+        text_step_per_row(b, format, x);
+    else if (e->rel_row != ATTN_NO_INDEX && x->per_head)
         api_buf_printf(b, API_TR("  %s against float64: max abs error %.3g, max rel error %.3g "
                                  "at head %zu [%zu, %zu], %zu not finite\n"), format, e->max_abs,
                        e->max_rel, x->rel_head, e->rel_row, e->rel_col, e->non_finite);

@@ -36,7 +36,7 @@ struct api_precision_entry {
     bool per_row;                 /* a number a row (lse): its cells are [i] ([h, i]) */
 };
 
-#define API_PRECISION_ENTRIES 24 /* the forward's 6 and the backward's 11 at the most */
+#define API_PRECISION_ENTRIES 28 /* one head: 6 and the backward's 11; multi-head: 10 and 18 */
 
 struct api_precision_report {
     struct api_precision_entry entries[API_PRECISION_ENTRIES];
@@ -75,6 +75,23 @@ void api_precision_mh_report_fill(struct api_precision_report *rep,
                                   const struct attn_precision *p,
                                   const struct attn_mh_trace *low,
                                   const struct attn_mh_trace *exact);
+
+/*
+ * Multi-head's backward entries appended to rep (filled by api_precision_mh_report_fill),
+ * in the answer's order: grad_w_o, grad_b_o, each head's grad_weights, delta ([h, i]) and
+ * grad_masked merged over the heads, grad_q … grad_x_kv, grad_sink_logit ([h]) and
+ * grad_bias, each that problem (and, for the sink, sink) makes; a bias's gradient's cell
+ * is [j]. When the forward holds no cell that is not finite, the first of the backward:
+ * grad_output as the format reads it (d_out as sent), else low's fault (a head's step
+ * with its head).
+ */
+struct attn_mh_grads;
+void api_precision_mh_report_backward(struct api_precision_report *rep,
+                                      const struct attn_precision *p,
+                                      const struct attn_matrix *d_out,
+                                      const struct attn_mh_problem *problem, bool sink,
+                                      const struct attn_mh_grads *low,
+                                      const struct attn_mh_grads *exact);
 
 /* "precision", "precision_report" and "first_non_finite" members of an answer. */
 void api_precision_write(struct jw *w, const struct api_precision *p,

@@ -1453,6 +1453,10 @@ const char *const api_messages_en[] = {
     "%s of head %zu is not finite at cell [%zu, %zu] in %s, whose largest finite value is %g",
     /* api/endpoints/precision.c */
     "  %s against float64: max abs error %.3g, max rel error %.3g at head %zu [%zu, %zu], %zu not finite\n",
+    /* api/endpoints/precision.c */
+    "  %s against float64: max abs error %.3g, max rel error %.3g at head %zu [%zu], %zu not finite\n",
+    /* api/endpoints/precision.c */
+    "  %s against float64: max abs error %.3g, max rel error %.3g at [%zu], %zu not finite\n",
     /* api/endpoints/answer.c */
     "query %s may attend to no key (its document, chunk and window show none of the keys its mask allows): its weights and %s",
     /* api/endpoints/attention/parse.c */
@@ -1561,10 +1565,6 @@ const char *const api_messages_en[] = {
     "inputs[%zu].shape[%zu] is %lld, too large: inputs[%zu] may hold at most %zu elements",
     /* api/endpoints/attention/backward.c */
     "\nbackward step %d  %s = %s\n",
-    /* api/endpoints/multihead/backward.c */
-    "multi-head's backward is computed in float64 only: precision applies to the backward on /v1/attention",
-    /* api/endpoints/multihead/backward.c */
-    "drop precision for the gradients, send a head's q, k and v to /v1/attention with precision and backward, or drop backward for the low format's forward pass",
     /* api/endpoints/multihead/backward.c */
     "%s is not made here (no such bias, variant, or this kind of attention): leave it out of include",
     /* api/endpoints/multihead/backward.c */

@@ -6,13 +6,14 @@
 // as |low − float64| recomputed here from the same request sent with and without
 // precision; a dO past 65504 and a float16 sum past it kept, named and warned about in
 // English and Korean; the text page's error lines; a batch item; and the 422s that stay
-// (multi-head's backward, a low format over --max-cells, a dO of another shape).
+// (a low format over --max-cells, a dO of another shape). Multi-head's backward in the
+// format: precision_mh_backward.test.mjs.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 
 import { assertProblem, postJson, rng, startServer } from './lib.mjs';
-import { FORMS, reference, sameBits } from './precision_lib.mjs';
+import { FORMS, reference, sameBits, stepError } from './precision_lib.mjs';
 
 let s;
 before(async () => {
@@ -89,21 +90,6 @@ test('every gradient holds the reference\'s bits, in every format and accumulato
   assert.ok(cases.some(({ a }) => a.grad_sink_logit !== undefined && a.grad_q_rope === undefined));
 });
 
-/** |low − exact| over the cells of one step, as attn_step_error_of takes them. */
-function stepError(low, exact, cols) {
-  const l = [low].flat(Infinity), e = [exact].flat(Infinity);
-  let maxAbs = 0, maxRel = 0, cell = null;
-  for (let c = 0; c < l.length; c++) {
-    const d = Math.abs(l[c] - e[c]);
-    maxAbs = Math.max(maxAbs, d);
-    if (d !== 0 && e[c] !== 0 && d / Math.abs(e[c]) > maxRel) {
-      maxRel = d / Math.abs(e[c]);
-      cell = [Math.floor(c / cols), c % cols];
-    }
-  }
-  return { max_abs_error: maxAbs, max_rel_error: maxRel, max_rel_cell: cell, non_finite: 0 };
-}
-
 test('the report holds each backward step against the float64 backward of the same request', async () => {
   const next = rng(62);
   for (const round of [0, 3, 4]) { // plain, causal with the sink, rope
@@ -114,7 +100,7 @@ test('the report holds each backward step against the float64 backward of the sa
       ...(body.sink_logit !== undefined ? ['grad_sink_logit'] : [])];
     for (const step of steps) {
       const cols = Array.isArray(low[step]) && Array.isArray(low[step][0]) ? low[step][0].length : 1;
-      assert.deepEqual(low.precision_report[step], stepError(low[step], exact[step], cols),
+      assert.deepEqual(low.precision_report[step], stepError(low[step], exact[step], [0, cols]),
         `round ${round} ${step}`);
     }
     const named = Object.keys(low.precision_report);
@@ -205,15 +191,7 @@ test('a batch item computes precision and backward as the request alone does', a
   for (const key of [...GRADS, 'precision_report', 'first_non_finite']) assert.deepEqual(item[key], alone[key], key);
 });
 
-test('what stays refused: multi-head\'s backward, a low format over --max-cells, dO of another shape', async () => {
-  const mh = { x: [[1, 0], [0, 1]], w_q: [[1, 0], [0, 1]], w_k: [[1, 0], [0, 1]], w_v: [[1, 0], [0, 1]],
-    w_o: [[1, 0], [0, 1]], heads: 1, backward: { seed: 0 }, precision: { format: 'float16' } };
-  const m = assertProblem(assert, await postJson(s.port, '/v1/multihead', mh), 422);
-  assert.equal(m.errors[0].pointer, '/backward');
-  assert.match(m.errors[0].detail, /precision applies to the backward on \/v1\/attention/);
-  assert.match(m.errors[0].hint, /\/v1\/attention with precision and backward/);
-  const mko = assertProblem(assert, await postJson(s.port, '/v1/multihead?lang=ko', mh), 422);
-  assert.match(mko.errors[0].detail, /\/v1\/attention 의 backward 에 적용됩니다/);
+test('what stays refused: a low format over --max-cells, dO of another shape', async () => {
   const shape = assertProblem(assert, await postJson(s.port, '/v1/attention', { q: [[1, 0]], k: [[1, 0]],
     v: [[1]], backward: { grad_output: [[1, 2]] }, precision: { format: 'float16' } }), 422);
   assert.equal(shape.type, '/problems/shape-mismatch');

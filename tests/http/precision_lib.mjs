@@ -1,6 +1,6 @@
 // tests/http/precision_lib.mjs — what the precision tests share: the Python reference
-// (precision_reference.py) run on a list of problems, and a bit-for-bit comparison of a
-// step against it.
+// (precision_reference.py) run on a list of problems, a bit-for-bit comparison of a step
+// against it, and a step's error as the report computes it.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -24,3 +24,22 @@ export function sameBits(got, want, what) {
 /** Every format with each accumulator it takes. */
 export const FORMS = [['float16', 'float32'], ['bfloat16', 'float32'], ['float32', 'float32'],
   ['float16', 'same'], ['bfloat16', 'same']];
+
+/** |low − exact| over a step's cells (heads flattened in order), as attn_step_error_of and
+ * the report's merge over heads take them; a cell's index is split by dims (the step's
+ * shape, or [rows, cols] to name a vector's cell [i, 0]). */
+export function stepError(low, exact, dims) {
+  const l = [low].flat(Infinity), e = [exact].flat(Infinity);
+  let maxAbs = 0, maxRel = 0, cell = null;
+  for (let c = 0; c < l.length; c++) {
+    const d = Math.abs(l[c] - e[c]);
+    maxAbs = Math.max(maxAbs, d);
+    if (d !== 0 && e[c] !== 0 && d / Math.abs(e[c]) > maxRel) {
+      maxRel = d / Math.abs(e[c]);
+      let rest = c;
+      cell = dims.map((_, k) => dims.slice(k + 1).reduce((x, y) => x * y, 1))
+        .map((size) => { const at = Math.floor(rest / size); rest %= size; return at; });
+    }
+  }
+  return { max_abs_error: maxAbs, max_rel_error: maxRel, max_rel_cell: cell, non_finite: 0 };
+}

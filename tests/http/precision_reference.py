@@ -18,7 +18,11 @@ there, the result rounded to the format), each head as above, and it answers {"q
 "v", "scores", "scaled", "masked", "weights", "head_outputs" (h x n_q x d_k), "concat",
 "output", "lse" (h x n_q)}. A single problem with "grad_output" (dO) adds the backward
 pass by the same rules: {"grad_v", "grad_weights", "delta", "grad_masked", "grad_scaled",
-"grad_scores", "grad_q_rope", "grad_k_rope", "grad_q", "grad_k", "grad_sink_logit"}.
+"grad_scores", "grad_q_rope", "grad_k_rope", "grad_q", "grad_k", "grad_sink_logit"}; a
+multi-head one with "grad_output" (and "cross" for cross-attention) multi-head's:
+{"grad_w_o", "grad_b_o", "grad_weights", "delta", "grad_masked", "grad_sink_logit" (a list
+a head), "grad_q", "grad_k", "grad_v", "grad_w_q", "grad_w_k", "grad_w_v" (in_out),
+"grad_b_q", "grad_b_k", "grad_b_v", "grad_x" or "grad_x_q" and "grad_x_kv", "grad_bias"}.
 
 The rules (api/openapi.yaml, Precision): inputs rounded to the format; each product's
 partial sums rounded once to the accumulator (a fused multiply-add); element-wise steps
@@ -344,23 +348,111 @@ def multihead(p):
     names = ("scores", "scaled", "masked", "weights")
     for name in names + ("head_outputs", "lse"):
         out[name] = []
+    heads = []  # each head's problem and forward, for the backward
     for i in range(h):
         g = i * kv // h
         cols = lambda m, c: [row[c * d_k:(c + 1) * d_k] for row in m]
         per_head = lambda x: x[i] if isinstance(x, list) else x
-        a = attention({"q": cols(q, i), "k": cols(k, g), "v": cols(v, g), "bias": p.get("bias"),
-                       "allow": p.get("allow"), "scale": p["scale"], "format": fmt,
-                       "accumulate": p.get("accumulate"), "alibi": per_head(p.get("alibi")),
-                       "softcap": p.get("softcap"), "sink_logit": per_head(p.get("sink_logit")),
-                       "rope": p.get("rope"), "dropout_p": p.get("dropout_p"),
-                       "keep": p["keep"][i] if p.get("keep") else None})
+        hp = {"q": cols(q, i), "k": cols(k, g), "v": cols(v, g), "bias": p.get("bias"),
+              "allow": p.get("allow"), "scale": p["scale"], "format": fmt,
+              "accumulate": p.get("accumulate"), "alibi": per_head(p.get("alibi")),
+              "softcap": p.get("softcap"), "sink_logit": per_head(p.get("sink_logit")),
+              "rope": p.get("rope"), "dropout_p": p.get("dropout_p"),
+              "keep": p["keep"][i] if p.get("keep") else None}
+        a = attention(hp)
+        heads.append((hp, a))
         for name in names:
             out[name].append(a[name])
         out["head_outputs"].append(a["output"])
         out["lse"].append(a["lse"])
     out["concat"] = [sum((out["head_outputs"][i][r] for i in range(h)), []) for r in range(len(q))]
     out["output"] = project(out["concat"], p["w_o"], p.get("b_o"), fmt, acc)
+    if "grad_output" in p:
+        mh_backward(out, p, heads, d_k)
     return out
+
+
+def column(m, c):
+    return [row[c] for row in m]
+
+
+def column_sums(m, fmt, acc):
+    """A bias's gradient: m's columns summed down the rows in acc, each partial sum
+    rounded once, then rounded to the format."""
+    rf, ra = rounder(fmt), rounder(acc)
+    sums = []
+    for c in range(len(m[0])):
+        s = 0.0
+        for row in m:
+            s = ra(s + row[c])
+        sums.append(rf(s))
+    return sums
+
+
+def project_back(x, w, dy, fmt, acc):
+    """One projection Y = X·W (+ b) backwards, W as (in, out): dW = Xᵀ·dY and db rounded
+    to the format, dX = dY·Wᵀ left in the accumulator."""
+    rf = rounder(fmt)
+    xf = [[rf(a) for a in row] for row in x]
+    wf = [[rf(a) for a in row] for row in w]
+    dw = [[rf(fold(column(xf, i), column(dy, o), acc)) for o in range(len(dy[0]))]
+          for i in range(len(xf[0]))]
+    dx = [[fold(row, wf[i], acc) for i in range(len(wf))] for row in dy]
+    return dw, column_sums(dy, fmt, acc), dx
+
+
+def mh_backward(out, p, heads, d_k):
+    """Multi-head's backward by the rules (core/precision.h): dO rounded to the format;
+    grad_w_o = concatᵀ·dO and grad_concat = dO·W_Oᵀ as products, grad_concat rounded to the
+    format (each head's dO); each head's backward above; GQA's grad_k and grad_v, the heads'
+    dS into grad_bias and the biases' column sums added in the accumulator in order, each
+    partial sum rounded once; grad_x_kv = the two products added once (and grad_x =
+    grad_x_q + grad_x_kv once more); the layer's gradients rounded to the format last."""
+    fmt = p["format"]
+    acc = fmt if p.get("accumulate") == "same" else "float32"
+    rf, ra = rounder(fmt), rounder(acc)
+    d_o = [[rf(x) for x in row] for row in p["grad_output"]]
+    concat, w_o = out["concat"], [[rf(x) for x in row] for row in p["w_o"]]
+    n_q, d = len(d_o), len(d_o[0])
+    g = {"grad_w_o": [[rf(fold(column(concat, i), column(d_o, o), acc)) for o in range(d)]
+                      for i in range(d)],
+         "grad_b_o": column_sums(d_o, fmt, acc)}
+    g_concat = [[rf(fold(row, w_o[i], acc)) for i in range(d)] for row in d_o]
+    h, kv = p["heads"], p["kv_heads"]
+    n_k = len(p["x_kv"])
+    gq = [[0.0] * d for _ in range(n_q)]
+    gk = [[0.0] * (kv * d_k) for _ in range(n_k)]
+    gv = [[0.0] * (kv * d_k) for _ in range(n_k)]
+    g_bias = [[0.0] * n_k for _ in range(n_q)]
+    for name in ("grad_weights", "delta", "grad_masked", "grad_sink_logit"):
+        g[name] = []
+    for i, (hp, a) in enumerate(heads):
+        grp = i * kv // h
+        hb = backward(a, dict(hp, grad_output=[row[i * d_k:(i + 1) * d_k] for row in g_concat]))
+        for name in ("grad_weights", "delta", "grad_masked", "grad_sink_logit"):
+            g[name].append(hb[name])
+        for r in range(n_q):
+            gq[r][i * d_k:(i + 1) * d_k] = hb["grad_q"][r]
+        for r in range(n_k):
+            for c in range(d_k):
+                gk[r][grp * d_k + c] = ra(gk[r][grp * d_k + c] + hb["grad_k"][r][c])
+                gv[r][grp * d_k + c] = ra(gv[r][grp * d_k + c] + hb["grad_v"][r][c])
+        for r in range(n_q):
+            for c in range(n_k):
+                g_bias[r][c] = ra(g_bias[r][c] + hb["grad_masked"][r][c])
+    gk = [[rf(x) for x in row] for row in gk]
+    gv = [[rf(x) for x in row] for row in gv]
+    g.update(grad_q=gq, grad_k=gk, grad_v=gv, grad_bias=g_bias)
+    g["grad_w_q"], g["grad_b_q"], px_q = project_back(p["x_q"], p["w_q"], gq, fmt, acc)
+    g["grad_w_k"], g["grad_b_k"], px_k = project_back(p["x_kv"], p["w_k"], gk, fmt, acc)
+    g["grad_w_v"], g["grad_b_v"], px_v = project_back(p["x_kv"], p["w_v"], gv, fmt, acc)
+    px_kv = [[ra(a + b) for a, b in zip(ra_row, rb_row)] for ra_row, rb_row in zip(px_k, px_v)]
+    if p.get("cross"):
+        g["grad_x_q"] = [[rf(x) for x in row] for row in px_q]
+        g["grad_x_kv"] = [[rf(x) for x in row] for row in px_kv]
+    else:  # x is X_q and X_kv at once
+        g["grad_x"] = [[rf(ra(a + b)) for a, b in zip(qa, kb)] for qa, kb in zip(px_q, px_kv)]
+    out.update(g)
 
 
 def finite_or_null(x):

@@ -167,6 +167,15 @@ static const struct alloc_case {
       "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":2,\"n\":3,\"d_model\":4},"
       "\"b_q\":[0,1,2,3],\"rows\":[2,0],\"precision\":{\"format\":\"bfloat16\"},"
       "\"rope\":{},\"sink_logit\":0.5,\"dropout\":{\"p\":0.25,\"seed\":1}}", NULL },
+    /* multi-head's low backward, float64's beside it for the report; as text, cross */
+    { "POST", "/v1/multihead", NULL,
+      "{\"heads\":2,\"kv_heads\":1,\"random\":{\"seed\":2,\"n\":3,\"d_model\":4},"
+      "\"b_q\":[0,1,2,3],\"bias\":[[0,1,0],[1,0,1],[0,0,1]],\"rope\":{},\"sink_logit\":0.5,"
+      "\"precision\":{\"format\":\"float16\"},\"backward\":{\"seed\":1}}", NULL },
+    { "POST", "/v1/multihead", "text/plain",
+      "{\"heads\":2,\"random\":{\"seed\":2,\"n\":2,\"n_kv\":3,\"d_model\":4},"
+      "\"dropout\":{\"p\":0.25,\"seed\":1},\"precision\":{\"format\":\"bfloat16\"},"
+      "\"backward\":{\"grad_output\":[[70000,1,0,0],[0,1,0,0]]}}", NULL },
     /* the masks of training: visible and the block map, documents streamed, every head */
     { "POST", "/v1/attention", NULL,
       "{\"q\":[[1,0],[0,1],[1,1]],\"k\":[[1,0],[0,1],[1,1]],\"v\":[[1],[2],[3]],"

@@ -13,6 +13,7 @@
 
 #include "api/i18n/lang.h"
 #include "api/json/matrix_write.h"
+#include "api/render/text.h"
 #include "api/request/backward.h"
 #include "api/request/fields.h"
 #include "api/request/matrix.h"
@@ -141,15 +142,6 @@ bool api_multihead_read_backward(const json_t *doc, const char *prefix,
                          "rows you want from the answer), or drop backward");
         return false;
     }
-    if (node != NULL && r->precision.on) {
-        api_error_set(err, API_INVALID_VALUE, "multi-head's backward is computed in float64 "
-                      "only: precision applies to the backward on /v1/attention");
-        api_error_at(err, "%s", ptr);
-        api_error_hint(err, "drop precision for the gradients, send a head's q, k and v to "
-                       "/v1/attention with precision and backward, or drop backward for the low "
-                       "format's forward pass");
-        return false;
-    }
     if (!r->backward.on)
         return true;
     for (size_t s = 0; !include_sent && s < GRAD_STEPS; s++) /* every step by default */
@@ -168,11 +160,22 @@ bool api_multihead_check_backward_include(const json_t *doc, const char *prefix,
     return check_include(api_member(doc, "include"), prefix, r, err);
 }
 
+/* The float64 forward a low run kept for its report, freed (a no-op when none). */
+static void free_exact(struct api_mh_backward_run *run)
+{
+    for (size_t h = 0; run->exact_vsteps != NULL && h < run->exact.heads; h++)
+        attn_vtrace_free(&run->exact_vsteps[h]);
+    free(run->exact_vsteps);
+    run->exact_vsteps = NULL;
+    attn_mh_trace_free(&run->exact);
+}
+
 void api_multihead_backward_deinit(struct api_mh_backward *b)
 {
     api_matrix_free(&b->d_out);
     if (b->run != NULL) {
         attn_mh_grads_free(&b->run->grads);
+        free_exact(b->run);
         free(b->run->seeded);
         free(b->run);
     }
@@ -180,6 +183,32 @@ void api_multihead_backward_deinit(struct api_mh_backward *b)
 }
 
 /* ---- the run ---- */
+
+/*
+ * The low format's gradients by the rules (core/precision.h), and, for the report, the
+ * float64 backward of the float64 forward the run kept (run->exact, freed here) against
+ * them. float64's own overflow is the request's problem, as without precision.
+ */
+static bool run_low_backward(const struct api_multihead_req *r, const struct attn_mh_problem *p,
+                             const struct attn_variants *variants, const struct attn_mh_trace *t,
+                             const struct attn_matrix *d_out, struct api_error *err)
+{
+    struct api_mh_backward_run *run = r->backward.run;
+    enum attn_status st = attn_mh_backward_precision(&run->grads, p, variants, r->vsteps, t,
+                                                     d_out, &r->precision.rules);
+    if (st == ATTN_OK && r->report != NULL) {
+        struct attn_mh_grads exact;
+        st = attn_mh_grads_alloc(&exact, t->n_q, t->n_k, r->d_model, r->heads, r->kv_heads);
+        if (st == ATTN_OK)
+            st = attn_mh_backward(&exact, p, variants, run->exact_vsteps, &run->exact, d_out);
+        if (st == ATTN_OK)
+            api_precision_mh_report_backward(r->report, &r->precision.rules, d_out, p,
+                                             r->variants.sink, &run->grads, &exact);
+        attn_mh_grads_free(&exact);
+    }
+    free_exact(run);
+    return st == ATTN_OK || api_backward_failed(st, err);
+}
 
 bool api_multihead_run_backward(const struct api_multihead_req *r,
                                 const struct attn_mh_problem *p,
@@ -202,6 +231,8 @@ bool api_multihead_run_backward(const struct api_multihead_req *r,
         api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");
         return false;
     }
+    if (r->precision.on)
+        return run_low_backward(r, p, variants, t, &d_out, err);
     enum attn_status st = attn_mh_backward(&run->grads, p, variants, r->vsteps, t, &d_out);
     return st == ATTN_OK || api_backward_failed(st, err);
 }
@@ -362,5 +393,61 @@ void api_multihead_write_backward(struct jw *w, const struct api_multihead_req *
         for (size_t h = 0; h < g->heads; h++)
             write_block(w, api_multihead_grad_head(r, h, part), shape.rank - 1, shape.dims + 1);
         jw_array_end(w);
+    }
+}
+
+/* ---- the text page ---- */
+
+/* One block of numbers (a vector as one row), rows labelled by what they stand for. */
+static void text_block(struct api_buf *b, const double *cells, const struct api_mh_grad_shape *s,
+                       const struct api_labels *rows, const struct api_labels *cols, int decimals)
+{
+    size_t n_rows = s->rank == 1 ? 1 : s->dims[0], n_cols = s->dims[s->rank - 1];
+    const struct api_labels none = { NULL, 0, "" };
+    struct api_text_matrix tm = {
+        .data = cells, .rows = n_rows, .cols = n_cols, .stride = n_cols,
+        .row_labels = s->rank == 1 ? none : *rows, .col_labels = *cols,
+        .decimals = decimals, .indent = "  ",
+    };
+    api_text_matrix(b, &tm);
+}
+
+void api_multihead_text_backward(struct api_buf *b, const struct api_multihead_req *r,
+                                 int decimals, const struct api_labels *queries,
+                                 const struct api_labels *keys)
+{
+    if (!r->backward.on)
+        return;
+    const struct attn_mh_grads *g = &r->backward.run->grads;
+    const struct api_labels none = { NULL, 0, "" };
+    int number = 1;
+    for (size_t s = 0; s < GRAD_STEPS; s++) {
+        int part = grad_steps[s].part;
+        if (!api_multihead_grad_runs(r, part))
+            continue;
+        api_buf_printf(b, API_TR("\nbackward step %d  %s = %s\n"), number++, grad_steps[s].name,
+                       grad_steps[s].op);
+        struct api_mh_grad_shape shape = api_multihead_grad_shape(r, g->n_q, g->n_k, part);
+        bool by_key = part == API_MH_GRAD_K || part == API_MH_GRAD_V || part == API_MH_GRAD_X_KV;
+        bool grid = part == API_MH_GRAD_WEIGHTS || part == API_MH_GRAD_MASKED ||
+                    part == API_MH_GRAD_BIAS;
+        bool by_query = part == API_MH_GRAD_OUTPUT || part == API_MH_GRAD_Q ||
+                        part == API_MH_GRAD_X || part == API_MH_GRAD_X_Q || grid;
+        const struct api_labels *rows = by_key ? keys : by_query ? queries : &none;
+        if (shown(r, part) && api_multihead_grad_per_head(part)) {
+            struct api_mh_grad_shape one = { { shape.dims[1], shape.rank == 3 ? shape.dims[2] : 1 },
+                                             2 };
+            for (size_t h = 0; h < g->heads; h++) {
+                api_buf_printf(b, API_TR("  head %zu (kv head %zu)\n"), h,
+                               attn_mh_kv_head(h, g->heads, g->kv_heads));
+                text_block(b, api_multihead_grad_head(r, h, part), &one, queries,
+                           grid ? keys : &none, decimals);
+            }
+        } else if (shown(r, part)) {
+            text_block(b, api_multihead_grad_cells(r, part), &shape, rows, grid ? keys : &none,
+                       decimals);
+        }
+        if (r->precision.on && r->report != NULL) /* its error against float64 under it */
+            api_precision_text_step(b, &r->precision, r->report, grad_steps[s].name);
     }
 }

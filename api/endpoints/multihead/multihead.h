@@ -38,6 +38,10 @@
 struct api_mh_backward_run {
     struct attn_mh_grads grads;
     double *seeded;            /* dO from the seed, (n_q, d_model), or NULL when sent */
+    struct attn_mh_trace exact;       /* with precision and a report: the float64 forward */
+    struct attn_vtrace *exact_vsteps; /*   and its variants' steps (exact.heads of them, or */
+                                      /*   NULL), kept by the run for the float64 backward */
+                                      /*   the report compares with, freed once it has */
 };
 
 /* `backward`: {"grad_output": dO} or {"seed": s}. Owns d_out's numbers when sent. */
@@ -111,9 +115,11 @@ struct api_multihead_req {
 
 /*
  * multihead/backward.c: `backward`. api_multihead_read_backward reads it after include
- * (422 beside rows or precision, or for a gradient the request does not make; with it and
- * no include sent, every gradient is shown); api_multihead_run_backward runs core's
- * attn_mh_backward on the forward pass; the rest count and write the answer's parts.
+ * (422 beside rows, or for a gradient the request does not make; with it and no include
+ * sent, every gradient is shown); api_multihead_run_backward runs core's attn_mh_backward
+ * on the forward pass, or with `precision` attn_mh_backward_precision on the low one (and,
+ * for the report, attn_mh_backward on the float64 forward the run kept beside it); the
+ * rest count and write the answer's parts and the text page's backward steps.
  */
 bool api_multihead_read_backward(const json_t *doc, const char *prefix,
                                  const struct api_limits *limits, struct api_multihead_req *r,
@@ -135,6 +141,13 @@ void api_multihead_backward_shapes(struct jw *w, const struct api_multihead_req 
 void api_multihead_backward_steps(struct jw *w, const struct api_multihead_req *r, size_t n_q,
                                   size_t n_k, int *number);
 void api_multihead_write_backward(struct jw *w, const struct api_multihead_req *r);
+/* The text page's backward steps after the forward's: each step that runs, its numbers
+ * when included, and with precision its error line. */
+struct api_buf;
+struct api_labels;
+void api_multihead_text_backward(struct api_buf *b, const struct api_multihead_req *r,
+                                 int decimals, const struct api_labels *queries,
+                                 const struct api_labels *keys);
 /* The gradients as V2 sends them: whether part makes a step of every head (its numbers a
  * head at a time, api_multihead_grad_head) or one block (api_multihead_grad_cells, every
  * one contiguous), its shape ([h, rows, cols] for a head's steps), and whether the

@@ -5,7 +5,8 @@
  *
  * The text page follows the eleven steps: a header with the sizes, each step with
  * its op and operand shapes, its matrices when included (per-head steps one block
- * per head, labelled with its kv head), then the summary per head and warnings.
+ * per head, labelled with its kv head), then the summary per head, with backward its
+ * steps (multihead/backward.c), and warnings.
  * The SVG draws one heatmap panel per head and one for the mean.
  */
 #include "api/endpoints/multihead/page.h"
@@ -162,12 +163,15 @@ size_t api_multihead_text_bytes(const struct api_multihead_req *r, size_t n_q, s
 {
     /* The inputs and projections (x, the weights, q, k, v, concat, output, the mean),
        then each head's steps, softmax parts and variants: at most this many matrices. */
-    enum { SHARED = 16, PER_HEAD = 16 };
+    enum { SHARED = 16, PER_HEAD = 16, GRAD_SHARED = 20, GRAD_PER_HEAD = 3 };
     size_t rows = n_q > n_k ? n_q : n_k, cols = n_k;
     rows = rows > r->d_model ? rows : r->d_model;
     cols = cols > r->d_model ? cols : r->d_model;
-    size_t matrices = r->heads > (SIZE_MAX - SHARED) / PER_HEAD ? SIZE_MAX
-                                                                : SHARED + PER_HEAD * r->heads;
+    /* with backward, its steps (multihead/backward.c): W_O's, the blocks, the heads' */
+    size_t shared = r->backward.on ? SHARED + GRAD_SHARED : SHARED;
+    size_t per_head = r->backward.on ? PER_HEAD + GRAD_PER_HEAD : PER_HEAD;
+    size_t matrices = r->heads > (SIZE_MAX - shared) / per_head ? SIZE_MAX
+                                                                : shared + per_head * r->heads;
     /* Each query: its summary line's label, then a summary item and warnings a head. */
     size_t query_rows = sat_mul(n_q, r->heads + 1);
     size_t bytes = api_text_page_bytes(matrices, rows, cols, query_rows);
@@ -278,6 +282,7 @@ void api_multihead_text(struct api_buf *b, const struct api_multihead_req *r,
         const struct api_explain_row x = api_multihead_explain_row(r, t);
         api_explain_text(b, &x, mh_decimals(r), &a.queries, &a.keys);
     }
+    api_multihead_text_backward(b, r, mh_decimals(r), &a.queries, &a.keys);
     const struct api_row_causes causes = { &r->grid, r->variants.window, r->variants.sink, t->head,
                                            t->heads, r->rows, NULL, NULL,
                                            api_masks_hide(&r->variants.masks) };

@@ -358,6 +358,23 @@ static size_t answer_numbers(const struct api_multihead_req *r, size_t n_q_sent,
     return numbers;
 }
 
+/* A low backward beside its low gradients (api_multihead_backward_bytes'): core's copies
+ * in the format (attn_mh_backward_precision_bytes), and for the report the float64
+ * gradients and the float64 forward's variant steps, kept for them; in doubles. */
+static size_t precision_backward_cells(const struct api_multihead_req *r, size_t n_q, size_t n_k)
+{
+    size_t low = attn_mh_backward_precision_bytes(n_q, n_k, r->d_model, r->heads, r->kv_heads,
+                                                  &r->precision.rules);
+    size_t exact = attn_mh_grads_bytes(n_q, n_k, r->d_model, r->heads, r->kv_heads);
+    if (low == 0 || exact == 0)
+        return SIZE_MAX;
+    size_t cells = add_sat(low / sizeof(double) + 1, exact / sizeof(double) + 1);
+    if (r->variants.any) /* as the low pass's: rotated q and k, three (n_q, n_k) a head */
+        cells = add_sat(cells, mul_sat(r->heads, add_sat(mul_sat(3 * n_q, n_k),
+                                                         mul_sat(n_q + n_k + 1, r->d_k))));
+    return cells;
+}
+
 size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, size_t n_k,
                                  enum api_format format, size_t body_len)
 {
@@ -381,6 +398,8 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
                         add_sat(mul_sat(3, mul_sat(n_q, n_k)),
                                 mul_sat(2, add_sat(mul_sat(n_q + n_k, r->d_model),
                                                    mul_sat(r->d_model, r->d_model)))));
+    if (r->precision.on && r->backward.on) /* float64's gradients and variant steps, kept */
+        cells = add_sat(cells, precision_backward_cells(r, n_q, n_k)); /* for the report */
     /* decode: its cache, every token's rows and weights, beside the full pass it is
        compared with */
     cells = add_sat(cells, api_multihead_decode_cells(r, n_q));
@@ -402,6 +421,8 @@ size_t api_multihead_working_set(const struct api_multihead_req *r, size_t n_q, 
     size_t numbers = add_sat(answer_numbers(r, n_q, n_k, every_part),
                              api_explain_numbers(&r->explain, &sizes));
     numbers = add_sat(numbers, api_multihead_backward_numbers(r, n_q, n_k));
+    if (r->precision.on) /* the report: six numbers an entry at the most */
+        numbers = add_sat(numbers, 6 * API_PRECISION_ENTRIES);
     numbers = add_sat(numbers, api_tie_numbers(r->heads, n_rows, n_k)); /* warnings: always */
     numbers = add_sat(numbers, api_multihead_decode_numbers(r, n_q));
     return api_working_set(mul_sat(cells, sizeof(double)), numbers, body_len);

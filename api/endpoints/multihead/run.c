@@ -123,10 +123,12 @@ static size_t precision_inputs(const struct api_multihead_req *r, struct attn_ma
     return n;
 }
 
-/* The float64 pass the report compares with: with the variants (a window, sink tokens,
- * ALiBi), every cell of every head's steps, as the low pass computes them. */
+/* The float64 pass the report compares with: with the variants, every cell of every
+ * head's steps, as the low pass computes them; their own steps into *kept when the
+ * backward reads them (kept not NULL), else freed. */
 static enum attn_status exact_pass(const struct api_multihead_req *r, struct attn_mh_trace *exact,
-                                   const struct attn_mh_problem *p, const struct attn_variants *of)
+                                   const struct attn_mh_problem *p, const struct attn_variants *of,
+                                   struct attn_vtrace **kept)
 {
     if (of == NULL)
         return attn_mh_forward(exact, p);
@@ -136,6 +138,10 @@ static enum attn_status exact_pass(const struct api_multihead_req *r, struct att
         st = attn_vtrace_alloc_steps(&vt[i], exact->n_q, exact->n_k, r->d_k, &of[i]);
     if (st == ATTN_OK)
         st = attn_mh_forward_variants(exact, p, of, vt);
+    if (st == ATTN_OK && kept != NULL) {
+        *kept = vt;
+        return st;
+    }
     for (size_t i = 0; vt != NULL && i < r->heads; i++)
         attn_vtrace_free(&vt[i]);
     free(vt);
@@ -159,13 +165,15 @@ static enum attn_status low_pass(const struct api_multihead_req *r, struct attn_
 }
 
 /* The problem in its low format into trace, and, when it has a report, in float64 beside
- * it. */
+ * it. With backward the float64 pass stays (r->backward.run->exact) for the float64
+ * backward the report compares the low one with. */
 static enum attn_status run_precision(const struct api_multihead_req *r,
                                       struct attn_mh_trace *trace,
                                       const struct attn_mh_problem *p)
 {
     struct attn_mh_trace exact = { 0 }; /* only for a report (V2 asks none) */
-    bool report = r->report != NULL;
+    bool report = r->report != NULL, keep = report && r->backward.on;
+    struct attn_vtrace *exact_vsteps = NULL;
     enum attn_status st = report ? attn_mh_trace_alloc(&exact, trace->n_q, trace->n_k,
                                                        r->d_model, r->heads, r->kv_heads)
                                  : ATTN_OK;
@@ -178,7 +186,7 @@ static enum attn_status run_precision(const struct api_multihead_req *r,
     }
     for (size_t i = 0; of != NULL && i < r->heads; i++)
         of[i] = api_variants_for_head(&r->variants, i); /* each head's ALiBi slope */
-    st = report ? exact_pass(r, &exact, p, of) : ATTN_OK;
+    st = report ? exact_pass(r, &exact, p, of, keep ? &exact_vsteps : NULL) : ATTN_OK;
     if (st == ATTN_EOVERFLOW)
         trace->fault = exact.fault; /* a float64 overflow: the request's, as without precision */
     if (st == ATTN_OK)
@@ -190,6 +198,14 @@ static enum attn_status run_precision(const struct api_multihead_req *r,
         api_precision_mh_report_fill(r->report, in, n, &r->precision.rules, trace, &exact);
     }
     free(of);
+    if (st == ATTN_OK && keep) { /* the backward's to free */
+        r->backward.run->exact = exact;
+        r->backward.run->exact_vsteps = exact_vsteps;
+        return st;
+    }
+    for (size_t i = 0; exact_vsteps != NULL && i < r->heads; i++)
+        attn_vtrace_free(&exact_vsteps[i]);
+    free(exact_vsteps);
     attn_mh_trace_free(&exact);
     return st;
 }
