@@ -783,10 +783,6 @@ const char *const api_messages_en[] = {
     "send GRAD_OUTPUT, dL/dOUTPUT of OUTPUT's shape, or leave %s out",
     /* api/endpoints/v2/attention.c */
     "GRAD_Q_ROPE and GRAD_K_ROPE need a rope_* parameter, GRAD_SINK_LOGIT sink_logit, GRAD_BIAS an input BIAS",
-    /* api/endpoints/v2/attention.c */
-    "the backward pass GRAD_OUTPUT asks for is computed in float64 only: parameters.precision does not apply to it yet",
-    /* api/endpoints/v2/attention.c */
-    "drop GRAD_OUTPUT for the low format's forward pass, or drop precision for the gradients",
     /* api/endpoints/v2/multihead.c */
     "GRAD_OUTPUT must have OUTPUT's shape, which is %s's (the batch, n_q, d_model)",
     /* api/endpoints/v2/multihead.c */

@@ -4,8 +4,9 @@
 // GRAD_Q, GRAD_K, GRAD_SINK_LOGIT, GRAD_BIAS). Each is held to /v1/attention's `backward`
 // answer for the same numbers: bit for bit in binary FP64, to 1e-15 in JSON, with /v1's
 // shapes (the batch first); an FP16 or BF16 dO answers what its FP64 twin answers; a few
-// torch.autograd fixtures (tests/data/backward_torch.json) sent as V2 to 1e-9; the
-// metadata; and each bad input's 400.
+// torch.autograd fixtures (tests/data/backward_torch.json) sent as V2 to 1e-9; with
+// parameters.precision, /v1's low backward bit for bit (a batch too); the metadata; and
+// each bad input's 400.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -268,6 +269,36 @@ test('each bad backward input is a 400 naming it', async () => {
   assert.match(b.errors[0].hint, /GRAD_BIAS an input BIAS/);
   await A([...qkv, { ...dO, datatype: 'BOOL', values: flat(n.dO).map((x) => x > 0) }], ['GRAD_Q'], {},
     { type: 'invalid-value', pointer: '/inputs/3/datatype', message: /^inputs\[3\] \(GRAD_OUTPUT\) is BOOL/ });
-  await A([...qkv, dO], ['GRAD_Q'], { precision: 'float16' }, { type: 'invalid-value', pointer: '/inputs/3',
-    message: /computed in float64 only/ });
+});
+
+test('with precision, every GRAD_ output is /v1\'s low backward answer, bit for bit in binary FP64', async () => {
+  for (const [format, accumulate] of [['float16', 'float32'], ['bfloat16', 'same'], ['float32', 'float32']]) {
+    for (const p of PROBLEMS) {
+      const n = numbersOf(p, 2);
+      const low = { ...p, v1: { ...p.v1, precision: { format, accumulate } } };
+      const want = await v1Backward(low, n);
+      const names = gradsOf({ ...p, v1: { ...p.v1, bias: n.bias } });
+      const o = outputsOf(await infer('attention', v2Inputs(n), ['OUTPUT', ...names.map(upper)],
+        { ...p.params, precision: format, accumulate }, true));
+      for (const g of ['output', ...names]) {
+        const got = o[upper(g)], at = `${p.what} ${format}/${accumulate} ${g}`;
+        assert.equal(got.datatype, 'FP64', at);
+        assert.deepEqual(got.shape, g === 'output' ? [p.nQ, p.dV] : want.stepShape[g], `${at} shape`);
+        assert.ok(got.bytes.equals(fp64Bytes(want[g])), `${at}: bit for bit`);
+      }
+    }
+  }
+  // a batch of 2 in float16: each problem /v1's own
+  const p = PROBLEMS[1], ns = [numbersOf(p, 1), numbersOf(p, 4)];
+  const low = { ...p, v1: { ...p.v1, precision: { format: 'float16' } } };
+  const want = [await v1Backward(low, ns[0]), await v1Backward(low, ns[1])];
+  const inputs = ['q', 'k', 'v', 'dO'].map((key) =>
+    batched(key === 'dO' ? 'GRAD_OUTPUT' : upper(key), ns.map((x) => x[key])));
+  const o = outputsOf(await infer('attention', inputs, ['GRAD_Q', 'GRAD_K', 'GRAD_V'],
+    { ...p.params, precision: 'float16' }, true));
+  for (const g of ['grad_q', 'grad_k', 'grad_v'])
+    assert.ok(o[upper(g)].bytes.equals(fp64Bytes([...flat(want[0][g]), ...flat(want[1][g])])), `batch ${g}`);
+  // the gradients differ from float64's: the rules ran
+  const exact = await v1Backward(p, ns[0]);
+  assert.ok(flat(want[0].grad_q).some((x, c) => x !== flat(exact.grad_q)[c]), 'float16 is not float64');
 });

@@ -3,8 +3,9 @@
 // upper case. Each is held to /v1/multihead's `backward` answer for the same numbers (which
 // tests/http/backward.test.mjs holds to torch.autograd): bit for bit in binary FP64, with
 // /v1's shapes, for self- and cross-attention, GQA, biases, both weight layouts, RoPE and a
-// sink logit; a batch of 2 answers each problem's own; none asked gives the layer's
-// gradients; the metadata lists them; each bad input is a 400 naming it.
+// sink logit; a batch of 2 answers each problem's own; with parameters.precision, /v1's low
+// backward bit for bit; none asked gives the layer's gradients; the metadata lists them;
+// each bad input is a 400 naming it.
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -165,5 +166,29 @@ test('each bad backward input is a 400 naming it', async () => {
   await bad(inputs, ['GRAD_SINK_LOGIT'], paramsOf(p), { type: 'invalid-value', pointer: '/outputs/0/name', message: /GRAD_SINK_LOGIT is the gradient/ });
   const short = inputs.map((t) => (t.name === 'GRAD_OUTPUT' ? tensor('GRAD_OUTPUT', fill(2, 4, 1)) : t));
   await bad(short, ['GRAD_X'], paramsOf(p), { type: 'shape-mismatch', pointer: '/inputs/5/shape', message: /^GRAD_OUTPUT must have OUTPUT's shape, which is X's/ });
-  await bad(inputs, ['GRAD_X'], { ...paramsOf(p), precision: 'float16' }, { type: 'invalid-value', pointer: '/inputs/5', message: /computed in float64 only/ });
+});
+
+test('with precision, every GRAD_ output is /v1/multihead\'s low backward answer, bit for bit in binary FP64', async () => {
+  for (const [format, accumulate] of [['float16', 'float32'], ['bfloat16', 'same']]) {
+    for (const p of PROBLEMS) {
+      const n = numbersOf(p, 2);
+      const want = await v1Backward({ ...p, v1: { ...p.v1, precision: { format, accumulate } } }, n);
+      const names = gradsOf(p);
+      const o = {};
+      const half = Math.ceil(names.length / 2); // at most 16 outputs a request
+      for (const part of [names.slice(0, half), names.slice(half)])
+        Object.assign(o, outputsOf(await infer(v2Inputs(n), ['OUTPUT', ...part.map(upper)],
+          { ...paramsOf(p), precision: format, accumulate }, true)));
+      for (const g of ['output', ...names]) {
+        const got = o[upper(g)], at = `${p.what} ${format}/${accumulate} ${g}`;
+        assert.equal(got.datatype, 'FP64', at);
+        if (g !== 'output') assert.deepEqual(got.shape, want.stepShape[g], `${at} shape`);
+        assert.ok(got.bytes.equals(fp64Bytes(want[g])), `${at}: bit for bit`);
+      }
+    }
+  }
+  const p = PROBLEMS[1], n = numbersOf(p, 2);
+  const low = await v1Backward({ ...p, v1: { ...p.v1, precision: { format: 'float16' } } }, n);
+  const exact = await v1Backward(p, n);
+  assert.ok(flat(low.grad_x).some((x, c) => x !== flat(exact.grad_x)[c]), 'float16 is not float64');
 });

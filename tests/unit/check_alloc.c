@@ -247,6 +247,15 @@ static const struct alloc_case {
       "{\"name\":\"GRAD_V\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,2,3,4]}],"
       "\"parameters\":{\"softcap\":5,\"rule\":\"flex\"},"
       "\"outputs\":[{\"name\":\"VERDICT\"},{\"name\":\"GOLD_GRAD_V\"}]}", NULL },
+    { "POST", "/v2/models/multihead/infer", NULL, /* the low format's backward, no report */
+      "{\"parameters\":{\"heads\":2,\"kv_heads\":1,\"precision\":\"bfloat16\"},\"inputs\":["
+      "{\"name\":\"X\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,0,0,1]},"
+      "{\"name\":\"W_Q\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,0,0,1]},"
+      "{\"name\":\"W_K\",\"shape\":[2,1],\"datatype\":\"FP64\",\"data\":[1,2]},"
+      "{\"name\":\"W_V\",\"shape\":[2,1],\"datatype\":\"FP64\",\"data\":[1,0]},"
+      "{\"name\":\"W_O\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,0,0,1]},"
+      "{\"name\":\"GRAD_OUTPUT\",\"shape\":[2,2],\"datatype\":\"FP64\",\"data\":[1,0,0,1]}],"
+      "\"outputs\":[{\"name\":\"GRAD_X\"},{\"name\":\"GRAD_W_K\"}]}", NULL },
     /* verify: gold and naive, the rules, the warnings, gold written back, and as text */
     { "POST", "/v1/verify", NULL,
       "{" SEED000 ",\"format\":\"float16\",\"rule\":{\"atol\":9},\"include\":[\"gold\"],"

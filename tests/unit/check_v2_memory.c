@@ -284,6 +284,9 @@ START_TEST(test_attention_backward)
                                    { "GRAD_OUTPUT", 3, { 2, 128, 32 } } };
     body = binary_request(batch, 4, false, GRADS_BINARY, "", &len, &hlen);
     check_estimate("attention batch 2x128x32 backward", "attention", body, len, hlen, true);
+    body = binary_request(in, 4, false, GRADS_BINARY, "\"parameters\":{\"precision\":\"bfloat16\"}",
+                          &len, &hlen);
+    check_estimate("attention 256x32 backward in bfloat16", "attention", body, len, hlen, true);
 }
 END_TEST
 
@@ -325,6 +328,11 @@ START_TEST(test_multihead_backward)
     body = binary_request(batch, 6, false, MH_GRADS_BINARY,
                           "\"parameters\":{\"heads\":4,\"kv_heads\":2}", &len, &hlen);
     check_estimate("multihead batch 2x64x64 backward", "multihead", body, len, hlen, true);
+    /* in a low format: core's copies of one product's operands at a time beside them */
+    body = binary_request(in, 6, false, MH_GRADS_BINARY,
+                          "\"parameters\":{\"heads\":4,\"kv_heads\":2,\"precision\":\"float16\"}",
+                          &len, &hlen);
+    check_estimate("multihead 96x64 backward in float16", "multihead", body, len, hlen, true);
 }
 END_TEST
 

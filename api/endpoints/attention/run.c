@@ -68,26 +68,31 @@ static size_t stream_numbers(const struct api_attention_req *r)
     return numbers + rows + visibility_numbers(r); /* and at most a warning a row */
 }
 
-/* A low-format run's bytes: its trace and, for a report, the float64 one beside it, every
- * step kept, and core's copies of the inputs and weights in the format (core/precision.c).
- * With backward, also the float64 forward's own variant steps (kept for its backward),
- * that backward's gradients and the low backward's copies (core/precision_backward.c),
- * counted whether or not a report asks for the float64 ones; the low gradients are
- * api_attention_backward_bytes'. */
+/* A low-format run's bytes: its trace, every step kept, and core's copies of the inputs
+ * and weights in the format (core/precision.c); with a report (/v1's) the float64 trace
+ * beside it. With backward, also the float64 forward's own variant steps (kept for its
+ * backward), that backward's gradients and the low backward's copies
+ * (core/precision_backward.c); the low gradients are api_attention_backward_bytes'.
+ * Without a report (V2) only the low backward's copies, which come once the forward's
+ * are freed. */
 static size_t precision_bytes(const struct api_attention_req *r)
 {
     size_t n_q = r->q.rows, n_k = r->k.rows, d_k = r->q.cols, d_v = r->v.cols;
     size_t trace = attn_trace_bytes_keep(n_q, n_k, d_v, ATTN_KEEP_ALL);
     size_t held = (n_q * d_k + n_k * d_k + n_k * d_v + 2 * n_q * n_k) * sizeof(double);
-    size_t exact = r->report != NULL ? trace : 0;
-    size_t bytes = add_sat(add_sat(trace, exact), held); /* each term within --max-cells */
+    const struct attn_precision *rules = &r->precision.rules;
+    size_t low_back = r->backward.on ? attn_backward_precision_bytes(n_q, n_k, d_k, d_v, rules)
+                                     : 1;
+    if (low_back == 0) /* a size overflowed */
+        return SIZE_MAX;
+    if (r->report == NULL) /* each term within --max-cells */
+        return add_sat(trace, held > low_back ? held : low_back);
+    size_t bytes = add_sat(add_sat(trace, trace), held);
     if (!r->backward.on)
         return bytes;
     struct attn_variants v = api_variants_for_head(&r->variants, 0);
-    const struct attn_precision *rules = &r->precision.rules;
     const size_t parts[] = { attn_vtrace_bytes(n_q, n_k, d_k, d_v, &v),
-                             attn_grads_bytes(n_q, n_k, d_k, d_v),
-                             attn_backward_precision_bytes(n_q, n_k, d_k, d_v, rules) };
+                             attn_grads_bytes(n_q, n_k, d_k, d_v), low_back };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         bytes = parts[i] == 0 ? SIZE_MAX : add_sat(bytes, parts[i]); /* 0: a size overflowed */
     return bytes;

@@ -190,13 +190,12 @@ static bool check_output(const struct api_v2_attention *m, size_t i, struct api_
     return false;
 }
 
-/* GRAD_OUTPUT runs /v1's backward, with its numbers in float64 (not beside precision). */
+/* GRAD_OUTPUT runs /v1's backward (with precision, the low format's: no report, so no
+ * float64 pass beside it). */
 static bool read_backward(struct api_v2_attention *m, struct api_error *err)
 {
     if (m->p.d_out.t == NULL)
         return true;
-    if (m->p.req.precision.on)
-        return api_v2_grad_beside_precision(m->p.d_out.t, err);
     m->p.req.backward.on = true;
     if ((m->p.req.backward.run = calloc(1, sizeof *m->p.req.backward.run)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");
@@ -271,8 +270,13 @@ size_t api_v2_attention_working_set(const void *state, size_t body_len, bool pie
     size_t trace = m->streamed          ? api_attention_stream_bytes(&m->p.req)
                    : m->p.req.variants.any ? api_attention_variants_bytes(&m->p.req)
                                          : api_attention_trace_bytes(&m->p.req);
-    /* and the gradients of one problem beside its trace */
+    /* and the gradients of one problem beside its trace (a low backward's copies too; the
+       trace's bytes count them already when precision runs no variant) */
     trace = api_v2_add(trace, api_attention_backward_bytes(&m->p.req));
+    const struct api_attention_req *r = &m->p.req;
+    if (r->precision.on && r->backward.on && r->variants.any)
+        trace = api_v2_add(trace, attn_backward_precision_bytes(r->q.rows, r->k.rows, r->q.cols,
+                                                                r->v.cols, &r->precision.rules));
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
     size_t cells[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++) {

@@ -362,13 +362,3 @@ bool api_v2_grad_without_input(const char *name, size_t i, struct api_error *err
     api_error_hint(err, "send GRAD_OUTPUT, dL/dOUTPUT of OUTPUT's shape, or leave %s out", name);
     return false;
 }
-
-bool api_v2_grad_beside_precision(const struct api_v2_tensor *d_out, struct api_error *err)
-{
-    api_error_set(err, API_INVALID_VALUE, "the backward pass GRAD_OUTPUT asks for is computed "
-                  "in float64 only: parameters.precision does not apply to it yet");
-    api_error_at(err, "/inputs/%zu", d_out->index);
-    api_error_hint(err, "drop GRAD_OUTPUT for the low format's forward pass, or drop precision "
-                   "for the gradients");
-    return false;
-}

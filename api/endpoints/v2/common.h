@@ -210,13 +210,10 @@ bool api_v2_in_pieces(size_t bytes, bool segments_ok);
 size_t api_v2_answer_bytes(size_t cells, bool binary, enum api_v2_dtype dtype, bool pieces);
 
 /*
- * The backward pass's two refusals, alike on every model: output i (`name`) is a
- * gradient but no GRAD_OUTPUT came (400 missing-field at its name), and GRAD_OUTPUT
- * (input d_out) beside `precision`, whose rules for the backward V2 does not run (400
- * invalid-value at the input). Both false with err set.
+ * The backward pass's refusal, alike on every model: output i (`name`) is a gradient but
+ * no GRAD_OUTPUT came (400 missing-field at its name). False with err set.
  */
 bool api_v2_grad_without_input(const char *name, size_t i, struct api_error *err);
-bool api_v2_grad_beside_precision(const struct api_v2_tensor *d_out, struct api_error *err);
 
 /* Saturating sums for working sets. */
 size_t api_v2_add(size_t a, size_t b);

@@ -266,13 +266,12 @@ static bool check_grad_output(const struct api_v2_multihead *m, struct api_error
     return false;
 }
 
-/* GRAD_OUTPUT runs /v1's multi-head backward, in float64 (not beside precision). */
+/* GRAD_OUTPUT runs /v1's multi-head backward (with precision, the low format's: no
+ * report, so no float64 pass beside it). */
 static bool read_backward(struct api_v2_multihead *m, struct api_error *err)
 {
     if (m->d_out.t == NULL)
         return true;
-    if (m->req.precision.on)
-        return api_v2_grad_beside_precision(m->d_out.t, err);
     m->req.backward.on = true;
     if ((m->req.backward.run = calloc(1, sizeof *m->req.backward.run)) == NULL) {
         api_error_set(err, API_UNAVAILABLE, "no memory for %s", "backward");
@@ -412,6 +411,11 @@ size_t api_v2_multihead_working_set(const void *state, size_t body_len, bool pie
                               api_v2_mul(req->heads, sizeof(struct attn_trace)));
     size_t bytes = api_v2_add(api_v2_add(body_len, inputs), trace);
     bytes = api_v2_add(bytes, api_multihead_backward_bytes(req, req->grid.n_q, req->grid.n_k));
+    if (req->precision.on && req->backward.on) /* a low backward's copies in the format */
+        bytes = api_v2_add(bytes, attn_mh_backward_precision_bytes(req->grid.n_q, req->grid.n_k,
+                                                                   req->d_model, req->heads,
+                                                                   req->kv_heads,
+                                                                   &req->precision.rules));
     size_t cells_of[API_V2_MAX_TENSORS];
     for (size_t i = 0; i < m->out.n; i++) {
         size_t shape[3], n = problems, rank = out_shape(m, (int)m->out.index[i], shape);
