@@ -1763,6 +1763,8 @@ const char *const api_messages_en[] = {
     "a value that is neither a number nor a word for NaN or an infinity",
     /* api/request/v2_tensor.c */
     "a kernel's answer holds numbers, null (NaN), or the strings \"NaN\", \"Infinity\" and \"-Infinity\"",
+    /* api/endpoints/verify/parse.c */
+    "the naive reference in %s keeps every (n_q, n_k) step, each within --max-cells: verify a shorter problem in this format, or a float64 candidate, whose reference is streamed at any length",
 };
 
 const size_t api_messages_en_count = sizeof api_messages_en / sizeof api_messages_en[0];

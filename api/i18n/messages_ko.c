@@ -1876,6 +1876,8 @@ const struct api_message api_messages_ko[] = {
       "수도 아니고 NaN 이나 무한대를 뜻하는 낱말도 아닌 값" },
     { "a kernel's answer holds numbers, null (NaN), or the strings \"NaN\", \"Infinity\" and \"-Infinity\"",
       "커널의 답에는 수, null (NaN), 또는 문자열 \"NaN\", \"Infinity\", \"-Infinity\" 가 들어갑니다" },
+    { "the naive reference in %s keeps every (n_q, n_k) step, each within --max-cells: verify a shorter problem in this format, or a float64 candidate, whose reference is streamed at any length",
+      "%s 형식의 순진한 기준은 (n_q, n_k) 단계를 모두 남기고, 각각 --max-cells 안에 들어야 합니다: 이 형식으로는 더 짧은 문제를 검증하거나, 기준이 어떤 길이에서든 스트리밍되는 float64 후보를 보내세요" },
 };
 
 const size_t api_messages_ko_count = sizeof api_messages_ko / sizeof api_messages_ko[0];

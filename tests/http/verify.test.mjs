@@ -241,6 +241,27 @@ test('float16 gradients: 3 times the naive error plus atol; the naive backward p
   assert.deepEqual(bad.checks[3].worst[0].cell, [4, 1]);
 });
 
+test('any length in float64 (gold streams); a low format within --max-cells, said with the way out', async () => {
+  const random = { seed: 3, n_q: 4096, n_k: 4096, d_k: 2, d_v: 2 }; // 2^24 cells > --max-cells
+  const zeros = Array.from({ length: 4096 }, () => [0, 0]);
+  const g = await attention({ random, include: ['output'] });
+  const exact = await verify({ random, format: 'float64', candidate: { output: g.output } });
+  assert.equal(exact.verdict, 'pass');
+  assert.equal(exact.checks[0].max_abs_error, 0);
+  const gb = await attention({ random, backward: { seed: 5 }, include: ['output', 'lse', 'grad_q', 'grad_k', 'grad_v'] });
+  const grads = await verify({ random, backward: { seed: 5 }, format: 'float64',
+    candidate: { output: gb.output, lse: gb.lse, grad_q: gb.grad_q, grad_k: gb.grad_k, grad_v: gb.grad_v } });
+  assert.equal(grads.verdict, 'pass', 'the streamed backward is its own gold');
+  const off = await verify({ random, format: 'float64', candidate: { output: zeros } });
+  assert.equal(off.verdict, 'fail');
+  near(off.checks[0].max_abs_error, maxAbs(zeros, g.output), 'zeros at n = 4096');
+  const res = await postJson(srv.port, '/v1/verify', { random, format: 'float16', candidate: { output: zeros } });
+  const prob = assertProblem(assert, res, 422);
+  assert.ok(prob.type.endsWith('limit-exceeded'));
+  assert.equal(prob.errors[0].pointer, '/random/n_q');
+  assert.match(prob.errors[0].hint, /naive reference in float16 keeps every \(n_q, n_k\) step.*float64 candidate/);
+});
+
 test('the text verdict fits a CI log, in English and Korean', async () => {
   const p = problem(80);
   const n = await naive(p, 'float16');

@@ -355,6 +355,11 @@ static bool parse_naive(const json_t *doc, const struct api_limits *limits,
         api_error_set(err, API_INVALID_VALUE, "the naive reference in %s cannot be computed: "
                       "%s", attn_format_name(r->verdict.format), detail);
         api_error_at(err, "/format");
+    } else if (err->type == API_LIMIT_EXCEEDED) { /* gold streams; a low format's pass cannot */
+        api_error_hint(err, "the naive reference in %s keeps every (n_q, n_k) step, each within "
+                       "--max-cells: verify a shorter problem in this format, or a float64 "
+                       "candidate, whose reference is streamed at any length",
+                       attn_format_name(r->verdict.format));
     }
     return false;
 }
