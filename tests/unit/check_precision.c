@@ -24,7 +24,7 @@
  *   Backward attn_backward_precision on random problems (softcap, the sink, RoPE in both
  *            layouts, dropout, a bias, a causal mask, a fully masked row) in each format
  *            and accumulator, bit for bit at every step against a naive loop of the
- *            rules on the low forward's steps; float32 within 1e-5 of float64's
+ *            rules on the low forward's steps; float32 within 1e-4 of float64's
  *            gradients; overflow kept and named; bad calls;
  *   Multi    attn_mh_forward_precision: the projections against the emulation's (operands
  *            in the format, sums in the accumulator, the bias added there, the result
@@ -33,7 +33,7 @@
  *            layouts, the biases, a bias matrix, cross-attention, softcap, the sink, RoPE,
  *            dropout) in each format and accumulator, bit for bit against a naive loop
  *            of the rules (em_backward for each head on the low forward's columns);
- *            float32 within 1e-5 of float64's; overflow kept and named; bad calls;
+ *            float32 within 1e-4 of float64's; overflow kept and named; bad calls;
  *   Error    attn_step_error_of on matrices with known differences.
  */
 #include <check.h>
@@ -795,6 +795,13 @@ static double relative_gap(const double *low, const double *exact, size_t n)
     return gap / top;
 }
 
+/* FLOAT32_GAP: how far float32 by the rules may land from float64, relative to a
+ * gradient's largest cell (0.1 at the least): float32's unit roundoff 2^-24 times the
+ * sums and products a gradient is built through (a few dozen terms each, chained up to six
+ * deep), and below float16's 2^-11, so a stray rounding to float16 on the way still fails.
+ * The problems are drawn at random, and 1e-5 was exceeded (1.7e-5) by one of them. */
+#define FLOAT32_GAP 1e-4
+
 /* float32 by the rules lands within float32's own error of float64's gradients. */
 START_TEST(test_backward_float32_near_float64)
 {
@@ -819,9 +826,10 @@ START_TEST(test_backward_float32_near_float64)
         double gq = relative_gap(gl.grad_q.data, ge.grad_q.data, p.n_q * p.d_k);
         double gk = relative_gap(gl.grad_k.data, ge.grad_k.data, p.n_k * p.d_k);
         double gv = relative_gap(gl.grad_v.data, ge.grad_v.data, p.n_k * p.d_v);
-        ck_assert_msg(gq < 1e-5 && gk < 1e-5 && gv < 1e-5, "round %d: grad_q %g, grad_k %g, "
+        ck_assert_msg(gq < FLOAT32_GAP && gk < FLOAT32_GAP && gv < FLOAT32_GAP,
+                      "round %d: grad_q %g, grad_k %g, "
                       "grad_v %g from float64", round, gq, gk, gv);
-        ck_assert(fabs(gl.grad_sink_logit - ge.grad_sink_logit) <= 1e-5 * (1 + fabs(ge.grad_sink_logit)));
+        ck_assert(fabs(gl.grad_sink_logit - ge.grad_sink_logit) <= FLOAT32_GAP * (1 + fabs(ge.grad_sink_logit)));
         attn_grads_free(&gl), attn_grads_free(&ge);
         attn_vtrace_free(&low), attn_vtrace_free(&exact);
         free(d_out);
@@ -1270,7 +1278,7 @@ START_TEST(test_mh_backward_float32_near_float64)
             struct attn_matrix l = attn_mh_grads_step(&gl, (enum attn_mh_grad_step)s);
             struct attn_matrix x = attn_mh_grads_step(&ge, (enum attn_mh_grad_step)s);
             double gap = relative_gap(l.data, x.data, l.rows * l.cols);
-            ck_assert_msg(gap < 1e-5, "round %d: %s %g from float64", round,
+            ck_assert_msg(gap < FLOAT32_GAP, "round %d: %s %g from float64", round,
                           attn_mh_grad_step_name((enum attn_mh_grad_step)s, !c.cross), gap);
         }
         attn_mh_grads_free(&gl), attn_mh_grads_free(&ge);
