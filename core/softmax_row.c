@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 /* GCC only: clang (the fuzz build) wants the attribute on every declaration too, and
  * the clones give the same bits anyway. Not under ThreadSanitizer either: the clones'
@@ -469,8 +470,57 @@ bool attn_row_scale(const double *s, double *x, size_t n, double scale)
 /* The chunk attn_row_scale_max scales and then reads back from L1 for its max. */
 #define ATTN_SCALE_CHUNK 256
 
-ATTN_VECTOR_CLONES
+static bool attn_row_scale_max_auto(const double *s, double *x, size_t n, double scale,
+                                    double *max);
+
+#ifdef ATTN_EXP_AVX512
+static bool attn_have_avx512(void);
+
+/*
+ * attn_row_scale_max on a CPU with AVX-512F, in one loop: the compiler's clone needs
+ * two (see below) and ran at a third of this speed on a row in L1. The same lanes
+ * (key j in lane j mod ATTN_LANES) and the same comparison (vmaxpd keeps m where x is
+ * not greater, as the select does), so the same bits.
+ */
+__attribute__((target("avx512f"))) static bool attn_row_scale_max_avx512(const double *s,
+                                                                         double *x, size_t n,
+                                                                         double scale,
+                                                                         double *max)
+{
+    __m512d k = _mm512_set1_pd(scale), big = _mm512_set1_pd(DBL_MAX);
+    __m512d lanes = _mm512_set1_pd(-INFINITY);
+    __mmask8 bad = 0;
+    size_t j = 0;
+    for (; j + ATTN_LANES <= n; j += ATTN_LANES) {
+        __m512d v = _mm512_mul_pd(_mm512_loadu_pd(s + j), k);
+        _mm512_storeu_pd(x + j, v);
+        lanes = _mm512_max_pd(v, lanes);
+        bad |= (__mmask8)~_mm512_cmp_pd_mask(_mm512_abs_pd(v), big, _CMP_LE_OQ);
+    }
+    double m[ATTN_LANES];
+    _mm512_storeu_pd(m, lanes);
+    for (size_t l = 0; j < n; j++, l++) {
+        x[j] = s[j] * scale;
+        m[l] = x[j] > m[l] ? x[j] : m[l];
+        bad |= !(fabs(x[j]) <= DBL_MAX);
+    }
+    *max = attn_lanes_top(m);
+    return bad == 0;
+}
+#endif
+
 bool attn_row_scale_max(const double *s, double *x, size_t n, double scale, double *max)
+{
+#ifdef ATTN_EXP_AVX512
+    if (attn_have_avx512())
+        return attn_row_scale_max_avx512(s, x, n, scale, max);
+#endif
+    return attn_row_scale_max_auto(s, x, n, scale, max);
+}
+
+ATTN_VECTOR_CLONES
+static bool attn_row_scale_max_auto(const double *s, double *x, size_t n, double scale,
+                                    double *max)
 {
     double m[ATTN_LANES];
     int64_t n_bad = 0;
@@ -517,15 +567,108 @@ static bool attn_have_avx512(void)
     return known != 0;
 }
 
+static bool attn_gathers_pay(void);
+
+/* Seconds by the monotonic clock. */
+static double attn_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double attn_row_exp_avx512(const double *x, double max, double *w, size_t n);
+
+/* The fastest of 5 timings of 16 exponentials of a row by way `gather` (0 or 1). */
+static double attn_gather_trial(int gather, _Atomic int *choice, const double *x, double *w,
+                                size_t n)
+{
+    double best = INFINITY;
+    atomic_store_explicit(choice, gather, memory_order_relaxed);
+    for (int t = 0; t < 5; t++) {
+        double start = attn_seconds();
+        for (int r = 0; r < 16; r++)
+            (void)attn_row_exp_avx512(x, 0.0, w, n);
+        double took = attn_seconds() - start;
+        best = took < best ? took : best;
+    }
+    return best;
+}
+
+/*
+ * Whether this CPU reads eight table entries faster by gathers (vgatherqpd) than by
+ * eight loads and shuffles. Both give the same numbers, so the choice is speed alone,
+ * and it differs by CPU: gathers made the exponential 1.7 times faster on one Xeon,
+ * while the microcode against "Gather Data Sampling" made them several times slower on
+ * older ones. Timed once, on first use (about 0.1 ms: both ways on a row of 512, the
+ * fastest of five tries each, twice in turn); a race between threads times it twice.
+ */
+static _Atomic int attn_gathers = -1; /* -1: not timed yet; during the trials, the way tried */
+
+static bool attn_gathers_pay(void)
+{
+    _Atomic int *pay = &attn_gathers;
+    static _Atomic int timing = 0;
+    int known = atomic_load_explicit(pay, memory_order_relaxed);
+    if (known >= 0)
+        return known != 0;
+    if (atomic_exchange(&timing, 1) != 0)
+        return false; /* another thread is timing: loads meanwhile */
+    double x[512], w[512], took[2] = { INFINITY, INFINITY };
+    for (size_t j = 0; j < 512; j++)
+        x[j] = -30.0 * (double)((j * 7919) % 512) / 512.0;
+    for (int round = 0; round < 2; round++)
+        for (int g = 0; g < 2; g++) {
+            double t = attn_gather_trial(g, pay, x, w, 512);
+            took[g] = t < took[g] ? t : took[g];
+        }
+    atomic_store(pay, took[1] < took[0]);
+    return took[1] < took[0];
+}
+
+void attn_row_use_gathers(int way)
+{
+    atomic_store(&attn_gathers, way < 0 ? -1 : way > 0);
+}
+
+/*
+ * The table entries of eight lanes' indices i into (a), b: either by two gathers or by
+ * eight 16-byte loads and shuffles. The same numbers either way; which is faster
+ * depends on the CPU (attn_gathers_pay).
+ */
+static inline __attribute__((always_inline, target("avx512f"))) void
+attn_entries2x8(const double (*table)[2], __m512i i, bool gather, __m512d *a, __m512d *b)
+{
+    if (gather) {
+        __m512i at = _mm512_slli_epi64(i, 1); /* doubles, not entries */
+        *a = _mm512_i64gather_pd(at, &table[0][0], 8);
+        *b = _mm512_i64gather_pd(at, &table[0][1], 8);
+        return;
+    }
+    uint64_t at[8];
+    _mm512_storeu_si512(at, i);
+    __m128d e[8];
+    for (int l = 0; l < 8; l++)
+        e[l] = _mm_loadu_pd(table[at[l]]);
+    __m512d even = _mm512_insertf64x4(
+        _mm512_castpd256_pd512(_mm256_insertf128_pd(_mm256_castpd128_pd256(e[0]), e[2], 1)),
+        _mm256_insertf128_pd(_mm256_castpd128_pd256(e[4]), e[6], 1), 1);
+    __m512d odd = _mm512_insertf64x4(
+        _mm512_castpd256_pd512(_mm256_insertf128_pd(_mm256_castpd128_pd256(e[1]), e[3], 1)),
+        _mm256_insertf128_pd(_mm256_castpd128_pd256(e[5]), e[7], 1), 1);
+    *a = _mm512_unpacklo_pd(even, odd);
+    *b = _mm512_unpackhi_pd(even, odd);
+}
+
 /*
  * attn_exp_cell for eight cells, written out for AVX-512F: the same operations in the
  * same order as attn_exp_fast (so the same bits as every other build: check_core holds
- * it to the baseline's), but each lane's table entry read as one 16 bytes, where the
- * compiler's vector loop extracts every index and loads each half of the entry on its
- * own (it does not use gathers, which are slow on some CPUs).
+ * it to the baseline's), but each lane's table entry read whole (attn_entries2x8), where
+ * the compiler's vector loop extracts every index and loads each half of the entry on
+ * its own.
  */
-__attribute__((target("avx512f"))) static inline __m512d attn_exp_cell8(__m512d t,
-                                                                          __m512i *n_tiny)
+static inline __attribute__((always_inline, target("avx512f"))) __m512d
+attn_exp_cell8(__m512d t, __m512i *n_tiny, bool gather)
 {
     const __m512d round_shift = _mm512_set1_pd(0x1.8p52);
     __mmask8 fast = _mm512_cmp_pd_mask(t, _mm512_set1_pd(ATTN_EXP_FAST_MIN), _CMP_GE_OQ);
@@ -538,19 +681,9 @@ __attribute__((target("avx512f"))) static inline __m512d attn_exp_cell8(__m512d 
     kd = _mm512_sub_pd(kd, round_shift);
     __m512d r = _mm512_sub_pd(t, _mm512_mul_pd(kd, _mm512_set1_pd(0x1.62e42fefa0000p-8)));
     r = _mm512_sub_pd(r, _mm512_mul_pd(kd, _mm512_set1_pd(0x1.cf79abc9e3b3ap-47)));
-    __m512i i = _mm512_and_si512(k_bits, _mm512_set1_epi64(127));
-    uint64_t at[8];
-    _mm512_storeu_si512(at, i);
-    __m128d e[8];
-    for (int l = 0; l < 8; l++)
-        e[l] = _mm_loadu_pd(attn_exp2_table[at[l]]); /* { 2^(i/128), its error } */
-    __m512d even = _mm512_insertf64x4(
-        _mm512_castpd256_pd512(_mm256_insertf128_pd(_mm256_castpd128_pd256(e[0]), e[2], 1)),
-        _mm256_insertf128_pd(_mm256_castpd128_pd256(e[4]), e[6], 1), 1);
-    __m512d odd = _mm512_insertf64x4(
-        _mm512_castpd256_pd512(_mm256_insertf128_pd(_mm256_castpd128_pd256(e[1]), e[3], 1)),
-        _mm256_insertf128_pd(_mm256_castpd128_pd256(e[5]), e[7], 1), 1);
-    __m512d scale = _mm512_unpacklo_pd(even, odd), corr = _mm512_unpackhi_pd(even, odd);
+    __m512i i = _mm512_and_si512(k_bits, _mm512_set1_epi64(127)); /* in range whatever t */
+    __m512d scale, corr; /* 2^(i/128), its error */
+    attn_entries2x8(attn_exp2_table, i, gather, &scale, &corr);
     scale = _mm512_castsi512_pd(_mm512_add_epi64(
         _mm512_castpd_si512(scale), _mm512_slli_epi64(_mm512_sub_epi64(k_bits, i), 45)));
     __m512d r2 = _mm512_mul_pd(r, r);
@@ -564,24 +697,53 @@ __attribute__((target("avx512f"))) static inline __m512d attn_exp_cell8(__m512d 
     return _mm512_mask_blend_pd(fast, _mm512_maskz_mov_pd(tiny, t), value);
 }
 
+/*
+ * The whole lanes of attn_row_exp_avx512: e^(x - max) into w and the lanes' sums into
+ * part (attn_row_sum's lanes, added in its order); the count of tiny cells into tiny.
+ * Built twice, with gathers and without (the branch on `gather` is resolved inside).
+ */
+static inline __attribute__((always_inline, target("avx512f"))) size_t
+attn_exp_lanes(const double *x, double max, double *w, size_t n, bool gather, __m512d *part,
+               __m512i *tiny)
+{
+    __m512d m = _mm512_set1_pd(max);
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) { /* x may be w: a step reads its cells before it writes */
+        __m512d e = attn_exp_cell8(_mm512_sub_pd(_mm512_loadu_pd(x + j), m), tiny, gather);
+        _mm512_storeu_pd(w + j, e);
+        *part = _mm512_add_pd(*part, e);
+    }
+    return j;
+}
+
 /* attn_row_exp on a CPU with AVX-512F: eight cells a step, the tail one by one. */
 __attribute__((target("avx512f"))) static double attn_row_exp_avx512(const double *x,
                                                                      double max, double *w,
                                                                      size_t n)
 {
     __m512i tiny = _mm512_setzero_si512();
-    __m512d m = _mm512_set1_pd(max);
-    size_t j = 0;
-    for (; j + 8 <= n; j += 8) /* x may be w: a step reads its cells before it writes */
-        _mm512_storeu_pd(w + j, attn_exp_cell8(_mm512_sub_pd(_mm512_loadu_pd(x + j), m), &tiny));
+    __m512d lanes = _mm512_setzero_pd();
+    size_t j = attn_gathers_pay() ? attn_exp_lanes(x, max, w, n, true, &lanes, &tiny)
+                                  : attn_exp_lanes(x, max, w, n, false, &lanes, &tiny);
     int64_t n_tiny = _mm512_reduce_add_epi64(tiny);
-    for (; j < n; j++)
+    double part[ATTN_LANES];
+    _mm512_storeu_pd(part, lanes);
+    for (size_t l = 0; j < n; j++, l++) {
         w[j] = attn_exp_cell(x[j] - max, &n_tiny);
-    if (n_tiny > 0) /* as attn_row_exp below */
+        part[l] += w[j];
+    }
+    if (n_tiny > 0) { /* as attn_row_exp below; the sum again, over the cells fixed */
         for (j = 0; j < n; j++)
             if (w[j] < 0.0)
                 w[j] = exp(w[j]);
-    return attn_row_sum(w, n);
+        return attn_row_sum(w, n);
+    }
+    return attn_lanes_total(part);
+}
+#else
+void attn_row_use_gathers(int way)
+{
+    (void)way; /* no AVX-512 loops in this build */
 }
 #endif
 
@@ -649,8 +811,80 @@ size_t attn_row_first_of(const double *x, size_t n, double value)
     return j;
 }
 
-ATTN_VECTOR_CLONES
+static bool attn_row_divide_auto(double *w, size_t n, double sum);
+
+#ifdef ATTN_EXP_AVX512
+/*
+ * Eight quotients a/b, each exactly the correctly rounded one a division gives, for a
+ * multiplication, three fused multiply-adds and a check (a vdivpd is 16 cycles for
+ * eight lanes, the pass's dearest instruction after the exponential). y = 1/b rounded,
+ * half_ulp_b = 2^-53·b; q = a·y, corrected once by the remainder (Markstein): q' = q +
+ * (a - b·q)·y. Then q' is checked, not trusted: with r = a - b·q' (one rounding, which
+ * is monotonic), |r| below half of b·ulp(q') = 2^e·half_ulp_b (q' = 1.f·2^e) means
+ * |a/b - q'| < ulp(q')/2, so q' is a/b rounded to nearest. Below a power of two q' the
+ * next double down is half as far: such a lane, one that fails the check, and a below
+ * 2^-900 (where q' could leave the normal range) are divided. Needs b in [1, 2^60] (the
+ * caller checks), so that every product here is exact or normal. False in *slow when a
+ * lane was divided.
+ */
+__attribute__((target("avx512f"))) static inline __m512d attn_div8(__m512d a, __m512d b,
+                                                                     __m512d y,
+                                                                     __m512d half_ulp_b,
+                                                                     __mmask8 *slow)
+{
+    const __m512i exponent = _mm512_set1_epi64(INT64_C(0x7ff0000000000000));
+    const __m512i fraction = _mm512_set1_epi64(INT64_C(0x000fffffffffffff));
+    __m512d q = _mm512_mul_pd(a, y);
+    q = _mm512_fmadd_pd(_mm512_fnmadd_pd(b, q, a), y, q);
+    __m512d r = _mm512_fnmadd_pd(b, q, a);
+    __m512i q_bits = _mm512_castpd_si512(q), r_bits = _mm512_castpd_si512(r);
+    __m512d half = _mm512_mul_pd(_mm512_castsi512_pd(_mm512_and_si512(q_bits, exponent)),
+                                 half_ulp_b);
+    __m512d abs_r = _mm512_castsi512_pd(_mm512_and_si512(r_bits, _mm512_set1_epi64(INT64_MAX)));
+    /* r < 0 and q' a power of two: the sign bit set and no fraction bit */
+    __mmask8 under_pow2 = _mm512_testn_epi64_mask(q_bits, fraction) &
+                          _mm512_cmplt_epi64_mask(r_bits, _mm512_setzero_si512());
+    __mmask8 good = _mm512_mask_cmp_pd_mask(
+        _mm512_cmp_pd_mask(a, _mm512_set1_pd(0x1p-900), _CMP_GE_OQ) & (__mmask8)~under_pow2,
+        abs_r, half, _CMP_LT_OQ);
+    if (good != 0xff) { /* rare: a weight below 2^-900, or q' off (never seen) */
+        q = _mm512_mask_div_pd(q, (__mmask8)~good, a, b);
+        *slow = 1;
+    }
+    return q;
+}
+
+/* attn_row_divide on a CPU with AVX-512F: eight cells a step, the tail divided. */
+__attribute__((target("avx512f"))) static bool attn_row_divide_avx512(double *w, size_t n,
+                                                                      double sum)
+{
+    __m512d b = _mm512_set1_pd(sum), y = _mm512_set1_pd(1.0 / sum);
+    __m512d half_ulp_b = _mm512_set1_pd(sum * 0x1p-53);
+    __mmask8 slow = 0;
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        _mm512_storeu_pd(w + j, attn_div8(_mm512_loadu_pd(w + j), b, y, half_ulp_b, &slow));
+    bool finite = attn_row_divide_auto(w + j, n - j, sum);
+    /* a checked lane is finite (a and b are); a divided one may not be */
+    for (size_t k = 0; slow && k < j; k++)
+        finite &= fabs(w[k]) <= DBL_MAX;
+    return finite;
+}
+#endif
+
 bool attn_row_divide(double *w, size_t n, double sum)
+{
+#ifdef ATTN_EXP_AVX512
+    /* the exact quotients need b in [1, 2^60] (a softmax's sum: its max adds e^0) */
+    if (attn_have_avx512() && sum >= 1.0 && sum <= 0x1p60)
+        return attn_row_divide_avx512(w, n, sum);
+#endif
+    return attn_row_divide_auto(w, n, sum);
+}
+
+/* attn_row_divide by division, as the compiler vectorizes it. */
+ATTN_VECTOR_CLONES
+static bool attn_row_divide_auto(double *w, size_t n, double sum)
 {
     int64_t n_bad = 0;
 
@@ -680,8 +914,10 @@ __attribute__((target("avx512f"))) static inline void attn_columns8(const __m256
     out[3] = _mm512_shuffle_f64x2(ab23, cd23, 0xee);
 }
 
-/* attn_log_fast for eight cells, for AVX-512F, in its order of operations (its bits). */
-__attribute__((target("avx512f"))) static inline __m512d attn_log8(__m512d x)
+/* attn_log_fast for eight cells, for AVX-512F, in its order of operations (its bits);
+ * the table's entries by gathers or by loads and shuffles (attn_gathers_pay). */
+static inline __attribute__((always_inline, target("avx512f"))) __m512d attn_log8(__m512d x,
+                                                                                  bool gather)
 {
     const __m512d round_shift = _mm512_set1_pd(0x1.8p52);
     __m512i ix = _mm512_castpd_si512(x);
@@ -692,13 +928,19 @@ __attribute__((target("avx512f"))) static inline __m512d attn_log8(__m512d x)
     __m512d kd = _mm512_sub_pd(_mm512_castsi512_pd(k_bits), round_shift);
     __m512d z = _mm512_castsi512_pd(_mm512_sub_epi64(
         ix, _mm512_and_si512(tmp, _mm512_set1_epi64((int64_t)(UINT64_C(0xfff) << 52)))));
-    uint64_t at[8];
-    _mm512_storeu_si512(at, i);
-    __m256d e[8];
-    for (int l = 0; l < 8; l++)
-        e[l] = _mm256_loadu_pd(attn_log_table[at[l]]); /* { 1/c, ln c, c_hi, c_lo } */
-    __m512d col[4];
-    attn_columns8(e, col);
+    __m512d col[4]; /* { 1/c, ln c, c_hi, c_lo } */
+    if (gather) {
+        __m512i at = _mm512_slli_epi64(i, 2); /* doubles, not entries */
+        for (int c = 0; c < 4; c++)
+            col[c] = _mm512_i64gather_pd(at, &attn_log_table[0][c], 8);
+    } else {
+        uint64_t at[8];
+        _mm512_storeu_si512(at, i);
+        __m256d e[8];
+        for (int l = 0; l < 8; l++)
+            e[l] = _mm256_loadu_pd(attn_log_table[at[l]]);
+        attn_columns8(e, col);
+    }
     __m512d r = _mm512_mul_pd(_mm512_sub_pd(_mm512_sub_pd(z, col[2]), col[3]), col[0]);
     __m512d k_ln2 = _mm512_mul_pd(kd, _mm512_set1_pd(0x1.62e42fefa3800p-1));
     __m512d w = _mm512_add_pd(k_ln2, col[1]);
@@ -725,9 +967,10 @@ __attribute__((target("avx512f"))) static void attn_row_logs_avx512(const double
 {
     int64_t n_slow = 0;
     size_t j = 0;
+    bool gather = attn_gathers_pay();
     for (; j + 8 <= n; j += 8) {
         __m512d v = _mm512_loadu_pd(x + j);
-        _mm512_storeu_pd(logs + j, attn_log8(v));
+        _mm512_storeu_pd(logs + j, gather ? attn_log8(v, true) : attn_log8(v, false));
         __mmask8 in = _mm512_cmp_pd_mask(v, _mm512_set1_pd(ATTN_LOG_FAST_MIN), _CMP_GE_OQ) &
                       _mm512_cmp_pd_mask(v, _mm512_set1_pd(ATTN_LOG_FAST_MAX), _CMP_LE_OQ);
         __mmask8 positive = _mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GT_OQ);
@@ -786,8 +1029,60 @@ static void attn_row_logs_auto(const double *x, double *logs, size_t n)
  * attn_log_fast's range), then their sums; one chain of dependent additions, as they
  * were once summed, was a sixth of an every-step pass.
  */
+#ifdef ATTN_EXP_AVX512
+/*
+ * attn_row_spread on a CPU with AVX-512F, the logs and the sums in one loop: the same
+ * lanes, logs (glibc's where attn_row_logs takes it) and operations, so the same bits;
+ * the clone's sums ran scalar, at two thirds of the logs' time.
+ */
+__attribute__((target("avx512f"))) static void attn_row_spread_avx512(const double *w,
+                                                                      size_t n, double *sum,
+                                                                      double *entropy)
+{
+    __m512d part = _mm512_setzero_pd(), ent = _mm512_setzero_pd();
+    const __m512d lo = _mm512_set1_pd(ATTN_LOG_FAST_MIN), hi = _mm512_set1_pd(ATTN_LOG_FAST_MAX);
+    size_t j = 0;
+    bool gather = attn_gathers_pay();
+    for (; j + ATTN_LANES <= n; j += ATTN_LANES) {
+        __m512d v = _mm512_loadu_pd(w + j);
+        __m512d logs = gather ? attn_log8(v, true) : attn_log8(v, false);
+        __mmask8 positive = _mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GT_OQ);
+        __mmask8 slow = positive & (__mmask8)~(_mm512_cmp_pd_mask(v, lo, _CMP_GE_OQ) &
+                                               _mm512_cmp_pd_mask(v, hi, _CMP_LE_OQ));
+        if (slow != 0) { /* a weight above 0.9375 or subnormal: glibc's log, as attn_row_logs */
+            double l8[ATTN_LANES];
+            _mm512_storeu_pd(l8, logs);
+            for (int l = 0; l < ATTN_LANES; l++)
+                if (slow & (1u << l))
+                    l8[l] = log(w[j + l]);
+            logs = _mm512_loadu_pd(l8);
+        }
+        part = _mm512_add_pd(part, v);
+        ent = _mm512_add_pd(ent, _mm512_maskz_mul_pd(positive, v, logs));
+    }
+    double p[ATTN_LANES], e[ATTN_LANES];
+    _mm512_storeu_pd(p, part);
+    _mm512_storeu_pd(e, ent);
+    for (size_t l = 0; j < n; j++, l++) {
+        double x = w[j], lg = x > 0.0 ? attn_log_fast(x) : 0.0;
+        if (x > 0.0 && !(x >= ATTN_LOG_FAST_MIN && x <= ATTN_LOG_FAST_MAX))
+            lg = log(x);
+        p[l] += x;
+        e[l] += x > 0.0 ? x * lg : 0.0;
+    }
+    *sum = attn_lanes_total(p);
+    *entropy = 0.0 - attn_lanes_total(e);
+}
+#endif
+
 static inline __attribute__((always_inline)) void attn_row_spread(const double *w, size_t n, double *sum, double *entropy)
 {
+#ifdef ATTN_EXP_AVX512
+    if (attn_have_avx512()) {
+        attn_row_spread_avx512(w, n, sum, entropy);
+        return;
+    }
+#endif
     double logs[ATTN_LOG_CHUNK], part[ATTN_LANES] = { 0 }, ent[ATTN_LANES] = { 0 };
     for (size_t from = 0; from < n; from += ATTN_LOG_CHUNK) {
         const double *x = w + from;

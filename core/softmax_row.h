@@ -52,6 +52,13 @@ void attn_row_softcap(const double *x, double *out, size_t n, double c);
  * first key of its max score). */
 size_t attn_row_first_of(const double *x, size_t n, double value);
 
+/*
+ * How the AVX-512 loops read their tables: 1 by gathers, 0 by loads and shuffles, -1
+ * timed on first use (the default). The same bits every way: for tests and benches.
+ * Without AVX-512 it changes nothing.
+ */
+void attn_row_use_gathers(int way);
+
 /* w[j] /= sum for j < n; false if any quotient is not finite. */
 bool attn_row_divide(double *w, size_t n, double sum);
 

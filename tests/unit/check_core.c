@@ -1042,13 +1042,15 @@ void baseline_row_logs(const double *x, double *logs, size_t n);
 /*
  * The row functions the program runs (on this CPU, its AVX-512 or AVX2 build where it
  * has them) give the baseline build's bits: rows of every length up to 300 (vector
- * tails), values near, far and blocked, a cell in the subnormal range.
+ * tails), values near, far and blocked, a cell in the subnormal range; the AVX-512
+ * loops' tables read by loads (_i = 0) and by gathers (1).
  */
 START_TEST(test_row_same_bits_as_baseline)
 {
     enum { MAX_N = 300 };
     static double s[MAX_N], x1[MAX_N], x2[MAX_N], w1[MAX_N], w2[MAX_N];
     uint64_t seed = 0xba5e;
+    attn_row_use_gathers(_i);
 
     for (size_t row = 0; row < 3000; row++) {
         size_t n = 1 + row % MAX_N;
@@ -1081,6 +1083,7 @@ START_TEST(test_row_same_bits_as_baseline)
             ck_assert_msg(!(w1[j] > 0.0) || memcmp(&x1[j], &x2[j], sizeof x1[j]) == 0,
                           "row %zu: log", row);
     }
+    attn_row_use_gathers(-1);
 }
 END_TEST
 
@@ -1088,13 +1091,15 @@ END_TEST
  * The logs and exponentials the program runs (on an AVX-512 CPU, core's own AVX-512
  * loops) against the baseline build's, over their whole domain: logs of x in
  * [2^-1074, 1] spread over every binade, exponentials of t in [-1100, 0], row lengths
- * 1 to 40 (every tail of an 8-lane loop), zeros and -inf among them.
+ * 1 to 40 (every tail of an 8-lane loop), zeros and -inf among them; tables read by
+ * loads (_i = 0) and by gathers (1).
  */
 START_TEST(test_exp_log_same_bits_as_baseline)
 {
     enum { MAX_N = 40 };
     double x[MAX_N], a[MAX_N], b[MAX_N];
     uint64_t seed = 0x10c5;
+    attn_row_use_gathers(_i);
     for (size_t row = 0; row < 20000; row++) {
         size_t n = 1 + row % MAX_N;
         for (size_t j = 0; j < n; j++)
@@ -1111,6 +1116,61 @@ START_TEST(test_exp_log_same_bits_as_baseline)
         double s1 = attn_row_exp(x, 0.0, a, n), s2 = baseline_row_exp(x, 0.0, b, n);
         ck_assert(memcmp(a, b, n * sizeof *a) == 0 && memcmp(&s1, &s2, sizeof s1) == 0);
     }
+    attn_row_use_gathers(-1);
+}
+END_TEST
+
+/* x / y as one IEEE 754 division, kept out of any rewriting by the compiler. */
+static double divided(double x, double y)
+{
+    volatile double q = x / y;
+    return q;
+}
+
+/*
+ * attn_row_divide's quotients are divisions' bits (its AVX-512 loop multiplies by the
+ * reciprocal, corrects and checks, core/softmax_row.c): 2^20 random pairs over many
+ * binades of weight and sum, then the edges: quotients that are powers of two (from
+ * above and below), weights equal to the sum, weights near 2^-900 and subnormal, zeros,
+ * sums of 1, just above 1, and 2^900, and beyond it (the division path), every tail.
+ */
+START_TEST(test_row_divide_exact)
+{
+    enum { N = 1 << 12 };
+    static double w[N], want[N];
+    uint64_t seed = 0xd1d;
+    for (int round = 0; round < 256; round++) {
+        double sum = round % 16 == 0 ? 1.0 : ldexp(rng_real(&seed, 1.0, 2.0), round % 40);
+        for (size_t j = 0; j < N; j++)
+            w[j] = ldexp(rng_real(&seed, 0.5, 1.0), -(int)((j + round) % 70)) * sum;
+        for (size_t j = 0; j < N; j++)
+            want[j] = divided(w[j], sum);
+        ck_assert(attn_row_divide(w, N, sum));
+        for (size_t j = 0; j < N; j++)
+            ck_assert_msg(memcmp(&w[j], &want[j], sizeof w[j]) == 0,
+                          "round %d: %a / %a = %a, want %a", round, w[j] * sum, sum, w[j], want[j]);
+    }
+    const double sums[] = { 1.0, 0x1.0000000000001p0, 3.0, 0x1.fffffffffffffp0, 1e6 / 7, 0x1p900,
+                            0x1p901, 0.5 };
+    for (size_t s = 0; s < sizeof sums / sizeof sums[0]; s++) {
+        double sum = sums[s];
+        const double cells[] = { sum, sum / 2, sum / 4, 0.0, 1.0, 0x1p-900, 0x1.fffffffffffffp-901,
+                                 0x1p-1022, 0x1p-1074, 0x1p-1000, nextafter(sum / 2, 0.0),
+                                 nextafter(sum / 2, INFINITY), 0x1p-52, 1e-300, 0.1 };
+        enum { CELLS = sizeof cells / sizeof cells[0] };
+        for (size_t n = 1; n <= 3 * CELLS; n++) {
+            for (size_t j = 0; j < n; j++) {
+                w[j] = cells[(j * 7 + n) % CELLS];
+                want[j] = divided(w[j], sum);
+            }
+            ck_assert(attn_row_divide(w, n, sum));
+            for (size_t j = 0; j < n; j++)
+                ck_assert_msg(memcmp(&w[j], &want[j], sizeof w[j]) == 0,
+                              "%zu cells over %a: cell %zu is %a, want %a", n, sum, j, w[j], want[j]);
+        }
+    }
+    double inf_row[9] = { 1, 1, 1, 1, 1, 1, 1, INFINITY, 1 }; /* a quotient not finite: false */
+    ck_assert(!attn_row_divide(inf_row, 9, 1.5));
 }
 END_TEST
 
@@ -1722,7 +1782,7 @@ static Suite *core_suite(void)
     tcase_add_test(core, test_trace_layout);
     tcase_add_test(core, test_trace_free_twice);
     tcase_add_test(core, test_blas_info);
-    tcase_add_test(core, test_exp_log_same_bits_as_baseline);
+    tcase_add_loop_test(core, test_exp_log_same_bits_as_baseline, 0, 2);
     tcase_add_test(core, test_trace_reuse);
     tcase_add_test(core, test_skip_summary);
     tcase_add_test(core, test_trace_keep);
@@ -1751,8 +1811,9 @@ static Suite *core_suite(void)
     tcase_add_test(limits, test_tiny_weights);
     tcase_add_test(limits, test_row_exp_vs_libm);
     tcase_add_test(limits, test_row_logs_vs_logl);
-    tcase_add_test(limits, test_row_same_bits_as_baseline);
+    tcase_add_loop_test(limits, test_row_same_bits_as_baseline, 0, 2);
     tcase_add_test(limits, test_row_facts_stay_in_row);
+    tcase_add_test(limits, test_row_divide_exact);
     tcase_add_loop_test(limits, test_fully_masked_cells, 0, 2);
     tcase_add_loop_test(limits, test_fully_masked_padding, 0, 2);
     tcase_add_loop_test(limits, test_causal_tall, 0, 2);

@@ -16,4 +16,5 @@
 #define attn_row_facts_at baseline_row_facts_at
 #define attn_row_logs baseline_row_logs
 #define attn_row_softcap baseline_row_softcap
+#define attn_row_use_gathers baseline_row_use_gathers
 #include "core/softmax_row.c"
