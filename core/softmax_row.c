@@ -478,9 +478,9 @@ static bool attn_have_avx512(void);
 
 /*
  * attn_row_scale_max on a CPU with AVX-512F, in one loop: the compiler's clone needs
- * two (see below) and ran at a third of this speed on a row in L1. The same lanes
- * (key j in lane j mod ATTN_LANES) and the same comparison (vmaxpd keeps m where x is
- * not greater, as the select does), so the same bits.
+ * two (see below), and a row in L1 went through them several times slower. The same
+ * lanes (key j in lane j mod ATTN_LANES) and the same comparison (vmaxpd keeps m where
+ * x is not greater, as the select does), so the same bits.
  */
 __attribute__((target("avx512f"))) static bool attn_row_scale_max_avx512(const double *s,
                                                                          double *x, size_t n,
@@ -598,10 +598,11 @@ static double attn_gather_trial(int gather, _Atomic int *choice, const double *x
 /*
  * Whether this CPU reads eight table entries faster by gathers (vgatherqpd) than by
  * eight loads and shuffles. Both give the same numbers, so the choice is speed alone,
- * and it differs by CPU: gathers made the exponential 1.7 times faster on one Xeon,
- * while the microcode against "Gather Data Sampling" made them several times slower on
- * older ones. Timed once, on first use (about 0.1 ms: both ways on a row of 512, the
- * fastest of five tries each, twice in turn); a race between threads times it twice.
+ * and it differs by CPU: gathers are fast on recent Xeons, while the microcode against
+ * "Gather Data Sampling" made them several times slower on older ones (exp_bench times
+ * both; docs/performance.md). Timed once, on first use: both ways on a row of 512, the
+ * fastest of five tries of 16 rows each, twice in turn. While one thread times, the
+ * others read by loads.
  */
 static _Atomic int attn_gathers = -1; /* -1: not timed yet; during the trials, the way tried */
 
@@ -816,16 +817,16 @@ static bool attn_row_divide_auto(double *w, size_t n, double sum);
 #ifdef ATTN_EXP_AVX512
 /*
  * Eight quotients a/b, each exactly the correctly rounded one a division gives, for a
- * multiplication, three fused multiply-adds and a check (a vdivpd is 16 cycles for
- * eight lanes, the pass's dearest instruction after the exponential). y = 1/b rounded,
+ * multiplication, three fused multiply-adds and a check (vdivpd issues once every
+ * several cycles: after the exponential, the pass's dearest instruction). y = 1/b rounded,
  * half_ulp_b = 2^-53·b; q = a·y, corrected once by the remainder (Markstein): q' = q +
  * (a - b·q)·y. Then q' is checked, not trusted: with r = a - b·q' (one rounding, which
  * is monotonic), |r| below half of b·ulp(q') = 2^e·half_ulp_b (q' = 1.f·2^e) means
  * |a/b - q'| < ulp(q')/2, so q' is a/b rounded to nearest. Below a power of two q' the
  * next double down is half as far: such a lane, one that fails the check, and a below
  * 2^-900 (where q' could leave the normal range) are divided. Needs b in [1, 2^60] (the
- * caller checks), so that every product here is exact or normal. False in *slow when a
- * lane was divided.
+ * caller checks), so that every product here is exact or normal. Sets *slow when a lane
+ * was divided (its quotient may not be finite).
  */
 __attribute__((target("avx512f"))) static inline __m512d attn_div8(__m512d a, __m512d b,
                                                                      __m512d y,
@@ -1033,7 +1034,7 @@ static void attn_row_logs_auto(const double *x, double *logs, size_t n)
 /*
  * attn_row_spread on a CPU with AVX-512F, the logs and the sums in one loop: the same
  * lanes, logs (glibc's where attn_row_logs takes it) and operations, so the same bits;
- * the clone's sums ran scalar, at two thirds of the logs' time.
+ * the clone's sums were left scalar and cost nearly what the logs did.
  */
 __attribute__((target("avx512f"))) static void attn_row_spread_avx512(const double *w,
                                                                       size_t n, double *sum,
