@@ -605,15 +605,15 @@ static double attn_gather_trial(int gather, _Atomic int *choice, const double *x
  * others read by loads.
  */
 static _Atomic int attn_gathers = -1; /* -1: not timed yet; during the trials, the way tried */
+static _Atomic int attn_gathers_timing = 0; /* 1 once a thread has begun timing */
 
 static bool attn_gathers_pay(void)
 {
     _Atomic int *pay = &attn_gathers;
-    static _Atomic int timing = 0;
     int known = atomic_load_explicit(pay, memory_order_relaxed);
     if (known >= 0)
         return known != 0;
-    if (atomic_exchange(&timing, 1) != 0)
+    if (atomic_exchange(&attn_gathers_timing, 1) != 0)
         return false; /* another thread is timing: loads meanwhile */
     double x[512], w[512], took[2] = { INFINITY, INFINITY };
     for (size_t j = 0; j < 512; j++)
@@ -630,6 +630,7 @@ static bool attn_gathers_pay(void)
 void attn_row_use_gathers(int way)
 {
     atomic_store(&attn_gathers, way < 0 ? -1 : way > 0);
+    atomic_store(&attn_gathers_timing, 0); /* -1 times again on the next use */
 }
 
 /*
