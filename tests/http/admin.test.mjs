@@ -5,14 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  assertProblem, openMany, rawConnect, request, runAttnd, sleep, startServer,
+  adminPort, assertProblem, inFlightReaches, openMany, rawConnect, request, runAttnd, sleep, startServer,
 } from './lib.mjs';
-
-/** The admin port attnd printed, or null. */
-const adminPort = (s) => {
-  const m = s.stdout().match(/^attnd admin listening on http:\/\/\S+:(\d+)$/m);
-  return m ? Number(m[1]) : null;
-};
 
 test('off by default; --admin-port 0 picks a free port and prints it first', async () => {
   const plain = await startServer();
@@ -85,6 +79,7 @@ test('while draining, /readyz is 503 on both ports; the admin port answers until
   const inFlight = await rawConnect(s.port);
   await inFlight.write('POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n' +
     `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+  await inFlightReaches(s, 1); // begun before the signal
   const kept = await rawConnect(s.port);
   await kept.write('GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n');
   assert.equal((await kept.nextResponse()).status, 200);

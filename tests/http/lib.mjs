@@ -318,6 +318,31 @@ export function closedPort() {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The admin port a server started with --admin-port printed, or null. */
+export const adminPort = (s) => {
+  const m = s.stdout().match(/^attnd admin listening on http:\/\/\S+:(\d+)$/m);
+  return m ? Number(m[1]) : null;
+};
+
+/**
+ * Resolves once n requests are in flight on the data port of a server started with
+ * --admin-port (its /metrics, polled, counts the data port's requests, not itself). A
+ * request half sent is begun only once attnd has read its head: a test that signals a
+ * drain waits for this, not for a guessed time.
+ */
+export async function inFlightReaches(s, n, ms = 5000) {
+  const port = adminPort(s);
+  if (port === null) throw new Error('inFlightReaches needs a server with --admin-port');
+  const until = Date.now() + ms;
+  for (;;) {
+    const m = (await request(port, { path: '/metrics' })).body;
+    const seen = m.match(/^attnd_requests_in_flight (\S+)$/m)?.[1];
+    if (Number(seen) === n) return;
+    if (Date.now() > until) throw new Error(`attnd_requests_in_flight is ${seen}, never ${n}`);
+    await sleep(10);
+  }
+}
+
 /** The access-log lines (text format) that carry request id `id`. */
 export const logLinesFor = (stderr, id) =>
   stderr.split('\n').filter((l) => l.includes(`id=${id} `));

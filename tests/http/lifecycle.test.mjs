@@ -5,7 +5,8 @@ import net from 'node:net';
 import { test } from 'node:test';
 
 import {
-  SEED, SEED_OUTPUT, closedPort, logLinesFor, rawConnect, request, runAttnd, sleep, startServer,
+  SEED, SEED_OUTPUT, closedPort, inFlightReaches, logLinesFor, rawConnect, request, runAttnd, sleep,
+  startServer,
 } from './lib.mjs';
 
 /** Resolves within ms with {code, signal}, or rejects. */
@@ -28,13 +29,13 @@ const connectRefused = (port) =>
   });
 
 test('SIGTERM: the request in flight completes with 200, then the process exits 0', async () => {
-  const s = await startServer();
+  const s = await startServer(['--admin-port', '0']);
   const body = JSON.stringify(SEED);
   const half = Math.floor(body.length / 2);
   const c = await rawConnect(s.port);
   await c.write('POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n' +
     `X-Request-Id: inflight-1\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, half)}`);
-  await sleep(200); // the server has read the headers: the request is in flight
+  await inFlightReaches(s, 1);
   s.proc.kill('SIGTERM');
   await s.waitStderr((e) => /shutting down, 1 request/.test(e));
 
@@ -54,7 +55,7 @@ test('SIGTERM: the request in flight completes with 200, then the process exits 
 });
 
 test('after SIGTERM, a new request on a kept-alive connection gets 503 and Connection: close', async () => {
-  const s = await startServer();
+  const s = await startServer(['--admin-port', '0']);
   // Connection A keeps the server draining: headers and half a body.
   const a = await rawConnect(s.port);
   await a.write('POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n' +
@@ -63,7 +64,7 @@ test('after SIGTERM, a new request on a kept-alive connection gets 503 and Conne
   const b = await rawConnect(s.port);
   await b.write('GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n');
   assert.equal((await b.nextResponse()).status, 200);
-  await sleep(100);
+  await inFlightReaches(s, 1);
 
   s.proc.kill('SIGTERM');
   await s.waitStderr((e) => e.includes('shutting down'));
@@ -82,12 +83,12 @@ test('after SIGTERM, a new request on a kept-alive connection gets 503 and Conne
 });
 
 test('SIGHUP drains as SIGTERM does: the request in flight completes, then exit 0', async () => {
-  const s = await startServer();
+  const s = await startServer(['--admin-port', '0']);
   const body = JSON.stringify(SEED);
   const c = await rawConnect(s.port);
   await c.write('POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n' +
     `X-Request-Id: hup-1\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
-  await sleep(200);
+  await inFlightReaches(s, 1);
   s.proc.kill('SIGHUP');
   await s.waitStderr((e) => /SIGHUP: shutting down, 1 request/.test(e));
   assert.ok(await connectRefused(s.port), 'no 200 from /readyz after SIGHUP');
@@ -146,10 +147,10 @@ test('SIGTERM right after start exits 0, whichever thread the signal reaches',
 });
 
 test('the grace period is bounded by --timeout', async () => {
-  const s = await startServer(['--timeout', '1']);
+  const s = await startServer(['--timeout', '1', '--admin-port', '0']);
   const c = await rawConnect(s.port);
   await c.write('POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n{');
-  await sleep(100);
+  await inFlightReaches(s, 1);
   const t0 = Date.now();
   s.proc.kill('SIGTERM');
   const { code } = await exitWithin(s, 4000); // the client never finishes

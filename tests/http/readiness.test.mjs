@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { SEED, rawConnect, sleep, startServer } from './lib.mjs';
+import { SEED, inFlightReaches, rawConnect, startServer } from './lib.mjs';
 
 test('after SIGTERM: /readyz is 503 unavailable at once, the request in flight still completes', async () => {
-  const s = await startServer();
+  const s = await startServer(['--admin-port', '0']);
   const probe = await rawConnect(s.port); // a kept-alive connection, as a prober's may be
   await probe.write('GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n');
   assert.equal((await probe.nextResponse()).status, 200);
@@ -18,7 +18,7 @@ test('after SIGTERM: /readyz is 503 unavailable at once, the request in flight s
   const busy = await rawConnect(s.port);
   await busy.write('POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n' +
     `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
-  await sleep(100);
+  await inFlightReaches(s, 1);
 
   s.proc.kill('SIGTERM');
   await s.waitStderr((e) => e.includes('shutting down'));

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import { after, before, test } from 'node:test';
 
-import { assertProblem, openMany, rawConnect, request, sleep, startServer } from './lib.mjs';
+import { assertProblem, inFlightReaches, openMany, rawConnect, request, sleep, startServer } from './lib.mjs';
 
 let s;
 let admin;
@@ -243,7 +243,7 @@ test('the memory budget\'s 503 for a body it cannot store, in Korean with its hi
 });
 
 test('after SIGTERM, the 503 on a kept-alive connection speaks Korean when asked', async () => {
-  const s3 = await startServer();
+  const s3 = await startServer(['--admin-port', '0']);
   // A keeps the server draining (half a body); B has had one answer and stays open.
   const a = await rawConnect(s3.port);
   await a.write('POST /v1/attention HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n' +
@@ -251,7 +251,7 @@ test('after SIGTERM, the 503 on a kept-alive connection speaks Korean when asked
   const b = await rawConnect(s3.port);
   await b.write('GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n');
   assert.equal((await b.nextResponse()).status, 200);
-  await sleep(100);
+  await inFlightReaches(s3, 1);
   s3.proc.kill('SIGTERM');
   await s3.waitStderr((e) => e.includes('shutting down'));
   await b.write('GET /healthz?lang=ko HTTP/1.1\r\nHost: t\r\n\r\n');
