@@ -355,6 +355,16 @@ static const double attn_log_table[128][4] = {
 #define ATTN_LOG_FAST_MAX 0.9375
 
 /*
+ * Whether a weight's log is glibc's: positive and outside attn_log_fast's range. A
+ * zero (a masked cell) needs no log: not counted, or every masked row would take the
+ * second pass.
+ */
+static inline bool attn_log_slow(double x)
+{
+    return x > 0.0 && !(x >= ATTN_LOG_FAST_MIN && x <= ATTN_LOG_FAST_MAX);
+}
+
+/*
  * ln x for ATTN_LOG_FAST_MIN <= x <= ATTN_LOG_FAST_MAX, glibc's method (from ARM's
  * optimized routines) without its calls and branches, so that a loop of it is vector
  * code: x = 2^k·z with z in [0x1.6p-1, 0x1.6p0), ln x = k·ln 2 + ln c + ln(1 + r)
@@ -961,6 +971,14 @@ static inline __attribute__((always_inline, target("avx512f"))) __m512d attn_log
     return _mm512_add_pd(sum, hi);
 }
 
+/* attn_log_slow of eight cells, as a mask. */
+static inline __attribute__((always_inline, target("avx512f"))) __mmask8 attn_log_slow8(__m512d v)
+{
+    __mmask8 in = _mm512_cmp_pd_mask(v, _mm512_set1_pd(ATTN_LOG_FAST_MIN), _CMP_GE_OQ) &
+                  _mm512_cmp_pd_mask(v, _mm512_set1_pd(ATTN_LOG_FAST_MAX), _CMP_LE_OQ);
+    return _mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GT_OQ) & (__mmask8)~in;
+}
+
 static void attn_row_logs_auto(const double *x, double *logs, size_t n);
 
 /* attn_row_logs on a CPU with AVX-512F: eight cells a step, the tail one by one. */
@@ -973,18 +991,15 @@ __attribute__((target("avx512f"))) static void attn_row_logs_avx512(const double
     for (; j + 8 <= n; j += 8) {
         __m512d v = _mm512_loadu_pd(x + j);
         _mm512_storeu_pd(logs + j, gather ? attn_log8(v, true) : attn_log8(v, false));
-        __mmask8 in = _mm512_cmp_pd_mask(v, _mm512_set1_pd(ATTN_LOG_FAST_MIN), _CMP_GE_OQ) &
-                      _mm512_cmp_pd_mask(v, _mm512_set1_pd(ATTN_LOG_FAST_MAX), _CMP_LE_OQ);
-        __mmask8 positive = _mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GT_OQ);
-        n_slow += __builtin_popcount((unsigned)(positive & (__mmask8)~in));
+        n_slow += __builtin_popcount((unsigned)attn_log_slow8(v));
     }
     for (; j < n; j++) {
         logs[j] = attn_log_fast(x[j]);
-        n_slow += x[j] > 0.0 && !(x[j] >= ATTN_LOG_FAST_MIN && x[j] <= ATTN_LOG_FAST_MAX);
+        n_slow += attn_log_slow(x[j]);
     }
     if (n_slow > 0) /* as attn_row_logs_auto */
         for (j = 0; j < n; j++)
-            if (x[j] > 0.0 && !(x[j] >= ATTN_LOG_FAST_MIN && x[j] <= ATTN_LOG_FAST_MAX))
+            if (attn_log_slow(x[j]))
                 logs[j] = log(x[j]);
 }
 #else
@@ -1010,13 +1025,11 @@ static void attn_row_logs_auto(const double *x, double *logs, size_t n)
 
     for (size_t j = 0; j < n; j++) {
         logs[j] = attn_log_fast(x[j]);
-        /* a zero (a masked cell) needs no log: not counted, or every masked row
-         * would take the second pass */
-        n_slow += x[j] > 0.0 && !(x[j] >= ATTN_LOG_FAST_MIN && x[j] <= ATTN_LOG_FAST_MAX);
+        n_slow += attn_log_slow(x[j]);
     }
     if (n_slow > 0) /* weights near 1 or subnormal: few, and only in some rows */
         for (size_t j = 0; j < n; j++)
-            if (x[j] > 0.0 && !(x[j] >= ATTN_LOG_FAST_MIN && x[j] <= ATTN_LOG_FAST_MAX))
+            if (attn_log_slow(x[j]))
                 logs[j] = log(x[j]);
 }
 
@@ -1042,15 +1055,13 @@ __attribute__((target("avx512f"))) static void attn_row_spread_avx512(const doub
                                                                       double *entropy)
 {
     __m512d part = _mm512_setzero_pd(), ent = _mm512_setzero_pd();
-    const __m512d lo = _mm512_set1_pd(ATTN_LOG_FAST_MIN), hi = _mm512_set1_pd(ATTN_LOG_FAST_MAX);
     size_t j = 0;
     bool gather = attn_gathers_pay();
     for (; j + ATTN_LANES <= n; j += ATTN_LANES) {
         __m512d v = _mm512_loadu_pd(w + j);
         __m512d logs = gather ? attn_log8(v, true) : attn_log8(v, false);
         __mmask8 positive = _mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GT_OQ);
-        __mmask8 slow = positive & (__mmask8)~(_mm512_cmp_pd_mask(v, lo, _CMP_GE_OQ) &
-                                               _mm512_cmp_pd_mask(v, hi, _CMP_LE_OQ));
+        __mmask8 slow = attn_log_slow8(v);
         if (slow != 0) { /* a weight above 0.9375 or subnormal: glibc's log, as attn_row_logs */
             double l8[ATTN_LANES];
             _mm512_storeu_pd(l8, logs);
@@ -1067,7 +1078,7 @@ __attribute__((target("avx512f"))) static void attn_row_spread_avx512(const doub
     _mm512_storeu_pd(e, ent);
     for (size_t l = 0; j < n; j++, l++) {
         double x = w[j], lg = x > 0.0 ? attn_log_fast(x) : 0.0;
-        if (x > 0.0 && !(x >= ATTN_LOG_FAST_MIN && x <= ATTN_LOG_FAST_MAX))
+        if (attn_log_slow(x))
             lg = log(x);
         p[l] += x;
         e[l] += x > 0.0 ? x * lg : 0.0;
