@@ -24,6 +24,7 @@
 #include "api/request/body.h"
 #include "api/request/query.h"
 #include "core/attention.h"
+#include "core/memory.h"
 
 enum method { M_GET = 1, M_HEAD = 2, M_POST = 4 };
 
@@ -150,6 +151,16 @@ void api_request_began(void)
 void api_request_ended(void)
 {
     api_spare_threads_request_end();
+}
+
+void api_keep_block_max(size_t bytes)
+{
+    attn_block_keep_max(bytes);
+}
+
+size_t api_release_kept_block(void)
+{
+    return attn_block_release();
 }
 
 const char *api_blas_better_core(void)

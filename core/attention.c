@@ -191,11 +191,10 @@ static enum attn_status attn_trace_alloc_block(struct attn_trace *t, size_t n_q,
         return ATTN_EINVAL;
     if (!attn_layout_of(n_q, n_k, d_v, keep, &l))
         return ATTN_ENOMEM;
-    /* calloc: the trace reads as zeros (IEEE 754 0.0 is all-bits-zero). */
-    block = zeroed ? calloc(1, l.bytes) : malloc(l.bytes);
+    /* zeroed: the trace reads as zeros (IEEE 754 0.0 is all-bits-zero). */
+    block = attn_block_alloc(l.bytes, zeroed, &t->block_bytes);
     if (block == NULL)
         return ATTN_ENOMEM;
-    attn_hint_huge_pages(block, l.bytes);
     t->n_q = n_q;
     t->n_k = n_k;
     t->d_v = d_v;
@@ -218,7 +217,7 @@ void attn_trace_free(struct attn_trace *t)
 {
     if (t == NULL)
         return;
-    free(t->block);
+    attn_block_free(t->block, t->block_bytes);
     memset(t, 0, sizeof *t);
 }
 

@@ -133,6 +133,7 @@ struct attn_trace {
     struct attn_summary summary;
     struct attn_fault fault;    /* set when a pass returns ATTN_EOVERFLOW */
     void *block;
+    size_t block_bytes;         /* the block's capacity (core/memory.h) */
 };
 
 /*

@@ -81,10 +81,9 @@ enum attn_status attn_stream_alloc(struct attn_stream *s, size_t n_rows, size_t 
         return ATTN_EINVAL;
     if (!stream_layout_of(n_rows, d_v, &l))
         return ATTN_ENOMEM;
-    unsigned char *block = malloc(l.bytes);
+    unsigned char *block = attn_block_alloc(l.bytes, false, &s->block_bytes);
     if (block == NULL)
         return ATTN_ENOMEM;
-    attn_hint_huge_pages(block, l.bytes);
     double *d = (double *)(void *)block;
     s->n_rows = n_rows;
     s->d_v = d_v;
@@ -112,7 +111,7 @@ void attn_stream_free(struct attn_stream *s)
 {
     if (s == NULL)
         return;
-    free(s->block);
+    attn_block_free(s->block, s->block_bytes);
     memset(s, 0, sizeof *s);
 }
 

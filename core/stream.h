@@ -58,6 +58,7 @@ struct attn_stream {
     struct attn_fault fault;     /* row = the real query index */
     int fault_step;              /* fault's step, a variant's (variants.h) included */
     void *block;
+    size_t block_bytes;          /* the block's capacity (core/memory.h) */
 };
 
 /*

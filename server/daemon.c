@@ -112,6 +112,9 @@ static struct srv_lane_limits srv_daemon_lane_limits(const struct srv_config *cf
     return lim;
 }
 
+/* The largest trace block kept between requests: an n = 2,048 trace of every step fits. */
+#define SRV_KEPT_BLOCK_MAX ((size_t)256 << 20)
+
 /* The context api/ reads on every call: limits, the library's version, the budget. */
 static void srv_daemon_context_init(struct srv_server *s, const struct srv_config *cfg)
 {
@@ -130,6 +133,13 @@ static void srv_daemon_context_init(struct srv_server *s, const struct srv_confi
      * the operator sets is taken as it is: above the budget, such requests are
      * served one at a time.
      */
+    /*
+     * One trace block kept between requests (api_keep_block_max) costs memory no
+     * request is charged for, so it is held to a quarter of the budget (inside the
+     * third the default budget leaves free) and to SRV_KEPT_BLOCK_MAX.
+     */
+    size_t kept = s->budget.limit / 4;
+    api_keep_block_max(kept < SRV_KEPT_BLOCK_MAX ? kept : SRV_KEPT_BLOCK_MAX);
     size_t request_max = cfg->max_request_bytes;
     if (request_max == 0) {
         request_max = api_default_limits().max_request_bytes;

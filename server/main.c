@@ -111,11 +111,12 @@ static bool srv_signals_wait_ms(long ms)
 static size_t srv_trim_threshold;
 
 /*
- * Waits for the first signal, giving the heap's free memory back to the kernel
- * (srv_heap_trim: every arena) once the server has been quiet for a second after
- * traffic. The heap is kept between requests on purpose (srv_malloc_policy), but after
- * a burst the arenas hold what its concurrent requests needed, most of it free yet
- * mapped: about 1 GB after 64 connections of 22 MB answers. A second with nothing
+ * Waits for the first signal, giving the heap's free memory back to the kernel (the
+ * kept trace block, then srv_heap_trim: every arena) once the server has been quiet
+ * for a second after traffic. The heap is kept between requests on purpose
+ * (srv_malloc_policy, and one large trace block: api_keep_block_max), but after a burst
+ * the arenas hold what its concurrent requests needed, most of it free yet mapped:
+ * about 1 GB after 64 connections of 22 MB answers. A second with nothing
  * completed and nothing in flight marks the burst's end; steady traffic never trims.
  */
 static int srv_signals_wait_trimming(struct srv_server *s)
@@ -126,6 +127,7 @@ static int srv_signals_wait_trimming(struct srv_server *s)
             return srv_signal_last;
         unsigned long now = srv_state_completed(s);
         if (now == seen && now != trimmed && srv_state_in_flight(s) == 0) {
+            api_release_kept_block(); /* first: its free goes back with the rest */
             srv_heap_trim(srv_trim_threshold); /* every arena: server/host/heap.h */
             trimmed = now;
         }
@@ -238,6 +240,7 @@ static int srv_run(const struct srv_config *cfg, double quota, unsigned online)
                     srv_signal_name(sig), srv_state_in_flight(&s));
     srv_drain(&s, cfg->timeout < SRV_GRACE_MAX ? cfg->timeout : SRV_GRACE_MAX);
     srv_daemon_stop(&s);
+    api_release_kept_block(); /* after the last request: nothing is left for exit to drop */
     return 0;
 }
 

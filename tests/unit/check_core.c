@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "core/attention.h"
+#include "core/memory.h"
 #include "core/softmax_row.h"
 #include "tests/unit/rand_inputs.h"
 
@@ -1636,6 +1637,103 @@ START_TEST(test_trace_sizes_zero)
 }
 END_TEST
 
+/* Whether the first n bytes of p are all zero. */
+static bool all_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return false;
+    return true;
+}
+
+/*
+ * core/memory.h: a freed block of ATTN_HUGE_BYTES or more is kept when the keeping is on
+ * and it is no larger than allowed; the next that fits gets it (zeroed when asked);
+ * of two, the larger is kept; lowering the limit or releasing frees it.
+ */
+START_TEST(test_block_kept)
+{
+    const size_t mid = ATTN_HUGE_BYTES + (512u << 10), big = ATTN_HUGE_BYTES + (1u << 20);
+    size_t cap, cap2;
+
+    ck_assert_uint_eq(attn_block_release(), 0);
+    void *a = attn_block_alloc(big, false, &cap); /* off by default: nothing kept */
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_eq(cap, big);
+    attn_block_free(a, cap);
+    ck_assert_uint_eq(attn_block_release(), 0);
+
+    attn_block_keep_max(2 * big);
+    a = attn_block_alloc(ATTN_HUGE_BYTES - 4096, false, &cap); /* glibc's heap keeps those */
+    attn_block_free(a, cap);
+    ck_assert_uint_eq(attn_block_release(), 0);
+    a = attn_block_alloc(3 * big, false, &cap); /* over the limit */
+    attn_block_free(a, cap);
+    ck_assert_uint_eq(attn_block_release(), 0);
+
+    a = attn_block_alloc(big, false, &cap);
+    memset(a, 0xab, big);
+    attn_block_free(a, cap);
+    void *b = attn_block_alloc(mid, true, &cap); /* fits in the kept one: it, zeroed */
+    ck_assert_ptr_eq(b, a);
+    ck_assert_uint_eq(cap, big);
+    ck_assert(all_zero(b, mid));
+    void *c = attn_block_alloc(mid, false, &cap2); /* the slot is empty: a new one */
+    ck_assert_ptr_ne(c, b);
+    ck_assert_uint_eq(cap2, mid);
+    attn_block_free(c, cap2);
+    attn_block_free(b, cap); /* the larger replaces the smaller */
+    ck_assert_ptr_eq(attn_block_alloc(big, false, &cap), b);
+    attn_block_free(b, cap);
+    void *d = attn_block_alloc(big + 1, false, &cap2); /* too large for it: a new one */
+    ck_assert_ptr_ne(d, b);
+    attn_block_free(d, cap2);
+    ck_assert_uint_eq(attn_block_release(), big + 1); /* the larger again */
+    ck_assert_uint_eq(attn_block_release(), 0);
+
+    a = attn_block_alloc(big, false, &cap);
+    attn_block_free(a, cap);
+    attn_block_keep_max(mid); /* a kept block over the new limit goes */
+    ck_assert_uint_eq(attn_block_release(), 0);
+    attn_block_keep_max(0);
+}
+END_TEST
+
+/*
+ * A trace whose block is kept: the next trace of its size gets the block, and its pass
+ * the bits of a fresh one (attn_trace_alloc's zero-filled trace reads as zeros first).
+ */
+START_TEST(test_trace_block_kept)
+{
+    enum { N = 1050, D = 4 }; /* 4·N·N doubles: past ATTN_HUGE_BYTES */
+    uint64_t seed = 0xb10c;
+    double *q = rand_fill(&seed, N * D, -2, 2), *k = rand_fill(&seed, N * D, -2, 2);
+    double *v = rand_fill(&seed, N * D, -1, 1);
+    struct views c;
+    struct attn_trace fresh, reused;
+
+    views_init(&c, q, N, D, k, N, v, D, 0.5);
+    ck_assert_int_eq(run(attn_forward, &fresh, &c), ATTN_OK);
+    attn_block_keep_max((size_t)1 << 30);
+    ck_assert_int_eq(attn_trace_alloc(&reused, N, N, D), ATTN_OK);
+    ck_assert(attn_forward(&reused, &c.p) == ATTN_OK);
+    void *block = reused.block;
+    attn_trace_free(&reused);
+    ck_assert_int_eq(attn_trace_alloc(&reused, N, N, D), ATTN_OK);
+    ck_assert_ptr_eq(reused.block, block);
+    ck_assert(all_zero(reused.block, reused.block_bytes));
+    ck_assert_int_eq(attn_forward(&reused, &c.p), ATTN_OK);
+    expect_same_bits(&fresh, &reused);
+    attn_trace_free(&reused);
+    ck_assert_uint_eq(attn_block_release(), fresh.block_bytes);
+    attn_block_keep_max(0);
+    attn_trace_free(&fresh);
+    free(q);
+    free(k);
+    free(v);
+}
+END_TEST
+
 /* ---- Errors ---- */
 
 /* A valid problem (q (3, 2), k (2, 2), v (2, 2)) and one broken copy per row of the table. */
@@ -1827,6 +1925,8 @@ static Suite *core_suite(void)
     tcase_add_loop_test(limits, test_overflow_step_before_row, 0, 3);
     tcase_add_test(limits, test_trace_sizes_overflow);
     tcase_add_test(limits, test_trace_sizes_zero);
+    tcase_add_test(limits, test_block_kept);
+    tcase_add_test(limits, test_trace_block_kept);
     suite_add_tcase(s, limits);
 
     tcase_add_loop_test(errors, test_einval, 0, (int)(2 * N_BAD_CASES));
