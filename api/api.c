@@ -158,9 +158,9 @@ void api_keep_block_max(size_t bytes)
     attn_block_keep_max(bytes);
 }
 
-size_t api_release_kept_block(void)
+void api_release_kept_block(void)
 {
-    return attn_block_release();
+    (void)attn_block_release();
 }
 
 const char *api_blas_better_core(void)

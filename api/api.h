@@ -65,10 +65,10 @@ void api_set_threads(unsigned threads);
  * freed, waits for the next one that fits instead of being unmapped, so the kernel
  * need not zero fresh pages for it. api_keep_block_max sets the largest block kept,
  * before serving (0, the default, keeps none); api_release_kept_block frees the kept
- * one and returns its size, for the server to call when it gives memory back.
+ * one, for the server to call when it gives memory back.
  */
 void api_keep_block_max(size_t bytes);
-size_t api_release_kept_block(void);
+void api_release_kept_block(void);
 
 /*
  * The server's bracket around each request, from the arrival of its headers until

@@ -52,7 +52,7 @@ void *attn_block_alloc(size_t bytes, bool zeroed, size_t *capacity)
         if (zeroed)
             memset(p, 0, bytes);
     } else {
-        /* calloc: a fresh mapping is zero already, so zeroing costs nothing more. */
+        /* calloc, not malloc and memset: a fresh mapping is zero already. */
         p = zeroed ? calloc(1, bytes) : malloc(bytes);
         got = bytes;
         if (p != NULL)

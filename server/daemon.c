@@ -127,19 +127,19 @@ static void srv_daemon_context_init(struct srv_server *s, const struct srv_confi
     srv_budget_init(&s->budget, cfg->max_memory > 0 ? cfg->max_memory
                                                      : srv_budget_default_here());
     /*
-     * The budget admits a request that is alone whatever its size (server/host/budget.h),
-     * so by default one request is held to the budget too: otherwise a single request
-     * could take the process past the memory the budget was derived from. A limit
-     * the operator sets is taken as it is: above the budget, such requests are
-     * served one at a time.
-     */
-    /*
      * One trace block kept between requests (api_keep_block_max) costs memory no
      * request is charged for, so it is held to a quarter of the budget (inside the
      * third the default budget leaves free) and to SRV_KEPT_BLOCK_MAX.
      */
     size_t kept = s->budget.limit / 4;
     api_keep_block_max(kept < SRV_KEPT_BLOCK_MAX ? kept : SRV_KEPT_BLOCK_MAX);
+    /*
+     * The budget admits a request that is alone whatever its size (server/host/budget.h),
+     * so by default one request is held to the budget too: otherwise a single request
+     * could take the process past the memory the budget was derived from. A limit
+     * the operator sets is taken as it is: above the budget, such requests are
+     * served one at a time.
+     */
     size_t request_max = cfg->max_request_bytes;
     if (request_max == 0) {
         request_max = api_default_limits().max_request_bytes;

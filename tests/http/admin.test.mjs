@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
-  adminPort, assertProblem, inFlightReaches, openMany, rawConnect, request, runAttnd, sleep, startServer,
+  adminPort, assertProblem, inFlightReaches, openMany, rawConnect, request, runAttnd, sleep,
+  startServer,
 } from './lib.mjs';
 
 test('off by default; --admin-port 0 picks a free port and prints it first', async () => {
